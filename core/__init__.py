@@ -1,4 +1,18 @@
-"""Engine-independent rigid multibody dynamics core (no Blender imports)."""
-from .errors import ExpressionError, Issue, MeshError, ModelError, SolverError
+"""Engine-independent rigid multibody dynamics core (no Blender imports).
 
-__all__ = ["ExpressionError", "Issue", "MeshError", "ModelError", "SolverError"]
+The front door::
+
+    model = core.load_model("pendulum.json")    # user units: mm, N, N·mm, s, rad, kg
+    results = core.simulate(model)              # -> Results (SI arrays)
+    results.to_csv("out.csv")                   # user units, units in the header
+"""
+from .errors import ExpressionError, Issue, MeshError, ModelError, SolverError
+from .expressions import compile_expression
+from .model import load_model, model_from_dict, model_to_dict, save_model
+from .model.compile import compile_model
+from .results import Results, load_results
+from .solver import Progress, simulate
+
+__all__ = ["ExpressionError", "Issue", "MeshError", "ModelError", "SolverError", "compile_expression",
+           "load_model", "save_model", "model_from_dict", "model_to_dict", "compile_model", "simulate",
+           "Progress", "Results", "load_results"]

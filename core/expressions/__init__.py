@@ -1,0 +1,10 @@
+"""The formula language: safe parsing of user formulas of time ``t``.
+
+``compile_expression(text)`` returns an :class:`Expression` that evaluates the
+formula and its analytic first and second time derivatives on floats or NumPy
+arrays.  The language is described in ``docs/formulas.md``.
+"""
+from .expression import Expression
+from .parser import compile_expression
+
+__all__ = ["Expression", "compile_expression"]

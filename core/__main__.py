@@ -1,0 +1,84 @@
+"""Command line: ``python -m core simulate MODEL.json [--csv OUT.csv] [--npz OUT.npz]``
+and ``python -m core check MODEL.json`` (validate and summarise without solving)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import ModelError, SolverError, compile_model, load_model, simulate
+from .units import from_si
+
+
+def _progress_printer(stream):
+    def show(p):
+        stream.write(f"\r  {p.fraction * 100:5.1f} %  t = {p.time:.4g} s  ({p.wall_time:.1f} s)")
+        stream.flush()
+    return show
+
+
+def _check(path) -> int:
+    model = load_model(path)
+    cm = compile_model(model)
+    from .solver.system import System
+    system = System(cm)
+    print(f"model {model.name!r}: {len(model.bodies)} bodies ({cm.n_bodies} moving), {len(model.frames)} frames, "
+          f"{len(model.joints)} joints, {len(model.couplers)} couplers, {len(model.motions)} motions, "
+          f"{len(model.forces)} forces/torques, {len(model.springs)} springs, {len(model.bushings)} bushings, "
+          f"{len(model.contacts)} contacts")
+    for name, mp in cm.mass_properties.items():
+        com = from_si(mp.com, "length")
+        moments = from_si(mp.principal_moments, "inertia")
+        print(f"  body {name!r}: mass {mp.mass:.6g} kg, centre of mass ({com[0]:.4g}, {com[1]:.4g}, {com[2]:.4g}) mm, "
+              f"principal moments ({moments[0]:.6g}, {moments[1]:.6g}, {moments[2]:.6g}) kg*mm^2")
+    redundant = system.redundancy(0.0, system.y0)
+    dof = 6 * cm.n_bodies - (system.n_rows - redundant)
+    print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
+    for m in model.motions:
+        print(f"  motion {m.name!r}: {m.mode} = {m.value}")
+    for f in model.forces:
+        print(f"  {f.type} {f.name!r}: value = {f.value}" + (" (actuator)" if f.actuator else ""))
+    for w in cm.warnings:
+        print(f"  warning: {w}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_sim = sub.add_parser("simulate", help="solve a model file")
+    p_sim.add_argument("model")
+    p_sim.add_argument("--csv", help="write every channel to this CSV file (user units)")
+    p_sim.add_argument("--npz", help="save the results to this .npz file (SI)")
+    p_sim.add_argument("--quiet", action="store_true", help="no progress display")
+    p_chk = sub.add_parser("check", help="validate a model file and summarise it without solving")
+    p_chk.add_argument("model")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args.model)
+        progress = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
+        results = simulate(args.model, progress=progress)
+        if progress:
+            sys.stderr.write("\n")
+        print(f"{args.model}: {results.summary()}")
+        for w in results.warnings:
+            print(f"  warning: {w}")
+        if args.csv:
+            results.to_csv(args.csv)
+            print(f"  CSV written to {args.csv}")
+        if args.npz:
+            results.save(args.npz)
+            print(f"  results saved to {args.npz}")
+        return 0 if results.success else 1
+    except ModelError as exc:
+        print(f"error: the model {args.model} has problems:", file=sys.stderr)
+        for issue in exc.issues:
+            print(f"  {issue}", file=sys.stderr)
+        return 2
+    except SolverError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""The whitelisted functions of the formula language and their derivatives.
+
+Every function maps to a NumPy implementation and an analytic derivative rule
+(chain rule included).  Piecewise-constant functions (``sign``, ``floor``,
+``round``, ``heaviside`` ...) have derivative 0; functions with kinks
+(``abs``, ``maximum``, ``clip`` ...) use the derivative of the active branch.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .tree import (
+    IF, LOG, ONE, POW, ZERO, Apply, Const, Function, Node,
+    add, apply, const, div, mul, neg, select, sub,
+)
+
+__all__ = ["FUNCTIONS", "NP_FUNCTIONS", "CONSTANTS", "NP_CONSTANTS", "STEP"]
+
+
+def _unary(name: str, impl, dfdx=None) -> Function:
+    """A one-argument function whose derivative is ``dfdx(x, node) * x'``.
+
+    Without ``dfdx`` the function is piecewise constant: derivative 0.
+    """
+    if dfdx is None:
+        return Function(name, (1,), impl, lambda n, d: ZERO)
+    return Function(name, (1,), impl, lambda n, d: mul(dfdx(n.args[0], n), d[0]))
+
+
+def _sq(x: Node) -> Node:
+    return apply(SQUARE, x)
+
+
+# --- sinc: the closed-form derivatives cancel catastrophically near 0 -------
+# (relative error ~ eps / (pi x)^2), so |pi x| < 0.1 uses the Taylor series,
+# whose first omitted term is below 1e-13 there.
+def _dsinc(x):
+    z = np.pi * x
+    z2 = z * z
+    series = z * (-1 / 3 + z2 * (1 / 30 + z2 * (-1 / 840 + z2 / 45360)))
+    closed = (z * np.cos(z) - np.sin(z)) / z2
+    return np.pi * np.where(np.abs(z) < 0.1, series, closed)
+
+
+def _d2sinc(x):
+    z = np.pi * x
+    z2 = z * z
+    series = -1 / 3 + z2 * (1 / 10 + z2 * (-1 / 168 + z2 * (1 / 6480 - z2 / 443520)))
+    closed = ((2 - z2) * np.sin(z) - 2 * z * np.cos(z)) / (z2 * z)
+    return np.pi ** 2 * np.where(np.abs(z) < 0.1, series, closed)
+
+
+# --- step: h0 + (h1 - h0) * S(u), S the cubic smoothstep of u in [0, 1] ----
+def _clamp01(u):
+    if isinstance(u, np.ndarray):
+        return np.minimum(np.maximum(u, 0.0), 1.0)
+    # Scalar path (the solver's per-step call): plain comparisons are ~4x
+    # faster than two ufunc calls; nan passes through as np.maximum would.
+    return np.float64(0.0 if u <= 0.0 else 1.0 if u >= 1.0 else u)
+
+
+def _smooth(u):
+    c = _clamp01(u)
+    return c * c * (3.0 - 2.0 * c)
+
+
+def _smooth1(u):
+    c = _clamp01(u)
+    return 6.0 * c * (1.0 - c)
+
+
+def _smooth2(u):
+    return np.where((u > 0.0) & (u < 1.0), 6.0 - 12.0 * u, 0.0)
+
+
+def _step(x, x0, h0, x1, h1):
+    s = _smooth((x - x0) / (x1 - x0))
+    # Blend rather than h0 + (h1 - h0) * s: exactly h0 at s = 0 and h1 at s = 1.
+    return h0 * (1.0 - s) + h1 * s
+
+
+def _step_deriv(node: Apply, d: tuple[Node, ...]) -> Node:
+    x, x0, h0, x1, h1 = node.args
+    dx, dx0, dh0, dx1, dh1 = d
+    width = sub(x1, x0)
+    u = div(sub(x, x0), width)
+    du = div(sub(sub(dx, dx0), mul(u, sub(dx1, dx0))), width)
+    return add(add(dh0, mul(sub(dh1, dh0), apply(SMOOTH, u))),
+               mul(mul(sub(h1, h0), apply(SMOOTH1, u)), du))
+
+
+def _step_check(args: tuple[Node, ...]):
+    x0, x1 = args[1], args[3]
+    if isinstance(x0, Const) and isinstance(x1, Const) and not x1.value > x0.value:
+        return 3, f"step(): x1 must be greater than x0 (got x0={x0.value:g}, x1={x1.value:g})"
+    return None
+
+
+def _clip(x, lo, hi):
+    # np.clip's semantics (nan propagates, hi wins when lo > hi) without its
+    # Python wrapper, which imports a module lazily on NumPy scalars.
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def _round(x, decimals=0.0):
+    return np.round(x, int(decimals))
+
+
+def _round_check(args: tuple[Node, ...]):
+    if len(args) == 2:
+        n = args[1]
+        if not (isinstance(n, Const) and n.value.is_integer() and abs(n.value) <= 308):
+            return 1, "round(): the number of decimals must be a constant integer"
+    return None
+
+
+SMOOTH = Function("smoothstep", (1,), _smooth, lambda n, d: mul(apply(SMOOTH1, n.args[0]), d[0]))
+SMOOTH1 = Function("smoothstep'", (1,), _smooth1, lambda n, d: mul(apply(SMOOTH2, n.args[0]), d[0]))
+SMOOTH2 = Function("smoothstep''", (1,), _smooth2)
+STEP = Function("step", (5,), _step, _step_deriv, _step_check)
+
+SIN = _unary("sin", np.sin, lambda x, n: apply(COS, x))
+COS = _unary("cos", np.cos, lambda x, n: neg(apply(SIN, x)))
+TAN = _unary("tan", np.tan, lambda x, n: add(ONE, _sq(n)))
+ARCSIN = _unary("arcsin", np.arcsin, lambda x, n: div(ONE, apply(SQRT, sub(ONE, _sq(x)))))
+ARCCOS = _unary("arccos", np.arccos, lambda x, n: neg(div(ONE, apply(SQRT, sub(ONE, _sq(x))))))
+ARCTAN = _unary("arctan", np.arctan, lambda x, n: div(ONE, add(ONE, _sq(x))))
+SINH = _unary("sinh", np.sinh, lambda x, n: apply(COSH, x))
+COSH = _unary("cosh", np.cosh, lambda x, n: apply(SINH, x))
+TANH = _unary("tanh", np.tanh, lambda x, n: sub(ONE, _sq(n)))
+ARCSINH = _unary("arcsinh", np.arcsinh, lambda x, n: div(ONE, apply(SQRT, add(_sq(x), ONE))))
+ARCCOSH = _unary("arccosh", np.arccosh, lambda x, n: div(ONE, apply(SQRT, sub(_sq(x), ONE))))
+ARCTANH = _unary("arctanh", np.arctanh, lambda x, n: div(ONE, sub(ONE, _sq(x))))
+DEG2RAD = _unary("deg2rad", np.deg2rad, lambda x, n: const(math.pi / 180.0))
+RAD2DEG = _unary("rad2deg", np.rad2deg, lambda x, n: const(180.0 / math.pi))
+EXP = _unary("exp", np.exp, lambda x, n: n)
+EXPM1 = _unary("expm1", np.expm1, lambda x, n: apply(EXP, x))
+EXP2 = _unary("exp2", np.exp2, lambda x, n: mul(n, const(math.log(2.0))))
+LOG10 = _unary("log10", np.log10, lambda x, n: div(const(1.0 / math.log(10.0)), x))
+LOG2 = _unary("log2", np.log2, lambda x, n: div(const(1.0 / math.log(2.0)), x))
+LOG1P = _unary("log1p", np.log1p, lambda x, n: div(ONE, add(ONE, x)))
+SQRT = _unary("sqrt", np.sqrt, lambda x, n: div(const(0.5), n))
+CBRT = _unary("cbrt", np.cbrt, lambda x, n: div(const(1.0 / 3.0), _sq(n)))
+SQUARE = _unary("square", np.square, lambda x, n: mul(const(2.0), x))
+ABS = _unary("abs", np.abs, lambda x, n: apply(SIGN, x))
+FABS = _unary("fabs", np.fabs, lambda x, n: apply(SIGN, x))
+SIGN = _unary("sign", np.sign)
+ROUND = Function("round", (1, 2), _round, lambda n, d: ZERO, _round_check)
+RINT = _unary("rint", np.rint)
+TRUNC = _unary("trunc", np.trunc)  # also np.fix: identical for floats
+FLOOR = _unary("floor", np.floor)
+CEIL = _unary("ceil", np.ceil)
+RECIPROCAL = _unary("reciprocal", np.reciprocal, lambda x, n: neg(_sq(n)))
+NEGATIVE = Function("negative", (1,), np.negative, lambda n, d: neg(d[0]))
+POSITIVE = Function("positive", (1,), np.positive, lambda n, d: d[0])
+SINC = _unary("sinc", np.sinc, lambda x, n: apply(DSINC, x))
+DSINC = _unary("sinc'", _dsinc, lambda x, n: apply(D2SINC, x))
+D2SINC = Function("sinc''", (1,), _d2sinc)
+
+ARCTAN2 = Function(
+    "arctan2", (2,), np.arctan2,
+    lambda n, d: div(sub(mul(n.args[1], d[0]), mul(n.args[0], d[1])),
+                     add(_sq(n.args[0]), _sq(n.args[1]))))
+HYPOT = Function(
+    "hypot", (2,), np.hypot,
+    lambda n, d: div(add(mul(n.args[0], d[0]), mul(n.args[1], d[1])), n))
+# maximum picks a where a >= b, i.e. where b - a <= 0 (the if() convention).
+MAXIMUM = Function("maximum", (2,), np.maximum,
+                   lambda n, d: select(sub(n.args[1], n.args[0]), d[0], d[1]))
+MINIMUM = Function("minimum", (2,), np.minimum,
+                   lambda n, d: select(sub(n.args[0], n.args[1]), d[0], d[1]))
+FMAX = Function("fmax", (2,), np.fmax, MAXIMUM.deriv)
+FMIN = Function("fmin", (2,), np.fmin, MINIMUM.deriv)
+CLIP = Function(
+    "clip", (3,), _clip,
+    lambda n, d: select(sub(n.args[0], n.args[1]), d[1],
+                        select(sub(n.args[0], n.args[2]), d[0], d[2])))
+# x mod y = x - y*floor(x/y): the floor term is piecewise constant.
+MOD = Function("mod", (2,), np.mod,
+               lambda n, d: sub(d[0], mul(apply(FLOOR, div(n.args[0], n.args[1])), d[1])))
+FMOD = Function("fmod", (2,), np.fmod,
+                lambda n, d: sub(d[0], mul(apply(TRUNC, div(n.args[0], n.args[1])), d[1])))
+POWER = Function("power", (2,), np.power, POW.deriv)
+COPYSIGN = Function(
+    "copysign", (2,), np.copysign,
+    lambda n, d: mul(mul(apply(COPYSIGN, ONE, n.args[1]), apply(SIGN, n.args[0])), d[0]))
+HEAVISIDE = Function("heaviside", (2,), np.heaviside, lambda n, d: ZERO)
+
+#: functions callable by bare name (``if`` and ``spline`` are handled by the parser)
+FUNCTIONS: dict[str, Function] = {
+    "sin": SIN, "cos": COS, "tan": TAN, "sqrt": SQRT, "exp": EXP, "abs": ABS,
+    "step": STEP, "if": IF,
+}
+
+#: functions callable as ``np.<name>``
+NP_FUNCTIONS: dict[str, Function] = {
+    "sin": SIN, "cos": COS, "tan": TAN,
+    "arcsin": ARCSIN, "arccos": ARCCOS, "arctan": ARCTAN, "arctan2": ARCTAN2,
+    "asin": ARCSIN, "acos": ARCCOS, "atan": ARCTAN, "atan2": ARCTAN2,
+    "hypot": HYPOT, "sinh": SINH, "cosh": COSH, "tanh": TANH,
+    "arcsinh": ARCSINH, "arccosh": ARCCOSH, "arctanh": ARCTANH,
+    "asinh": ARCSINH, "acosh": ARCCOSH, "atanh": ARCTANH,
+    "deg2rad": DEG2RAD, "rad2deg": RAD2DEG, "degrees": RAD2DEG, "radians": DEG2RAD,
+    "round": ROUND, "around": ROUND, "rint": RINT, "fix": TRUNC,
+    "floor": FLOOR, "ceil": CEIL, "trunc": TRUNC,
+    "exp": EXP, "expm1": EXPM1, "exp2": EXP2,
+    "log": LOG, "log10": LOG10, "log2": LOG2, "log1p": LOG1P,
+    "sqrt": SQRT, "cbrt": CBRT, "square": SQUARE,
+    "absolute": ABS, "abs": ABS, "fabs": FABS, "sign": SIGN, "heaviside": HEAVISIDE,
+    "maximum": MAXIMUM, "minimum": MINIMUM, "fmax": FMAX, "fmin": FMIN, "clip": CLIP,
+    "mod": MOD, "fmod": FMOD, "power": POWER, "pow": POWER,
+    "sinc": SINC, "reciprocal": RECIPROCAL, "negative": NEGATIVE, "positive": POSITIVE,
+    "copysign": COPYSIGN,
+}
+
+#: constants available by bare name
+CONSTANTS: dict[str, float] = {"pi": math.pi}
+
+#: constants available as ``np.<name>``
+NP_CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}

@@ -1,0 +1,388 @@
+"""Parse formula text into an expression tree, safely.
+
+User text is never executed.  It goes through three stages:
+
+1. :func:`_scan` tokenises the original text and rewrites it into Python
+   expression syntax (``^`` -> ``**``, ``;`` -> ``,``, ``if(`` and
+   ``spline(path)`` -> internal names), rejecting strings, keywords and names
+   starting with ``_``.  It keeps, for every character it writes, the index of
+   the original character it came from, so every error reports a column in
+   the text the user typed.
+2. :func:`ast.parse` builds a syntax tree (parsing only, no code object).
+3. :class:`_Converter` accepts only whitelisted node types, names and
+   functions and builds a :mod:`.tree` of NumPy calls, folding constants.
+"""
+from __future__ import annotations
+
+import ast
+import keyword
+import math
+import os
+import re
+import unicodedata
+import warnings
+from pathlib import Path
+
+from ..errors import ExpressionError
+from .expression import Expression
+from .functions import CONSTANTS, FUNCTIONS, NP_CONSTANTS, NP_FUNCTIONS
+from .spline import Spline, load_spline, resolve_path
+from .tree import ADD, DIV, MUL, NEG, POW, SUB, TIME, Const, Function, Node, apply
+
+__all__ = ["compile_expression", "MAX_LENGTH", "MAX_DEPTH"]
+
+#: longest accepted formula, in characters
+MAX_LENGTH = 2000
+#: deepest accepted nesting of sub-expressions
+MAX_DEPTH = 100
+
+_IF = "_if_"          # internal names: users cannot type names starting with '_'
+_SPLINE = "_spline_"  # followed by the index of the spline reference
+
+_TOKEN = re.compile(
+    r"(?P<space>\s+)"
+    r"|(?P<number>\.?\d(?:[\w.]|(?<=[eE])[+-])*)"
+    r"|(?P<name>[^\W\d]\w*)"
+    r"|(?P<quote>['\"])"
+    r"|(?P<other>.)",
+    re.DOTALL,
+)
+
+_STRING_PREFIXES = {"f", "b", "r", "u", "rf", "fr", "rb", "br"}
+
+_BINOPS = {ast.Add: ADD, ast.Sub: SUB, ast.Mult: MUL, ast.Div: DIV, ast.Pow: POW}
+
+_REJECTED = {
+    ast.Compare: "comparisons are not allowed; use if(x; a; b)",
+    ast.BoolOp: "'and'/'or' are not allowed; use if(x; a; b)",
+    ast.IfExp: "conditional expressions are not allowed; use if(x; a; b)",
+    ast.Lambda: "lambda expressions are not allowed",
+    ast.ListComp: "comprehensions are not allowed",
+    ast.SetComp: "comprehensions are not allowed",
+    ast.DictComp: "comprehensions are not allowed",
+    ast.GeneratorExp: "generator expressions are not allowed",
+    ast.Subscript: "subscripts ([...]) are not allowed",
+    ast.Slice: "slices are not allowed",
+    ast.Starred: "starred expressions (*) are not allowed",
+    ast.NamedExpr: "assignment expressions (:=) are not allowed",
+    ast.Tuple: "a formula has one value; ';' and ',' only separate function arguments",
+    ast.List: "lists are not allowed",
+    ast.Set: "sets are not allowed",
+    ast.Dict: "dictionaries are not allowed",
+    ast.JoinedStr: "f-strings are not allowed",
+    ast.Await: "'await' is not allowed",
+    ast.Yield: "'yield' is not allowed",
+    ast.YieldFrom: "'yield' is not allowed",
+}
+
+_OPERATOR_SYMBOLS = {
+    ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>",
+    ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^", ast.Invert: "~", ast.Not: "not",
+}
+
+
+def compile_expression(text: str, *, base_dir: str | os.PathLike | None = None,
+                       allow_spline: bool = True) -> Expression:
+    """Compile a formula of time ``t`` into an :class:`Expression`.
+
+    Parameters
+    ----------
+    text : str
+        The formula, e.g. ``"step(t; 1; 0; 2; 5) + 3*sin(2*pi*t)"``.
+    base_dir : str or os.PathLike, optional
+        Directory that relative ``spline()`` paths are resolved against
+        (default: the current directory).
+    allow_spline : bool
+        ``False`` rejects ``spline()`` (actuator and e-motor values).
+
+    Raises
+    ------
+    ExpressionError
+        With the reason and the 1-based column in ``text``.
+    """
+    if not isinstance(text, str):
+        raise ExpressionError(f"a formula must be text, not {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(
+            f"formula too long ({len(text)} characters, at most {MAX_LENGTH})", text, MAX_LENGTH + 1)
+    source, origin, splines = _scan(text)
+    body = source.lstrip(" ")
+    if not body:
+        raise ExpressionError("empty formula", text, 1)
+    origin = origin[len(source) - len(body):]
+    try:
+        with warnings.catch_warnings():
+            # e.g. "invalid decimal literal" for 1if: an error follows anyway
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(body, mode="eval")
+    except SyntaxError as exc:
+        index = min(max((exc.offset or len(body) + 1) - 1, 0), len(body) - 1)
+        raise ExpressionError(exc.msg, text, origin[index] + 1) from None
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        raise ExpressionError(f"cannot parse the formula: {exc}", text, 1) from None
+    converter = _Converter(text, body, origin, splines, base_dir, allow_spline)
+    converter.check_depth(tree.body)
+    try:
+        root = converter.convert(tree.body)
+        return Expression(text, root, tuple(s.path for s in converter.loaded.values()))
+    except RecursionError:  # only when called with an almost full Python stack
+        raise ExpressionError("formula too complex to compile here", text, 1) from None
+
+
+def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int]]]:
+    """Rewrite ``text`` into Python syntax.
+
+    Returns the rewritten text, the original index of each of its characters,
+    and the spline references as ``(raw path, index of the path in text)``.
+    """
+    out: list[str] = []
+    origin: list[int] = []
+    splines: list[tuple[str, int]] = []
+    prev = ""       # previous non-blank token
+    prev_end = -1   # and where it ended
+
+    def emit(s: str, start: int, verbatim: bool = True) -> None:
+        out.append(s)
+        origin.extend(range(start, start + len(s)) if verbatim else [start] * len(s))
+
+    def fail(message: str, index: int):
+        raise ExpressionError(message, text, index + 1)
+
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        kind, tok, start, pos = m.lastgroup, m.group(), m.start(), m.end()
+        if kind == "space":
+            # Newlines and tabs become spaces: the formula is one logical line.
+            emit(" " * len(tok), start)
+            continue
+        if kind == "name":
+            name = unicodedata.normalize("NFKC", tok)  # what Python's parser will see
+            if name.startswith("_"):
+                fail(f"'{tok}': names starting with '_' are not allowed", start)
+            if prev != "." and name == "if":
+                emit(_IF, start, verbatim=False)
+            elif prev != "." and name == "spline" and _next_char(text, pos) == "(":
+                pos = _spline_argument(text, text.index("(", pos) + 1, splines, fail)
+                emit(f"{_SPLINE}{len(splines) - 1}", start, verbatim=False)
+            elif keyword.iskeyword(name):
+                fail(f"'{tok}' is a Python keyword and is not allowed", start)
+            else:
+                emit(tok, start)
+        elif kind == "quote":
+            prefix = prev.lower() if prev_end == start else ""
+            if prefix in _STRING_PREFIXES and "f" in prefix:
+                fail("f-strings are not allowed", start)
+            if prefix in _STRING_PREFIXES and "b" in prefix:
+                fail("bytes literals are not allowed", start)
+            fail("strings are not allowed (only a spline() file path may be quoted)", start)
+        elif tok == "^":
+            emit("**", start, verbatim=False)
+        elif tok == ";":
+            emit(",", start)
+        elif tok == "#":
+            fail("'#' is not allowed (no comments in formulas)", start)
+        elif not tok.isprintable():
+            fail(f"unexpected character U+{ord(tok):04X}", start)
+        else:
+            emit(tok, start)
+        prev, prev_end = tok, pos
+    return "".join(out), origin, splines
+
+
+def _next_char(text: str, pos: int) -> str:
+    rest = text[pos:].lstrip()
+    return rest[:1]
+
+
+def _spline_argument(text: str, pos: int, splines: list, fail) -> int:
+    """Read the raw path of ``spline(`` starting at ``pos`` (after the '(').
+
+    Appends ``(path, index)`` to ``splines`` and returns the index after the
+    closing ')'.  An unquoted path runs to the matching ')', so paths may
+    contain balanced parentheses, spaces, ';' and ','.
+    """
+    open_index = pos - 1
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if pos < len(text) and text[pos] in "'\"":
+        close = text.find(text[pos], pos + 1)
+        if close < 0:
+            fail("unterminated quoted spline path", pos)
+        path, path_index = text[pos + 1:close], pos + 1
+        end = close + 1
+        while end < len(text) and text[end].isspace():
+            end += 1
+        if end >= len(text) or text[end] != ")":
+            fail("expected ')' after the quoted spline path", end)
+    else:
+        depth, end = 1, pos
+        while end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+            end += 1
+        else:
+            fail("'(' of spline( was never closed", open_index)
+        path, path_index = text[pos:end].rstrip(), pos
+    if not path:
+        fail("spline() needs a file path, e.g. spline(data/force.csv)", open_index)
+    splines.append((path, path_index))
+    return end + 1
+
+
+class _Converter:
+    """Validate a Python AST against the whitelist and build the tree."""
+
+    def __init__(self, text: str, body: str, origin: list[int], splines: list,
+                 base_dir, allow_spline: bool):
+        self.text = text
+        self.body = body
+        self.origin = origin
+        self.splines = splines
+        self.base_dir = base_dir
+        self.allow_spline = allow_spline
+        self.loaded: dict[Path, Spline] = {}
+        # ast offsets count UTF-8 bytes; map them to character indices.
+        self.char_of_byte = [i for i, ch in enumerate(body) for _ in ch.encode("utf-8")]
+        self.char_of_byte.append(len(body))
+
+    def fail(self, message: str, where: ast.AST | int):
+        """Raise at ``where``: an AST node or a character index into the parsed text."""
+        index = where if isinstance(where, int) else self.char_of_byte[where.col_offset]
+        raise ExpressionError(message, self.text, self.origin[index] + 1)
+
+    def check_depth(self, root: ast.AST) -> None:
+        """Reject nesting deeper than :data:`MAX_DEPTH` (iteratively: no recursion)."""
+        stack = [(root, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > MAX_DEPTH:
+                self.fail(f"formula nested too deeply (more than {MAX_DEPTH} levels)", node)
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, depth + isinstance(child, ast.expr)))
+
+    def convert(self, node: ast.AST) -> Node:
+        method = getattr(self, f"_{type(node).__name__}", None)
+        if method is None:
+            message = _REJECTED.get(type(node), f"'{type(node).__name__}' is not allowed")
+            self.fail(message, node)
+        return method(node)
+
+    def _Constant(self, node: ast.Constant) -> Node:
+        value = node.value
+        if isinstance(value, complex):
+            self.fail("complex numbers are not allowed", node)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(f"{value!r} is not allowed", node)
+        try:
+            return Const(float(value))
+        except OverflowError:  # an integer literal beyond the float range
+            return Const(math.inf)
+
+    def _Name(self, node: ast.Name) -> Node:
+        name = node.id
+        if name == "t":
+            return TIME
+        if name in CONSTANTS:
+            return Const(CONSTANTS[name])
+        if name.startswith(_SPLINE):
+            return self.spline(int(name[len(_SPLINE):]), node)
+        if name == _IF:
+            self.fail("if must be called as if(x; a; b)", node)
+        if name in FUNCTIONS:
+            self.fail(f"'{name}' is a function: write {name}(...)", node)
+        if name == "np":
+            self.fail("'np' must be followed by .<function> or .<constant>", node)
+        if name == "spline":
+            self.fail("spline must be called as spline(path)", node)
+        self.fail(f"unknown name '{name}'", node)
+
+    def _Attribute(self, node: ast.Attribute) -> Node:
+        self.np_name(node)
+        if node.attr in NP_CONSTANTS:
+            return Const(NP_CONSTANTS[node.attr])
+        if node.attr in NP_FUNCTIONS:
+            self.fail(f"np.{node.attr} is a function: write np.{node.attr}(...)", node)
+        self.fail(f"'np.{node.attr}' is not an allowed NumPy name", node)
+
+    def np_name(self, node: ast.Attribute) -> None:
+        """Reject attribute access other than ``np.<name>``."""
+        inner = node.value
+        if isinstance(inner, ast.Name) and inner.id == "np":
+            return
+        if isinstance(inner, ast.Attribute):
+            self.np_name(inner)
+            if inner.attr not in NP_FUNCTIONS and inner.attr not in NP_CONSTANTS:
+                self.fail(f"'np.{inner.attr}' is not an allowed NumPy name", node)
+        self.fail("attribute access is only allowed as np.<name>", node)
+
+    def _BinOp(self, node: ast.BinOp) -> Node:
+        fn = _BINOPS.get(type(node.op))
+        if fn is None:
+            symbol = _OPERATOR_SYMBOLS.get(type(node.op), type(node.op).__name__)
+            self.fail(f"operator '{symbol}' is not allowed", self.operator_index(node))
+        return apply(fn, self.convert(node.left), self.convert(node.right))
+
+    def operator_index(self, node: ast.BinOp) -> int:
+        """Character index of the operator between the operands of ``node``."""
+        start = self.char_of_byte[node.left.end_col_offset]
+        end = self.char_of_byte[node.right.col_offset]
+        return next((i for i in range(start, end) if self.body[i] not in " ()"), start)
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> Node:
+        if isinstance(node.op, ast.UAdd):
+            return self.convert(node.operand)
+        if isinstance(node.op, ast.USub):
+            return apply(NEG, self.convert(node.operand))
+        self.fail(f"operator '{_OPERATOR_SYMBOLS[type(node.op)]}' is not allowed", node)
+
+    def _Call(self, node: ast.Call) -> Node:
+        fn, name = self.function(node.func)
+        if node.keywords:
+            self.fail("keyword arguments are not allowed", node.keywords[0])
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.fail("starred arguments (*) are not allowed", arg)
+        if len(node.args) not in fn.nargs:
+            counts = " or ".join(map(str, fn.nargs))
+            plural = "" if fn.nargs == (1,) else "s"
+            self.fail(f"{name}() expects {counts} argument{plural}, got {len(node.args)}", node)
+        args = tuple(self.convert(a) for a in node.args)
+        if fn.check is not None:
+            problem = fn.check(args)
+            if problem is not None:
+                self.fail(problem[1], node.args[problem[0]])
+        return apply(fn, *args)
+
+    def function(self, func: ast.expr) -> tuple[Function, str]:
+        """The whitelisted function called by ``func`` and its name as written."""
+        if isinstance(func, ast.Name):
+            name = "if" if func.id == _IF else func.id
+            if name in FUNCTIONS:
+                return FUNCTIONS[name], name
+            if name.startswith(_SPLINE):
+                self.fail("the value of spline(...) is not a function", func)
+            if name == "t" or name in CONSTANTS:
+                self.fail(f"'{name}' is not a function", func)
+            self.fail(f"unknown function '{name}'", func)
+        if isinstance(func, ast.Attribute):
+            self.np_name(func)
+            if func.attr in NP_FUNCTIONS:
+                return NP_FUNCTIONS[func.attr], f"np.{func.attr}"
+            if func.attr in NP_CONSTANTS:
+                self.fail(f"np.{func.attr} is not a function", func)
+            self.fail(f"'np.{func.attr}' is not an allowed NumPy function", func)
+        self.fail("only named functions can be called", func)
+
+    def spline(self, index: int, node: ast.Name) -> Node:
+        raw, path_index = self.splines[index]
+        if not self.allow_spline:
+            self.fail("spline() is not available for actuator and e-motor values", node)
+        try:
+            path = resolve_path(raw, self.base_dir)
+            if path not in self.loaded:
+                self.loaded[path] = load_spline(path)
+        except ExpressionError as exc:
+            raise ExpressionError(exc.reason, self.text, path_index + 1) from None
+        return self.loaded[path].node(TIME)

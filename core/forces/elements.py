@@ -1,0 +1,220 @@
+"""Applied forces and torques, actuators/e-motors, spring-dampers and bushings.
+
+Every function works on all elements of its kind at once and returns the
+generalized force on the moving bodies as an (n + 1, 6) array (rows: force,
+then torque about the centre of mass, world axes, SI); row ``n`` collects what
+acts on the ground and is dropped by the caller.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..spatial import cross, matrix_to_quat
+
+
+def _dot(a, b):
+    return np.einsum("ij,ij->i", a, b)
+
+
+def scatter(n: int, body: np.ndarray, wrench: np.ndarray) -> np.ndarray:
+    """Sum (k, 6) wrenches into an (n + 1, 6) array by body index (-1 -> ground row n)."""
+    out = np.zeros((n + 1, 6))
+    np.add.at(out, np.where(body < 0, n, body), wrench)
+    return out
+
+
+@dataclass(frozen=True)
+class AppliedForces:
+    """Forces and torques of the manual's "Force and torque" section, with actuator mode."""
+
+    names: tuple[str, ...]
+    body: np.ndarray         # (k,) moving body index
+    r_B: np.ndarray          # (k, 3) m, application point from the COM, body axes
+    axis: np.ndarray         # (k, 3) unit axis: body axes (body fixed) or world (space fixed)
+    space_fixed: np.ndarray  # (k,) bool
+    torque: np.ndarray       # (k,) bool: torque (N·m) instead of force (N)
+    scale: np.ndarray        # (k,) user unit -> SI factor of the value formula
+    actuator: np.ndarray     # (k,) bool
+    vmax: np.ndarray         # (k,) m/s or rad/s (inf when not an actuator)
+    braking: np.ndarray      # (k,) bool
+    exprs: tuple             # compiled value formulas
+    const: np.ndarray        # (k,) value of constant formulas, nan for time-varying ones
+
+    @classmethod
+    def from_compiled(cls, forces) -> "AppliedForces":
+        exprs = tuple(f["expr"] for f in forces)
+        return cls(
+            names=tuple(f["name"] for f in forces),
+            body=np.array([f["body"] for f in forces], int),
+            r_B=np.array([f["r_B"] for f in forces], float).reshape(-1, 3),
+            axis=np.array([f["axis"] for f in forces], float).reshape(-1, 3),
+            space_fixed=np.array([f["space_fixed"] for f in forces], bool),
+            torque=np.array([f["type"] == "torque" for f in forces], bool),
+            scale=np.array([f["scale"] for f in forces], float),
+            actuator=np.array([f["actuator"] for f in forces], bool),
+            vmax=np.array([f["max_velocity"] or np.inf for f in forces], float),
+            braking=np.array([f["allow_braking"] for f in forces], bool),
+            exprs=exprs,
+            const=np.array([e(0.0) if e.is_constant else np.nan for e in exprs], float),
+        )
+
+    def values(self, t: float) -> np.ndarray:
+        """Formula values at time t in SI (the F_max of actuators)."""
+        raw = self.const.copy()
+        for k in np.flatnonzero(np.isnan(raw)):
+            raw[k] = self.exprs[k](t)
+        return raw * self.scale
+
+    def evaluate(self, t, R, x, v, w):
+        """Generalized forces and per-element outputs.
+
+        R, x, v, w: (n, 3, 3), (n, 3), (n, 3), (n, 3) body rotations, COM
+        positions, velocities, angular velocities (world). Returns
+        ``(wrench (n+1, 6), magnitude (k,), vector (k, 3), point (k, 3), power (k,))``.
+        """
+        n = len(x)
+        if len(self.body) == 0:
+            z = np.zeros((0, 3))
+            return np.zeros((n + 1, 6)), np.zeros(0), z, z, np.zeros(0)
+        b = self.body
+        Rb = R[b]
+        direction = np.where(self.space_fixed[:, None], self.axis, np.einsum("kij,kj->ki", Rb, self.axis))
+        r_W = np.einsum("kij,kj->ki", Rb, self.r_B)
+        point = x[b] + r_W
+        v_point = v[b] + cross(w[b], r_W)
+        speed = np.where(self.torque, _dot(w[b], direction), _dot(v_point, direction))
+        value = self.values(t)
+        factor = np.where(self.actuator, 1.0 - speed / self.vmax, 1.0)
+        # without braking an actuator pushes nothing beyond its maximum velocity
+        factor = np.where(self.actuator & ~self.braking & (speed > self.vmax), 0.0, factor)
+        magnitude = value * factor
+        vec = magnitude[:, None] * direction
+        force = np.where(self.torque[:, None], 0.0, vec)
+        moment = np.where(self.torque[:, None], vec, cross(r_W, vec))
+        wrench = scatter(n, b, np.concatenate([force, moment], axis=1))
+        return wrench, magnitude, vec, point, magnitude * speed
+
+    def max_power(self) -> np.ndarray:
+        """N_max = F_max · v_max / 4 of each actuator at t = 0 (nan for plain forces)."""
+        return np.where(self.actuator, self.values(0.0) * self.vmax / 4.0, np.nan)
+
+
+@dataclass(frozen=True)
+class TranslationalSprings:
+    """Spring-dampers along the line between two markers."""
+
+    names: tuple[str, ...]
+    mi: np.ndarray
+    mj: np.ndarray
+    free: np.ndarray      # m
+    k: np.ndarray         # N/m
+    c: np.ndarray         # N·s/m
+    preload: np.ndarray   # N
+
+    @classmethod
+    def from_compiled(cls, springs) -> "TranslationalSprings":
+        s = [x for x in springs if x["type"] == "translational"]
+        col = lambda key, dt=float: np.array([x[key] for x in s], dt)  # noqa: E731
+        return cls(tuple(x["name"] for x in s), col("mi", int), col("mj", int), col("free"), col("k"),
+                   col("c"), col("preload"))
+
+    def evaluate(self, K, n):
+        """(wrench (n+1, 6), tension (k,) N, length (k,) m, energy J)."""
+        if len(self.mi) == 0:
+            return np.zeros((n + 1, 6)), np.zeros(0), np.zeros(0), 0.0
+        d = K.p[self.mj] - K.p[self.mi]
+        length = np.linalg.norm(d, axis=1)
+        u = d / np.maximum(length, 1e-300)[:, None]
+        rate = _dot(u, K.vp[self.mj] - K.vp[self.mi])
+        stretch = length - self.free
+        tension = self.k * stretch + self.c * rate + self.preload
+        f = tension[:, None] * u  # pulls j towards i and i towards j
+        wj = np.concatenate([-f, cross(K.r[self.mj], -f)], axis=1)
+        wi = np.concatenate([f, cross(K.r[self.mi], f)], axis=1)
+        wrench = scatter(n, K.b[self.mj], wj) + scatter(n, K.b[self.mi], wi)
+        energy = float(np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch))
+        return wrench, tension, length, energy
+
+
+@dataclass(frozen=True)
+class RotationalSprings:
+    """Torsion spring-dampers about Z of marker i; angles come from the tracked coordinates."""
+
+    names: tuple[str, ...]
+    mi: np.ndarray
+    mj: np.ndarray
+    coord: np.ndarray     # index of the spring's angle coordinate
+    free: np.ndarray      # rad
+    k: np.ndarray         # N·m/rad
+    c: np.ndarray         # N·m·s/rad
+    preload: np.ndarray   # N·m
+
+    def evaluate(self, K, n, theta, rate):
+        """(wrench (n+1, 6), torque (k,) N·m on j about z_i, energy J)."""
+        if len(self.mi) == 0:
+            return np.zeros((n + 1, 6)), np.zeros(0), 0.0
+        twist = theta - self.free
+        torque = -(self.k * twist + self.c * rate + self.preload)
+        tau = torque[:, None] * K.A[self.mi, :, 2]
+        zero = np.zeros_like(tau)
+        wrench = (scatter(n, K.b[self.mj], np.concatenate([zero, tau], axis=1))
+                  + scatter(n, K.b[self.mi], np.concatenate([zero, -tau], axis=1)))
+        energy = float(np.sum(0.5 * self.k * twist ** 2 + self.preload * twist))
+        return wrench, torque, energy
+
+
+@dataclass(frozen=True)
+class Bushings:
+    """Linear 6-DOF bushings, displacement and small rotation in marker i's axes."""
+
+    names: tuple[str, ...]
+    mi: np.ndarray
+    mj: np.ndarray
+    k: np.ndarray    # (k, 3) N/m
+    c: np.ndarray    # (k, 3) N·s/m
+    kr: np.ndarray   # (k, 3) N·m/rad
+    cr: np.ndarray   # (k, 3) N·m·s/rad
+    d0: np.ndarray   # (k, 3) m, rest offset of marker j in marker i's axes
+
+    @classmethod
+    def from_compiled(cls, bushings, d0) -> "Bushings":
+        col = lambda key: np.array([b[key] for b in bushings], float).reshape(-1, 3)  # noqa: E731
+        return cls(tuple(b["name"] for b in bushings), np.array([b["mi"] for b in bushings], int),
+                   np.array([b["mj"] for b in bushings], int), col("k"), col("c"), col("kr"), col("cr"),
+                   np.asarray(d0, float).reshape(-1, 3))
+
+    @staticmethod
+    def offset(K, mi, mj):
+        """Position of marker j in marker i's axes (m), (k, 3)."""
+        return np.einsum("kji,kj->ki", K.A[mi], K.p[mj] - K.p[mi])
+
+    def evaluate(self, K, n):
+        """(wrench (n+1, 6), force on j (k, 3) N world, torque on j (k, 3) N·m world, energy J)."""
+        if len(self.mi) == 0:
+            z = np.zeros((0, 3))
+            return np.zeros((n + 1, 6)), z, z, 0.0
+        Ai = K.A[self.mi]
+        delta = self.offset(K, self.mi, self.mj) - self.d0
+        rel = np.einsum("kji,kjl->kil", Ai, K.A[self.mj])
+        phi = rotation_vector(rel)
+        delta_dot = np.einsum("kji,kj->ki", Ai, K.vp[self.mj] - K.vp[self.mi])
+        phi_dot = np.einsum("kji,kj->ki", Ai, K.w[self.mj] - K.w[self.mi])
+        f = np.einsum("kij,kj->ki", Ai, -(self.k * delta + self.c * delta_dot))
+        tau = np.einsum("kij,kj->ki", Ai, -(self.kr * phi + self.cr * phi_dot))
+        arm_i = K.p[self.mj] - K.p[self.mi] + K.r[self.mi]  # p_j seen from body i's COM
+        wj = np.concatenate([f, tau + cross(K.r[self.mj], f)], axis=1)
+        wi = np.concatenate([-f, -tau - cross(arm_i, f)], axis=1)
+        wrench = scatter(n, K.b[self.mj], wj) + scatter(n, K.b[self.mi], wi)
+        energy = float(np.sum(0.5 * self.k * delta ** 2) + np.sum(0.5 * self.kr * phi ** 2))
+        return wrench, f, tau, energy
+
+
+def rotation_vector(R: np.ndarray) -> np.ndarray:
+    """Rotation vectors (k, 3) of rotation matrices (k, 3, 3)."""
+    q = matrix_to_quat(R)
+    s = np.linalg.norm(q[:, 1:], axis=1)
+    ang = 2.0 * np.arctan2(s, q[:, 0])
+    scale = np.where(s > 1e-12, ang / np.maximum(s, 1e-300), 2.0)
+    return q[:, 1:] * scale[:, None]

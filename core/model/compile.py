@@ -1,0 +1,314 @@
+"""Model (user units) -> immutable SI arrays grouped per element type.
+
+The solver state is, per moving body, the centre of mass position ``x_W``
+(m, world), the orientation quaternion of the body axes, the velocity of the
+centre of mass and the angular velocity ``w_W`` (rad/s, world axes). Fixed
+bodies and the world are folded into one ground: their frames become
+world-fixed markers.
+
+A *marker* is a point and a set of axes fixed on one moving body (or on the
+ground): ``marker_body[k]`` is the body index (``-1`` for ground),
+``marker_r[k]`` the point relative to the centre of mass in body axes (m) and
+``marker_axes[k]`` a (3, 3) matrix whose columns are the marker's X, Y, Z axes
+in body axes. Ground markers store world coordinates.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import Issue, MeshError, ModelError
+from ..expressions import compile_expression
+from ..spatial import quat_to_matrix
+from ..units import to_si
+from . import spec
+from .mass import MassProperties, explicit_mass_properties, mass_properties_from_mesh
+
+log = logging.getLogger(__name__)
+
+_AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
+#: tolerance (rad) beyond which joint frames with misaligned Z axes earn a warning
+_AXIS_ALIGN_TOL = 1e-3
+
+
+@dataclass
+class Markers:
+    """Growing table of markers; frozen into arrays by :meth:`arrays`."""
+
+    body: list = field(default_factory=list)
+    r: list = field(default_factory=list)
+    axes: list = field(default_factory=list)
+
+    def add(self, body: int, r, axes) -> int:
+        self.body.append(body)
+        self.r.append(np.asarray(r, float))
+        self.axes.append(np.asarray(axes, float))
+        return len(self.body) - 1
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """Immutable SI arrays for the solver (see module docstring for frames)."""
+
+    model: spec.Model
+    body_names: tuple[str, ...]             # moving bodies, state order
+    mass: np.ndarray                        # (n,) kg
+    inertia_B: np.ndarray                   # (n, 3, 3) kg·m² about COM, body axes
+    com_B: np.ndarray                       # (n, 3) m, COM in the body (mesh) frame
+    x0: np.ndarray                          # (n, 3) m, initial COM positions
+    q0: np.ndarray                          # (n, 4) initial orientations (w, x, y, z)
+    v0: np.ndarray                          # (n, 3) m/s
+    w0: np.ndarray                          # (n, 3) rad/s, world axes
+    mass_properties: dict[str, MassProperties]
+    ground_poses: dict[str, tuple[np.ndarray, np.ndarray]]  # fixed body -> (origin m, R)
+    meshes: dict[str, tuple[np.ndarray, np.ndarray]]        # body -> (vertices m body frame, faces)
+    marker_body: np.ndarray                 # (m,) int, -1 = ground
+    marker_r: np.ndarray                    # (m, 3)
+    marker_axes: np.ndarray                 # (m, 3, 3)
+    joints: tuple[dict, ...]                # per joint: name, type, mi, mj, length
+    motions: tuple[dict, ...]               # per motion: name, joint, kind, mi, mj, mode, expr, scale
+    couplers: tuple[dict, ...]
+    forces: tuple[dict, ...]
+    springs: tuple[dict, ...]
+    bushings: tuple[dict, ...]
+    gravity: np.ndarray                     # (3,) m/s²
+    settings: spec.SolverSettings
+    warnings: tuple[Issue, ...]
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.body_names)
+
+
+def compile_model(model: spec.Model) -> CompiledModel:
+    """Convert ``model`` to SI arrays; raises ModelError listing every problem found."""
+    issues: list[Issue] = []
+    moving = [b for b in model.bodies if not b.fixed]
+    index = {b.name: k for k, b in enumerate(moving)}
+    n = len(moving)
+
+    mass = np.zeros(n)
+    inertia = np.zeros((n, 3, 3))
+    com = np.zeros((n, 3))
+    x0 = np.zeros((n, 3))
+    q0 = np.zeros((n, 4))
+    v0 = np.zeros((n, 3))
+    w0 = np.zeros((n, 3))
+    props: dict[str, MassProperties] = {}
+    meshes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    ground: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    for b in model.bodies:
+        try:
+            mesh = _mesh_of(b, model.directory)
+        except (MeshError, ValueError, OSError) as exc:
+            issues.append(Issue("error", "bad-mesh", f"body {b.name!r}: geometry", str(exc)))
+            continue
+        if mesh is not None:
+            meshes[b.name] = mesh
+        origin = to_si(np.array(b.position), "length")
+        rot = quat_to_matrix(np.array(b.orientation))
+        if b.fixed:
+            ground[b.name] = (origin, rot)
+            continue
+        try:
+            mp = _mass_properties(b, mesh)
+        except (MeshError, ValueError) as exc:
+            issues.append(Issue("error", "bad-mass", f"body {b.name!r}", str(exc)))
+            continue
+        k = index[b.name]
+        props[b.name] = mp
+        mass[k], inertia[k], com[k] = mp.mass, mp.inertia, mp.com
+        x0[k] = origin + rot @ mp.com
+        q0[k] = b.orientation
+        v0[k] = to_si(np.array(b.velocity), "velocity")
+        w0[k] = b.angular_velocity
+    if issues:
+        raise ModelError(issues)
+
+    frames = {f.name: f for f in model.frames}
+
+    def body_pose(name):
+        """(index or -1, COM/origin position m, rotation) of a body at t = 0."""
+        if name is None:
+            return -1, np.zeros(3), np.eye(3)
+        if name in ground:
+            return -1, *ground[name]
+        k = index[name]
+        return k, x0[k], quat_to_matrix(q0[k])
+
+    def frame_world(name):
+        """World point (m) and axes (columns) of a frame at t = 0."""
+        f = frames[name]
+        p_local = to_si(np.array(f.position), "length")
+        a_local = quat_to_matrix(np.array(f.orientation))
+        if f.body is None:
+            return p_local, a_local
+        if f.body in ground:
+            o, r = ground[f.body]
+            return o + r @ p_local, r @ a_local
+        k = index[f.body]
+        r = quat_to_matrix(q0[k])
+        origin = x0[k] - r @ com[k]
+        return origin + r @ p_local, r @ a_local
+
+    markers = Markers()
+
+    def marker_on(body_name, p_W, axes_W) -> int:
+        """A marker fixed on ``body_name`` at world point/axes given at t = 0."""
+        k, xc, r = body_pose(body_name)
+        if k < 0:
+            return markers.add(-1, p_W, axes_W)
+        return markers.add(k, r.T @ (p_W - xc), r.T @ axes_W)
+
+    def marker_pair(path, fi, fj, check_axes):
+        """Markers for an element between two frames: j takes i's axes at t = 0."""
+        pi, ai = frame_world(fi)
+        pj, aj = frame_world(fj)
+        if check_axes:
+            cosang = np.clip(ai[:, 2] @ aj[:, 2], -1.0, 1.0)
+            if np.arccos(cosang) > _AXIS_ALIGN_TOL:
+                issues.append(Issue("warning", "misaligned-axes", path,
+                                    f"the Z axes of frames {fi!r} and {fj!r} differ by "
+                                    f"{np.degrees(np.arccos(cosang)):.3g} deg; the element uses frame_i's axes"))
+        return (marker_on(frames[fi].body, pi, ai), marker_on(frames[fj].body, pj, aj), pi, pj)
+
+    joints = []
+    for j in model.joints:
+        path = f"joint {j.name!r}"
+        mi, mj, pi, pj = marker_pair(path, j.frame_i, j.frame_j,
+                                     j.type in ("revolute", "prismatic", "cylindrical", "planar"))
+        length = None
+        if j.type == "distance":
+            length = to_si(j.length, "length") if j.length is not None else float(np.linalg.norm(pj - pi))
+            if length <= 1e-9:
+                issues.append(Issue("error", "zero-distance", path,
+                                    "the frames coincide, so a distance joint has no direction",
+                                    "Use a spherical joint, or move frame_j away from frame_i."))
+        joints.append(dict(name=j.name, type=j.type, mi=mi, mj=mj, length=length))
+    joint_index = {j["name"]: k for k, j in enumerate(joints)}
+
+    motions = []
+    for m in model.motions:
+        jt = model.joint(m.joint)
+        dof = m.dof or spec.MOTION_DOFS[jt.type][0]
+        jd = joints[joint_index[m.joint]]
+        expr = compile_expression(m.value, base_dir=model.directory)
+        scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
+        motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
+                            mode=m.mode, expr=expr, scale=scale))
+
+    couplers = []
+    for c in model.couplers:
+        if c.type == "gear":
+            ji, jj = joint_index[c.joint_i], joint_index[c.joint_j]
+            couplers.append(dict(name=c.name, type="gear", joints=(ji, jj),
+                                 coeffs=(1.0, (-1.0 if c.internal else 1.0) * c.ratio)))
+        else:
+            ji, jj = joint_index[c.pinion_joint], joint_index[c.rack_joint]
+            couplers.append(dict(name=c.name, type="rack_pinion", joints=(ji, jj),
+                                 coeffs=(to_si(c.pitch_radius, "length"), -1.0)))
+
+    forces = []
+    for f in model.forces:
+        p, axes = frame_world(f.frame)
+        axis_W = axes[:, _AXIS_INDEX[f.axis]]
+        k, xc, r = body_pose(f.body)
+        if k < 0:
+            continue  # on the ground: no effect (validate warned)
+        torque = f.type == "torque"
+        vmax = None
+        if f.actuator:
+            vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")
+        forces.append(dict(
+            name=f.name, type=f.type, body=k, r_B=r.T @ (p - xc),
+            axis=axis_W if f.direction == "space_fixed" else r.T @ axis_W,
+            space_fixed=f.direction == "space_fixed",
+            expr=compile_expression(f.value, base_dir=model.directory, allow_spline=not f.actuator),
+            scale=to_si(1.0, "torque" if torque else "force"),
+            actuator=f.actuator, max_velocity=vmax, allow_braking=f.allow_braking))
+
+    springs = []
+    for s in model.springs:
+        mi, mj, pi, pj = marker_pair(f"spring {s.name!r}", s.frame_i, s.frame_j, s.type == "rotational")
+        if s.type == "translational":
+            free = to_si(s.free_length, "length") if s.free_length is not None else float(np.linalg.norm(pj - pi))
+            springs.append(dict(name=s.name, type=s.type, mi=mi, mj=mj, free=free,
+                                k=to_si(s.stiffness, "stiffness"), c=to_si(s.damping, "damping"),
+                                preload=to_si(s.preload, "force")))
+        else:
+            springs.append(dict(name=s.name, type=s.type, mi=mi, mj=mj,
+                                free=s.free_length if s.free_length is not None else 0.0,
+                                k=to_si(s.stiffness, "rot_stiffness"), c=to_si(s.damping, "rot_damping"),
+                                preload=to_si(s.preload, "torque")))
+
+    bushings = []
+    for b in model.bushings:
+        mi, mj, _, _ = marker_pair(f"bushing {b.name!r}", b.frame_i, b.frame_j, False)
+        bushings.append(dict(name=b.name, mi=mi, mj=mj,
+                             k=to_si(np.array(b.stiffness), "stiffness"), c=to_si(np.array(b.damping), "damping"),
+                             kr=to_si(np.array(b.rot_stiffness), "rot_stiffness"),
+                             cr=to_si(np.array(b.rot_damping), "rot_damping")))
+
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        raise ModelError(issues)
+    for w in issues:
+        log.warning("%s", w)
+
+    n_m = len(markers.body)
+    return CompiledModel(
+        model=model, body_names=tuple(b.name for b in moving), mass=mass, inertia_B=inertia,
+        com_B=com, x0=x0, q0=q0, v0=v0, w0=w0, mass_properties=props, ground_poses=ground,
+        meshes=meshes,
+        marker_body=np.array(markers.body, dtype=int),
+        marker_r=np.array(markers.r).reshape(n_m, 3),
+        marker_axes=np.array(markers.axes).reshape(n_m, 3, 3),
+        joints=tuple(joints), motions=tuple(motions), couplers=tuple(couplers),
+        forces=tuple(forces), springs=tuple(springs), bushings=tuple(bushings),
+        gravity=to_si(np.array(model.settings.gravity), "acceleration"),
+        settings=model.settings, warnings=tuple(issues))
+
+
+def _mesh_of(body: spec.Body, directory: Path):
+    """(vertices in m in the body frame, faces) of a body's geometry, or None."""
+    import trimesh
+
+    g = body.geometry
+    if g is None:
+        return None
+    mm = to_si(1.0, "length")
+    if isinstance(g, spec.Box):
+        mesh = trimesh.creation.box(extents=np.array(g.size) * mm)
+    elif isinstance(g, spec.Cylinder):
+        mesh = trimesh.creation.cylinder(radius=g.radius * mm, height=g.length * mm, sections=g.sections)
+    elif isinstance(g, spec.Sphere):
+        mesh = trimesh.creation.icosphere(subdivisions=g.subdivisions, radius=g.radius * mm)
+    elif isinstance(g, spec.TriangleMesh):
+        return np.array(g.vertices) * mm, np.array(g.faces, dtype=np.int64)
+    else:
+        path = (directory / g.path).resolve()
+        if not path.is_file():
+            raise ValueError(f"mesh file {str(path)!r} does not exist or is not a regular file")
+        try:
+            mesh = trimesh.load(str(path), force="mesh", process=False)
+        except Exception as exc:  # trimesh raises many types for unreadable files
+            raise ValueError(f"cannot read mesh file {str(path)!r}: {exc}") from None
+        if not hasattr(mesh, "faces") or len(mesh.faces) == 0:
+            raise ValueError(f"mesh file {str(path)!r} holds no triangles")
+        return np.asarray(mesh.vertices, float) * mm, np.asarray(mesh.faces, np.int64)
+    return np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)
+
+
+def _mass_properties(body: spec.Body, mesh) -> MassProperties:
+    if body.inertia is not None:
+        ixx, iyy, izz, ixy, ixz, iyz = body.inertia
+        tensor = to_si(np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]), "inertia")
+        com = to_si(np.array(body.com if body.com is not None else (0.0, 0.0, 0.0)), "length")
+        return explicit_mass_properties(name=body.name, mass=body.mass, com=com, inertia=tensor)
+    vertices, faces = mesh
+    return mass_properties_from_mesh(vertices, faces, name=body.name, density=body.density,
+                                     mass=body.mass, fallback=body.mass_fallback)

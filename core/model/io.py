@@ -1,0 +1,196 @@
+"""JSON model files: ``load_model`` / ``save_model`` and dict conversion.
+
+Files are written in the user units of the manual and say so in a ``units``
+block; loading collects every problem in the file before raising.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+from ..errors import Issue, ModelError
+from . import spec
+
+FORMAT = "mbd-model"
+VERSION = 1
+UNITS = {"length": "mm", "force": "N", "torque": "N*mm", "time": "s", "angle": "rad",
+         "mass": "kg", "density": "kg/m^3", "inertia": "kg*mm^2"}
+
+_GROUPS = {
+    "bodies": spec.Body, "frames": spec.Frame, "joints": spec.Joint, "motions": spec.Motion,
+    "forces": spec.Force, "springs": spec.SpringDamper, "bushings": spec.Bushing,
+    "contacts": spec.Contact,
+}
+_KIND = {"bodies": "body", "frames": "frame", "joints": "joint", "motions": "motion",
+         "forces": "force", "springs": "spring", "bushings": "bushing", "contacts": "contact",
+         "couplers": "coupler"}
+
+
+def load_model(path: str | os.PathLike) -> spec.Model:
+    """Read a model file (JSON, user units); relative paths resolve against its folder.
+
+    Raises
+    ------
+    ModelError
+        listing every problem found (unreadable file, bad JSON, unknown or
+        missing fields, bad values, broken references, bad formulas).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelError([Issue("error", "unreadable-file", str(path), f"cannot read the file: {exc.strerror or exc}")]) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ModelError([Issue("error", "bad-json", str(path),
+                                f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]) from None
+    return model_from_dict(data, base_dir=path.resolve().parent)
+
+
+def save_model(model: spec.Model, path: str | os.PathLike) -> None:
+    """Write ``model`` as JSON in user units (mm, N, N·mm, s, rad, kg)."""
+    Path(path).write_text(json.dumps(model_to_dict(model), indent=2) + "\n", encoding="utf-8")
+
+
+def model_to_dict(model: spec.Model) -> dict:
+    """The JSON-ready dict of ``model`` (user units)."""
+    out = {"format": FORMAT, "version": VERSION, "units": dict(UNITS), "name": model.name,
+           "settings": _element_to_dict(model.settings)}
+    for group in ("bodies", "frames", "joints", "couplers", "motions", "forces", "springs",
+                  "bushings", "contacts"):
+        out[group] = [_element_to_dict(e) for e in getattr(model, group)]
+    return out
+
+
+def _element_to_dict(element) -> dict:
+    out = {}
+    if isinstance(element, (spec.GearPair, spec.RackPinion)):
+        out["type"] = element.type
+    for f in dataclasses.fields(element):
+        value = getattr(element, f.name)
+        if f.name == "base_dir":
+            continue
+        if f.name == "geometry" and value is not None:
+            value = {"type": value.kind, **_element_to_dict(value)}
+        elif isinstance(value, tuple):
+            value = [list(v) if isinstance(v, tuple) else v for v in value]
+        out[f.name] = value
+    return out
+
+
+def model_from_dict(data, *, base_dir: str | os.PathLike | None = None) -> spec.Model:
+    """Build a :class:`~core.model.spec.Model` from a JSON-like dict, collecting all problems."""
+    issues: list[Issue] = []
+    if not isinstance(data, dict):
+        raise ModelError([Issue("error", "bad-format", "model", f"expected a JSON object, got {type(data).__name__}")])
+    if data.get("format", FORMAT) != FORMAT:
+        issues.append(Issue("error", "bad-format", "format", f"expected {FORMAT!r}, got {data.get('format')!r}"))
+    if data.get("version", VERSION) != VERSION:
+        issues.append(Issue("error", "bad-format", "version",
+                            f"this program reads version {VERSION}, got {data.get('version')!r}"))
+    units = data.get("units", UNITS)
+    if not isinstance(units, dict):
+        issues.append(Issue("error", "bad-units", "units", f"expected an object, got {units!r}"))
+    else:
+        for key, value in units.items():
+            if key not in UNITS:
+                issues.append(Issue("error", "bad-units", f"units: {key}", f"unknown quantity; known: {', '.join(UNITS)}"))
+            elif value != UNITS[key]:
+                issues.append(Issue("error", "bad-units", f"units: {key}",
+                                    f"model files are in {UNITS[key]!r}, got {value!r}",
+                                    "Convert the values to the stated units."))
+    known = {"format", "version", "units", "name", "settings", "couplers", *_GROUPS}
+    for key in data:
+        if key not in known:
+            issues.append(Issue("error", "unknown-field", key, f"unknown section; expected one of {', '.join(sorted(known))}"))
+
+    kwargs = {"name": data.get("name", "model")}
+    if not isinstance(kwargs["name"], str):
+        issues.append(Issue("error", "invalid-field", "name", f"must be a text, got {kwargs['name']!r}"))
+        kwargs["name"] = "model"
+    if "settings" in data:
+        settings = _build(spec.SolverSettings, data["settings"], "settings", issues)
+        if settings is not None:
+            kwargs["settings"] = settings
+    for group, cls in _GROUPS.items():
+        kwargs[group] = _build_list(group, data.get(group, []), issues,
+                                    lambda item, label, cls=cls: _build(cls, item, label, issues))
+    kwargs["couplers"] = _build_list("couplers", data.get("couplers", []), issues, lambda item, label: _build_coupler(item, label, issues))
+    if issues:
+        raise ModelError(issues)
+    return spec.Model(**kwargs, base_dir=None if base_dir is None else str(base_dir))
+
+
+def _build_list(group, items, issues, build):
+    if not isinstance(items, list):
+        issues.append(Issue("error", "invalid-field", group, f"must be a list, got {type(items).__name__}"))
+        return ()
+    out = []
+    for index, item in enumerate(items):
+        name = item.get("name") if isinstance(item, dict) else None
+        label = f"{_KIND[group]} {name!r}" if name else f"{group}[{index}]"
+        element = build(item, label)
+        if element is not None:
+            out.append(element)
+    return tuple(out)
+
+
+def _build_coupler(item, label, issues):
+    types = {"gear": spec.GearPair, "rack_pinion": spec.RackPinion}
+    if not isinstance(item, dict) or item.get("type") not in types:
+        got = item.get("type") if isinstance(item, dict) else item
+        issues.append(Issue("error", "invalid-field", f"{label}: type", f"must be 'gear' or 'rack_pinion', got {got!r}"))
+        return None
+    return _build(types[item["type"]], {k: v for k, v in item.items() if k != "type"}, label, issues)
+
+
+def _build(cls, item, label, issues):
+    """Construct ``cls`` from ``item``; on failure record issues and return None."""
+    if not isinstance(item, dict):
+        issues.append(Issue("error", "invalid-field", label, f"must be an object, got {item!r}"))
+        return None
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.name != "base_dir"}
+    required = [n for n, f in fields.items()
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    ok = True
+    for key in item:
+        if key not in fields:
+            issues.append(Issue("error", "unknown-field", f"{label}: {key}",
+                                f"unknown field; expected one of {', '.join(fields)}"))
+            ok = False
+    for key in required:
+        if key not in item:
+            issues.append(Issue("error", "missing-field", f"{label}: {key}", "is required"))
+            ok = False
+    if not ok:
+        return None
+    values = dict(item)
+    if "geometry" in values and values["geometry"] is not None:
+        values["geometry"] = _build_geometry(values["geometry"], f"{label}: geometry", issues)
+        if values["geometry"] is None:
+            return None
+    try:
+        return cls(**values)
+    except ModelError as exc:
+        issues.extend(_relabel(i, label) for i in exc.issues)
+    return None
+
+
+def _build_geometry(item, label, issues):
+    if not isinstance(item, dict) or item.get("type") not in spec.GEOMETRY_TYPES:
+        got = item.get("type") if isinstance(item, dict) else item
+        issues.append(Issue("error", "invalid-field", f"{label}: type",
+                            f"must be one of {', '.join(spec.GEOMETRY_TYPES)}, got {got!r}"))
+        return None
+    return _build(spec.GEOMETRY_TYPES[item["type"]], {k: v for k, v in item.items() if k != "type"}, label, issues)
+
+
+def _relabel(issue: Issue, label: str) -> Issue:
+    """Issues from an unnamed element carry the list position instead of a broken name."""
+    if "None" in issue.path.split(":")[0] or issue.path.startswith(("box", "cylinder", "sphere", "mesh")):
+        rest = issue.path.split(":", 1)[1] if ":" in issue.path else ""
+        return dataclasses.replace(issue, path=f"{label}:{rest}" if rest else label)
+    return issue

@@ -1,0 +1,671 @@
+"""The editable model: frozen dataclasses in user units (mm, N, N·mm, s, rad, kg).
+
+Every element checks its own fields on construction and raises
+:class:`~core.errors.ModelError` listing *all* of its problems at once;
+:class:`Model` then checks names, references and formulas across elements.
+Quantities stay in user units here; :mod:`core.model.compile` converts to SI.
+
+Conventions
+-----------
+- A body's pose is the pose of its *body frame* (the mesh's own frame, the
+  Blender object's origin): ``position`` in mm in world, ``orientation`` a unit
+  quaternion (w, x, y, z) rotating body axes into world axes.
+- A reference frame (Anchor RF) is a point plus X/Y/Z axes fixed on a body
+  (``body`` names it) or on the world (``body`` is ``None``), its pose given in
+  the parent's frame.
+- Joints use the Z axis of ``frame_i`` as their axis (hinge axis, slider
+  direction); joint coordinates (angle, slide) are measured from the assembled
+  configuration at t = 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from ..errors import Issue, ModelError
+
+__all__ = [
+    "Box", "Cylinder", "Sphere", "TriangleMesh", "MeshFile", "Body", "Frame", "Joint",
+    "GearPair", "RackPinion", "Motion", "Force", "SpringDamper", "Bushing", "Contact",
+    "SolverSettings", "Model", "JOINT_TYPES", "INTEGRATORS", "CONTACT_METHODS",
+]
+
+JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "spherical", "universal",
+               "planar", "distance")
+#: joints a motion can drive, with the degrees of freedom it may drive
+MOTION_DOFS = {"revolute": ("rotation",), "prismatic": ("translation",),
+               "cylindrical": ("rotation", "translation")}
+INTEGRATORS = ("RK45", "DOP853", "BDF", "Radau", "LSODA", "RK4", "stepper")
+CONTACT_METHODS = ("standard", "fine", "convex_hull", "decimation")
+AXES = ("X", "Y", "Z")
+
+
+class _Checker:
+    """Collects issues for one element, e.g. ``joint 'hinge'``."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.issues: list[Issue] = []
+
+    def error(self, fieldname: str, message: str, hint: str = "", code: str = "invalid-field"):
+        where = f"{self.path}: {fieldname}" if fieldname else self.path
+        self.issues.append(Issue("error", code, where, message, hint))
+
+    def raise_if_any(self):
+        if self.issues:
+            raise ModelError(self.issues)
+
+    # -- field checks; each returns the coerced value (or the raw one when invalid)
+    def number(self, fieldname, value, *, positive=False, nonneg=False, optional=False):
+        if value is None:
+            if not optional:
+                self.error(fieldname, "is required, got nothing")
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.error(fieldname, f"must be a number, got {value!r}")
+            return value
+        value = float(value)
+        if not math.isfinite(value):
+            self.error(fieldname, f"must be finite, got {value!r}")
+        elif positive and value <= 0:
+            self.error(fieldname, f"must be greater than 0, got {value:g}")
+        elif nonneg and value < 0:
+            self.error(fieldname, f"must not be negative, got {value:g}")
+        return value
+
+    def vector(self, fieldname, value, n=3, *, nonzero=False, nonneg=False):
+        try:
+            vec = tuple(float(x) for x in value)
+        except (TypeError, ValueError):
+            self.error(fieldname, f"must be a list of {n} numbers, got {value!r}")
+            return value
+        if len(vec) != n or any(isinstance(x, bool) for x in value):
+            self.error(fieldname, f"must be a list of {n} numbers, got {value!r}")
+        elif not all(math.isfinite(x) for x in vec):
+            self.error(fieldname, f"must contain finite numbers, got {value!r}")
+        elif nonzero and not any(vec):
+            self.error(fieldname, f"must be non-zero, got {value!r}")
+        elif nonneg and any(x < 0 for x in vec):
+            self.error(fieldname, f"must not contain negative values, got {value!r}")
+        return vec
+
+    def quaternion(self, fieldname, value):
+        q = self.vector(fieldname, value, 4)
+        if isinstance(q, tuple) and len(q) == 4 and all(map(math.isfinite, q)):
+            norm = math.sqrt(sum(x * x for x in q))
+            if norm < 1e-12:
+                self.error(fieldname, f"must be a non-zero quaternion (w, x, y, z), got {value!r}")
+                return q
+            return tuple(x / norm for x in q)
+        return q
+
+    def choice(self, fieldname, value, options):
+        if value not in options:
+            self.error(fieldname, f"must be one of {', '.join(map(repr, options))}, got {value!r}")
+        return value
+
+    def name(self, value):
+        if not isinstance(value, str) or not value.strip():
+            self.error("name", f"must be a non-empty text, got {value!r}")
+        return value
+
+    def text(self, fieldname, value, *, optional=False):
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.error(fieldname, f"must be a non-empty text, got {value!r}")
+        return value
+
+    def flag(self, fieldname, value):
+        if not isinstance(value, bool):
+            self.error(fieldname, f"must be true or false, got {value!r}")
+        return value
+
+
+def _finish(obj, checker: _Checker, **coerced):
+    for key, value in coerced.items():
+        object.__setattr__(obj, key, value)
+    checker.raise_if_any()
+
+
+def _label(kind: str, name) -> str:
+    return f"{kind} {name!r}"
+
+
+_frozen = dataclass(frozen=True, slots=True, kw_only=True)
+
+
+# --------------------------------------------------------------------------- geometry
+@_frozen
+class Box:
+    """A box centred on the body frame origin; ``size`` (x, y, z) in mm."""
+
+    size: tuple[float, float, float]
+    kind = "box"
+
+    def __post_init__(self):
+        c = _Checker("box")
+        _finish(self, c, size=c.vector("size", self.size, nonzero=True, nonneg=True))
+        if min(self.size) <= 0:
+            c.error("size", f"every side must be greater than 0 mm, got {self.size!r}")
+            c.raise_if_any()
+
+
+@_frozen
+class Cylinder:
+    """A cylinder along the body Z axis centred on the origin; mm."""
+
+    radius: float
+    length: float
+    sections: int = 64
+    kind = "cylinder"
+
+    def __post_init__(self):
+        c = _Checker("cylinder")
+        r = c.number("radius", self.radius, positive=True)
+        h = c.number("length", self.length, positive=True)
+        if not isinstance(self.sections, int) or isinstance(self.sections, bool) or self.sections < 3:
+            c.error("sections", f"must be a whole number >= 3, got {self.sections!r}")
+        _finish(self, c, radius=r, length=h)
+
+
+@_frozen
+class Sphere:
+    """A sphere centred on the body frame origin; radius in mm."""
+
+    radius: float
+    subdivisions: int = 3
+    kind = "sphere"
+
+    def __post_init__(self):
+        c = _Checker("sphere")
+        r = c.number("radius", self.radius, positive=True)
+        if not isinstance(self.subdivisions, int) or not 0 <= self.subdivisions <= 6:
+            c.error("subdivisions", f"must be a whole number 0..6, got {self.subdivisions!r}")
+        _finish(self, c, radius=r)
+
+
+@_frozen
+class TriangleMesh:
+    """An inline triangle mesh in the body frame: vertices in mm, faces as vertex indices."""
+
+    vertices: tuple[tuple[float, float, float], ...]
+    faces: tuple[tuple[int, int, int], ...]
+    kind = "mesh"
+
+    def __post_init__(self):
+        c = _Checker("mesh")
+        try:
+            verts = tuple(tuple(float(x) for x in v) for v in self.vertices)
+            faces = tuple(tuple(int(i) for i in f) for f in self.faces)
+        except (TypeError, ValueError):
+            c.error("", "vertices must be [x, y, z] numbers and faces [i, j, k] whole numbers")
+            c.raise_if_any()
+        if len(verts) < 4 or any(len(v) != 3 for v in verts):
+            c.error("vertices", f"need at least 4 vertices of 3 coordinates, got {len(verts)}")
+        elif not all(math.isfinite(x) for v in verts for x in v):
+            c.error("vertices", "contain a non-finite coordinate")
+        if len(faces) < 4 or any(len(f) != 3 for f in faces):
+            c.error("faces", f"need at least 4 triangles of 3 vertex indices, got {len(faces)}")
+        elif any(not 0 <= i < len(verts) for f in faces for i in f):
+            c.error("faces", f"refer to a vertex index outside 0..{len(verts) - 1}")
+        _finish(self, c, vertices=verts, faces=faces)
+
+
+@_frozen
+class MeshFile:
+    """A mesh file (STL, OBJ, PLY, ...) in mm in the body frame, relative to the model file."""
+
+    path: str
+    kind = "file"
+
+    def __post_init__(self):
+        c = _Checker("mesh file")
+        c.text("path", self.path)
+        c.raise_if_any()
+
+
+GEOMETRY_TYPES = {cls.kind: cls for cls in (Box, Cylinder, Sphere, TriangleMesh, MeshFile)}
+
+
+# --------------------------------------------------------------------------- bodies, frames
+@_frozen
+class Body:
+    """A rigid body.
+
+    Mass properties come from ``geometry`` with ``density`` (kg/m³) or ``mass``
+    (kg), or are given explicitly with ``mass``, ``com`` (mm, body frame) and
+    ``inertia`` (kg·mm² about the centre of mass in body axes, as
+    Ixx, Iyy, Izz, Ixy, Ixz, Iyz). ``mass_fallback='convex_hull'`` accepts a
+    mesh that is not closed by using its convex hull.
+    ``velocity`` (mm/s) is the initial velocity of the centre of mass and
+    ``angular_velocity`` (rad/s) the initial angular velocity, both in world axes.
+    A ``fixed`` body never moves (ground).
+    """
+
+    name: str
+    geometry: Box | Cylinder | Sphere | TriangleMesh | MeshFile | None = None
+    density: float | None = None
+    mass: float | None = None
+    com: tuple[float, float, float] | None = None
+    inertia: tuple[float, float, float, float, float, float] | None = None
+    mass_fallback: str = "none"
+    fixed: bool = False
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    orientation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+    velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    angular_velocity: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __post_init__(self):
+        c = _Checker(_label("body", self.name))
+        c.name(self.name)
+        density = c.number("density", self.density, positive=True, optional=True)
+        mass = c.number("mass", self.mass, positive=True, optional=True)
+        com = None if self.com is None else c.vector("com", self.com)
+        inertia = None if self.inertia is None else c.vector("inertia", self.inertia, 6)
+        c.choice("mass_fallback", self.mass_fallback, ("none", "convex_hull"))
+        c.flag("fixed", self.fixed)
+        if self.geometry is not None and not isinstance(self.geometry, tuple(GEOMETRY_TYPES.values())):
+            c.error("geometry", f"must be one of {', '.join(GEOMETRY_TYPES)}, got {self.geometry!r}")
+        if not self.fixed:
+            if self.geometry is None:
+                if mass is None or inertia is None:
+                    c.error("mass", "a body without geometry needs an explicit mass and inertia",
+                            "Give 'geometry' with a density, or 'mass', 'com' and 'inertia'.")
+            elif density is None and mass is None:
+                c.error("density", "give a density (kg/m^3) or a mass (kg) for the geometry")
+            elif density is not None and mass is not None and inertia is None:
+                c.error("mass", "give either a density or a mass, not both")
+        if inertia is not None and mass is None:
+            c.error("inertia", "explicit inertia needs an explicit mass too")
+        _finish(self, c, density=density, mass=mass, com=com, inertia=inertia,
+                position=c.vector("position", self.position),
+                orientation=c.quaternion("orientation", self.orientation),
+                velocity=c.vector("velocity", self.velocity),
+                angular_velocity=c.vector("angular_velocity", self.angular_velocity))
+
+
+@_frozen
+class Frame:
+    """A reference frame (Anchor RF) on ``body`` (``None``: the world).
+
+    ``position`` (mm) and ``orientation`` (unit quaternion w, x, y, z) are
+    given in the parent's frame (the body frame, or world).
+    """
+
+    name: str
+    body: str | None = None
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    orientation: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+
+    def __post_init__(self):
+        c = _Checker(_label("frame", self.name))
+        c.name(self.name)
+        c.text("body", self.body, optional=True)
+        _finish(self, c, position=c.vector("position", self.position),
+                orientation=c.quaternion("orientation", self.orientation))
+
+
+# --------------------------------------------------------------------------- joints
+@_frozen
+class Joint:
+    """A joint between the bodies of ``frame_i`` and ``frame_j``.
+
+    ``type`` is one of fixed, revolute (about Z of frame_i), prismatic (along
+    Z), cylindrical (along and about Z), spherical, universal (cross axes Z of
+    frame_i and Z of frame_j, kept perpendicular), planar (frame_j's origin
+    stays in the XY plane of frame_i, Z axes parallel) and distance
+    (``length`` mm between the two origins; ``None``: the initial distance).
+    """
+
+    name: str
+    type: str
+    frame_i: str
+    frame_j: str
+    length: float | None = None
+
+    def __post_init__(self):
+        c = _Checker(_label("joint", self.name))
+        c.name(self.name)
+        c.choice("type", self.type, JOINT_TYPES)
+        c.text("frame_i", self.frame_i)
+        c.text("frame_j", self.frame_j)
+        length = c.number("length", self.length, positive=True, optional=True)
+        if length is not None and self.type != "distance":
+            c.error("length", f"only a distance joint has a length, this is a {self.type} joint")
+        _finish(self, c, length=length)
+
+
+@_frozen
+class GearPair:
+    """Couples two revolute joints: ω_i / ω_j = ``ratio`` (= teeth_j / teeth_i).
+
+    External gears turn in opposite senses about their joint axes, an
+    ``internal`` (ring) gear in the same sense.
+    """
+
+    name: str
+    joint_i: str
+    joint_j: str
+    ratio: float
+    internal: bool = False
+    type = "gear"
+
+    def __post_init__(self):
+        c = _Checker(_label("gear pair", self.name))
+        c.name(self.name)
+        c.text("joint_i", self.joint_i)
+        c.text("joint_j", self.joint_j)
+        c.flag("internal", self.internal)
+        _finish(self, c, ratio=c.number("ratio", self.ratio, positive=True))
+
+
+@_frozen
+class RackPinion:
+    """Couples a revolute pinion joint to a prismatic rack joint.
+
+    The rack slides ``pitch_radius`` (mm) per radian of pinion rotation:
+    s = pitch_radius · θ, both measured from t = 0 along/about the Z axes of
+    the joints' frame_i.
+    """
+
+    name: str
+    pinion_joint: str
+    rack_joint: str
+    pitch_radius: float
+    type = "rack_pinion"
+
+    def __post_init__(self):
+        c = _Checker(_label("rack and pinion", self.name))
+        c.name(self.name)
+        c.text("pinion_joint", self.pinion_joint)
+        c.text("rack_joint", self.rack_joint)
+        _finish(self, c, pitch_radius=c.number("pitch_radius", self.pitch_radius, positive=True))
+
+
+COUPLER_TYPES = {cls.type: cls for cls in (GearPair, RackPinion)}
+
+
+@_frozen
+class Motion:
+    """Prescribes a joint coordinate as a formula of time ``t``.
+
+    ``mode='displacement'``: the joint angle (rad) or slide (mm) measured from
+    the assembled configuration; ``mode='velocity'``: its rate (rad/s, mm/s).
+    ``dof`` chooses rotation or translation (needed for cylindrical joints).
+    """
+
+    name: str
+    joint: str
+    value: str
+    mode: str = "displacement"
+    dof: str | None = None
+
+    def __post_init__(self):
+        c = _Checker(_label("motion", self.name))
+        c.name(self.name)
+        c.text("joint", self.joint)
+        c.text("value", self.value)
+        c.choice("mode", self.mode, ("displacement", "velocity"))
+        if self.dof is not None:
+            c.choice("dof", self.dof, ("rotation", "translation"))
+        c.raise_if_any()
+
+
+# --------------------------------------------------------------------------- forces
+@_frozen
+class Force:
+    """A force (N) or torque (N·mm) on ``body`` along an axis of ``frame``.
+
+    ``direction='body_fixed'``: the axis turns with the body;
+    ``'space_fixed'``: the axis keeps its world direction at t = 0. The
+    application point moves with the body in both (the frame's pose at t = 0
+    fixes the point on the body). ``value`` is a formula of ``t``.
+    With ``actuator`` the value is the maximum force/torque F_max and the
+    applied value is F_max (1 − v/v_max), ``max_velocity`` v_max in mm/s
+    (force) or rad/s (torque, the e-motor); beyond v_max it brakes when
+    ``allow_braking``, else it is zero.
+    """
+
+    name: str
+    body: str
+    frame: str
+    value: str
+    type: str = "force"
+    axis: str = "Z"
+    direction: str = "body_fixed"
+    actuator: bool = False
+    max_velocity: float | None = None
+    allow_braking: bool = True
+
+    def __post_init__(self):
+        c = _Checker(_label(self.type if self.type in ("force", "torque") else "force", self.name))
+        c.name(self.name)
+        c.text("body", self.body)
+        c.text("frame", self.frame)
+        c.text("value", self.value)
+        c.choice("type", self.type, ("force", "torque"))
+        c.choice("axis", self.axis, AXES)
+        c.choice("direction", self.direction, ("body_fixed", "space_fixed"))
+        c.flag("actuator", self.actuator)
+        c.flag("allow_braking", self.allow_braking)
+        vmax = c.number("max_velocity", self.max_velocity, positive=True, optional=True)
+        if self.actuator and self.max_velocity is None:
+            unit = "rad/s" if self.type == "torque" else "mm/s"
+            c.error("max_velocity", f"actuator mode needs a maximum velocity ({unit})")
+        _finish(self, c, max_velocity=vmax)
+
+
+@_frozen
+class SpringDamper:
+    """A spring-damper between the origins (translational) or about Z (rotational) of two frames.
+
+    Translational: tension T = stiffness·(L − free_length) + damping·L̇ + preload
+    pulls the two origins together (N; N/mm; N·s/mm; mm). Rotational: the
+    torque on frame_j's body about Z of frame_i is
+    −(stiffness·(θ − free_angle) + damping·θ̇ + preload) (N·mm/rad, N·mm·s/rad,
+    rad, N·mm), θ the angle of frame_j about Z of frame_i from t = 0.
+    ``free_length`` ``None``: the initial length (angle 0 for rotational).
+    """
+
+    name: str
+    frame_i: str
+    frame_j: str
+    stiffness: float
+    damping: float = 0.0
+    free_length: float | None = None
+    preload: float = 0.0
+    type: str = "translational"
+
+    def __post_init__(self):
+        c = _Checker(_label("spring", self.name))
+        c.name(self.name)
+        c.text("frame_i", self.frame_i)
+        c.text("frame_j", self.frame_j)
+        c.choice("type", self.type, ("translational", "rotational"))
+        _finish(self, c, stiffness=c.number("stiffness", self.stiffness, nonneg=True),
+                damping=c.number("damping", self.damping, nonneg=True),
+                free_length=c.number("free_length", self.free_length, optional=True,
+                                     nonneg=self.type == "translational"),
+                preload=c.number("preload", self.preload))
+
+
+@_frozen
+class Bushing:
+    """A 6-DOF linear bushing between two frames, in frame_i axes.
+
+    Translation stiffness N/mm and damping N·s/mm per axis; rotation stiffness
+    N·mm/rad and damping N·mm·s/rad per axis (the rotation vector of frame_j
+    relative to frame_i, from t = 0).
+    """
+
+    name: str
+    frame_i: str
+    frame_j: str
+    stiffness: tuple[float, float, float]
+    damping: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rot_stiffness: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    rot_damping: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def __post_init__(self):
+        c = _Checker(_label("bushing", self.name))
+        c.name(self.name)
+        c.text("frame_i", self.frame_i)
+        c.text("frame_j", self.frame_j)
+        _finish(self, c, stiffness=c.vector("stiffness", self.stiffness, nonneg=True),
+                damping=c.vector("damping", self.damping, nonneg=True),
+                rot_stiffness=c.vector("rot_stiffness", self.rot_stiffness, nonneg=True),
+                rot_damping=c.vector("rot_damping", self.rot_damping, nonneg=True))
+
+
+@_frozen
+class Contact:
+    """Hertz penalty contact between two bodies' meshes (manual "Contacts").
+
+    F = k·δ^e + C_eff·v_n with C_eff = C·min(δ, δ_max)/δ_max; ``stiffness`` k
+    in N/mm^e, ``damping`` C in N·s/mm, ``max_penetration`` δ_max in mm,
+    ``slip_tolerance_velocity`` in mm/s.
+    """
+
+    name: str
+    body_i: str
+    body_j: str
+    stiffness: float
+    damping: float = 0.0
+    exponent: float = 1.5
+    max_penetration: float = 0.1
+    method: str = "standard"
+    friction: bool = False
+    friction_coefficient: float = 0.3
+    slip_tolerance_velocity: float = 10.0
+    two_sided_penetrator: bool = True
+    candidate_reduction: bool = True
+
+    def __post_init__(self):
+        c = _Checker(_label("contact", self.name))
+        c.name(self.name)
+        c.text("body_i", self.body_i)
+        c.text("body_j", self.body_j)
+        c.choice("method", self.method, CONTACT_METHODS)
+        for flagname in ("friction", "two_sided_penetrator", "candidate_reduction"):
+            c.flag(flagname, getattr(self, flagname))
+        _finish(self, c, stiffness=c.number("stiffness", self.stiffness, positive=True),
+                damping=c.number("damping", self.damping, nonneg=True),
+                exponent=c.number("exponent", self.exponent, positive=True),
+                max_penetration=c.number("max_penetration", self.max_penetration, positive=True),
+                friction_coefficient=c.number("friction_coefficient", self.friction_coefficient,
+                                              nonneg=True),
+                slip_tolerance_velocity=c.number("slip_tolerance_velocity",
+                                                 self.slip_tolerance_velocity, positive=True))
+
+
+# --------------------------------------------------------------------------- solver
+@_frozen
+class SolverSettings:
+    """How to integrate.
+
+    ``integrator``: RK45, DOP853, BDF, Radau, LSODA (scipy, adaptive, ``rtol``
+    / ``atol``, ``max_step`` s); RK4 (fixed ``step`` s) or ``stepper`` (the
+    fast velocity-level Lagrange-multiplier stepper, fixed ``step``, ``erp``).
+    ``end_time`` s; ``output_rate`` samples per second (the animation's frame
+    rate). ``gravity`` in mm/s². ``baumgarte`` (1/s) is the stabilisation rate
+    of the acceleration-level constraints; ``regularization`` the β of
+    (J M⁻¹ Jᵀ + βI) relative to the matrix's scale; ``projection_tolerance``
+    (mm or rad) the constraint error at which positions and velocities are
+    projected back onto the constraints during the run.
+    """
+
+    integrator: str = "DOP853"
+    end_time: float = 1.0
+    output_rate: float = 24.0
+    rtol: float = 1e-8
+    atol: float = 1e-10
+    max_step: float | None = None
+    step: float = 1e-3
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9810.0)
+    baumgarte: float = 20.0
+    erp: float = 0.2
+    regularization: float = 1e-10
+    projection_tolerance: float = 1e-6
+
+    def __post_init__(self):
+        c = _Checker("settings")
+        c.choice("integrator", self.integrator, INTEGRATORS)
+        values = dict(
+            end_time=c.number("end_time", self.end_time, positive=True),
+            output_rate=c.number("output_rate", self.output_rate, positive=True),
+            rtol=c.number("rtol", self.rtol, positive=True),
+            atol=c.number("atol", self.atol, positive=True),
+            max_step=c.number("max_step", self.max_step, positive=True, optional=True),
+            step=c.number("step", self.step, positive=True),
+            gravity=c.vector("gravity", self.gravity),
+            baumgarte=c.number("baumgarte", self.baumgarte, nonneg=True),
+            erp=c.number("erp", self.erp, nonneg=True),
+            regularization=c.number("regularization", self.regularization, nonneg=True),
+            projection_tolerance=c.number("projection_tolerance", self.projection_tolerance,
+                                          positive=True),
+        )
+        if isinstance(values["erp"], float) and values["erp"] > 1:
+            c.error("erp", f"must be between 0 and 1, got {values['erp']:g}")
+        if isinstance(values["rtol"], float) and values["rtol"] < 1e-13:
+            c.error("rtol", f"must be at least 1e-13 (float64 precision), got {values['rtol']:g}")
+        if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
+                and values["end_time"] * values["output_rate"] > 10_000_000):
+            c.error("output_rate", "end_time x output_rate exceeds 10 million samples")
+        _finish(self, c, **values)
+
+
+# --------------------------------------------------------------------------- the model
+_ELEMENT_GROUPS = ("bodies", "frames", "joints", "couplers", "motions", "forces", "springs",
+                   "bushings", "contacts")
+
+
+@_frozen
+class Model:
+    """A complete multibody model.
+
+    Construction checks names, references between elements and every formula,
+    and raises :class:`ModelError` listing all problems. ``base_dir`` is where
+    relative paths (spline files, mesh files) are resolved; it is not saved.
+    """
+
+    name: str = "model"
+    bodies: tuple[Body, ...] = ()
+    frames: tuple[Frame, ...] = ()
+    joints: tuple[Joint, ...] = ()
+    couplers: tuple[GearPair | RackPinion, ...] = ()
+    motions: tuple[Motion, ...] = ()
+    forces: tuple[Force, ...] = ()
+    springs: tuple[SpringDamper, ...] = ()
+    bushings: tuple[Bushing, ...] = ()
+    contacts: tuple[Contact, ...] = ()
+    settings: SolverSettings = field(default_factory=SolverSettings)
+    base_dir: str | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        for group in _ELEMENT_GROUPS:
+            object.__setattr__(self, group, tuple(getattr(self, group)))
+        from .validate import cross_check  # validate imports this module
+        issues = cross_check(self)
+        if any(i.severity == "error" for i in issues):
+            raise ModelError(issues)
+
+    # lookups used by compile and the add-on
+    def body(self, name: str) -> Body:
+        return next(b for b in self.bodies if b.name == name)
+
+    def frame(self, name: str) -> Frame:
+        return next(f for f in self.frames if f.name == name)
+
+    def joint(self, name: str) -> Joint:
+        return next(j for j in self.joints if j.name == name)
+
+    @property
+    def directory(self) -> Path:
+        return Path(self.base_dir) if self.base_dir else Path.cwd()
+
+
+def element_fields(cls) -> tuple[str, ...]:
+    """Names of the dataclass fields of an element class (for io)."""
+    return tuple(f.name for f in fields(cls))

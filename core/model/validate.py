@@ -1,0 +1,162 @@
+"""Checks across elements: names, references, formulas, structure.
+
+:func:`cross_check` runs when a :class:`~core.model.spec.Model` is built and
+returns every problem at once (errors and warnings).
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from ..errors import ExpressionError, Issue
+from .spec import MOTION_DOFS, Model
+
+_KIND = {"bodies": "body", "frames": "frame", "joints": "joint", "couplers": "coupler",
+         "motions": "motion", "forces": "force", "springs": "spring", "bushings": "bushing",
+         "contacts": "contact"}
+
+
+def _err(issues, path, message, hint="", code="invalid-reference"):
+    issues.append(Issue("error", code, path, message, hint))
+
+
+def _warn(issues, path, message, hint="", code="warning"):
+    issues.append(Issue("warning", code, path, message, hint))
+
+
+def cross_check(model: Model) -> list[Issue]:
+    """Every problem between the elements of ``model`` (errors and warnings)."""
+    issues: list[Issue] = []
+    for group, kind in _KIND.items():
+        for name, count in Counter(e.name for e in getattr(model, group)).items():
+            if count > 1:
+                _err(issues, f"{kind} {name!r}", f"the name is used by {count} {group}",
+                     "Give each element its own name.", code="duplicate-name")
+
+    bodies = {b.name: b for b in model.bodies}
+    frames = {f.name: f for f in model.frames}
+    joints = {j.name: j for j in model.joints}
+
+    def grounded(body_name):
+        return body_name is None or bodies[body_name].fixed
+
+    for f in model.frames:
+        if f.body is not None and f.body not in bodies:
+            _err(issues, f"frame {f.name!r}: body", f"no body named {f.body!r}",
+                 _choices("bodies", bodies))
+
+    def frame_body(path, fieldname, frame_name):
+        """The body a frame is on (None: world); records an issue and returns False if missing."""
+        if frame_name not in frames:
+            _err(issues, f"{path}: {fieldname}", f"no frame named {frame_name!r}",
+                 _choices("frames", frames))
+            return False
+        body = frames[frame_name].body
+        return False if (body is not None and body not in bodies) else body
+
+    def pair(path, fi, fj, what):
+        bi = frame_body(path, "frame_i", fi)
+        bj = frame_body(path, "frame_j", fj)
+        if bi is False or bj is False:
+            return
+        if bi == bj:
+            on = f"body {bi!r}" if bi else "the world"
+            _err(issues, path, f"both frames are on {on}; a {what} needs two different bodies",
+                 "Put frame_j on the other body.", code="same-body")
+        elif grounded(bi) and grounded(bj):
+            _err(issues, path, f"both frames are on the ground (world or fixed bodies); "
+                 f"the {what} connects nothing that moves", code="grounded-pair")
+
+    for j in model.joints:
+        pair(f"joint {j.name!r}", j.frame_i, j.frame_j, "joint")
+    for s in model.springs:
+        pair(f"spring {s.name!r}", s.frame_i, s.frame_j, "spring")
+    for b in model.bushings:
+        pair(f"bushing {b.name!r}", b.frame_i, b.frame_j, "bushing")
+
+    for cp in model.couplers:
+        path = f"{'gear pair' if cp.type == 'gear' else 'rack and pinion'} {cp.name!r}"
+        want = ({"joint_i": "revolute", "joint_j": "revolute"} if cp.type == "gear"
+                else {"pinion_joint": "revolute", "rack_joint": "prismatic"})
+        names = [getattr(cp, f) for f in want]
+        for fieldname, jtype in want.items():
+            jn = getattr(cp, fieldname)
+            if jn not in joints:
+                _err(issues, f"{path}: {fieldname}", f"no joint named {jn!r}", _choices("joints", joints))
+            elif joints[jn].type != jtype:
+                _err(issues, f"{path}: {fieldname}",
+                     f"joint {jn!r} is {joints[jn].type}, expected a {jtype} joint")
+        if names[0] == names[1]:
+            _err(issues, path, "couples a joint with itself; name two different joints")
+
+    driven = Counter()
+    for m in model.motions:
+        path = f"motion {m.name!r}"
+        if m.joint not in joints:
+            _err(issues, f"{path}: joint", f"no joint named {m.joint!r}", _choices("joints", joints))
+            continue
+        jtype = joints[m.joint].type
+        dofs = MOTION_DOFS.get(jtype)
+        if dofs is None:
+            _err(issues, f"{path}: joint", f"a {jtype} joint cannot be driven; "
+                 "expected a revolute, prismatic or cylindrical joint")
+            continue
+        dof = m.dof or (dofs[0] if len(dofs) == 1 else None)
+        if dof is None:
+            _err(issues, f"{path}: dof", "a cylindrical joint needs dof 'rotation' or 'translation'")
+        elif dof not in dofs:
+            _err(issues, f"{path}: dof", f"a {jtype} joint has no {dof} to drive")
+        else:
+            driven[(m.joint, dof)] += 1
+        _formula(issues, model, f"{path}: value", m.value, allow_spline=True)
+    for (jn, dof), count in driven.items():
+        if count > 1:
+            _err(issues, f"joint {jn!r}", f"{count} motions drive its {dof}; keep one",
+                 code="over-driven")
+
+    for f in model.forces:
+        path = f"{f.type} {f.name!r}"
+        if f.body not in bodies:
+            _err(issues, f"{path}: body", f"no body named {f.body!r}", _choices("bodies", bodies))
+        elif bodies[f.body].fixed:
+            _warn(issues, f"{path}: body", f"body {f.body!r} is fixed; the {f.type} has no effect")
+        if f.frame not in frames:
+            _err(issues, f"{path}: frame", f"no frame named {f.frame!r}", _choices("frames", frames))
+        _formula(issues, model, f"{path}: value", f.value, allow_spline=not f.actuator)
+
+    for c in model.contacts:
+        path = f"contact {c.name!r}"
+        ok = True
+        for fieldname in ("body_i", "body_j"):
+            bn = getattr(c, fieldname)
+            if bn not in bodies:
+                _err(issues, f"{path}: {fieldname}", f"no body named {bn!r}", _choices("bodies", bodies))
+                ok = False
+            elif bodies[bn].geometry is None:
+                _err(issues, f"{path}: {fieldname}", f"body {bn!r} has no geometry to collide",
+                     code="no-geometry")
+        if ok and c.body_i == c.body_j:
+            _err(issues, path, "a body cannot be in contact with itself", code="same-body")
+        elif ok and bodies[c.body_i].fixed and bodies[c.body_j].fixed:
+            _err(issues, path, "both bodies are fixed; the contact connects nothing that moves",
+                 code="grounded-pair")
+
+    if model.bodies and all(b.fixed for b in model.bodies):
+        _warn(issues, "model", "every body is fixed; nothing will move", code="nothing-moves")
+    return issues
+
+
+def _formula(issues, model, path, text, *, allow_spline):
+    from ..expressions import compile_expression
+    try:
+        compile_expression(text, base_dir=model.directory, allow_spline=allow_spline)
+    except ExpressionError as exc:
+        col = f" at column {exc.column}" if exc.column is not None else ""
+        _err(issues, path, f"{exc.reason}{col}", code="bad-formula")
+
+
+def _choices(what, names) -> str:
+    if not names:
+        return f"The model has no {what}."
+    listed = ", ".join(repr(n) for n in list(names)[:8])
+    more = ", ..." if len(names) > 8 else ""
+    return f"Known {what}: {listed}{more}."

@@ -1,0 +1,174 @@
+"""Simulation results: time series at the output times, energies, reactions, CSV and npz.
+
+Arrays are in SI (m, s, N, N·m, rad); :meth:`Results.to_csv` writes user
+units (mm, N, N·mm) with the unit of every column in its header.
+Positions/orientations are those of each body's own frame (the mesh / Blender
+object origin), ready for keyframes; ``com`` holds the centres of mass.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from .units import from_si, unit
+
+__all__ = ["Results", "load_results"]
+
+
+@dataclass
+class Results:
+    """Time series of one run. ``T`` output times, ``n`` moving bodies.
+
+    status: ``"success"``, ``"cancelled"`` or ``"failed"``; ``message`` says
+    why a run stopped early; the arrays hold every output time computed
+    before that.
+    """
+
+    t: np.ndarray                       # (T,) s
+    body_names: tuple
+    position: np.ndarray                # (T, n, 3) m, body frame origin, world
+    orientation: np.ndarray             # (T, n, 4) (w, x, y, z), sign-continuous
+    com: np.ndarray                     # (T, n, 3) m
+    velocity: np.ndarray                # (T, n, 3) m/s of the COM
+    angular_velocity: np.ndarray        # (T, n, 3) rad/s, world axes
+    acceleration: np.ndarray            # (T, n, 3) m/s²
+    angular_acceleration: np.ndarray    # (T, n, 3) rad/s²
+    joint_names: tuple
+    joint_force: np.ndarray             # (T, nj, 3) N on the body of frame_j, world axes
+    joint_torque: np.ndarray            # (T, nj, 3) N·m on that body about the joint point
+    motion_names: tuple
+    motion_effort: np.ndarray           # (T, nm) N (translation) or N·m (rotation)
+    motion_is_rotation: np.ndarray      # (nm,) bool
+    force_names: tuple
+    force_is_torque: np.ndarray         # (nf,) bool
+    force_magnitude: np.ndarray         # (T, nf) N or N·m (signed, along the axis)
+    force_vector: np.ndarray            # (T, nf, 3) N or N·m, world
+    force_point: np.ndarray             # (T, nf, 3) m, application point, world
+    force_power: np.ndarray             # (T, nf) W
+    actuator_max_power: np.ndarray      # (nf,) W, N_max = F_max v_max / 4 (nan for plain forces)
+    spring_names: tuple
+    spring_is_rotational: np.ndarray    # (ns,) bool
+    spring_force: np.ndarray            # (T, ns) N tension or N·m torque
+    bushing_names: tuple
+    bushing_force: np.ndarray           # (T, nb, 3) N on the body of frame_j
+    bushing_torque: np.ndarray          # (T, nb, 3) N·m
+    kinetic_energy: np.ndarray          # (T,) J
+    potential_energy: np.ndarray        # (T,) J, gravity
+    elastic_energy: np.ndarray          # (T,) J, springs and bushings
+    constraint_error: np.ndarray        # (T,) m, largest |C| of length-type rows
+    constraint_error_angle: np.ndarray  # (T,) rad, largest |C| of angle-type rows
+    velocity_error: np.ndarray          # (T,) largest |J u − v*| (m/s or rad/s)
+    status: str = "success"
+    message: str = ""
+    warnings: tuple = ()
+    redundant_constraints: int = 0
+    initial_correction: float = 0.0     # m or rad, largest move of the initial assembly
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        return self.status == "success"
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        return self.kinetic_energy + self.potential_energy + self.elastic_energy
+
+    def body(self, name: str) -> int:
+        """Index of a body by name."""
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise KeyError(f"no moving body named {name!r}; known: {', '.join(self.body_names)}") from None
+
+    def summary(self) -> str:
+        """One line: status, time span, frames, energy drift and constraint error."""
+        e = self.total_energy
+        drift = float(np.max(np.abs(e - e[0]))) if len(e) else 0.0
+        err = float(np.max(self.constraint_error, initial=0.0)) * 1e3
+        text = (f"{self.status}: t = 0..{self.t[-1] if len(self.t) else 0:g} s, {len(self.t)} frames, "
+                f"{len(self.body_names)} bodies, max constraint error {err:.3g} mm, "
+                f"energy change {drift:.3g} J, {self.stats.get('rhs_evaluations', 0)} evaluations "
+                f"in {self.stats.get('wall_time', 0.0):.3g} s")
+        return text + (f" ({self.message})" if self.message else "")
+
+    # ------------------------------------------------------------------ export
+    def to_csv(self, path: str | os.PathLike) -> None:
+        """Write every channel in user units; the header names each column's unit."""
+        cols: list[tuple[str, np.ndarray]] = [("time [s]", self.t)]
+
+        def add(label, data, kind):
+            cols.append((f"{label} [{unit(kind)}]", from_si(np.asarray(data, float), kind)))
+
+        for k, name in enumerate(self.body_names):
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.position.{axis}", self.position[:, k, a], "length")
+            for a, axis in enumerate("wxyz"):
+                add(f"{name}.orientation.{axis}", self.orientation[:, k, a], "dimensionless")
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.velocity.{axis}", self.velocity[:, k, a], "velocity")
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.angular_velocity.{axis}", self.angular_velocity[:, k, a], "angular_velocity")
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.acceleration.{axis}", self.acceleration[:, k, a], "acceleration")
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.angular_acceleration.{axis}", self.angular_acceleration[:, k, a],
+                    "angular_acceleration")
+        for k, name in enumerate(self.joint_names):
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.reaction_force.{axis}", self.joint_force[:, k, a], "force")
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.reaction_torque.{axis}", self.joint_torque[:, k, a], "torque")
+        for k, name in enumerate(self.motion_names):
+            add(f"{name}.effort", self.motion_effort[:, k], "torque" if self.motion_is_rotation[k] else "force")
+        for k, name in enumerate(self.force_names):
+            kind = "torque" if self.force_is_torque[k] else "force"
+            add(f"{name}.value", self.force_magnitude[:, k], kind)
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.vector.{axis}", self.force_vector[:, k, a], kind)
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.point.{axis}", self.force_point[:, k, a], "length")
+            add(f"{name}.power", self.force_power[:, k], "power")
+        for k, name in enumerate(self.spring_names):
+            add(f"{name}.force", self.spring_force[:, k], "torque" if self.spring_is_rotational[k] else "force")
+        for k, name in enumerate(self.bushing_names):
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.force.{axis}", self.bushing_force[:, k, a], "force")
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.torque.{axis}", self.bushing_torque[:, k, a], "torque")
+        add("energy.kinetic", self.kinetic_energy, "energy")
+        add("energy.potential", self.potential_energy, "energy")
+        add("energy.elastic", self.elastic_energy, "energy")
+        add("energy.total", self.total_energy, "energy")
+        add("constraint_error", self.constraint_error, "length")
+        add("constraint_error_angle", self.constraint_error_angle, "angle")
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow([c[0] for c in cols])
+            data = np.column_stack([c[1] for c in cols]) if len(self.t) else np.zeros((0, len(cols)))
+            writer.writerows(data.tolist())
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Save to a compressed ``.npz`` (SI units); read back with :func:`load_results`."""
+        arrays, meta = {}, {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                arrays[f.name] = value
+            else:
+                meta[f.name] = list(value) if isinstance(value, tuple) else value
+        np.savez_compressed(path, __meta__=np.array(json.dumps(meta, default=float)), **arrays)
+
+
+def load_results(path: str | os.PathLike) -> Results:
+    """Read results saved with :meth:`Results.save`."""
+    with np.load(path, allow_pickle=False) as data:
+        meta = json.loads(str(data["__meta__"]))
+        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    for key, value in meta.items():
+        if isinstance(value, list):
+            meta[key] = tuple(value)
+    return Results(**arrays, **meta)

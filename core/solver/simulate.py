@@ -1,0 +1,377 @@
+"""The front door of the solver: ``simulate(model) -> Results``.
+
+Integrators (the ``METHODS`` registry, like scipy's): the adaptive scipy
+methods RK45, DOP853, BDF, Radau, LSODA, stepped one step at a time so that
+progress can be reported and the run cancelled; fixed-step RK4; and the
+velocity-level Lagrange-multiplier ``stepper`` of seeds 001/004. Between
+steps the constraint error is watched: when it exceeds
+``settings.projection_tolerance`` the state is projected back onto the
+constraints and the adaptive method restarts from there.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+from scipy import integrate
+
+from ..errors import Issue, SolverError
+from ..model import spec
+from ..model.compile import CompiledModel, compile_model
+from ..results import Results
+from ..spatial import cross, quat_mul, quat_to_matrix, quat_unwrap
+from .system import System, _rotation_quat
+
+log = logging.getLogger(__name__)
+
+SCIPY_METHODS = {"RK45": integrate.RK45, "DOP853": integrate.DOP853, "BDF": integrate.BDF,
+                 "Radau": integrate.Radau, "LSODA": integrate.LSODA}
+#: initial assembly moves beyond these (m, rad) earn a warning: parts were placed inconsistently
+_LARGE_CORRECTION = 1e-4
+#: seconds of wall time between progress reports
+_PROGRESS_INTERVAL = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What a progress callback receives."""
+
+    fraction: float     # 0..1 of the simulated time span
+    time: float         # simulated time reached, s
+    frames: int         # output frames computed so far
+    wall_time: float    # s since the run started
+
+
+class _Cancelled(Exception):
+    pass
+
+
+class _Failed(Exception):
+    pass
+
+
+def simulate(model, *, progress=None, settings: spec.SolverSettings | None = None) -> Results:
+    """Solve a model and return its :class:`~core.results.Results`.
+
+    Parameters
+    ----------
+    model : Model, CompiledModel, or path to a model file
+    progress : callable(Progress) -> bool | None, optional
+        Called about every 0.1 s of wall time; returning ``False`` cancels the
+        run, which then returns the frames computed so far with status
+        ``"cancelled"``.
+    settings : SolverSettings, optional
+        Overrides the model's settings.
+
+    Raises
+    ------
+    ModelError
+        when the model is invalid (before anything is integrated).
+    SolverError
+        when the mechanism cannot be assembled at t = 0.
+    """
+    if isinstance(model, (str, os.PathLike)):
+        from ..model.io import load_model
+        model = load_model(Path(model))
+    if isinstance(model, spec.Model):
+        if settings is not None:
+            model = replace(model, settings=settings)
+        cm = compile_model(model)
+    elif isinstance(model, CompiledModel):
+        cm = model if settings is None else replace(model, settings=settings)
+    else:
+        raise TypeError(f"simulate() takes a Model, CompiledModel or a model file path, got {type(model).__name__}")
+    return _Run(cm, progress).run()
+
+
+class _Run:
+    def __init__(self, cm: CompiledModel, progress):
+        self.cm = cm
+        self.s = cm.settings
+        self.sys = System(cm)
+        self.progress = progress
+        self.start = time.perf_counter()
+        self.last_report = self.start
+        self.warnings = list(cm.warnings)
+        dt = 1.0 / self.s.output_rate
+        count = int(math.floor(self.s.end_time / dt + 1e-9)) + 1
+        self.t_out = np.arange(count) * dt
+        self.states: list[np.ndarray] = []
+        self.n_eval = 0
+        self.n_steps = 0
+        self.n_projections = 0
+
+    # -------------------------------------------------------------- helpers
+    def fun(self, t, y):
+        self.n_eval += 1
+        return self.sys.rhs(t, y)
+
+    def report(self, t, force=False):
+        now = time.perf_counter()
+        if self.progress is None or (not force and now - self.last_report < _PROGRESS_INTERVAL):
+            return
+        self.last_report = now
+        info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start)
+        if self.progress(info) is False:
+            raise _Cancelled()
+
+    def check_state(self, t, y):
+        if not np.all(np.isfinite(y)):
+            raise _Failed(f"the solution became NaN/infinite at t = {t:.6g} s; {self.likely_cause()}")
+
+    def likely_cause(self) -> str:
+        """Name the element most likely behind a failure, from the last finite output state."""
+        if not self.states:
+            return "check the initial placement of the parts and the joint frames"
+        y = self.states[-1]
+        sysm = self.sys
+        if sysm.n_rows:
+            B = sysm.bodies(y)
+            K = sysm.kinematics(B)
+            C, *_ = sysm.constraints(K, y[sysm.sl_a], self.t_out[len(self.states) - 1])
+            owners = sysm.layout.row_owner()
+            worst = int(np.argmax(np.abs(C)))
+            if worst < len(owners):
+                return (f"joint {self.cm.joints[owners[worst]]['name']!r} had the largest constraint error; "
+                        "check for a singular position (e.g. a four-bar reaching a dead point) or a stiff force")
+        w = np.linalg.norm(y[sysm.sl_w].reshape(-1, 3), axis=1)
+        k = int(np.argmax(w)) if len(w) else 0
+        name = self.cm.body_names[k] if len(w) else "?"
+        return f"body {name!r} was spinning fastest; check forces, springs and masses acting on it"
+
+    def maybe_project(self, t, y):
+        """Project when the constraint error exceeds the tolerance; returns (y, projected)."""
+        if not self.sys.n_rows:
+            return y, False
+        length, ang, vel = self.sys.constraint_error(t, y)
+        tol = self.s.projection_tolerance
+        if max(length, ang) <= tol and vel <= tol * 1e2:
+            return y, False
+        y2, _, _, ok = self.sys.project(t, y)
+        if not ok:
+            raise _Failed(f"the constraints could not be satisfied at t = {t:.6g} s; {self.likely_cause()}")
+        self.n_projections += 1
+        return y2, True
+
+    # -------------------------------------------------------------- run
+    def run(self) -> Results:
+        sysm, s = self.sys, self.s
+        y0, moved, dv, ok = sysm.project(0.0, sysm.y0)
+        if not ok:
+            length, ang, _ = sysm.constraint_error(0.0, y0)
+            raise SolverError(
+                "the mechanism cannot be assembled at t = 0: the joints cannot all be satisfied "
+                f"(remaining error {length * 1e3:.3g} mm / {ang:.3g} rad); check the joint frames' positions "
+                "and axes, and that motions start at values the mechanism can reach")
+        if moved > _LARGE_CORRECTION:
+            self.warnings.append(Issue(
+                "warning", "large-assembly-correction", "model",
+                f"the initial positions were corrected by up to {moved * 1e3:.3g} mm (or {moved:.3g} rad) "
+                "to satisfy the joints", "Check that the frames of each joint coincide at t = 0."))
+        redundant = sysm.redundancy(0.0, y0)
+        if redundant:
+            self.warnings.append(Issue(
+                "warning", "redundant-constraints", "model",
+                f"{redundant} constraint equation(s) are redundant; the motion is solved, "
+                "but the split of reaction forces among the redundant joints is not unique"))
+        status, message = "success", ""
+        try:
+            if s.integrator in SCIPY_METHODS:
+                self.run_scipy(y0)
+            elif s.integrator == "RK4":
+                self.run_fixed(y0, self.rk4_step)
+            else:
+                self.run_fixed(y0, self.stepper_step)
+        except _Cancelled:
+            status, message = "cancelled", f"cancelled by the user at frame {len(self.states)} of {len(self.t_out)}"
+        except _Failed as exc:
+            status, message = "failed", str(exc)
+        except SolverError as exc:
+            status, message = "failed", str(exc)
+        for w in self.warnings:
+            log.warning("%s", w)
+        return self.collect(status, message, redundant, moved)
+
+    def emit(self, t_new, y_of):
+        """Store the output states for every output time up to t_new."""
+        k = len(self.states)
+        while k < len(self.t_out) and self.t_out[k] <= t_new + 1e-12:
+            self.states.append(y_of(self.t_out[k]))
+            k += 1
+
+    def run_scipy(self, y0):
+        s = self.s
+        method = SCIPY_METHODS[s.integrator]
+        t_end = self.t_out[-1]
+        self.states.append(y0)
+        if t_end <= 0:
+            return
+        t, y = 0.0, y0
+        first_step = None
+        while t < t_end:
+            solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
+                            max_step=s.max_step or np.inf, first_step=first_step)
+            while solver.status == "running":
+                msg = solver.step()
+                self.n_steps += 1
+                if solver.status == "failed":
+                    raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; {self.likely_cause()}")
+                self.check_state(solver.t, solver.y)
+                dense = solver.dense_output()
+                self.emit(solver.t, lambda tt, d=dense: d(tt))
+                self.report(solver.t)
+                y_new, projected = self.maybe_project(solver.t, solver.y)
+                if projected:
+                    t, y = solver.t, y_new
+                    first_step = min(solver.step_size, t_end - t) if solver.step_size else None
+                    if first_step is not None and first_step <= 0:
+                        first_step = None
+                    break
+            else:
+                t = t_end
+
+    def run_fixed(self, y0, step_fn):
+        s = self.s
+        dt_out = 1.0 / s.output_rate
+        sub = max(1, int(math.ceil(dt_out / s.step - 1e-9)))
+        h = dt_out / sub
+        y = y0
+        self.states.append(y0)
+        for k in range(1, len(self.t_out)):
+            t = self.t_out[k - 1]
+            for i in range(sub):
+                y = step_fn(t + i * h, y, h)
+                self.n_steps += 1
+            t = self.t_out[k]
+            self.check_state(t, y)
+            y, _ = self.maybe_project(t, y)
+            self.states.append(y)
+            self.report(t)
+
+    def rk4_step(self, t, y, h):
+        f = self.fun
+        k1 = f(t, y)
+        k2 = f(t + 0.5 * h, y + 0.5 * h * k1)
+        k3 = f(t + 0.5 * h, y + 0.5 * h * k2)
+        k4 = f(t + h, y + h * k3)
+        return y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+
+    def stepper_step(self, t, y, h):
+        """Velocity-level step (seeds 001/004): v* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Jv*)."""
+        sysm = self.sys
+        self.n_eval += 1
+        n = sysm.n
+        B = sysm.bodies(y)
+        K = sysm.kinematics(B)
+        C, J, _, vel_t, _, coords = sysm.constraints(K, y[sysm.sl_a], t)
+        f, _ = sysm.forces(t, B, K, coords)
+        u = np.concatenate([B.v, B.w], axis=1)
+        v_star = u + h * sysm.minv(B, f)
+        m = sysm.n_rows
+        if m:
+            Jf = J.reshape(m, -1)
+            JM = sysm.minv(B, J).reshape(m, -1)
+            # error reduction: remove a fraction erp of the position error in this step
+            b = vel_t - (self.s.erp / h) * np.where(sysm.position_rows, C, 0.0)
+            impulse = sysm.solve_multipliers(JM @ Jf.T, b - Jf @ v_star.ravel())
+            v_star = v_star + (JM.T @ impulse).reshape(n, 6)
+        y_new = y.copy()
+        y_new[sysm.sl_v] = v_star[:, :3].ravel()
+        y_new[sysm.sl_w] = v_star[:, 3:].ravel()
+        y_new[sysm.sl_x] = y[sysm.sl_x] + h * v_star[:, :3].ravel()
+        y_new[sysm.sl_q] = quat_mul(_rotation_quat(h * v_star[:, 3:]), B.q).ravel()
+        if sysm.n_angles:
+            ac = sysm.angle_coords
+            val, Ji, Jj, bi, bj, _ = coords
+            w_ext = np.concatenate([v_star[:, 3:], np.zeros((1, 3))])
+            rate = (np.einsum("kj,kj->k", Ji[ac, 3:], w_ext[bi[ac]]) + np.einsum("kj,kj->k", Jj[ac, 3:], w_ext[bj[ac]]))
+            y_new[sysm.sl_a] = y[sysm.sl_a] + h * rate
+        return y_new
+
+    # -------------------------------------------------------------- results
+    def collect(self, status, message, redundant, moved) -> Results:
+        cm, sysm = self.cm, self.sys
+        T = len(self.states)
+        n, nj, nm = sysm.n, len(cm.joints), sysm.n_motions
+        nf = len(sysm.applied.names)
+        ts_names = sysm.tsprings.names
+        rs_names = sysm.rsprings.names
+        ns = len(ts_names) + len(rs_names)
+        nb = len(sysm.bushings.names)
+        z = lambda *shape: np.zeros((T, *shape))  # noqa: E731
+        out = dict(position=z(n, 3), orientation=z(n, 4), com=z(n, 3), velocity=z(n, 3),
+                   angular_velocity=z(n, 3), acceleration=z(n, 3), angular_acceleration=z(n, 3),
+                   joint_force=z(nj, 3), joint_torque=z(nj, 3), motion_effort=z(nm),
+                   force_magnitude=z(nf), force_vector=z(nf, 3), force_point=z(nf, 3), force_power=z(nf),
+                   spring_force=z(ns), bushing_force=z(nb, 3), bushing_torque=z(nb, 3),
+                   kinetic_energy=z(), potential_energy=z(), elastic_energy=z(), constraint_error=z(),
+                   constraint_error_angle=z(), velocity_error=z())
+        owners = sysm.layout.row_owner()
+        n_joint_rows = sysm.layout.n_rows
+        mj_body = np.array([cm.marker_body[j["mj"]] for j in cm.joints], int)
+        mi_body = np.array([cm.marker_body[j["mi"]] for j in cm.joints], int)
+        for k, (t, y) in enumerate(zip(self.t_out[:T], self.states)):
+            d = sysm.evaluate(t, y, details=True)
+            B, K = d["bodies"], d["kin"]
+            out["com"][k] = B.x
+            out["orientation"][k] = B.q
+            out["position"][k] = B.x - np.einsum("kij,kj->ki", B.R, cm.com_B)
+            out["velocity"][k], out["angular_velocity"][k] = B.v, B.w
+            out["acceleration"][k], out["angular_acceleration"][k] = d["udot"][:, :3], d["udot"][:, 3:]
+            if nj:
+                # generalized constraint force of each joint's rows on each body
+                per_row = d["J"][:n_joint_rows] * d["lam"][:n_joint_rows, None, None]
+                per_joint = np.zeros((nj, n + 1, 6))
+                np.add.at(per_joint[:, :n], owners, per_row)
+                # report on frame_j's body, or minus the reaction on frame_i's body when j is ground
+                use_j = mj_body >= 0
+                body = np.where(use_j, mj_body, mi_body)
+                wrench = per_joint[np.arange(nj), body] * np.where(use_j, 1.0, -1.0)[:, None]
+                arm = np.array([K.r[j["mj"]] if use_j[i] else K.p[j["mj"]] - B.x[mi_body[i]]
+                                for i, j in enumerate(cm.joints)])
+                force = wrench[:, :3]
+                out["joint_force"][k] = force
+                out["joint_torque"][k] = wrench[:, 3:] - cross(arm, force)
+            if nm:
+                out["motion_effort"][k] = d["lam"][n_joint_rows:n_joint_rows + nm]
+            if nf:
+                out["force_magnitude"][k] = d["force_magnitude"]
+                out["force_vector"][k] = d["force_vector"]
+                out["force_point"][k] = d["force_point"]
+                out["force_power"][k] = d["force_power"]
+            if ns:
+                out["spring_force"][k] = np.concatenate([d["spring_tension"], d["torsion_torque"]])
+            if nb:
+                out["bushing_force"][k], out["bushing_torque"][k] = d["bushing_force"], d["bushing_torque"]
+            ke = 0.5 * np.sum(cm.mass * np.einsum("ij,ij->i", B.v, B.v)) + \
+                0.5 * np.sum(np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w))
+            out["kinetic_energy"][k] = ke
+            out["potential_energy"][k] = -np.sum(cm.mass * (B.x @ cm.gravity))
+            out["elastic_energy"][k] = d["spring_energy"]
+            if sysm.n_rows:
+                Cp = np.where(sysm.position_rows, np.abs(d["C"]), 0.0)
+                out["constraint_error"][k] = np.max(Cp[~sysm.row_is_angle], initial=0.0)
+                out["constraint_error_angle"][k] = np.max(Cp[sysm.row_is_angle], initial=0.0)
+                out["velocity_error"][k] = np.max(np.abs(d["vel_error"]), initial=0.0)
+        if T:
+            out["orientation"] = quat_unwrap(out["orientation"])
+        return Results(
+            t=self.t_out[:T].copy(), body_names=cm.body_names,
+            joint_names=tuple(j["name"] for j in cm.joints),
+            motion_names=tuple(m["name"] for m in cm.motions),
+            motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
+            force_names=sysm.applied.names, force_is_torque=sysm.applied.torque.copy(),
+            actuator_max_power=sysm.applied.max_power() if nf else np.zeros(0),
+            spring_names=tuple(ts_names) + tuple(rs_names),
+            spring_is_rotational=np.array([False] * len(ts_names) + [True] * len(rs_names), bool),
+            bushing_names=sysm.bushings.names,
+            status=status, message=message, warnings=tuple(str(w) for w in self.warnings),
+            redundant_constraints=redundant, initial_correction=moved,
+            stats=dict(rhs_evaluations=self.n_eval, steps=self.n_steps, projections=self.n_projections,
+                       wall_time=time.perf_counter() - self.start, integrator=self.s.integrator),
+            **out)

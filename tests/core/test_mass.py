@@ -1,0 +1,334 @@
+"""Tests of core.model.mass against closed-form mass properties.
+
+Every solid is checked in two unit scales: built directly in metres, and
+built in millimetres then converted with ``core.units.to_si``.  The two must
+agree to rtol 1e-12: the only difference is the rounding of each coordinate
+times 1e-3 (relative error ~1e-16), and mass properties are sums of products
+of at most five coordinates over a few thousand triangles.
+
+The meshes are polyhedra, so they are compared with formulas exact for the
+polyhedron (tight tolerance, 1e-10: floating-point summation only) and, where
+the mesh approximates a curved solid, with the continuum formula at a
+tolerance derived from the segment count.
+"""
+import logging
+
+import numpy as np
+import pytest
+import trimesh
+
+from core.errors import MeshError
+from core.model.mass import MassProperties, explicit_mass_properties, mass_properties_from_mesh
+from core.units import to_si
+
+EXACT = 1e-10  # polyhedron-exact formulas: floating-point summation only
+SCALES = ["m", "mm"]
+
+
+def in_metres(vertices_m: np.ndarray, scale: str) -> np.ndarray:
+    """The same vertices, built in ``scale`` and converted to metres."""
+    if scale == "m":
+        return vertices_m
+    return to_si(vertices_m * 1e3, "length")
+
+
+def box(a: float, b: float, c: float, offset=(0.0, 0.0, 0.0)) -> trimesh.Trimesh:
+    return trimesh.creation.box(extents=(a, b, c), transform=trimesh.transformations.translation_matrix(offset))
+
+
+def torus(R: float, r: float, n_major: int, n_minor: int) -> tuple[np.ndarray, np.ndarray]:
+    """Torus about z: tube of radius r around a circle of radius R, outward wound."""
+    theta = 2 * np.pi * np.arange(n_major) / n_major  # around z
+    phi = 2 * np.pi * np.arange(n_minor) / n_minor  # around the tube
+    rho = R + r * np.cos(phi)
+    vertices = np.stack(
+        [
+            np.outer(np.cos(theta), rho),
+            np.outer(np.sin(theta), rho),
+            np.broadcast_to(r * np.sin(phi), (n_major, n_minor)),
+        ],
+        axis=-1,
+    ).reshape(-1, 3)
+    i, j = np.meshgrid(np.arange(n_major), np.arange(n_minor), indexing="ij")
+    i1, j1 = (i + 1) % n_major, (j + 1) % n_minor
+    a, b, c, d = i * n_minor + j, i1 * n_minor + j, i1 * n_minor + j1, i * n_minor + j1
+    faces = np.concatenate([np.stack([a, b, c], -1), np.stack([a, c, d], -1)]).reshape(-1, 3)
+    return vertices, faces
+
+
+def assert_same(p: MassProperties, q: MassProperties, rtol: float):
+    np.testing.assert_allclose(p.mass, q.mass, rtol=rtol)
+    np.testing.assert_allclose(p.volume, q.volume, rtol=rtol)
+    scale = np.abs(q.inertia).max()
+    np.testing.assert_allclose(p.inertia, q.inertia, rtol=rtol, atol=rtol * scale)
+    np.testing.assert_allclose(p.com, q.com, atol=rtol * np.cbrt(q.volume))
+
+
+# --------------------------------------------------------------------------- closed forms
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_box(scale):
+    a, b, c, rho = 0.04, 0.1, 0.25, 7850.0
+    mesh = box(a, b, c)
+    p = mass_properties_from_mesh(in_metres(mesh.vertices, scale), mesh.faces, name="Box", density=rho)
+    m = rho * a * b * c
+    np.testing.assert_allclose(p.volume, a * b * c, rtol=EXACT)
+    np.testing.assert_allclose(p.mass, m, rtol=EXACT)
+    np.testing.assert_allclose(p.com, 0.0, atol=EXACT * c)
+    expected = m / 12 * np.diag([b**2 + c**2, a**2 + c**2, a**2 + b**2])
+    np.testing.assert_allclose(p.inertia, expected, rtol=EXACT, atol=EXACT * expected.max())
+    np.testing.assert_allclose(p.principal_moments, np.sort(np.diag(expected)), rtol=EXACT)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_cylinder(scale):
+    r, h, rho, n = 0.03, 0.2, 2700.0, 256
+    mesh = trimesh.creation.cylinder(radius=r, height=h, sections=n)
+    # the mesh is the prism over a regular n-gon inscribed in the circle
+    np.testing.assert_allclose(np.hypot(*mesh.vertices[:, :2].T).max(), r, rtol=1e-12)
+    p = mass_properties_from_mesh(in_metres(mesh.vertices, scale), mesh.faces, name="Shaft", density=rho)
+
+    # polygon-exact: n triangles (apex angle t) of area ½r² sin t and polar
+    # moment (area/6)·r²(2 + cos t) about the centre
+    t = 2 * np.pi / n
+    area = n / 2 * r**2 * np.sin(t)
+    m = rho * area * h
+    i_axis = m * r**2 * (2 + np.cos(t)) / 6
+    i_perp = i_axis / 2 + m * h**2 / 12  # regular polygon: in-plane moments isotropic
+    np.testing.assert_allclose(p.mass, m, rtol=EXACT)
+    np.testing.assert_allclose(np.diag(p.inertia), [i_perp, i_perp, i_axis], rtol=EXACT)
+    np.testing.assert_allclose(p.com, 0.0, atol=EXACT * h)
+
+    # continuum: mass ratio sin(t)/t ≈ 1 - t²/6, i_axis ratio ≈ 1 - t²/3;
+    # rtol t²/2 (= 3e-4 for 256 sections) bounds both
+    m_c = rho * np.pi * r**2 * h
+    rtol = t**2 / 2
+    np.testing.assert_allclose(p.mass, m_c, rtol=rtol)
+    np.testing.assert_allclose(p.inertia[2, 2], m_c * r**2 / 2, rtol=rtol)
+    np.testing.assert_allclose(p.inertia[0, 0], m_c * (3 * r**2 + h**2) / 12, rtol=rtol)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_torus(scale):
+    R, r, rho, n_major, n_minor = 0.1, 0.025, 1000.0, 180, 60
+    vertices, faces = torus(R, r, n_major, n_minor)
+    p = mass_properties_from_mesh(in_metres(vertices, scale), faces, name="Ring", density=rho)
+
+    # Polyhedron-exact.  Each quad joins two parallel chords, so it is a planar
+    # trapezoid, and the segment between major angles θ_i, θ_i+1 (step a) is
+    # {ρ c(s) + z e_z : (ρ, z) in the cross-section n-gon P, s in [0, 1]} with
+    # c(s) = (1-s) u_i + s u_i+1.  Its volume element is ρ sin(a) dA ds and
+    # |c(s)|² integrates to 1 - (1 - cos a)/3 over s.  For a regular n-gon
+    # (n >= 4) centred at ρ = R: ∫ρ dA = A R, ∫ρ³ dA = A R³ + 3R J/2,
+    # ∫z²ρ dA = R J/2, with area A and polar moment J about its centre.
+    a, b = 2 * np.pi / n_major, 2 * np.pi / n_minor
+    A = n_minor / 2 * r**2 * np.sin(b)
+    J = n_minor * r**4 * np.sin(b) * (2 + np.cos(b)) / 12
+    k = rho * n_major * np.sin(a)
+    chord = 1 - (1 - np.cos(a)) / 3
+    m = k * A * R
+    i_axis = k * chord * (A * R**3 + 1.5 * R * J)
+    i_diam = i_axis / 2 + k * R * J / 2
+    np.testing.assert_allclose(p.mass, m, rtol=EXACT)
+    np.testing.assert_allclose(np.diag(p.inertia), [i_diam, i_diam, i_axis], rtol=EXACT)
+    np.testing.assert_allclose(p.inertia - np.diag(np.diag(p.inertia)), 0.0, atol=EXACT * i_axis)
+    np.testing.assert_allclose(p.com, 0.0, atol=EXACT * R)
+
+    # continuum: the inscribed n-gon loses a relative b²/6 of area and the
+    # chorded major sweep a²/6 of volume (sin x / x ≈ 1 - x²/6); the moments
+    # lose at most twice as much (the chord factor adds a²/6, the n-gon's polar
+    # moment b²/3).  rtol (a² + b²)/2 (= 6.1e-3 here) bounds them; the actual
+    # deficits are 2.0e-3 (mass) and 2.4e-3 (moments)
+    m_c = rho * 2 * np.pi**2 * R * r**2
+    rtol = (a**2 + b**2) / 2
+    np.testing.assert_allclose(p.mass, m_c, rtol=rtol)
+    np.testing.assert_allclose(p.inertia[2, 2], m_c * (R**2 + 0.75 * r**2), rtol=rtol)
+    np.testing.assert_allclose(p.inertia[0, 0], m_c * (R**2 / 2 + 5 / 8 * r**2), rtol=rtol)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: box(0.04, 0.1, 0.25, offset=(0.3, -0.2, 0.05)),
+        lambda: trimesh.creation.cylinder(radius=0.03, height=0.2, sections=64),
+        lambda: trimesh.Trimesh(*torus(0.1, 0.025, 48, 24), process=False),
+    ],
+    ids=["box", "cylinder", "torus"],
+)
+def test_metre_and_millimetre_scales_agree(make):
+    mesh = make()
+    in_m = mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Part", density=1200.0)
+    in_mm = mass_properties_from_mesh(in_metres(mesh.vertices, "mm"), mesh.faces, name="Part", density=1200.0)
+    assert_same(in_mm, in_m, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_offset_box_com(scale):
+    a, b, c, rho, offset = 0.04, 0.1, 0.25, 1000.0, np.array([0.3, -0.2, 0.05])
+    mesh = box(a, b, c, offset=offset)
+    p = mass_properties_from_mesh(in_metres(mesh.vertices, scale), mesh.faces, name="Arm", density=rho)
+    np.testing.assert_allclose(p.com, offset, rtol=EXACT)
+    # inertia is about the centre of mass, so the offset does not change it
+    m = rho * a * b * c
+    expected = m / 12 * np.diag([b**2 + c**2, a**2 + c**2, a**2 + b**2])
+    np.testing.assert_allclose(p.inertia, expected, rtol=1e-9, atol=1e-9 * expected.max())
+
+
+def test_mass_given_instead_of_density():
+    a, b, c, m = 0.04, 0.1, 0.25, 3.0
+    mesh = box(a, b, c)
+    p = mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Box", mass=m)
+    np.testing.assert_allclose(p.mass, m, rtol=EXACT)
+    np.testing.assert_allclose(np.diag(p.inertia), m / 12 * np.array([b**2 + c**2, a**2 + c**2, a**2 + b**2]), rtol=EXACT)
+    by_density = mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Box", density=m / (a * b * c))
+    assert_same(p, by_density, rtol=EXACT)
+
+
+def test_principal_axes_right_handed_and_diagonalising():
+    rotation = trimesh.transformations.euler_matrix(0.3, -0.7, 1.1)
+    mesh = box(0.04, 0.1, 0.25)
+    mesh.apply_transform(rotation)
+    p = mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Tilted", density=1000.0)
+    axes = p.principal_axes
+    np.testing.assert_allclose(np.linalg.det(axes), 1.0)
+    np.testing.assert_allclose(axes.T @ p.inertia @ axes, np.diag(p.principal_moments), atol=1e-12 * p.principal_moments.max())
+    assert np.all(np.diff(p.principal_moments) > 0)
+    with pytest.raises(ValueError):
+        p.inertia[0, 0] = 1.0  # read-only
+
+
+# --------------------------------------------------------------------------- mesh defects
+
+
+def test_split_vertex_mesh_is_still_closed():
+    mesh = box(0.04, 0.1, 0.25)
+    split_vertices = mesh.vertices[mesh.faces].reshape(-1, 3)  # STL style: 3 per triangle
+    split_faces = np.arange(len(split_vertices)).reshape(-1, 3)
+    p = mass_properties_from_mesh(split_vertices, split_faces, name="Stl", density=1000.0)
+    q = mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Stl", density=1000.0)
+    assert_same(p, q, rtol=EXACT)
+
+
+def test_open_mesh_raises_mesh_error_naming_body():
+    mesh = box(0.04, 0.1, 0.25)
+    with pytest.raises(MeshError, match=r"body 'Link': mesh is not closed \(3 open edges\).*convex_hull"):
+        mass_properties_from_mesh(mesh.vertices, mesh.faces[1:], name="Link", density=1000.0)
+
+
+def test_convex_hull_fallback_on_open_mesh(caplog):
+    mesh = box(0.04, 0.1, 0.25, offset=(0.1, 0.0, 0.0))
+    closed = mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Link", density=1000.0)
+    with caplog.at_level(logging.WARNING, logger="core.model.mass"):
+        p = mass_properties_from_mesh(mesh.vertices, mesh.faces[2:], name="Link", density=1000.0, fallback="convex_hull")
+    assert_same(p, closed, rtol=EXACT)  # the hull of a box is the box
+    assert any("'Link'" in r.getMessage() and "convex hull" in r.getMessage() for r in caplog.records)
+
+
+def test_convex_hull_fallback_of_flat_open_mesh_raises():
+    vertices = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]])
+    with pytest.raises(MeshError, match="'Sheet'.*convex hull has no volume"):
+        mass_properties_from_mesh(vertices, [[0, 1, 2], [1, 3, 2]], name="Sheet", density=1.0, fallback="convex_hull")
+
+
+def test_inverted_winding_is_fixed():
+    mesh = box(0.04, 0.1, 0.25, offset=(0.0, 0.1, 0.0))
+    p = mass_properties_from_mesh(mesh.vertices, mesh.faces[:, ::-1], name="Inside", density=1000.0)
+    q = mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Inside", density=1000.0)
+    assert p.volume > 0
+    assert_same(p, q, rtol=EXACT)
+
+
+def test_inconsistent_winding_raises():
+    mesh = box(0.04, 0.1, 0.25)
+    faces = mesh.faces.copy()
+    faces[0] = faces[0, ::-1]
+    with pytest.raises(MeshError, match="'Flip'.*not consistently oriented"):
+        mass_properties_from_mesh(mesh.vertices, faces, name="Flip", density=1000.0)
+
+
+def test_flat_closed_mesh_has_no_volume():
+    vertices = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    with pytest.raises(MeshError, match="'Card'.*no volume"):
+        mass_properties_from_mesh(vertices, [[0, 1, 2], [0, 2, 1]], name="Card", density=1.0)
+
+
+def test_empty_mesh():
+    with pytest.raises(MeshError, match="'Nothing'.*no faces"):
+        mass_properties_from_mesh(np.zeros((0, 3)), np.zeros((0, 3), int), name="Nothing", density=1.0)
+
+
+# --------------------------------------------------------------------------- argument validation
+
+
+@pytest.mark.parametrize("density", [0.0, -5.0, float("nan"), float("inf"), "heavy"])
+def test_bad_density(density):
+    mesh = box(1, 1, 1)
+    with pytest.raises(ValueError, match="body 'Box': density must be a finite number > 0"):
+        mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Box", density=density)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"density": 1.0, "mass": 1.0}, "give exactly one of density and mass"),
+        ({}, "give exactly one of density and mass"),
+        ({"mass": -1.0}, "mass must be a finite number > 0"),
+        ({"density": 1.0, "fallback": "bbox"}, r"unknown mass fallback 'bbox'.*'none', 'convex_hull'"),
+    ],
+)
+def test_bad_arguments(kwargs, message):
+    mesh = box(1, 1, 1)
+    with pytest.raises(ValueError, match=f"body 'Box': {message}"):
+        mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Box", **kwargs)
+
+
+def test_bad_mesh_arrays():
+    mesh = box(1, 1, 1)
+    vertices = mesh.vertices.copy()
+    vertices[3, 1] = np.nan
+    with pytest.raises(ValueError, match="'Box': 1 vertex coordinates are not finite"):
+        mass_properties_from_mesh(vertices, mesh.faces, name="Box", density=1.0)
+    faces = mesh.faces.copy()
+    faces[0, 0] = 8
+    with pytest.raises(ValueError, match=r"'Box': face vertex indices must be in \[0, 7\]"):
+        mass_properties_from_mesh(mesh.vertices, faces, name="Box", density=1.0)
+    with pytest.raises(ValueError, match="'Box': faces must be integer"):
+        mass_properties_from_mesh(mesh.vertices, mesh.faces.astype(float), name="Box", density=1.0)
+
+
+# --------------------------------------------------------------------------- explicit properties
+
+
+def test_explicit_mass_properties():
+    inertia = np.array([[2.0, 0.1, 0.0], [0.1, 3.0, 0.0], [0.0, 0.0, 4.0]])
+    p = explicit_mass_properties(name="Given", mass=5.0, com=[0.1, 0.2, 0.3], inertia=inertia)
+    assert p.mass == 5.0 and np.isnan(p.volume)
+    np.testing.assert_array_equal(p.com, [0.1, 0.2, 0.3])
+    np.testing.assert_allclose(p.principal_moments, np.linalg.eigvalsh(inertia))
+    np.testing.assert_allclose(np.linalg.det(p.principal_axes), 1.0)
+    # a thin plate sits exactly on the triangle inequality: accepted
+    explicit_mass_properties(name="Plate", mass=1.0, com=np.zeros(3), inertia=np.diag([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize(
+    "inertia, message",
+    [
+        (np.diag([1.0, -1.0, 1.0]), "not positive definite"),
+        (np.diag([0.0, 1.0, 1.0]), "not positive definite"),
+        ([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], "not symmetric"),
+        (np.diag([1.0, 1.0, 3.0]), "triangle inequality"),
+        (np.eye(2), "3x3"),
+        (np.diag([1.0, np.nan, 1.0]), "finite"),
+    ],
+)
+def test_explicit_inertia_rejected(inertia, message):
+    with pytest.raises(ValueError, match=f"body 'Given': .*{message}"):
+        explicit_mass_properties(name="Given", mass=1.0, com=np.zeros(3), inertia=inertia)
+
+
+@pytest.mark.parametrize("kwargs", [{"mass": 0.0}, {"mass": float("nan")}, {"com": [0.0, 1.0]}])
+def test_explicit_mass_and_com_rejected(kwargs):
+    args = {"mass": 1.0, "com": np.zeros(3), "inertia": np.eye(3)} | kwargs
+    with pytest.raises(ValueError, match="body 'Given'"):
+        explicit_mass_properties(name="Given", **args)

@@ -1,0 +1,278 @@
+"""Tests of spline(path): file rules, interpolation, derivatives, path safety."""
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.interpolate import Akima1DInterpolator
+
+from core.errors import ExpressionError
+from core.expressions import compile_expression
+from core.expressions.spline import MAX_BYTES
+
+TIMES = [0.0, 1.0, 2.0, 3.0, 4.5]
+VALUES = [0.0, 2.0, 1.0, 5.0, 4.0]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def spline_of(tmp_path: Path, name: str, text: str):
+    write(tmp_path, name, text)
+    return compile_expression(f"spline({name})", base_dir=tmp_path)
+
+
+def csv(times=TIMES, values=VALUES, sep=",") -> str:
+    return "".join(f"{t}{sep}{v}\n" for t, v in zip(times, values))
+
+
+def assert_knots(expr, times=TIMES, values=VALUES):
+    assert expr(np.array(times)).tolist() == list(values)
+    assert [expr(t) for t in times] == list(values)
+
+
+# --- file rules -------------------------------------------------------------
+
+@pytest.mark.parametrize("sep", [",", ";", "\t", " ", "   ", ", ", " ; "])
+def test_delimiters_are_detected(tmp_path, sep):
+    assert_knots(spline_of(tmp_path, "f.txt", csv(sep=sep)))
+
+
+def test_mixed_runs_of_spaces_and_tabs(tmp_path):
+    text = "0  0\n1 \t 2\n2\t\t1\n3 5\n4.5      4\n"
+    assert_knots(spline_of(tmp_path, "f.dat", text))
+
+
+def test_further_columns_are_ignored(tmp_path):
+    text = "".join(f"{t},{v},{99 * v},text\n" for t, v in zip(TIMES, VALUES))
+    assert_knots(spline_of(tmp_path, "f.csv", text))
+
+
+def test_header_and_comment_rows_are_skipped(tmp_path):
+    text = "# exported by CAD\ntime [s],force [N]\nt,F\n\n" + csv() + "end of data\n"
+    assert_knots(spline_of(tmp_path, "f.csv", text))
+
+
+def test_non_finite_rows_are_skipped(tmp_path):
+    text = csv() + "5,nan\ninf,3\n"
+    assert_knots(spline_of(tmp_path, "f.csv", text))
+
+
+def test_utf8_bom_and_crlf(tmp_path):
+    (tmp_path / "f.csv").write_bytes(b"\xef\xbb\xbf" + csv().replace("\n", "\r\n").encode())
+    assert_knots(compile_expression("spline(f.csv)", base_dir=tmp_path))
+
+
+def test_unsorted_rows_are_sorted(tmp_path):
+    order = [3, 0, 4, 2, 1]
+    text = csv([TIMES[i] for i in order], [VALUES[i] for i in order])
+    assert_knots(spline_of(tmp_path, "f.csv", text))
+
+
+def test_identical_duplicates_are_collapsed(tmp_path):
+    text = csv() + "0.0,0.0\n1.0,2.0\n1,2\n4.5,4.0\n"
+    expr = spline_of(tmp_path, "f.csv", text)
+    reference = spline_of(tmp_path, "g.csv", csv())
+    assert_knots(expr)
+    t = np.linspace(-1, 6, 57)
+    assert np.array_equal(expr(t), reference(t))
+
+
+def test_conflicting_duplicates_are_averaged(tmp_path):
+    text = "0,0\n1,1\n1,3\n1,2\n2,1\n3,5\n4.5,4\n"
+    expr = spline_of(tmp_path, "f.csv", text)
+    assert expr(1.0) == 2.0  # (1 + 3 + 2) / 3
+    assert_knots(expr)
+
+
+@pytest.mark.parametrize("text, count", [
+    ("", 0),
+    ("time,value\n", 0),
+    ("a,b\nc,d\n", 0),
+    ("time,value\n1.0,2.0\n", 1),
+    ("1.0\n2.0\n3.0\n", 0),  # one column only
+])
+def test_fewer_than_two_valid_rows(tmp_path, text, count):
+    with pytest.raises(ExpressionError) as info:
+        spline_of(tmp_path, "f.csv", text)
+    assert f"has {count} valid (time, value) row(s); at least 2 are needed" in info.value.reason
+    assert info.value.column == 8
+
+
+def test_one_distinct_time_is_an_error(tmp_path):
+    with pytest.raises(ExpressionError, match="3 valid rows but only 1 distinct time"):
+        spline_of(tmp_path, "f.csv", "1,1\n1,2\n1,3\n")
+
+
+def test_binary_garbage_has_no_valid_rows(tmp_path):
+    (tmp_path / "f.bin").write_bytes(bytes(range(256)) * 10)
+    with pytest.raises(ExpressionError, match="has 0 valid"):
+        compile_expression("spline(f.bin)", base_dir=tmp_path)
+
+
+# --- interpolation and derivatives ------------------------------------------
+
+def test_matches_scipy_akima_inside(tmp_path):
+    expr = spline_of(tmp_path, "f.csv", csv())
+    akima = Akima1DInterpolator(TIMES, VALUES)
+    t = np.linspace(0, 4.5, 91)
+    assert np.allclose(expr(t), akima(t), rtol=0, atol=1e-14)
+    assert np.allclose(expr.d1(t), akima.derivative(1)(t), rtol=0, atol=1e-13)
+    assert np.allclose(expr.d2(t), akima.derivative(2)(t), rtol=0, atol=1e-12)
+    assert expr.d1(2.3) == pytest.approx(float(akima.derivative(1)(2.3)), abs=1e-14)
+
+
+def test_held_constant_outside_with_zero_derivatives(tmp_path):
+    expr = spline_of(tmp_path, "f.csv", csv())
+    outside = np.array([-10.0, -1e-9, 4.5 + 1e-9, 100.0])
+    assert expr(outside).tolist() == [0.0, 0.0, 4.0, 4.0]
+    assert expr.d1(outside).tolist() == [0.0] * 4
+    assert expr.d2(outside).tolist() == [0.0] * 4
+    assert expr(-3.0) == 0.0 and expr.d1(7.0) == 0.0
+
+
+def test_two_points_interpolate_linearly(tmp_path):
+    expr = spline_of(tmp_path, "f.csv", "1,10\n3,20\n")
+    assert expr(2.0) == 15.0 and expr(0.0) == 10.0 and expr(5.0) == 20.0
+    assert expr.d1(1.5) == 5.0 and expr.d2(1.5) == 0.0
+    assert expr.d1(0.0) == 0.0
+
+
+def test_inside_a_larger_formula(tmp_path):
+    write(tmp_path, "f.csv", csv())
+    expr = compile_expression("2*spline(f.csv) + 1 + 0*t^2", base_dir=tmp_path)
+    akima = Akima1DInterpolator(TIMES, VALUES)
+    assert expr(1.7) == pytest.approx(2 * float(akima(1.7)) + 1, abs=1e-14)
+    assert expr.d1(1.7) == pytest.approx(2 * float(akima.derivative(1)(1.7)), abs=1e-13)
+    assert expr.d2(1.7) == pytest.approx(2 * float(akima.derivative(2)(1.7)), abs=1e-12)
+    assert not expr.is_constant
+
+
+def test_derivatives_match_finite_differences(tmp_path):
+    expr = spline_of(tmp_path, "f.csv", csv())
+    h = 1e-6  # piecewise cubics: FD truncation h^2/6 |f'''| < 1e-10
+    for t in (0.4, 1.5, 2.7, 3.9):
+        assert expr.d1(t) == pytest.approx((expr(t + h) - expr(t - h)) / (2 * h), abs=1e-7)
+        assert expr.d2(t) == pytest.approx((expr.d1(t + h) - expr.d1(t - h)) / (2 * h), abs=1e-6)
+
+
+# --- paths --------------------------------------------------------------------
+
+def test_relative_path_resolved_against_base_dir(tmp_path):
+    (tmp_path / "data").mkdir()
+    write(tmp_path / "data", "force.csv", csv())
+    expr = compile_expression("spline(data/force.csv)", base_dir=str(tmp_path))
+    assert expr.spline_paths == ((tmp_path / "data" / "force.csv").resolve(),)
+    assert expr.spline_paths[0].is_absolute()
+    assert_knots(expr)
+
+
+def test_relative_path_defaults_to_current_directory(tmp_path, monkeypatch):
+    write(tmp_path, "f.csv", csv())
+    monkeypatch.chdir(tmp_path)
+    assert compile_expression("spline(f.csv)").spline_paths == ((tmp_path / "f.csv").resolve(),)
+
+
+def test_absolute_path_ignores_base_dir(tmp_path):
+    path = write(tmp_path, "f.csv", csv())
+    expr = compile_expression(f"spline({path})", base_dir="/nonexistent")
+    assert expr.spline_paths == (path.resolve(),)
+
+
+@pytest.mark.parametrize("written", [
+    "'my data (v2).csv'", '"my data (v2).csv"', " 'my data (v2).csv' ", "my data (v2).csv",
+])
+def test_quoted_and_raw_paths_with_spaces_and_parentheses(tmp_path, written):
+    write(tmp_path, "my data (v2).csv", csv())
+    assert_knots(compile_expression(f"spline({written})", base_dir=tmp_path))
+
+
+def test_same_file_twice_is_listed_once(tmp_path):
+    write(tmp_path, "f.csv", csv())
+    expr = compile_expression("spline(f.csv) - spline(./f.csv)", base_dir=tmp_path)
+    assert len(expr.spline_paths) == 1
+    assert expr(1.3) == 0.0
+
+
+def test_missing_file_error_points_at_the_path(tmp_path):
+    with pytest.raises(ExpressionError, match="not found") as info:
+        compile_expression("1 + spline(nope.csv)", base_dir=tmp_path)
+    assert info.value.column == 12
+
+
+def test_not_allowed_for_actuators(tmp_path):
+    write(tmp_path, "f.csv", csv())
+    with pytest.raises(ExpressionError) as info:
+        compile_expression("2 * spline(f.csv)", base_dir=tmp_path, allow_spline=False)
+    assert info.value.reason == "spline() is not available for actuator and e-motor values"
+    assert info.value.column == 5
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/null", "/dev/urandom", "/proc/self/environ",
+                                  "/proc/self/status", "/sys/kernel/mm"])
+def test_system_files_are_rejected(path):
+    if not os.path.exists(path):
+        pytest.skip(f"{path} does not exist here")
+    with pytest.raises(ExpressionError, match="system device or process file") as info:
+        compile_expression(f"spline({path})")
+    assert info.value.column == 8
+
+
+def test_symlink_to_a_device_is_rejected(tmp_path):
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    (tmp_path / "link.csv").symlink_to("/dev/zero")
+    with pytest.raises(ExpressionError, match="system device"):
+        compile_expression("spline(link.csv)", base_dir=tmp_path)
+
+
+def test_directory_is_rejected(tmp_path):
+    (tmp_path / "sub").mkdir()
+    for text in ("spline(sub)", "spline(.)"):
+        with pytest.raises(ExpressionError, match="not a regular file"):
+            compile_expression(text, base_dir=tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_fifo_is_rejected_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    result = []
+
+    def target():
+        try:
+            compile_expression("spline(pipe)", base_dir=tmp_path)
+        except ExpressionError as exc:
+            result.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout=5)
+    assert not thread.is_alive(), "opening a FIFO blocked"
+    assert result and "not a regular file" in result[0].reason
+
+
+def test_file_over_50_mb_is_rejected(tmp_path):
+    path = tmp_path / "big.csv"
+    with open(path, "wb") as f:  # sparse: nothing is written or read
+        f.truncate(MAX_BYTES + 1)
+    with pytest.raises(ExpressionError, match="too large"):
+        compile_expression("spline(big.csv)", base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("spline()", "spline() needs a file path, e.g. spline(data/force.csv)"),
+    ("spline( )", "spline() needs a file path, e.g. spline(data/force.csv)"),
+    ("spline(f.csv", "'(' of spline( was never closed"),
+    ("spline('f.csv)", "unterminated quoted spline path"),
+    ("spline('f.csv' x)", "expected ')' after the quoted spline path"),
+    ("spline + 1", "spline must be called as spline(path)"),
+])
+def test_malformed_spline_calls(tmp_path, text, reason):
+    with pytest.raises(ExpressionError) as info:
+        compile_expression(text, base_dir=tmp_path)
+    assert info.value.reason == reason
+    assert info.value.column is not None
