@@ -3,6 +3,7 @@ and ``python -m core check MODEL.json`` (validate and summarise without solving)
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from . import ModelError, SolverError, compile_model, load_model, simulate
@@ -53,6 +54,8 @@ def main(argv=None) -> int:
     p_chk = sub.add_parser("check", help="validate a model file and summarise it without solving")
     p_chk.add_argument("model")
     args = parser.parse_args(argv)
+    # warnings are printed with the summary below; keep the log quiet about them
+    logging.getLogger('core').setLevel(logging.ERROR)
     try:
         if args.command == "check":
             return _check(args.model)

@@ -308,9 +308,15 @@ class System:
 
         Rows mix very different scales (1/m against 1/I of a small body), so
         the regularisation β is relative to each row's own diagonal;
-        least squares if the system is still singular.
+        least squares if the system is still singular. A row whose diagonal
+        vanishes (a constraint with a zero Jacobian row, e.g. two hinge axes
+        exactly anti-parallel) is scaled by a floor relative to the largest
+        diagonal, so its multiplier stays finite (it moves nothing) instead of
+        overflowing to inf/NaN.
         """
-        d = np.sqrt(np.maximum(np.diag(A), 1e-300))
+        diag = np.diag(A)
+        floor = max(1e-30 * float(np.max(diag, initial=0.0)), 1e-300)
+        d = np.sqrt(np.maximum(diag, floor))
         As = A / d[:, None] / d[None, :]
         As[np.diag_indices_from(As)] += self.beta
         try:
