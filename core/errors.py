@@ -30,7 +30,7 @@ class Issue:
     def __str__(self) -> str:
         text = f"{self.path}: {self.message}"
         if self.hint:
-            text += f" {self.hint}"
+            text += f" {self.hint}" if text.endswith((".", "!", "?", ":")) else f". {self.hint}"
         return text
 
 

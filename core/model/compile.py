@@ -84,8 +84,16 @@ class CompiledModel:
 
 
 def compile_model(model: spec.Model) -> CompiledModel:
-    """Convert ``model`` to SI arrays; raises ModelError listing every problem found."""
-    issues: list[Issue] = []
+    """Convert ``model`` to SI arrays; raises ModelError listing every problem found.
+
+    Warnings (the model's own cross-check warnings and those found here) are
+    logged and kept in :attr:`CompiledModel.warnings`.
+    """
+    from .validate import cross_check
+    issues: list[Issue] = [i for i in cross_check(model) if i.severity == "warning"]
+    for c in model.contacts:
+        issues.append(Issue("warning", "not-implemented", f"contact {c.name!r}",
+                            "contacts are not solved yet; this contact is ignored"))
     moving = [b for b in model.bodies if not b.fixed]
     index = {b.name: k for k, b in enumerate(moving)}
     n = len(moving)
@@ -105,7 +113,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         try:
             mesh = _mesh_of(b, model.directory)
         except (MeshError, ValueError, OSError) as exc:
-            issues.append(Issue("error", "bad-mesh", f"body {b.name!r}: geometry", str(exc)))
+            issues.append(Issue("error", "bad-mesh", f"body {b.name!r}: geometry", _unprefixed(exc, b.name)))
             continue
         if mesh is not None:
             meshes[b.name] = mesh
@@ -117,7 +125,11 @@ def compile_model(model: spec.Model) -> CompiledModel:
         try:
             mp = _mass_properties(b, mesh)
         except (MeshError, ValueError) as exc:
-            issues.append(Issue("error", "bad-mass", f"body {b.name!r}", str(exc)))
+            fieldname = "inertia" if b.inertia is not None else "geometry"
+            hint = ("In the model file that is \"mass_fallback\": \"convex_hull\" on the body."
+                    if isinstance(exc, MeshError) and "convex_hull" in str(exc) else "")
+            issues.append(Issue("error", "bad-mass", f"body {b.name!r}: {fieldname}",
+                                _unprefixed(exc, b.name), hint))
             continue
         k = index[b.name]
         props[b.name] = mp
@@ -126,7 +138,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         q0[k] = b.orientation
         v0[k] = to_si(np.array(b.velocity), "velocity")
         w0[k] = b.angular_velocity
-    if issues:
+    if any(i.severity == "error" for i in issues):
         raise ModelError(issues)
 
     frames = {f.name: f for f in model.frames}
@@ -174,7 +186,9 @@ def compile_model(model: spec.Model) -> CompiledModel:
                 issues.append(Issue("warning", "misaligned-axes", path,
                                     f"the Z axes of frames {fi!r} and {fj!r} differ by "
                                     f"{np.degrees(np.arccos(cosang)):.3g} deg; the element uses frame_i's axes"))
-        return (marker_on(frames[fi].body, pi, ai), marker_on(frames[fj].body, pj, aj), pi, pj)
+        # frame_j's marker takes frame_i's axes (at frame_j's point): joint
+        # angles, slides and bushing rotations start at 0 in the assembly
+        return (marker_on(frames[fi].body, pi, ai), marker_on(frames[fj].body, pj, ai), pi, pj)
 
     joints = []
     for j in model.joints:
@@ -183,10 +197,14 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                      j.type in ("revolute", "prismatic", "cylindrical", "planar"))
         length = None
         if j.type == "distance":
-            length = to_si(j.length, "length") if j.length is not None else float(np.linalg.norm(pj - pi))
-            if length <= 1e-9:
-                issues.append(Issue("error", "zero-distance", path,
-                                    "the frames coincide, so a distance joint has no direction",
+            initial = float(np.linalg.norm(pj - pi))
+            length = to_si(j.length, "length") if j.length is not None else initial
+            # with coincident frames the constraint has no direction (zero Jacobian)
+            # whatever the length, so this is an error even with an explicit length
+            if initial <= 1e-9:
+                issues.append(Issue("error", "zero-distance", f"{path}: frame_j",
+                                    f"frame {j.frame_j!r} coincides with frame_i {j.frame_i!r} at t = 0, "
+                                    "so the distance joint has no direction",
                                     "Use a spherical joint, or move frame_j away from frame_i."))
         joints.append(dict(name=j.name, type=j.type, mi=mi, mj=mj, length=length))
     joint_index = {j["name"]: k for k, j in enumerate(joints)}
@@ -271,6 +289,13 @@ def compile_model(model: spec.Model) -> CompiledModel:
         forces=tuple(forces), springs=tuple(springs), bushings=tuple(bushings),
         gravity=to_si(np.array(model.settings.gravity), "acceleration"),
         settings=model.settings, warnings=tuple(issues))
+
+
+def _unprefixed(exc: Exception, name: str) -> str:
+    """The message of ``exc`` without a leading ``body 'name': `` (the issue path says it)."""
+    text = str(exc)
+    prefix = f"body {name!r}: "
+    return text[len(prefix):] if text.startswith(prefix) else text
 
 
 def _mesh_of(body: spec.Body, directory: Path):

@@ -6,9 +6,11 @@ block; loading collects every problem in the file before raising.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 from ..errors import Issue, ModelError
 from . import spec
@@ -42,6 +44,10 @@ def load_model(path: str | os.PathLike) -> spec.Model:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ModelError([Issue("error", "unreadable-file", str(path), f"cannot read the file: {exc.strerror or exc}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ModelError([Issue("error", "unreadable-file", str(path),
+                                f"is not UTF-8 text (byte {exc.start}); a model file is JSON text",
+                                "Choose the model's .json file.")]) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -102,10 +108,11 @@ def model_from_dict(data, *, base_dir: str | os.PathLike | None = None) -> spec.
                 issues.append(Issue("error", "bad-units", f"units: {key}",
                                     f"model files are in {UNITS[key]!r}, got {value!r}",
                                     "Convert the values to the stated units."))
-    known = {"format", "version", "units", "name", "settings", "couplers", *_GROUPS}
+    known = ["format", "version", "units", "name", "settings", *_GROUPS, "couplers"]
     for key in data:
         if key not in known:
-            issues.append(Issue("error", "unknown-field", key, f"unknown section; expected one of {', '.join(sorted(known))}"))
+            issues.append(Issue("error", "unknown-field", str(key),
+                                f"unknown section; expected one of {', '.join(known)}", _did_you_mean(key, known)))
 
     kwargs = {"name": data.get("name", "model")}
     if not isinstance(kwargs["name"], str):
@@ -115,27 +122,52 @@ def model_from_dict(data, *, base_dir: str | os.PathLike | None = None) -> spec.
         settings = _build(spec.SolverSettings, data["settings"], "settings", issues)
         if settings is not None:
             kwargs["settings"] = settings
+    broken: dict[str, set] = {}
     for group, cls in _GROUPS.items():
-        kwargs[group] = _build_list(group, data.get(group, []), issues,
+        kwargs[group] = _build_list(group, data.get(group, []), issues, broken,
                                     lambda item, label, cls=cls: _build(cls, item, label, issues))
-    kwargs["couplers"] = _build_list("couplers", data.get("couplers", []), issues, lambda item, label: _build_coupler(item, label, issues))
+    kwargs["couplers"] = _build_list("couplers", data.get("couplers", []), issues, broken,
+                                     lambda item, label: _build_coupler(item, label, issues))
+    base = None if base_dir is None else str(base_dir)
     if issues:
+        # report the problems between the elements that could be built too,
+        # without repeating references to the ones that could not
+        from .validate import cross_check
+        partial = SimpleNamespace(**{g: kwargs[g] for g in (*_GROUPS, "couplers")},
+                                  directory=Path(base) if base else Path.cwd())
+        issues.extend(i for i in cross_check(partial, broken) if i.severity == "error")
         raise ModelError(issues)
-    return spec.Model(**kwargs, base_dir=None if base_dir is None else str(base_dir))
+    return spec.Model(**kwargs, base_dir=base)
 
 
-def _build_list(group, items, issues, build):
+def _build_list(group, items, issues, broken, build):
     if not isinstance(items, list):
         issues.append(Issue("error", "invalid-field", group, f"must be a list, got {type(items).__name__}"))
         return ()
     out = []
     for index, item in enumerate(items):
         name = item.get("name") if isinstance(item, dict) else None
-        label = f"{_KIND[group]} {name!r}" if name else f"{group}[{index}]"
+        label = f"{_kind(group, item)} {name!r}" if name else f"{group}[{index}]"
         element = build(item, label)
         if element is not None:
             out.append(element)
+        elif isinstance(name, str):
+            broken.setdefault(group, set()).add(name)
     return tuple(out)
+
+
+def _kind(group, item) -> str:
+    """The word naming an element in messages; the same as the element's own checks use."""
+    if group == "forces" and item.get("type") == "torque":
+        return "torque"
+    if group == "couplers":
+        return {"gear": "gear pair", "rack_pinion": "rack and pinion"}.get(item.get("type"), "coupler")
+    return _KIND[group]
+
+
+def _did_you_mean(key, known) -> str:
+    close = difflib.get_close_matches(str(key), list(known), n=1, cutoff=0.6)
+    return f"Did you mean {close[0]!r}?" if close else ""
 
 
 def _build_coupler(item, label, issues):
@@ -159,24 +191,27 @@ def _build(cls, item, label, issues):
     for key in item:
         if key not in fields:
             issues.append(Issue("error", "unknown-field", f"{label}: {key}",
-                                f"unknown field; expected one of {', '.join(fields)}"))
+                                f"unknown field; expected one of {', '.join(fields)}",
+                                _did_you_mean(key, fields)))
             ok = False
-    for key in required:
-        if key not in item:
-            issues.append(Issue("error", "missing-field", f"{label}: {key}", "is required"))
-            ok = False
-    if not ok:
+    missing = [key for key in required if key not in item]
+    for key in missing:
+        issues.append(Issue("error", "missing-field", f"{label}: {key}", "is required, but is missing"))
+    if missing:
         return None
-    values = dict(item)
+    # build from the known fields even after an unknown one, so that every
+    # problem of the element is reported at once
+    values = {k: v for k, v in item.items() if k in fields}
     if "geometry" in values and values["geometry"] is not None:
         values["geometry"] = _build_geometry(values["geometry"], f"{label}: geometry", issues)
         if values["geometry"] is None:
             return None
     try:
-        return cls(**values)
+        element = cls(**values)
     except ModelError as exc:
         issues.extend(_relabel(i, label) for i in exc.issues)
-    return None
+        return None
+    return element if ok else None
 
 
 def _build_geometry(item, label, issues):

@@ -20,6 +20,7 @@ Conventions
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -95,7 +96,12 @@ class _Checker:
         if isinstance(q, tuple) and len(q) == 4 and all(map(math.isfinite, q)):
             norm = math.sqrt(sum(x * x for x in q))
             if norm < 1e-12:
-                self.error(fieldname, f"must be a non-zero quaternion (w, x, y, z), got {value!r}")
+                self.error(fieldname, f"must be a non-zero quaternion (w, x, y, z), got {value!r}",
+                           "Use [1, 0, 0, 0] for no rotation.")
+                return q
+            # a quaternion that is already unit to float precision is kept as
+            # it is, so that normalising is idempotent (save -> load -> equal)
+            if abs(norm - 1.0) <= 1e-14:
                 return q
             return tuple(x / norm for x in q)
         return q
@@ -181,7 +187,8 @@ class Sphere:
     def __post_init__(self):
         c = _Checker("sphere")
         r = c.number("radius", self.radius, positive=True)
-        if not isinstance(self.subdivisions, int) or not 0 <= self.subdivisions <= 6:
+        if (not isinstance(self.subdivisions, int) or isinstance(self.subdivisions, bool)
+                or not 0 <= self.subdivisions <= 6):
             c.error("subdivisions", f"must be a whole number 0..6, got {self.subdivisions!r}")
         _finish(self, c, radius=r)
 
@@ -198,8 +205,8 @@ class TriangleMesh:
         c = _Checker("mesh")
         try:
             verts = tuple(tuple(float(x) for x in v) for v in self.vertices)
-            faces = tuple(tuple(int(i) for i in f) for f in self.faces)
-        except (TypeError, ValueError):
+            faces = tuple(tuple(_whole(i) for i in f) for f in self.faces)
+        except (TypeError, ValueError, OverflowError):
             c.error("", "vertices must be [x, y, z] numbers and faces [i, j, k] whole numbers")
             c.raise_if_any()
         if len(verts) < 4 or any(len(v) != 3 for v in verts):
@@ -211,6 +218,13 @@ class TriangleMesh:
         elif any(not 0 <= i < len(verts) for f in faces for i in f):
             c.error("faces", f"refer to a vertex index outside 0..{len(verts) - 1}")
         _finish(self, c, vertices=verts, faces=faces)
+
+
+def _whole(value) -> int:
+    """``value`` as an int; ValueError for bools, fractions and non-numbers."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+        raise ValueError(value)
+    return int(value)
 
 
 @_frozen
@@ -279,6 +293,11 @@ class Body:
                 c.error("mass", "give either a density or a mass, not both")
         if inertia is not None and mass is None:
             c.error("inertia", "explicit inertia needs an explicit mass too")
+        if com is not None and inertia is None:
+            # without inertia the centre of mass comes from the geometry, and a
+            # given com would be silently ignored
+            c.error("com", "an explicit centre of mass needs an explicit inertia (and mass) too",
+                    "Give 'inertia' as well, or remove 'com' to compute it from the geometry.")
         _finish(self, c, density=density, mass=mass, com=com, inertia=inertia,
                 position=c.vector("position", self.position),
                 orientation=c.quaternion("orientation", self.orientation),
@@ -313,10 +332,13 @@ class Joint:
     """A joint between the bodies of ``frame_i`` and ``frame_j``.
 
     ``type`` is one of fixed, revolute (about Z of frame_i), prismatic (along
-    Z), cylindrical (along and about Z), spherical, universal (cross axes Z of
-    frame_i and Z of frame_j, kept perpendicular), planar (frame_j's origin
+    Z), cylindrical (along and about Z), spherical, universal (origins
+    together; the cross's arms are X of frame_i on body i and Y of frame_i's
+    axes carried by body j, kept perpendicular), planar (frame_j's origin
     stays in the XY plane of frame_i, Z axes parallel) and distance
     (``length`` mm between the two origins; ``None``: the initial distance).
+    At t = 0 frame_j takes frame_i's axes (its own orientation is not used),
+    so joint angles and slides start at 0 in the assembled configuration.
     """
 
     name: str
@@ -572,8 +594,10 @@ class SolverSettings:
     rate). ``gravity`` in mm/s². ``baumgarte`` (1/s) is the stabilisation rate
     of the acceleration-level constraints; ``regularization`` the β of
     (J M⁻¹ Jᵀ + βI) relative to the matrix's scale; ``projection_tolerance``
-    (mm or rad) the constraint error at which positions and velocities are
-    projected back onto the constraints during the run.
+    the constraint error at which positions and velocities are projected back
+    onto the constraints during the run. Unlike the other fields it is in SI
+    (m for position rows, rad for angle rows), as the solver compares it with
+    its SI constraint errors; ``atol`` likewise applies to the SI state.
     """
 
     integrator: str = "DOP853"

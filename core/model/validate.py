@@ -23,13 +23,23 @@ def _warn(issues, path, message, hint="", code="warning"):
     issues.append(Issue("warning", code, path, message, hint))
 
 
-def cross_check(model: Model) -> list[Issue]:
-    """Every problem between the elements of ``model`` (errors and warnings)."""
+def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issue]:
+    """Every problem between the elements of ``model`` (errors and warnings).
+
+    ``broken`` maps a group ("bodies", "frames", "joints") to names of elements
+    that exist in the file but could not be built (their own problems are
+    reported already): references to them are not reported again.
+    ``model`` may be any object with the element groups and ``directory``.
+    """
     issues: list[Issue] = []
+    broken = broken or {}
+    broken_bodies = set(broken.get("bodies", ()))
+    broken_frames = set(broken.get("frames", ()))
+    broken_joints = set(broken.get("joints", ()))
     for group, kind in _KIND.items():
         for name, count in Counter(e.name for e in getattr(model, group)).items():
             if count > 1:
-                _err(issues, f"{kind} {name!r}", f"the name is used by {count} {group}",
+                _err(issues, f"{kind} {name!r}: name", f"the name is used by {count} {group}",
                      "Give each element its own name.", code="duplicate-name")
 
     bodies = {b.name: b for b in model.bodies}
@@ -40,15 +50,16 @@ def cross_check(model: Model) -> list[Issue]:
         return body_name is None or bodies[body_name].fixed
 
     for f in model.frames:
-        if f.body is not None and f.body not in bodies:
+        if f.body is not None and f.body not in bodies and f.body not in broken_bodies:
             _err(issues, f"frame {f.name!r}: body", f"no body named {f.body!r}",
                  _choices("bodies", bodies))
 
     def frame_body(path, fieldname, frame_name):
         """The body a frame is on (None: world); records an issue and returns False if missing."""
         if frame_name not in frames:
-            _err(issues, f"{path}: {fieldname}", f"no frame named {frame_name!r}",
-                 _choices("frames", frames))
+            if frame_name not in broken_frames:
+                _err(issues, f"{path}: {fieldname}", f"no frame named {frame_name!r}",
+                     _choices("frames", frames))
             return False
         body = frames[frame_name].body
         return False if (body is not None and body not in bodies) else body
@@ -60,10 +71,12 @@ def cross_check(model: Model) -> list[Issue]:
             return
         if bi == bj:
             on = f"body {bi!r}" if bi else "the world"
-            _err(issues, path, f"both frames are on {on}; a {what} needs two different bodies",
+            _err(issues, f"{path}: frame_j", f"frame {fj!r} is on {on} like frame_i {fi!r}; "
+                 f"a {what} needs frames on two different bodies",
                  "Put frame_j on the other body.", code="same-body")
         elif grounded(bi) and grounded(bj):
-            _err(issues, path, f"both frames are on the ground (world or fixed bodies); "
+            _err(issues, f"{path}: frame_i, frame_j",
+                 f"both frames are on the ground (world or fixed bodies: {_on(bi)} and {_on(bj)}); "
                  f"the {what} connects nothing that moves", code="grounded-pair")
 
     for j in model.joints:
@@ -80,34 +93,39 @@ def cross_check(model: Model) -> list[Issue]:
         names = [getattr(cp, f) for f in want]
         for fieldname, jtype in want.items():
             jn = getattr(cp, fieldname)
+            if jn in broken_joints:
+                continue
             if jn not in joints:
                 _err(issues, f"{path}: {fieldname}", f"no joint named {jn!r}", _choices("joints", joints))
             elif joints[jn].type != jtype:
                 _err(issues, f"{path}: {fieldname}",
                      f"joint {jn!r} is {joints[jn].type}, expected a {jtype} joint")
         if names[0] == names[1]:
-            _err(issues, path, "couples a joint with itself; name two different joints")
+            _err(issues, f"{path}: {list(want)[1]}",
+                 f"couples joint {names[0]!r} with itself; name two different joints")
 
     driven = Counter()
     for m in model.motions:
         path = f"motion {m.name!r}"
+        _formula(issues, model, f"{path}: value", m.value, allow_spline=True)
         if m.joint not in joints:
-            _err(issues, f"{path}: joint", f"no joint named {m.joint!r}", _choices("joints", joints))
+            if m.joint not in broken_joints:
+                _err(issues, f"{path}: joint", f"no joint named {m.joint!r}", _choices("joints", joints))
             continue
         jtype = joints[m.joint].type
         dofs = MOTION_DOFS.get(jtype)
         if dofs is None:
-            _err(issues, f"{path}: joint", f"a {jtype} joint cannot be driven; "
+            _err(issues, f"{path}: joint", f"joint {m.joint!r} is a {jtype} joint, which cannot be driven; "
                  "expected a revolute, prismatic or cylindrical joint")
             continue
         dof = m.dof or (dofs[0] if len(dofs) == 1 else None)
         if dof is None:
-            _err(issues, f"{path}: dof", "a cylindrical joint needs dof 'rotation' or 'translation'")
+            _err(issues, f"{path}: dof", f"joint {m.joint!r} is cylindrical: give dof 'rotation' or "
+                 "'translation' to say which of its motions is driven")
         elif dof not in dofs:
-            _err(issues, f"{path}: dof", f"a {jtype} joint has no {dof} to drive")
+            _err(issues, f"{path}: dof", f"joint {m.joint!r} is a {jtype} joint and has no {dof} to drive")
         else:
             driven[(m.joint, dof)] += 1
-        _formula(issues, model, f"{path}: value", m.value, allow_spline=True)
     for (jn, dof), count in driven.items():
         if count > 1:
             _err(issues, f"joint {jn!r}", f"{count} motions drive its {dof}; keep one",
@@ -115,13 +133,17 @@ def cross_check(model: Model) -> list[Issue]:
 
     for f in model.forces:
         path = f"{f.type} {f.name!r}"
-        if f.body not in bodies:
+        if f.body in broken_bodies:
+            pass
+        elif f.body not in bodies:
             _err(issues, f"{path}: body", f"no body named {f.body!r}", _choices("bodies", bodies))
         elif bodies[f.body].fixed:
             _warn(issues, f"{path}: body", f"body {f.body!r} is fixed; the {f.type} has no effect")
-        if f.frame not in frames:
+        if f.frame not in frames and f.frame not in broken_frames:
             _err(issues, f"{path}: frame", f"no frame named {f.frame!r}", _choices("frames", frames))
-        _formula(issues, model, f"{path}: value", f.value, allow_spline=not f.actuator)
+        _formula(issues, model, f"{path}: value", f.value, allow_spline=not f.actuator,
+                 hint="An actuator's value is its maximum force or torque: use a formula of t."
+                 if f.actuator else "")
 
     for c in model.contacts:
         path = f"contact {c.name!r}"
@@ -129,29 +151,37 @@ def cross_check(model: Model) -> list[Issue]:
         for fieldname in ("body_i", "body_j"):
             bn = getattr(c, fieldname)
             if bn not in bodies:
-                _err(issues, f"{path}: {fieldname}", f"no body named {bn!r}", _choices("bodies", bodies))
+                if bn not in broken_bodies:
+                    _err(issues, f"{path}: {fieldname}", f"no body named {bn!r}", _choices("bodies", bodies))
                 ok = False
             elif bodies[bn].geometry is None:
                 _err(issues, f"{path}: {fieldname}", f"body {bn!r} has no geometry to collide",
+                     "Give the body a geometry (box, cylinder, sphere, mesh or file).",
                      code="no-geometry")
         if ok and c.body_i == c.body_j:
-            _err(issues, path, "a body cannot be in contact with itself", code="same-body")
+            _err(issues, f"{path}: body_j", f"body {c.body_j!r} cannot be in contact with itself",
+                 code="same-body")
         elif ok and bodies[c.body_i].fixed and bodies[c.body_j].fixed:
-            _err(issues, path, "both bodies are fixed; the contact connects nothing that moves",
-                 code="grounded-pair")
+            _err(issues, f"{path}: body_i, body_j",
+                 "both bodies are fixed; the contact connects nothing that moves", code="grounded-pair")
 
     if model.bodies and all(b.fixed for b in model.bodies):
         _warn(issues, "model", "every body is fixed; nothing will move", code="nothing-moves")
     return issues
 
 
-def _formula(issues, model, path, text, *, allow_spline):
+def _formula(issues, model, path, text, *, allow_spline, hint=""):
     from ..expressions import compile_expression
     try:
         compile_expression(text, base_dir=model.directory, allow_spline=allow_spline)
     except ExpressionError as exc:
         col = f" at column {exc.column}" if exc.column is not None else ""
-        _err(issues, path, f"{exc.reason}{col}", code="bad-formula")
+        spline_refused = not allow_spline and "spline" in exc.reason
+        _err(issues, path, f"{exc.reason}{col}", hint if spline_refused else "", code="bad-formula")
+
+
+def _on(body_name) -> str:
+    return "the world" if body_name is None else f"body {body_name!r}"
 
 
 def _choices(what, names) -> str:

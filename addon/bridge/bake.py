@@ -1,0 +1,282 @@
+"""Results -> keyframes, and back to the scene as it was (``clear``).
+
+Every scene frame from ``frame_start`` gets a key, frame ``frame_start + k``
+being ``t = k / fps``; results sampled at another rate are interpolated
+(linearly; quaternions normalised). Keys are written in bulk
+(``keyframe_points.add`` + ``foreach_set``) into Blender 4.4+'s slotted,
+layered actions, or the legacy ``action.fcurves`` of 4.2–4.3.
+
+Everything bake creates (actions, arrow objects, their meshes, materials and
+collection) carries the custom property ``mbd_bake`` = the scene's name, and
+each animated body keeps its pose from before baking in ``mbd_rest``; clear
+removes exactly those and puts the bodies back.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from .scene_to_model import REST_KEY, mm_per_unit, scene_fps
+
+TAG = "mbd_bake"
+ARROW_PREFIX = "MBD_Arrow_"
+ARROW_COLLECTION = "MBD Arrows"
+_LINEAR = 1  # Keyframe.interpolation enum value of 'LINEAR'
+#: RGBA of the arrows: blue forces, red torques (SPEC §1)
+COLORS = {"force": (0.1, 0.35, 1.0, 1.0), "torque": (1.0, 0.1, 0.08, 1.0)}
+
+
+@dataclass
+class BakeReport:
+    frames: int = 0
+    bodies: list[str] = field(default_factory=list)
+    arrows: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)   # bodies in the results not in the scene
+
+
+# --------------------------------------------------------------------------- sampling
+def frame_times(scene, t_last: float):
+    """(frame numbers, times s) of the scene frames covering 0..t_last."""
+    fps = scene_fps(scene)
+    count = int(math.floor(t_last * fps + 1e-6)) + 1
+    k = np.arange(count)
+    return scene.frame_start + k, k / fps
+
+
+def resample(t_src, data, t):
+    """``data`` (T, ...) sampled at ``t_src`` interpolated linearly at ``t``."""
+    data = np.asarray(data, float)
+    if len(t_src) == 1:
+        return np.repeat(data[:1], len(t), axis=0)
+    i = np.clip(np.searchsorted(t_src, t, side="right") - 1, 0, len(t_src) - 2)
+    w = np.clip((t - t_src[i]) / (t_src[i + 1] - t_src[i]), 0.0, 1.0)
+    w = w.reshape((-1,) + (1,) * (data.ndim - 1))
+    return data[i] * (1.0 - w) + data[i + 1] * w
+
+
+def _normalized(q):
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def _continuous(q):
+    """Flip signs so that consecutive quaternions are in the same hemisphere (smooth fcurves)."""
+    if len(q) < 2:
+        return q
+    s = np.sign(np.einsum("ij,ij->i", q[1:], q[:-1]))
+    s[s == 0] = 1.0
+    return q * np.concatenate([[1.0], np.cumprod(s)])[:, None]
+
+
+def z_to(vectors):
+    """(T, 4) quaternions turning +Z onto each vector; a zero vector keeps the last direction."""
+    v = np.asarray(vectors, float)
+    size = np.linalg.norm(v, axis=1)
+    valid = size > 1e-12 * max(float(size.max(initial=0.0)), 1e-300)
+    last = np.maximum.accumulate(np.where(valid, np.arange(len(v)), -1))
+    d = np.tile([0.0, 0.0, 1.0], (len(v), 1))
+    held = last >= 0
+    d[held] = v[last[held]] / size[last[held], None]
+    # the half-way quaternion (1 + z·d, z × d); opposite to z: half a turn about X
+    q = np.column_stack([1.0 + d[:, 2], -d[:, 1], d[:, 0], np.zeros(len(d))])
+    q[q[:, 0] < 1e-9] = (0.0, 1.0, 0.0, 0.0)
+    return _continuous(_normalized(q))
+
+
+# --------------------------------------------------------------------------- actions
+def _tagged(id_block, scene):
+    id_block[TAG] = scene.name
+    return id_block
+
+
+def new_action_fcurves(scene, obj, name):
+    """A new tagged action assigned to ``obj``; returns its fcurve collection."""
+    action = _tagged(bpy.data.actions.new(name), scene)
+    anim = obj.animation_data or obj.animation_data_create()
+    if hasattr(action, "layers"):
+        # Blender 4.4+: slotted actions; 5.0 has no other way
+        slot = action.slots.new(id_type="OBJECT", name=obj.name)
+        anim.action = action
+        anim.action_slot = slot
+        strip = action.layers.new("MBD").strips.new(type="KEYFRAME")
+        return strip.channelbag(slot, ensure=True).fcurves
+    anim.action = action  # 4.2–4.3: legacy actions
+    return action.fcurves
+
+
+def key(fcurves, data_path, frames, values):
+    """One linear fcurve per column of ``values`` (N, m), keyed at ``frames`` in bulk."""
+    n = len(frames)
+    co = np.empty(2 * n, np.float32)
+    co[0::2] = frames
+    for index in range(values.shape[1]):
+        fc = fcurves.new(data_path, index=index)
+        fc.keyframe_points.add(n)
+        co[1::2] = values[:, index]
+        fc.keyframe_points.foreach_set("co", co)
+        fc.keyframe_points.foreach_set("interpolation", np.full(n, _LINEAR, np.int32))
+        fc.update()
+
+
+# --------------------------------------------------------------------------- arrows
+def arrow_geometry(torque: bool, segments: int = 16):
+    """(vertices, faces) of an arrow of length 1 along +Z from the origin; torques get a torus."""
+    a = np.linspace(0.0, 2.0 * math.pi, segments, endpoint=False)
+    ring = np.column_stack([np.cos(a), np.sin(a), np.zeros(segments)])
+    verts = [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]           # bottom centre, tip
+    shaft_r, head_r, head_z = 0.02, 0.06, 0.75
+    for r, z in ((shaft_r, 0.0), (shaft_r, head_z), (head_r, head_z)):
+        verts += (ring * r + [0.0, 0.0, z]).tolist()
+    faces = []
+    b0, b1, b2 = 2, 2 + segments, 2 + 2 * segments
+    for i in range(segments):
+        j = (i + 1) % segments
+        faces += [(0, b0 + j, b0 + i), (b0 + i, b0 + j, b1 + j, b1 + i),
+                  (b1 + i, b1 + j, b2 + j, b2 + i), (b2 + i, b2 + j, 1)]
+    if torque:
+        # a small torus round the base of the shaft: the sense of the moment
+        major, minor, tube = 0.12, 0.018, 8
+        start = len(verts)
+        b = np.linspace(0.0, 2.0 * math.pi, tube, endpoint=False)
+        for i in range(segments):
+            radial = ring[i]
+            for k in range(tube):
+                p = radial * (major + minor * math.cos(b[k])) + [0.0, 0.0, 0.08 + minor * math.sin(b[k])]
+                verts.append(p.tolist())
+        for i in range(segments):
+            for k in range(tube):
+                i2, k2 = (i + 1) % segments, (k + 1) % tube
+                faces.append((start + i * tube + k, start + i2 * tube + k,
+                              start + i2 * tube + k2, start + i * tube + k2))
+    return verts, faces
+
+
+def _material(scene, kind):
+    mat = _tagged(bpy.data.materials.new(f"MBD_{kind.title()}"), scene)
+    mat.diffuse_color = COLORS[kind]  # the solid-mode viewport colour
+    tree = getattr(mat, "node_tree", None)
+    bsdf = tree.nodes.get("Principled BSDF") if tree else None
+    if bsdf is not None:
+        bsdf.inputs["Base Color"].default_value = COLORS[kind]
+    return mat
+
+
+def _arrow_mesh(scene, kind):
+    mesh = _tagged(bpy.data.meshes.new(f"MBD_Arrow_{kind.title()}"), scene)
+    verts, faces = arrow_geometry(kind == "torque")
+    mesh.from_pydata(verts, [], faces)
+    mesh.materials.append(_material(scene, kind))
+    mesh.update()
+    return mesh
+
+
+def _bake_arrows(scene, results, frames, times, force_scale, torque_scale, report):
+    collection = _tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
+    scene.collection.children.link(collection)
+    meshes = {}
+    m_per_unit = scene.unit_settings.scale_length
+    for k, name in enumerate(results.force_names):
+        kind = "torque" if results.force_is_torque[k] else "force"
+        if kind not in meshes:
+            meshes[kind] = _arrow_mesh(scene, kind)
+        obj = _tagged(bpy.data.objects.new(ARROW_PREFIX + name, meshes[kind]), scene)
+        collection.objects.link(obj)
+        obj.rotation_mode = "QUATERNION"
+        vec = resample(results.t, results.force_vector[:, k], times)          # N or N·m, world
+        point = resample(results.t, results.force_point[:, k], times) / m_per_unit
+        # arrow length in mm: |F| N × mm/N, or |T| (N·m → N·mm) × mm/(N·mm)
+        length_mm = np.linalg.norm(vec, axis=1) * (force_scale if kind == "force" else torque_scale * 1e3)
+        size = length_mm / mm_per_unit(scene)
+        fcurves = new_action_fcurves(scene, obj, obj.name)
+        key(fcurves, "location", frames, point)
+        key(fcurves, "rotation_quaternion", frames, z_to(vec))
+        key(fcurves, "scale", frames, np.repeat(size[:, None], 3, axis=1))
+        report.arrows.append(obj.name)
+
+
+# --------------------------------------------------------------------------- bake / clear
+def _remember(obj):
+    """Store what baking changes on a body, for clear()."""
+    anim = obj.animation_data
+    action = anim.action if anim else None
+    slot = getattr(anim, "action_slot", None) if action else None
+    obj[REST_KEY] = {
+        "matrix": [x for row in obj.matrix_world for x in row],
+        "location": tuple(obj.location), "rotation_mode": obj.rotation_mode,
+        "rotation_quaternion": tuple(obj.rotation_quaternion),
+        "rotation_euler": tuple(obj.rotation_euler),
+        "rotation_axis_angle": tuple(obj.rotation_axis_angle),
+        "had_animation_data": anim is not None,
+        "action": action.name if action else "",
+        "slot": slot.identifier if slot else "",
+    }
+
+
+def _restore(obj, rest):
+    anim = obj.animation_data
+    if anim is not None:
+        previous = bpy.data.actions.get(rest.get("action", ""))
+        anim.action = previous
+        if previous is not None and rest.get("slot") and hasattr(previous, "slots"):
+            slot = next((s for s in previous.slots if s.identifier == rest["slot"]), None)
+            if slot is not None:
+                anim.action_slot = slot
+        if (not rest.get("had_animation_data") and previous is None and not anim.drivers
+                and not anim.nla_tracks):
+            obj.animation_data_clear()
+    obj.rotation_mode = rest["rotation_mode"]
+    obj.location = rest["location"]
+    obj.rotation_quaternion = rest["rotation_quaternion"]
+    obj.rotation_euler = rest["rotation_euler"]
+    obj.rotation_axis_angle = rest["rotation_axis_angle"]
+    del obj[REST_KEY]
+
+
+def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01) -> BakeReport:
+    """Key every moving body (and an arrow per force/torque) on the scene frames; replaces a previous bake."""
+    clear(scene)
+    report = BakeReport()
+    if len(results.t) == 0:
+        return report
+    frames, times = frame_times(scene, float(results.t[-1]))
+    report.frames = len(frames)
+    position = resample(results.t, results.position, times) / scene.unit_settings.scale_length
+    orientation = _normalized(resample(results.t, results.orientation, times))
+    for k, name in enumerate(results.body_names):
+        obj = scene.objects.get(name)
+        if obj is None:
+            report.missing.append(name)
+            continue
+        _remember(obj)
+        obj.rotation_mode = "QUATERNION"
+        fcurves = new_action_fcurves(scene, obj, f"MBD_{name}")
+        key(fcurves, "location", frames, position[:, k])
+        key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))
+        report.bodies.append(name)
+    if arrows and len(results.force_names):
+        _bake_arrows(scene, results, frames, times, force_scale, torque_scale, report)
+    scene.frame_set(scene.frame_current)  # show the animation at once
+    return report
+
+
+def clear(scene) -> int:
+    """Remove everything bake created for ``scene``; returns how many data-blocks were removed."""
+    for obj in scene.objects:
+        rest = obj.get(REST_KEY)
+        if rest is not None:
+            _restore(obj, rest)
+    removed = 0
+    for data in (bpy.data.objects, bpy.data.actions, bpy.data.meshes, bpy.data.materials,
+                 bpy.data.collections):
+        for block in [b for b in data if b.get(TAG) == scene.name]:
+            data.remove(block)
+            removed += 1
+    for layer in scene.view_layers:
+        layer.update()
+    return removed
+
+
+def is_baked(scene) -> bool:
+    return any(obj.get(REST_KEY) is not None or obj.get(TAG) == scene.name for obj in scene.objects)

@@ -1,0 +1,346 @@
+"""Blender scene -> core Model (user units: mm, N, N·mm, s, rad, kg).
+
+Bodies are objects with ``mbd.role == 'BODY'``: their evaluated mesh
+(modifiers applied) triangulated, in the object's local frame with the
+object's scale applied, in mm; their pose is the object's world location
+and rotation (no scale). Frames are objects with role ``FRAME``: their body
+is the nearest ancestor that is a body (else the world), their pose is given
+relative to it. One Blender unit is ``scene.unit_settings.scale_length``
+metres, so a scene modelled in mm and the same scene modelled in m give the
+same model.
+
+Every problem becomes a readable message naming the element or object and
+the field; all are collected before :class:`SceneError` is raised.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+from ..corelink import core
+
+REST_KEY = "mbd_rest"   # set by bake on animated bodies: their pose before baking
+
+_MESH_TYPES = {"MESH", "CURVE", "SURFACE", "META", "FONT"}
+#: gravity outside these magnitudes (mm/s²) is probably a unit mix-up
+_PLAUSIBLE_GRAVITY = (100.0, 1e6)
+
+
+class SceneError(ValueError):
+    """The scene cannot be turned into a model; ``messages`` lists every problem."""
+
+    def __init__(self, messages):
+        self.messages = list(messages)
+        count = len(self.messages)
+        head = f"{count} problem(s) in the mechanism:\n" if count > 1 else ""
+        super().__init__(head + "\n".join(self.messages))
+
+
+@dataclass
+class Gathered:
+    """A checked model ready to simulate, with the warnings found on the way."""
+
+    model: object                 # core Model
+    compiled: object              # core CompiledModel
+    warnings: list[str] = field(default_factory=list)
+
+
+def mm_per_unit(scene) -> float:
+    """Millimetres in one Blender unit."""
+    return scene.unit_settings.scale_length * 1000.0
+
+
+def scene_fps(scene) -> float:
+    return scene.render.fps / scene.render.fps_base
+
+
+def rest_matrix(obj) -> Matrix:
+    """The world matrix a body had before it was baked (else its current one).
+
+    Once baked, an object's transform follows the animation, so simulating
+    again must start from the stored pose, not from the current frame's.
+    """
+    rest = obj.get(REST_KEY)
+    if rest is not None and "matrix" in rest:
+        return Matrix(np.reshape(rest["matrix"], (4, 4)).tolist())
+    return obj.matrix_world.copy()
+
+
+def _pose(matrix: Matrix):
+    """(location, unit quaternion) of a matrix, dropping scale."""
+    loc, rot, _scale = matrix.decompose()
+    rot.normalize()
+    return loc, rot
+
+
+def _has_deltas(obj) -> bool:
+    return (any(obj.delta_location) or any(obj.delta_rotation_euler)
+            or tuple(obj.delta_rotation_quaternion) != (1.0, 0.0, 0.0, 0.0)
+            or tuple(obj.delta_scale) != (1.0, 1.0, 1.0))
+
+
+def body_of(obj):
+    """The body a frame is on: its nearest ancestor with role BODY, or None (world)."""
+    parent = obj.parent
+    while parent is not None:
+        if parent.mbd.role == "BODY":
+            return parent
+        parent = parent.parent
+    return None
+
+
+def relative_to_body(obj, body) -> Matrix:
+    """The pose of ``obj`` in the (unscaled) frame of its ancestor ``body``, scale kept for decompose.
+
+    Built from the local transforms of the parent chain rather than from world
+    matrices, so that it does not depend on the frame the body is animated
+    at (a baked scene re-simulates from exactly the same model).
+    """
+    chain = Matrix.Identity(4)
+    while obj is not body:
+        chain = obj.matrix_parent_inverse @ obj.matrix_basis @ chain
+        obj = obj.parent
+    _, _, scale = rest_matrix(body).decompose()
+    return Matrix.Diagonal((*scale, 1.0)) @ chain
+
+
+def mesh_arrays(obj, depsgraph, scale_mm: float):
+    """(vertices mm, triangles) of an object's evaluated mesh in its local frame, object scale applied."""
+    evaluated = obj.evaluated_get(depsgraph)
+    mesh = evaluated.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        verts = np.empty(len(mesh.vertices) * 3, np.float32)
+        mesh.vertices.foreach_get("co", verts)
+        tris = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+    finally:
+        evaluated.to_mesh_clear()
+    verts = verts.reshape(-1, 3).astype(np.float64)
+    tris = tris.reshape(-1, 3)
+    # drop loose vertices: only the triangles bound the solid
+    used, tris = np.unique(tris, return_inverse=True)
+    tris = tris.reshape(-1, 3)
+    _, _, scale = rest_matrix(obj).decompose()
+    return verts[used] * np.array(scale) * scale_mm, tris
+
+
+class _Collector:
+    def __init__(self):
+        self.problems: list[str] = []
+        self.warnings: list[str] = []
+
+    def error(self, path: str, message: str):
+        self.problems.append(f"{path}: {message}")
+
+    def issues(self, exc, skip=()):
+        for issue in exc.issues:
+            if any(name in issue.message for name in skip) and issue.code == "invalid-reference":
+                continue  # a consequence of an element already reported as broken
+            (self.problems if issue.severity == "error" else self.warnings).append(str(issue))
+
+    def build(self, make):
+        """``make()`` or None, with the core's field problems collected."""
+        try:
+            return make()
+        except core.ModelError as exc:
+            self.issues(exc)
+            return None
+
+
+def scene_to_model(scene, depsgraph) -> Gathered:
+    """Build, check and compile the scene's mechanism; raises SceneError listing every problem."""
+    spec = core.model.spec
+    out = _Collector()
+    unit = mm_per_unit(scene)
+    in_scene = {o.name for o in scene.objects}
+    marked = [o for o in scene.objects if o.mbd.role != "NONE"]
+
+    def reference(path, label, obj, role):
+        """The name of a referenced body/frame object, or None after recording the problem."""
+        if obj is None:
+            out.error(path, f"{label} is not set")
+            return None
+        if obj.name not in in_scene:
+            out.error(path, f"{label} {obj.name!r} is not in scene {scene.name!r}")
+            return None
+        if obj.mbd.role != role:
+            out.error(path, f"{label} {obj.name!r} is not marked as a {role.lower()} "
+                            f"(Multibody panel > Object > Role)")
+            return None
+        return obj.name
+
+    bodies, frames = [], []
+    for obj in marked:
+        path = f"object {obj.name!r}"
+        if obj.mbd.role == "BODY":
+            if obj.type not in _MESH_TYPES:
+                out.error(path, f"a body must be a mesh, this is a {obj.type.lower()} object")
+                continue
+            if obj.parent is not None:
+                out.error(path, f"a body must not have a parent, it is parented to {obj.parent.name!r}; "
+                                "clear the parent and keep the transform (Alt+P)")
+                continue
+            if _has_deltas(obj):
+                # baking keys location/rotation, which deltas would offset
+                out.error(path, "a body must not have delta transforms; clear them in "
+                                "Object properties > Transform > Delta Transform")
+                continue
+            verts, tris = mesh_arrays(obj, depsgraph, unit)
+            if len(tris) == 0:
+                out.error(path, "the mesh has no faces; a body needs a closed mesh")
+                continue
+            loc, rot = _pose(rest_matrix(obj))
+            p = obj.mbd
+            bodies.append(out.build(lambda: spec.Body(
+                name=obj.name,
+                geometry=spec.TriangleMesh(vertices=verts.tolist(), faces=tris.tolist()),
+                density=p.density if p.mass_mode == "DENSITY" else None,
+                mass=p.mass if p.mass_mode == "MASS" else None,
+                mass_fallback=p.mass_fallback.lower(), fixed=p.fixed,
+                position=tuple(loc * unit), orientation=tuple(rot),
+                velocity=tuple(p.velocity), angular_velocity=tuple(p.angular_velocity))))
+        else:
+            body = body_of(obj)
+            loc, rot = _pose(obj.matrix_world if body is None else relative_to_body(obj, body))
+            frames.append(out.build(lambda: spec.Frame(
+                name=obj.name, body=None if body is None else body.name,
+                position=tuple(loc * unit), orientation=tuple(rot))))
+
+    group = scene.mbd
+    dropped: set[str] = set()
+
+    def element(path, name, make):
+        count = len(out.problems)
+        made = out.build(make) if make is not None else None
+        if made is None or len(out.problems) > count:
+            dropped.add(repr(name))
+            return None
+        return made
+
+    joints = []
+    for j in group.joints:
+        path = f"joint {j.name!r}"
+        fi = reference(path, "Frame I", j.frame_i, "FRAME")
+        fj = reference(path, "Frame J", j.frame_j, "FRAME")
+        joints.append(element(path, j.name, None if None in (fi, fj) else lambda: spec.Joint(
+            name=j.name, type=j.type.lower(), frame_i=fi, frame_j=fj,
+            length=j.length if j.type == "DISTANCE" and j.use_length else None)))
+
+    motions = [element(f"motion {m.name!r}", m.name, lambda: spec.Motion(
+        name=m.name, joint=m.joint, value=m.value, mode=m.mode.lower(),
+        dof=None if m.dof == "AUTO" else m.dof.lower())) for m in group.motions]
+
+    forces = []
+    for f in group.forces:
+        path = f"{f.type.lower()} {f.name!r}"
+        body = reference(path, "Part", f.body, "BODY")
+        frame = reference(path, "RFrame", f.frame, "FRAME")
+        forces.append(element(path, f.name, None if None in (body, frame) else lambda: spec.Force(
+            name=f.name, type=f.type.lower(), body=body, frame=frame, axis=f.axis,
+            direction=f.direction.lower(), value=f.value, actuator=f.actuator,
+            max_velocity=f.max_velocity if f.actuator else None, allow_braking=f.allow_braking)))
+
+    springs = []
+    for s in group.springs:
+        path = f"spring {s.name!r}"
+        fi = reference(path, "Frame I", s.frame_i, "FRAME")
+        fj = reference(path, "Frame J", s.frame_j, "FRAME")
+        springs.append(element(path, s.name, None if None in (fi, fj) else lambda: spec.SpringDamper(
+            name=s.name, type=s.type.lower(), frame_i=fi, frame_j=fj, stiffness=s.stiffness,
+            damping=s.damping, free_length=s.free_length if s.use_free_length else None, preload=s.preload)))
+
+    bushings = []
+    for b in group.bushings:
+        path = f"bushing {b.name!r}"
+        fi = reference(path, "Frame I", b.frame_i, "FRAME")
+        fj = reference(path, "Frame J", b.frame_j, "FRAME")
+        bushings.append(element(path, b.name, None if None in (fi, fj) else lambda: spec.Bushing(
+            name=b.name, frame_i=fi, frame_j=fj, stiffness=tuple(b.stiffness), damping=tuple(b.damping),
+            rot_stiffness=tuple(b.rot_stiffness), rot_damping=tuple(b.rot_damping))))
+
+    couplers = []
+    for c in group.couplers:
+        if c.type == "GEAR":
+            make = lambda: spec.GearPair(name=c.name, joint_i=c.joint_i, joint_j=c.joint_j,  # noqa: E731
+                                         ratio=c.ratio, internal=c.internal)
+        else:
+            make = lambda: spec.RackPinion(name=c.name, pinion_joint=c.joint_i,  # noqa: E731
+                                           rack_joint=c.joint_j, pitch_radius=c.pitch_radius)
+        couplers.append(element(f"coupler {c.name!r}", c.name, make))
+
+    contacts = []
+    for c in group.contacts:
+        path = f"contact {c.name!r}"
+        bi = reference(path, "Body_I", c.body_i, "BODY")
+        bj = reference(path, "Body_J", c.body_j, "BODY")
+        contacts.append(element(path, c.name, None if None in (bi, bj) else lambda: spec.Contact(
+            name=c.name, body_i=bi, body_j=bj, stiffness=c.stiffness, damping=c.damping,
+            exponent=c.exponent, max_penetration=c.max_penetration, method=c.method.lower(),
+            friction=c.friction, friction_coefficient=c.friction_coefficient,
+            slip_tolerance_velocity=c.slip_tolerance_velocity,
+            two_sided_penetrator=c.two_sided_penetrator, candidate_reduction=c.candidate_reduction)))
+
+    settings = out.build(lambda: solver_settings(scene, out))
+
+    def kept(items):
+        return tuple(i for i in items if i is not None)
+
+    bodies, frames = kept(bodies), kept(frames)
+    dropped |= {repr(o.name) for o in marked} - {repr(x.name) for x in (*bodies, *frames)}
+    base_dir = str(Path(bpy.path.abspath("//"))) if bpy.data.filepath else None
+    compiled = model = None
+    if settings is not None:
+        try:
+            model = spec.Model(name=scene.name, bodies=bodies, frames=frames, joints=kept(joints),
+                               couplers=kept(couplers), motions=kept(motions), forces=kept(forces),
+                               springs=kept(springs), bushings=kept(bushings), contacts=kept(contacts),
+                               settings=settings, base_dir=base_dir)
+        except core.ModelError as exc:
+            out.issues(exc, skip=dropped)
+        if model is not None and not out.problems:
+            try:
+                compiled = core.compile_model(model)
+            except core.ModelError as exc:
+                out.issues(exc)
+        else:
+            # the full model could not be checked to the end; mass properties
+            # of the bodies alone still show every mesh problem in this pass
+            try:
+                core.compile_model(spec.Model(name=scene.name, bodies=bodies, settings=settings))
+            except core.ModelError as exc:
+                out.issues(exc)
+    if not bodies and not out.problems:
+        out.problems.append("scene: no object is marked as a body (Multibody panel > Object > Role)")
+    if out.problems:
+        raise SceneError(out.problems)
+    out.warnings.extend(str(w) for w in compiled.warnings)
+    return Gathered(model, compiled, list(dict.fromkeys(out.warnings)))
+
+
+def solver_settings(scene, out: _Collector):
+    """The core's SolverSettings from the scene's solver panel."""
+    s = scene.mbd.solver
+    fps = scene_fps(scene)
+    end_time = (scene.frame_end - scene.frame_start) / fps if s.use_scene_range else s.end_time
+    if s.use_scene_gravity:
+        # Blender keeps scene gravity in scene units per s² (its own rigid
+        # bodies read it so), hence the unit scale
+        gravity = tuple(g * mm_per_unit(scene) for g in scene.gravity) if scene.use_gravity else (0.0,) * 3
+        size = math.sqrt(sum(g * g for g in gravity))
+        if size and not _PLAUSIBLE_GRAVITY[0] <= size <= _PLAUSIBLE_GRAVITY[1]:
+            out.warnings.append(
+                f"settings: gravity: the scene gravity is {size / 1000:.4g} m/s²; Blender stores it in "
+                f"scene units per s², so with Unit Scale {scene.unit_settings.scale_length:g} set "
+                f"Gravity Z to {-9.81 / scene.unit_settings.scale_length:g} for 9.81 m/s²")
+    else:
+        gravity = tuple(s.gravity)
+    return core.model.spec.SolverSettings(
+        integrator=s.integrator, end_time=end_time, output_rate=fps if s.use_scene_fps else s.output_rate,
+        rtol=s.rtol, atol=s.atol, step=s.step, max_step=s.max_step if s.use_max_step else None,
+        gravity=gravity, baumgarte=s.baumgarte, erp=s.erp, projection_tolerance=s.projection_tolerance)

@@ -1,0 +1,384 @@
+"""Operators: thin steps of gather (scene -> model) -> core -> apply -> report.
+
+Problems are reported with ``self.report`` and ``{'CANCELLED'}``, never as a
+traceback. The scene is not changed until Bake.
+"""
+import bpy
+from bpy.app.handlers import persistent
+from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper
+
+from . import runner
+from .bridge import bake as baking
+from .bridge.scene_to_model import SceneError, body_of, scene_to_model
+from .properties import GROUPS, LABELS, ROLES, active_index_name
+
+#: scene name -> the problems found by the last check (shown in the panel)
+PROBLEMS: dict[str, list[str]] = {}
+
+_GROUP_ITEMS = tuple((g, LABELS[g], "") for g in GROUPS)
+
+
+def gather(op, context):
+    """The scene's checked model, or None after reporting every problem."""
+    scene = context.scene
+    try:
+        gathered = scene_to_model(scene, context.evaluated_depsgraph_get())
+    except SceneError as exc:
+        PROBLEMS[scene.name] = exc.messages
+        op.report({"ERROR"}, str(exc))
+        return None
+    PROBLEMS[scene.name] = []
+    for warning in gathered.warnings:
+        op.report({"WARNING"}, warning)
+    return gathered
+
+
+def conclude(op, job, scene_name):
+    """Report a finished job and keep its results; returns the operator result."""
+    runner.JOBS.pop(scene_name, None)
+    if job.error is not None:
+        # ModelError / SolverError: the mechanism cannot be solved (e.g. not assemblable)
+        op.report({"ERROR"}, f"Simulation failed: {job.error}")
+        return {"CANCELLED"}
+    entry = job.store(scene_name)
+    for warning in entry.warnings:
+        op.report({"WARNING"}, warning)
+    results = job.results
+    if results.status == "failed":
+        op.report({"ERROR"}, f"Simulation failed, the frames before the failure are kept: "
+                             f"{runner.describe(results)}")
+        return {"CANCELLED"}
+    level = "INFO" if results.success else "WARNING"
+    op.report({level}, f"Simulated {runner.describe(results)}"
+                       + ("" if results.success else " (partial results kept; Bake applies them)"))
+    return {"FINISHED"}
+
+
+def run_sync(op, context):
+    """Gather and simulate on this thread; the results entry, or None after reporting."""
+    gathered = gather(op, context)
+    if gathered is None:
+        return None
+    job = runner.Job(gathered.compiled, gathered.warnings).run()
+    if "CANCELLED" in conclude(op, job, context.scene.name) and job.results is None:
+        return None
+    return runner.RESULTS.get(context.scene.name)
+
+
+class MBD_OT_validate(bpy.types.Operator):
+    """Check the mechanism and list every problem"""
+    bl_idname = "mbd.validate"
+    bl_label = "Validate"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def execute(self, context):
+        gathered = gather(self, context)
+        if gathered is None:
+            return {"CANCELLED"}
+        m = gathered.model
+        moving = sum(not b.fixed for b in m.bodies)
+        self.report({"INFO"}, f"Mechanism OK: {len(m.bodies)} bodies ({moving} moving), {len(m.frames)} frames, "
+                              f"{len(m.joints)} joints, {len(m.motions)} motions, {len(m.forces)} forces")
+        return {"FINISHED"}
+
+
+class MBD_OT_simulate(bpy.types.Operator):
+    """Solve the mechanism in the background (Esc cancels and keeps what was computed)"""
+    bl_idname = "mbd.simulate"
+    bl_label = "Simulate"
+    bl_options = {"REGISTER"}
+
+    bake: BoolProperty(name="Bake When Done", default=False)
+
+    _timer = None
+    _scene_name = ""
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.scene.name not in runner.JOBS
+
+    def execute(self, context):
+        if run_sync(self, context) is None:
+            return {"CANCELLED"}
+        return self._bake(context) if self.bake else {"FINISHED"}
+
+    def invoke(self, context, event):
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        gathered = gather(self, context)
+        if gathered is None:
+            return {"CANCELLED"}
+        self._scene_name = context.scene.name
+        runner.JOBS[self._scene_name] = runner.Job(gathered.compiled, gathered.warnings).start()
+        wm = context.window_manager
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        wm.progress_begin(0, 100)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        job = runner.JOBS.get(self._scene_name)
+        if job is None:  # unregistered or a file was loaded meanwhile
+            self._stop(context)
+            return {"CANCELLED"}
+        if event.type == "ESC" and event.value == "PRESS":
+            job.cancel()
+            return {"RUNNING_MODAL"}
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        context.window_manager.progress_update(100.0 * job.fraction)
+        state = "cancelling" if job.cancelled else "Esc to cancel"
+        context.workspace.status_text_set(
+            f"Multibody: simulating t = {job.time:.3g} s ({job.fraction:.0%}), {state}")
+        if not job.done:
+            return {"PASS_THROUGH"}
+        self._stop(context)
+        result = conclude(self, job, self._scene_name)
+        if self.bake and job.results is not None and context.scene.name == self._scene_name:
+            return self._bake(context)
+        return result
+
+    def cancel(self, context):
+        job = runner.JOBS.pop(self._scene_name, None)
+        if job is not None:
+            job.cancel()
+        self._stop(context)
+
+    def _stop(self, context):
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
+
+    def _bake(self, context):
+        return bpy.ops.mbd.bake()
+
+
+class MBD_OT_bake(bpy.types.Operator):
+    """Key the last results on the scene frames (in background mode, simulate first if needed)"""
+    bl_idname = "mbd.bake"
+    bl_label = "Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.scene.name not in runner.JOBS
+
+    def execute(self, context):
+        scene = context.scene
+        entry = runner.RESULTS.get(scene.name)
+        if entry is None:
+            if not bpy.app.background:
+                self.report({"ERROR"}, "Nothing to bake: run Simulate first")
+                return {"CANCELLED"}
+            entry = run_sync(self, context)
+            if entry is None:
+                return {"CANCELLED"}
+        d = scene.mbd.display
+        report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
+                             torque_scale=d.torque_scale)
+        if report.missing:
+            self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
+        if not entry.results.success:
+            self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")
+        last = scene.frame_start + report.frames - 1
+        self.report({"INFO"}, f"Baked {len(report.bodies)} bodies and {len(report.arrows)} arrows "
+                              f"on frames {scene.frame_start}..{last}")
+        return {"FINISHED"}
+
+
+class MBD_OT_clear(bpy.types.Operator):
+    """Remove the baked keyframes and arrows and put the bodies back where they were"""
+    bl_idname = "mbd.clear"
+    bl_label = "Clear Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def execute(self, context):
+        removed = baking.clear(context.scene)
+        self.report({"INFO"}, f"Cleared the bake ({removed} data-blocks removed)")
+        return {"FINISHED"}
+
+
+class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
+    """Write the last results as CSV, user units in the header"""
+    bl_idname = "mbd.export_csv"
+    bl_label = "Export CSV"
+    bl_options = {"REGISTER"}
+
+    filename_ext = ".csv"
+    filter_glob: StringProperty(default="*.csv", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.scene.name in runner.RESULTS
+
+    def execute(self, context):
+        entry = runner.RESULTS.get(context.scene.name)
+        if entry is None:
+            self.report({"ERROR"}, "No results: run Simulate first")
+            return {"CANCELLED"}
+        try:
+            entry.results.to_csv(bpy.path.abspath(self.filepath))
+        except OSError as exc:
+            self.report({"ERROR"}, f"Cannot write {self.filepath!r}: {exc.strerror or exc}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Wrote {self.filepath}")
+        return {"FINISHED"}
+
+
+# --------------------------------------------------------------------------- editing
+def unique_name(collection, base):
+    names = {item.name for item in collection}
+    if base not in names:
+        return base
+    return next(f"{base}.{i:03d}" for i in range(1, len(names) + 2) if f"{base}.{i:03d}" not in names)
+
+
+class MBD_OT_element_add(bpy.types.Operator):
+    """Add an element; selected frames and bodies fill in its references"""
+    bl_idname = "mbd.element_add"
+    bl_label = "Add Element"
+    bl_options = {"REGISTER", "UNDO"}
+
+    group: EnumProperty(name="Group", items=_GROUP_ITEMS)
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def execute(self, context):
+        data = context.scene.mbd
+        collection = getattr(data, self.group)
+        item = collection.add()
+        item.name = unique_name(collection, LABELS[self.group])
+        setattr(data, active_index_name(self.group), len(collection) - 1)
+        self._prefill(context, item)
+        return {"FINISHED"}
+
+    def _prefill(self, context, item):
+        selected = list(context.selected_objects)
+        active = context.active_object
+        if active in selected:  # the active object last: it is "the second one picked"
+            selected.remove(active)
+            selected.append(active)
+        frames = [o for o in selected if o.mbd.role == "FRAME"]
+        bodies = [o for o in selected if o.mbd.role == "BODY"]
+        if self.group in ("joints", "springs", "bushings") and len(frames) >= 2:
+            item.frame_i, item.frame_j = frames[-2], frames[-1]
+        elif self.group == "forces" and frames:
+            item.frame = frames[-1]
+            item.body = body_of(frames[-1]) or (bodies[-1] if bodies else None)
+        elif self.group == "contacts" and len(bodies) >= 2:
+            item.body_i, item.body_j = bodies[-2], bodies[-1]
+        elif self.group == "motions" and len(context.scene.mbd.joints):
+            item.joint = context.scene.mbd.joints[context.scene.mbd.active_joint].name \
+                if context.scene.mbd.active_joint < len(context.scene.mbd.joints) else ""
+
+
+class MBD_OT_element_remove(bpy.types.Operator):
+    """Remove the active element"""
+    bl_idname = "mbd.element_remove"
+    bl_label = "Remove Element"
+    bl_options = {"REGISTER", "UNDO"}
+
+    group: EnumProperty(name="Group", items=_GROUP_ITEMS)
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def execute(self, context):
+        data = context.scene.mbd
+        collection = getattr(data, self.group)
+        attr = active_index_name(self.group)
+        index = getattr(data, attr)
+        if not 0 <= index < len(collection):
+            return {"CANCELLED"}
+        collection.remove(index)
+        setattr(data, attr, min(index, len(collection) - 1) if len(collection) else 0)
+        return {"FINISHED"}
+
+
+class MBD_OT_set_role(bpy.types.Operator):
+    """Mark the selected objects as bodies or reference frames"""
+    bl_idname = "mbd.set_role"
+    bl_label = "Set Role"
+    bl_options = {"REGISTER", "UNDO"}
+
+    role: EnumProperty(name="Role", items=ROLES)
+
+    @classmethod
+    def poll(cls, context):
+        return bool(context.selected_objects) or context.active_object is not None
+
+    def execute(self, context):
+        objects = list(context.selected_objects) or [context.active_object]
+        for obj in objects:
+            obj.mbd.role = self.role
+        self.report({"INFO"}, f"{len(objects)} object(s) marked {self.role.lower()}")
+        return {"FINISHED"}
+
+
+class MBD_OT_add_frame(bpy.types.Operator):
+    """Add a reference frame (an empty) at the 3D cursor, on the active body if there is one"""
+    bl_idname = "mbd.add_frame"
+    bl_label = "Add Frame"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.view_layer is not None
+
+    def execute(self, context):
+        body = context.active_object if context.active_object and \
+            context.active_object.mbd.role == "BODY" else None
+        frame = bpy.data.objects.new("RF", None)
+        frame.empty_display_type = "ARROWS"
+        frame.mbd.role = "FRAME"
+        frame.matrix_world = context.scene.cursor.matrix
+        (body.users_collection[0] if body else context.collection).objects.link(frame)
+        if body is not None:
+            frame.parent = body
+            frame.matrix_parent_inverse = body.matrix_world.inverted()
+        for obj in context.selected_objects:
+            obj.select_set(False)
+        frame.select_set(True)
+        context.view_layer.objects.active = frame
+        return {"FINISHED"}
+
+
+# --------------------------------------------------------------------------- handlers
+@persistent
+def _forget_on_load(_dummy):
+    """Results and jobs belong to the file they came from."""
+    for job in runner.JOBS.values():
+        job.cancel()
+    runner.JOBS.clear()
+    runner.RESULTS.clear()
+    PROBLEMS.clear()
+
+
+def add_handlers():
+    bpy.app.handlers.load_post.append(_forget_on_load)
+
+
+def remove_handlers():
+    if _forget_on_load in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(_forget_on_load)
+    _forget_on_load(None)
+
+
+CLASSES = (MBD_OT_validate, MBD_OT_simulate, MBD_OT_bake, MBD_OT_clear, MBD_OT_export_csv,
+           MBD_OT_element_add, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame)

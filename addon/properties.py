@@ -1,0 +1,246 @@
+"""Add-on data stored in the .blend: ``Object.mbd`` and ``Scene.mbd``.
+
+Fields are in the user units of the core (mm, N, N·mm, s, rad, kg, kg/m³)
+and say so in their names; lengths typed here are not Blender lengths, so
+they do not use the LENGTH subtype (which would rescale them with the unit
+settings). Elements refer to objects with pointers, which follow renames;
+couplers and motions refer to joints by name (joints are not IDs).
+"""
+import bpy
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
+                       FloatVectorProperty, IntProperty, PointerProperty, StringProperty)
+from bpy.types import PropertyGroup
+
+ROLES = (
+    ("NONE", "None", "Not part of the mechanism"),
+    ("BODY", "Body", "A rigid body; mass properties from its closed mesh"),
+    ("FRAME", "Frame", "A reference frame (Anchor RF) on its parent body, or on the world"),
+)
+AXES = tuple((a, a, f"The {a} axis of the reference frame") for a in "XYZ")
+
+
+def _is_body(_self, obj):
+    return obj.mbd.role == "BODY"
+
+
+def _is_frame(_self, obj):
+    return obj.mbd.role == "FRAME"
+
+
+def _body_pointer(name, description):
+    return PointerProperty(type=bpy.types.Object, name=name, description=description, poll=_is_body)
+
+
+def _frame_pointer(name, description):
+    return PointerProperty(type=bpy.types.Object, name=name, description=description, poll=_is_frame)
+
+
+def _vec(name, description, default=(0.0, 0.0, 0.0), **kw):
+    return FloatVectorProperty(name=name, description=description, size=3, default=default, **kw)
+
+
+# --------------------------------------------------------------------------- objects
+class MBD_PG_object(PropertyGroup):
+    role: EnumProperty(name="Role", items=ROLES, default="NONE")
+    mass_mode: EnumProperty(name="Mass From", items=(
+        ("DENSITY", "Density", "Mass properties from the closed mesh and a density"),
+        ("MASS", "Mass", "Mass properties from the closed mesh scaled to a total mass"),
+    ), default="DENSITY")
+    density: FloatProperty(name="Density (kg/m³)", default=7850.0, min=1e-9, soft_max=25000.0)
+    mass: FloatProperty(name="Mass (kg)", default=1.0, min=1e-12)
+    fixed: BoolProperty(name="Fixed", description="Ground: the body never moves", default=False)
+    mass_fallback: EnumProperty(name="If Not Closed", items=(
+        ("NONE", "Error", "A mesh that is not closed is an error"),
+        ("CONVEX_HULL", "Convex Hull", "Use the convex hull of a mesh that is not closed"),
+    ), default="NONE")
+    velocity: _vec("Velocity (mm/s)", "Initial velocity of the centre of mass, world axes")
+    angular_velocity: _vec("Angular Velocity (rad/s)", "Initial angular velocity, world axes")
+
+
+# --------------------------------------------------------------------------- scene elements
+class MBD_PG_joint(PropertyGroup):
+    type: EnumProperty(name="Type", items=(
+        ("REVOLUTE", "Revolute", "Hinge about Z of Frame I"),
+        ("PRISMATIC", "Prismatic", "Slider along Z of Frame I"),
+        ("CYLINDRICAL", "Cylindrical", "Slides along and turns about Z of Frame I"),
+        ("SPHERICAL", "Spherical", "Ball joint at the frame origins"),
+        ("UNIVERSAL", "Universal", "Cross of Z of Frame I and Z of Frame J"),
+        ("PLANAR", "Planar", "Frame J's origin stays in the XY plane of Frame I"),
+        ("FIXED", "Fixed", "Welds the two bodies"),
+        ("DISTANCE", "Distance", "Keeps the distance between the frame origins"),
+    ), default="REVOLUTE")
+    frame_i: _frame_pointer("Frame I", "First reference frame; its Z axis is the joint axis")
+    frame_j: _frame_pointer("Frame J", "Second reference frame, on the other body")
+    use_length: BoolProperty(name="Set Length", description="Off: the initial distance")
+    length: FloatProperty(name="Length (mm)", default=100.0, min=1e-9)
+
+
+class MBD_PG_motion(PropertyGroup):
+    joint: StringProperty(name="Joint", description="The driven joint (revolute, prismatic, cylindrical)")
+    mode: EnumProperty(name="Mode", items=(
+        ("DISPLACEMENT", "Displacement", "Angle (rad) or slide (mm) from the assembled position"),
+        ("VELOCITY", "Velocity", "Rate (rad/s or mm/s)"),
+    ), default="DISPLACEMENT")
+    dof: EnumProperty(name="DOF", items=(
+        ("AUTO", "Auto", "The joint's only degree of freedom"),
+        ("ROTATION", "Rotation", "Drive the rotation (cylindrical joints)"),
+        ("TRANSLATION", "Translation", "Drive the translation (cylindrical joints)"),
+    ), default="AUTO")
+    value: StringProperty(name="Value", description="A formula of time t", default="t")
+
+
+class MBD_PG_force(PropertyGroup):
+    type: EnumProperty(name="Type", items=(
+        ("FORCE", "Force", "A force in N"), ("TORQUE", "Torque", "A torque in N·mm")), default="FORCE")
+    body: _body_pointer("Part", "The body the force acts on")
+    frame: _frame_pointer("RFrame", "Reference frame: application point and axes")
+    axis: EnumProperty(name="Axis", items=AXES, default="Z")
+    direction: EnumProperty(name="Direction", items=(
+        ("BODY_FIXED", "Body Fixed", "The direction turns with the body"),
+        ("SPACE_FIXED", "Space Fixed", "The direction keeps its world direction at t = 0"),
+    ), default="BODY_FIXED")
+    value: StringProperty(name="Value", description="A formula of time t (N or N·mm); with "
+                          "Actuator Mode the maximum force or torque", default="0")
+    actuator: BoolProperty(name="Actuator Mode", description="Limited power: F = F_max (1 - v/v_max)")
+    max_velocity: FloatProperty(name="Max Velocity", description="v_max in mm/s (force) or rad/s (torque)",
+                                default=100.0, min=1e-12)
+    allow_braking: BoolProperty(name="Allow Actuator Braking", default=True,
+                                description="Above v_max the force brakes; off: it is zero")
+
+
+class MBD_PG_spring(PropertyGroup):
+    type: EnumProperty(name="Type", items=(
+        ("TRANSLATIONAL", "Translational", "Between the frame origins"),
+        ("ROTATIONAL", "Rotational", "About Z of Frame I"),
+    ), default="TRANSLATIONAL")
+    frame_i: _frame_pointer("Frame I", "First reference frame")
+    frame_j: _frame_pointer("Frame J", "Second reference frame")
+    stiffness: FloatProperty(name="Stiffness", description="N/mm or N·mm/rad", default=1.0, min=0.0)
+    damping: FloatProperty(name="Damping", description="N·s/mm or N·mm·s/rad", default=0.0, min=0.0)
+    use_free_length: BoolProperty(name="Set Free Length", description="Off: the initial length (angle 0)")
+    free_length: FloatProperty(name="Free Length", description="mm or rad", default=0.0)
+    preload: FloatProperty(name="Preload", description="N or N·mm", default=0.0)
+
+
+class MBD_PG_bushing(PropertyGroup):
+    frame_i: _frame_pointer("Frame I", "First reference frame; the bushing axes")
+    frame_j: _frame_pointer("Frame J", "Second reference frame")
+    stiffness: _vec("Stiffness (N/mm)", "Per axis of Frame I", (1.0, 1.0, 1.0), min=0.0)
+    damping: _vec("Damping (N·s/mm)", "Per axis of Frame I", min=0.0)
+    rot_stiffness: _vec("Rot. Stiffness (N·mm/rad)", "Per axis of Frame I", min=0.0)
+    rot_damping: _vec("Rot. Damping (N·mm·s/rad)", "Per axis of Frame I", min=0.0)
+
+
+class MBD_PG_coupler(PropertyGroup):
+    type: EnumProperty(name="Type", items=(
+        ("GEAR", "Gear Pair", "Two revolute joints: ω_i / ω_j = ratio"),
+        ("RACK_PINION", "Rack and Pinion", "A revolute pinion joint and a prismatic rack joint"),
+    ), default="GEAR")
+    joint_i: StringProperty(name="Joint I", description="Gear: first revolute joint; rack: the pinion joint")
+    joint_j: StringProperty(name="Joint J", description="Gear: second revolute joint; rack: the rack joint")
+    ratio: FloatProperty(name="Ratio", description="teeth_j / teeth_i", default=1.0, min=1e-9)
+    internal: BoolProperty(name="Internal", description="A ring gear: both turn the same way")
+    pitch_radius: FloatProperty(name="Pitch Radius (mm)", default=10.0, min=1e-9)
+
+
+class MBD_PG_contact(PropertyGroup):
+    body_i: _body_pointer("Body_I", "First body")
+    body_j: _body_pointer("Body_J", "Second body")
+    stiffness: FloatProperty(name="Stiffness (N/mm^e)", default=1e5, min=1e-12)
+    damping: FloatProperty(name="Damping (N·s/mm)", default=10.0, min=0.0)
+    exponent: FloatProperty(name="Exponent", default=1.5, min=1e-3)
+    max_penetration: FloatProperty(name="δ_max (mm)", description="Penetration at which the damping is full",
+                                   default=0.1, min=1e-12)
+    method: EnumProperty(name="Method", items=(
+        ("STANDARD", "Standard Mesh", "The meshes as they are"),
+        ("FINE", "Fine Mesh", "Each triangle split into 4"),
+        ("CONVEX_HULL", "Convex Hull", "The convex hulls"),
+        ("DECIMATION", "Decimation", "About half the triangles, shape kept"),
+    ), default="STANDARD")
+    friction: BoolProperty(name="Contact Friction")
+    friction_coefficient: FloatProperty(name="Friction Coefficient", default=0.3, min=0.0)
+    slip_tolerance_velocity: FloatProperty(name="Slip Tolerance Velocity (mm/s)", default=10.0, min=1e-12)
+    two_sided_penetrator: BoolProperty(name="Two-Sided Penetrator", default=True)
+    candidate_reduction: BoolProperty(name="Candidate Reduction", default=True)
+
+
+# --------------------------------------------------------------------------- solver, display
+class MBD_PG_solver(PropertyGroup):
+    integrator: EnumProperty(name="Integrator", items=(
+        ("DOP853", "DOP853", "Explicit, adaptive, 8th order (default)"),
+        ("RK45", "RK45", "Explicit, adaptive, 5th order"),
+        ("RK4", "RK4", "Explicit, fixed step"),
+        ("BDF", "BDF", "Implicit, adaptive (stiff)"),
+        ("Radau", "Radau", "Implicit, adaptive (stiff)"),
+        ("LSODA", "LSODA", "Switches between stiff and non-stiff"),
+        ("stepper", "Stepper", "Fast velocity-level fixed-step stepper"),
+    ), default="DOP853")
+    use_scene_range: BoolProperty(name="Use Scene Range", default=True,
+                                  description="End time from the scene's frame range and frame rate")
+    end_time: FloatProperty(name="End Time (s)", default=1.0, min=1e-6)
+    use_scene_fps: BoolProperty(name="Use Scene Frame Rate", default=True,
+                                description="One output sample per frame")
+    output_rate: FloatProperty(name="Output Rate (1/s)", default=24.0, min=1e-3)
+    rtol: FloatProperty(name="Relative Tolerance", default=1e-8, min=1e-13, precision=12)
+    atol: FloatProperty(name="Absolute Tolerance", default=1e-10, min=1e-20, precision=14)
+    step: FloatProperty(name="Step (s)", description="Fixed-step integrators", default=1e-3, min=1e-9,
+                        precision=6)
+    use_max_step: BoolProperty(name="Limit Step", description="Largest step of the adaptive integrators")
+    max_step: FloatProperty(name="Max Step (s)", default=1e-2, min=1e-9, precision=6)
+    use_scene_gravity: BoolProperty(name="Use Scene Gravity", default=True,
+                                    description="Gravity from the scene (Scene properties > Gravity)")
+    gravity: _vec("Gravity (mm/s²)", "Used when the scene gravity is not", (0.0, 0.0, -9810.0))
+    baumgarte: FloatProperty(name="Baumgarte (1/s)", default=20.0, min=0.0)
+    erp: FloatProperty(name="ERP", description="Stepper error reduction", default=0.2, min=0.0, max=1.0)
+    projection_tolerance: FloatProperty(name="Projection Tolerance", description="mm or rad",
+                                        default=1e-6, min=1e-15, precision=9)
+
+
+class MBD_PG_display(PropertyGroup):
+    show_arrows: BoolProperty(name="Force Arrows", default=True, description="Bake an arrow per force/torque")
+    force_scale: FloatProperty(name="Force Arrow (mm/N)", default=1.0, min=0.0)
+    torque_scale: FloatProperty(name="Torque Arrow (mm/N·mm)", default=0.01, min=0.0)
+
+
+GROUPS = ("joints", "motions", "forces", "springs", "bushings", "couplers", "contacts")
+#: the default name of a new element of each group
+LABELS = {"joints": "Joint", "motions": "Motion", "forces": "Force", "springs": "Spring",
+          "bushings": "Bushing", "couplers": "Coupler", "contacts": "Contact"}
+
+
+class MBD_PG_scene(PropertyGroup):
+    joints: CollectionProperty(type=MBD_PG_joint)
+    motions: CollectionProperty(type=MBD_PG_motion)
+    forces: CollectionProperty(type=MBD_PG_force)
+    springs: CollectionProperty(type=MBD_PG_spring)
+    bushings: CollectionProperty(type=MBD_PG_bushing)
+    couplers: CollectionProperty(type=MBD_PG_coupler)
+    contacts: CollectionProperty(type=MBD_PG_contact)
+    active_joint: IntProperty()
+    active_motion: IntProperty()
+    active_force: IntProperty()
+    active_spring: IntProperty()
+    active_bushing: IntProperty()
+    active_coupler: IntProperty()
+    active_contact: IntProperty()
+    group: EnumProperty(name="Elements", items=tuple((g, LABELS[g] + "s", "") for g in GROUPS))
+    solver: PointerProperty(type=MBD_PG_solver)
+    display: PointerProperty(type=MBD_PG_display)
+
+
+def active_index_name(group: str) -> str:
+    return "active_" + group[:-1]
+
+
+CLASSES = (MBD_PG_object, MBD_PG_joint, MBD_PG_motion, MBD_PG_force, MBD_PG_spring, MBD_PG_bushing,
+           MBD_PG_coupler, MBD_PG_contact, MBD_PG_solver, MBD_PG_display, MBD_PG_scene)
+
+
+def attach():
+    bpy.types.Object.mbd = PointerProperty(type=MBD_PG_object)
+    bpy.types.Scene.mbd = PointerProperty(type=MBD_PG_scene)
+
+
+def detach():
+    del bpy.types.Scene.mbd
+    del bpy.types.Object.mbd

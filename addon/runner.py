@@ -1,0 +1,94 @@
+"""Running the core: a simulation job in a worker thread, and the results cache.
+
+Nothing here touches bpy: the worker thread only sees the compiled core
+model, so Blender data is never read or written off the main thread. Results
+are cached per scene name (not per Scene reference: references to Blender
+data must not outlive an undo step or a file load).
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from .corelink import core
+
+
+@dataclass
+class Entry:
+    results: object        # core Results
+    warnings: list[str]
+
+
+#: scene name -> the last results of that scene
+RESULTS: dict[str, Entry] = {}
+#: scene name -> the job running for it
+JOBS: dict[str, "Job"] = {}
+
+
+class Job:
+    """``core.simulate`` of a compiled model, synchronously (:meth:`run`) or in a thread (:meth:`start`).
+
+    ``cancel()`` makes the core stop at its next progress report; it then
+    returns the frames computed so far with status ``'cancelled'``.
+    """
+
+    def __init__(self, compiled, warnings=()):
+        self.compiled = compiled
+        self.warnings = list(warnings)
+        self.fraction = 0.0
+        self.time = 0.0
+        self.results = None
+        self.error: Exception | None = None
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def progress(self, info) -> bool:
+        self.fraction, self.time = info.fraction, info.time
+        return not self._cancel.is_set()
+
+    def cancel(self):
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def run(self):
+        try:
+            self.results = core.simulate(self.compiled, progress=self.progress)
+            self.fraction = 1.0 if self.results.success else self.fraction
+        except Exception as exc:  # reported to the user by the operator, never raised in Blender
+            self.error = exc
+        return self
+
+    def start(self):
+        self._thread = threading.Thread(target=self.run, name="mbd-simulate", daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self._thread is None or not self._thread.is_alive()
+
+    def wait(self, timeout=None):
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self
+
+    def store(self, scene_name: str) -> Entry | None:
+        """Keep the results (complete or partial) as the scene's last results."""
+        if self.results is None:
+            return None
+        warnings = self.warnings + [str(w) for w in self.results.warnings]
+        RESULTS[scene_name] = Entry(self.results, list(dict.fromkeys(warnings)))
+        return RESULTS[scene_name]
+
+
+def describe(results) -> str:
+    """One line for the status bar / report."""
+    frames = len(results.t)
+    span = f"t = 0..{results.t[-1]:.4g} s" if frames else "no frames"
+    text = f"{frames} frames, {span}"
+    if results.status != "success":
+        text = f"{results.status}: {text}. {results.message}"
+    return text

@@ -1,0 +1,343 @@
+"""Contact geometry: one body's collision mesh, prepared once before a run.
+
+:func:`prepare_geometry` cleans the mesh (merges duplicate vertices, drops
+degenerate and repeated faces, orients it outward), applies the contact
+method (standard / fine / convex_hull / decimation) and returns a
+:class:`ContactGeometry` that serves both roles of the narrow phase:
+
+* as *penetrator*: its vertices, grouped in small spatial clusters so that
+  the overlap-box filter transforms only the clusters near the other body;
+* as *target*: a :class:`~core.contacts.distance.SurfaceIndex` per depth band,
+  built on first use and kept.
+
+Prepared geometries are cached by content, method and name, so preparing
+the same mesh twice costs a hash.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import MeshError
+from .decimate import decimate
+from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet, _ranges
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ContactGeometry", "prepare_geometry", "subdivide_midpoint", "convex_hull_mesh",
+           "clean_mesh", "METHODS", "clear_cache"]
+
+METHODS = ("standard", "fine", "convex_hull", "decimation")
+
+#: vertices closer than this fraction of the mesh size are merged
+MERGE_TOLERANCE = 1e-9
+#: target vertices per penetrator cluster (the overlap-box pre-filter tests
+#: clusters first, then the vertices of the clusters that pass)
+CLUSTER_VERTICES = 32
+#: below this many vertices the clusters are not worth their overhead
+CLUSTER_MIN_VERTICES = 256
+#: prepared geometries kept in the cache
+CACHE_SIZE = 32
+
+_cache: "OrderedDict[tuple, ContactGeometry]" = OrderedDict()
+
+
+def clear_cache() -> None:
+    """Forget all cached prepared geometries."""
+    _cache.clear()
+
+
+class ContactGeometry:
+    """A body's prepared collision mesh (frame: the body's COM-centred axes, m).
+
+    Attributes
+    ----------
+    name : str
+    method : str
+    vertices : ndarray, (n, 3)
+    faces : ndarray of int, (m, 3), outward (counter-clockwise seen from outside)
+    lo, hi : ndarray, (3,)
+        Axis-aligned box of the vertices.
+    area : float
+        Surface area, m².
+    vertex_density : float
+        Vertices per surface area, 1/m² (the finer mesh penetrates when the
+        two-sided search is off).
+    watertight : bool
+        Every edge is shared by exactly two faces with opposite directions;
+        inside/outside is exact only then.
+    """
+
+    def __init__(self, vertices: np.ndarray, faces: np.ndarray, method: str, name: str):
+        self.name = name
+        self.method = method
+        self.vertices = np.ascontiguousarray(vertices, dtype=float)
+        self.faces = np.ascontiguousarray(faces, dtype=np.int64)
+        self.lo = self.vertices.min(axis=0)
+        self.hi = self.vertices.max(axis=0)
+        self.centre = 0.5 * (self.lo + self.hi)
+        self.half = 0.5 * (self.hi - self.lo)
+        tri = self.vertices[self.faces]
+        cr = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+        self.face_areas = 0.5 * np.linalg.norm(cr, axis=1)
+        self.area = float(self.face_areas.sum())
+        self.vertex_density = len(self.vertices) / max(self.area, 1e-300)
+        self.watertight = _is_closed_oriented(self.faces, len(self.vertices))
+        self._make_clusters()
+        self._tris: TriangleSet | None = None
+        self._indices: dict[float, SurfaceIndex] = {}
+
+    def __repr__(self) -> str:
+        return (f"ContactGeometry({self.name!r}, method={self.method!r}, "
+                f"{len(self.vertices)} vertices, {len(self.faces)} faces)")
+
+    # --------------------------------------------------------- penetrator role
+    def _make_clusters(self):
+        n = len(self.vertices)
+        if n < CLUSTER_MIN_VERTICES:
+            self.cluster_order = None
+            return
+        size = math.sqrt(self.area * CLUSTER_VERTICES / n)
+        key3 = np.floor((self.vertices - self.lo) / size).astype(np.int64)
+        dims = key3.max(axis=0) + 1
+        key = (key3[:, 0] * dims[1] + key3[:, 1]) * dims[2] + key3[:, 2]
+        order = np.argsort(key, kind="stable")
+        sk = key[order]
+        starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+        counts = np.diff(np.r_[starts, n])
+        pts = self.vertices[order]
+        lo = np.minimum.reduceat(pts, starts, axis=0)
+        hi = np.maximum.reduceat(pts, starts, axis=0)
+        centre = 0.5 * (lo + hi)
+        d = np.linalg.norm(pts - np.repeat(centre, counts, axis=0), axis=1)
+        rad = np.maximum.reduceat(d, starts)
+        self.cluster_order = order
+        self.cluster_points = pts                  # vertices in cluster order
+        self.cluster_starts = starts
+        self.cluster_counts = counts
+        self.cluster_centre = centre
+        self.cluster_radius = rad * (1.0 + 1e-12) + 1e-15
+
+    def vertices_in_box(self, M: np.ndarray, t: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """This body's vertices mapped by ``p -> M p + t`` that fall in the box [lo, hi].
+
+        Parameters
+        ----------
+        M : ndarray, (3, 3); t : ndarray, (3,)
+            The map from this body's frame to the target's frame.
+        lo, hi : ndarray, (3,)
+            The box in the target's frame.
+
+        Returns
+        -------
+        ndarray, (k, 3): the vertices inside the box, in the target's frame.
+        """
+        if self.cluster_order is None:
+            p = self.vertices @ M.T + t
+        else:
+            c = self.cluster_centre @ M.T + t
+            rad = self.cluster_radius[:, None]
+            ok = np.all((c + rad >= lo) & (c - rad <= hi), axis=1)
+            if not ok.any():
+                return np.zeros((0, 3))
+            if ok.all():
+                pts = self.cluster_points
+            else:
+                pts = self.cluster_points[_ranges(self.cluster_starts[ok], self.cluster_counts[ok])]
+            p = pts @ M.T + t
+        inside = np.all((p >= lo) & (p <= hi), axis=1)
+        return p[inside]
+
+    # ------------------------------------------------------------- target role
+    @property
+    def triangles(self) -> TriangleSet:
+        if self._tris is None:
+            self._tris = TriangleSet(self.vertices, self.faces)
+        return self._tris
+
+    def cell_size(self) -> float:
+        """Grid cell size of the surface index: a fraction of the typical triangle size."""
+        typical = math.sqrt(2.0 * float(np.median(self.face_areas)))
+        return CELL_SIZE_FACTOR * max(typical, 1e-9 * float(np.max(self.hi - self.lo)))
+
+    def surface_index(self, band: float) -> SurfaceIndex:
+        """The penetration index for depths up to ``band`` (m), built on first use.
+
+        An index built for a deeper band serves shallower requests when it is
+        at most twice as deep (its query caps the depth at the request).
+        """
+        band = float(band)
+        for b, idx in self._indices.items():
+            if band <= b <= 2.0 * band:
+                return idx
+        if not self.watertight:
+            log.warning("contact geometry %r is not a closed, consistently oriented mesh: "
+                        "inside/outside tests may be wrong near its open edges", self.name)
+        idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size())
+        log.debug("surface index %r band %.3g m: %d levels, h=%.3g m, %d cells, %d list entries, %.1f MB",
+                  self.name, band, idx.level, idx.h, idx.n_cells, len(idx.lists), idx.nbytes / 1e6)
+        self._indices[band] = idx
+        return idx
+
+    def penetration(self, points: np.ndarray, depth_limit: float):
+        """Points (k, 3, this body's frame) inside this body at a depth in (0, depth_limit].
+
+        Returns a :class:`~core.contacts.distance.Penetration` (indices into
+        ``points``, depths, outward normals and closest surface points, in
+        this body's frame).
+        """
+        return self.surface_index(depth_limit).query(np.asarray(points, dtype=float), depth_limit)
+
+
+# ---------------------------------------------------------------------- prep
+def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "",
+                     decimation_ratio: float = 0.5) -> ContactGeometry:
+    """Prepare a body's collision mesh for contact (done once, cached).
+
+    Parameters
+    ----------
+    vertices : array_like, (n, 3)
+        Vertex positions in the body's COM-centred frame (a fixed body: world), m.
+    faces : array_like of int, (m, 3)
+        Triangles (vertex indices).
+    method : {"standard", "fine", "convex_hull", "decimation"}
+        standard: the mesh as is; fine: every triangle split into 4 (edge
+        midpoints); convex_hull: the convex hull; decimation: quadric
+        edge-collapse down to ``decimation_ratio`` of the triangles.
+    name : str
+        For messages.
+
+    Raises
+    ------
+    MeshError
+        Empty or non-finite vertices, face indices out of range, an unknown
+        method, or a mesh with no area.
+    """
+    label = f"contact mesh {name!r}" if name else "contact mesh"
+    if method not in METHODS:
+        raise MeshError(f"{label}: unknown contact method {method!r}; expected one of {METHODS}.")
+    v = np.asarray(vertices, dtype=float)
+    f = np.asarray(faces)
+    if v.ndim != 2 or v.shape[1] != 3 or len(v) < 4:
+        raise MeshError(f"{label}: vertices must be an (n, 3) array with n >= 4, got shape {v.shape}.")
+    if f.ndim != 2 or f.shape[1] != 3 or len(f) < 4:
+        raise MeshError(f"{label}: faces must be an (m, 3) array of triangles with m >= 4, "
+                        f"got shape {f.shape}. Triangulate the mesh.")
+    if not np.all(np.isfinite(v)):
+        raise MeshError(f"{label}: vertices contain NaN or infinite coordinates.")
+    if not np.issubdtype(f.dtype, np.integer):
+        if not np.all(np.equal(np.mod(f, 1), 0)):
+            raise MeshError(f"{label}: face indices must be integers.")
+    f = f.astype(np.int64)
+    if f.min() < 0 or f.max() >= len(v):
+        raise MeshError(f"{label}: face indices must be in [0, {len(v) - 1}], "
+                        f"got [{f.min()}, {f.max()}].")
+    if not 0.0 < decimation_ratio <= 1.0:
+        raise MeshError(f"{label}: decimation ratio must be in (0, 1], got {decimation_ratio}.")
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.ascontiguousarray(v).tobytes())
+    h.update(np.ascontiguousarray(f).tobytes())
+    key = (h.hexdigest(), v.shape, f.shape, method, name,
+           decimation_ratio if method == "decimation" else None)
+    hit = _cache.get(key)
+    if hit is not None:
+        _cache.move_to_end(key)
+        return hit
+    v, f = clean_mesh(v, f, label)
+    if method == "fine":
+        v, f = subdivide_midpoint(v, f)
+    elif method == "convex_hull":
+        v, f = convex_hull_mesh(v, label)
+    elif method == "decimation":
+        v, f = decimate(v, f, decimation_ratio)
+    geom = ContactGeometry(v, f, method, name)
+    _cache[key] = geom
+    while len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return geom
+
+
+def clean_mesh(v: np.ndarray, f: np.ndarray, label: str = "contact mesh"):
+    """Merge duplicate vertices, drop degenerate/repeated faces and unused vertices, orient outward."""
+    scale = float(np.max(v.max(axis=0) - v.min(axis=0)))
+    if scale <= 0.0:
+        raise MeshError(f"{label}: all vertices coincide.")
+    q = np.round((v - v.min(axis=0)) / (MERGE_TOLERANCE * scale)).astype(np.int64)
+    _, first, inv = np.unique(q, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    v = v[first]
+    f = inv[f]
+    f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
+    # repeated faces (same vertex set)
+    _, keep = np.unique(np.sort(f, axis=1), axis=0, return_index=True)
+    f = f[np.sort(keep)]
+    tri = v[f]
+    cr = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    area2 = np.linalg.norm(cr, axis=1)
+    f = f[area2 > 1e-14 * scale * scale]
+    if len(f) < 4:
+        raise MeshError(f"{label}: fewer than 4 non-degenerate triangles.")
+    used = np.unique(f)
+    remap = np.full(len(v), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    v = v[used]
+    f = remap[f]
+    # orientation: a closed mesh wound inside-out has a negative signed volume
+    tri = v[f]
+    vol = np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum() / 6.0
+    if vol < 0.0:
+        f = f[:, ::-1].copy()
+    return v, f
+
+
+def _is_closed_oriented(f: np.ndarray, n: int) -> bool:
+    """Every directed edge appears once and its reverse once (closed, consistently wound)."""
+    e = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    key = e[:, 0] * n + e[:, 1]
+    rkey = e[:, 1] * n + e[:, 0]
+    sk = np.sort(key)
+    if np.any(sk[1:] == sk[:-1]):
+        return False
+    pos = np.searchsorted(sk, rkey)
+    pos = np.minimum(pos, len(sk) - 1)
+    return bool(np.all(sk[pos] == rkey))
+
+
+def subdivide_midpoint(v: np.ndarray, f: np.ndarray):
+    """Split every triangle into 4 through its edge midpoints (shared midpoints keep the mesh closed)."""
+    n = len(v)
+    e = np.stack([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]], axis=1).reshape(-1, 2)
+    es = np.sort(e, axis=1)
+    uniq, inv = np.unique(es[:, 0] * n + es[:, 1], return_inverse=True)
+    ea, eb = uniq // n, uniq % n
+    mids = 0.5 * (v[ea] + v[eb])
+    mid = (n + inv).reshape(-1, 3)           # midpoint vertex of edges AB, BC, CA per face
+    a, b, c = f[:, 0], f[:, 1], f[:, 2]
+    mab, mbc, mca = mid[:, 0], mid[:, 1], mid[:, 2]
+    nf = np.concatenate([np.stack([a, mab, mca], 1), np.stack([mab, b, mbc], 1),
+                         np.stack([mca, mbc, c], 1), np.stack([mab, mbc, mca], 1)])
+    return np.concatenate([v, mids]), nf
+
+
+def convex_hull_mesh(v: np.ndarray, label: str = "contact mesh"):
+    """Convex hull (scipy/Qhull) as an outward-oriented triangle mesh of the hull vertices."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    try:
+        hull = ConvexHull(v)
+    except QhullError as exc:
+        raise MeshError(f"{label}: the convex hull cannot be built (flat or degenerate mesh): "
+                        f"{str(exc).splitlines()[0]}") from None
+    s = hull.simplices.copy()
+    tri = v[s]
+    n = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    flip = np.einsum("ij,ij->i", n, hull.equations[:, :3]) < 0.0
+    s[flip] = s[flip][:, ::-1]
+    used = np.unique(s)
+    remap = np.full(len(v), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return v[used], remap[s]

@@ -1,0 +1,108 @@
+"""Mechanisms built in the current Blender scene, in any unit scale."""
+import math
+
+import bmesh
+import bpy
+import numpy as np
+from mathutils import Euler
+
+L_M = 1.0        # pendulum length, m
+R_M = 0.05       # bob radius, m
+
+
+def setup_scene(scale_length=1.0, fps=24, frames=25):
+    """The scene: unit scale (m per Blender unit), fps, frames 1..frames, gravity 9.81 m/s²."""
+    scene = bpy.context.scene
+    scene.unit_settings.system = "METRIC"
+    scene.unit_settings.scale_length = scale_length
+    scene.render.fps, scene.render.fps_base = fps, 1.0
+    scene.frame_start, scene.frame_end = 1, frames
+    # Blender keeps gravity in scene units per s²
+    scene.gravity = (0.0, 0.0, -9.81 / scale_length)
+    return scene
+
+
+def uv_sphere(name, radius, location, use_ops=True):
+    if use_ops:
+        bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=radius, location=location)
+        obj = bpy.context.active_object
+        obj.name = name
+        return obj
+    mesh = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_uvsphere(bm, u_segments=24, v_segments=12, radius=radius)
+    bm.to_mesh(mesh)
+    bm.free()
+    obj = bpy.data.objects.new(name, mesh)
+    obj.location = location
+    bpy.context.scene.collection.objects.link(obj)
+    return obj
+
+
+def frame(name, location=(0.0, 0.0, 0.0), rotation=(0.0, 0.0, 0.0), parent=None):
+    """A reference frame empty, kept in place when parented."""
+    obj = bpy.data.objects.new(name, None)
+    obj.empty_display_type = "ARROWS"
+    bpy.context.scene.collection.objects.link(obj)
+    obj.location = location
+    obj.rotation_euler = Euler(rotation)
+    obj.mbd.role = "FRAME"
+    if parent is not None:
+        bpy.context.view_layer.update()
+        obj.parent = parent
+        obj.matrix_parent_inverse = parent.matrix_world.inverted()
+    return obj
+
+
+def pendulum(scale_length=1.0, fps=24, frames=25, use_ops=True):
+    """A 1 kg sphere on a 1 m massless rod hinged at the origin about world Y, released horizontal.
+
+    Built with every length in Blender units of the given scale, so the same
+    physical pendulum results whatever the scale.
+    """
+    scene = setup_scene(scale_length, fps, frames)
+    u = 1.0 / scale_length            # Blender units per metre
+    bob = uv_sphere("Bob", R_M * u, (L_M * u, 0.0, 0.0), use_ops)
+    bob.mbd.role = "BODY"
+    bob.mbd.mass_mode = "MASS"
+    bob.mbd.mass = 1.0
+    hinge_axes = (-math.pi / 2, 0.0, 0.0)       # frame Z along world +Y
+    pivot = frame("Pivot", (0.0, 0.0, 0.0), hinge_axes)
+    bob_pivot = frame("Bob_pivot", (0.0, 0.0, 0.0), hinge_axes, parent=bob)
+    joint = scene.mbd.joints.add()
+    joint.name, joint.type, joint.frame_i, joint.frame_j = "Hinge", "REVOLUTE", pivot, bob_pivot
+    bpy.context.view_layer.update()
+    return scene, bob
+
+
+def add_force(scene, bob, name="Push", value="2 + 3*t", kind="FORCE", axis="X", direction="BODY_FIXED"):
+    """A force (or torque) on the bob at its centre, along the bob-fixed ``axis``."""
+    at = frame(f"{name}_RF", tuple(bob.location), (0.0, 0.0, 0.0), parent=bob)
+    force = scene.mbd.forces.add()
+    force.name, force.type, force.body, force.frame = name, kind, bob, at
+    force.axis, force.direction, force.value = axis, direction, value
+    return force
+
+
+def fcurves_of(obj):
+    """The fcurves of an object's assigned action and slot (Blender 4.4+ layered, or legacy)."""
+    anim = obj.animation_data
+    action = anim.action
+    if hasattr(action, "layers"):
+        return action.layers[0].strips[0].channelbag(anim.action_slot).fcurves
+    return action.fcurves
+
+
+def sampled(obj, data_path, frames):
+    """(len(frames), n) values of one property's fcurves at the given frames."""
+    curves = sorted((fc for fc in fcurves_of(obj) if fc.data_path == data_path), key=lambda fc: fc.array_index)
+    return np.array([[fc.evaluate(f) for fc in curves] for f in frames])
+
+
+def snapshot():
+    """What a failed operation must not change."""
+    bpy.context.view_layer.update()
+    return (sorted(o.name for o in bpy.data.objects), sorted(a.name for a in bpy.data.actions),
+            sorted(m.name for m in bpy.data.meshes), sorted(c.name for c in bpy.data.collections),
+            [o.animation_data is not None for o in bpy.data.objects],
+            [tuple(o.matrix_world.col[3]) for o in bpy.data.objects])

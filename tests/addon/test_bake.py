@@ -1,0 +1,131 @@
+"""Baking a pendulum built from a mesh: keyframes equal the core's results, in any unit scale."""
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+import mbd_scenes as ms
+
+
+def results_of(scene):
+    from addon import runner
+    return runner.RESULTS[scene.name].results
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.001], ids=["m", "mm"])
+def test_bake_keys_every_frame_with_the_results(addon, scale):
+    scene, bob = ms.pendulum(scale)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}   # background mode: simulates first
+    res = results_of(scene)
+    assert res.success and len(res.t) == 25      # 1 s at 24 fps, frames 1..25
+    assert bob.rotation_mode == "QUATERNION"
+    curves = ms.fcurves_of(bob)
+    assert sorted((fc.data_path, fc.array_index) for fc in curves) == \
+        [("location", i) for i in range(3)] + [("rotation_quaternion", i) for i in range(4)]
+    for fc in curves:
+        assert [k.co[0] for k in fc.keyframe_points] == list(range(1, 26))
+    frames = [1, 2, 7, 13, 20, 25]
+    k = np.array(frames) - 1
+    # keys are stored as float32: relative 6e-8 of a 1 m swing; 1e-6 of the length is tight
+    np.testing.assert_allclose(ms.sampled(bob, "location", frames), res.position[k, 0] / scale,
+                               rtol=0, atol=1e-6 / scale)
+    np.testing.assert_allclose(ms.sampled(bob, "rotation_quaternion", frames), res.orientation[k, 0],
+                               rtol=0, atol=1e-6)
+    # and the evaluated scene follows: the bob swings on a 1 m circle about the hinge
+    for f in frames:
+        scene.frame_set(f)
+        p = np.array(bob.matrix_world.translation) * scale
+        np.testing.assert_allclose(p, res.position[f - 1, 0], atol=1e-6)
+        assert math.hypot(p[0], p[2]) == pytest.approx(1.0, abs=1e-5)
+    assert res.position[12, 0, 2] < -0.5   # it really fell
+
+
+def test_unit_scale_does_not_change_the_physics(addon):
+    from addon.bridge.scene_to_model import scene_to_model
+    from addon.runner import Job
+
+    runs = {}
+    for scale in (1.0, 0.001):
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        scene, _ = ms.pendulum(scale)
+        gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+        runs[scale] = (gathered.compiled, Job(gathered.compiled).run().results)
+    (cm_m, r_m), (cm_mm, r_mm) = runs[1.0], runs[0.001]
+    # the meshes come from float32 Blender coordinates in each scale: ~1e-7 relative apart
+    np.testing.assert_allclose(cm_mm.mass, cm_m.mass, rtol=1e-6)
+    np.testing.assert_allclose(cm_mm.inertia_B, cm_m.inertia_B, rtol=0, atol=1e-6 * cm_m.inertia_B.max())
+    assert r_m.success and r_mm.success and len(r_m.t) == len(r_mm.t)
+    np.testing.assert_allclose(r_mm.position, r_m.position, atol=2e-6)   # metres
+    np.testing.assert_allclose(r_mm.orientation, r_m.orientation, atol=2e-6)
+
+
+def test_mesh_body_mass_comes_from_density_and_scale(addon):
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, bob = ms.pendulum(0.001)
+    bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 1000.0
+    bob.scale = (2.0, 2.0, 2.0)   # object scale is part of the body: radius 100 mm
+    bpy.context.view_layer.update()
+    compiled = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled
+    volume = 4 / 3 * math.pi * 0.1 ** 3
+    # a 24 x 12 UV sphere has about 2.5 % less volume than the sphere it approximates
+    assert compiled.mass[0] == pytest.approx(1000.0 * volume, rel=0.04)
+    assert compiled.mass[0] < 1000.0 * volume
+
+
+def test_force_arrow_follows_the_body_and_scales_with_the_force(addon):
+    scene, bob = ms.pendulum(0.001)
+    ms.add_force(scene, bob, "Push", "2 + 3*t", axis="X")
+    ms.add_force(scene, bob, "Twist", "500", kind="TORQUE", axis="Z")
+    scene.mbd.display.force_scale = 10.0      # mm per N
+    scene.mbd.display.torque_scale = 0.1      # mm per N·mm
+    bpy.ops.mbd.bake()
+    res = results_of(scene)
+    push, twist = bpy.data.objects["MBD_Arrow_Push"], bpy.data.objects["MBD_Arrow_Twist"]
+    assert len(twist.data.vertices) > len(push.data.vertices)   # the torus
+    assert push.data.materials[0].diffuse_color[2] > 0.9 and twist.data.materials[0].diffuse_color[0] > 0.9
+    k = res.force_names.index("Push")
+    for f in (1, 9, 17, 25):
+        scene.frame_set(f)
+        t = (f - 1) / 24
+        # at the bob's centre (mm scene: Blender units are mm)
+        np.testing.assert_allclose(push.matrix_world.translation, bob.matrix_world.translation, atol=1e-3)
+        np.testing.assert_allclose(push.scale, [10.0 * (2 + 3 * t)] * 3, rtol=1e-5)
+        along = np.array(push.matrix_world.to_3x3().normalized().col[2])
+        np.testing.assert_allclose(along, res.force_vector[f - 1, k] / np.linalg.norm(res.force_vector[f - 1, k]),
+                                   atol=1e-5)
+        # body-fixed X: the arrow turns with the bob
+        np.testing.assert_allclose(along, np.array(bob.matrix_world.to_3x3().col[0]), atol=1e-5)
+        np.testing.assert_allclose(twist.scale, [0.1 * 500] * 3, rtol=1e-5)
+
+
+def test_clear_removes_exactly_what_bake_created(addon):
+    scene, bob = ms.pendulum(1.0)
+    ms.add_force(scene, bob)
+    # a user's own animation on another object, and on the body, must survive
+    other = ms.frame("Other", (3.0, 0.0, 0.0))
+    other.keyframe_insert("location", frame=1)
+    bob.keyframe_insert("scale", frame=1)
+    user_action = bob.animation_data.action.name
+    bob.rotation_mode = "XYZ"
+    before = ms.snapshot()
+    location = tuple(bob.location)
+    bpy.ops.mbd.bake()
+    bpy.ops.mbd.bake()   # baking again replaces the first bake
+    assert sorted(a.name for a in bpy.data.actions if a.get("mbd_bake")) == ["MBD_Arrow_Push", "MBD_Bob"]
+    scene.frame_set(13)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert ms.snapshot() == before
+    assert bob.animation_data.action.name == user_action
+    assert bob.rotation_mode == "XYZ" and tuple(bob.location) == location
+    assert "mbd_rest" not in bob and "MBD Arrows" not in bpy.data.collections
+
+
+def test_simulating_a_baked_scene_starts_from_the_rest_pose(addon):
+    scene, bob = ms.pendulum(1.0)
+    bpy.ops.mbd.bake()
+    first = results_of(scene).position.copy()
+    scene.frame_set(13)   # the bob is half-way down now
+    bpy.ops.mbd.simulate()
+    np.testing.assert_allclose(results_of(scene).position, first, atol=1e-9)

@@ -1,0 +1,45 @@
+"""Cancelling a run keeps the frames computed so far, and they can be baked."""
+import time
+
+import bpy
+import numpy as np
+
+import mbd_scenes as ms
+
+
+def long_pendulum():
+    scene, bob = ms.pendulum()
+    s = scene.mbd.solver
+    s.use_scene_range, s.end_time = False, 1000.0   # far longer than any test waits
+    return scene, bob
+
+
+def gathered(scene):
+    from addon.bridge.scene_to_model import scene_to_model
+    return scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+
+
+def test_cancel_through_the_progress_callback_keeps_partial_results(addon):
+    from addon import runner
+    scene, bob = long_pendulum()
+    job = runner.Job(gathered(scene).compiled)
+    job.cancel()              # the core stops at its first progress report (0.1 s of work)
+    results = job.run().results
+    assert job.error is None and results.status == "cancelled"
+    assert 1 <= len(results.t) < 24_001
+    job.store(scene.name)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    keys = [k.co[0] for k in ms.fcurves_of(bob)[0].keyframe_points]
+    assert keys == list(range(1, len(results.t) + 1))
+
+
+def test_cancel_a_running_thread(addon):
+    from addon import runner
+    scene, _ = long_pendulum()
+    job = runner.Job(gathered(scene).compiled).start()
+    time.sleep(0.5)
+    assert not job.done
+    job.cancel()
+    job.wait(30)
+    assert job.done and job.results.status == "cancelled"
+    assert np.all(np.diff(job.results.t) > 0) and 0.0 < job.fraction < 1.0

@@ -1,0 +1,96 @@
+"""Bad mechanisms give reports naming the element and field, and leave the scene as it was."""
+import bmesh
+import bpy
+import pytest
+
+import mbd_scenes as ms
+
+
+def open_mesh(obj):
+    """Delete one face: the mesh is no longer closed."""
+    bm = bmesh.new()
+    bm.from_mesh(obj.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[0]], context="FACES_ONLY")
+    bm.to_mesh(obj.data)
+    bm.free()
+
+
+def fails_unchanged(op, *patterns):
+    """Run ``op`` expecting an error report containing every pattern, with nothing changed."""
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError) as info:
+        op()
+    for pattern in patterns:
+        assert pattern in str(info.value)
+    assert ms.snapshot() == before
+    assert not any(a.get("mbd_bake") for a in bpy.data.actions)
+    return str(info.value)
+
+
+def test_broken_formula_names_the_force_and_field(addon):
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob, "Push", "2 + * t")
+    for op in (bpy.ops.mbd.validate, bpy.ops.mbd.simulate, bpy.ops.mbd.bake):
+        fails_unchanged(op, "force 'Push': value", "column")
+
+
+def test_joint_without_frame_names_the_joint(addon):
+    scene, _ = ms.pendulum()
+    scene.mbd.joints["Hinge"].frame_j = None
+    fails_unchanged(bpy.ops.mbd.bake, "joint 'Hinge': Frame J is not set")
+
+
+def test_open_mesh_names_the_body(addon):
+    scene, bob = ms.pendulum()
+    open_mesh(bob)
+    text = fails_unchanged(bpy.ops.mbd.bake, "body 'Bob': geometry")
+    assert "closed" in text or "watertight" in text
+
+
+def test_every_problem_is_reported_at_once(addon):
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob, "Push", "sin(")
+    scene.mbd.joints["Hinge"].frame_i = None
+    open_mesh(bob)
+    from addon.bridge.scene_to_model import SceneError, scene_to_model
+    with pytest.raises(SceneError) as info:
+        scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    messages = info.value.messages
+    assert any(m.startswith("joint 'Hinge': Frame I is not set") for m in messages)
+    assert any(m.startswith("force 'Push': value") for m in messages)
+    assert any(m.startswith("body 'Bob': geometry") for m in messages)
+    # the dropped joint is not reported a second time as an unknown reference
+    assert len(messages) == 3, messages
+    fails_unchanged(bpy.ops.mbd.bake, "3 problem(s)")
+
+
+def test_parented_body_and_wrong_roles_name_the_object(addon):
+    scene, bob = ms.pendulum()
+    holder = ms.frame("Holder")
+    holder.mbd.role = "NONE"
+    bob.parent = holder
+    cube = ms.uv_sphere("Plain", 0.1, (0.0, 2.0, 0.0))
+    force = scene.mbd.forces.add()
+    force.name, force.body, force.frame, force.value = "Push", cube, scene.objects["Pivot"], "1"
+    text = fails_unchanged(bpy.ops.mbd.validate, "object 'Bob': a body must not have a parent", "'Holder'")
+    assert "force 'Push': Part 'Plain' is not marked as a body" in text
+
+
+def test_problems_are_listed_for_the_panel(addon):
+    from addon.operators import PROBLEMS
+    scene, bob = ms.pendulum()
+    scene.mbd.joints["Hinge"].frame_j = None
+    with pytest.raises(RuntimeError):
+        bpy.ops.mbd.validate()
+    assert PROBLEMS[scene.name] == ["joint 'Hinge': Frame J is not set"]
+    scene.mbd.joints["Hinge"].frame_j = scene.objects["Bob_pivot"]
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+    assert PROBLEMS[scene.name] == []
+
+
+def test_formula_errors_for_the_panel(addon):
+    from addon.ui import formula_error
+    assert formula_error("2 + 3*t", "", True) == ""
+    assert "column" in formula_error("2 + * t", "", True)
+    assert formula_error("spline(data.csv)", "", False) != ""   # no spline for actuators

@@ -1,0 +1,47 @@
+"""Registering the add-on adds exactly its classes and properties; unregistering removes them."""
+import bpy
+
+
+PROPERTY_GROUPS = ("MBD_PG_object", "MBD_PG_scene", "MBD_PG_joint", "MBD_PG_solver")
+
+
+def mbd_leftovers():
+    # property groups are not attributes of bpy.types; ask the RNA registry
+    names = [n for n in dir(bpy.types) if n.startswith(("MBD_", "VIEW3D_PT_mbd"))]
+    names += [n for n in PROPERTY_GROUPS if bpy.types.PropertyGroup.bl_rna_get_subclass_py(n)]
+    props = [t for t in ("Scene", "Object") if hasattr(getattr(bpy.types, t), "mbd")]
+    handlers = [h for h in bpy.app.handlers.load_post if h.__module__.startswith("addon")]
+    return names, props, handlers
+
+
+def test_register_unregister_twice_leaves_nothing_behind():
+    import addon
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    assert mbd_leftovers() == ([], [], [])
+    for _ in range(2):
+        addon.register()
+        try:
+            names, props, handlers = mbd_leftovers()
+            assert {"MBD_OT_simulate", "MBD_PG_scene", "MBD_UL_elements", "VIEW3D_PT_mbd_main"} <= set(names)
+            assert props == ["Scene", "Object"] and len(handlers) == 1
+            assert bpy.context.scene.mbd.solver.integrator == "DOP853"
+        finally:
+            addon.unregister()
+        assert mbd_leftovers() == ([], [], [])
+
+
+def test_operators_are_named_mbd(addon):
+    assert {"validate", "simulate", "bake", "clear", "export_csv", "element_add", "element_remove",
+            "set_role", "add_frame"} <= set(dir(bpy.ops.mbd))
+
+
+def test_add_and_remove_elements_with_unique_names(addon):
+    scene = bpy.context.scene
+    for group in ("joints", "motions", "forces", "springs", "bushings", "couplers", "contacts"):
+        bpy.ops.mbd.element_add(group=group)
+        bpy.ops.mbd.element_add(group=group)
+        items = getattr(scene.mbd, group)
+        assert len(items) == 2 and items[0].name != items[1].name
+        bpy.ops.mbd.element_remove(group=group)
+        assert len(items) == 1 and getattr(scene.mbd, "active_" + group[:-1]) == 0

@@ -1,0 +1,99 @@
+"""The command line: ``python -m core check`` and ``python -m core simulate``.
+
+Run in a subprocess with the venv's python from the project folder, like a user would.
+"""
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).parent / "data"
+
+
+def run(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "core", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def tiny_pendulum(tmp_path):
+    """The documented pendulum, shortened to 0.2 s so that a run takes well under a second."""
+    data = json.loads((DATA / "pendulum.json").read_text(encoding="utf-8"))
+    data["settings"]["end_time"] = 0.2
+    data["settings"]["output_rate"] = 50
+    path = tmp_path / "pendulum.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_check_prints_mass_properties_and_dof(tiny_pendulum):
+    r = run("check", tiny_pendulum)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert "model 'pendulum': 1 bodies (1 moving)" in out
+    # a 400 x 20 x 20 mm steel box: 1.256 kg; about its long axis m(b² + c²)/12 = 83.7333 kg*mm^2,
+    # about the others m(400² + 20²)/12 = 16788.5 kg*mm^2
+    assert "body 'rod': mass 1.256 kg" in out
+    assert "principal moments (83.7333, 16788.5, 16788.5) kg*mm^2" in out
+    assert "centre of mass (0, 0, 0) mm" in out
+    # one revolute joint: 5 constraint equations -> 6 - 5 = 1 degree of freedom
+    assert "5 constraint equations, 0 redundant -> 1 degrees of freedom" in out
+    assert r.stderr == ""
+
+
+def test_simulate_writes_csv_with_units(tiny_pendulum, tmp_path):
+    out_csv = tmp_path / "out.csv"
+    out_npz = tmp_path / "out.npz"
+    r = run("simulate", tiny_pendulum, "--csv", out_csv, "--npz", out_npz)
+    assert r.returncode == 0, r.stderr
+    assert "success" in r.stdout
+    with open(out_csv, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header = rows[0]
+    assert header[0] == "time [s]"
+    assert "rod.position.x [mm]" in header
+    assert "rod.angular_velocity.y [rad/s]" in header
+    assert "hinge.reaction_force.z [N]" in header
+    assert "hinge.reaction_torque.x [N*mm]" in header
+    # every column states its unit
+    assert all(h.endswith("]") and " [" in h for h in header)
+    table = np.array(rows[1:], float)
+    assert table.shape == (11, len(header))                  # 0.2 s at 50 per second
+    np.testing.assert_allclose(table[:, 0], np.linspace(0.0, 0.2, 11), atol=1e-12)
+    x = table[:, header.index("rod.position.x [mm]")]
+    assert x[0] == pytest.approx(200.0)                      # starts horizontal, COM 200 mm out
+    assert x[-1] < x[0]                                      # and swings down under gravity
+    assert out_npz.is_file()
+
+
+def test_bad_model_exits_2_and_lists_every_problem_on_stderr():
+    r = run("check", DATA / "invalid" / "several_problems.json")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    err = r.stderr.splitlines()
+    assert err[0].startswith("error: the model ") and "several_problems.json has problems:" in err[0]
+    assert len(err) == 1 + 8
+    assert "  joint 'slide': frame_j: no frame named 'RF_7'. Known frames: 'RF_1'." in err
+    assert any(line.startswith("  force 'Thrust': axis: must be one of") for line in err)
+
+    r = run("simulate", DATA / "invalid" / "broken_formula.json", "--csv", "unused.csv")
+    assert r.returncode == 2
+    assert "  force 'Thrust': value: unknown function 'sinn' at column 1" in r.stderr.splitlines()
+    assert not (ROOT / "unused.csv").exists()
+
+
+def test_model_that_fails_to_compile_exits_2():
+    r = run("check", DATA / "invalid" / "open_mesh.json")
+    assert r.returncode == 2
+    assert "body 'arm': geometry: mesh is not closed" in r.stderr
+
+
+def test_missing_file_exits_2(tmp_path):
+    r = run("simulate", tmp_path / "nothing.json")
+    assert r.returncode == 2
+    assert "cannot read the file" in r.stderr

@@ -1,0 +1,119 @@
+"""Spring-dampers against the closed-form mass-spring(-damper) oscillator.
+
+A 1 kg block slides on a prismatic joint along world X; a translational
+spring-damper runs from a world anchor at the origin to the block's centre
+(so the spring stays along the slide). Model units are N/mm and N·s/mm:
+k = 1 N/mm = 1000 N/m gives ω = sqrt(k/m) = 31.62 rad/s (T = 0.199 s).
+
+With stretch s = L − L_free, tension T = k s + c ṡ + P pulls the block back,
+so m ẍ = −k (x − x_eq) − c ẋ with x_eq = L_free − P/k: the preload shifts the
+equilibrium by −P/k. Released from rest at amplitude A:
+
+    x(t) = x_eq + A e^(−σt) (cos ω_d t + (σ/ω_d) sin ω_d t),  σ = c/(2m),
+    ω_d = sqrt(ω² − σ²).
+
+Tolerances: DOP853 at rtol 1e-10 over ~5 periods gives ~1e-10 m errors on
+a 50 mm amplitude (measured ≲ 1e-9 m); 1e-8 m (2e-7 of the amplitude) is
+allowed.
+"""
+import numpy as np
+import pytest
+
+import core
+from core.model import Body, Frame, Joint, Model, SolverSettings, SpringDamper
+
+S2 = np.sqrt(0.5)
+ALONG_X = (S2, 0.0, S2, 0.0)  # turns Z onto world X (90° about Y)
+
+
+def slider(*, k, c=0.0, preload=0.0, free_length=150.0, x0=200.0, mass=1.0, gravity=(0.0, 0.0, -9810.0),
+           end_time=1.0):
+    return Model(
+        bodies=(Body(name="block", mass=mass, inertia=(500.0, 500.0, 500.0, 0, 0, 0), position=(x0, 0, 0)),),
+        frames=(Frame(name="rail", orientation=ALONG_X),
+                Frame(name="shoe", body="block", orientation=ALONG_X),
+                Frame(name="anchor")),
+        joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe"),),
+        springs=(SpringDamper(name="spring", frame_i="anchor", frame_j="shoe", stiffness=k, damping=c,
+                              free_length=free_length, preload=preload),),
+        settings=SolverSettings(end_time=end_time, output_rate=200, rtol=1e-10, atol=1e-12, gravity=gravity))
+
+
+def oscillator(t, x_eq, A, omega, sigma):
+    wd = np.sqrt(omega ** 2 - sigma ** 2)
+    return x_eq + A * np.exp(-sigma * t) * (np.cos(wd * t) + sigma / wd * np.sin(wd * t))
+
+
+def test_undamped_frequency_and_energy():
+    """ω = sqrt(k/m) with k given in N/mm (converted to 1000 N/m)."""
+    r = core.simulate(slider(k=1.0))
+    assert r.success, r.message
+    x = r.com[:, 0, 0]
+    omega = np.sqrt(1000.0 / 1.0)
+    assert np.max(np.abs(x - oscillator(r.t, 0.150, 0.050, omega, 0.0))) < 1e-8
+    # stays on the rail; the prismatic joint carries the weight: m g upwards on the block
+    assert np.max(np.abs(r.com[:, 0, 1:])) < 1e-10
+    np.testing.assert_allclose(r.joint_force[:, 0, 2], 9.81, rtol=1e-8)
+    # tension output = k·stretch (N), elastic energy ½ k s²; total energy conserved
+    np.testing.assert_allclose(r.spring_force[:, 0], 1000.0 * (x - 0.150), rtol=0, atol=1e-8)
+    e = r.kinetic_energy + r.elastic_energy
+    assert e[0] == pytest.approx(0.5 * 1000.0 * 0.05 ** 2, rel=1e-12)
+    assert np.max(np.abs(e - e[0])) < 1e-8 * e[0]  # rtol 1e-10 over 5 periods, 100x margin
+
+
+def test_damped_decay_rate():
+    """c = 0.004 N·s/mm = 4 N·s/m: decay rate σ = c/(2m) = 2 /s, ω_d = sqrt(ω² − σ²)."""
+    r = core.simulate(slider(k=1.0, c=0.004))
+    assert r.success, r.message
+    x = r.com[:, 0, 0]
+    assert np.max(np.abs(x - oscillator(r.t, 0.150, 0.050, np.sqrt(1000.0), 2.0))) < 1e-8
+    # the envelope: successive maxima shrink by e^(−σ T_d)
+    peaks = np.flatnonzero((x[1:-1] > x[:-2]) & (x[1:-1] > x[2:])) + 1
+    ratio = (x[peaks[1:]] - 0.150) / (x[peaks[:-1]] - 0.150)
+    Td = 2 * np.pi / np.sqrt(1000.0 - 4.0)
+    # sampled maxima are off by ≤ ½ sample = 2.5 ms in time; the cos-shaped peak
+    # value is then off by ~(ω·2.5 ms)²/2 ≈ 0.3 %
+    np.testing.assert_allclose(ratio, np.exp(-2.0 * Td), rtol=1e-2)
+    # the damper takes the energy: KE + elastic energy only decreases
+    e = r.kinetic_energy + r.elastic_energy
+    assert np.all(np.diff(e) < 1e-12)
+
+
+def test_preload_shifts_equilibrium():
+    """Preload P = 5 N with k = 1 N/mm: equilibrium at L_free − P/k = 150 − 5 = 145 mm."""
+    r = core.simulate(slider(k=1.0, preload=5.0, x0=200.0))
+    assert r.success, r.message
+    x = r.com[:, 0, 0]
+    assert np.max(np.abs(x - oscillator(r.t, 0.145, 0.055, np.sqrt(1000.0), 0.0))) < 1e-8
+    # started at rest at the equilibrium, it stays there (tension 0 at x = 145 mm)
+    r2 = core.simulate(slider(k=1.0, preload=5.0, x0=145.0, end_time=0.2))
+    assert np.max(np.abs(r2.com[:, 0, 0] - 0.145)) < 1e-12
+    assert np.max(np.abs(r2.spring_force[:, 0])) < 1e-9
+
+
+def test_torsion_spring_frequency():
+    """A rotational spring-damper on a revolute joint: ω = sqrt(k_θ / I_axis), σ = c_θ/(2 I).
+
+    A disc with I_zz = 0.01 kg·m² about its hinge, k_θ = 4000 N·mm/rad =
+    4 N·m/rad → ω = 20 rad/s; c_θ = 20 N·mm·s/rad = 0.02 N·m·s/rad → σ = 1 /s.
+    Started 0.3 rad from its free angle (free_angle = 0.3), no gravity. The
+    angle is read from the disc's orientation about the hinge.
+    """
+    I_zz = 1e4  # kg·mm²
+    model = Model(
+        bodies=(Body(name="disc", mass=2.0, inertia=(6e3, 6e3, I_zz, 0, 0, 0)),),
+        frames=(Frame(name="axle"), Frame(name="hub", body="disc")),
+        joints=(Joint(name="hinge", type="revolute", frame_i="axle", frame_j="hub"),),
+        springs=(SpringDamper(name="torsion", type="rotational", frame_i="axle", frame_j="hub",
+                              stiffness=4000.0, damping=20.0, free_length=0.3),),
+        settings=SolverSettings(end_time=1.5, output_rate=100, rtol=1e-10, atol=1e-12, gravity=(0, 0, 0)))
+    r = core.simulate(model)
+    assert r.success, r.message
+    q = r.orientation[:, 0]
+    theta = 2.0 * np.arctan2(q[:, 3], q[:, 0])
+    expected = oscillator(r.t, 0.3, -0.3, 20.0, 1.0)
+    assert np.max(np.abs(theta - expected)) < 1e-8  # rad; rtol 1e-10 over ~5 periods
+    # output torque on the disc = −(k θ + c θ̇ − k·free): compare with the angle
+    w = r.angular_velocity[:, 0, 2]
+    np.testing.assert_allclose(r.spring_force[:, 0], -(4.0 * (theta - 0.3) + 0.02 * w), rtol=0, atol=1e-9)
+    assert r.spring_is_rotational.tolist() == [True]

@@ -1,0 +1,298 @@
+"""Invalid model files and the messages they must produce.
+
+Each file in ``data/invalid/`` holds one mistake (``several_problems.json``
+holds many); the tables below map the file to the substrings its messages
+must contain. Every message names the element and the field, so a user can
+find the mistake in the file.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from core import ModelError, compile_model, load_model
+from core.model import Body, Box, Frame, Joint, Model, model_from_dict
+
+INVALID = Path(__file__).parent / "data" / "invalid"
+
+#: file -> the expected substrings of ``str(issue)``, one list per issue, in order;
+#: these files fail in ``load_model``
+LOAD_ERRORS = {
+    "not_utf8.json": [["not_utf8.json", "is not UTF-8 text"]],
+    "bad_json.json": [["bad_json.json", "not valid JSON at line 5 column 33", "Expecting ',' delimiter"]],
+    "unknown_section.json": [["bodys: unknown section; expected one of", "bodies", "Did you mean 'bodies'?"]],
+    "unknown_field.json": [["body 'arm': densty: unknown field; expected one of name, geometry, density, mass,",
+                            "angular_velocity", "Did you mean 'density'?"]],
+    "missing_field.json": [["joint 'hinge': frame_j: is required"]],
+    "wrong_units.json": [["units: length: model files are in 'mm', got 'm'"]],
+    "missing_body.json": [["frame 'RF_2': body: no body named 'Arm2'", "Known bodies: 'arm'"]],
+    "missing_frame.json": [["joint 'hinge': frame_j: no frame named 'RF_9'", "Known frames: 'RF_1', 'RF_2'"]],
+    "joint_same_body.json": [["joint 'hinge': frame_j: frame 'RF_2' is on body 'arm' like frame_i 'RF_3'",
+                              "two different bodies"]],
+    "joint_on_ground.json": [["joint 'hinge': frame_i, frame_j: both frames are on the ground",
+                              "the world and body 'table'", "connects nothing that moves"]],
+    "duplicate_names.json": [["body 'arm': name: the name is used by 2 bodies"]],
+    "negative_mass.json": [["body 'arm': mass: must be greater than 0, got -2"]],
+    "zero_quaternion.json": [["body 'arm': orientation: must be a non-zero quaternion (w, x, y, z)",
+                              "[0, 0, 0, 0]"]],
+    "broken_formula.json": [["force 'Thrust': value: unknown function 'sinn' at column 1"]],
+    "spline_in_actuator.json": [["torque 'Motor': value: spline() is not available for actuator",
+                                 "at column 1"]],
+    "motion_on_spherical.json": [["motion 'drive': joint: joint 'hinge' is a spherical joint",
+                                  "cannot be driven", "revolute, prismatic or cylindrical"]],
+    "cylindrical_motion_without_dof.json": [["motion 'drive': dof: joint 'hinge' is cylindrical",
+                                             "'rotation' or 'translation'"]],
+    "gear_on_prismatic.json": [["gear pair 'gears': joint_j: joint 'slide' is prismatic",
+                                "expected a revolute joint"]],
+    "contact_without_geometry.json": [["contact 'touch': body_j: body 'weight' has no geometry"]],
+    "several_problems.json": [
+        ["settings: integrator: must be one of", "got 'Euler'"],
+        ["settings: end_time: must be greater than 0, got -1"],
+        ["body 'arm': mass: must be greater than 0, got 0"],
+        ["frame 'RF_2': orientation: must be a non-zero quaternion"],
+        ["joint 'hinge': type: must be one of", "got 'hinge'"],
+        ["force 'Thrust': axis: must be one of 'X', 'Y', 'Z', got 'W'"],
+        ["spring 'spring': dampng: unknown field", "Did you mean 'damping'?"],
+        ["joint 'slide': frame_j: no frame named 'RF_7'"],
+    ],
+}
+
+#: these files load, and fail in ``compile_model``
+COMPILE_ERRORS = {
+    "open_mesh.json": [["body 'arm': geometry: mesh is not closed (4 open edges)", "convex_hull"]],
+    "distance_coincident_frames.json": [["joint 'hinge': frame_j: frame 'RF_2' coincides with frame_i 'RF_1'",
+                                         "no direction"]],
+}
+
+#: the path of an element's issue: "<kind> '<name>': <field>[, <field>]"
+ELEMENT_PATH = re.compile(r"^(body|frame|joint|gear pair|rack and pinion|motion|force|torque|spring|bushing|"
+                          r"contact) '[^']+': [a-z_]+(, [a-z_]+)?$")
+
+
+def _issues(exc_info):
+    return [i for i in exc_info.value.issues if i.severity == "error"]
+
+
+def _check(issues, expected, name):
+    texts = [str(i) for i in issues]
+    assert len(texts) == len(expected), f"{name}: got {texts}"
+    for text, parts in zip(texts, expected):
+        for part in parts:
+            assert part in text, f"{name}: {part!r} not in {text!r}"
+
+
+def test_every_invalid_file_is_in_a_table():
+    files = {p.name for p in INVALID.glob("*.json")}
+    assert files == set(LOAD_ERRORS) | set(COMPILE_ERRORS)
+    assert len(files) >= 15
+
+
+@pytest.mark.parametrize("name", sorted(LOAD_ERRORS))
+def test_invalid_file_fails_to_load_with_message(name):
+    with pytest.raises(ModelError) as info:
+        load_model(INVALID / name)
+    _check(_issues(info), LOAD_ERRORS[name], name)
+    # the exception text lists the same problems (what a caller that only prints it shows)
+    for issue in _issues(info):
+        assert str(issue) in str(info.value)
+
+
+@pytest.mark.parametrize("name", sorted(COMPILE_ERRORS))
+def test_invalid_file_loads_but_fails_to_compile(name):
+    model = load_model(INVALID / name)
+    with pytest.raises(ModelError) as info:
+        compile_model(model)
+    _check(_issues(info), COMPILE_ERRORS[name], name)
+
+
+@pytest.mark.parametrize("name", sorted(set(LOAD_ERRORS) - {"not_utf8.json", "bad_json.json",
+                                                            "unknown_section.json", "wrong_units.json"}))
+def test_element_messages_name_element_and_field(name):
+    with pytest.raises(ModelError) as info:
+        load_model(INVALID / name)
+    for issue in _issues(info):
+        assert ELEMENT_PATH.match(issue.path) or issue.path.startswith("settings: "), issue.path
+
+
+@pytest.mark.parametrize("name", sorted(COMPILE_ERRORS))
+def test_compile_messages_name_element_and_field(name):
+    with pytest.raises(ModelError) as info:
+        compile_model(load_model(INVALID / name))
+    for issue in _issues(info):
+        assert ELEMENT_PATH.match(issue.path), issue.path
+
+
+def test_several_problems_are_all_reported_at_once():
+    with pytest.raises(ModelError) as info:
+        load_model(INVALID / "several_problems.json")
+    assert len(_issues(info)) == 8
+    assert str(info.value).startswith("8 problem(s) in the model:")
+
+
+def test_unreadable_file(tmp_path):
+    with pytest.raises(ModelError) as info:
+        load_model(tmp_path / "nowhere.json")
+    (issue,) = info.value.issues
+    assert issue.code == "unreadable-file"
+    assert str(issue) == f"{tmp_path / 'nowhere.json'}: cannot read the file: No such file or directory"
+    with pytest.raises(ModelError, match="cannot read the file: Is a directory"):
+        load_model(tmp_path)
+
+
+def test_open_mesh_compiles_with_convex_hull_fallback(tmp_path):
+    data = json.loads((INVALID / "open_mesh.json").read_text(encoding="utf-8"))
+    data["bodies"][0]["mass_fallback"] = "convex_hull"
+    path = tmp_path / "hull.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    cm = compile_model(load_model(path))
+    # the hull is the closed pyramid: 40 x 40 mm base, 30 mm high
+    assert cm.mass_properties["arm"].volume == pytest.approx(0.04 * 0.04 * 0.03 / 3)
+
+
+def test_distance_joint_with_explicit_length_and_coincident_frames_is_rejected(tmp_path):
+    """Coincident frames give the distance constraint no direction, whatever the length."""
+    data = json.loads((INVALID / "distance_coincident_frames.json").read_text(encoding="utf-8"))
+    data["joints"][0]["length"] = 50
+    with pytest.raises(ModelError, match="coincides with frame_i"):
+        compile_model(model_from_dict(data))
+    data["frames"][0]["position"] = [0, 0, 50]
+    assert compile_model(model_from_dict(data)).joints[0]["length"] == pytest.approx(0.05)
+
+
+# ---------------------------------------------------------------- checks built in Python (no file)
+def _base(**changes):
+    data = json.loads((INVALID / "missing_frame.json").read_text(encoding="utf-8"))
+    data["joints"][0]["frame_j"] = "RF_2"
+    data.update(changes)
+    return data
+
+
+def test_base_of_the_fixtures_is_valid():
+    model = model_from_dict(_base())
+    assert compile_model(model).n_bodies == 1
+
+
+def test_element_with_unknown_field_still_reports_its_other_problems():
+    data = _base()
+    data["bodies"][0].update(colour="red", mass=-1.0)
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    texts = [str(i) for i in _issues(info)]
+    assert any("body 'arm': colour: unknown field" in t for t in texts)
+    assert any("body 'arm': mass: must be greater than 0" in t for t in texts)
+
+
+def test_broken_element_is_not_reported_again_as_missing():
+    """A body that fails its own checks is not also 'missing' for the frames on it."""
+    data = _base()
+    data["bodies"][0]["position"] = [0, 0]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    texts = [str(i) for i in _issues(info)]
+    assert texts == ["body 'arm': position: must be a list of 3 numbers, got [0, 0]"]
+
+
+def test_formula_is_checked_even_when_the_motion_joint_is_missing():
+    data = _base(motions=[{"name": "drive", "joint": "nope", "value": "sin(t"}])
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    texts = [str(i) for i in _issues(info)]
+    assert len(texts) == 2
+    assert any(t.startswith("motion 'drive': value:") for t in texts)
+    assert any(t.startswith("motion 'drive': joint: no joint named 'nope'") for t in texts)
+
+
+def test_unnamed_element_is_labelled_by_its_position():
+    data = _base()
+    data["frames"].append({"body": "arm"})
+    data["frames"].append({"name": None, "body": "arm"})
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    texts = [str(i) for i in _issues(info)]
+    assert "frames[2]: name: is required, but is missing" in texts
+    assert any(t.startswith("frames[3]: name: must be a non-empty text") for t in texts)
+
+
+def test_geometry_problems_name_the_body_and_geometry_field():
+    data = _base()
+    data["bodies"][0]["geometry"] = {"type": "box", "size": [10, -1, 10]}
+    with pytest.raises(ModelError, match=r"body 'arm': geometry: size: must not contain negative"):
+        model_from_dict(data)
+    data["bodies"][0]["geometry"] = {"type": "cone", "radius": 3}
+    with pytest.raises(ModelError, match=r"body 'arm': geometry: type: must be one of box, cylinder, sphere, "
+                                         r"mesh, file, got 'cone'"):
+        model_from_dict(data)
+
+
+def test_mesh_file_problems_name_the_body(tmp_path):
+    data = _base()
+    data["bodies"][0]["geometry"] = {"type": "file", "path": "missing.stl"}
+    model = model_from_dict(data, base_dir=tmp_path)
+    with pytest.raises(ModelError) as info:
+        compile_model(model)
+    (issue,) = _issues(info)
+    assert issue.path == "body 'arm': geometry"
+    assert str(tmp_path / "missing.stl") in issue.message
+
+
+def test_com_without_inertia_is_an_error_not_ignored():
+    with pytest.raises(ModelError, match=r"body 'b': com: an explicit centre of mass needs an explicit "
+                                         r"inertia"):
+        Body(name="b", geometry=Box(size=(10, 10, 10)), mass=1.0, com=(1, 0, 0))
+
+
+def test_triangle_mesh_rejects_fractional_indices():
+    data = _base()
+    data["bodies"][0]["geometry"] = {"type": "mesh", "vertices": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]],
+                                     "faces": [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3.5]]}
+    with pytest.raises(ModelError, match=r"body 'arm': geometry: vertices must be \[x, y, z\] numbers and "
+                                         r"faces \[i, j, k\] whole numbers"):
+        model_from_dict(data)
+
+
+def test_bad_header_and_group_types():
+    data = _base(format="other", version=7, frames={"name": "x"}, name=3)
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    texts = [str(i) for i in _issues(info)]
+    assert "format: expected 'mbd-model', got 'other'" in texts
+    assert "version: this program reads version 1, got 7" in texts
+    assert "frames: must be a list, got dict" in texts
+    assert "name: must be a text, got 3" in texts
+    with pytest.raises(ModelError, match="expected a JSON object, got list"):
+        model_from_dict([1, 2])
+
+
+def test_same_body_and_grounded_contacts():
+    bodies = (Body(name="a", geometry=Box(size=(1, 1, 1)), fixed=True),
+              Body(name="b", geometry=Box(size=(1, 1, 1)), fixed=True),
+              Body(name="c", geometry=Box(size=(1, 1, 1)), density=1000.0))
+    data = {"bodies": [], "contacts": [{"name": "self", "body_i": "c", "body_j": "c", "stiffness": 1},
+                                       {"name": "ground", "body_i": "a", "body_j": "b", "stiffness": 1}]}
+    from core.model import model_to_dict
+    data["bodies"] = model_to_dict(Model(bodies=bodies))["bodies"]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    texts = [str(i) for i in _issues(info)]
+    assert texts == ["contact 'self': body_j: body 'c' cannot be in contact with itself",
+                     "contact 'ground': body_i, body_j: both bodies are fixed; the contact connects "
+                     "nothing that moves"]
+
+
+def test_model_built_in_python_reports_like_a_file():
+    with pytest.raises(ModelError) as info:
+        Model(bodies=(Body(name="b", mass=1.0, inertia=(1, 1, 1, 0, 0, 0)),),
+              frames=(Frame(name="f", body="b"),),
+              joints=(Joint(name="j", type="revolute", frame_i="f", frame_j="RF_9"),))
+    assert [str(i) for i in _issues(info)] == ["joint 'j': frame_j: no frame named 'RF_9'. Known frames: 'f'."]
+
+
+def test_warnings_reach_the_compiled_model():
+    """Cross-check warnings (here: a force on a fixed body) are not lost between Model and compile."""
+    data = _base()
+    data["bodies"].append({"name": "table", "fixed": True})
+    data["frames"].append({"name": "RF_T", "body": "table"})
+    data["forces"] = [{"name": "push", "body": "table", "frame": "RF_T", "value": "1"}]
+    cm = compile_model(model_from_dict(data))
+    assert any("force 'push': body: body 'table' is fixed" in str(w) for w in cm.warnings)
