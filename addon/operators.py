@@ -135,6 +135,9 @@ class MBD_OT_simulate(bpy.types.Operator):
         state = "cancelling" if job.cancelled else "Esc to cancel"
         context.workspace.status_text_set(
             f"Multibody: simulating t = {job.time:.3g} s ({job.fraction:.0%}), {state}")
+        for area in context.screen.areas if context.screen else ():
+            if area.type == "VIEW_3D":
+                area.tag_redraw()   # the panel shows the progress too
         if not job.done:
             return {"PASS_THROUGH"}
         self._stop(context)

@@ -372,5 +372,5 @@ def quat_unwrap(qs) -> np.ndarray:
     dots = np.einsum("t...i,t...i->t...", qs[1:], qs[:-1])
     # sample t must be flipped once per sign change up to t: a running product
     steps = np.where(dots < 0.0, -1.0, 1.0)
-    signs = np.concatenate([np.ones_like(steps[:1]), np.cumprod(steps, axis=0)], axis=0)
+    signs = np.concatenate([np.ones_like(qs[:1, ..., 0]), np.cumprod(steps, axis=0)], axis=0)
     return qs * signs[..., np.newaxis]

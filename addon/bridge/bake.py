@@ -8,7 +8,7 @@ layered actions, or the legacy ``action.fcurves`` of 4.2–4.3.
 
 Everything bake creates (actions, arrow objects, their meshes, materials and
 collection) carries the custom property ``mbd_bake`` = the scene's name, and
-each animated body keeps its pose from before baking in ``mbd_rest``; clear
+each animated body keeps its pose from before baking in ``_mbd_rest``; clear
 removes exactly those and puts the bodies back.
 """
 from __future__ import annotations
@@ -238,12 +238,16 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01) -> 
     """Key every moving body (and an arrow per force/torque) on the scene frames; replaces a previous bake."""
     clear(scene)
     report = BakeReport()
-    if len(results.t) == 0:
+    # only samples present in every array: a run cancelled at its first frame
+    # has an empty orientation array (core.spatial.quat_unwrap of one sample)
+    count = min(len(results.t), len(results.position), len(results.orientation))
+    if count == 0:
         return report
-    frames, times = frame_times(scene, float(results.t[-1]))
+    t = results.t[:count]
+    frames, times = frame_times(scene, float(t[-1]))
     report.frames = len(frames)
-    position = resample(results.t, results.position, times) / scene.unit_settings.scale_length
-    orientation = _normalized(resample(results.t, results.orientation, times))
+    position = resample(t, results.position[:count], times) / scene.unit_settings.scale_length
+    orientation = _normalized(resample(t, results.orientation[:count], times))
     for k, name in enumerate(results.body_names):
         obj = scene.objects.get(name)
         if obj is None:

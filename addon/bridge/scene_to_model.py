@@ -24,7 +24,8 @@ from mathutils import Matrix
 
 from ..corelink import core
 
-REST_KEY = "mbd_rest"   # set by bake on animated bodies: their pose before baking
+#: set by bake on each animated body: its pose before baking (the "_" hides it in the UI)
+REST_KEY = "_mbd_rest"
 
 _MESH_TYPES = {"MESH", "CURVE", "SURFACE", "META", "FONT"}
 #: gravity outside these magnitudes (mm/s²) is probably a unit mix-up

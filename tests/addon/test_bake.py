@@ -119,7 +119,7 @@ def test_clear_removes_exactly_what_bake_created(addon):
     assert ms.snapshot() == before
     assert bob.animation_data.action.name == user_action
     assert bob.rotation_mode == "XYZ" and tuple(bob.location) == location
-    assert "mbd_rest" not in bob and "MBD Arrows" not in bpy.data.collections
+    assert "_mbd_rest" not in bob and "MBD Arrows" not in bpy.data.collections
 
 
 def test_simulating_a_baked_scene_starts_from_the_rest_pose(addon):

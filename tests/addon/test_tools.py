@@ -80,3 +80,13 @@ def test_extension_zip_vendors_the_core_in_its_own_namespace(tmp_path):
     proc = run("-c", probe, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[-2:] == ["multibody_dynamics.mbd_core", "False"]
+
+
+def test_extension_zip_passes_blenders_manifest_validation(tmp_path):
+    validator = Path(bpy.utils.system_resource("SCRIPTS")) / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
+    if not validator.is_file():
+        import pytest
+        pytest.skip("this Blender has no extension validator")
+    archive = Path(run(ROOT / "tools" / "build_extension.py", "--out", tmp_path).stdout.strip())
+    proc = run(validator, "validate", archive)
+    assert proc.returncode == 0 and "Success" in proc.stdout, proc.stdout + proc.stderr

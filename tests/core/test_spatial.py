@@ -198,3 +198,9 @@ def test_unwrap(shape):
     assert unwrapped.shape == shape + (4,)
     assert np.all(np.einsum("t...i,t...i->t...", unwrapped[1:], unwrapped[:-1]) > 0.0)
     np.testing.assert_allclose(unwrapped, smooth, atol=1e-15)
+
+
+def test_unwrap_keeps_a_single_sample():
+    from core.spatial import quat_unwrap
+    q = np.array([[[1.0, 0.0, 0.0, 0.0]]])
+    np.testing.assert_array_equal(quat_unwrap(q), q)
