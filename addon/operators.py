@@ -66,6 +66,11 @@ def run_sync(op, context):
     return runner.RESULTS.get(context.scene.name)
 
 
+def modal_possible(context) -> bool:
+    """A modal run needs a window for its timer and Esc; headless runs simulate synchronously."""
+    return not bpy.app.background and context.window is not None
+
+
 class MBD_OT_validate(bpy.types.Operator):
     """Check the mechanism and list every problem"""
     bl_idname = "mbd.validate"
@@ -108,7 +113,7 @@ class MBD_OT_simulate(bpy.types.Operator):
         return self._bake(context) if self.bake else {"FINISHED"}
 
     def invoke(self, context, event):
-        if bpy.app.background or context.window is None:
+        if not modal_possible(context):
             return self.execute(context)
         gathered = gather(self, context)
         if gathered is None:
@@ -187,13 +192,14 @@ class MBD_OT_bake(bpy.types.Operator):
                 return {"CANCELLED"}
         d = scene.mbd.display
         report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
-                             torque_scale=d.torque_scale)
+                             torque_scale=d.torque_scale, telemetry=d.bake_telemetry)
         if report.missing:
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
         if not entry.results.success:
             self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")
         last = scene.frame_start + report.frames - 1
-        self.report({"INFO"}, f"Baked {len(report.bodies)} bodies and {len(report.arrows)} arrows "
+        telemetry = f" and {report.channels} telemetry channels ({report.telemetry})" if report.telemetry else ""
+        self.report({"INFO"}, f"Baked {len(report.bodies)} bodies, {len(report.arrows)} arrows{telemetry} "
                               f"on frames {scene.frame_start}..{last}")
         return {"FINISHED"}
 

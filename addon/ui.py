@@ -5,6 +5,7 @@ import bpy
 
 from . import runner
 from .corelink import core
+from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
 from .properties import LABELS, active_index_name
 
@@ -65,6 +66,9 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         elif entry is not None:
             layout.label(text=runner.describe(entry.results).split(". ")[0],
                          icon="CHECKMARK" if entry.results.success else "ERROR")
+        telemetry = telemetry_object(scene)
+        if telemetry is not None:
+            layout.label(text=f"Telemetry: select {telemetry.name}, open the Graph Editor", icon="GRAPH")
         problems = PROBLEMS.get(scene.name)
         if problems:
             box = layout.box()
@@ -246,6 +250,7 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
         if d.show_arrows:
             layout.prop(d, "force_scale")
             layout.prop(d, "torque_scale")
+        layout.prop(d, "bake_telemetry")
 
 
 CLASSES = (MBD_UL_elements, VIEW3D_PT_mbd_main, VIEW3D_PT_mbd_object, VIEW3D_PT_mbd_elements,

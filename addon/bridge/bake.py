@@ -2,14 +2,15 @@
 
 Every scene frame from ``frame_start`` gets a key, frame ``frame_start + k``
 being ``t = k / fps``; results sampled at another rate are interpolated
-(linearly; quaternions normalised). Keys are written in bulk
-(``keyframe_points.add`` + ``foreach_set``) into Blender 4.4+'s slotted,
-layered actions, or the legacy ``action.fcurves`` of 4.2–4.3.
+(linearly; quaternions normalised). Keys are written in bulk through
+``keys.key`` (Blender 4.4+ layered actions, legacy actions on 4.2–4.3).
+Besides the bodies' location and rotation, bake adds an arrow per force or
+torque and the telemetry empty (``telemetry.py``).
 
 Everything bake creates (actions, arrow objects, their meshes, materials and
-collection) carries the custom property ``mbd_bake`` = the scene's name, and
-each animated body keeps its pose from before baking in ``_mbd_rest``; clear
-removes exactly those and puts the bodies back.
+collection, the telemetry empty) carries the custom property ``mbd_bake`` =
+the scene's name, and each animated body keeps its pose from before baking in
+``_mbd_rest``; clear removes exactly those and puts the bodies back.
 """
 from __future__ import annotations
 
@@ -19,12 +20,12 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .scene_to_model import REST_KEY, mm_per_unit, scene_fps
+from .keys import TAG, frame_times, key, new_action_fcurves, resample, tagged
+from .scene_to_model import REST_KEY, mm_per_unit
+from .telemetry import bake as bake_telemetry
 
-TAG = "mbd_bake"
 ARROW_PREFIX = "MBD_Arrow_"
 ARROW_COLLECTION = "MBD Arrows"
-_LINEAR = 1  # Keyframe.interpolation enum value of 'LINEAR'
 #: RGBA of the arrows: blue forces, red torques (SPEC §1)
 COLORS = {"force": (0.1, 0.35, 1.0, 1.0), "torque": (1.0, 0.1, 0.08, 1.0)}
 
@@ -35,28 +36,11 @@ class BakeReport:
     bodies: list[str] = field(default_factory=list)
     arrows: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)   # bodies in the results not in the scene
+    telemetry: str = ""     # the telemetry empty's name ("" when not baked)
+    channels: int = 0       # telemetry channels (custom properties) keyed
 
 
 # --------------------------------------------------------------------------- sampling
-def frame_times(scene, t_last: float):
-    """(frame numbers, times s) of the scene frames covering 0..t_last."""
-    fps = scene_fps(scene)
-    count = int(math.floor(t_last * fps + 1e-6)) + 1
-    k = np.arange(count)
-    return scene.frame_start + k, k / fps
-
-
-def resample(t_src, data, t):
-    """``data`` (T, ...) sampled at ``t_src`` interpolated linearly at ``t``."""
-    data = np.asarray(data, float)
-    if len(t_src) == 1:
-        return np.repeat(data[:1], len(t), axis=0)
-    i = np.clip(np.searchsorted(t_src, t, side="right") - 1, 0, len(t_src) - 2)
-    w = np.clip((t - t_src[i]) / (t_src[i + 1] - t_src[i]), 0.0, 1.0)
-    w = w.reshape((-1,) + (1,) * (data.ndim - 1))
-    return data[i] * (1.0 - w) + data[i + 1] * w
-
-
 def _normalized(q):
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
@@ -83,41 +67,6 @@ def z_to(vectors):
     q = np.column_stack([1.0 + d[:, 2], -d[:, 1], d[:, 0], np.zeros(len(d))])
     q[q[:, 0] < 1e-9] = (0.0, 1.0, 0.0, 0.0)
     return _continuous(_normalized(q))
-
-
-# --------------------------------------------------------------------------- actions
-def _tagged(id_block, scene):
-    id_block[TAG] = scene.name
-    return id_block
-
-
-def new_action_fcurves(scene, obj, name):
-    """A new tagged action assigned to ``obj``; returns its fcurve collection."""
-    action = _tagged(bpy.data.actions.new(name), scene)
-    anim = obj.animation_data or obj.animation_data_create()
-    if hasattr(action, "layers"):
-        # Blender 4.4+: slotted actions; 5.0 has no other way
-        slot = action.slots.new(id_type="OBJECT", name=obj.name)
-        anim.action = action
-        anim.action_slot = slot
-        strip = action.layers.new("MBD").strips.new(type="KEYFRAME")
-        return strip.channelbag(slot, ensure=True).fcurves
-    anim.action = action  # 4.2–4.3: legacy actions
-    return action.fcurves
-
-
-def key(fcurves, data_path, frames, values):
-    """One linear fcurve per column of ``values`` (N, m), keyed at ``frames`` in bulk."""
-    n = len(frames)
-    co = np.empty(2 * n, np.float32)
-    co[0::2] = frames
-    for index in range(values.shape[1]):
-        fc = fcurves.new(data_path, index=index)
-        fc.keyframe_points.add(n)
-        co[1::2] = values[:, index]
-        fc.keyframe_points.foreach_set("co", co)
-        fc.keyframe_points.foreach_set("interpolation", np.full(n, _LINEAR, np.int32))
-        fc.update()
 
 
 # --------------------------------------------------------------------------- arrows
@@ -154,7 +103,7 @@ def arrow_geometry(torque: bool, segments: int = 16):
 
 
 def _material(scene, kind):
-    mat = _tagged(bpy.data.materials.new(f"MBD_{kind.title()}"), scene)
+    mat = tagged(bpy.data.materials.new(f"MBD_{kind.title()}"), scene)
     mat.diffuse_color = COLORS[kind]  # the solid-mode viewport colour
     tree = getattr(mat, "node_tree", None)
     bsdf = tree.nodes.get("Principled BSDF") if tree else None
@@ -164,7 +113,7 @@ def _material(scene, kind):
 
 
 def _arrow_mesh(scene, kind):
-    mesh = _tagged(bpy.data.meshes.new(f"MBD_Arrow_{kind.title()}"), scene)
+    mesh = tagged(bpy.data.meshes.new(f"MBD_Arrow_{kind.title()}"), scene)
     verts, faces = arrow_geometry(kind == "torque")
     mesh.from_pydata(verts, [], faces)
     mesh.materials.append(_material(scene, kind))
@@ -173,7 +122,7 @@ def _arrow_mesh(scene, kind):
 
 
 def _bake_arrows(scene, results, frames, times, force_scale, torque_scale, report):
-    collection = _tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
+    collection = tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
     scene.collection.children.link(collection)
     meshes = {}
     m_per_unit = scene.unit_settings.scale_length
@@ -181,7 +130,7 @@ def _bake_arrows(scene, results, frames, times, force_scale, torque_scale, repor
         kind = "torque" if results.force_is_torque[k] else "force"
         if kind not in meshes:
             meshes[kind] = _arrow_mesh(scene, kind)
-        obj = _tagged(bpy.data.objects.new(ARROW_PREFIX + name, meshes[kind]), scene)
+        obj = tagged(bpy.data.objects.new(ARROW_PREFIX + name, meshes[kind]), scene)
         collection.objects.link(obj)
         obj.rotation_mode = "QUATERNION"
         vec = resample(results.t, results.force_vector[:, k], times)          # N or N·m, world
@@ -234,8 +183,11 @@ def _restore(obj, rest):
     del obj[REST_KEY]
 
 
-def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01) -> BakeReport:
-    """Key every moving body (and an arrow per force/torque) on the scene frames; replaces a previous bake."""
+def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, telemetry=True) -> BakeReport:
+    """Key every moving body on the scene frames, an arrow per force/torque and the telemetry.
+
+    Replaces a previous bake of the scene.
+    """
     clear(scene)
     report = BakeReport()
     # only samples present in every array: a run cancelled at its first frame
@@ -261,6 +213,9 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01) -> 
         report.bodies.append(name)
     if arrows and len(results.force_names):
         _bake_arrows(scene, results, frames, times, force_scale, torque_scale, report)
+    if telemetry:
+        obj, report.channels = bake_telemetry(scene, results, count, frames, times)
+        report.telemetry = obj.name
     scene.frame_set(scene.frame_current)  # show the animation at once
     return report
 

@@ -113,13 +113,15 @@ def test_clear_removes_exactly_what_bake_created(addon):
     location = tuple(bob.location)
     bpy.ops.mbd.bake()
     bpy.ops.mbd.bake()   # baking again replaces the first bake
-    assert sorted(a.name for a in bpy.data.actions if a.get("mbd_bake")) == ["MBD_Arrow_Push", "MBD_Bob"]
+    assert sorted(a.name for a in bpy.data.actions if a.get("mbd_bake")) == \
+        ["MBD_Arrow_Push", "MBD_Bob", "MBD_Telemetry"]
     scene.frame_set(13)
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     assert ms.snapshot() == before
     assert bob.animation_data.action.name == user_action
     assert bob.rotation_mode == "XYZ" and tuple(bob.location) == location
     assert "_mbd_rest" not in bob and "MBD Arrows" not in bpy.data.collections
+    assert not any(o.name.startswith("MBD_") for o in bpy.data.objects)   # arrows and telemetry
 
 
 def test_simulating_a_baked_scene_starts_from_the_rest_pose(addon):

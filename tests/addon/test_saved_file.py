@@ -19,9 +19,12 @@ def test_baked_file_reopened_without_the_addon_keeps_the_animation(addon, tmp_pa
     assert not hasattr(bpy.types.Scene, "mbd")
     bpy.ops.wm.open_mainfile(filepath=str(path))
     scene, bob = bpy.context.scene, bpy.data.objects["Bob"]
+    telemetry = bpy.data.objects["MBD_Telemetry"]
     for f in (1, 10, 25):
         scene.frame_set(f)
         np.testing.assert_allclose(bob.matrix_world.translation, expected[f - 1], atol=1e-3)   # mm
+        # the telemetry is plain animated custom properties: it plays back too
+        np.testing.assert_allclose(telemetry["Bob.position [mm]"], expected[f - 1], atol=1e-3)
     assert bpy.data.objects["MBD_Arrow_Push"].animation_data.action is not None
     # the add-on's data stays in the file as ID properties (Blender 5 keeps those of
     # registered properties apart from the user's custom properties)

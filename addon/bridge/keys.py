@@ -1,0 +1,87 @@
+"""Keyframes in bulk: the one path every bake (bodies, arrows, telemetry) writes through.
+
+Scene frame ``frame_start + k`` is ``t = k / fps``; results sampled at
+another rate are interpolated linearly. Keys go in with
+``keyframe_points.add`` + ``foreach_set`` (one call per fcurve, not one per
+key) into Blender 4.4+'s slotted, layered actions (layer -> keyframe strip ->
+channelbag of the object's slot), or the legacy ``action.fcurves`` of
+4.2–4.3. Every data-block a bake creates carries the custom property
+``mbd_bake`` = the scene's name, which is how clear finds it.
+"""
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+
+from .scene_to_model import scene_fps
+
+TAG = "mbd_bake"
+_LINEAR = 1  # Keyframe.interpolation enum value of 'LINEAR'
+
+
+def tagged(id_block, scene):
+    """Mark a data-block as made by the bake of ``scene``; returns it."""
+    id_block[TAG] = scene.name
+    return id_block
+
+
+def frame_times(scene, t_last: float):
+    """(frame numbers, times s) of the scene frames covering 0..t_last."""
+    fps = scene_fps(scene)
+    count = int(math.floor(t_last * fps + 1e-6)) + 1
+    k = np.arange(count)
+    return scene.frame_start + k, k / fps
+
+
+def resample(t_src, data, t):
+    """``data`` (T, ...) sampled at ``t_src`` interpolated linearly at ``t``."""
+    data = np.asarray(data, float)
+    if len(t_src) == len(t) and np.allclose(t_src, t, rtol=0.0, atol=1e-9):
+        return data   # sampled at the frames already (output rate = frame rate): nothing to do
+    if len(t_src) == 1:
+        return np.repeat(data[:1], len(t), axis=0)
+    i = np.clip(np.searchsorted(t_src, t, side="right") - 1, 0, len(t_src) - 2)
+    w = np.clip((t - t_src[i]) / (t_src[i + 1] - t_src[i]), 0.0, 1.0)
+    w = w.reshape((-1,) + (1,) * (data.ndim - 1))
+    return data[i] * (1.0 - w) + data[i + 1] * w
+
+
+def new_action_fcurves(scene, obj, name):
+    """A new tagged action assigned to ``obj``; returns its fcurve collection."""
+    action = tagged(bpy.data.actions.new(name), scene)
+    anim = obj.animation_data or obj.animation_data_create()
+    if hasattr(action, "layers"):
+        # Blender 4.4+: slotted actions; 5.0 has no other way
+        slot = action.slots.new(id_type="OBJECT", name=obj.name)
+        anim.action = action
+        anim.action_slot = slot
+        strip = action.layers.new("MBD").strips.new(type="KEYFRAME")
+        return strip.channelbag(slot, ensure=True).fcurves
+    anim.action = action  # 4.2–4.3: legacy actions
+    return action.fcurves
+
+
+def key(fcurves, data_path, frames, values, group=""):
+    """One linear fcurve per column of ``values`` (N, m), keyed at ``frames`` in bulk.
+
+    ``group``: the channel group the fcurves go in (the Graph Editor folds
+    channels by group); created when missing.
+    """
+    n = len(frames)
+    co = np.empty(2 * n, np.float32)
+    co[0::2] = frames
+    interpolation = np.full(n, _LINEAR, np.int32)
+    # the channelbag's collection (4.4+) and the legacy action's name the group argument differently
+    grouping = {}
+    if group:
+        layered = fcurves.bl_rna.identifier == "ActionChannelbagFCurves"
+        grouping = {"group_name" if layered else "action_group": group}
+    for index in range(values.shape[1]):
+        fc = fcurves.new(data_path, index=index, **grouping)
+        fc.keyframe_points.add(n)
+        co[1::2] = values[:, index]
+        fc.keyframe_points.foreach_set("co", co)
+        fc.keyframe_points.foreach_set("interpolation", interpolation)
+        fc.update()

@@ -1,0 +1,156 @@
+"""Results -> telemetry: every result channel as a keyframed custom property, for the Graph Editor.
+
+One empty per scene, ``MBD_Telemetry`` (tagged like everything bake makes,
+so Clear removes it), holds one custom property per channel, keyed on the
+same scene frames as the bodies. The channels are those of the CSV export
+(``Results.to_csv``) except the orientation quaternions, which the bodies'
+own rotation keys already show: body kinematics, joint reactions, motion
+efforts, applied forces and torques (value, vector, point, power), spring
+and bushing forces, energies and constraint errors.
+
+Values are in the core's user units, converted by ``core.units`` (the one
+place that converts): mm, mm/s, mm/s^2, rad/s, rad/s^2, N, N*mm, W, J,
+rad. A property is named like its CSV column, the unit in brackets:
+``Bob.velocity [mm/s]``; vectors are 3-float properties (X, Y, Z: world
+axes) rather than three scalars. The description says what the channel is.
+Channels are grouped per element (``Bob (body)``, ``Hinge (joint)``, ...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..corelink import core
+from .keys import TAG, key, new_action_fcurves, resample, tagged
+
+OBJECT_NAME = "MBD_Telemetry"
+#: Blender's limit on the length of an ID property name, in UTF-8 bytes
+MAX_NAME = 63
+
+
+@dataclass(frozen=True)
+class Channel:
+    group: str            # the fcurve group: the element, with its kind
+    element: str          # the element's name, the first part of the property name
+    quantity: str         # "" for a channel that is its own element (constraint errors)
+    kind: str             # quantity kind of core.units
+    data: np.ndarray      # (T,) or (T, 3), SI
+    description: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.element}.{self.quantity}" if self.quantity else self.element
+
+
+def channels(results) -> list[Channel]:
+    """Every telemetry channel of ``results``, in the order of the CSV columns."""
+    out: list[Channel] = []
+
+    def add(group, element, quantity, kind, data, description):
+        out.append(Channel(group, element, quantity, kind, np.asarray(data, float), description))
+
+    r = results
+    for k, name in enumerate(r.body_names):
+        g = f"{name} (body)"
+        add(g, name, "position", "length", r.position[:, k], "origin of the body (the object's origin), world axes")
+        add(g, name, "velocity", "velocity", r.velocity[:, k], "velocity of the centre of mass, world axes")
+        add(g, name, "angular_velocity", "angular_velocity", r.angular_velocity[:, k], "world axes")
+        add(g, name, "acceleration", "acceleration", r.acceleration[:, k],
+            "acceleration of the centre of mass, world axes")
+        add(g, name, "angular_acceleration", "angular_acceleration", r.angular_acceleration[:, k], "world axes")
+    for k, name in enumerate(r.joint_names):
+        g = f"{name} (joint)"
+        add(g, name, "reaction_force", "force", r.joint_force[:, k],
+            "reaction force on the body of Frame J, world axes")
+        add(g, name, "reaction_torque", "torque", r.joint_torque[:, k],
+            "reaction torque on the body of Frame J about the joint point, world axes")
+    for k, name in enumerate(r.motion_names):
+        rotation = bool(r.motion_is_rotation[k])
+        add(f"{name} (motion)", name, "effort", "torque" if rotation else "force", r.motion_effort[:, k],
+            f"the {'torque' if rotation else 'force'} the motion drive applies")
+    for k, name in enumerate(r.force_names):
+        torque = bool(r.force_is_torque[k])
+        kind, what = ("torque", "torque") if torque else ("force", "force")
+        g = f"{name} ({what})"
+        add(g, name, "value", kind, r.force_magnitude[:, k], f"the applied {what} along its axis (signed)")
+        add(g, name, "vector", kind, r.force_vector[:, k], f"the applied {what}, world axes")
+        add(g, name, "point", "length", r.force_point[:, k], "the application point, world axes")
+        add(g, name, "power", "power", r.force_power[:, k], f"the power of the {what}")
+    for k, name in enumerate(r.spring_names):
+        rotational = bool(r.spring_is_rotational[k])
+        add(f"{name} (spring)", name, "force", "torque" if rotational else "force", r.spring_force[:, k],
+            "spring-damper torque" if rotational else "spring-damper force, positive in tension")
+    for k, name in enumerate(r.bushing_names):
+        g = f"{name} (bushing)"
+        add(g, name, "force", "force", r.bushing_force[:, k], "bushing force on the body of Frame J, world axes")
+        add(g, name, "torque", "torque", r.bushing_torque[:, k], "bushing torque on the body of Frame J, world axes")
+    for quantity, data, text in (("kinetic", r.kinetic_energy, "kinetic energy of the moving bodies"),
+                                 ("potential", r.potential_energy, "potential energy of gravity"),
+                                 ("elastic", r.elastic_energy, "elastic energy of springs and bushings"),
+                                 ("total", r.total_energy, "kinetic + potential + elastic")):
+        add("energy", "energy", quantity, "energy", data, text)
+    add("constraint error", "constraint_error", "", "length", r.constraint_error,
+        "largest violation of the length-type constraints")
+    add("constraint error", "constraint_error_angle", "", "angle", r.constraint_error_angle,
+        "largest violation of the angle-type constraints")
+    return out
+
+
+def property_name(channel: Channel, taken: set[str]) -> str:
+    """``<element>.<quantity> [<unit>]``, unique in ``taken`` and within Blender's 63 bytes.
+
+    A name too long (or already used) has its element part cut and ``~<k>``
+    appended; the description always has the full name.
+    """
+    tail = (f".{channel.quantity}" if channel.quantity else "") + f" [{core.units.unit(channel.kind)}]"
+    name, k = channel.element + tail, 0
+    while len(name.encode("utf-8")) > MAX_NAME or name in taken:
+        k += 1
+        mark = f"~{k}"
+        room = MAX_NAME - len((mark + tail).encode("utf-8"))
+        name = channel.element.encode("utf-8")[:max(room, 0)].decode("utf-8", "ignore") + mark + tail
+    taken.add(name)
+    return name
+
+
+def data_path(name: str) -> str:
+    """The RNA path of the custom property ``name``."""
+    return f'["{bpy.utils.escape_identifier(name)}"]'
+
+
+def telemetry_object(scene):
+    """The scene's telemetry empty, or None."""
+    return next((o for o in scene.objects if o.type == "EMPTY" and o.get(TAG) == scene.name
+                 and o.name.startswith(OBJECT_NAME)), None)
+
+
+def bake(scene, results, count: int, frames, times):
+    """Key every channel of the first ``count`` samples on ``frames`` (at ``times`` s).
+
+    Returns (the telemetry empty, the number of channels). The caller has
+    removed the previous bake.
+    """
+    obj = tagged(bpy.data.objects.new(OBJECT_NAME, None), scene)
+    obj.empty_display_type = "PLAIN_AXES"
+    obj.empty_display_size = 0.05 / scene.unit_settings.scale_length   # 50 mm
+    obj.hide_render = True
+    scene.collection.objects.link(obj)
+    fcurves = new_action_fcurves(scene, obj, OBJECT_NAME)
+    t = results.t[:count]
+    taken: set[str] = set()
+    for channel in channels(results):
+        data = channel.data[:count]
+        if len(data) < count:   # an array cut short by a failed run: nothing to align it with
+            continue
+        values = core.units.from_si(resample(t, data, times), channel.kind).reshape(len(times), -1)
+        name = property_name(channel, taken)
+        vector = values.shape[1] > 1
+        obj[name] = values[0].tolist() if vector else float(values[0, 0])
+        unit = core.units.unit(channel.kind)
+        obj.id_properties_ui(name).update(
+            description=f"{channel.label}: {channel.description} ({unit})",
+            **({"subtype": "XYZ"} if vector else {}))
+        key(fcurves, data_path(name), frames, values, group=channel.group)
+    return obj, len(taken)

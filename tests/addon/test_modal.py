@@ -1,0 +1,200 @@
+"""The modal Simulate, driven step by step with stand-in events.
+
+Background Blender has no window, hence no event loop, timers or modal
+handlers, and an operator cannot be instantiated outside ``bpy.ops``. So the
+operator's own ``invoke`` / ``modal`` / ``cancel`` functions run on a plain
+object, with a stand-in window manager, workspace and screen that record what
+they are asked to do, and the events Blender would send (TIMER, ESC, others)
+are fed in by hand. The job runs in its real worker thread on the real scene.
+"""
+import time
+from types import SimpleNamespace
+
+import bpy
+import numpy as np
+import pytest
+
+import mbd_scenes as ms
+
+
+class WindowManager:
+    def __init__(self):
+        self.calls, self.progress = [], []
+
+    def event_timer_add(self, step, window=None):
+        self.calls.append(("timer_add", step))
+        return "timer"
+
+    def event_timer_remove(self, timer):
+        self.calls.append(("timer_remove", timer))
+
+    def modal_handler_add(self, operator):
+        self.calls.append(("modal_handler_add",))
+        return True
+
+    def progress_begin(self, low, high):
+        self.calls.append(("progress_begin", low, high))
+
+    def progress_update(self, value):
+        self.progress.append(value)
+
+    def progress_end(self):
+        self.calls.append(("progress_end",))
+
+
+class Workspace:
+    def __init__(self):
+        self.texts = []
+
+    def status_text_set(self, text):
+        self.texts.append(text)
+
+
+class Area:
+    def __init__(self, kind):
+        self.type, self.redraws = kind, 0
+
+    def tag_redraw(self):
+        self.redraws += 1
+
+
+def event(kind, value="NOTHING"):
+    return SimpleNamespace(type=kind, value=value)
+
+
+@pytest.fixture
+def modal(addon, monkeypatch):
+    """(a stand-in simulate operator, a stand-in context); jobs left running are stopped afterwards."""
+    from addon import operators, runner
+
+    class Simulate:
+        """``MBD_OT_simulate``'s own methods on a plain object."""
+        bake = False
+        _timer = None
+        _scene_name = ""
+
+        def __init__(self):
+            self.reports = []
+
+        def report(self, level, text):
+            self.reports.append((next(iter(level)), text))
+
+    for name in ("invoke", "modal", "cancel", "execute", "_stop", "_bake"):
+        setattr(Simulate, name, operators.MBD_OT_simulate.__dict__[name])
+    monkeypatch.setattr(operators, "modal_possible", lambda context: True)   # as if there were a window
+    context = SimpleNamespace(
+        scene=bpy.context.scene, window=object(), window_manager=WindowManager(), workspace=Workspace(),
+        screen=SimpleNamespace(areas=[Area("VIEW_3D"), Area("PROPERTIES")]),
+        evaluated_depsgraph_get=bpy.context.evaluated_depsgraph_get)
+    yield Simulate(), context
+    for job in list(runner.JOBS.values()):
+        job.cancel()
+        job.wait(30)
+
+
+def run_to_end(op, context, timeout=120.0):
+    """Send TIMER events, as Blender's 0.1 s timer would, until the operator ends."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = op.modal(context, event("TIMER"))
+        if result != {"PASS_THROUGH"}:
+            return result
+        assert time.monotonic() < deadline, "the simulation did not end"
+        time.sleep(0.02)
+
+
+def test_modal_simulate_runs_in_a_thread_and_keeps_the_results(modal):
+    from addon import runner
+    from addon.bridge.scene_to_model import scene_to_model
+    op, context = modal
+    scene, bob = ms.pendulum()
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    wm = context.window_manager
+    assert wm.calls == [("timer_add", 0.1), ("modal_handler_add",), ("progress_begin", 0, 100)]
+    assert scene.name in runner.JOBS
+    # while it runs: a second Simulate or a Bake is refused, other events pass through
+    assert not bpy.ops.mbd.simulate.poll() and not bpy.ops.mbd.bake.poll()
+    assert op.modal(context, event("MOUSEMOVE")) == {"PASS_THROUGH"}
+    assert run_to_end(op, context) == {"FINISHED"}
+    assert scene.name not in runner.JOBS and bpy.ops.mbd.bake.poll()
+    assert wm.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
+    assert wm.progress and all(0.0 <= p <= 100.0 for p in wm.progress)
+    texts = context.workspace.texts
+    assert texts[-1] is None and any(t and t.startswith("Multibody: simulating") for t in texts)
+    assert context.screen.areas[0].redraws > 0 and context.screen.areas[1].redraws == 0
+    assert op.reports[-1] == ("INFO", "Simulated 25 frames, t = 0..1 s")
+    # the scene is not changed, and the results are those of a synchronous run
+    assert bob.animation_data is None
+    results = runner.RESULTS[scene.name].results
+    reference = runner.Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
+    np.testing.assert_array_equal(results.position, reference.position)
+
+
+def test_esc_cancels_and_keeps_the_frames_computed_so_far(modal):
+    from addon import runner
+    op, context = modal
+    scene, bob = ms.pendulum()
+    scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0   # far longer than we wait
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    job = runner.JOBS[scene.name]
+    time.sleep(0.3)
+    assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
+    assert op.modal(context, event("ESC", "RELEASE")) == {"PASS_THROUGH"}   # only the press cancels
+    assert not job.cancelled
+    assert op.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"}     # swallowed: it is ours
+    assert job.cancelled
+    assert run_to_end(op, context) == {"FINISHED"}
+    results = runner.RESULTS[scene.name].results
+    assert results.status == "cancelled" and 0 < len(results.t) < 24_001
+    level, text = op.reports[-1]
+    assert level == "WARNING" and text.startswith("Simulated cancelled:") and "partial results kept" in text
+    # and they bake
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    keys = [k.co[0] for k in ms.fcurves_of(bob)[0].keyframe_points]
+    assert keys[0] == 1 and len(keys) == int(results.t[-1] * 24 + 1e-6) + 1
+
+
+def test_bake_when_done(modal):
+    op, context = modal
+    scene, bob = ms.pendulum()
+    op.bake = True
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(op, context) == {"FINISHED"}
+    assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25
+
+
+def test_loading_a_file_meanwhile_ends_the_operator(modal):
+    from addon import operators, runner
+    op, context = modal
+    scene, _ = ms.pendulum()
+    scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0
+    op.invoke(context, event("LEFTMOUSE", "PRESS"))
+    job = runner.JOBS[scene.name]
+    operators._forget_on_load(None)          # what the load_post handler does
+    assert op.modal(context, event("TIMER")) == {"CANCELLED"}
+    assert job.cancelled and scene.name not in runner.RESULTS
+    assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
+    assert job.wait(30).done
+
+
+def test_blender_cancelling_the_operator_stops_the_job(modal):
+    from addon import runner
+    op, context = modal
+    scene, _ = ms.pendulum()
+    scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0
+    op.invoke(context, event("LEFTMOUSE", "PRESS"))
+    job = runner.JOBS[scene.name]
+    op.cancel(context)                       # e.g. the window is closed
+    assert job.cancelled and scene.name not in runner.JOBS
+    assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
+    assert context.workspace.texts[-1] is None
+
+
+def test_a_bad_model_is_reported_before_any_thread_starts(modal):
+    from addon import runner
+    op, context = modal
+    scene, _ = ms.pendulum()
+    scene.mbd.joints["Hinge"].frame_j = None
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"CANCELLED"}
+    assert not runner.JOBS and context.window_manager.calls == []
+    assert op.reports == [("ERROR", "joint 'Hinge': Frame J is not set")]

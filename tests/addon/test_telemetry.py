@@ -1,0 +1,194 @@
+"""Telemetry: every result channel keyed as a custom property of one empty, in user units."""
+import csv
+
+import bpy
+import numpy as np
+import pytest
+
+import mbd_scenes as ms
+
+SCALE = 1.0     # a scene in metres: the telemetry is in mm all the same, not in Blender units
+
+
+def results_of(scene):
+    from addon import runner
+    return runner.RESULTS[scene.name].results
+
+
+def telemetry_of(scene):
+    from addon.bridge.telemetry import telemetry_object
+    return telemetry_object(scene)
+
+
+def every_kind_of_element(scene, bob):
+    """Add a force, a torque, a motion, a spring and a bushing to the pendulum."""
+    # along the bob's Z and about its Y: both do work on the swing (non-zero power)
+    ms.add_force(scene, bob, "Push", "2 + 3*t", axis="Z")
+    ms.add_force(scene, bob, "Twist", "500", kind="TORQUE", axis="Y")
+    anchor = ms.frame("Anchor", (0.5 / SCALE, 0.0, 0.2 / SCALE))                  # on the world
+    tip = ms.frame("Tip", tuple(bob.location), parent=bob)
+    spring = scene.mbd.springs.add()
+    spring.name, spring.frame_i, spring.frame_j = "Spring", anchor, tip
+    spring.stiffness, spring.damping = 0.05, 0.001                                  # N/mm, N·s/mm
+    bushing = scene.mbd.bushings.add()
+    bushing.name, bushing.frame_i, bushing.frame_j = "Bushing", anchor, tip
+    bushing.stiffness, bushing.rot_stiffness = (0.01, 0.02, 0.03), (10.0, 20.0, 30.0)
+    motion = scene.mbd.motions.add()
+    motion.name, motion.joint, motion.mode, motion.value = "Drive", "Hinge", "VELOCITY", "-2*t"
+
+
+def keys_of(obj, name, frames):
+    """(len(frames), n) values of the fcurves of custom property ``name`` at ``frames``."""
+    from addon.bridge.telemetry import data_path
+    return ms.sampled(obj, data_path(name), frames)
+
+
+def csv_columns(results, path):
+    results.to_csv(path)
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], np.array(rows[1:], float)
+
+
+@pytest.fixture
+def baked(addon):
+    scene, bob = ms.pendulum(SCALE)
+    every_kind_of_element(scene, bob)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    assert res.success and len(res.t) == 25
+    return scene, bob, res
+
+
+def test_every_csv_channel_is_keyed_on_every_frame(baked, tmp_path):
+    scene, bob, res = baked
+    obj = telemetry_of(scene)
+    assert obj is not None and obj.name == "MBD_Telemetry" and obj.type == "EMPTY"
+    header, table = csv_columns(res, tmp_path / "out.csv")
+    frames = list(range(1, 26))        # output rate = frame rate: frame f is row f - 1
+    checked = set()
+    for column, label in enumerate(header):
+        name, unit = label.rsplit(" [", 1)
+        element, _, axis = name.rpartition(".")
+        if label == "time [s]" or axis in "wxyz" and name.endswith(f"orientation.{axis}"):
+            continue   # the bodies' own rotation keys show the orientation
+        if axis in ("x", "y", "z") and element:
+            prop, index = f"{element} [{unit}", "xyz".index(axis)
+        else:
+            prop, index = f"{label}", 0
+        assert prop in obj, f"no telemetry for the CSV column {label!r}"
+        got = keys_of(obj, prop, frames)[:, index]
+        expected = table[:, column]
+        # keys are float32: 1e-6 of the channel's largest value (+ a floor for all-zero channels)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6 * np.abs(expected).max() + 1e-9,
+                                   err_msg=label)
+        checked.add(prop)
+    # nothing else than those (the tag is the only other custom property)
+    assert set(obj.keys()) - {"mbd_bake"} == checked
+    assert len(checked) == 5 + 2 + 1 + 2 * 4 + 1 + 2 + 4 + 2   # bodies, joints, motion, forces, ...
+
+
+def test_values_are_in_user_units(baked):
+    scene, bob, res = baked
+    obj = telemetry_of(scene)
+    f = np.array([1, 8, 19, 25])
+    k = f - 1
+    i = res.force_names.index("Twist")
+    # conversions written out here, not taken from the core: m -> mm, N·m -> N·mm, m/s² -> mm/s²
+    expected = {
+        "Bob.position [mm]": res.position[k, 0] * 1e3,
+        "Bob.velocity [mm/s]": res.velocity[k, 0] * 1e3,
+        "Bob.acceleration [mm/s^2]": res.acceleration[k, 0] * 1e3,
+        "Bob.angular_velocity [rad/s]": res.angular_velocity[k, 0],
+        "Bob.angular_acceleration [rad/s^2]": res.angular_acceleration[k, 0],
+        "Hinge.reaction_force [N]": res.joint_force[k, 0],
+        "Hinge.reaction_torque [N*mm]": res.joint_torque[k, 0] * 1e3,
+        "Drive.effort [N*mm]": res.motion_effort[k, 0:1] * 1e3,
+        "Twist.value [N*mm]": res.force_magnitude[k, i:i + 1] * 1e3,
+        "Twist.power [W]": res.force_power[k, i:i + 1],
+        "Spring.force [N]": res.spring_force[k, 0:1],
+        "Bushing.force [N]": res.bushing_force[k, 0],
+        "Bushing.torque [N*mm]": res.bushing_torque[k, 0] * 1e3,
+        "energy.kinetic [J]": res.kinetic_energy[k, None],
+        "energy.total [J]": (res.kinetic_energy + res.potential_energy + res.elastic_energy)[k, None],
+        "constraint_error [mm]": res.constraint_error[k, None] * 1e3,
+    }
+    for name, values in expected.items():
+        scale = np.abs(values).max()
+        np.testing.assert_allclose(keys_of(obj, name, f), values, rtol=0, atol=1e-6 * scale + 1e-12,
+                                   err_msg=name)
+    # none of those is trivially zero, except what a planar swing makes so
+    for name, values in expected.items():
+        if name not in ("Hinge.reaction_torque [N*mm]", "constraint_error [mm]"):
+            assert np.abs(values).max() > 1e-3, name
+    # the animation drives the properties: what a driver or the Graph Editor reads at a frame
+    scene.frame_set(19)
+    np.testing.assert_allclose(obj["Bob.position [mm]"], res.position[18, 0] * 1e3, rtol=1e-6)
+    np.testing.assert_allclose(obj["Bob.position [mm]"], np.array(bob.location) * 1e3, rtol=1e-6)   # m scene
+    assert obj["energy.total [J]"] == pytest.approx(res.total_energy[18], rel=1e-6)
+
+
+def test_channels_are_grouped_and_described(baked):
+    scene, _, _ = baked
+    obj = telemetry_of(scene)
+    groups = {fc.data_path: fc.group.name for fc in ms.fcurves_of(obj)}
+    assert groups['["Bob.velocity [mm/s]"]'] == "Bob (body)"
+    assert groups['["Hinge.reaction_force [N]"]'] == "Hinge (joint)"
+    assert groups['["Twist.value [N*mm]"]'] == "Twist (torque)"
+    assert groups['["energy.total [J]"]'] == "energy"
+    ui = obj.id_properties_ui("Bob.velocity [mm/s]").as_dict()
+    assert ui["subtype"] == "XYZ" and "centre of mass" in ui["description"] and "mm/s" in ui["description"]
+    curves = [fc for fc in ms.fcurves_of(obj) if fc.data_path == '["Bob.velocity [mm/s]"]']
+    assert sorted(fc.array_index for fc in curves) == [0, 1, 2]
+    assert all(k.interpolation == "LINEAR" for fc in curves for k in fc.keyframe_points)
+
+
+def test_clear_removes_the_telemetry(baked):
+    scene, _, _ = baked
+    assert telemetry_of(scene) is not None
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert telemetry_of(scene) is None
+    assert not [o for o in bpy.data.objects if o.name.startswith("MBD_Telemetry")]
+    assert not [a for a in bpy.data.actions if a.name.startswith("MBD_Telemetry")]
+
+
+def test_baking_again_replaces_the_telemetry(baked):
+    scene, _, _ = baked
+    bpy.ops.mbd.bake()
+    assert [o.name for o in bpy.data.objects if o.name.startswith("MBD_Telemetry")] == ["MBD_Telemetry"]
+
+
+def test_telemetry_can_be_switched_off(addon):
+    scene, bob = ms.pendulum()
+    scene.mbd.display.bake_telemetry = False
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert telemetry_of(scene) is None and bob.animation_data.action is not None
+
+
+def test_long_and_odd_names_fit_blenders_limit():
+    from addon.bridge.telemetry import Channel, data_path, property_name
+
+    def channel(element, quantity="velocity"):
+        return Channel("g", element, quantity, "velocity", np.zeros(1), "")
+
+    taken = set()
+    long = "B" * 63                       # Blender's longest object name
+    names = [property_name(channel(long), taken), property_name(channel(long + "x"), taken),
+             property_name(channel("Ölpumpe " * 8), taken), property_name(channel('say "hi"'), taken)]
+    assert len(set(names)) == 4
+    assert all(len(n.encode("utf-8")) <= 63 for n in names)
+    assert names[0].endswith("~1.velocity [mm/s]") and names[1].endswith("~2.velocity [mm/s]")
+    assert names[3] == 'say "hi".velocity [mm/s]'
+    obj = bpy.data.objects.new("probe", None)
+    try:
+        for n in names:
+            obj[n] = 1.0
+            assert obj.path_resolve(data_path(n)) == 1.0   # the quoted name is escaped in the path
+    finally:
+        bpy.data.objects.remove(obj)
+
+
+def test_panel_points_to_the_telemetry(baked):
+    from test_ui import draw_all
+    labels = [text for kind, text in draw_all(None) if kind == "label"]
+    assert "Telemetry: select MBD_Telemetry, open the Graph Editor" in labels
