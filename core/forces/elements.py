@@ -86,9 +86,13 @@ class AppliedForces:
         v_point = v[b] + cross(w[b], r_W)
         speed = np.where(self.torque, _dot(w[b], direction), _dot(v_point, direction))
         value = self.values(t)
-        factor = np.where(self.actuator, 1.0 - speed / self.vmax, 1.0)
+        # an actuator's characteristic falls with the speed in the sense it pushes: a
+        # negative F_max pushes along −axis, so its speed is measured along −axis too
+        # (else the force would grow with speed and the body run away)
+        along = np.where(value < 0.0, -speed, speed)
+        factor = np.where(self.actuator, 1.0 - along / self.vmax, 1.0)
         # without braking an actuator pushes nothing beyond its maximum velocity
-        factor = np.where(self.actuator & ~self.braking & (speed > self.vmax), 0.0, factor)
+        factor = np.where(self.actuator & ~self.braking & (along > self.vmax), 0.0, factor)
         magnitude = value * factor
         vec = magnitude[:, None] * direction
         force = np.where(self.torque[:, None], 0.0, vec)
@@ -97,8 +101,8 @@ class AppliedForces:
         return wrench, magnitude, vec, point, magnitude * speed
 
     def max_power(self) -> np.ndarray:
-        """N_max = F_max · v_max / 4 of each actuator at t = 0 (nan for plain forces)."""
-        return np.where(self.actuator, self.values(0.0) * self.vmax / 4.0, np.nan)
+        """N_max = |F_max| · v_max / 4 of each actuator at t = 0 (nan for plain forces)."""
+        return np.where(self.actuator, np.abs(self.values(0.0)) * self.vmax / 4.0, np.nan)
 
 
 @dataclass(frozen=True)

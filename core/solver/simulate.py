@@ -47,6 +47,25 @@ class Progress:
     wall_time: float    # s since the run started
 
 
+#: a state component beyond this (m, m/s, rad/s, quaternion) has diverged: squaring it
+#: (quaternion norms, energies) would overflow to inf
+_DIVERGED = 1e100
+
+
+#: a run has stalled when this many projection restarts fall within ...
+_STALL_RESTARTS = 20
+#: ... this fraction of an output interval
+_STALL_FRACTION = 1e-6
+#: singular values of the constraint Jacobian below this fraction of the largest
+#: mark a (nearly) singular position when a run fails
+_NEAR_SINGULAR = 1e-4
+
+
+def _diverged(y) -> bool:
+    """NaN, infinite or absurdly large state (a blow-up in progress)."""
+    return not np.max(np.abs(y), initial=0.0) < _DIVERGED
+
+
 class _Cancelled(Exception):
     pass
 
@@ -105,10 +124,18 @@ class _Run:
         self.n_eval = 0
         self.n_steps = 0
         self.n_projections = 0
+        self.redundant = 0  # redundant constraint rows at t = 0
+        self.last_finite = (None, None)  # (t, y) of the last finite state evaluated
 
     # -------------------------------------------------------------- helpers
     def fun(self, t, y):
         self.n_eval += 1
+        if _diverged(y):
+            # a diverging stage (RK4's, or an adaptive method's trial step): stop with a
+            # message instead of letting the rotation math raise on a NaN quaternion
+            raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
+                          f"{self.likely_cause(*self.last_finite)}")
+        self.last_finite = (t, y)  # the state to diagnose if the next one diverges
         return self.sys.rhs(t, y)
 
     def report(self, t, force=False):
@@ -121,28 +148,64 @@ class _Run:
             raise _Cancelled()
 
     def check_state(self, t, y):
-        if not np.all(np.isfinite(y)):
-            raise _Failed(f"the solution became NaN/infinite at t = {t:.6g} s; {self.likely_cause()}")
+        if _diverged(y):
+            raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
+                          f"{self.likely_cause(*self.last_finite)}")
 
-    def likely_cause(self) -> str:
-        """Name the element most likely behind a failure, from the last finite output state."""
-        if not self.states:
-            return "check the initial placement of the parts and the joint frames"
-        y = self.states[-1]
+    def likely_cause(self, t=None, y=None) -> str:
+        """Name the element most likely behind a failure.
+
+        Looks at the failing state ``(t, y)`` when it is finite, else at the last
+        output state: a joint, motion or coupler whose constraint is violated; a
+        singular position (the constraints lost rank since t = 0); else the body
+        with the largest kinetic energy. Fixed-step runs add a hint about the step.
+        """
         sysm = self.sys
-        if sysm.n_rows:
+        if y is None or not np.all(np.isfinite(y)):
+            if not self.states:
+                return "check the initial placement of the parts and the joint frames"
+            t, y = self.t_out[len(self.states) - 1], self.states[-1]
+        hint = ""
+        if self.s.integrator in ("RK4", "stepper"):
+            hint = (f"; the fixed step {self.s.step:g} s may be too large for the stiffest spring, force "
+                    "or lightest body: try a smaller step or an adaptive integrator (DOP853, Radau)")
+        try:
+            if sysm.n_rows:
+                B = sysm.bodies(y)
+                C, J, *_ = sysm.constraints(sysm.kinematics(B), y[sysm.sl_a], t)
+                Cp = np.where(sysm.position_rows, np.abs(C), 0.0)
+                worst = int(np.argmax(Cp))
+                if Cp[worst] > self.s.projection_tolerance:
+                    return (f"{self._row_name(worst)} had the largest constraint error; check for a singular "
+                            "position (e.g. a four-bar reaching a dead point) or a stiff force" + hint)
+                # near a dead point the Jacobian is nearly rank deficient: fewer singular
+                # values stand clear (1e-4 of the largest) than the rank it had at t = 0
+                sv = np.linalg.svd(J.reshape(sysm.n_rows, -1), compute_uv=False)
+                if np.sum(sv > _NEAR_SINGULAR * sv[0]) < sysm.n_rows - self.redundant:
+                    return ("the mechanism reached a singular position where its joints lose a degree of "
+                            "freedom (e.g. a four-bar at a dead point, or a crank driven past the reach of "
+                            "its rod)" + hint)
             B = sysm.bodies(y)
-            K = sysm.kinematics(B)
-            C, *_ = sysm.constraints(K, y[sysm.sl_a], self.t_out[len(self.states) - 1])
-            owners = sysm.layout.row_owner()
-            worst = int(np.argmax(np.abs(C)))
-            if worst < len(owners):
-                return (f"joint {self.cm.joints[owners[worst]]['name']!r} had the largest constraint error; "
-                        "check for a singular position (e.g. a four-bar reaching a dead point) or a stiff force")
-        w = np.linalg.norm(y[sysm.sl_w].reshape(-1, 3), axis=1)
-        k = int(np.argmax(w)) if len(w) else 0
-        name = self.cm.body_names[k] if len(w) else "?"
-        return f"body {name!r} was spinning fastest; check forces, springs and masses acting on it"
+            ke = 0.5 * self.cm.mass * np.einsum("ij,ij->i", B.v, B.v) + \
+                0.5 * np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w)
+        except (ValueError, FloatingPointError, np.linalg.LinAlgError):
+            return "check the forces, springs and masses, and the initial placement of the parts" + hint
+        if not len(ke):
+            return "check the forces and the initial placement of the parts" + hint
+        name = self.cm.body_names[int(np.argmax(ke))]
+        return (f"body {name!r} was moving fastest (largest kinetic energy); check the forces, springs "
+                "and masses acting on it" + hint)
+
+    def _row_name(self, row: int) -> str:
+        """'joint 'x'', 'motion 'y'' or 'gear pair 'z'' owning a constraint row."""
+        owners = self.sys.layout.row_owner()
+        if row < len(owners):
+            return f"joint {self.cm.joints[owners[row]]['name']!r}"
+        row -= len(owners)
+        if row < len(self.cm.motions):
+            return f"motion {self.cm.motions[row]['name']!r}"
+        c = self.cm.couplers[row - len(self.cm.motions)]
+        return f"{'gear pair' if c['type'] == 'gear' else 'rack and pinion'} {c['name']!r}"
 
     def maybe_project(self, t, y):
         """Project when the constraint error exceeds the tolerance; returns (y, projected)."""
@@ -154,7 +217,7 @@ class _Run:
             return y, False
         y2, _, _, ok = self.sys.project(t, y)
         if not ok:
-            raise _Failed(f"the constraints could not be satisfied at t = {t:.6g} s; {self.likely_cause()}")
+            raise _Failed(f"the constraints could not be satisfied at t = {t:.6g} s; {self.likely_cause(t, y)}")
         self.n_projections += 1
         return y2, True
 
@@ -173,7 +236,7 @@ class _Run:
                 "warning", "large-assembly-correction", "model",
                 f"the initial positions were corrected by up to {moved * 1e3:.3g} mm (or {moved:.3g} rad) "
                 "to satisfy the joints", "Check that the frames of each joint coincide at t = 0."))
-        redundant = sysm.redundancy(0.0, y0)
+        redundant = self.redundant = sysm.redundancy(0.0, y0)
         if redundant:
             self.warnings.append(Issue(
                 "warning", "redundant-constraints", "model",
@@ -213,6 +276,7 @@ class _Run:
             return
         t, y = 0.0, y0
         first_step = None
+        restarts: list[float] = []  # times of the recent projection restarts
         while t < t_end:
             solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
                             max_step=s.max_step or np.inf, first_step=first_step)
@@ -220,7 +284,8 @@ class _Run:
                 msg = solver.step()
                 self.n_steps += 1
                 if solver.status == "failed":
-                    raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; {self.likely_cause()}")
+                    raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; "
+                                  f"{self.likely_cause(solver.t, solver.y)}")
                 self.check_state(solver.t, solver.y)
                 dense = solver.dense_output()
                 self.emit(solver.t, lambda tt, d=dense: d(tt))
@@ -228,6 +293,13 @@ class _Run:
                 y_new, projected = self.maybe_project(solver.t, solver.y)
                 if projected:
                     t, y = solver.t, y_new
+                    restarts = restarts[-(_STALL_RESTARTS - 1):] + [t]
+                    if (len(restarts) == _STALL_RESTARTS
+                            and t - restarts[0] < _STALL_FRACTION / s.output_rate):
+                        # each restart drifts off the constraints at once: the steps shrink
+                        # towards zero, as when a motion drives a mechanism into a dead point
+                        raise _Failed(f"the integrator stalled at t = {t:.6g} s ({_STALL_RESTARTS} projections "
+                                      f"within {t - restarts[0]:.3g} s); {self.likely_cause(t, y)}")
                     first_step = min(solver.step_size, t_end - t) if solver.step_size else None
                     if first_step is not None and first_step <= 0:
                         first_step = None
@@ -265,6 +337,9 @@ class _Run:
         """Velocity-level step (seeds 001/004): v* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Jv*)."""
         sysm = self.sys
         self.n_eval += 1
+        if _diverged(y):
+            raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
+                          f"{self.likely_cause()}")
         n = sysm.n
         B = sysm.bodies(y)
         K = sysm.kinematics(B)

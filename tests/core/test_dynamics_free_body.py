@@ -8,7 +8,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import core
-from core.model import Body, Box, Force, Frame, Model, SolverSettings
+from core.model import Body, Force, Frame, Model, SolverSettings
 from core.spatial import quat_to_matrix
 
 

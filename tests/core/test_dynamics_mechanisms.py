@@ -3,7 +3,7 @@
 All mechanisms lie in the world x-y plane with hinge axes along world Z.
 Every joint frame is given world-aligned axes (a link's frames carry the
 inverse of the link's rotation), so frame_i and frame_j of each joint have
-the same axes at t = 0, as the joints expect.
+the same axes at t = 0 (frame_j takes frame_i's axes anyway: see the last test).
 
 Planar loops of revolute joints are redundant in 3-D (each loop repeats 3
 out-of-plane equations); the solver must still run them, and report the
@@ -16,7 +16,7 @@ from scipy.special import ellipk
 
 import core
 from core.model import (Body, Force, Frame, GearPair, Joint, Model, Motion, RackPinion, SolverSettings)
-from core.spatial import quat_conj, quat_rotate
+from core.spatial import quat_conj, quat_mul, quat_rotate
 
 G = 9.81
 S2 = np.sqrt(0.5)
@@ -61,7 +61,6 @@ class Planar:
             return name
         origin, q = self.pose[body]
         local = quat_rotate(quat_conj(q), P - origin)
-        from core.spatial import quat_mul
         self.frames.append(Frame(name=name, body=body, position=tuple(local),
                                  orientation=tuple(quat_mul(quat_conj(q), np.array(world_orientation)))))
         return name
@@ -170,7 +169,7 @@ def four_bar(**settings):
     p.hinge("B", "crank", "coupler", B)
     p.hinge("C", "coupler", "rocker", C)
     p.hinge("D", None, "rocker", D)
-    opts = dict(end_time=10.0, output_rate=20, rtol=1e-9, atol=1e-12, gravity=(0.0, -9810.0, 0.0))
+    opts = dict(end_time=10.0, output_rate=20, rtol=1e-8, atol=1e-12, gravity=(0.0, -9810.0, 0.0))
     opts.update(settings)
     return p.model(settings=SolverSettings(**opts))
 
@@ -179,9 +178,10 @@ def test_crank_rocker_four_bar_conserves_energy():
     """Grashof crank-rocker (0.3/1.0/0.8/1.0 m, 1 kg bars, I = m(L² + w²)/12) falling from rest, 10 s.
 
     Conservative: kinetic + potential energy must stay constant. DOP853 at
-    rtol 1e-9 plus Baumgarte stabilisation: measured drift ~1e-8 J on an
-    energy exchange of several J; 1e-6 J allowed. The constraint error stays
-    far below the projection tolerance (1e-6 m): 1e-8 m asserted.
+    rtol 1e-8 plus Baumgarte stabilisation: measured drift 1.3e-7 J (2e-8 J
+    at rtol 1e-9) while 8 J swing between kinetic and potential; 1e-6 J
+    allowed. The constraint error stays far below the projection tolerance
+    (1e-6 m, never reached: no projections): measured 5e-9 m, 1e-7 m asserted.
     """
     res = core.simulate(four_bar())
     assert res.success, res.message
@@ -190,8 +190,9 @@ def test_crank_rocker_four_bar_conserves_energy():
     drift = np.max(np.abs(e - e[0]))
     assert np.ptp(res.kinetic_energy) > 1.0  # it really moves (J)
     assert drift < 1e-6, drift
-    assert np.max(res.constraint_error) < 1e-8
-    assert np.max(res.constraint_error_angle) < 1e-8
+    assert np.max(res.constraint_error) < 1e-7
+    assert np.max(res.constraint_error_angle) < 1e-7
+    assert res.stats["projections"] == 0
     # motion stays in the plane
     assert np.max(np.abs(res.com[..., 2])) < 1e-9
 
@@ -222,7 +223,7 @@ def test_redundant_parallelogram_swings_as_one_pendulum():
     p.bar("coupler", tips[0], tips[2], mass=mb)
     for k, tip in enumerate(tips):
         p.hinge(f"pin{k}", f"crank{k}", "coupler", tip)
-    model = p.model(settings=SolverSettings(end_time=1.6, output_rate=50, rtol=1e-10, atol=1e-12,
+    model = p.model(settings=SolverSettings(end_time=1.5, output_rate=50, rtol=1e-10, atol=1e-12,
                                             gravity=(0.0, -9810.0, 0.0)))
     res = core.simulate(model)
     assert res.success, res.message
@@ -234,8 +235,9 @@ def test_redundant_parallelogram_swings_as_one_pendulum():
     w, a = res.angular_velocity[:, k0, 2], res.angular_acceleration[:, k0, 2]
     roots = CubicHermiteSpline(res.t, w, a).roots(extrapolate=False)
     roots = np.unique(np.round(roots[roots > 0.1], 9))
-    assert len(roots) == 1, roots  # the half period
+    assert len(roots) == 2, roots  # half and full period (T = 1.41 s)
     assert roots[0] == pytest.approx(T / 2, rel=1e-6)
+    assert roots[1] == pytest.approx(T, rel=1e-6)
     # all cranks turn together; the coupler does not rotate
     for k in (1, 2):
         assert np.max(np.abs(res.angular_velocity[:, res.body(f"crank{k}"), 2] - w)) < 1e-8
@@ -261,8 +263,12 @@ def gear_model(internal=False, ratio=2.5, drive="motion"):
     else:
         p.frames.append(Frame(name="hub", body="wheel_i"))
         kw["forces"] = (Force(name="motor", type="torque", body="wheel_i", frame="hub", value="500"),)
-    return p.model(settings=SolverSettings(end_time=1.0, output_rate=50, rtol=1e-10, atol=1e-12,
-                                           gravity=(0.0, 0.0, -9810.0)), **kw), Ii, Ij
+    # the torque spins the pair up to ~37 rad/s (18 rad turned) in 0.5 s; the gear row is held
+    # by Baumgarte against the integration error of the orientations, which is relative to
+    # the angle turned: rtol 1e-11 keeps the ratio to ~1e-10 (rtol 1e-10 gives ~3e-9 at 1 s)
+    settings = (dict(end_time=1.0, rtol=1e-10) if drive == "motion" else dict(end_time=0.5, rtol=1e-11))
+    return p.model(settings=SolverSettings(output_rate=50, atol=1e-12, gravity=(0.0, 0.0, -9810.0), **settings),
+                   **kw), Ii, Ij
 
 
 @pytest.mark.parametrize("internal", [False, True], ids=["external", "internal"])
@@ -270,6 +276,7 @@ def gear_model(internal=False, ratio=2.5, drive="motion"):
 def test_gear_pair_ratio(internal, drive):
     """ω_i/ω_j = −ratio (external: opposite senses) or +ratio (internal), to 1e-9.
 
+    Measured: ~1e-12 (motion drive), ~1e-10 (torque drive, see gear_model).
     Torque drive: the pair is one DOF with I_eff = I_i + I_j/ratio² about
     wheel i, so α_i = τ/I_eff exactly (constant): 1e-9 relative.
     """
@@ -281,7 +288,7 @@ def test_gear_pair_ratio(internal, drive):
     wj = res.angular_velocity[:, res.body("wheel_j"), 2]
     sign = 1.0 if internal else -1.0
     moving = np.abs(wj) > 1e-3
-    assert moving.sum() > 40
+    assert moving.sum() > 20
     np.testing.assert_allclose(wi[moving] / wj[moving], sign * ratio, rtol=1e-9)
     # the angles too (from t = 0): θ_i = ±ratio θ_j
     qi, qj = res.orientation[:, res.body("wheel_i")], res.orientation[:, res.body("wheel_j")]
@@ -321,3 +328,31 @@ def test_rack_and_pinion_ratio():
     np.testing.assert_allclose(w, 4 * t, rtol=0, atol=1e-9)
     # the drive pushes the rack: effort = (I_p + m_r·R²)·θ̈ = (1e-3 + 2·0.04²)·4 N·m
     np.testing.assert_allclose(res.motion_effort[:, 0], (1e-3 + 2 * 0.04 ** 2) * 4.0, rtol=1e-8)
+
+
+@pytest.mark.parametrize("frame_j_turn", [(0.0, 0.0, 1.0), (1.0, 0.0, 0.0)], ids=["about-Z", "tilted-Z"])
+def test_joint_angle_measured_from_assembly(frame_j_turn):
+    """frame_j's own axes do not matter: the joint takes frame_i's axes, angles start at 0.
+
+    frame_j is turned 45° (about Z, or about X so that its Z axis differs);
+    a motion θ = t then turns the arm by exactly t from where it was placed,
+    with no assembly correction (regression: frame_j's axes used to define
+    the hinge's zero angle and perpendicularity rows).
+    """
+    q = np.concatenate([[np.cos(np.pi / 8)], np.sin(np.pi / 8) * np.array(frame_j_turn)])
+    q0 = z_quat(0.3)  # the arm's own placement
+    model = Model(
+        bodies=(Body(name="arm", mass=1.0, inertia=(400.0, 400.0, 400.0, 0, 0, 0), position=(100.0, 0, 0),
+                     orientation=q0),),
+        frames=(Frame(name="g", position=(0.0, 0.0, 0.0)),
+                Frame(name="a", body="arm", position=tuple(quat_rotate(quat_conj(np.array(q0)), [-100.0, 0, 0])),
+                      orientation=tuple(q))),
+        joints=(Joint(name="hinge", type="revolute", frame_i="g", frame_j="a"),),
+        motions=(Motion(name="m", joint="hinge", value="t"),),
+        settings=SolverSettings(end_time=0.5, output_rate=10, gravity=(0.0, 0.0, 0.0)))
+    r = core.simulate(model)
+    assert r.success, r.message
+    assert r.initial_correction < 1e-12
+    qa = r.orientation[:, 0]
+    turned = 2 * np.arctan2(qa[:, 3], qa[:, 0]) - 0.3
+    np.testing.assert_allclose(turned, r.t, atol=1e-9)

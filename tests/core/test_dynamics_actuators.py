@@ -1,0 +1,118 @@
+"""Actuators (the manual's e-motor / linear actuator) against first-order closed forms.
+
+An actuator force or torque is F = F_max (1 − v/v_max) with v the speed of
+its body along (about) its axis. On a free one-DOF body of inertia m with a
+constant extra load F_L (positive = along the actuator):
+
+    m v̇ = F_max (1 − v/v_max) + F_L
+    v(t) = v_ss (1 − e^(−t/τ)),  τ = m v_max / F_max,  v_ss = v_max (1 + F_L/F_max)
+
+(valid while the braking law applies, i.e. with allow_braking or v ≤ v_max).
+DOP853 at rtol 1e-10 reproduces exponentials to ~1e-10 relative; the
+tolerances below are 1e-8 relative to the speed scale unless noted.
+"""
+import numpy as np
+import pytest
+
+import core
+from core.model import Body, Force, Frame, Joint, Model, SolverSettings
+
+S2 = np.sqrt(0.5)
+ALONG_X = (S2, 0.0, S2, 0.0)
+
+
+@pytest.mark.parametrize("sense", [1.0, -1.0], ids=["forward", "reverse"])
+def test_e_motor_reaches_load_speed(sense):
+    """Wheel on a revolute joint, e-motor T_max = 2000 N·mm, ω_max = 10 rad/s, load −500 N·mm.
+
+    Steady state ω = ω_max (1 − T_load/T_max) = 7.5 rad/s, approached with
+    τ = I ω_max / T_max = 0.01 kg·m² · 10 / 2 N·m = 0.05 s. ``reverse``
+    mirrors everything (T_max = −2000 N·mm, load +500): the speed limit holds
+    in the sense the motor drives, ω → −7.5 rad/s.
+    """
+    I = 1e4  # kg·mm² about the axle
+    model = Model(
+        bodies=(Body(name="wheel", mass=3.0, inertia=(6e3, 6e3, I, 0, 0, 0)),),
+        frames=(Frame(name="axle"), Frame(name="hub", body="wheel")),
+        joints=(Joint(name="bearing", type="revolute", frame_i="axle", frame_j="hub"),),
+        forces=(Force(name="motor", type="torque", body="wheel", frame="hub", value=str(2000 * sense),
+                      actuator=True, max_velocity=10.0),
+                Force(name="load", type="torque", body="wheel", frame="hub", value=str(-500 * sense))),
+        settings=SolverSettings(end_time=0.5, output_rate=100, rtol=1e-10, atol=1e-12))
+    r = core.simulate(model)
+    assert r.success, r.message
+    w = r.angular_velocity[:, 0, 2]
+    tau, w_ss = 1e-2 * 10.0 / 2.0, sense * 10.0 * (1 - 500.0 / 2000.0)
+    np.testing.assert_allclose(w, w_ss * (1 - np.exp(-r.t / tau)), rtol=0, atol=1e-8 * abs(w_ss))
+    assert w[-1] == pytest.approx(w_ss, rel=1e-4)  # 10 τ: e^(−10) = 5e-5 of the way left
+    # outputs: the motor torque (N·m) and its power; N_max = T_max ω_max / 4 = 2 N·m · 10 / 4 = 5 W
+    k = r.force_names.index("motor")
+    np.testing.assert_allclose(r.force_magnitude[:, k], sense * 2.0 * (1 - sense * w / 10.0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r.force_power[:, k], r.force_magnitude[:, k] * w, rtol=1e-12, atol=1e-12)
+    assert np.all(r.force_power[:, k] >= 0)  # it drives, in both senses
+    assert r.actuator_max_power[k] == pytest.approx(5.0, rel=1e-12)
+    assert np.isnan(r.actuator_max_power[r.force_names.index("load")])
+    assert r.force_is_torque.tolist() == [True, True]
+
+
+def linear_actuator(push=0.0, braking=True, end_time=0.3):
+    """A 10 kg carriage on a prismatic joint along X; actuator F_max = 100 N, v_max = 200 mm/s."""
+    forces = [Force(name="actuator", body="cart", frame="mount", value="100", axis="Z", actuator=True,
+                    max_velocity=200.0, allow_braking=braking)]
+    if push:
+        forces.append(Force(name="push", body="cart", frame="mount", value=str(push), axis="Z"))
+    return Model(
+        bodies=(Body(name="cart", mass=10.0, inertia=(1e4, 1e4, 1e4, 0, 0, 0)),),
+        frames=(Frame(name="rail", orientation=ALONG_X), Frame(name="mount", body="cart", orientation=ALONG_X)),
+        joints=(Joint(name="guide", type="prismatic", frame_i="rail", frame_j="mount"),),
+        forces=tuple(forces),
+        settings=SolverSettings(end_time=end_time, output_rate=200, rtol=1e-10, atol=1e-12))
+
+
+def test_linear_actuator_never_exceeds_max_velocity():
+    """Alone, the actuator approaches v_max = 0.2 m/s from below (τ = 10·0.2/100 = 20 ms) and never passes it."""
+    r = core.simulate(linear_actuator())
+    assert r.success, r.message
+    v = r.velocity[:, 0, 0]
+    np.testing.assert_allclose(v, 0.2 * (1 - np.exp(-r.t / 0.02)), rtol=0, atol=1e-9)
+    assert np.all(v <= 0.2 + 1e-12)
+    assert v[-1] > 0.2 * (1 - 1e-6)  # 15 τ: e^(−15) = 3e-7
+    assert r.actuator_max_power[0] == pytest.approx(100.0 * 0.2 / 4, rel=1e-12)  # 5 W
+    # power = F·v = F_max (1 − v/v_max) v, whose maximum over v is F_max v_max / 4 at v = v_max / 2
+    np.testing.assert_allclose(r.force_power[:, 0], 100.0 * (1 - v / 0.2) * v, rtol=0, atol=1e-12)
+    assert np.max(r.force_power[:, 0]) <= 5.0
+    # sampled at 5 ms, v passes v_max/2 at 25 m/s² ... the peak sample is within 2 % of 5 W
+    assert np.max(r.force_power[:, 0]) > 0.98 * 5.0
+
+
+def test_linear_actuator_with_push_brakes_to_balance_speed():
+    """With an extra 50 N push and braking: F_max (1 − v/v_max) = −50 N at v = 1.5 v_max = 0.3 m/s."""
+    r = core.simulate(linear_actuator(push=50.0, braking=True))
+    assert r.success, r.message
+    v = r.velocity[:, 0, 0]
+    np.testing.assert_allclose(v, 0.3 * (1 - np.exp(-r.t / 0.02)), rtol=0, atol=1e-9)
+    beyond = v > 0.2 + 1e-9
+    assert beyond.any()
+    # beyond v_max the actuator brakes (negative force)
+    assert np.all(r.force_magnitude[beyond, 0] < 0)
+    assert r.force_magnitude[-1, 0] == pytest.approx(-50.0, rel=1e-5)
+
+
+def test_linear_actuator_without_braking_pushes_nothing_beyond_max_velocity():
+    """Without braking the actuator force is 0 beyond v_max; the push then accelerates freely at 5 m/s².
+
+    Below v_max: m v̇ = 150 − 500 v → v = 0.3 (1 − e^(−t/τ)) reaches 0.2 m/s at
+    t* = τ ln 3; after it v = 0.2 + 5 (t − t*).
+    """
+    r = core.simulate(linear_actuator(push=50.0, braking=False, end_time=0.1))
+    assert r.success, r.message
+    v = r.velocity[:, 0, 0]
+    t_star = 0.02 * np.log(3.0)
+    expected = np.where(r.t < t_star, 0.3 * (1 - np.exp(-r.t / 0.02)), 0.2 + 5.0 * (r.t - t_star))
+    # the switch at v_max is a kink in the force law (its derivative jumps); the
+    # adaptive step resolves it (measured 4e-10 m/s): 1e-8 m/s allowed
+    np.testing.assert_allclose(v, expected, rtol=0, atol=1e-8)
+    beyond = v > 0.2 + 1e-9
+    assert beyond.sum() > 5
+    assert np.all(r.force_magnitude[beyond, 0] == 0.0)
+    np.testing.assert_allclose(r.acceleration[beyond, 0, 0], 5.0, rtol=1e-9)

@@ -1,0 +1,173 @@
+"""Running a simulation: cancelling, saving results, and failing gracefully."""
+import csv
+import dataclasses
+
+import numpy as np
+import pytest
+
+import core
+from core.model import Body, Frame, Joint, Model, Motion, SolverSettings, SpringDamper
+from core.results import Results
+
+S2 = np.sqrt(0.5)
+ALONG_X = (S2, 0.0, S2, 0.0)
+
+
+def pendulum(**settings):
+    """1 kg bob, 1 m, hinge about world Z at the origin, gravity −y, released at 30°."""
+    th = np.radians(30.0)
+    pos = (1000.0 * np.sin(th), -1000.0 * np.cos(th), 0.0)
+    opts = dict(gravity=(0.0, -9810.0, 0.0))
+    opts.update(settings)
+    return Model(
+        bodies=(Body(name="bob", mass=1.0, inertia=(400.0, 400.0, 400.0, 0, 0, 0), position=pos),),
+        frames=(Frame(name="pivot"), Frame(name="pin", body="bob", position=tuple(-p for p in pos))),
+        joints=(Joint(name="hinge", type="revolute", frame_i="pivot", frame_j="pin"),),
+        settings=SolverSettings(**opts))
+
+
+def check_consistent(r: Results):
+    """Every time series has len(t) samples, and t is the start of the output grid."""
+    T = len(r.t)
+    for f in dataclasses.fields(r):
+        value = getattr(r, f.name)
+        if isinstance(value, np.ndarray) and f.name not in ("motion_is_rotation", "force_is_torque",
+                                                             "actuator_max_power", "spring_is_rotational"):
+            assert value.shape[0] == T, f.name
+            assert np.all(np.isfinite(value)), f.name
+    dt = 1.0 / 50.0
+    np.testing.assert_allclose(r.t, np.arange(T) * dt, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "RK4"])
+def test_cancel_mid_run_keeps_computed_frames(integrator):
+    """A progress callback returning False stops the run; the frames so far are kept.
+
+    The callback comes about every 0.1 s of wall time, so the run (20 s of
+    simulated time, 1001 frames, several seconds of work) is cancelled on the
+    second call, well before the end.
+    """
+    calls = []
+
+    def progress(info):
+        calls.append(info)
+        return len(calls) < 2
+
+    r = core.simulate(pendulum(integrator=integrator, end_time=20.0, output_rate=50, step=1e-3), progress=progress)
+    assert r.status == "cancelled"
+    assert not r.success
+    assert "cancel" in r.message
+    assert 0 < len(r.t) < 1001
+    check_consistent(r)
+    # progress reports are sane: fractions in [0, 1], increasing time and frame counts
+    assert len(calls) == 2
+    assert 0 < calls[0].fraction <= calls[1].fraction < 1
+    assert calls[0].time <= calls[1].time and calls[0].frames <= calls[1].frames <= len(r.t)
+    assert calls[1].wall_time >= 0.1
+    # the frames kept are real results: the bob stays on its 1 m circle
+    np.testing.assert_allclose(np.linalg.norm(r.com[:, 0, :2], axis=1), 1.0, atol=1e-8)
+
+
+def test_csv_has_units_and_user_values(tmp_path):
+    """to_csv writes user units (mm, N, N*mm, J) and names each column's unit in the header."""
+    model = pendulum(end_time=0.2, output_rate=50)
+    r = core.simulate(model)
+    path = tmp_path / "out.csv"
+    r.to_csv(path)
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header, data = rows[0], np.array(rows[1:], float)
+    assert data.shape == (len(r.t), len(header))
+    col = {name: data[:, k] for k, name in enumerate(header)}
+    assert header[0] == "time [s]"
+    np.testing.assert_allclose(col["time [s]"], r.t, rtol=1e-15)
+    # positions in mm: the bob starts at (500, −866) mm
+    np.testing.assert_allclose(col["bob.position.x [mm]"], r.position[:, 0, 0] * 1e3, rtol=1e-14)
+    np.testing.assert_allclose(col["bob.position.y [mm]"][0], -1000 * np.cos(np.radians(30)), rtol=1e-12)
+    np.testing.assert_allclose(col["bob.velocity.x [mm/s]"], r.velocity[:, 0, 0] * 1e3, rtol=1e-14)
+    np.testing.assert_allclose(col["bob.acceleration.y [mm/s^2]"], r.acceleration[:, 0, 1] * 1e3, rtol=1e-14)
+    np.testing.assert_allclose(col["bob.angular_velocity.z [rad/s]"], r.angular_velocity[:, 0, 2], rtol=1e-14)
+    # reaction force in N (unchanged), reaction torque in N*mm (x1000). At release (at rest)
+    # F = m(a − g) with a = L θ̈ e_t, θ̈ = −m g L sin θ / I_pivot: F_y = m g (1 − m L² sin²θ / I_pivot)
+    np.testing.assert_allclose(col["hinge.reaction_force.y [N]"], r.joint_force[:, 0, 1], rtol=1e-14)
+    assert col["hinge.reaction_force.y [N]"][0] == pytest.approx(9.81 * (1 - 0.25 / 1.0004), rel=1e-9)
+    np.testing.assert_allclose(col["hinge.reaction_torque.x [N*mm]"], r.joint_torque[:, 0, 0] * 1e3,
+                               rtol=1e-14, atol=1e-12)
+    np.testing.assert_allclose(col["energy.total [J]"], r.total_energy, rtol=1e-14)
+    assert "constraint_error [mm]" in col
+    assert all("[" in h and h.endswith("]") for h in header)
+
+
+def test_npz_round_trip(tmp_path):
+    """save -> load_results returns equal arrays and metadata (status, names, warnings, stats)."""
+    r = core.simulate(pendulum(end_time=0.2, output_rate=50))
+    path = tmp_path / "run.npz"
+    r.save(path)
+    back = core.load_results(path)
+    assert isinstance(back, Results)
+    for f in dataclasses.fields(Results):
+        a, b = getattr(r, f.name), getattr(back, f.name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and a.shape == b.shape, f.name
+            np.testing.assert_array_equal(a, b, err_msg=f.name)
+        else:
+            assert a == b, f.name
+    assert back.body("bob") == 0
+    np.testing.assert_array_equal(back.total_energy, r.total_energy)
+
+
+def test_failed_run_driven_past_dead_point():
+    """A crank (200 mm) driven through a full turn with a 150 mm rod cannot pass r sin θ = l.
+
+    The run must end with status "failed" (not an exception), keep the frames
+    before the dead point (θ = asin(0.75) at t = 0.135 s) and name the likely
+    cause: a singular position.
+    """
+    r_, l_ = 200.0, 150.0
+
+    def frame(name, body, p, q=(1.0, 0, 0, 0)):
+        return Frame(name=name, body=body, position=p, orientation=q)
+
+    model = Model(
+        bodies=(Body(name="crank", mass=0.5, inertia=(50.0, 2000.0, 2000.0, 0, 0, 0), position=(r_ / 2, 0, 0)),
+                Body(name="rod", mass=0.5, inertia=(50.0, 1000.0, 1000.0, 0, 0, 0), position=(r_ + l_ / 2, 0, 0)),
+                Body(name="slider", mass=1.0, inertia=(500.0, 500.0, 500.0, 0, 0, 0), position=(r_ + l_, 0, 0))),
+        frames=(frame("o", None, (0, 0, 0)), frame("c0", "crank", (-r_ / 2, 0, 0)),
+                frame("c1", "crank", (r_ / 2, 0, 0)), frame("r0", "rod", (-l_ / 2, 0, 0)),
+                frame("r1", "rod", (l_ / 2, 0, 0)), frame("s0", "slider", (0, 0, 0)),
+                frame("rail", None, (r_ + l_, 0, 0), ALONG_X), frame("shoe", "slider", (0, 0, 0), ALONG_X)),
+        joints=(Joint(name="main", type="revolute", frame_i="o", frame_j="c0"),
+                Joint(name="pin", type="revolute", frame_i="c1", frame_j="r0"),
+                Joint(name="wrist", type="revolute", frame_i="r1", frame_j="s0"),
+                Joint(name="guide", type="prismatic", frame_i="rail", frame_j="shoe")),
+        motions=(Motion(name="drive", joint="main", value="2*pi*t"),),
+        settings=SolverSettings(end_time=0.5, output_rate=100, rtol=1e-6, atol=1e-9, gravity=(0, -9810.0, 0)))
+    r = core.simulate(model)
+    assert r.status == "failed"
+    t_dead = np.arcsin(l_ / r_) / (2 * np.pi)
+    assert 0 < len(r.t) and r.t[-1] <= t_dead
+    assert len(r.t) == 14  # frames at 0 .. 0.13 s
+    assert "singular position" in r.message
+    assert f"{t_dead:.4f}" in r.message or "0.13497" in r.message  # where it stopped
+    assert np.all(np.isfinite(r.com))
+
+
+def test_failed_run_rk4_step_too_large_for_stiff_spring():
+    """RK4 at h = 10 ms on a spring with ω = sqrt(k/m) = 3162 rad/s (hω = 32 ≫ 2.8): it blows up.
+
+    The run ends with status "failed", keeps the frames before the blow-up,
+    and the message names the body and suggests a smaller step.
+    """
+    model = Model(
+        bodies=(Body(name="bob", mass=1.0, inertia=(100.0, 100.0, 100.0, 0, 0, 0), position=(100.0, 0, 0)),),
+        frames=(Frame(name="anchor"), Frame(name="hook", body="bob", position=(0.0, 20.0, 0.0))),
+        springs=(SpringDamper(name="stiff", frame_i="anchor", frame_j="hook", stiffness=1e4, free_length=50.0),),
+        settings=SolverSettings(integrator="RK4", step=1e-2, end_time=2.0, output_rate=100, gravity=(0, 0, 0)))
+    with np.errstate(all="ignore"):
+        r = core.simulate(model)
+    assert r.status == "failed"
+    assert 0 < len(r.t) < 201
+    assert np.all(np.isfinite(r.com)) and np.all(np.isfinite(r.orientation))
+    assert "diverged" in r.message
+    assert "'bob'" in r.message
+    assert "smaller step" in r.message
