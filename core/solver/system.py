@@ -178,7 +178,7 @@ class System:
     def bodies(self, y) -> Bodies:
         n = self.n
         q = y[self.sl_q].reshape(n, 4)
-        q = q / np.linalg.norm(q, axis=1, keepdims=True)
+        q = q / np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
         R = quat_to_matrix(q)
         I_W = R @ self.I_B @ R.transpose(0, 2, 1)
         I_W_inv = R @ self.I_B_inv @ R.transpose(0, 2, 1)
