@@ -36,6 +36,8 @@ MAX_NORMAL_TURN_COS = 0.2   # ~78°
 OPTIMAL_REACH = 1.0
 #: relative determinant below which the quadric's 3x3 block counts as singular
 SINGULAR = 1e-9
+#: vertices with more neighbours than this are kept (fan centres, poles)
+MAX_DEGREE = 16
 #: stop after this many rounds without reaching the target
 MAX_ROUNDS = 500
 
@@ -143,7 +145,7 @@ def _valid(v, f, edges_all, sel_edges, pos, n):
     fv = f.reshape(-1)
     foff, fval = _csr(fv, np.repeat(np.arange(len(f)), 3), n)
     of, ff = _gather(foff, fval, np.concatenate([u, w]))
-    of = of % k if False else np.concatenate([np.arange(k), np.arange(k)])[of]
+    of = of % k                                     # owner: u side then w side
     fa = f[ff]
     hasu = np.any(fa == u[of, None], axis=1)
     hasw = np.any(fa == w[of, None], axis=1)
@@ -184,13 +186,36 @@ def decimate(vertices: np.ndarray, faces: np.ndarray, ratio: float = 0.5):
     locked = np.zeros(n, dtype=bool)
     locked[edges[cnt != 2].reshape(-1)] = True       # boundary / non-manifold edges stay
     failed = np.zeros(0, dtype=np.int64)             # keys of edges rejected since their last change
+    prev_key = np.zeros(0, dtype=np.int64)           # last round's edges (sorted keys), costs, targets
+    prev_cost = np.zeros(0)
+    prev_pos = np.zeros((0, 3))
+    dirty = np.ones(n, dtype=bool)                   # vertices moved (their edges' costs changed)
     for _ in range(MAX_ROUNDS):
         if len(f) <= target:
             break
         edges, cnt = _edges(f, n)
-        cost, pos = _costs(v, Q, edges)
-        key = edges[:, 0] * n + edges[:, 1]
-        bad = locked[edges[:, 0]] | locked[edges[:, 1]] | (cnt != 2) | np.isin(key, failed)
+        key = edges[:, 0] * n + edges[:, 1]          # sorted (np.unique in _edges)
+        # reuse last round's cost where neither end point moved
+        cost = np.empty(len(edges))
+        pos = np.empty((len(edges), 3))
+        at = np.minimum(np.searchsorted(prev_key, key), max(len(prev_key) - 1, 0))
+        reuse = ~(dirty[edges[:, 0]] | dirty[edges[:, 1]])
+        if len(prev_key):
+            reuse &= prev_key[at] == key
+        else:
+            reuse[:] = False
+        cost[reuse] = prev_cost[at[reuse]]
+        pos[reuse] = prev_pos[at[reuse]]
+        fresh = ~reuse
+        cost[fresh], pos[fresh] = _costs(v, Q, edges[fresh])
+        prev_key, prev_cost, prev_pos = key, cost, pos
+        dirty[:] = False
+        # hubs (fan centres, poles) stay: their edges rarely collapse validly
+        # and, being cheap, would block the selection around them
+        deg = np.bincount(edges.reshape(-1), minlength=n)
+        hub = deg > MAX_DEGREE
+        bad = (locked[edges[:, 0]] | locked[edges[:, 1]] | hub[edges[:, 0]] | hub[edges[:, 1]]
+               | (cnt != 2) | np.isin(key, failed))
         order = np.argsort(np.where(bad, np.inf, cost), kind="stable")
         rank = np.empty(len(edges), dtype=np.int64)
         rank[order] = np.arange(len(edges))
@@ -207,15 +232,18 @@ def decimate(vertices: np.ndarray, faces: np.ndarray, ratio: float = 0.5):
         if len(sel) > need:
             sel = sel[np.argsort(rank[sel])[:need]]
         u, w = edges[sel, 0], edges[sel, 1]
+        dirty[u] = True
         v[u] = pos[sel]
         Q[u] += Q[w]
         remap = np.arange(n)
         remap[w] = u
         f = remap[f]
         f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
-        # rejected edges near a change get another chance
+        # rejected edges with a moved end point get another chance (not those
+        # merely near a change: a hub whose fan cannot collapse would otherwise
+        # be retried, and block its whole neighbourhood, every round)
         touched = np.zeros(n, dtype=bool)
-        touched[f[np.any(np.isin(f, u), axis=1)].reshape(-1)] = True
+        touched[u] = True
         if len(failed):
             failed = failed[~(touched[failed // n] | touched[failed % n])]
     else:

@@ -18,21 +18,27 @@ Two pieces:
   triangles exactly and keeps the closest.  Points in cells that were not
   kept are outside, or deeper than ``band``: they cost one look-up.
 
-Why the lists are exact: for a cell with centre ``c``, half-diagonal ``r``
-and unsigned distance ``u = dist(c, S)`` from the centre to the surface, any
-point ``p`` of the cell has ``dist(p, S) <= u + r`` and every triangle ``T``
-has ``dist(p, T) >= dist(c, T) - r``; so the closest triangle of ``p``
-satisfies ``dist(c, T) <= u + 2r`` and the list keeps exactly those.  The
-grid is built as an octree, top down: a child's list is a subset of its
-parent's (the same inequality with the parent's radius), so each level tests
-only its parent's list, and cells that cannot hold a shallow inside point
-(``sd(c) >= r`` outside, or ``sd(c) < -(band + r)`` too deep; the signed
-distance ``sd`` is 1-Lipschitz) are dropped with all their descendants.
+Why the lists are complete: let ``T*`` be the closest triangle of a cell's
+centre and ``U`` the largest distance from the cell's corners to ``T*``.
+The distance to one triangle is convex, so ``U`` bounds ``dist(p, T*)``, hence
+the distance ``u(p)`` to the surface, for every point ``p`` of the cell; the
+closest triangle ``T`` of ``p`` has ``dist(p, T) = u(p) <= U``, so it is kept
+by any test "lower bound of dist(cell, T) <= U".  The lower bounds used:
+``dist(centre, T) - r`` (``r`` the half-diagonal), the distance from the
+cell's box to ``T``'s plane and to ``T``'s bounding box.  The grid is built
+as an octree, top down: a parent's list holds every triangle that is the
+closest one for some point of the parent, so each child tests only its
+parent's list, and cells that cannot hold an inside point of depth at most
+``band`` (``sd(c) >= r`` outside, ``sd(c) < -(band + r)`` too deep; the
+signed distance ``sd`` is 1-Lipschitz) are dropped with their descendants.
+The lists are complete, not minimal: on average 3-5 times the number of
+triangles whose closest-point regions meet the cell.
 """
 from __future__ import annotations
 
 import logging
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -43,6 +49,17 @@ __all__ = ["TriangleSet", "SurfaceIndex", "pair_distance2", "closest_points_brut
 #: max (point, triangle) pairs evaluated in one vectorised batch (memory:
 #: ~25 float64 temporaries per pair, i.e. ~100 MB at 5e5)
 PAIR_CHUNK = 500_000
+#: (child cell, triangle) pairs per batch of the index build
+BUILD_CHUNK = 64_000
+#: (point, triangle) pairs per batch of a query: the kernel's temporaries
+#: (64 kB) stay in cache and below glibc's mmap threshold (128 kB), which
+#: halves the cost per pair compared with 16384
+QUERY_CHUNK = 8192
+#: threads for the index build (an octree level's chunks are independent and
+#: NumPy releases the GIL in its loops).  1 by default: on the 2-core shared
+#: machine this was developed on, 2 threads were slower (12 s -> 15 s for a
+#: 100k-triangle torus); worth trying on an idle multi-core machine
+BUILD_THREADS = 1
 #: finest octree level (1024 cells per axis); meshes finer than the box
 #: size / 1024 get longer per-cell lists instead of more cells
 MAX_LEVEL = 10
@@ -50,11 +67,19 @@ MAX_LEVEL = 10
 BLOCK_SHIFT = 3
 #: grid cell size relative to the typical triangle size sqrt(2 * median area)
 #: (tuned with tools/bench_contacts.py: smaller cells give shorter lists but
-#: more cells to build and store)
+#: more cells to build and store; ContactGeometry.cell_size also caps it by
+#: the depth band and a cell budget)
 CELL_SIZE_FACTOR = 0.6
 
 # feature codes of the closest point (which pseudo-normal gives the sign)
 FACE, EDGE_AB, EDGE_BC, EDGE_CA, VERT_A, VERT_B, VERT_C = range(7)
+
+
+def _clip01(x: np.ndarray) -> np.ndarray:
+    """Clip to [0, 1] in place (np.clip has a large per-call overhead)."""
+    np.maximum(x, 0.0, out=x)
+    np.minimum(x, 1.0, out=x)
+    return x
 
 
 def _safe_inv(x: np.ndarray) -> np.ndarray:
@@ -77,6 +102,11 @@ class TriangleSet:
     def __init__(self, vertices: np.ndarray, faces: np.ndarray):
         v = np.asarray(vertices, dtype=float)
         f = np.asarray(faces, dtype=np.int64)
+        # triangles in Morton (Z-curve) order of their centroids: the
+        # triangles of one grid cell are then close in memory (faster gathers)
+        self.order = _morton_order(v[f].mean(axis=1))
+        f = f[self.order]
+        self.faces = f
         a, b, c = v[f[:, 0]], v[f[:, 1]], v[f[:, 2]]
         ab, ac = b - a, c - a
         self.m = len(f)
@@ -101,7 +131,24 @@ class TriangleSet:
         n = np.cross(ab, ac)
         nn = np.linalg.norm(n, axis=1)
         self.face_normal = n / np.where(nn > 0, nn, 1.0)[:, None]
+        # bounding sphere about the centroid (cheap distance bounds in the build)
+        g = (a + b + c) / 3.0
+        self.gx, self.gy, self.gz = (np.ascontiguousarray(g[:, k]) for k in range(3))
+        self.nx, self.ny, self.nz = (np.ascontiguousarray(self.face_normal[:, k]) for k in range(3))
+        self.nd = np.einsum("ij,ij->i", self.face_normal, a)
+        self.n1 = np.abs(self.face_normal).sum(axis=1)       # box half-width factor along n
+        tmin = np.minimum(np.minimum(a, b), c)
+        tmax = np.maximum(np.maximum(a, b), c)
+        self.minx, self.miny, self.minz = (np.ascontiguousarray(tmin[:, k]) for k in range(3))
+        self.maxx, self.maxy, self.maxz = (np.ascontiguousarray(tmax[:, k]) for k in range(3))
+        self.rho = np.sqrt(np.max(np.stack([np.einsum("ij,ij->i", x - g, x - g) for x in (a, b, c)]),
+                                  axis=0)) * (1.0 + 1e-12)
         self.edge_pn, self.vert_pn = _pseudo_normals(v, f, self.face_normal)
+        self.packed = np.stack([self.ax, self.ay, self.az, self.bx, self.by, self.bz, self.cx, self.cy,
+                                self.cz, self.aa, self.ab, self.cc, self.inv_det, self.inv_aa, self.inv_cc,
+                                self.inv_bc2, self.bc2], axis=1)
+        # by feature code: face, edges AB BC CA, vertices A B C
+        self.pn_table = np.concatenate([self.face_normal[:, None, :], self.edge_pn, self.vert_pn], axis=1)
 
     # ------------------------------------------------------------------ exact
     def closest(self, p: np.ndarray, tri: np.ndarray) -> "Closest":
@@ -126,43 +173,36 @@ class TriangleSet:
         d2 = np.einsum("ij,ij->i", ap, ac)
         aa, abd, cc = self.aa[tri], self.ab[tri], self.cc[tri]
         idet = self.inv_det[tri]
-        with np.errstate(invalid="ignore"):
-            v = (cc * d1 - abd * d2) * idet
-            w = (aa * d2 - abd * d1) * idet
-            face = (v >= 0.0) & (w >= 0.0) & (v + w <= 1.0)
+        # (NaN for a degenerate triangle: comparisons are false, no warning)
+        v = (cc * d1 - abd * d2) * idet
+        w = (aa * d2 - abd * d1) * idet
+        face = (v >= 0.0) & (w >= 0.0) & (v + w <= 1.0)
         pp = np.einsum("ij,ij->i", ap, ap)
-        t1 = np.clip(d1 * self.inv_aa[tri], 0.0, 1.0)
+        t1 = _clip01(d1 * self.inv_aa[tri])
         e1 = pp - t1 * (2.0 * d1 - t1 * aa)
-        t2 = np.clip(d2 * self.inv_cc[tri], 0.0, 1.0)
+        t2 = _clip01(d2 * self.inv_cc[tri])
         e2 = pp - t2 * (2.0 * d2 - t2 * cc)
         num = d2 - d1 - abd + aa
         bc2 = self.bc2[tri]
-        t3 = np.clip(num * self.inv_bc2[tri], 0.0, 1.0)
+        t3 = _clip01(num * self.inv_bc2[tri])
         e3 = (pp - 2.0 * d1 + aa) - t3 * (2.0 * num - t3 * bc2)
-        which = np.argmin(np.stack([e1, e2, e3]), axis=0)
-        # barycentric (v, w) of the closest point on the boundary
-        bv = np.choose(which, [t1, np.zeros_like(t1), 1.0 - t3])
-        bw = np.choose(which, [np.zeros_like(t1), t2, t3])
-        tpar = np.choose(which, [t1, t2, t3])
-        # feature: edge AB (t1), edge CA (t2, A->C), edge BC (t3, B->C); ends are vertices
-        start = np.choose(which, [VERT_A, VERT_A, VERT_B])
-        end = np.choose(which, [VERT_B, VERT_C, VERT_C])
-        mid = np.choose(which, [EDGE_AB, EDGE_CA, EDGE_BC])
-        feat = np.where(tpar <= 0.0, start, np.where(tpar >= 1.0, end, mid))
-        feat = np.where(face, FACE, feat)
+        # closest edge: AB (t1), CA (t2, from A to C) or BC (t3, from B to C)
+        is1 = (e1 <= e2) & (e1 <= e3)
+        is2 = ~is1 & (e2 <= e3)
+        bv = np.where(is1, t1, np.where(is2, 0.0, 1.0 - t3))
+        bw = np.where(is1, 0.0, np.where(is2, t2, t3))
+        tpar = np.where(is1, t1, np.where(is2, t2, t3))
+        start = np.where(is1 | is2, VERT_A, VERT_B)
+        end = np.where(is1, VERT_B, VERT_C)
+        mid = np.where(is1, EDGE_AB, np.where(is2, EDGE_CA, EDGE_BC))
+        feat = np.where(face, FACE, np.where(tpar <= 0.0, start, np.where(tpar >= 1.0, end, mid)))
         bv = np.where(face, v, bv)
         bw = np.where(face, w, bw)
         q = a + bv[:, None] * ab + bw[:, None] * ac
         diff = p - q
         dist = np.sqrt(np.einsum("ij,ij->i", diff, diff))
         # pseudo-normal of the feature: face normal, edge or vertex pseudo-normal
-        pn = np.empty_like(p)
-        isf = feat == FACE
-        pn[isf] = self.face_normal[tri[isf]]
-        ise = (feat >= EDGE_AB) & (feat <= EDGE_CA)
-        pn[ise] = self.edge_pn[tri[ise], feat[ise] - EDGE_AB]
-        isv = feat >= VERT_A
-        pn[isv] = self.vert_pn[tri[isv], feat[isv] - VERT_A]
+        pn = self.pn_table[tri, feat]
         side = np.einsum("ij,ij->i", diff, pn)
         return Closest(point=q, distance=dist, feature=feat, inside=side < 0.0,
                        diff=diff, pseudo_normal=pn)
@@ -188,18 +228,32 @@ class Closest:
     def outward_normal(self) -> np.ndarray:
         """Unit outward surface normal at the closest point, (k, 3).
 
-        For a point off the surface this is ``±(query - closest)/distance``
-        (the gradient of the signed distance, exact at edges and corners);
-        on the surface it falls back to the feature's pseudo-normal.
+        On a face: the face normal.  On an edge or a vertex: the gradient of
+        the signed distance, ``±(query - closest)/distance`` (exact at edges
+        and corners), or the feature's pseudo-normal for a point on the surface.
         """
         d = self.distance
+        face = self.feature == FACE
         tiny = d <= 1e-12 * (1.0 + np.abs(self.point).max(initial=0.0))
+        use_pn = face | tiny
         sgn = np.where(self.inside, -1.0, 1.0)
-        n = self.diff * (sgn / np.where(tiny, 1.0, d))[:, None]
-        if tiny.any():
-            pn = self.pseudo_normal[tiny]
-            n[tiny] = pn / np.maximum(np.linalg.norm(pn, axis=1), 1e-300)[:, None]
+        n = self.diff * (sgn / np.where(use_pn, 1.0, d))[:, None]
+        if use_pn.any():
+            pn = self.pseudo_normal[use_pn]
+            n[use_pn] = pn / np.maximum(np.linalg.norm(pn, axis=1), 1e-300)[:, None]
         return n
+
+
+def _morton_order(pts: np.ndarray) -> np.ndarray:
+    """Permutation sorting points along a Z-order curve (10 bits per axis)."""
+    lo = pts.min(axis=0)
+    span = float(np.max(pts.max(axis=0) - lo)) or 1.0
+    q = np.minimum((pts - lo) / span * 1023.0, 1023.0).astype(np.int64)
+    code = np.zeros(len(pts), dtype=np.int64)
+    for bit in range(10):
+        for k in range(3):
+            code |= ((q[:, k] >> bit) & 1) << (3 * bit + k)
+    return np.argsort(code, kind="stable")
 
 
 def _pseudo_normals(v: np.ndarray, f: np.ndarray, fn: np.ndarray):
@@ -239,47 +293,55 @@ def _pseudo_normals(v: np.ndarray, f: np.ndarray, fn: np.ndarray):
     return edge_pn, vert_pn
 
 
+#: below this many pairs the kernel gathers each triangle's data as one row
+#: of ``TriangleSet.packed`` (one call instead of 17: per-call overhead
+#: dominates small batches); above, one contiguous column at a time
+SMALL_BATCH = 256
+
+
 def pair_distance2(tris: TriangleSet, px, py, pz, t) -> np.ndarray:
     """Squared distance of each pair (point ``(px[k], py[k], pz[k])``, triangle ``t[k]``).
 
     The lean kernel of the query: two dot products per pair and the closed
     forms of the face and the three clamped edge distances (no branches).
     """
-    apx = px - tris.ax[t]
-    apy = py - tris.ay[t]
-    apz = pz - tris.az[t]
-    bx, by, bz = tris.bx[t], tris.by[t], tris.bz[t]
+    if len(t) <= SMALL_BATCH:
+        g = tris.packed[t].T                     # (17, n) rows in _PACKED order
+        ax, ay, az, bx, by, bz, cx, cy, cz, aa, ab, cc, idet, inv_aa, inv_cc, inv_bc2, bc2 = g
+    else:
+        ax, ay, az = tris.ax[t], tris.ay[t], tris.az[t]
+        bx, by, bz = tris.bx[t], tris.by[t], tris.bz[t]
+        cx, cy, cz = tris.cx[t], tris.cy[t], tris.cz[t]
+        aa, ab, cc = tris.aa[t], tris.ab[t], tris.cc[t]
+        idet, inv_aa, inv_cc = tris.inv_det[t], tris.inv_aa[t], tris.inv_cc[t]
+        inv_bc2, bc2 = tris.inv_bc2[t], tris.bc2[t]
+    apx = px - ax
+    apy = py - ay
+    apz = pz - az
     d1 = apx * bx
     d1 += apy * by
     d1 += apz * bz
-    cx, cy, cz = tris.cx[t], tris.cy[t], tris.cz[t]
     d2 = apx * cx
     d2 += apy * cy
     d2 += apz * cz
     pp = apx * apx
     pp += apy * apy
     pp += apz * apz
-    aa, ab, cc = tris.aa[t], tris.ab[t], tris.cc[t]
-    idet = tris.inv_det[t]
     v = (cc * d1 - ab * d2) * idet
     w = (aa * d2 - ab * d1) * idet
-    # face: |ap|² - |projection|² with the projection (v, w) (when inside the triangle)
+    # face: |ap|² - |projection|² with the projection (v, w) (when inside the
+    # triangle; NaN for a degenerate one: the comparisons are then false)
     face = pp - v * d1 - w * d2
-    with np.errstate(invalid="ignore"):
-        inface = (v >= 0.0) & (w >= 0.0) & (v + w <= 1.0)
+    inface = (v >= 0.0) & (w >= 0.0) & (v + w <= 1.0)
     # edge AB
-    t1 = d1 * tris.inv_aa[t]
-    np.clip(t1, 0.0, 1.0, out=t1)
+    t1 = _clip01(d1 * inv_aa)
     best = pp - t1 * (2.0 * d1 - t1 * aa)
     # edge AC
-    t2 = d2 * tris.inv_cc[t]
-    np.clip(t2, 0.0, 1.0, out=t2)
+    t2 = _clip01(d2 * inv_cc)
     np.minimum(best, pp - t2 * (2.0 * d2 - t2 * cc), out=best)
     # edge BC
     num = d2 - d1 - ab + aa
-    bc2 = tris.bc2[t]
-    t3 = num * tris.inv_bc2[t]
-    np.clip(t3, 0.0, 1.0, out=t3)
+    t3 = _clip01(num * inv_bc2)
     np.minimum(best, (pp - 2.0 * d1 + aa) - t3 * (2.0 * num - t3 * bc2), out=best)
     return np.where(inface, face, best)
 
@@ -357,7 +419,8 @@ class SurfaceIndex:
     band : float
         Largest depth a query will report, m.
     cell_size : float
-        Wanted grid cell size, m (rounded to the box size / 2^level).
+        Wanted grid cell size, m (exact: the octree's root cube is enlarged
+        to a power-of-two multiple of it; larger only past ``MAX_LEVEL``).
     """
 
     def __init__(self, tris: TriangleSet, lo, hi, band: float, cell_size: float):
@@ -367,12 +430,14 @@ class SurfaceIndex:
         hi = np.asarray(hi, dtype=float)
         extent = float(np.max(hi - lo))
         pad = 1e-6 * extent + 1e-12
-        size0 = extent + 2.0 * pad
-        self.origin = lo - pad
-        level = max(0, math.ceil(math.log2(size0 / max(cell_size, 1e-300))))
+        need = extent + 2.0 * pad
+        level = max(0, math.ceil(math.log2(need / max(cell_size, 1e-300))))
         if level > MAX_LEVEL:
             log.debug("surface index: %d levels wanted, capped at %d", level, MAX_LEVEL)
             level = MAX_LEVEL
+        # the root cube is enlarged so that the leaves have the wanted size
+        size0 = max(need, cell_size * (1 << level))
+        self.origin = 0.5 * (lo + hi) - 0.5 * size0
         self.level = level
         self.h = size0 / (1 << level)
         self.inv_h = 1.0 / self.h
@@ -388,61 +453,161 @@ class SurfaceIndex:
 
     # ----------------------------------------------------------------- build
     def _build(self, size0: float):
+        """Octree refinement from the root cell (all triangles) down to cells of size ``h``.
+
+        Returns the leaves' integer coordinates (k, 3), the CSR offsets
+        (k + 1,) and the concatenated triangle lists (int32).  See
+        :meth:`_refine` for one level.
+        """
         tris = self.tris
         band = self.band
         ijk = np.zeros((1, 3), dtype=np.int64)
         offsets = np.array([0, tris.m], dtype=np.int64)
         lists = np.arange(tris.m, dtype=np.int64)
-        corner = np.array([[i, j, k] for k in (0, 1) for j in (0, 1) for i in (0, 1)], dtype=np.int64)
+        corner = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.int64)
         if self.level == 0:
-            return ijk, offsets, lists
+            return ijk, offsets, lists.astype(np.int32)
         for lev in range(1, self.level + 1):
+            last = lev == self.level
             size = size0 / (1 << lev)
             r = 0.5 * math.sqrt(3.0) * size
             counts = np.diff(offsets)
-            new_ijk, new_counts, new_lists = [], [], []
-            # chunks of parents with at most ~PAIR_CHUNK/8 list entries
+            # chunks of parents with at most ~BUILD_CHUNK / 8 list entries
             cum = np.cumsum(counts)
-            bounds = [0]
-            limit = max(PAIR_CHUNK // 8, int(counts.max()))
-            while bounds[-1] < len(counts):
-                base = cum[bounds[-1] - 1] if bounds[-1] > 0 else 0
-                nxt = int(np.searchsorted(cum, base + limit, side="right"))
-                bounds.append(max(nxt, bounds[-1] + 1))
-            for s, e in zip(bounds[:-1], bounds[1:]):
-                pc = counts[s:e]
-                plist = lists[offsets[s]:offsets[e]]
-                # children: 8 per parent, each with the parent's list
-                cijk = (2 * ijk[s:e, None, :] + corner[None, :, :]).reshape(-1, 3)
-                centre = self.origin + (cijk + 0.5) * size
-                ccount = np.repeat(pc, 8)
-                # pair (child, triangle): the parent's list repeated for each of its 8 children
-                pstart = offsets[s:e] - offsets[s]
-                idx = _ranges(np.repeat(pstart, 8), ccount)
-                t = plist[idx]
-                child = np.repeat(np.arange(len(cijk)), ccount)
-                d2 = pair_distance2(tris, centre[child, 0], centre[child, 1], centre[child, 2], t)
-                cstart = np.cumsum(ccount) - ccount
-                mins, arg = _segment_argmin(d2, ccount, cstart)
-                cl = tris.closest(centre, t[arg])
-                u = cl.distance
-                sd = np.where(cl.inside, -u, u)
-                keep = (sd < r) & (sd >= -(band + r))
-                # prune each kept child's list: triangles within u + 2r of the centre
-                lim = (u + 2.0 * r) * (1.0 + 1e-9) + 1e-12 * size0
-                ok = np.sqrt(np.maximum(d2, 0.0)) <= np.repeat(lim * keep, ccount)
-                ok &= np.repeat(keep, ccount)
-                new_ijk.append(cijk[keep])
-                new_counts.append(np.bincount(child[ok], minlength=len(cijk))[keep])
-                new_lists.append(t[ok])
-            ijk = np.concatenate(new_ijk)
-            cnt = np.concatenate(new_counts)
-            lists = np.concatenate(new_lists)
+            limit = max(BUILD_CHUNK // 8, 1)
+            chunks = []
+            s = 0
+            while s < len(counts):
+                base = cum[s - 1] if s > 0 else 0
+                e = max(int(np.searchsorted(cum, base + limit, side="right")), s + 1)
+                chunks.append((s, e))
+                s = e
+
+            def refine(se, ijk=ijk, counts=counts, lists=lists, offsets=offsets, size=size, r=r, last=last):
+                s, e = se
+                return self._refine(ijk[s:e], counts[s:e], lists[offsets[s]:offsets[e]], corner, size, r,
+                                    band, last)
+
+            # the chunks are independent and NumPy releases the GIL in its loops
+            workers = min(len(chunks), BUILD_THREADS)
+            if workers > 1:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    parts = list(pool.map(refine, chunks))
+            else:
+                parts = [refine(c) for c in chunks]
+            ijk = np.concatenate([x[0] for x in parts])
+            cnt = np.concatenate([x[1] for x in parts])
+            lists = np.concatenate([x[2] for x in parts])
             offsets = np.zeros(len(cnt) + 1, dtype=np.int64)
             np.cumsum(cnt, out=offsets[1:])
             if len(ijk) == 0:
                 break
         return ijk, offsets, lists.astype(np.int32)
+
+    def _refine(self, pijk, pc, plist, corner, size, r, band, last):
+        """Split parents into 8 children each; keep the children that can hold contacts, with their lists.
+
+        Arrays of shape (8, P) pair each child corner with each entry of its
+        parent's list (P = total entries of the chunk's parents); the
+        triangles' data is gathered once per entry, not once per child.
+        Children come out corner-major (child ``k * n_parents + j``).
+        Returns the kept children's coordinates, list lengths and lists.
+
+        A child keeps triangle T when a lower bound of T's distance to the
+        child's box is at most ``U``, an upper bound of the distance to the
+        surface over the box: ``U = max over the box's corners of dist(corner,
+        T*)`` with T* the closest triangle of the centre (the distance to one
+        triangle is convex, so its max over a box is at a corner).  The lower
+        bounds: ``dist(centre, T) - r`` and the distance from the box to T's
+        plane.  A triangle that is the closest one of a point p in the box has
+        ``dist(p, T) = u(p) <= U`` and passes.
+        """
+        tris = self.tris
+        npar = len(pijk)
+        owner = np.repeat(np.arange(npar), pc)                      # parent of each entry
+        pstart = np.cumsum(pc) - pc
+        pcentre = self.origin + (pijk + 0.5) * (2.0 * size)         # parents' centres (size 2h)
+        off = (corner - 0.5) * size                                  # child centre - parent centre, (8, 3)
+        ccentre = (pcentre[None, :, :] + off[:, None, :]).reshape(-1, 3)
+        cijk = (2 * pijk[None, :, :] + corner[:, None, :]).reshape(-1, 3)
+        nc = 8 * npar
+        t = plist
+        # per entry, then per (corner, entry): distance to the centroid (on the
+        # triangle: an upper bound), bounding sphere and plane (lower bounds)
+        ex, ey, ez = pcentre[owner, 0], pcentre[owner, 1], pcentre[owner, 2]
+        bx, by, bz = ex - tris.gx[t], ey - tris.gy[t], ez - tris.gz[t]
+        nx, ny, nz = tris.nx[t], tris.ny[t], tris.nz[t]
+        bplane = ex * nx + ey * ny + ez * nz - tris.nd[t]
+        rho = tris.rho[t]
+        dx = bx[None, :] + off[:, 0:1]
+        dist = dx * dx
+        dy = by[None, :] + off[:, 1:2]
+        dist += dy * dy
+        dz = bz[None, :] + off[:, 2:3]
+        dist += dz * dz
+        del dx, dy, dz
+        np.sqrt(dist, out=dist)
+        plane = bplane[None, :] + off[:, 0:1] * nx[None, :]
+        plane += off[:, 1:2] * ny[None, :]
+        plane += off[:, 2:3] * nz[None, :]
+        np.abs(plane, out=plane)
+        low_c = dist - rho[None, :]
+        np.maximum(low_c, plane, out=low_c)                          # <= dist(centre, T)
+        eps = 1e-9 * size
+        upper = np.minimum.reduceat(dist, pstart, axis=1)            # (8, npar) >= u(centre)
+        # exact distances to the triangles that can be the closest one of the centre
+        ck, ce = np.nonzero(low_c <= np.repeat(upper + eps, pc, axis=1))
+        del low_c
+        child = ck * npar + owner[ce]
+        o = np.argsort(child, kind="stable")
+        child, ce = child[o], ce[o]
+        q = ccentre[child]
+        d2 = pair_distance2(tris, q[:, 0], q[:, 1], q[:, 2], t[ce])
+        ccnt = np.bincount(child, minlength=nc)
+        _, arg = _segment_argmin(d2, ccnt, np.cumsum(ccnt) - ccnt)
+        tstar = t[ce[arg]]
+        cl = tris.closest(ccentre, tstar)
+        u = cl.distance
+        sd = np.where(cl.inside, -u, u)
+        keep = (sd < r) & (sd >= -(band + r))
+        # U: the farthest corner's distance to T*
+        kc = np.flatnonzero(keep)
+        cor = (ccentre[kc, None, :] + 0.5 * (2 * corner[None, :, :] - 1) * size).reshape(-1, 3)
+        dc = pair_distance2(tris, cor[:, 0], cor[:, 1], cor[:, 2], np.repeat(tstar[kc], 8))
+        U = np.full(nc, -1.0)
+        U[kc] = np.sqrt(np.maximum(dc.reshape(-1, 8).max(axis=1), 0.0)) * (1.0 + 1e-9) + eps
+        Up = np.repeat(U.reshape(8, npar), pc, axis=1)                # (8, P)
+        # lower bounds of the distance from T to the child's box: from the
+        # centre's sphere, from T's plane, and the distance between the box and T's box
+        half = 0.5 * size
+        hb = half * tris.n1[t]
+        plane -= hb[None, :]
+        low_b = dist - (rho + r)[None, :]
+        np.maximum(low_b, plane, out=low_b)
+        if last:
+            # the leaves' lists are kept: also the distance between the box and T's box
+            gap2 = np.zeros_like(dist)
+            for k, (pmin, pmax, pc_k) in enumerate(((tris.minx, tris.maxx, ex), (tris.miny, tris.maxy, ey),
+                                                     (tris.minz, tris.maxz, ez))):
+                above = (pmin[t] - pc_k)[None, :] - (off[:, k:k + 1] + half)
+                below = (pc_k - pmax[t])[None, :] + (off[:, k:k + 1] - half)
+                g = np.maximum(above, below)
+                np.maximum(g, 0.0, out=g)
+                gap2 += g * g
+            np.sqrt(gap2, out=gap2)
+            np.maximum(low_b, gap2, out=low_b)
+            del gap2
+        ok = low_b <= Up
+        if last:
+            # where the cheap bounds cannot decide, use the exact centre distance
+            uk, ue = np.nonzero(ok & (dist - r > Up))
+            if len(uk):
+                q = pcentre[owner[ue]] + off[uk]
+                du = np.sqrt(np.maximum(pair_distance2(tris, q[:, 0], q[:, 1], q[:, 2], t[ue]), 0.0))
+                ok[uk, ue] = du - r <= Up[uk, ue]
+        ok_k, ok_e = np.nonzero(ok)
+        counts = np.bincount(ok_k * npar + owner[ok_e], minlength=nc)
+        return cijk[keep], counts[keep], t[ok_e]
 
     def _make_table(self, ijk: np.ndarray):
         """Two-level look-up: a dense table of blocks (8^3 cells) -> per-block table of cell ids."""
@@ -468,17 +633,21 @@ class SurfaceIndex:
     def cells(self, p: np.ndarray) -> np.ndarray:
         """Cell id of each point (k, 3), -1 where no contact is possible."""
         g = np.floor((p - self.origin) * self.inv_h).astype(np.int64)
-        ok = np.all((g >= 0) & (g < self.dims), axis=1)
+        gu = g.view(np.uint64)                       # negative -> huge: one test per axis
+        d = self.dims
+        ok = (gu[:, 0] < d[0]) & (gu[:, 1] < d[1]) & (gu[:, 2] < d[2])
         out = np.full(len(p), -1, dtype=np.int64)
-        if not ok.any():
+        sel = np.flatnonzero(ok)
+        if len(sel) == 0:
             return out
-        g = g[ok]
-        blk = g >> BLOCK_SHIFT
-        b = self.block_of[(blk[:, 0] * self.bdims[1] + blk[:, 1]) * self.bdims[2] + blk[:, 2]]
-        bs = 1 << BLOCK_SHIFT
-        loc = g & (bs - 1)
-        c = self.cell_of[np.maximum(b, 0), (loc[:, 0] * bs + loc[:, 1]) * bs + loc[:, 2]]
-        out[ok] = np.where(b >= 0, c, -1)
+        g = g[sel]
+        gx, gy, gz = g[:, 0], g[:, 1], g[:, 2]
+        b = self.block_of[((gx >> BLOCK_SHIFT) * self.bdims[1] + (gy >> BLOCK_SHIFT)) * self.bdims[2]
+                          + (gz >> BLOCK_SHIFT)]
+        m = (1 << BLOCK_SHIFT) - 1
+        loc = (((gx & m) << BLOCK_SHIFT) + (gy & m) << BLOCK_SHIFT) + (gz & m)
+        c = self.cell_of[np.maximum(b, 0), loc]
+        out[sel] = np.where(b >= 0, c, -1)
         return out
 
     def query(self, p: np.ndarray, depth_limit: float | None = None) -> Penetration:
@@ -497,22 +666,44 @@ class SurfaceIndex:
         cell = cell[q]
         counts = self.counts[cell]
         total = int(counts.sum())
-        starts = np.cumsum(counts) - counts
-        t = self.lists[_ranges(self.offsets[cell], counts)]
+        sort = total > QUERY_CHUNK
+        if sort:
+            # points in cell order: the gathers then walk the triangle arrays in order
+            o = np.argsort(cell, kind="stable")
+            q, cell, counts = q[o], cell[o], counts[o]
         pq = p[q]
-        d2 = pair_distance2(self.tris, np.repeat(pq[:, 0], counts), np.repeat(pq[:, 1], counts),
-                            np.repeat(pq[:, 2], counts), t)
-        mins, arg = _segment_argmin(d2, counts, starts)
+        if not sort:
+            best, mins = self._nearest(pq, cell, counts)
+        else:
+            best = np.empty(len(q), dtype=np.int64)
+            mins = np.empty(len(q))
+            # chunks of about QUERY_CHUNK pairs keep the kernel's temporaries in cache
+            cum = np.cumsum(counts)
+            s = 0
+            while s < len(q):
+                base = cum[s - 1] if s > 0 else 0
+                e = max(int(np.searchsorted(cum, base + QUERY_CHUNK, side="right")), s + 1)
+                best[s:e], mins[s:e] = self._nearest(pq[s:e], cell[s:e], counts[s:e])
+                s = e
         # cheap cull before the exact pass: farther than the limit (with round-off margin)
-        near = mins <= (limit * (1.0 + 1e-9)) ** 2 + 1e-30
-        if not near.all():
-            q, pq, arg = q[near], pq[near], arg[near]
-        cl = self.tris.closest(pq, t[arg])
-        hit = cl.inside & (cl.distance > 0.0) & (cl.distance <= limit)
-        if not hit.all():
-            cl = _subset(cl, hit)
-            q = q[hit]
-        return Penetration(q, cl.distance, cl.outward_normal(), cl.point, total)
+        near = np.flatnonzero(mins <= (limit * (1.0 + 1e-9)) ** 2 + 1e-30)
+        if len(near) == 0:
+            return _empty_penetration(total)
+        q, pq, best = q[near], pq[near], best[near]
+        cl = self.tris.closest(pq, best)
+        hit = np.flatnonzero(cl.inside & (cl.distance > 0.0) & (cl.distance <= limit))
+        if sort:
+            hit = hit[np.argsort(q[hit])]             # results in the order of the query points
+        cl = _subset(cl, hit)
+        return Penetration(q[hit], cl.distance, cl.outward_normal(), cl.point, total)
+
+    def _nearest(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
+        """Closest listed triangle and its squared distance for points ``pq`` in cells ``cell``."""
+        t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
+        d2 = pair_distance2(self.tris, np.repeat(pq[:, 0], cnt), np.repeat(pq[:, 1], cnt),
+                            np.repeat(pq[:, 2], cnt), t)
+        mins, arg = _segment_argmin(d2, cnt, np.cumsum(cnt) - cnt)
+        return t[arg], mins
 
 
 def _subset(cl: Closest, mask) -> Closest:

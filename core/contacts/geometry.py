@@ -40,6 +40,10 @@ MERGE_TOLERANCE = 1e-9
 CLUSTER_VERTICES = 32
 #: below this many vertices the clusters are not worth their overhead
 CLUSTER_MIN_VERTICES = 256
+#: the index's cells are at most this multiple of the depth band
+CELL_BAND_FACTOR = 2.0
+#: ... unless that gives more cells (estimated) than a + b x triangles
+CELL_BUDGET = (20_000, 40)
 #: prepared geometries kept in the cache
 CACHE_SIZE = 32
 
@@ -159,10 +163,23 @@ class ContactGeometry:
             self._tris = TriangleSet(self.vertices, self.faces)
         return self._tris
 
-    def cell_size(self) -> float:
-        """Grid cell size of the surface index: a fraction of the typical triangle size."""
+    def cell_size(self, band: float | None = None) -> float:
+        """Grid cell size of the surface index for depths up to ``band``, m.
+
+        A fraction of the typical triangle size, at most ``CELL_BAND_FACTOR *
+        band`` (coarse meshes: cells near the band's size keep the lists
+        short), then enlarged until the estimated number of cells, surface
+        area x (band + 2 half-diagonals) / h³, fits ``CELL_BUDGET``.
+        """
         typical = math.sqrt(2.0 * float(np.median(self.face_areas)))
-        return CELL_SIZE_FACTOR * max(typical, 1e-9 * float(np.max(self.hi - self.lo)))
+        h = CELL_SIZE_FACTOR * max(typical, 1e-9 * float(np.max(self.hi - self.lo)))
+        if band is None:
+            return h
+        h = min(h, CELL_BAND_FACTOR * band)
+        budget = CELL_BUDGET[0] + CELL_BUDGET[1] * len(self.faces)
+        while self.area * (band + math.sqrt(3.0) * h) / h ** 3 > budget:
+            h *= 1.25
+        return h
 
     def surface_index(self, band: float) -> SurfaceIndex:
         """The penetration index for depths up to ``band`` (m), built on first use.
@@ -176,8 +193,9 @@ class ContactGeometry:
                 return idx
         if not self.watertight:
             log.warning("contact geometry %r is not a closed, consistently oriented mesh: "
-                        "inside/outside tests may be wrong near its open edges", self.name)
-        idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size())
+                        "inside/outside tests may be wrong near its open edges (close the "
+                        "mesh, e.g. give a ground plane a thickness)", self.name)
+        idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size(band))
         log.debug("surface index %r band %.3g m: %d levels, h=%.3g m, %d cells, %d list entries, %.1f MB",
                   self.name, band, idx.level, idx.h, idx.n_cells, len(idx.lists), idx.nbytes / 1e6)
         self._indices[band] = idx
@@ -226,7 +244,8 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
         raise MeshError(f"{label}: vertices must be an (n, 3) array with n >= 4, got shape {v.shape}.")
     if f.ndim != 2 or f.shape[1] != 3 or len(f) < 4:
         raise MeshError(f"{label}: faces must be an (m, 3) array of triangles with m >= 4, "
-                        f"got shape {f.shape}. Triangulate the mesh.")
+                        f"got shape {f.shape}. Contact meshes are closed, triangulated solids "
+                        f"(a ground is a thin box, not a plane).")
     if not np.all(np.isfinite(v)):
         raise MeshError(f"{label}: vertices contain NaN or infinite coordinates.")
     if not np.issubdtype(f.dtype, np.integer):

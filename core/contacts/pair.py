@@ -1,0 +1,375 @@
+"""A contact between two bodies: broad phase, narrow phase and the Hertz penalty force.
+
+Per evaluation (SI units, world axes):
+
+1. broad phase: the two bodies' world boxes (from their local boxes and
+   poses) must overlap, otherwise both wrenches are zero and no narrow-phase
+   query is made;
+2. narrow phase, per direction (penetrator P into target T; both directions
+   when ``two_sided``, else only the body with more vertices per area):
+   P's vertices are mapped into T's frame and kept if inside T's box (the
+   overlap box: P's vertices are always inside their own box); when more than
+   ``reduction_threshold`` remain and ``candidate_reduction`` is on, they are
+   merged per cubic voxel of ``voxel_size`` in T's frame; the rest are
+   queried against T's :class:`~core.contacts.distance.SurfaceIndex`;
+3. force law per contact point (depth δ, outward normal n of T, contact
+   point P_c midway between the vertex and T's surface):
+   ``F_n = max(k δ^e + C min(δ, δ_max)/δ_max · v_n, 0)`` with ``v_n`` the speed
+   of P's material point into T (along -n, relative to T's material point),
+   and, with friction, ``F_t = -μ0 tanh(|v_t|/v_tol) F_n v_t/|v_t|`` against
+   the tangential slip ``v_t``.  P receives ``F_n n + F_t`` at P_c and T the
+   opposite; torques are about each body's centre of mass.
+
+Candidate reduction keeps one representative per voxel — the centroid of the
+voxel's candidates — and weights its force by the number of candidates it
+stands for, so a dense contact patch keeps (for a locally flat target
+surface and e = 1, exactly) the force of the unreduced vertex set.
+
+Vertices deeper than ``ContactParams.max_depth`` (default
+``max(5 δ_max, 0.5 mm)``) give no force: a vertex that deep has passed
+through a part rather than pressed into it (no phantom forces from vertices
+deep inside a thin part).  The force is a sum over penetrating vertices, so
+it grows with the mesh density of the contact patch (as in any vertex-based
+penalty method); with ``two_sided`` a face-to-face contact counts the
+vertices of both faces.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..spatial import cross
+from .geometry import ContactGeometry
+
+__all__ = ["ContactParams", "ContactPair", "ContactDetails", "ContactStats",
+           "DEPTH_LIMIT_FACTOR", "DEPTH_LIMIT_MIN"]
+
+#: deepest penetration that still gives a force, as a multiple of δ_max ...
+DEPTH_LIMIT_FACTOR = 5.0
+#: ... and at least this (m); deeper vertices are taken as having passed
+#: through (no phantom forces from vertices deep inside a part)
+DEPTH_LIMIT_MIN = 0.5e-3
+
+
+@dataclass(frozen=True, slots=True)
+class ContactParams:
+    """Contact law parameters, SI.
+
+    Attributes
+    ----------
+    k : float
+        Hertz stiffness, N/m^e (``core.units.contact_stiffness_to_si``).
+    exponent : float
+        Hertz exponent e.
+    damping : float
+        Maximum damping C, N·s/m, reached at depth ``max_penetration``.
+    max_penetration : float
+        δ_max, m.
+    friction : bool
+        Contact friction on/off.
+    mu0 : float
+        Friction coefficient μ0.
+    v_tol : float
+        Slip tolerance velocity, m/s (μ reaches 76 % of μ0 at v_tol).
+    two_sided : bool
+        Both bodies penetrate (default); off: only the finer mesh.
+    candidate_reduction : bool
+        Merge candidates per voxel when more than ``reduction_threshold``.
+    reduction_threshold : int
+        Candidates of one penetrator above which they are merged (96).
+    voxel_size : float
+        Merge voxel edge, m (1e-3).
+    depth_limit : float or None
+        Largest depth that gives a force, m; ``None``:
+        ``max(DEPTH_LIMIT_FACTOR * max_penetration, DEPTH_LIMIT_MIN)``.
+    """
+
+    k: float
+    exponent: float
+    damping: float
+    max_penetration: float
+    friction: bool = False
+    mu0: float = 0.3
+    v_tol: float = 0.01
+    two_sided: bool = True
+    candidate_reduction: bool = True
+    reduction_threshold: int = 96
+    voxel_size: float = 1e-3
+    depth_limit: float | None = None
+
+    def __post_init__(self):
+        def bad(name, value, expected):
+            raise ValueError(f"contact parameter {name}: expected {expected}, got {value!r}")
+
+        for name in ("k", "exponent", "max_penetration", "v_tol", "voxel_size"):
+            val = getattr(self, name)
+            if not (isinstance(val, (int, float, np.floating, np.integer)) and np.isfinite(val) and val > 0):
+                bad(name, val, "a finite number > 0")
+        for name in ("damping", "mu0"):
+            val = getattr(self, name)
+            if not (isinstance(val, (int, float, np.floating, np.integer)) and np.isfinite(val) and val >= 0):
+                bad(name, val, "a finite number >= 0")
+        if not (isinstance(self.reduction_threshold, (int, np.integer)) and self.reduction_threshold >= 0):
+            bad("reduction_threshold", self.reduction_threshold, "an integer >= 0")
+        if self.depth_limit is not None and not (np.isfinite(self.depth_limit) and self.depth_limit > 0):
+            bad("depth_limit", self.depth_limit, "None or a finite number > 0")
+
+    @property
+    def max_depth(self) -> float:
+        """The depth limit in force, m."""
+        if self.depth_limit is not None:
+            return float(self.depth_limit)
+        return max(DEPTH_LIMIT_FACTOR * self.max_penetration, DEPTH_LIMIT_MIN)
+
+    @classmethod
+    def from_spec(cls, contact, **overrides) -> "ContactParams":
+        """From a model ``Contact`` (user units: N/mm^e, N·s/mm, mm, mm/s) to SI."""
+        from ..units import contact_stiffness_to_si, to_si
+
+        kw = dict(k=contact_stiffness_to_si(contact.stiffness, contact.exponent),
+                  exponent=float(contact.exponent),
+                  damping=to_si(contact.damping, "damping"),
+                  max_penetration=to_si(contact.max_penetration, "length"),
+                  friction=bool(contact.friction),
+                  mu0=float(contact.friction_coefficient),
+                  v_tol=to_si(contact.slip_tolerance_velocity, "velocity"),
+                  two_sided=bool(contact.two_sided_penetrator),
+                  candidate_reduction=bool(contact.candidate_reduction))
+        kw.update(overrides)
+        return cls(**kw)
+
+
+@dataclass(slots=True)
+class ContactStats:
+    """Counters of a pair (for tests and profiling).
+
+    ``candidates``, ``queries``, ``pairs`` and ``contacts`` describe the last
+    evaluation: vertices that passed the overlap-box filter, vertices sent to
+    the nearest-surface query (after candidate reduction), point-triangle
+    tests, and contact points.  ``total_*`` add up over all evaluations.
+    """
+
+    evaluations: int = 0
+    broad_phase_rejections: int = 0
+    candidates: int = 0
+    queries: int = 0
+    pairs: int = 0
+    contacts: int = 0
+    total_queries: int = 0
+    total_pairs: int = 0
+
+    def reset(self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ContactDetails:
+    """Per contact point data of one evaluation (world frame, SI).
+
+    Attributes
+    ----------
+    points : (k, 3)
+        Contact points P_c (midway between the penetrating vertex and the surface), m.
+    normals : (k, 3)
+        Unit normals along which the normal force acts on body i (from j towards i).
+    depths : (k,)
+        Penetration depths, m.
+    normal_force : (k,)
+        Normal force magnitudes (>= 0), N; body i receives ``normal_force * normals``.
+    friction_force : (k, 3)
+        Friction force on body i, N (body j receives the opposite).
+    penetrator : (k,) int
+        0: a vertex of body i inside body j; 1: a vertex of j inside i.
+    weights : (k,)
+        Candidates a point stands for (1 without candidate reduction).
+    """
+
+    points: np.ndarray
+    normals: np.ndarray
+    depths: np.ndarray
+    normal_force: np.ndarray
+    friction_force: np.ndarray
+    penetrator: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def force_on_i(self) -> np.ndarray:
+        """Total contact force on body i per point, (k, 3), N."""
+        return self.normal_force[:, None] * self.normals + self.friction_force
+
+
+def _empty_details() -> ContactDetails:
+    z3 = np.zeros((0, 3))
+    return ContactDetails(z3, z3, np.zeros(0), np.zeros(0), z3, np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+class ContactPair:
+    """Penalty contact between two prepared geometries.
+
+    Parameters
+    ----------
+    geom_i, geom_j : ContactGeometry
+        The two bodies' meshes, each in its body's COM frame (a fixed body:
+        world frame, passed with R = I, x = 0).
+    params : ContactParams
+
+    The targets' surface indices are built here (before the run).
+    """
+
+    def __init__(self, geom_i: ContactGeometry, geom_j: ContactGeometry, params: ContactParams):
+        if not isinstance(params, ContactParams):
+            raise TypeError(f"params must be ContactParams, got {type(params).__name__}")
+        self.geom_i = geom_i
+        self.geom_j = geom_j
+        self.params = params
+        self.depth_limit = params.max_depth
+        if params.two_sided:
+            self.penetrators = (0, 1)
+        else:
+            self.penetrators = (0,) if geom_i.vertex_density >= geom_j.vertex_density else (1,)
+        geoms = (geom_i, geom_j)
+        self._index = {}
+        for p in self.penetrators:
+            target = geoms[1 - p]
+            self._index[p] = target.surface_index(self.depth_limit)
+        self.stats = ContactStats()
+
+    # ------------------------------------------------------------ broad phase
+    @staticmethod
+    def _world_box(g: ContactGeometry, R, x):
+        c = R @ g.centre + x
+        h = np.abs(R) @ g.half
+        return c, h
+
+    def overlaps(self, R_i, x_i, R_j, x_j) -> bool:
+        """Broad phase: do the two bodies' world-axis boxes overlap?"""
+        ci, hi = self._world_box(self.geom_i, R_i, x_i)
+        cj, hj = self._world_box(self.geom_j, R_j, x_j)
+        return bool(np.all(np.abs(ci - cj) <= hi + hj))
+
+    # ----------------------------------------------------------- narrow phase
+    def _direction(self, p: int, poses):
+        """Contacts of penetrator ``p`` (0: i, 1: j) in the other body (world arrays)."""
+        prm = self.params
+        P, T = (self.geom_i, self.geom_j) if p == 0 else (self.geom_j, self.geom_i)
+        R_P, x_P = poses[p]
+        R_T, x_T = poses[1 - p]
+        M = R_T.T @ R_P
+        t = R_T.T @ (x_P - x_T)
+        cand = P.vertices_in_box(M, t, T.lo, T.hi)
+        n_cand = len(cand)
+        weight = None
+        if prm.candidate_reduction and n_cand > prm.reduction_threshold:
+            g = np.floor((cand - T.lo) / prm.voxel_size).astype(np.int64)
+            d = g.max(axis=0) + 1
+            key = (g[:, 0] * d[1] + g[:, 1]) * d[2] + g[:, 2]
+            _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+            inv = inv.reshape(-1)
+            w = cnt.astype(float)
+            cand = np.stack([np.bincount(inv, weights=cand[:, k]) for k in range(3)], axis=1) / w[:, None]
+            weight = w
+        pen = self._index[p].query(cand, self.depth_limit)
+        self.stats.candidates += n_cand
+        self.stats.queries += len(cand)
+        self.stats.pairs += pen.pairs
+        if len(pen.index) == 0:
+            return None
+        pt_T = cand[pen.index] + (0.5 * pen.depth)[:, None] * pen.normal
+        pts = pt_T @ R_T.T + x_T
+        nrm = pen.normal @ R_T.T
+        w = weight[pen.index] if weight is not None else None
+        return pts, nrm, pen.depth, w
+
+    def evaluate(self, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j, details: bool = False):
+        """Contact wrenches on the two bodies.
+
+        Parameters
+        ----------
+        R_i, R_j : (3, 3)
+            Body-to-world rotations of the COM frames.
+        x_i, x_j : (3,)
+            COM positions, world, m.
+        v_i, v_j : (3,)
+            COM velocities, world, m/s.
+        w_i, w_j : (3,)
+            Angular velocities, world, rad/s.
+        details : bool
+            Also return a :class:`ContactDetails` (telemetry; costs extra).
+
+        Returns
+        -------
+        wrench_i, wrench_j : ndarray, (6,)
+            ``[force (3), torque about the COM (3)]`` on each body, world, N and N·m.
+        (wrench_i, wrench_j, details) when ``details``.
+        """
+        st = self.stats
+        st.evaluations += 1
+        st.candidates = st.queries = st.pairs = st.contacts = 0
+        R_i = np.asarray(R_i, dtype=float)
+        R_j = np.asarray(R_j, dtype=float)
+        x_i = np.asarray(x_i, dtype=float)
+        x_j = np.asarray(x_j, dtype=float)
+        zero = (np.zeros(6), np.zeros(6))
+        if not self.overlaps(R_i, x_i, R_j, x_j):
+            st.broad_phase_rejections += 1
+            return (*zero, _empty_details()) if details else zero
+        poses = ((R_i, x_i), (R_j, x_j))
+        found = []
+        for p in self.penetrators:
+            r = self._direction(p, poses)
+            if r is not None:
+                found.append((p, r))
+        st.total_queries += st.queries
+        st.total_pairs += st.pairs
+        if not found:
+            return (*zero, _empty_details()) if details else zero
+        prm = self.params
+        v_i = np.asarray(v_i, dtype=float)
+        w_i = np.asarray(w_i, dtype=float)
+        v_j = np.asarray(v_j, dtype=float)
+        w_j = np.asarray(w_j, dtype=float)
+        # stack both directions; s = +1 where i penetrates (the penetrator is pushed along +n)
+        pts = np.concatenate([r[0] for _, r in found])
+        nrm = np.concatenate([r[1] for _, r in found])
+        depth = np.concatenate([r[2] for _, r in found])
+        s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
+        weighted = any(r[3] is not None for _, r in found)
+        if weighted:
+            wt = np.concatenate([r[3] if r[3] is not None else np.ones(len(r[2])) for _, r in found])
+        st.contacts = len(depth)
+        # velocity of i's material point minus j's at each contact point; the
+        # penetrator's velocity relative to the target is s * that
+        v_rel = (v_i + cross(w_i, pts - x_i)) - (v_j + cross(w_j, pts - x_j))
+        v_rel *= s[:, None]
+        vn = -np.einsum("ij,ij->i", v_rel, nrm)                 # approach speed, > 0 closing
+        dmax = prm.max_penetration
+        fn = prm.k * depth ** prm.exponent + prm.damping * (np.minimum(depth, dmax) / dmax) * vn
+        np.maximum(fn, 0.0, out=fn)
+        if weighted:
+            fn *= wt
+        # force on the penetrator, then on i (times s)
+        f_pen = fn[:, None] * nrm
+        if prm.friction and prm.mu0 > 0.0:
+            vt = v_rel + vn[:, None] * nrm                      # slip of the penetrator
+            speed = np.sqrt(np.einsum("ij,ij->i", vt, vt))
+            x = speed / prm.v_tol
+            # μ0 tanh(x)/|v_t| written as μ0/v_tol · tanh(x)/x (finite at zero slip)
+            ratio = np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
+            ft_pen = -(prm.mu0 / prm.v_tol) * (fn * ratio)[:, None] * vt
+            f_pen = f_pen + ft_pen
+        f_i = f_pen * s[:, None]
+        G = f_i.sum(axis=0)
+        H = cross(pts, f_i).sum(axis=0)
+        wrench_i = np.concatenate([G, H - cross(x_i, G)])
+        wrench_j = np.concatenate([-G, -H + cross(x_j, G)])
+        if not details:
+            return wrench_i, wrench_j
+        n_i = nrm * s[:, None]
+        fric_i = (ft_pen * s[:, None]) if (prm.friction and prm.mu0 > 0.0) else np.zeros_like(pts)
+        det = ContactDetails(points=pts, normals=n_i, depths=depth, normal_force=fn,
+                             friction_force=fric_i,
+                             penetrator=np.where(s > 0, 0, 1).astype(np.int64),
+                             weights=wt if weighted else np.ones(len(depth)))
+        return wrench_i, wrench_j, det

@@ -1,0 +1,135 @@
+"""Contact geometry preparation: cleaning, fine / convex hull / decimation, caching, errors.
+
+Known answers: midpoint subdivision quadruples the triangles and leaves the
+surface (so the volume of a polyhedron) unchanged; a convex hull has every
+vertex on the inner side of every face plane and a volume at least the
+mesh's; decimation keeps ~50 % of the triangles and, on redundant flat
+geometry (a gear's flanks and side walls), the shape: the Hausdorff distance
+to the original is a small fraction of the tooth height.
+"""
+import numpy as np
+import pytest
+
+from core.contacts import prepare_geometry
+from core.contacts.distance import closest_points_brute
+from core.contacts.geometry import clear_cache
+from core.contacts.shapes import box_mesh, gear_mesh, icosphere_mesh, torus_mesh
+from core.errors import MeshError
+
+EXACT = 1e-12   # floating-point round-off on sums of a few hundred terms (m³ and m)
+
+
+def volume(g):
+    t = g.vertices[g.faces]
+    return np.einsum("ij,ij->i", t[:, 0], np.cross(t[:, 1], t[:, 2])).sum() / 6.0
+
+
+def hausdorff(g1, g2):
+    """Symmetric Hausdorff distance sampled at vertices and face centroids (exact distances)."""
+    def one(a, b):
+        pts = np.concatenate([a.vertices, a.vertices[a.faces].mean(axis=1)])
+        _, cl = closest_points_brute(b.triangles, pts)
+        return cl.distance.max()
+    return max(one(g1, g2), one(g2, g1))
+
+
+def test_standard_keeps_a_clean_mesh():
+    v, f = box_mesh((0.02, 0.03, 0.04), 2)
+    g = prepare_geometry(v, f, "standard", name="box")
+    assert len(g.faces) == len(f) and g.watertight
+    np.testing.assert_allclose(volume(g), 0.02 * 0.03 * 0.04, rtol=EXACT)
+    np.testing.assert_allclose(g.lo, [-0.01, -0.015, -0.02], atol=EXACT)
+    np.testing.assert_allclose(g.area, 2 * (0.02 * 0.03 + 0.02 * 0.04 + 0.03 * 0.04), rtol=EXACT)
+
+
+def test_cleaning_merges_split_vertices_and_orients_outward():
+    v, f = box_mesh((1.0, 1.0, 1.0))
+    # split every face's vertices (as an exporter with per-face normals does) and wind inside-out
+    v_split = v[f.reshape(-1)]
+    f_split = np.arange(len(v_split)).reshape(-1, 3)[:, ::-1]
+    g = prepare_geometry(v_split, f_split, "standard", name="split")
+    assert len(g.vertices) == 8 and g.watertight
+    assert volume(g) == pytest.approx(1.0, rel=EXACT)
+
+
+def test_fine_splits_every_triangle_in_four_and_stays_closed():
+    v, f = icosphere_mesh(0.01, 1)
+    g = prepare_geometry(v, f, "fine", name="ico")
+    n_edges = len(f) * 3 // 2
+    assert len(g.faces) == 4 * len(f)
+    assert len(g.vertices) == len(v) + n_edges          # one new vertex per edge midpoint
+    assert g.watertight
+    # flat subdivision: the same polyhedron
+    std = prepare_geometry(v, f, "standard", name="ico")
+    np.testing.assert_allclose(volume(g), volume(std), rtol=EXACT)
+    np.testing.assert_allclose(g.area, std.area, rtol=EXACT)
+
+
+def test_fine_gives_a_cube_face_centre_vertex():
+    v, f = box_mesh((0.01, 0.01, 0.01))
+    g = prepare_geometry(v, f, "fine", name="cube")
+    centre = np.array([0.0, 0.0, -0.005])                  # midpoint of the bottom face's diagonal
+    assert np.min(np.linalg.norm(g.vertices - centre, axis=1)) < EXACT
+
+
+def test_convex_hull_is_convex_outward_and_contains_the_mesh():
+    v, f = torus_mesh(0.05, 0.015, 24, 12)
+    g = prepare_geometry(v, f, "convex_hull", name="torus")
+    assert g.watertight
+    t = g.vertices[g.faces]
+    n = np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0])
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    # every vertex of the original mesh on the inner side of every hull face plane
+    plane = np.einsum("fk,fvk->fv", n, v[None, :, :] - t[:, None, 0, :])
+    assert plane.max() <= 1e-12
+    std = prepare_geometry(v, f, "standard", name="torus")
+    assert volume(g) > volume(std) > 0
+    assert len(g.vertices) < len(v)                        # the hole's inner ring is dropped
+
+
+def test_decimation_halves_the_triangles_and_keeps_gear_teeth():
+    # a 12-tooth gear, mm scale in metres: tooth height 3 mm
+    v, f = gear_mesh(teeth=12, r_root=0.010, r_tip=0.013, width=0.005)
+    std = prepare_geometry(v, f, "standard", name="gear")
+    dec = prepare_geometry(v, f, "decimation", name="gear")
+    assert len(dec.faces) == pytest.approx(0.5 * len(std.faces), rel=0.02)
+    assert dec.watertight
+    tooth = 0.003
+    # the removed triangles were flat or collinear: the shape moves by < 2 % of a tooth
+    assert hausdorff(std, dec) < 0.02 * tooth
+    np.testing.assert_allclose(volume(dec), volume(std), rtol=1e-3)
+    # the tips are still there: points at the tip radius exist on every tooth
+    r = np.linalg.norm(dec.vertices[:, :2], axis=1)
+    ang = np.arctan2(dec.vertices[:, 1], dec.vertices[:, 0])[r > 0.0129]
+    assert len(np.unique(np.floor((ang % (2 * np.pi)) / (2 * np.pi / 12)))) == 12
+
+
+def test_decimation_of_a_curved_surface_stays_close():
+    v, f = icosphere_mesh(0.01, 3)
+    std = prepare_geometry(v, f, "standard", name="ball")
+    dec = prepare_geometry(v, f, "decimation", name="ball")
+    assert len(dec.faces) == len(std.faces) // 2 and dec.watertight
+    # 1280 -> 640 triangles on a 10 mm sphere: the chord error of a 640-face
+    # sphere is ~0.1 mm; allow twice that
+    assert hausdorff(std, dec) < 2e-4
+
+
+def test_prepare_is_cached_by_content_method_and_name():
+    clear_cache()
+    v, f = box_mesh((0.01, 0.01, 0.01))
+    a = prepare_geometry(v, f, "fine", name="c")
+    assert prepare_geometry(v.copy(), f.copy(), "fine", name="c") is a
+    assert prepare_geometry(v, f, "standard", name="c") is not a
+    assert prepare_geometry(v * 2, f, "fine", name="c") is not a
+
+
+@pytest.mark.parametrize("vertices, faces, method, match", [
+    (np.zeros((3, 3)), np.zeros((4, 3), int), "standard", "vertices must be"),
+    (np.eye(4, 3), np.array([[0, 1, 2]] * 4), "standard", "at least|fewer than 4"),
+    (np.eye(4, 3), np.array([[0, 1, 7]] * 4), "standard", "face indices must be in"),
+    (np.full((4, 3), np.nan), np.array([[0, 1, 2]] * 4), "standard", "NaN"),
+    (np.eye(4, 3), np.array([[0, 1, 2]] * 4), "wobbly", "unknown contact method"),
+])
+def test_bad_meshes_raise_mesh_error(vertices, faces, method, match):
+    with pytest.raises(MeshError, match=match):
+        prepare_geometry(vertices, faces, method, name="bad")

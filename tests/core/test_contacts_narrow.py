@@ -1,0 +1,147 @@
+"""Narrow phase: penetration depth, normal and closest point against exact values.
+
+The surface index must give exactly what a brute-force search over all
+triangles gives (same points found, same depths to round-off), because its
+per-cell lists are provably complete; the cube and sphere cases check the
+values themselves against closed forms.
+"""
+import numpy as np
+import pytest
+
+from core.contacts import prepare_geometry
+from core.contacts.distance import closest_points_brute
+from core.contacts.shapes import box_mesh, gear_mesh, icosphere_mesh, torus_mesh
+
+ROUND = 1e-12   # m: round-off of distances computed from coordinates of ~0.1 m
+
+
+def test_vertex_inside_a_cube_face_region():
+    g = prepare_geometry(*box_mesh((0.02, 0.02, 0.02)), "standard", name="cube")
+    p = np.array([[0.003, -0.002, 0.0095]])                # 0.5 mm below the top face
+    pen = g.penetration(p, 1e-3)
+    assert list(pen.index) == [0]
+    np.testing.assert_allclose(pen.depth, [5e-4], atol=ROUND)
+    np.testing.assert_allclose(pen.normal, [[0, 0, 1]], atol=ROUND)
+    np.testing.assert_allclose(pen.closest, [[0.003, -0.002, 0.01]], atol=ROUND)
+
+
+def test_vertex_inside_a_cube_near_an_edge_takes_the_nearer_face():
+    g = prepare_geometry(*box_mesh((0.02, 0.02, 0.02)), "standard", name="cube")
+    p = np.array([[0.0097, 0.0, 0.0092]])                  # 0.3 mm from +x, 0.8 mm from +z
+    pen = g.penetration(p, 1e-3)
+    np.testing.assert_allclose(pen.depth, [3e-4], atol=ROUND)
+    np.testing.assert_allclose(pen.normal, [[1, 0, 0]], atol=ROUND)
+    np.testing.assert_allclose(pen.closest, [[0.01, 0.0, 0.0092]], atol=ROUND)
+
+
+def test_points_outside_or_too_deep_are_not_contacts():
+    g = prepare_geometry(*box_mesh((0.02, 0.02, 0.02)), "standard", name="cube")
+    p = np.array([[0.0, 0.0, 0.0101],      # outside, 0.1 mm above
+                  [0.0, 0.0, 0.0],         # the centre: 10 mm deep
+                  [0.0, 0.0, 0.0085],      # 1.5 mm deep
+                  [0.0, 0.0, 0.0095],      # 0.5 mm deep: the only contact
+                  [0.5, 0.5, 0.5]])        # far away
+    pen = g.penetration(p, 1e-3)
+    assert list(pen.index) == [3]
+
+
+def test_vertex_inside_a_sphere():
+    R = 0.01
+    v, f = icosphere_mesh(R, 4)
+    g = prepare_geometry(v, f, "standard", name="ball")
+    rng = np.random.default_rng(3)
+    d = rng.normal(size=(50, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    p = d * (R - 3e-4)
+    pen = g.penetration(p, 1e-3)
+    assert len(pen.index) == 50
+    # the polyhedron lies inside the sphere by at most its sagitta s (the
+    # face centroids are the deepest points: ~11 µm for 4 subdivisions), so
+    # the depth to it is between 0.3 mm - s and 0.3 mm
+    s = R - np.linalg.norm(g.vertices[g.faces].mean(axis=1), axis=1).min()
+    assert 0 < s < 1.5e-5
+    assert np.all((pen.depth <= 3e-4 + ROUND) & (pen.depth >= 3e-4 - s - ROUND))
+    r_closest = np.linalg.norm(pen.closest, axis=1)
+    assert np.all((r_closest <= R + ROUND) & (r_closest >= R - s - ROUND))
+    # the face normals deviate from the radius by at most the face's angular size (~0.04 rad)
+    assert np.all(np.einsum("ij,ij->i", pen.normal, d) > np.cos(0.05))
+    # and exactly what the brute-force search over all triangles gives
+    _, cl = closest_points_brute(g.triangles, p)
+    np.testing.assert_allclose(pen.depth, cl.distance, atol=ROUND)
+    np.testing.assert_allclose(pen.closest, cl.point, atol=ROUND)
+
+
+@pytest.mark.parametrize("shape", ["box", "ball", "torus", "gear", "fine_box"])
+def test_index_matches_brute_force(shape):
+    if shape == "box":
+        v, f, method = *box_mesh((0.03, 0.02, 0.01)), "standard"
+    elif shape == "fine_box":
+        v, f, method = *box_mesh((0.03, 0.02, 0.01), 3), "fine"
+    elif shape == "ball":
+        v, f, method = *icosphere_mesh(0.01, 3), "standard"
+    elif shape == "torus":
+        v, f, method = *torus_mesh(0.02, 0.006, 40, 16), "standard"
+    else:
+        v, f, method = *gear_mesh(teeth=10, r_root=0.01, r_tip=0.013, width=0.004), "standard"
+    g = prepare_geometry(v, f, method, name=shape)
+    rng = np.random.default_rng(7)
+    # points near the surface (both sides) and some anywhere in the box
+    base = g.vertices[rng.integers(0, len(g.vertices), 1500)]
+    p = np.concatenate([base + rng.normal(scale=6e-4, size=base.shape),
+                        rng.uniform(g.lo - 1e-3, g.hi + 1e-3, size=(500, 3))])
+    limit = 1e-3
+    pen = g.penetration(p, limit)
+    _, cl = closest_points_brute(g.triangles, p)
+    want = np.flatnonzero(cl.inside & (cl.distance > 0) & (cl.distance <= limit))
+    assert len(want) > 100
+    np.testing.assert_array_equal(pen.index, want)
+    np.testing.assert_allclose(pen.depth, cl.distance[want], atol=ROUND)
+    np.testing.assert_allclose(pen.closest, cl.point[want], atol=ROUND)
+    np.testing.assert_allclose(pen.normal, cl.outward_normal()[want], atol=1e-9)
+    # depth and normal agree: the point plus depth times normal is the closest point
+    np.testing.assert_allclose(p[pen.index] + pen.depth[:, None] * pen.normal, pen.closest, atol=1e-10)
+
+
+def test_no_phantom_force_deep_inside_a_plate():
+    # a 100 x 100 x 6 mm plate: its mid-plane is 3 mm from both faces, far
+    # beyond a 1 mm depth limit; 0.4 mm under the top face is a contact
+    g = prepare_geometry(*box_mesh((0.1, 0.1, 0.006), 4), "standard", name="plate")
+    p = np.array([[0.01, 0.02, 0.0], [0.0, 0.0, -0.0005], [0.03, -0.01, 0.0026]])
+    pen = g.penetration(p, 1e-3)
+    assert list(pen.index) == [2]
+    np.testing.assert_allclose(pen.depth, [4e-4], atol=ROUND)
+    # a deeper limit (a different index) finds the others at their true depth
+    pen = g.penetration(p, 4e-3)
+    np.testing.assert_allclose(pen.depth, [3e-3, 2.5e-3, 4e-4], atol=ROUND)
+
+
+def test_index_is_built_once_per_band():
+    g = prepare_geometry(*icosphere_mesh(0.01, 2), "standard", name="ball2")
+    a = g.surface_index(1e-3)
+    assert g.surface_index(1e-3) is a
+    assert g.surface_index(0.6e-3) is a          # a deeper index serves a shallower band
+    assert g.surface_index(3e-3) is not a
+
+
+def test_threaded_build_gives_the_same_index(monkeypatch):
+    from core.contacts import distance
+
+    v, f = torus_mesh(0.02, 0.006, 60, 24)
+    g = prepare_geometry(v, f, "standard", name="torus_threads")
+    tris = g.triangles
+    one = distance.SurfaceIndex(tris, g.lo, g.hi, 1e-3, g.cell_size())
+    monkeypatch.setattr(distance, "BUILD_THREADS", 2)
+    monkeypatch.setattr(distance, "BUILD_CHUNK", 4000)      # several chunks per level
+    two = distance.SurfaceIndex(tris, g.lo, g.hi, 1e-3, g.cell_size())
+    # the same cells and lists (numbered in another order) and the same answers
+    assert one.n_cells == two.n_cells and len(one.lists) == len(two.lists)
+    rng = np.random.default_rng(5)
+    p = g.vertices[rng.integers(0, len(g.vertices), 3000)] + rng.normal(scale=5e-4, size=(3000, 3))
+    c1, c2 = one.cells(p), two.cells(p)
+    np.testing.assert_array_equal(c1 >= 0, c2 >= 0)
+    for a, b in zip(c1[c1 >= 0][:200], c2[c2 >= 0][:200]):
+        assert sorted(one.lists[one.offsets[a]:one.offsets[a + 1]]) == \
+            sorted(two.lists[two.offsets[b]:two.offsets[b + 1]])
+    r1, r2 = one.query(p), two.query(p)
+    np.testing.assert_array_equal(r1.index, r2.index)
+    np.testing.assert_array_equal(r1.depth, r2.depth)
