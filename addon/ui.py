@@ -199,7 +199,6 @@ def _draw_contact(layout, c, data):
         layout.prop(c, "slip_tolerance_velocity")
     layout.prop(c, "two_sided_penetrator")
     layout.prop(c, "candidate_reduction")
-    layout.label(text="Contacts are not solved yet", icon="INFO")
 
 
 DRAW = {"joints": _draw_joint, "motions": _draw_motion, "forces": _draw_force, "springs": _draw_spring,

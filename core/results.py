@@ -56,6 +56,8 @@ class Results:
     bushing_names: tuple
     bushing_force: np.ndarray           # (T, nb, 3) N on the body of frame_j
     bushing_torque: np.ndarray          # (T, nb, 3) N·m
+    contact_names: tuple
+    contact_force: np.ndarray           # (T, nc, 3) N, total contact force on body_i (normal + friction)
     kinetic_energy: np.ndarray          # (T,) J
     potential_energy: np.ndarray        # (T,) J, gravity
     elastic_energy: np.ndarray          # (T,) J, springs and bushings
@@ -139,6 +141,9 @@ class Results:
                 add(f"{name}.force.{axis}", self.bushing_force[:, k, a], "force")
             for a, axis in enumerate("xyz"):
                 add(f"{name}.torque.{axis}", self.bushing_torque[:, k, a], "torque")
+        for k, name in enumerate(self.contact_names):
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.force.{axis}", self.contact_force[:, k, a], "force")
         add("energy.kinetic", self.kinetic_energy, "energy")
         add("energy.potential", self.potential_energy, "energy")
         add("energy.elastic", self.elastic_energy, "energy")

@@ -11,6 +11,7 @@ The interface (SI units)::
 from .distance import SurfaceIndex, TriangleSet
 from .geometry import METHODS, ContactGeometry, prepare_geometry
 from .pair import ContactDetails, ContactPair, ContactParams, ContactStats
+from .bodies import ContactSet
 
 __all__ = ["prepare_geometry", "ContactGeometry", "ContactPair", "ContactParams", "ContactDetails",
-           "ContactStats", "METHODS", "SurfaceIndex", "TriangleSet"]
+           "ContactStats", "ContactSet", "METHODS", "SurfaceIndex", "TriangleSet"]

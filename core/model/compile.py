@@ -91,9 +91,6 @@ def compile_model(model: spec.Model) -> CompiledModel:
     """
     from .validate import cross_check
     issues: list[Issue] = [i for i in cross_check(model) if i.severity == "warning"]
-    for c in model.contacts:
-        issues.append(Issue("warning", "not-implemented", f"contact {c.name!r}",
-                            "contacts are not solved yet; this contact is ignored"))
     moving = [b for b in model.bodies if not b.fixed]
     index = {b.name: k for k, b in enumerate(moving)}
     n = len(moving)

@@ -384,6 +384,7 @@ class _Run:
                    joint_force=z(nj, 3), joint_torque=z(nj, 3), motion_effort=z(nm),
                    force_magnitude=z(nf), force_vector=z(nf, 3), force_point=z(nf, 3), force_power=z(nf),
                    spring_force=z(ns), bushing_force=z(nb, 3), bushing_torque=z(nb, 3),
+                   contact_force=z(len(sysm.contacts), 3),
                    kinetic_energy=z(), potential_energy=z(), elastic_energy=z(), constraint_error=z(),
                    constraint_error_angle=z(), velocity_error=z())
         owners = sysm.layout.row_owner()
@@ -423,6 +424,8 @@ class _Run:
                 out["spring_force"][k] = np.concatenate([d["spring_tension"], d["torsion_torque"]])
             if nb:
                 out["bushing_force"][k], out["bushing_torque"][k] = d["bushing_force"], d["bushing_torque"]
+            if len(sysm.contacts):
+                out["contact_force"][k] = d["contact_force"]
             ke = 0.5 * np.sum(cm.mass * np.einsum("ij,ij->i", B.v, B.v)) + \
                 0.5 * np.sum(np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w))
             out["kinetic_energy"][k] = ke
@@ -444,7 +447,7 @@ class _Run:
             actuator_max_power=sysm.applied.max_power() if nf else np.zeros(0),
             spring_names=tuple(ts_names) + tuple(rs_names),
             spring_is_rotational=np.array([False] * len(ts_names) + [True] * len(rs_names), bool),
-            bushing_names=sysm.bushings.names,
+            bushing_names=sysm.bushings.names, contact_names=tuple(sysm.contacts.names),
             status=status, message=message, warnings=tuple(str(w) for w in self.warnings),
             redundant_constraints=redundant, initial_correction=moved,
             stats=dict(rhs_evaluations=self.n_eval, steps=self.n_steps, projections=self.n_projections,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import lapack
 
+from ..contacts import ContactSet
 from ..forces.elements import AppliedForces, Bushings, RotationalSprings, TranslationalSprings
 from ..joints import build_layout
 from ..joints import primitives as prim
@@ -161,6 +162,7 @@ class System:
         self.bushings = Bushings.from_compiled(
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
                                          np.array([b["mj"] for b in cm.bushings], int)))
+        self.contacts = ContactSet(cm)
         self.y0 = y0
 
     # ------------------------------------------------------------------ layout
@@ -293,12 +295,17 @@ class System:
             wrench += wr
         wb, bforce, btorque, e_b = self.bushings.evaluate(K, n)
         wrench += wb
+        contact_force = np.zeros((0, 3))
+        if len(self.contacts):
+            wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w)
+            wrench += wc
         f = wrench[:n]
         f[:, :3] += self.mass[:, None] * self.gravity
         f[:, 3:] -= cross(B.w, np.einsum("kij,kj->ki", B.I_W, B.w))
         details = dict(force_magnitude=fmag, force_vector=fvec, force_point=fpoint, force_power=fpower,
                        spring_tension=tension, spring_length=length, torsion_torque=rs_torque,
-                       bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b)
+                       bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b,
+                       contact_force=contact_force)
         return f, details
 
     def minv(self, B: Bodies, f):

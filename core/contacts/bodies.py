@@ -1,0 +1,62 @@
+"""The contacts of a compiled model: geometry in each body's COM frame, evaluated together."""
+from __future__ import annotations
+
+import numpy as np
+
+from .geometry import prepare_geometry
+from .pair import ContactPair, ContactParams
+
+_EYE = np.eye(3)
+_ZERO = np.zeros(3)
+
+
+class ContactSet:
+    """Every contact pair of a :class:`~core.model.compile.CompiledModel`.
+
+    Geometry is prepared once here (per body and method, cached by content):
+    moving bodies' vertices relative to their centre of mass in body axes,
+    fixed bodies' vertices in world coordinates (their pose is the identity).
+    """
+
+    def __init__(self, cm):
+        index = {name: k for k, name in enumerate(cm.body_names)}
+        self.names: list[str] = []
+        self.pairs: list[ContactPair] = []
+        bi, bj = [], []
+        for c in cm.model.contacts:
+            geoms = []
+            for body in (c.body_i, c.body_j):
+                vertices, faces = cm.meshes[body]
+                if body in index:
+                    vertices = vertices - cm.com_B[index[body]]
+                else:
+                    origin, rot = cm.ground_poses[body]
+                    vertices = vertices @ rot.T + origin
+                geoms.append(prepare_geometry(vertices, faces, c.method, name=body))
+            self.pairs.append(ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c)))
+            self.names.append(c.name)
+            bi.append(index.get(c.body_i, -1))
+            bj.append(index.get(c.body_j, -1))
+        self.bi = np.array(bi, int)
+        self.bj = np.array(bj, int)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def evaluate(self, n, x, R, v, w):
+        """(wrench (n+1, 6) on the bodies, force on body_i of each contact (k, 3) N).
+
+        x, R, v, w: COM positions, rotations, velocities, angular velocities of
+        the n moving bodies; row n of the wrench collects what acts on the ground.
+        """
+        wrench = np.zeros((n + 1, 6))
+        force_i = np.zeros((len(self.pairs), 3))
+        for k, pair in enumerate(self.pairs):
+            a, b = self.bi[k], self.bj[k]
+            pose_i = (R[a], x[a], v[a], w[a]) if a >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
+            pose_j = (R[b], x[b], v[b], w[b]) if b >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
+            wi, wj = pair.evaluate(*pose_i, *pose_j)
+            wrench[a] += wi
+            wrench[b] += wj
+            force_i[k] = wi[:3]
+        return wrench, force_i
