@@ -69,7 +69,7 @@ def synthetic_results(core, bodies: int, frames: int, fps: float):
         force_is_torque=np.zeros(0, bool), force_magnitude=empty, force_vector=empty3, force_point=empty3,
         force_power=empty, actuator_max_power=np.zeros(0), spring_names=(),
         spring_is_rotational=np.zeros(0, bool), spring_force=empty, bushing_names=(), bushing_force=empty3,
-        bushing_torque=empty3, kinetic_energy=np.zeros(frames), potential_energy=np.zeros(frames),
+        bushing_torque=empty3, contact_names=(), contact_force=empty3, kinetic_energy=np.zeros(frames), potential_energy=np.zeros(frames),
         elastic_energy=np.zeros(frames), constraint_error=np.zeros(frames),
         constraint_error_angle=np.zeros(frames), velocity_error=np.zeros(frames))
 
