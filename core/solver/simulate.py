@@ -287,8 +287,10 @@ class _Run:
                     raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; "
                                   f"{self.likely_cause(solver.t, solver.y)}")
                 self.check_state(solver.t, solver.y)
-                dense = solver.dense_output()
-                self.emit(solver.t, lambda tt, d=dense: d(tt))
+                # DOP853's interpolant costs 3 extra evaluations: build it only for steps holding an output time
+                if len(self.states) < len(self.t_out) and self.t_out[len(self.states)] <= solver.t + 1e-12:
+                    dense = solver.dense_output()
+                    self.emit(solver.t, lambda tt, d=dense: d(tt))
                 self.report(solver.t)
                 y_new, projected = self.maybe_project(solver.t, solver.y)
                 if projected:
