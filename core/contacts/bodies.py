@@ -22,7 +22,7 @@ class ContactSet:
         index = {name: k for k, name in enumerate(cm.body_names)}
         self.names: list[str] = []
         self.pairs: list[ContactPair] = []
-        bi, bj = [], []
+        bi, bj, reach, band = [], [], [], []
         for c in cm.model.contacts:
             geoms = []
             for body in (c.body_i, c.body_j):
@@ -33,15 +33,39 @@ class ContactSet:
                     origin, rot = cm.ground_poses[body]
                     vertices = vertices @ rot.T + origin
                 geoms.append(prepare_geometry(vertices, faces, c.method, name=body))
-            self.pairs.append(ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c)))
+            pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c))
+            self.pairs.append(pair)
             self.names.append(c.name)
             bi.append(index.get(c.body_i, -1))
             bj.append(index.get(c.body_j, -1))
+            # farthest vertex from the COM (moving bodies) bounds how fast any vertex moves
+            reach.append([float(np.max(np.linalg.norm(g.vertices, axis=1))) if b in index else 0.0
+                          for g, b in zip(geoms, (c.body_i, c.body_j))])
+            band.append(pair.depth_limit)
         self.bi = np.array(bi, int)
         self.bj = np.array(bj, int)
+        self.reach = np.array(reach, float).reshape(-1, 2)
+        self.band = np.array(band, float)
 
     def __len__(self) -> int:
         return len(self.pairs)
+
+    def step_bound(self, v, w) -> float:
+        """Longest time step (s) in which no vertex can cross half of its contact's depth band.
+
+        Vertices deeper than the band get no force (that is what keeps vertices
+        deep inside a thin part from pushing), so an integrator step must not
+        carry a vertex from outside to beyond the band: a ball would tunnel.
+        v, w: (n, 3) body velocities and angular velocities (world).
+        """
+        if not self.pairs:
+            return np.inf
+        v_ext = np.concatenate([np.linalg.norm(v, axis=1), [0.0]])
+        w_ext = np.concatenate([np.linalg.norm(w, axis=1), [0.0]])
+        speed = (v_ext[self.bi] + w_ext[self.bi] * self.reach[:, 0]
+                 + v_ext[self.bj] + w_ext[self.bj] * self.reach[:, 1])
+        with np.errstate(divide="ignore"):
+            return float(np.min(0.5 * self.band / speed))
 
     def evaluate(self, n, x, R, v, w):
         """(wrench (n+1, 6) on the bodies, force on body_i of each contact (k, 3) N).

@@ -268,7 +268,7 @@ class _Run:
             k += 1
 
     def run_scipy(self, y0):
-        s = self.s
+        s, sysm = self.s, self.sys
         method = SCIPY_METHODS[s.integrator]
         t_end = self.t_out[-1]
         self.states.append(y0)
@@ -287,6 +287,9 @@ class _Run:
                     raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; "
                                   f"{self.likely_cause(solver.t, solver.y)}")
                 self.check_state(solver.t, solver.y)
+                if len(sysm.contacts):
+                    B = sysm.bodies(solver.y)
+                    solver.max_step = min(s.max_step or np.inf, max(sysm.contacts.step_bound(B.v, B.w), 1e-9))
                 # DOP853's interpolant costs 3 extra evaluations: build it only for steps holding an output time
                 if len(self.states) < len(self.t_out) and self.t_out[len(self.states)] <= solver.t + 1e-12:
                     dense = solver.dense_output()
