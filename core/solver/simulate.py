@@ -396,6 +396,7 @@ class _Run:
         n_joint_rows = sysm.layout.n_rows
         mj_body = np.array([cm.marker_body[j["mj"]] for j in cm.joints], int)
         mi_body = np.array([cm.marker_body[j["mi"]] for j in cm.joints], int)
+        mj_marker = np.array([j["mj"] for j in cm.joints], int)
         for k, (t, y) in enumerate(zip(self.t_out[:T], self.states)):
             d = sysm.evaluate(t, y, details=True)
             B, K = d["bodies"], d["kin"]
@@ -413,8 +414,8 @@ class _Run:
                 use_j = mj_body >= 0
                 body = np.where(use_j, mj_body, mi_body)
                 wrench = per_joint[np.arange(nj), body] * np.where(use_j, 1.0, -1.0)[:, None]
-                arm = np.array([K.r[j["mj"]] if use_j[i] else K.p[j["mj"]] - B.x[mi_body[i]]
-                                for i, j in enumerate(cm.joints)])
+                # torque about the joint point p_j: arm from the reporting body's COM to p_j
+                arm = np.where(use_j[:, None], K.r[mj_marker], K.p[mj_marker] - B.x[mi_body])
                 force = wrench[:, :3]
                 out["joint_force"][k] = force
                 out["joint_torque"][k] = wrench[:, 3:] - cross(arm, force)
