@@ -13,7 +13,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.model import (Body, Box, Cylinder, Force, Frame, Joint, Model, Motion,  # noqa: E402
+from core.model import (Body, Box, Force, Frame, Joint, Model,  # noqa: E402
                         SolverSettings, Sphere, save_model)
 from core.spatial import axis_angle_to_quat, matrix_to_quat, quat_to_matrix  # noqa: E402
 

@@ -24,7 +24,7 @@ from ..errors import Issue, SolverError
 from ..model import spec
 from ..model.compile import CompiledModel, compile_model
 from ..results import Results
-from ..spatial import cross, quat_mul, quat_to_matrix, quat_unwrap
+from ..spatial import cross, quat_mul, quat_unwrap
 from .system import System, _rotation_quat
 
 log = logging.getLogger(__name__)
