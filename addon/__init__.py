@@ -15,9 +15,11 @@ def register():
     _register()
     properties.attach()
     operators.add_handlers()
+    ui.open_previews()
 
 
 def unregister():
+    ui.close_previews()
     operators.remove_handlers()
     properties.detach()
     _unregister()

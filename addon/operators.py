@@ -3,20 +3,79 @@
 Problems are reported with ``self.report`` and ``{'CANCELLED'}``, never as a
 traceback. The scene is not changed until Bake.
 """
+import ast
+import os
+import re
+from dataclasses import dataclass
+
 import bpy
 from bpy.app.handlers import persistent
-from bpy.props import BoolProperty, EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import runner
 from .bridge import bake as baking
 from .bridge.scene_to_model import SceneError, body_of, scene_to_model
 from .properties import GROUPS, LABELS, ROLES, active_index_name
 
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of the last check, and what clicking it in the panel selects."""
+
+    message: str
+    object: str = ""      # the object it names ("" when none is in the scene)
+    group: str = ""       # the element it is about: its list and index in the Elements panel
+    index: int = -1
+
+
 #: scene name -> the problems found by the last check (shown in the panel)
-PROBLEMS: dict[str, list[str]] = {}
+PROBLEMS: dict[str, list[Problem]] = {}
 
 _GROUP_ITEMS = tuple((g, LABELS[g], "") for g in GROUPS)
+#: the kind that starts a message ("joint 'Hinge': ...") -> the element group it names
+_KIND_GROUPS = {"joint": "joints", "motion": "motions", "force": "forces", "torque": "forces",
+                "spring": "springs", "bushing": "bushings", "coupler": "couplers", "gear pair": "couplers",
+                "rack and pinion": "couplers", "contact": "contacts"}
+_OBJECT_KINDS = ("object", "body", "frame")
+#: the object fields of each element, in the order a click prefers them
+_POINTERS = ("body", "frame", "frame_i", "frame_j", "body_i", "body_j")
+# a Python repr of a name: how scene_to_model and the core quote names in messages
+_QUOTED = r"'(?:[^'\\]|\\.)*'" + "|" + r'"(?:[^"\\]|\\.)*"'
+_SUBJECT = re.compile(rf"^([a-z][a-z ]*?) ({_QUOTED})(?::|$)")
+
+
+def _unquote(token):
+    try:
+        return ast.literal_eval(token)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def problem(scene, message: str) -> Problem:
+    """The message with the object (and element) it names, for the panel's click-to-select.
+
+    ``object 'Bob': ...``, ``body 'Bob': ...`` and ``frame 'RF': ...`` name an
+    object; ``joint 'Hinge': ...`` and the like name an element, whose first
+    object quoted later in the message (``Part 'Plain' is not marked...``)
+    or else whose first object field set is the one selected.
+    """
+    match = _SUBJECT.match(message)
+    if match is None:
+        return Problem(message)
+    kind, name = match.group(1), _unquote(match.group(2))
+    if kind in _OBJECT_KINDS:
+        return Problem(message, name if name in scene.objects else "")
+    group = _KIND_GROUPS.get(kind)
+    collection = getattr(scene.mbd, group) if group else ()
+    index = next((i for i, item in enumerate(collection) if item.name == name), -1)
+    quoted = (_unquote(m.group(0)) for m in re.finditer(_QUOTED, message[match.end():]))
+    obj = next((n for n in quoted if isinstance(n, str) and n in scene.objects), "")
+    if not obj and index >= 0:
+        item = collection[index]
+        fields = (getattr(item, f, None) for f in _POINTERS)
+        obj = next((o.name for o in fields if o is not None and o.name in scene.objects), "")
+    return Problem(message, obj, group or "", index)
 
 
 def gather(op, context):
@@ -25,7 +84,7 @@ def gather(op, context):
     try:
         gathered = scene_to_model(scene, context.evaluated_depsgraph_get())
     except SceneError as exc:
-        PROBLEMS[scene.name] = exc.messages
+        PROBLEMS[scene.name] = [problem(scene, m) for m in exc.messages]
         op.report({"ERROR"}, str(exc))
         return None
     PROBLEMS[scene.name] = []
@@ -192,7 +251,8 @@ class MBD_OT_bake(bpy.types.Operator):
                 return {"CANCELLED"}
         d = scene.mbd.display
         report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
-                             torque_scale=d.torque_scale, telemetry=d.bake_telemetry)
+                             torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
+                             contact_scale=d.contact_scale, telemetry=d.bake_telemetry)
         if report.missing:
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
         if not entry.results.success:
@@ -368,6 +428,128 @@ class MBD_OT_add_frame(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class MBD_OT_select_object(bpy.types.Operator):
+    """Select the object this problem names and make it active (and its element the list's active one)"""
+    bl_idname = "mbd.select_object"
+    bl_label = "Select"
+    bl_options = {"REGISTER", "UNDO"}
+
+    name: StringProperty(name="Object")
+    group: StringProperty(name="Elements", description="The element list to show, '' for none")
+    index: IntProperty(name="Element", default=-1)
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.view_layer is not None
+
+    def execute(self, context):
+        scene = context.scene
+        if self.group in GROUPS and 0 <= self.index < len(getattr(scene.mbd, self.group)):
+            scene.mbd.group = self.group
+            setattr(scene.mbd, active_index_name(self.group), self.index)
+        if not self.name:
+            return {"FINISHED"} if self.group else {"CANCELLED"}
+        obj = scene.objects.get(self.name)
+        if obj is None:
+            self.report({"ERROR"}, f"Object {self.name!r} is not in scene {scene.name!r}")
+            return {"CANCELLED"}
+        if not obj.visible_get(view_layer=context.view_layer):
+            # hidden or excluded objects cannot be selected; say so rather than fail silently
+            self.report({"WARNING"}, f"Object {self.name!r} is hidden; made active but not selected")
+        for other in context.selected_objects:
+            other.select_set(False)
+        obj.select_set(True)
+        context.view_layer.objects.active = obj
+        return {"FINISHED"}
+
+
+#: the formula fields that take spline(): (group, property)
+SPLINE_FIELDS = (("motions", "value"), ("forces", "value"))
+
+
+def spline_call(path: str, blend_dir: str | None) -> str:
+    """``spline(<path>)`` for a table file: relative to ``blend_dir`` (the saved .blend's) when possible.
+
+    The path is written raw when the formula parser reads it back unchanged
+    (docs/formulas.md), else quoted.
+    """
+    path = os.path.abspath(path)
+    if blend_dir:
+        try:
+            path = os.path.relpath(path, blend_dir)
+        except ValueError:   # another drive (Windows): keep it absolute
+            pass
+    if not any(c in path for c in "()'\"") and path == path.strip():
+        return f"spline({path})"
+    quote = next((q for q in "'\"" if q not in path), None)
+    if quote is None:
+        raise ValueError(f"the path {path!r} has both kinds of quotes; a formula cannot hold it")
+    return f"spline({quote}{path}{quote})"
+
+
+class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
+    """Choose a (time, value) table file: the formula becomes spline(file), relative to the saved .blend"""
+    bl_idname = "mbd.spline_file"
+    bl_label = "Spline from File"
+    bl_options = {"REGISTER", "UNDO"}
+
+    target: StringProperty(name="Field", description="Path of the formula field from the scene, "
+                           "e.g. mbd.forces[0].value", options={"HIDDEN"})
+    filter_glob: StringProperty(default="*.csv;*.txt;*.dat;*.tsv;*.tab", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def _field(self, scene):
+        """(element, property) the target names, or (None, reason)."""
+        owner_path, _, prop = self.target.rpartition(".")
+        match = re.fullmatch(r"mbd\.(\w+)\[(\d+)\]", owner_path)
+        if match is None or (match.group(1), prop) not in SPLINE_FIELDS:
+            return None, f"{self.target!r} is not a motion or force formula field"
+        collection = getattr(scene.mbd, match.group(1))
+        index = int(match.group(2))
+        if index >= len(collection):
+            return None, f"there is no {LABELS[match.group(1)].lower()} number {index + 1} any more"
+        item = collection[index]
+        if getattr(item, "actuator", False):
+            return None, f"force {item.name!r}: spline() is not available for actuator and e-motor values"
+        return item, prop
+
+    def invoke(self, context, event):
+        item, why = self._field(context.scene)
+        if item is None:
+            self.report({"ERROR"}, why)
+            return {"CANCELLED"}
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context):
+        from .ui import check_formula, formula_base_dir
+        item, prop = self._field(context.scene)
+        if item is None:
+            self.report({"ERROR"}, prop)
+            return {"CANCELLED"}
+        path = bpy.path.abspath(self.filepath)
+        if not self.filepath or not os.path.isfile(path):
+            self.report({"ERROR"}, f"{item.name}: choose a file (got {self.filepath!r})")
+            return {"CANCELLED"}
+        base_dir = formula_base_dir()
+        try:
+            text = spline_call(path, base_dir)
+        except ValueError as exc:
+            self.report({"ERROR"}, f"{item.name}: {exc}")
+            return {"CANCELLED"}
+        setattr(item, prop, text)
+        # a file the core refuses is still written: the error shows under the field until it is fixed
+        error = check_formula(text, base_dir, True).error
+        if error:
+            self.report({"WARNING"}, f"{item.name}: {prop}: {error}")
+        else:
+            self.report({"INFO"}, f"{item.name}: {prop} = {text}")
+        return {"FINISHED"}
+
+
 # --------------------------------------------------------------------------- handlers
 @persistent
 def _forget_on_load(_dummy):
@@ -390,4 +572,5 @@ def remove_handlers():
 
 
 CLASSES = (MBD_OT_validate, MBD_OT_simulate, MBD_OT_bake, MBD_OT_clear, MBD_OT_export_csv,
-           MBD_OT_element_add, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame)
+           MBD_OT_element_add, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame,
+           MBD_OT_select_object, MBD_OT_spline_file)

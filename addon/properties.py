@@ -200,6 +200,11 @@ class MBD_PG_display(PropertyGroup):
     show_arrows: BoolProperty(name="Force Arrows", default=True, description="Bake an arrow per force/torque")
     force_scale: FloatProperty(name="Force Arrow (mm/N)", default=1.0, min=0.0)
     torque_scale: FloatProperty(name="Torque Arrow (mm/N·mm)", default=0.01, min=0.0)
+    show_contact_arrows: BoolProperty(
+        name="Contact Arrows", default=False,
+        description="Bake an orange arrow per contact: the force on Body_I at the contact point, "
+                    "hidden while the bodies do not touch")
+    contact_scale: FloatProperty(name="Contact Arrow (mm/N)", default=1.0, min=0.0)
     bake_telemetry: BoolProperty(
         name="Telemetry", default=True,
         description="Bake every result channel (kinematics, reactions, forces, energies, constraint error) "

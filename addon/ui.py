@@ -1,7 +1,11 @@
 """The sidebar (N panel) tab "MBD" of the 3D view."""
-from functools import lru_cache
+import os
+import time
+from dataclasses import dataclass
 
 import bpy
+import bpy.utils.previews
+import numpy as np
 
 from . import runner
 from .corelink import core
@@ -10,23 +14,198 @@ from .operators import PROBLEMS
 from .properties import LABELS, active_index_name
 
 
-@lru_cache(maxsize=256)
-def formula_error(text: str, base_dir: str, allow_spline: bool) -> str:
-    """The parse error of a formula ('' when it is fine); cached because panels redraw often."""
+def formula_base_dir() -> str:
+    """The directory relative spline() paths start from: the saved .blend's ('' when unsaved: the cwd)."""
+    return os.path.dirname(bpy.path.abspath("//")) if bpy.data.filepath else ""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A formula as the panel last checked it."""
+
+    error: str                 # '' when it compiles
+    expression: object         # the core Expression, None on error
+    stamps: tuple              # (path, mtime_ns, size) of each spline file it read
+    at: float                  # time.monotonic() of the check
+
+
+#: a formula with an error is checked again after this many seconds when it reads files
+RECHECK_S = 2.0
+_CHECKED: dict[tuple, Checked] = {}
+
+
+def _stamps(paths) -> tuple:
+    out = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((str(path), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((str(path), None, None))
+    return tuple(out)
+
+
+def check_formula(text: str, base_dir: str, allow_spline: bool) -> Checked:
+    """The formula compiled by the core, cached because panels redraw often.
+
+    A cached result stays while the spline files it read are unchanged
+    (modification time and size); an error of a formula that reads files is
+    re-checked every RECHECK_S seconds, as the file may have been fixed.
+    """
+    key = (text, base_dir, allow_spline)
+    hit = _CHECKED.get(key)
+    now = time.monotonic()
+    if hit is not None:
+        if hit.error and ("spline" not in text or now - hit.at < RECHECK_S):
+            return hit
+        if not hit.error and _stamps(hit.expression.spline_paths) == hit.stamps:
+            return hit
     try:
-        core.compile_expression(text, base_dir=base_dir or None, allow_spline=allow_spline)
+        expression = core.compile_expression(text, base_dir=base_dir or None, allow_spline=allow_spline)
     except core.ExpressionError as exc:
         where = f" (column {exc.column})" if exc.column is not None else ""
-        return exc.reason + where
-    return ""
+        hit = Checked(exc.reason + where, None, (), now)
+    else:
+        hit = Checked("", expression, _stamps(expression.spline_paths), now)
+    if len(_CHECKED) >= 256:
+        _CHECKED.clear()
+    _CHECKED[key] = hit
+    return hit
+
+
+def formula_error(text: str, base_dir: str, allow_spline: bool) -> str:
+    """The parse error of a formula ('' when it is fine)."""
+    return check_formula(text, base_dir, allow_spline).error
+
+
+# --------------------------------------------------------------------------- spline preview
+PREVIEW_SIZE = (192, 96)       # pixels (width, height)
+_BACKGROUND = (0.09, 0.09, 0.09, 1.0)
+_AXIS = (0.35, 0.35, 0.35, 1.0)
+_CURVE = (1.0, 0.55, 0.1, 1.0)
+_KNOT = (1.0, 1.0, 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """What the preview shows: the formula over the time span of its spline files."""
+
+    t: np.ndarray          # sample times, s
+    value: np.ndarray      # the formula at t
+    knots: tuple           # (times, formula at those times) of the spline files' rows
+    span: tuple            # (t_min, t_max, value_min, value_max)
+
+
+def spline_curve(expression, samples: int = PREVIEW_SIZE[0]) -> Curve | None:
+    """The formula sampled over its spline files' time span (10 % margin each side), or None without splines."""
+    if not expression.spline_paths:
+        return None
+    tables = [core.expressions.spline.load_spline(path) for path in expression.spline_paths]
+    lo = min(float(s.times[0]) for s in tables)
+    hi = max(float(s.times[-1]) for s in tables)
+    pad = 0.1 * (hi - lo)
+    t = np.linspace(lo - pad, hi + pad, samples)
+    value = np.broadcast_to(np.asarray(expression(t), float), t.shape)
+    finite = value[np.isfinite(value)]
+    span = (float(t[0]), float(t[-1]), float(finite.min()) if finite.size else 0.0,
+            float(finite.max()) if finite.size else 0.0)
+    knot_t = np.unique(np.concatenate([s.times for s in tables]))
+    knot_v = np.broadcast_to(np.asarray(expression(knot_t), float), knot_t.shape)
+    return Curve(t, value, (knot_t, knot_v), span)
+
+
+def plot_pixels(curve: Curve, size=PREVIEW_SIZE) -> np.ndarray:
+    """(height, width, 4) float32 RGBA, row 0 at the bottom (Blender's order).
+
+    The formula's curve (orange), the line value = 0 when in range (grey) and,
+    when there are few enough to tell apart, the table's rows on the curve
+    (white dots).
+    """
+    w, h = size
+    img = np.empty((h, w, 4), np.float32)
+    img[:] = _BACKGROUND
+    t0, t1, v0, v1 = curve.span
+    margin = 4
+    if v1 - v0 < 1e-12 * max(abs(v0), abs(v1), 1e-300):
+        v0, v1 = v0 - 1.0, v1 + 1.0      # a constant: a flat line in the middle
+
+    def row(v):
+        return np.rint(margin + (np.asarray(v, float) - v0) / (v1 - v0) * (h - 1 - 2 * margin)).astype(int)
+
+    def col(t):
+        return np.rint((np.asarray(t, float) - t0) / (t1 - t0) * (w - 1)).astype(int)
+
+    if v0 < 0.0 < v1:
+        img[row(0.0), :] = _AXIS
+    ok = np.isfinite(curve.value)
+    rows = row(np.where(ok, curve.value, v0))
+    cols = col(curve.t)
+    for k in range(len(cols)):
+        if not ok[k]:
+            continue
+        # a vertical run joins this sample to the previous one: steep parts stay connected
+        a = rows[k - 1] if k and ok[k - 1] else rows[k]
+        lo, hi = sorted((a, rows[k]))
+        img[np.clip(lo, 0, h - 1):np.clip(hi, 0, h - 1) + 1, np.clip(cols[k], 0, w - 1)] = _CURVE
+    knot_t, knot_v = curve.knots
+    good = np.isfinite(knot_v)
+    if len(knot_t) <= w // 4:
+        for r, c in zip(row(knot_v[good]), col(knot_t[good])):
+            img[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2] = _KNOT
+    return img
+
+
+_previews = None     # the add-on's bpy.utils.previews collection (icons, not saved in the .blend)
+
+
+def open_previews():
+    global _previews
+    if _previews is None:
+        _previews = bpy.utils.previews.new()
+
+
+def close_previews():
+    global _previews
+    if _previews is not None:
+        bpy.utils.previews.remove(_previews)
+        _previews = None
+
+
+def preview_icon(checked: Checked):
+    """(icon id of the spline preview, the curve), or (0, None) when there is nothing to show."""
+    if _previews is None or checked.expression is None or not checked.expression.spline_paths:
+        return 0, None
+    key = str(hash((checked.expression.text, checked.stamps)))
+    try:
+        curve = spline_curve(checked.expression)
+    except core.ExpressionError:
+        return 0, None      # the file changed since the check; the next check reports it
+    if key not in _previews:
+        if len(_previews) >= 64:
+            _previews.clear()
+        preview = _previews.new(key)
+        preview.image_size = PREVIEW_SIZE
+        preview.image_pixels_float.foreach_set(plot_pixels(curve).ravel())
+    return _previews[key].icon_id, curve
 
 
 def draw_formula(layout, item, prop="value", allow_spline=True):
-    layout.prop(item, prop)
-    base_dir = bpy.path.abspath("//") if bpy.data.filepath else ""
-    error = formula_error(getattr(item, prop), base_dir, allow_spline)
-    if error:
-        layout.label(text=error, icon="ERROR")
+    """The formula field, a Spline button (file browser), the error under it or the spline's curve."""
+    row = layout.row(align=True)
+    row.prop(item, prop)
+    if allow_spline:
+        row.operator("mbd.spline_file", text="", icon="FILEBROWSER").target = item.path_from_id(prop)
+    checked = check_formula(getattr(item, prop), formula_base_dir(), allow_spline)
+    if checked.error:
+        layout.label(text=checked.error, icon="ERROR")
+        return
+    icon, curve = preview_icon(checked)
+    if curve is not None:
+        box = layout.box()
+        if icon:
+            box.template_icon(icon_value=icon, scale=6.0)
+        t0, t1, v0, v1 = curve.span
+        box.label(text=f"t {t0:.4g} … {t1:.4g} s, value {v0:.4g} … {v1:.4g}", icon="GRAPH")
 
 
 class _Panel:
@@ -72,8 +251,14 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         problems = PROBLEMS.get(scene.name)
         if problems:
             box = layout.box()
-            for message in problems:
-                box.label(text=message, icon="ERROR")
+            box.label(text=f"{len(problems)} problem(s); click one to select its object", icon="ERROR")
+            for p in problems:
+                if p.object or p.index >= 0:
+                    op = box.operator("mbd.select_object", text=p.message, icon="RESTRICT_SELECT_OFF",
+                                      emboss=False)
+                    op.name, op.group, op.index = p.object, p.group, p.index
+                else:
+                    box.label(text=p.message, icon="DOT")
 
 
 class VIEW3D_PT_mbd_object(_Panel, bpy.types.Panel):
@@ -249,6 +434,9 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
         if d.show_arrows:
             layout.prop(d, "force_scale")
             layout.prop(d, "torque_scale")
+        layout.prop(d, "show_contact_arrows")
+        if d.show_contact_arrows:
+            layout.prop(d, "contact_scale")
         layout.prop(d, "bake_telemetry")
 
 

@@ -70,6 +70,21 @@ class Results:
     redundant_constraints: int = 0
     initial_correction: float = 0.0     # m or rad, largest move of the initial assembly
     stats: dict = field(default_factory=dict)
+    # per-contact telemetry (at the output times only); None -> zeros (older files, other callers)
+    contact_point: np.ndarray | None = None           # (T, nc, 3) m, normal-force-weighted point on body_i, world
+    contact_normal_force: np.ndarray | None = None    # (T, nc) N, |sum of the normal forces on body_i|
+    contact_friction_force: np.ndarray | None = None  # (T, nc) N, |sum of the friction forces on body_i|
+    contact_depth: np.ndarray | None = None           # (T, nc) m, deepest penetration
+
+    def __post_init__(self):
+        T, nc = np.shape(self.contact_force)[:2]
+        for name, shape in (("contact_point", (T, nc, 3)), ("contact_normal_force", (T, nc)),
+                            ("contact_friction_force", (T, nc)), ("contact_depth", (T, nc))):
+            value = getattr(self, name)
+            if value is None:
+                setattr(self, name, np.zeros(shape))
+            elif np.shape(value) != shape:
+                raise ValueError(f"Results.{name}: expected shape {shape}, got {np.shape(value)}")
 
     @property
     def success(self) -> bool:
@@ -144,6 +159,11 @@ class Results:
         for k, name in enumerate(self.contact_names):
             for a, axis in enumerate("xyz"):
                 add(f"{name}.force.{axis}", self.contact_force[:, k, a], "force")
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.point.{axis}", self.contact_point[:, k, a], "length")
+            add(f"{name}.normal_force", self.contact_normal_force[:, k], "force")
+            add(f"{name}.friction_force", self.contact_friction_force[:, k], "force")
+            add(f"{name}.depth", self.contact_depth[:, k], "length")
         add("energy.kinetic", self.kinetic_energy, "energy")
         add("energy.potential", self.potential_energy, "energy")
         add("energy.elastic", self.elastic_energy, "energy")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import resource
 import sys
@@ -126,8 +127,10 @@ def insert_one_by_one(core, bodies, frames, fps):
             obj.keyframe_insert("location", frame=f + 1)
             obj.keyframe_insert("rotation_quaternion", frame=f + 1)
     seconds = time.perf_counter() - start
-    curve = next(iter(objects[-1].animation_data.action.layers[0].strips[0].channelbags[0].fcurves))
-    assert len(curve.keyframe_points) == frames
+    action = objects[-1].animation_data.action
+    # Blender 4.4+ layered actions, or the legacy action.fcurves of 4.2–4.3
+    curves = action.layers[0].strips[0].channelbags[0].fcurves if hasattr(action, "layers") else action.fcurves
+    assert len(curves[0].keyframe_points) == frames
     return seconds
 
 
@@ -191,5 +194,19 @@ def main(argv=None) -> int:
     return 0 if ratio >= 50 else 1
 
 
+def exit_process(code: int):
+    """Exit with ``code``; the bpy *module* before 4.4 skips interpreter shutdown, where it crashes.
+
+    bpy 4.2's module segfaults at exit once a PointerProperty with a poll
+    function has been registered (even after unregistering), turning every
+    status into 139; real Blender and bpy 4.4 and 5.0 exit normally.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if not bpy.app.binary_path and bpy.app.version < (4, 4):
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

@@ -585,14 +585,15 @@ def verdict(problem, target=1e-6, mj_setting="RK4 dt 0.0001"):
     if not ok:
         print(f"  NOT MET: no setting of this project reached {target:g} m.")
         return
-    best = min(ok, key=lambda r: r["wall"])
-    ratio = best["wall"] / mj["wall"]
-    met = "MET" if ratio < 1.0 else "NOT MET"
-    print(f"  fastest project setting within {target:g} m: {best['setting']}: {best['wall']:.3f} s, "
-          f"error {best['err']:.2e} m")
-    print(f"  {met}: project / MuJoCo wall-time ratio = {ratio:.2f} "
-          f"(the project is {'faster' if ratio < 1 else 'slower'} by x{max(ratio, 1 / ratio):.2f}); "
-          f"CPU-time ratio {best['cpu'] / mj['cpu']:.2f}")
+    # wall time is what the target names, CPU time is the fairer number on a shared machine
+    for clock in ("wall", "cpu"):
+        best = min(ok, key=lambda r: r[clock])
+        ratio = best[clock] / mj[clock]
+        met = "MET" if ratio < 1.0 else "NOT MET"
+        print(f"  by {clock} time: fastest project setting within {target:g} m: {best['setting']}: "
+              f"{best[clock]:.3f} s, error {best['err']:.2e} m")
+        print(f"    {met}: project / MuJoCo {clock}-time ratio = {ratio:.2f} "
+              f"(the project is {'faster' if ratio < 1 else 'slower'} by x{max(ratio, 1 / ratio):.2f})")
 
 
 def main(argv=None):

@@ -13,6 +13,7 @@ else registers the add-on from this checkout. Exits with status 1 and the
 list of problems on stderr when the model is bad or the run fails.
 """
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -68,7 +69,19 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    code = main()
+def exit_process(code: int):
+    """Exit with ``code``; the bpy *module* before 4.4 skips interpreter shutdown, where it crashes.
+
+    bpy 4.2's module segfaults at exit once a PointerProperty with a poll
+    function has been registered (even after unregistering), turning every
+    status into 139; real Blender and bpy 4.4 and 5.0 exit normally.
+    """
     sys.stdout.flush()
+    sys.stderr.flush()
+    if not bpy.app.binary_path and bpy.app.version < (4, 4):
+        os._exit(code)
     sys.exit(code)
+
+
+if __name__ == "__main__":
+    exit_process(main())

@@ -25,9 +25,10 @@ from .scene_to_model import REST_KEY, mm_per_unit
 from .telemetry import bake as bake_telemetry
 
 ARROW_PREFIX = "MBD_Arrow_"
+CONTACT_PREFIX = "MBD_Contact_"
 ARROW_COLLECTION = "MBD Arrows"
-#: RGBA of the arrows: blue forces, red torques (SPEC §1)
-COLORS = {"force": (0.1, 0.35, 1.0, 1.0), "torque": (1.0, 0.1, 0.08, 1.0)}
+#: RGBA of the arrows: blue forces, red torques (SPEC §1), orange contact forces
+COLORS = {"force": (0.1, 0.35, 1.0, 1.0), "torque": (1.0, 0.1, 0.08, 1.0), "contact": (1.0, 0.45, 0.0, 1.0)}
 
 
 @dataclass
@@ -121,28 +122,64 @@ def _arrow_mesh(scene, kind):
     return mesh
 
 
-def _bake_arrows(scene, results, frames, times, force_scale, torque_scale, report):
+def _held(points, present):
+    """``points`` (T, k, 3) where ``present`` (T, k), elsewhere those of the nearest sample present.
+
+    A contact's point means nothing while the bodies do not touch (the core
+    leaves zeros); holding the nearest real one keeps the hidden arrow where
+    it will appear, instead of flying in from the origin between two keys.
+    """
+    out = np.array(points, float)
+    idx = np.arange(len(out))
+    for k in range(out.shape[1]):
+        have = idx[present[:, k]]
+        if len(have) == 0:
+            continue
+        pos = np.searchsorted(have, idx)
+        after, before = have[np.minimum(pos, len(have) - 1)], have[np.maximum(pos - 1, 0)]
+        out[:, k] = out[np.where(np.abs(idx - before) <= np.abs(after - idx), before, after), k]
+    return out
+
+
+def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, length_mm, report):
+    """One keyed arrow object: at ``point_m`` (m, world), along ``vector``, ``length_mm`` long."""
+    if kind not in meshes:
+        meshes[kind] = _arrow_mesh(scene, kind)
+    obj = tagged(bpy.data.objects.new(name, meshes[kind]), scene)
+    collection.objects.link(obj)
+    obj.rotation_mode = "QUATERNION"
+    size = length_mm / mm_per_unit(scene)
+    fcurves = new_action_fcurves(scene, obj, obj.name)
+    key(fcurves, "location", frames, point_m / scene.unit_settings.scale_length)
+    key(fcurves, "rotation_quaternion", frames, z_to(vector))
+    key(fcurves, "scale", frames, np.repeat(size[:, None], 3, axis=1))
+    report.arrows.append(obj.name)
+
+
+def _bake_arrows(scene, results, count, frames, times, scales, report):
+    """An arrow per force/torque and per contact, for the kinds in ``scales`` (mm per N, N·mm or N)."""
     collection = tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
     scene.collection.children.link(collection)
     meshes = {}
-    m_per_unit = scene.unit_settings.scale_length
-    for k, name in enumerate(results.force_names):
+    t = results.t[:count]
+    for k, name in enumerate(results.force_names if "force" in scales else ()):
         kind = "torque" if results.force_is_torque[k] else "force"
-        if kind not in meshes:
-            meshes[kind] = _arrow_mesh(scene, kind)
-        obj = tagged(bpy.data.objects.new(ARROW_PREFIX + name, meshes[kind]), scene)
-        collection.objects.link(obj)
-        obj.rotation_mode = "QUATERNION"
-        vec = resample(results.t, results.force_vector[:, k], times)          # N or N·m, world
-        point = resample(results.t, results.force_point[:, k], times) / m_per_unit
+        vec = resample(t, results.force_vector[:count, k], times)          # N or N·m, world
+        point = resample(t, results.force_point[:count, k], times)
         # arrow length in mm: |F| N × mm/N, or |T| (N·m → N·mm) × mm/(N·mm)
-        length_mm = np.linalg.norm(vec, axis=1) * (force_scale if kind == "force" else torque_scale * 1e3)
-        size = length_mm / mm_per_unit(scene)
-        fcurves = new_action_fcurves(scene, obj, obj.name)
-        key(fcurves, "location", frames, point)
-        key(fcurves, "rotation_quaternion", frames, z_to(vec))
-        key(fcurves, "scale", frames, np.repeat(size[:, None], 3, axis=1))
-        report.arrows.append(obj.name)
+        length_mm = np.linalg.norm(vec, axis=1) * (scales["force"] if kind == "force" else scales["torque"] * 1e3)
+        _arrow(scene, collection, meshes, kind, ARROW_PREFIX + name, frames, point, vec, length_mm, report)
+    if "contact" not in scales:
+        return
+    force = np.asarray(results.contact_force[:count], float)
+    touching = np.linalg.norm(force, axis=2) > 0.0        # a force only while the bodies touch
+    points = _held(results.contact_point[:count], touching)
+    for k, name in enumerate(results.contact_names):
+        vec = resample(t, force[:, k], times)
+        point = resample(t, points[:, k], times)
+        # no force out of contact: the arrow has length 0 there, i.e. it is hidden
+        length_mm = np.linalg.norm(vec, axis=1) * scales["contact"]
+        _arrow(scene, collection, meshes, "contact", CONTACT_PREFIX + name, frames, point, vec, length_mm, report)
 
 
 # --------------------------------------------------------------------------- bake / clear
@@ -183,9 +220,11 @@ def _restore(obj, rest):
     del obj[REST_KEY]
 
 
-def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, telemetry=True) -> BakeReport:
-    """Key every moving body on the scene frames, an arrow per force/torque and the telemetry.
+def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, contact_arrows=False,
+         contact_scale=1.0, telemetry=True) -> BakeReport:
+    """Key every moving body on the scene frames, an arrow per force/torque (and contact) and the telemetry.
 
+    Scales: mm of arrow per N (forces, contacts) or per N·mm (torques).
     Replaces a previous bake of the scene.
     """
     clear(scene)
@@ -211,8 +250,14 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, tel
         key(fcurves, "location", frames, position[:, k])
         key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))
         report.bodies.append(name)
+    scales = {}
     if arrows and len(results.force_names):
-        _bake_arrows(scene, results, frames, times, force_scale, torque_scale, report)
+        scales.update(force=force_scale, torque=torque_scale)
+    # contact_point: a Results field of newer cores
+    if contact_arrows and len(results.contact_names) and getattr(results, "contact_point", None) is not None:
+        scales["contact"] = contact_scale
+    if scales:
+        _bake_arrows(scene, results, count, frames, times, scales, report)
     if telemetry:
         obj, report.channels = bake_telemetry(scene, results, count, frames, times)
         report.telemetry = obj.name

@@ -73,13 +73,22 @@ def key(fcurves, data_path, frames, values, group=""):
     co = np.empty(2 * n, np.float32)
     co[0::2] = frames
     interpolation = np.full(n, _LINEAR, np.int32)
-    # the channelbag's collection (4.4+) and the legacy action's name the group argument differently
-    grouping = {}
+    # the group argument: group_name (channelbags, 4.5+), action_group (legacy actions, 4.2–4.3);
+    # 4.4's channelbags have none, there the fcurve is put in the channelbag's group afterwards
+    grouping, channel_group = {}, None
     if group:
-        layered = fcurves.bl_rna.identifier == "ActionChannelbagFCurves"
-        grouping = {"group_name" if layered else "action_group": group}
+        params = fcurves.bl_rna.functions["new"].parameters
+        if "group_name" in params:
+            grouping = {"group_name": group}
+        elif "action_group" in params:
+            grouping = {"action_group": group}
+        else:
+            groups = fcurves.data.groups      # fcurves.data: the channelbag
+            channel_group = groups.get(group) or groups.new(group)
     for index in range(values.shape[1]):
         fc = fcurves.new(data_path, index=index, **grouping)
+        if channel_group is not None:
+            fc.group = channel_group
         fc.keyframe_points.add(n)
         co[1::2] = values[:, index]
         fc.keyframe_points.foreach_set("co", co)

@@ -51,9 +51,15 @@ class Gathered:
     warnings: list[str] = field(default_factory=list)
 
 
+def typed(value: float) -> float:
+    """The decimal a float property was typed as: Blender stores it as float32 (0.001 becomes
+    0.0010000000475), whose shortest round-tripping decimal is what the user entered."""
+    return float(str(np.float32(value)))
+
+
 def mm_per_unit(scene) -> float:
     """Millimetres in one Blender unit."""
-    return scene.unit_settings.scale_length * 1000.0
+    return typed(scene.unit_settings.scale_length) * 1000.0
 
 
 def scene_fps(scene) -> float:
@@ -332,7 +338,8 @@ def solver_settings(scene, out: _Collector):
     if s.use_scene_gravity:
         # Blender keeps scene gravity in scene units per s² (its own rigid
         # bodies read it so), hence the unit scale
-        gravity = tuple(g * mm_per_unit(scene) for g in scene.gravity) if scene.use_gravity else (0.0,) * 3
+        gravity = tuple(typed(g) * mm_per_unit(scene) for g in scene.gravity) if scene.use_gravity \
+            else (0.0,) * 3
         size = math.sqrt(sum(g * g for g in gravity))
         if size and not _PLAUSIBLE_GRAVITY[0] <= size <= _PLAUSIBLE_GRAVITY[1]:
             out.warnings.append(

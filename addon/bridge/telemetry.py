@@ -86,6 +86,19 @@ def channels(results) -> list[Channel]:
         g = f"{name} (bushing)"
         add(g, name, "force", "force", r.bushing_force[:, k], "bushing force on the body of Frame J, world axes")
         add(g, name, "torque", "torque", r.bushing_torque[:, k], "bushing torque on the body of Frame J, world axes")
+    for k, name in enumerate(r.contact_names):
+        g = f"{name} (contact)"
+        add(g, name, "force", "force", r.contact_force[:, k],
+            "total contact force on Body_I (normal + friction), world axes")
+        # per-contact detail: Results fields of newer cores
+        for quantity, attr, kind, text in (
+                ("point", "contact_point", "length", "contact point on Body_I (normal-force weighted), world axes"),
+                ("normal_force", "contact_normal_force", "force", "magnitude of the normal force on Body_I"),
+                ("friction_force", "contact_friction_force", "force", "magnitude of the friction force on Body_I"),
+                ("depth", "contact_depth", "length", "deepest penetration")):
+            data = getattr(r, attr, None)
+            if data is not None:
+                add(g, name, quantity, kind, data[:, k], text)
     for quantity, data, text in (("kinetic", r.kinetic_energy, "kinetic energy of the moving bodies"),
                                  ("potential", r.potential_energy, "potential energy of gravity"),
                                  ("elastic", r.elastic_energy, "elastic energy of springs and bushings"),

@@ -84,3 +84,37 @@ class ContactSet:
             wrench[b] += wj
             force_i[k] = wi[:3]
         return wrench, force_i
+
+    def telemetry(self, n, x, R, v, w) -> dict:
+        """Per-contact output channels of one state (for the output times only, not the rhs).
+
+        Arguments as :meth:`evaluate`.  Returns arrays over the k contacts,
+        world frame, SI, all zero for a contact that is not touching:
+
+        ``force`` (k, 3) N, total contact force on body_i (normal + friction);
+        ``point`` (k, 3) m, the application point on body_i weighted by the
+        normal force of each contact point (the centre of pressure);
+        ``normal_force`` (k,) N, magnitude of the vector sum of the normal
+        forces; ``friction_force`` (k,) N, magnitude of the vector sum of the
+        friction forces (so ``force`` = normal part + friction part);
+        ``depth`` (k,) m, the deepest penetration.
+        """
+        k = len(self.pairs)
+        out = dict(force=np.zeros((k, 3)), point=np.zeros((k, 3)), normal_force=np.zeros(k),
+                   friction_force=np.zeros(k), depth=np.zeros(k))
+        for c, pair in enumerate(self.pairs):
+            a, b = self.bi[c], self.bj[c]
+            pose_i = (R[a], x[a], v[a], w[a]) if a >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
+            pose_j = (R[b], x[b], v[b], w[b]) if b >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
+            wi, _, det = pair.evaluate(*pose_i, *pose_j, details=True)
+            out["force"][c] = wi[:3]
+            if not len(det.depths):
+                continue
+            fn = det.normal_force
+            total = fn.sum()
+            if total > 0.0:
+                out["point"][c] = (fn @ det.points) / total
+            out["normal_force"][c] = np.linalg.norm(fn @ det.normals)
+            out["friction_force"][c] = np.linalg.norm(det.friction_force.sum(axis=0))
+            out["depth"][c] = det.depths.max()
+        return out

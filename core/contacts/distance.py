@@ -73,6 +73,12 @@ CELL_SIZE_FACTOR = 0.6
 
 # feature codes of the closest point (which pseudo-normal gives the sign)
 FACE, EDGE_AB, EDGE_BC, EDGE_CA, VERT_A, VERT_B, VERT_C = range(7)
+#: the corners (0: A, 1: B, 2: C) spanning each feature; a vertex repeats its corner
+_FEATURE_CORNERS = np.array([[0, 0], [0, 1], [1, 2], [2, 0], [0, 0], [1, 1], [2, 2]])
+#: distances equal to within this fraction of the mesh's extent are ties (the
+#: rounding of a point-triangle distance is ~1e-16 of the coordinates); a tie
+#: goes to a face before an edge before a vertex
+TIE_FRACTION = 1e-12
 
 
 def _clip01(x: np.ndarray) -> np.ndarray:
@@ -149,6 +155,13 @@ class TriangleSet:
                                 self.inv_bc2, self.bc2], axis=1)
         # by feature code: face, edges AB BC CA, vertices A B C
         self.pn_table = np.concatenate([self.face_normal[:, None, :], self.edge_pn, self.vert_pn], axis=1)
+        # the triangles around each vertex (CSR), for the tie-break at edges and vertices
+        corner_tri = np.argsort(f.ravel(), kind="stable")
+        self.ring = (corner_tri // 3).astype(np.int64)
+        self.ring_start = np.searchsorted(f.ravel()[corner_tri], np.arange(len(v)))
+        self.ring_count = np.bincount(f.ravel(), minlength=len(v))
+        # the extent of the mesh: distances closer than a tiny fraction of it are ties
+        self.tie = TIE_FRACTION * float(np.max(v.max(axis=0) - v.min(axis=0)))
 
     # ------------------------------------------------------------------ exact
     def closest(self, p: np.ndarray, tri: np.ndarray) -> "Closest":
@@ -691,6 +704,9 @@ class SurfaceIndex:
             return _empty_penetration(total)
         q, pq, best = q[near], pq[near], best[near]
         cl = self.tris.closest(pq, best)
+        on_edge = np.flatnonzero(cl.feature != FACE)
+        if len(on_edge):
+            _settle_ties(self.tris, pq, best, cl, on_edge)
         hit = np.flatnonzero(cl.inside & (cl.distance > 0.0) & (cl.distance <= limit))
         if sort:
             hit = hit[np.argsort(q[hit])]             # results in the order of the query points
@@ -704,6 +720,47 @@ class SurfaceIndex:
                             np.repeat(pq[:, 2], cnt), t)
         mins, arg = _segment_argmin(d2, cnt, np.cumsum(cnt) - cnt)
         return t[arg], mins
+
+
+def _settle_ties(tris: TriangleSet, pq: np.ndarray, best: np.ndarray, cl: Closest, sel: np.ndarray) -> None:
+    """Re-decide the closest feature of points ``pq[sel]`` whose closest point (on triangle
+    ``best[sel]``) is on an edge or a vertex.
+
+    At an edge or a vertex the triangles sharing it are (nearly) equally
+    close, and which one the grid query picked depends on rounding: a point
+    a hair to one side of the diagonal of a flat quad, but "closest" to the
+    other triangle's edge, would get the normal (point - edge)/distance,
+    tilted by offset/depth, instead of the face normal, so the force would
+    flicker between directions as the point moves by 1e-15 m (this stalls
+    adaptive integrators).  Here every triangle around the feature's
+    vertices is tested exactly; among those within ``tris.tie`` of the
+    smallest distance a face wins over an edge over a vertex, then the
+    smaller distance.  Exact arithmetic gives the same distance and, where
+    the surface is smooth (coplanar triangles), the same normal; the
+    tie-break makes the choice deterministic and continuous.  ``cl`` is
+    updated in place.
+    """
+    f = tris.faces[best[sel]]
+    corners = _FEATURE_CORNERS[cl.feature[sel]]
+    ar = np.arange(len(sel))
+    v1, v2 = f[ar, corners[:, 0]], f[ar, corners[:, 1]]
+    c1 = tris.ring_count[v1]
+    c2 = np.where(corners[:, 0] == corners[:, 1], 0, tris.ring_count[v2])
+    owner = np.concatenate([np.repeat(ar, c1), np.repeat(ar, c2)])
+    cand = np.concatenate([tris.ring[_ranges(tris.ring_start[v1], c1)],
+                           tris.ring[_ranges(tris.ring_start[v2], c2)]])
+    o = np.argsort(owner, kind="stable")
+    owner, cand = owner[o], cand[o]
+    c = tris.closest(pq[sel][owner], cand)
+    counts = c1 + c2
+    starts = np.cumsum(counts) - counts
+    dmin = np.minimum.reduceat(c.distance, starts)
+    tied = c.distance <= np.repeat(dmin, counts) + tris.tie
+    rank = np.where(tied, np.minimum(c.feature, EDGE_AB + (c.feature >= VERT_A)), 9)  # 0 face, 1 edge, 2 vertex
+    order = np.lexsort((c.distance, rank, owner))
+    pick = order[starts]                       # owner-major: each point's first entry is its winner
+    for name in Closest.__slots__:
+        getattr(cl, name)[sel] = getattr(c, name)[pick]
 
 
 def _subset(cl: Closest, mask) -> Closest:

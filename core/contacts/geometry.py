@@ -74,6 +74,9 @@ class ContactGeometry:
     watertight : bool
         Every edge is shared by exactly two faces with opposite directions;
         inside/outside is exact only then.
+    thickness : float
+        Smallest extent of the vertices along their principal axes, m (the
+        frame-independent thickness of a plate; sizes the depth band).
     """
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray, method: str, name: str):
@@ -91,6 +94,10 @@ class ContactGeometry:
         self.area = float(self.face_areas.sum())
         self.vertex_density = len(self.vertices) / max(self.area, 1e-300)
         self.watertight = _is_closed_oriented(self.faces, len(self.vertices))
+        centred = self.vertices - self.vertices.mean(axis=0)
+        axes = np.linalg.eigh(centred.T @ centred)[1]
+        along = centred @ axes
+        self.thickness = float(np.min(along.max(axis=0) - along.min(axis=0)))
         self._make_clusters()
         self._tris: TriangleSet | None = None
         self._indices: dict[float, SurfaceIndex] = {}

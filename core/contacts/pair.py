@@ -25,10 +25,10 @@ voxel's candidates — and weights its force by the number of candidates it
 stands for, so a dense contact patch keeps (for a locally flat target
 surface and e = 1, exactly) the force of the unreduced vertex set.
 
-Vertices deeper than ``ContactParams.max_depth`` (default
-``max(5 δ_max, 0.5 mm)``) give no force: a vertex that deep has passed
-through a part rather than pressed into it (no phantom forces from vertices
-deep inside a thin part).  The force is a sum over penetrating vertices, so
+Vertices deeper than the depth band (:meth:`ContactParams.depth_band`,
+default ``max(5 δ_max, 0.5 mm, 0.1 × the thinner body's thickness)``) give no
+force: a vertex that deep has passed through a part rather than pressed into
+it (no phantom forces from vertices deep inside a part).  The force is a sum over penetrating vertices, so
 it grows with the mesh density of the contact patch (as in any vertex-based
 penalty method); with ``two_sided`` a face-to-face contact counts the
 vertices of both faces.
@@ -43,13 +43,24 @@ from ..spatial import cross
 from .geometry import ContactGeometry
 
 __all__ = ["ContactParams", "ContactPair", "ContactDetails", "ContactStats",
-           "DEPTH_LIMIT_FACTOR", "DEPTH_LIMIT_MIN"]
+           "DEPTH_LIMIT_FACTOR", "DEPTH_LIMIT_MIN", "DEPTH_LIMIT_THICKNESS"]
 
-#: deepest penetration that still gives a force, as a multiple of δ_max ...
+# The depth band: the deepest penetration that still gives a force; deeper
+# vertices are taken as having passed through a part (no phantom forces from
+# vertices deep inside it).  Too tight a band costs energy: a soft contact
+# (low k) whose impact depth exceeds the band loses the force of its deepest
+# vertices and sinks or tunnels; and the integrator's step is bounded by half
+# the band over the vertex speed.  Too wide a band would let a vertex that
+# has passed the middle of a part be pushed on out of the far side; the
+# depth to the nearest surface never exceeds half the thickness, so a band
+# that is a fraction of the thinner body's thickness is safe for any mesh
+# density and grows with the parts (a 10 mm plate: 1 mm).
+#: at least this multiple of δ_max (damping is full there) ...
 DEPTH_LIMIT_FACTOR = 5.0
-#: ... and at least this (m); deeper vertices are taken as having passed
-#: through (no phantom forces from vertices deep inside a part)
+#: ... and at least this (m) ...
 DEPTH_LIMIT_MIN = 0.5e-3
+#: ... and at least this fraction of the thinner body's thickness
+DEPTH_LIMIT_THICKNESS = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +92,8 @@ class ContactParams:
     voxel_size : float
         Merge voxel edge, m (1e-3).
     depth_limit : float or None
-        Largest depth that gives a force, m; ``None``:
-        ``max(DEPTH_LIMIT_FACTOR * max_penetration, DEPTH_LIMIT_MIN)``.
+        Largest depth that gives a force, m; ``None``: from
+        :meth:`depth_band`.
     """
 
     k: float
@@ -115,12 +126,16 @@ class ContactParams:
         if self.depth_limit is not None and not (np.isfinite(self.depth_limit) and self.depth_limit > 0):
             bad("depth_limit", self.depth_limit, "None or a finite number > 0")
 
-    @property
-    def max_depth(self) -> float:
-        """The depth limit in force, m."""
+    def depth_band(self, thickness: float = 0.0) -> float:
+        """The largest depth that gives a force, m, for bodies whose thinner one is ``thickness`` m thick.
+
+        ``depth_limit`` when set, else ``max(DEPTH_LIMIT_FACTOR * max_penetration,
+        DEPTH_LIMIT_MIN, DEPTH_LIMIT_THICKNESS * thickness)`` (see the module notes).
+        """
         if self.depth_limit is not None:
             return float(self.depth_limit)
-        return max(DEPTH_LIMIT_FACTOR * self.max_penetration, DEPTH_LIMIT_MIN)
+        return max(DEPTH_LIMIT_FACTOR * self.max_penetration, DEPTH_LIMIT_MIN,
+                   DEPTH_LIMIT_THICKNESS * float(thickness))
 
     @classmethod
     def from_spec(cls, contact, **overrides) -> "ContactParams":
@@ -224,7 +239,7 @@ class ContactPair:
         self.geom_i = geom_i
         self.geom_j = geom_j
         self.params = params
-        self.depth_limit = params.max_depth
+        self.depth_limit = params.depth_band(min(geom_i.thickness, geom_j.thickness))
         if params.two_sided:
             self.penetrators = (0, 1)
         else:

@@ -63,7 +63,7 @@ _NEAR_SINGULAR = 1e-4
 
 def _diverged(y) -> bool:
     """NaN, infinite or absurdly large state (a blow-up in progress)."""
-    return not np.max(np.abs(y), initial=0.0) < _DIVERGED
+    return not float(y @ y) < _DIVERGED ** 2  # one call; NaN and overflow compare False
 
 
 class _Cancelled(Exception):
@@ -339,38 +339,21 @@ class _Run:
         return y + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
     def stepper_step(self, t, y, h):
-        """Velocity-level step (seeds 001/004): v* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Jv*)."""
+        """Velocity-level step (seeds 001/004), then positions moved with the new velocities."""
         sysm = self.sys
         self.n_eval += 1
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause()}")
         n = sysm.n
-        B = sysm.bodies(y)
-        K = sysm.kinematics(B)
-        C, J, _, vel_t, _, coords = sysm.constraints(K, y[sysm.sl_a], t)
-        f, _ = sysm.forces(t, B, K, coords)
-        u = np.concatenate([B.v, B.w], axis=1)
-        v_star = u + h * sysm.minv(B, f)
-        m = sysm.n_rows
-        if m:
-            Jf = J.reshape(m, -1)
-            JM = sysm.minv(B, J).reshape(m, -1)
-            # error reduction: remove a fraction erp of the position error in this step
-            b = vel_t - (self.s.erp / h) * np.where(sysm.position_rows, C, 0.0)
-            impulse = sysm.solve_multipliers(JM @ Jf.T, b - Jf @ v_star.ravel())
-            v_star = v_star + (JM.T @ impulse).reshape(n, 6)
+        B, u, coords = sysm.velocity_step(t, y, h, self.s.erp)
+        w = u[3 * n:].reshape(n, 3)
         y_new = y.copy()
-        y_new[sysm.sl_v] = v_star[:, :3].ravel()
-        y_new[sysm.sl_w] = v_star[:, 3:].ravel()
-        y_new[sysm.sl_x] = y[sysm.sl_x] + h * v_star[:, :3].ravel()
-        y_new[sysm.sl_q] = quat_mul(_rotation_quat(h * v_star[:, 3:]), B.q).ravel()
+        y_new[sysm.sl_u] = u
+        y_new[sysm.sl_x] = y[sysm.sl_x] + h * u[:3 * n]
+        y_new[sysm.sl_q] = quat_mul(_rotation_quat(h * w), B.q).ravel()
         if sysm.n_angles:
-            ac = sysm.angle_coords
-            val, Ji, Jj, bi, bj, _ = coords
-            w_ext = np.concatenate([v_star[:, 3:], np.zeros((1, 3))])
-            rate = (np.einsum("kj,kj->k", Ji[ac, 3:], w_ext[bi[ac]]) + np.einsum("kj,kj->k", Jj[ac, 3:], w_ext[bj[ac]]))
-            y_new[sysm.sl_a] = y[sysm.sl_a] + h * rate
+            y_new[sysm.sl_a] = y[sysm.sl_a] + h * sysm._angle_rates(np.concatenate([w, np.zeros((1, 3))]), coords)
         return y_new
 
     # -------------------------------------------------------------- results
@@ -389,10 +372,11 @@ class _Run:
                    joint_force=z(nj, 3), joint_torque=z(nj, 3), motion_effort=z(nm),
                    force_magnitude=z(nf), force_vector=z(nf, 3), force_point=z(nf, 3), force_power=z(nf),
                    spring_force=z(ns), bushing_force=z(nb, 3), bushing_torque=z(nb, 3),
-                   contact_force=z(len(sysm.contacts), 3),
+                   contact_force=z(len(sysm.contacts), 3), contact_point=z(len(sysm.contacts), 3),
+                   contact_normal_force=z(len(sysm.contacts)), contact_friction_force=z(len(sysm.contacts)),
+                   contact_depth=z(len(sysm.contacts)),
                    kinetic_energy=z(), potential_energy=z(), elastic_energy=z(), constraint_error=z(),
                    constraint_error_angle=z(), velocity_error=z())
-        owners = sysm.layout.row_owner()
         n_joint_rows = sysm.layout.n_rows
         mj_body = np.array([cm.marker_body[j["mj"]] for j in cm.joints], int)
         mi_body = np.array([cm.marker_body[j["mi"]] for j in cm.joints], int)
@@ -406,10 +390,8 @@ class _Run:
             out["velocity"][k], out["angular_velocity"][k] = B.v, B.w
             out["acceleration"][k], out["angular_acceleration"][k] = d["udot"][:, :3], d["udot"][:, 3:]
             if nj:
-                # generalized constraint force of each joint's rows on each body
-                per_row = d["J"][:n_joint_rows] * d["lam"][:n_joint_rows, None, None]
-                per_joint = np.zeros((nj, n + 1, 6))
-                np.add.at(per_joint[:, :n], owners, per_row)
+                # generalized constraint force of each joint's rows on each body (ground last)
+                per_joint = d["joint_wrench"]
                 # report on frame_j's body, or minus the reaction on frame_i's body when j is ground
                 use_j = mj_body >= 0
                 body = np.where(use_j, mj_body, mi_body)
@@ -431,7 +413,10 @@ class _Run:
             if nb:
                 out["bushing_force"][k], out["bushing_torque"][k] = d["bushing_force"], d["bushing_torque"]
             if len(sysm.contacts):
-                out["contact_force"][k] = d["contact_force"]
+                # per-contact telemetry: one more contact evaluation, at output times only
+                tel = sysm.contacts.telemetry(n, B.x, B.R, B.v, B.w)
+                for key in ("force", "point", "normal_force", "friction_force", "depth"):
+                    out[f"contact_{key}"][k] = tel[key]
             ke = 0.5 * np.sum(cm.mass * np.einsum("ij,ij->i", B.v, B.v)) + \
                 0.5 * np.sum(np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w))
             out["kinetic_energy"][k] = ke

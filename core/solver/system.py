@@ -5,36 +5,66 @@ Index-1 (acceleration-level) formulation with Lagrange multipliers
 
     M u̇ = f + Jᵀλ,     J u̇ = γ − 2α(J u − v*) − α² C     (Baumgarte, rate α)
 
-solved through the Schur complement (J M⁻¹ Jᵀ + βI) λ = γ̃ − J M⁻¹ f with the
-block-diagonal M⁻¹. ``u`` stacks, per moving body, the COM velocity and the
-angular velocity in world axes; the state is
+solved through the Schur complement (J M⁻¹ Jᵀ + βD) λ = γ̃ − J M⁻¹ f with the
+block-diagonal M⁻¹ (:mod:`.schur`: dense Cholesky for small models, sparse LU
+for large ones). The state is
 
     y = [x (n,3), q (n,4), v (n,3), w (n,3), θ (n_angles,)]
 
-where θ are the tracked (unwrapped) angles of the joints and springs whose
-rotation is measured (motions, gears, rack and pinion, torsion springs).
+with COM positions, unit quaternions, COM velocities and angular velocities in
+world axes; θ are the tracked (unwrapped) angles of the joints and springs
+whose rotation is measured (motions, gears, rack and pinion, torsion springs).
+The velocity vector u = [v, w] (6n,) is a slice of y, and the columns of J
+follow it (*split* layout: all linear velocities, then all angular ones).
+Joint rows come from the fused kernel of :mod:`.rows`; rows on measured joint
+coordinates (motions, couplers) from :mod:`core.joints.primitives`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import lapack
+from scipy import sparse
 
 from ..contacts import ContactSet
 from ..forces.elements import AppliedForces, Bushings, RotationalSprings, TranslationalSprings
 from ..joints import build_layout
 from ..joints import primitives as prim
 from ..model.compile import CompiledModel
-from ..spatial import cross, quat_derivative, quat_mul, quat_to_matrix
+from ..spatial import quat_mul
+from . import schur
+from .rows import JointRows, cross_rows
 
 #: Newton iterations of the position projection before giving up
 _PROJECTION_ITERATIONS = 12
 #: constraint error (m or rad) at which the projection has converged
 _PROJECTION_CONVERGED = 1e-12
-#: most iterative-refinement passes of the regularised multiplier solve
-_REFINEMENTS = 6
-_GETRF, _GETRS = lapack.get_lapack_funcs(("getrf", "getrs"), (np.zeros((1, 1)),))
+
+
+def _quadratic_maps():
+    """(16, 9) map of q ⊗ q onto R (row-major) and (12, 4) map of q ⊗ ω onto q̇ = ½ [0, ω] ⊗ q."""
+    QR = np.zeros((4, 4, 9))
+    w, x, y, z = range(4)
+    for k, (a, b, s) in enumerate(((w, w, 1), (x, x, 1), (y, y, -1), (z, z, -1))):
+        QR[a, b, 0] += s
+        QR[a, b, 4] += (1, -1, 1, -1)[k]
+        QR[a, b, 8] += (1, -1, -1, 1)[k]
+    for col, terms in ((1, ((x, y, 1), (w, z, -1))), (2, ((x, z, 1), (w, y, 1))),
+                       (3, ((x, y, 1), (w, z, 1))), (5, ((y, z, 1), (w, x, -1))),
+                       (6, ((x, z, 1), (w, y, -1))), (7, ((y, z, 1), (w, x, 1)))):
+        for a, b, s in terms:
+            QR[a, b, col] += s
+            QR[b, a, col] += s
+    QD = np.zeros((4, 3, 4))
+    for (a, k, out, s) in ((x, 0, w, -1), (y, 1, w, -1), (z, 2, w, -1),
+                           (w, 0, x, 1), (z, 1, x, 1), (y, 2, x, -1),
+                           (w, 1, y, 1), (x, 2, y, 1), (z, 0, y, -1),
+                           (w, 2, z, 1), (y, 0, z, 1), (x, 1, z, -1)):
+        QD[a, k, out] = 0.5 * s
+    return QR.reshape(16, 9), QD.reshape(12, 4)
+
+
+_QR, _QD = _quadratic_maps()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +77,16 @@ class Kinematics:
     A: np.ndarray    # (m, 3, 3) marker axes as columns
     vp: np.ndarray   # (m, 3) velocity of the marker point
     w: np.ndarray    # (m, 3) angular velocity of the marker's body
+    bodies: "Bodies"
 
 
 @dataclass(frozen=True, slots=True)
 class Bodies:
-    """Body-level state of one evaluation (n moving bodies)."""
+    """Body-level state of one evaluation (n moving bodies).
+
+    The ``*_ext`` arrays have a row n for the ground (identity, zeros), so a
+    body index of -1 reads the ground.
+    """
 
     x: np.ndarray    # (n, 3)
     q: np.ndarray    # (n, 4) unit quaternions
@@ -60,6 +95,24 @@ class Bodies:
     R: np.ndarray    # (n, 3, 3)
     I_W: np.ndarray  # (n, 3, 3) inertia about COM in world axes
     I_W_inv: np.ndarray
+    R_ext: np.ndarray  # (n+1, 3, 3)
+    x_ext: np.ndarray  # (n+1, 3)
+    v_ext: np.ndarray
+    w_ext: np.ndarray
+    packed: np.ndarray  # (n+1, 22): x, v, w, q, R (row-major) per body, for gathers
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """All constraint rows at one state; J is dense (m, 6n) or sparse, split columns."""
+
+    C: np.ndarray
+    quad: np.ndarray       # J̇u
+    J: object
+    blocks: np.ndarray     # (E, 6) Jacobian blocks of the joint ends, then the coordinate ends
+    vel_target: np.ndarray
+    acc_target: np.ndarray
+    coords: tuple | None   # from System._coordinates
 
 
 def wrap(angle):
@@ -149,8 +202,20 @@ class System:
         self.sl_q = slice(3 * n, 7 * n)
         self.sl_v = slice(7 * n, 10 * n)
         self.sl_w = slice(10 * n, 13 * n)
+        self.sl_u = slice(7 * n, 13 * n)
         self.sl_a = slice(13 * n, 13 * n + self.n_angles)
         self.size = 13 * n + self.n_angles
+        b = np.arange(n)[:, None]
+        k3, k4 = np.arange(3), np.arange(4)
+        # y padded with (0, 1) gathers [x, v, w, q] per body, the ground row being (0, 0, 0, 1 0 0 0)
+        ground = np.concatenate([np.full(9, self.size), [self.size + 1], np.full(3, self.size)])
+        self._gather = np.concatenate([np.hstack([3 * b + k3, 7 * n + 3 * b + k3, 10 * n + 3 * b + k3,
+                                                  3 * n + 4 * b + k4]).reshape(n, 13), ground[None]]).astype(int)
+        self._f_gravity = np.zeros((2, n, 3))
+        self._f_gravity[0] = self.mass[:, None] * self.gravity
+
+        self._build_rows(cm)
+        self._needs_kin = bool(len(self._coords) or len(self.tsprings.mi) or len(cm.bushings))
 
         y0 = self.pack(cm.x0, cm.q0, cm.v0, cm.w0, np.zeros(self.n_angles))
         B0 = self.bodies(y0)
@@ -174,30 +239,83 @@ class System:
         coupler_rows = np.array([c["type"] == "gear" for c in cm.couplers], bool)
         return np.concatenate([joint_rows, motion_rows, coupler_rows])
 
+    def _build_rows(self, cm):
+        """Index arrays of the fused joint rows, the coordinate rows and the matrix assembly."""
+        n, m = self.n, self.n_rows
+        self.rows = JointRows(self.layout, cm.marker_body, cm.marker_r, cm.marker_axes, n)
+        # coordinate rows: row start + r gets W[r, c] times coordinate c's block on each side
+        nc = len(self._coords)
+        ce_row, ce_src, ce_w, ce_body = [], [], [], []
+        for r, c in zip(*np.nonzero(self.combo_W)):
+            for side, mk in ((0, self.coord_mi[c]), (1, self.coord_mj[c])):
+                body = cm.marker_body[mk]
+                if body >= 0:
+                    ce_row.append(self.layout.n_rows + r)
+                    ce_src.append(c + side * nc)
+                    ce_w.append(self.combo_W[r, c])
+                    ce_body.append(body)
+        self._ce_src = np.array(ce_src, int)
+        self._ce_w = np.array(ce_w, float)[:, None]
+        end_row = np.concatenate([self.rows.end_row, np.array(ce_row, int)])
+        end_body = np.concatenate([self.rows.end_body, np.array(ce_body, int)])
+        # split columns: v of body b at 3b + k, w at 3n + 3b + k
+        cols = np.concatenate([3 * end_body[:, None] + np.arange(3), 3 * n + 3 * end_body[:, None] + np.arange(3)],
+                              axis=1)
+        self.sparse = schur.use_sparse(m, 6 * n)
+        flat = (end_row[:, None] * (6 * n) + cols).ravel()
+        if self.sparse:
+            pattern, self._slot = np.unique(flat, return_inverse=True)
+            self._nnz = len(pattern)
+            self._J_indices = pattern % (6 * n)
+            self._J_indptr = np.searchsorted(pattern // (6 * n), np.arange(m + 1))
+            # M⁻¹: 1/m on the linear diagonal, then 3×3 blocks of I_W⁻¹ (row-major)
+            lin = np.arange(3 * n)
+            blk = 3 * n + 3 * np.arange(n)[:, None, None] + np.zeros((1, 3, 1), int) + np.arange(3)
+            self._Mi_indices = np.concatenate([lin, blk.ravel()])
+            self._Mi_indptr = np.concatenate([np.arange(3 * n + 1), 3 * n + 3 * np.arange(1, 3 * n + 1)])
+        else:
+            self._flat = flat
+        self._Mi_lin = np.repeat(1.0 / self.mass, 3)
+        b = np.arange(n)[:, None, None]
+        i, j = np.arange(3)[None, :, None], np.arange(3)[None, None, :]
+        self._Mi_ang = ((3 * n + 3 * b + i) * (6 * n) + 3 * n + 3 * b + j).ravel()
+        self._Mi0 = np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)])) if not self.sparse else None
+        # per-joint generalized reaction of each joint's rows on each body (results)
+        owner = self.layout.row_owner()
+        nj = len(cm.joints)
+        je = self.rows.end_row
+        self._jw_index = (((owner[je] * n + self.rows.end_body) * 6)[:, None] + np.arange(6)).ravel()
+        self._jw_size = nj * n * 6
+        self._zeros_m = np.zeros(m)
+        self._last_rows = None  # (t, y, rows, J u) of the last evaluate(), see constraint_error
+
     def pack(self, x, q, v, w, angles) -> np.ndarray:
         return np.concatenate([np.ravel(x), np.ravel(q), np.ravel(v), np.ravel(w), np.ravel(angles)])
 
+    # ------------------------------------------------------------------ kinematics
     def bodies(self, y) -> Bodies:
         n = self.n
-        q = y[self.sl_q].reshape(n, 4)
-        q = q / np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
-        R = quat_to_matrix(q)
-        I_W = R @ self.I_B @ R.transpose(0, 2, 1)
-        I_W_inv = R @ self.I_B_inv @ R.transpose(0, 2, 1)
-        return Bodies(y[self.sl_x].reshape(n, 3), q, y[self.sl_v].reshape(n, 3),
-                      y[self.sl_w].reshape(n, 3), R, I_W, I_W_inv)
+        P = np.empty((n + 1, 22))
+        P[:, :13] = np.concatenate((y, (0.0, 1.0)))[self._gather]
+        q = P[:, 9:13]
+        q /= np.sqrt(np.sum(q * q, axis=1))[:, None]
+        P[:, 13:] = (q[:, :, None] * q[:, None, :]).reshape(n + 1, 16) @ _QR
+        R_ext = P[:, 13:].reshape(n + 1, 3, 3)
+        R = R_ext[:n]
+        Rt = R.transpose(0, 2, 1)
+        I_W = R @ self.I_B @ Rt
+        I_W_inv = R @ self.I_B_inv @ Rt
+        x_ext, v_ext, w_ext = P[:, 0:3], P[:, 3:6], P[:, 6:9]
+        return Bodies(x_ext[:n], q[:n], v_ext[:n], w_ext[:n], R, I_W, I_W_inv, R_ext, x_ext, v_ext, w_ext, P)
 
     def kinematics(self, B: Bodies) -> Kinematics:
         cm = self.cm
         b = cm.marker_body
-        R = np.concatenate([B.R, np.eye(3)[None]], axis=0)
-        x = np.concatenate([B.x, np.zeros((1, 3))], axis=0)
-        v = np.concatenate([B.v, np.zeros((1, 3))], axis=0)
-        w = np.concatenate([B.w, np.zeros((1, 3))], axis=0)
-        Rb = R[b]
-        r = np.einsum("kij,kj->ki", Rb, cm.marker_r)
-        wb = w[b]
-        return Kinematics(b=b, p=x[b] + r, r=r, A=Rb @ cm.marker_axes, vp=v[b] + cross(wb, r), w=wb)
+        Rb = B.R_ext[b]
+        r = (Rb @ cm.marker_r[:, :, None])[:, :, 0]
+        wb = B.w_ext[b]
+        return Kinematics(b=b, p=B.x_ext[b] + r, r=r, A=Rb @ cm.marker_axes, vp=B.v_ext[b] + cross_rows(wb, r),
+                          w=wb, bodies=B)
 
     # ------------------------------------------------------------------ constraints
     def _coordinates(self, K, angles):
@@ -219,58 +337,60 @@ class System:
         bj = self.cm.marker_body[self.coord_mj]
         return val, Ji, Jj, bi, bj, quad
 
-    def constraints(self, K, angles, t):
-        """All constraint rows at time t.
-
-        Returns ``C (m,), J (m, n, 6), quad (m,), vel_target (m,), acc_target (m,), coords``
-        where ``coords`` is the tuple from :meth:`_coordinates` (for springs and outputs).
-        """
-        L = self.layout
-        n = self.n
-        blocks = []
-        if len(L.point_mi):
-            blocks.append(prim.point(K, L.point_mi, L.point_mj))
-        if len(L.dot1_mi):
-            blocks.append(prim.dot1(K, L.dot1_mi, L.dot1_ai, L.dot1_mj, L.dot1_bj))
-        if len(L.dot2_mi):
-            blocks.append(prim.dot2(K, L.dot2_mi, L.dot2_ai, L.dot2_mj))
-        if len(L.dist_mi):
-            blocks.append(prim.distance(K, L.dist_mi, L.dist_mj, L.dist_len))
-        m = self.n_rows
-        C = np.zeros(m)
-        quad = np.zeros(m)
-        J = np.zeros((m, n + 1, 6))
-        start = 0
-        for rows in blocks:
-            idx = np.arange(start, start + len(rows.C))
-            C[idx] = rows.C
-            quad[idx] = rows.quad
-            J[idx, rows.bi] = rows.Ji
-            J[idx, rows.bj] += rows.Jj
-            start += len(rows.C)
-        vel_target = np.zeros(m)
-        acc_target = np.zeros(m)
+    def _rows(self, B: Bodies, angles, t, K=None) -> Rows:
+        """Every constraint row at (t, state); K (marker kinematics) is needed only with coordinates."""
+        C, quad, blocks = self.rows.evaluate(B.packed)
+        vel_t = acc_t = self._zeros_m
         coords = None
         if len(self._coords):
-            coords = self._coordinates(K, angles)
-            val, Ji, Jj, bi, bj, cquad = coords
-            Jc = np.zeros((len(val), n + 1, 6))
-            ar = np.arange(len(val))
-            Jc[ar, bi] = Ji
-            Jc[ar, bj] += Jj
+            coords = self._coordinates(K if K is not None else self.kinematics(B), angles)
+            val, Ji, Jj, _, _, cquad = coords
             W = self.combo_W
-            sl = slice(start, start + W.shape[0])
-            C[sl] = W @ val
-            quad[sl] = W @ cquad
-            J[sl] = np.einsum("rc,cbk->rbk", W, Jc)
+            C = np.concatenate([C, W @ val])
+            quad = np.concatenate([quad, W @ cquad])
+            blocks = np.concatenate([blocks, self._ce_w * np.concatenate([Ji, Jj])[self._ce_src]])
             if self.n_motions:
+                vel_t, acc_t = np.zeros(self.n_rows), np.zeros(self.n_rows)
                 f, df, ddf = self._motion_targets(t)
-                mrows = slice(start, start + self.n_motions)
+                mrows = slice(self.layout.n_rows, self.layout.n_rows + self.n_motions)
                 vm = self.motion_velocity_mode
                 C[mrows] = np.where(vm, 0.0, C[mrows] - f)
-                vel_target[mrows] = np.where(vm, f, df)
-                acc_target[mrows] = np.where(vm, df, ddf)
-        return C, J[:, :n], quad, vel_target, acc_target, coords
+                vel_t[mrows] = np.where(vm, f, df)
+                acc_t[mrows] = np.where(vm, df, ddf)
+        return Rows(C, quad, self._jacobian(blocks), blocks, vel_t, acc_t, coords)
+
+    def _jacobian(self, blocks):
+        """J (m, 6n), split columns: a dense array, or CSR above the sparse threshold."""
+        m, cols = self.n_rows, 6 * self.n
+        if self.sparse:
+            data = np.bincount(self._slot, weights=blocks.ravel(), minlength=self._nnz)
+            return sparse.csr_matrix((data, self._J_indices, self._J_indptr), shape=(m, cols))
+        return np.bincount(self._flat, weights=blocks.ravel(), minlength=m * cols).reshape(m, cols)
+
+    def _minv(self, B: Bodies):
+        """M⁻¹ (6n, 6n), split layout, dense or CSR like J."""
+        if self.sparse:
+            data = np.concatenate([self._Mi_lin, B.I_W_inv.ravel()])
+            return sparse.csr_matrix((data, self._Mi_indices, self._Mi_indptr), shape=(6 * self.n, 6 * self.n))
+        Mi = self._Mi0.copy()
+        np.put(Mi, self._Mi_ang, B.I_W_inv)
+        return Mi
+
+    def constraints(self, K, angles, t):
+        """All constraint rows at time t, for inspection and tests.
+
+        Returns ``C (m,), J (m, n, 6), quad (m,), vel_target (m,), acc_target (m,), coords``
+        where J's last axis is (v, w) of each body and ``coords`` is the tuple from
+        :meth:`_coordinates` (for springs and outputs).
+        """
+        rows = self._rows(K.bodies, angles, t, K)
+        return rows.C, self._per_body(rows.J), rows.quad, rows.vel_target, rows.acc_target, rows.coords
+
+    def _per_body(self, J):
+        """(m, 6n) split-column matrix -> dense (m, n, 6) with (v, w) per body."""
+        J = J.toarray() if sparse.issparse(J) else J
+        m, n = len(J), self.n
+        return np.concatenate([J[:, :3 * n].reshape(m, n, 3), J[:, 3 * n:].reshape(m, n, 3)], axis=2)
 
     def _motion_targets(self, t):
         f = np.array([e(t) for e in self.motion_exprs]) * self.motion_scale
@@ -279,140 +399,140 @@ class System:
         return f, df, ddf
 
     # ------------------------------------------------------------------ dynamics
-    def forces(self, t, B: Bodies, K: Kinematics, coords):
-        """Generalized applied forces (n, 6) and per-element details."""
+    def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True):
+        """Generalized applied forces (2, n, 3): [force, torque about the COM] per body, world axes.
+
+        With ``details`` also a dict of per-element outputs (else None). K may be
+        None when the model has no springs, bushings or measured coordinates.
+        """
         n = self.n
-        wrench, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.R, B.x, B.v, B.w)
-        ws, tension, length, e_t = self.tsprings.evaluate(K, n)
-        wrench += ws
-        rs_torque, e_r = np.zeros(0), 0.0
+        F = self._f_gravity.copy()
+        F[1] -= cross_rows(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0])
+        wrench = None
+        fmag = fpower = tension = length = rs_torque = np.zeros(0)
+        fvec = fpoint = contact_force = bforce = btorque = np.zeros((0, 3))
+        e_t = e_r = e_b = 0.0
+
+        def add(w):
+            return w if wrench is None else wrench + w
+        if len(self.applied.names):
+            w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.R, B.x, B.v, B.w)
+            wrench = add(w)
+        if self._needs_kin and K is None:
+            K = self.kinematics(B)
+        if len(self.tsprings.mi):
+            w, tension, length, e_t = self.tsprings.evaluate(K, n)
+            wrench = add(w)
         if len(self.rsprings.mi):
             val, Ji, Jj, *_ = coords
             ci = self.rsprings.coord
             rate = np.einsum("kj,kj->k", Jj[ci, 3:], K.w[self.rsprings.mj]) + \
                 np.einsum("kj,kj->k", Ji[ci, 3:], K.w[self.rsprings.mi])
-            wr, rs_torque, e_r = self.rsprings.evaluate(K, n, val[ci], rate)
-            wrench += wr
-        wb, bforce, btorque, e_b = self.bushings.evaluate(K, n)
-        wrench += wb
-        contact_force = np.zeros((0, 3))
+            w, rs_torque, e_r = self.rsprings.evaluate(K, n, val[ci], rate)
+            wrench = add(w)
+        if len(self.bushings.names):
+            w, bforce, btorque, e_b = self.bushings.evaluate(K, n)
+            wrench = add(w)
         if len(self.contacts):
             wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w)
-            wrench += wc
-        f = wrench[:n]
-        f[:, :3] += self.mass[:, None] * self.gravity
-        f[:, 3:] -= cross(B.w, np.einsum("kij,kj->ki", B.I_W, B.w))
-        details = dict(force_magnitude=fmag, force_vector=fvec, force_point=fpoint, force_power=fpower,
+            wrench = add(wc)
+        if wrench is not None:
+            F[0] += wrench[:n, :3]
+            F[1] += wrench[:n, 3:]
+        if not details:
+            return F, None
+        return F, dict(force_magnitude=fmag, force_vector=fvec, force_point=fpoint, force_power=fpower,
                        spring_tension=tension, spring_length=length, torsion_torque=rs_torque,
                        bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b,
                        contact_force=contact_force)
-        return f, details
-
-    def minv(self, B: Bodies, f):
-        """M⁻¹ applied to (..., n, 6) generalized vectors."""
-        lin = f[..., :3] / self.mass[:, None]
-        ang = np.einsum("kij,...kj->...ki", B.I_W_inv, f[..., 3:])
-        return np.concatenate([lin, ang], axis=-1)
-
-    def solve_multipliers(self, A, rhs):
-        """(A + β diag(A)) λ = rhs, solved in Jacobi-scaled form.
-
-        Rows mix very different scales (1/m against 1/I of a small body), so
-        the regularisation β is relative to each row's own diagonal;
-        least squares if the system is still singular. A row whose diagonal
-        vanishes (a constraint with a zero Jacobian row, e.g. two hinge axes
-        exactly anti-parallel) is scaled by a floor relative to the largest
-        diagonal, so its multiplier stays finite (it moves nothing) instead of
-        overflowing to inf/NaN.
-        """
-        diag = np.diag(A)
-        floor = max(1e-30 * float(np.max(diag, initial=0.0)), 1e-300)
-        d = np.sqrt(np.maximum(diag, floor))
-        As = A / d[:, None] / d[None, :]
-        b = rhs / d
-        Ar = As.copy()
-        Ar[np.diag_indices_from(Ar)] += self.beta
-        # LAPACK getrf/getrs straight from scipy: numpy.linalg.solve/inv on these
-        # small matrices can take 20x longer when its BLAS threads compete for busy cores
-        lu, piv, info = _GETRF(Ar, overwrite_a=True)
-        if info != 0 or not np.all(np.isfinite(lu)):
-            return np.linalg.lstsq(As, b, rcond=None)[0] / d
-
-        def S(v):
-            return _GETRS(lu, piv, v)[0]
-        # The regularisation alone biases λ by ~β·cond(As) relative (1e-10 x 2500
-        # for a 1 kg bob with I = 4e-4 kg·m² at 1 m): the constraints then drift by
-        # bias/α² and energy is lost. Iterative refinement against the unregularised
-        # matrix shrinks the bias by β·cond per pass. It stops when a pass no longer
-        # halves the residual: the part of b that redundant rows cannot meet stays
-        # in the residual, and refining it would only inflate the (non-unique)
-        # null-space part of λ.
-        x = S(b)
-        r = b - As @ x
-        rn = np.linalg.norm(r)
-        for _ in range(_REFINEMENTS):
-            x_new = x + S(r)
-            r_new = b - As @ x_new
-            rn_new = np.linalg.norm(r_new)
-            if not rn_new < 0.5 * rn:
-                break
-            x, r, rn = x_new, r_new, rn_new
-        return x / d
 
     def evaluate(self, t, y, details=False):
-        """Accelerations u̇ (n, 6) and, with ``details``, everything the results need."""
+        """Accelerations u̇ (6n,) split layout, the bodies and the coordinates; with ``details``
+        a dict of everything the results need (u̇ as (n, 6) there)."""
+        n, m = self.n, self.n_rows
         B = self.bodies(y)
-        K = self.kinematics(B)
-        angles = y[self.sl_a]
-        C, J, quad, vel_t, acc_t, coords = self.constraints(K, angles, t)
-        f, extra = self.forces(t, B, K, coords)
-        u = np.concatenate([B.v, B.w], axis=1)
-        u0 = self.minv(B, f)
-        m = self.n_rows
+        K = self.kinematics(B) if (details or self._needs_kin) else None
+        rows = self._rows(B, y[self.sl_a], t, K) if m else None
+        F, extra = self.forces(t, B, K, rows.coords if m else None, details)
+        Mi = self._minv(B)
+        u0 = Mi @ F.ravel()
         lam = np.zeros(m)
         udot = u0
         if m:
-            Jf = J.reshape(m, -1)
-            JM = self.minv(B, J).reshape(m, -1)
-            A = JM @ Jf.T
-            vel = Jf @ u.ravel()
-            gamma = -quad + acc_t - 2.0 * self.alpha * (vel - vel_t) - self.alpha ** 2 * C
-            lam = self.solve_multipliers(A, gamma - Jf @ u0.ravel())
-            udot = u0 + (JM.T @ lam).reshape(self.n, 6)
+            J = rows.J
+            JM = J @ Mi
+            vel = J @ y[self.sl_u]
+            gamma = rows.acc_target - rows.quad - 2.0 * self.alpha * (vel - rows.vel_target) - self.alpha ** 2 * rows.C
+            lam = schur.solve(JM @ J.T, gamma - J @ u0, self.beta)
+            udot = u0 + JM.T @ lam
+            # an explicit RK step ends with an evaluation at its end point (FSAL):
+            # the constraint check after the step reuses it
+            self._last_rows = (t, y, rows, vel)
         if not details:
-            return udot, B, coords
+            return udot, B, rows.coords if m else None
         out = dict(extra)
-        out.update(udot=udot, lam=lam, C=C, J=J, vel_error=(J.reshape(m, -1) @ u.ravel() - vel_t) if m else np.zeros(0),
-                   bodies=B, kin=K, coords=coords)
+        jw = np.zeros((len(self.cm.joints), n + 1, 6))
+        if m and len(self._jw_index):
+            nb = len(self.rows.end_row)
+            per_end = rows.blocks[:nb] * lam[self.rows.end_row, None]
+            jw[:, :n] = np.bincount(self._jw_index, weights=per_end.ravel(),
+                                    minlength=self._jw_size).reshape(-1, n, 6)
+        out.update(udot=np.concatenate([udot[:3 * n].reshape(n, 3), udot[3 * n:].reshape(n, 3)], axis=1),
+                   lam=lam, C=rows.C if m else np.zeros(0),
+                   vel_error=(rows.J @ y[self.sl_u] - rows.vel_target) if m else np.zeros(0),
+                   joint_wrench=jw, bodies=B, kin=K, coords=rows.coords if m else None)
         return out
 
     def rhs(self, t, y):
         """dy/dt for the integrators."""
         udot, B, coords = self.evaluate(t, y)
-        qdot = quat_derivative(B.q, B.w)
-        parts = [B.v.ravel(), qdot.ravel(), udot[:, :3].ravel(), udot[:, 3:].ravel()]
+        qdot = (B.q[:, :, None] * B.w[:, None, :]).reshape(self.n, 12) @ _QD
+        parts = [y[self.sl_v], qdot.ravel(), udot]
         if self.n_angles:
-            val, Ji, Jj, bi, bj, _ = coords
-            wi = np.concatenate([B.w, np.zeros((1, 3))])[bi[self.angle_coords]]
-            wj = np.concatenate([B.w, np.zeros((1, 3))])[bj[self.angle_coords]]
-            rate = np.einsum("kj,kj->k", Ji[self.angle_coords, 3:], wi) + \
-                np.einsum("kj,kj->k", Jj[self.angle_coords, 3:], wj)
-            parts.append(rate)
+            parts.append(self._angle_rates(B.w_ext, coords))
         return np.concatenate(parts)
+
+    def _angle_rates(self, w_ext, coords):
+        """Rates (rad/s) of the tracked angles, from angular velocities (n+1, 3) with the ground last."""
+        _, Ji, Jj, bi, bj, _ = coords
+        ac = self.angle_coords
+        return np.sum(Ji[ac, 3:] * w_ext[bi[ac]], axis=1) + np.sum(Jj[ac, 3:] * w_ext[bj[ac]], axis=1)
+
+    def velocity_step(self, t, y, h, erp):
+        """Velocity-level stepper (seeds 001/004): u* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Ju*).
+
+        b = v_target − (erp/h) C removes a fraction ``erp`` of the position error in
+        one step. Returns ``(bodies, u_new (6n,) split layout, coords)``.
+        """
+        B = self.bodies(y)
+        K = self.kinematics(B) if self._needs_kin else None
+        rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
+        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False)
+        Mi = self._minv(B)
+        u = y[self.sl_u] + h * (Mi @ F.ravel())
+        if rows is None:
+            return B, u, None
+        J = rows.J
+        JM = J @ Mi
+        b = rows.vel_target - (erp / h) * np.where(self.position_rows, rows.C, 0.0)
+        impulse = schur.solve(JM @ J.T, b - J @ u, self.beta)
+        return B, u + JM.T @ impulse, rows.coords
 
     # ------------------------------------------------------------------ projection
     def constraint_error(self, t, y):
         """(max |C| over length rows in m, over angle rows in rad, max |J u − v*|)."""
         if not self.n_rows:
             return 0.0, 0.0, 0.0
-        B = self.bodies(y)
-        K = self.kinematics(B)
-        C, J, _, vel_t, _, _ = self.constraints(K, y[self.sl_a], t)
-        u = np.concatenate([B.v, B.w], axis=1).ravel()
-        Cp = np.where(self.position_rows, np.abs(C), 0.0)
+        last = self._last_rows
+        if last is not None and last[1] is y and last[0] == t:
+            rows, vel = last[2], last[3]
+        else:
+            rows = self._rows(self.bodies(y), y[self.sl_a], t)
+            vel = rows.J @ y[self.sl_u]
+        Cp = np.where(self.position_rows, np.abs(rows.C), 0.0)
         length = float(np.max(Cp[~self.row_is_angle], initial=0.0))
         ang = float(np.max(Cp[self.row_is_angle], initial=0.0))
-        return length, ang, float(np.max(np.abs(J.reshape(self.n_rows, -1) @ u - vel_t)))
+        return length, ang, float(np.max(np.abs(vel - rows.vel_target)))
 
     def project(self, t, y):
         """Project positions onto C = 0 (M-weighted Newton) and velocities onto J u = v*.
@@ -424,22 +544,18 @@ class System:
         n, m = self.n, self.n_rows
         moved = 0.0
         converged = m == 0
+        keep = np.flatnonzero(self.position_rows)
         for _ in range(_PROJECTION_ITERATIONS if m else 0):
             B = self.bodies(y)
-            K = self.kinematics(B)
-            C, J, *_ = self.constraints(K, y[self.sl_a], t)
-            rows = self.position_rows
-            Cp, Jp = C[rows], J[rows]
+            rows = self._rows(B, y[self.sl_a], t)
+            Cp = rows.C[keep]
             if np.max(np.abs(Cp), initial=0.0) < _PROJECTION_CONVERGED:
                 converged = True
                 break
-            k = len(Cp)
-            JM = self.minv(B, Jp).reshape(k, -1)
-            A = JM @ Jp.reshape(k, -1).T
-            delta = -(JM.T @ self.solve_multipliers(A, Cp)).reshape(n, 6)
+            delta = -self._correction(rows.J[keep], self._minv(B), Cp)
             moved = max(moved, float(np.max(np.abs(delta))))
-            y[self.sl_x] += delta[:, :3].ravel()
-            dq = _rotation_quat(delta[:, 3:])
+            y[self.sl_x] += delta[:3 * n]
+            dq = _rotation_quat(delta[3 * n:].reshape(n, 3))
             y[self.sl_q] = quat_mul(dq, B.q).ravel()
             self._resync_angles(t, y)
         y[self.sl_q] = (y[self.sl_q].reshape(n, 4) /
@@ -448,16 +564,16 @@ class System:
         dv = 0.0
         if m:
             B = self.bodies(y)
-            K = self.kinematics(B)
-            _, J, _, vel_t, _, _ = self.constraints(K, y[self.sl_a], t)
-            Jf = J.reshape(m, -1)
-            u = np.concatenate([B.v, B.w], axis=1).ravel()
-            JM = self.minv(B, J).reshape(m, -1)
-            du = -(JM.T @ self.solve_multipliers(JM @ Jf.T, Jf @ u - vel_t)).reshape(n, 6)
+            rows = self._rows(B, y[self.sl_a], t)
+            du = -self._correction(rows.J, self._minv(B), rows.J @ y[self.sl_u] - rows.vel_target)
             dv = float(np.max(np.abs(du), initial=0.0))
-            y[self.sl_v] += du[:, :3].ravel()
-            y[self.sl_w] += du[:, 3:].ravel()
+            y[self.sl_u] += du
         return y, moved, dv, converged
+
+    def _correction(self, J, Mi, residual):
+        """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual."""
+        JM = J @ Mi
+        return JM.T @ schur.solve(JM @ J.T, residual, self.beta)
 
     def _resync_angles(self, t, y):
         """Set the tracked angles to the geometric angles nearest to them."""
@@ -473,10 +589,8 @@ class System:
         """Number of redundant constraint rows at (t, y): rows − rank(J)."""
         if not self.n_rows:
             return 0
-        B = self.bodies(y)
-        K = self.kinematics(B)
-        _, J, *_ = self.constraints(K, y[self.sl_a], t)
-        Jf = J.reshape(self.n_rows, -1)
+        J = self._rows(self.bodies(y), y[self.sl_a], t).J
+        Jf = J.toarray() if sparse.issparse(J) else J
         if Jf.size == 0:
             return self.n_rows
         sv = np.linalg.svd(Jf, compute_uv=False)

@@ -106,3 +106,27 @@ def snapshot():
             sorted(m.name for m in bpy.data.meshes), sorted(c.name for c in bpy.data.collections),
             [o.animation_data is not None for o in bpy.data.objects],
             [tuple(o.matrix_world.col[3]) for o in bpy.data.objects])
+
+
+def ball_on_floor(frames=7, fps=24):
+    """A 1 kg ball (ico sphere, radius 50 mm) dropped from 10 mm above a fixed floor, mm scene.
+
+    Contact "Touch" (Body_I the ball, friction on); it lands between frames 2
+    and 3 and rests from then on. RK4 with a 0.5 ms step: seconds, not minutes.
+    """
+    scene = setup_scene(0.001, fps, frames)
+    scene.mbd.solver.integrator, scene.mbd.solver.step = "RK4", 5e-4
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=50.0, location=(0.0, 0.0, 60.0))
+    ball = bpy.context.active_object
+    ball.name = "Ball"
+    ball.mbd.role, ball.mbd.mass_mode, ball.mbd.mass = "BODY", "MASS", 1.0
+    ball.mbd.velocity = (20.0, 0.0, 0.0)     # mm/s: sliding, so friction tilts the force
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0.0, 0.0, -50.0))
+    floor = bpy.context.active_object
+    floor.name, floor.scale = "Floor", (400.0, 400.0, 100.0)
+    floor.mbd.role, floor.mbd.fixed = "BODY", True
+    contact = scene.mbd.contacts.add()
+    contact.name, contact.body_i, contact.body_j = "Touch", ball, floor
+    contact.stiffness, contact.damping, contact.friction = 1e3, 1.0, True
+    bpy.context.view_layer.update()
+    return scene, ball, floor

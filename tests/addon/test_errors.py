@@ -83,7 +83,9 @@ def test_problems_are_listed_for_the_panel(addon):
     scene.mbd.joints["Hinge"].frame_j = None
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
-    assert PROBLEMS[scene.name] == ["joint 'Hinge': Frame J is not set"]
+    (p,) = PROBLEMS[scene.name]
+    # with the object a click selects: the joint's frame that is set
+    assert (p.message, p.object, p.group, p.index) == ("joint 'Hinge': Frame J is not set", "Pivot", "joints", 0)
     scene.mbd.joints["Hinge"].frame_j = scene.objects["Bob_pivot"]
     assert bpy.ops.mbd.validate() == {"FINISHED"}
     assert PROBLEMS[scene.name] == []

@@ -53,7 +53,10 @@ SESSION = textwrap.dedent("""
     out["uninstall"] = sorted(bpy.ops.extensions.package_uninstall(
         repo_index=repos.index("user_default"), pkg_id={ext_id!r}))
     out["after_uninstall"] = hasattr(bpy.types.Scene, "mbd")
-    print("RESULT " + json.dumps(out))
+    print("RESULT " + json.dumps(out), flush=True)
+    if bpy.app.version < (4, 4):    # the bpy module crashes at shutdown (tools/simulate_blend.py: exit_process)
+        import os
+        os._exit(0)
 """)
 
 

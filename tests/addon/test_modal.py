@@ -198,3 +198,50 @@ def test_a_bad_model_is_reported_before_any_thread_starts(modal):
     assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"CANCELLED"}
     assert not runner.JOBS and context.window_manager.calls == []
     assert op.reports == [("ERROR", "joint 'Hinge': Frame J is not set")]
+
+
+def test_each_timer_tick_shows_the_jobs_progress(modal, monkeypatch):
+    """A stand-in core run that stops at fractions the test chooses: each TIMER shows where it is."""
+    import threading
+    from addon import runner
+    op, context = modal
+    scene, _ = ms.pendulum()
+    real = runner.core.simulate
+    steps = [threading.Event() for _ in range(3)]
+    reached = [threading.Event() for _ in range(3)]
+
+    def simulate(compiled, progress):
+        for k, fraction in enumerate((0.25, 0.5, 0.75)):
+            progress(SimpleNamespace(fraction=fraction, time=fraction * 2.0))
+            reached[k].set()
+            assert steps[k].wait(30)
+        return real(compiled)
+
+    monkeypatch.setattr(runner.core, "simulate", simulate)
+    op.invoke(context, event("LEFTMOUSE", "PRESS"))
+    wm, texts = context.window_manager, context.workspace.texts
+    for k, fraction in enumerate((0.25, 0.5, 0.75)):
+        assert reached[k].wait(30)
+        assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
+        assert wm.progress[-1] == pytest.approx(100.0 * fraction)
+        assert texts[-1] == f"Multibody: simulating t = {fraction * 2.0:.3g} s ({fraction:.0%}), Esc to cancel"
+        steps[k].set()
+    assert run_to_end(op, context) == {"FINISHED"}
+    assert texts[-1] is None and wm.calls[-1] == ("progress_end",)
+
+
+def test_a_failure_in_the_worker_thread_becomes_a_report(modal, monkeypatch):
+    from addon import runner
+    op, context = modal
+    scene, bob = ms.pendulum()
+
+    def simulate(compiled, progress):
+        raise runner.core.SolverError("the constraint Jacobian is singular at t = 0.1 s")
+
+    monkeypatch.setattr(runner.core, "simulate", simulate)
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(op, context) == {"CANCELLED"}
+    assert op.reports[-1] == ("ERROR", "Simulation failed: the constraint Jacobian is singular at t = 0.1 s")
+    assert scene.name not in runner.JOBS and scene.name not in runner.RESULTS
+    assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
+    assert context.workspace.texts[-1] is None and bob.animation_data is None

@@ -11,6 +11,9 @@ def mbd_leftovers():
     names += [n for n in PROPERTY_GROUPS if bpy.types.PropertyGroup.bl_rna_get_subclass_py(n)]
     props = [t for t in ("Scene", "Object") if hasattr(getattr(bpy.types, t), "mbd")]
     handlers = [h for h in bpy.app.handlers.load_post if h.__module__.startswith("addon")]
+    from addon import ui
+    if ui._previews is not None:    # the spline previews' icon collection
+        handlers.append(ui._previews)
     return names, props, handlers
 
 
@@ -24,7 +27,7 @@ def test_register_unregister_twice_leaves_nothing_behind():
         try:
             names, props, handlers = mbd_leftovers()
             assert {"MBD_OT_simulate", "MBD_PG_scene", "MBD_UL_elements", "VIEW3D_PT_mbd_main"} <= set(names)
-            assert props == ["Scene", "Object"] and len(handlers) == 1
+            assert props == ["Scene", "Object"] and len(handlers) == 2   # load_post, previews
             assert bpy.context.scene.mbd.solver.integrator == "DOP853"
         finally:
             addon.unregister()
@@ -33,7 +36,7 @@ def test_register_unregister_twice_leaves_nothing_behind():
 
 def test_operators_are_named_mbd(addon):
     assert {"validate", "simulate", "bake", "clear", "export_csv", "element_add", "element_remove",
-            "set_role", "add_frame"} <= set(dir(bpy.ops.mbd))
+            "set_role", "add_frame", "select_object", "spline_file"} <= set(dir(bpy.ops.mbd))
 
 
 def test_add_and_remove_elements_with_unique_names(addon):

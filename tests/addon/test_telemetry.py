@@ -189,6 +189,5 @@ def test_long_and_odd_names_fit_blenders_limit():
 
 
 def test_panel_points_to_the_telemetry(baked):
-    from test_ui import draw_all
-    labels = [text for kind, text in draw_all(None) if kind == "label"]
-    assert "Telemetry: select MBD_Telemetry, open the Graph Editor" in labels
+    from test_ui import draw_all, labels
+    assert "Telemetry: select MBD_Telemetry, open the Graph Editor" in labels(draw_all(None))

@@ -6,9 +6,24 @@ a layout double that checks each property, operator and list it is given.
 from types import SimpleNamespace
 
 import bpy
+import numpy as np
 import pytest
 
 import mbd_scenes as ms
+
+
+class Operator:
+    """What a layout's operator() returns: properties set on it are checked against the operator's own."""
+
+    def __init__(self, idname, log):
+        module, name = idname.split(".")
+        self.__dict__["_rna"] = getattr(getattr(bpy.ops, module), name).get_rna_type()
+        self.__dict__["_entry"] = ("operator", idname, {})
+        log.append(self._entry)
+
+    def __setattr__(self, name, value):
+        assert name in self._rna.properties, f"{self._rna.identifier} has no property {name!r}"
+        self._entry[2][name] = value
 
 
 class Layout:
@@ -28,18 +43,22 @@ class Layout:
         self.prop(data, name)
         self.prop(search_data, search_name)
 
-    def operator(self, idname, **kwargs):
+    def operator(self, idname, text="", icon="NONE", emboss=True, **kwargs):
         module, name = idname.split(".")
         assert hasattr(getattr(bpy.ops, module), name), idname
-        self.log.append(("operator", idname))
-        return SimpleNamespace()
+        assert icon in bpy.types.UILayout.bl_rna.functions["operator"].parameters["icon"].enum_items, icon
+        return Operator(idname, self.log)
 
     def template_list(self, list_type, list_id, data, name, active_data, active_name, **kwargs):
         assert hasattr(bpy.types, list_type)
         self.prop(data, name)
         self.prop(active_data, active_name)
 
-    def label(self, text="", **kwargs):
+    def template_icon(self, icon_value=0, scale=1.0):
+        self.log.append(("icon", icon_value))
+
+    def label(self, text="", icon="NONE", **kwargs):
+        assert icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon
         self.log.append(("label", text))
 
     def separator(self, **kwargs):
@@ -56,26 +75,163 @@ def draw_all(obj):
     return log
 
 
+def operators(log, idname=None):
+    """The operator buttons drawn: (idname, properties set), or only the properties of ``idname``'s."""
+    found = [(entry[1], entry[2]) for entry in log if entry[0] == "operator"]
+    return found if idname is None else [props for name, props in found if name == idname]
+
+
+def labels(log):
+    return [entry[1] for entry in log if entry[0] == "label"]
+
+
+def a_table(path, rows=((0.0, 0.0), (0.5, 2.0), (1.0, 1.0), (2.0, 3.0))):
+    path.write_text("time,force\n" + "".join(f"{t},{v}\n" for t, v in rows), encoding="utf-8")
+    return path
+
+
 @pytest.mark.parametrize("group", ["joints", "motions", "forces", "springs", "bushings", "couplers",
                                    "contacts"])
-def test_panels_draw_every_element_kind(addon, group):
+def test_panels_draw_every_element_kind(addon, group, tmp_path):
+    from addon import runner
     scene, bob = ms.pendulum()
     force = ms.add_force(scene, bob, value="2 + * t")
     force.actuator = True
     for g in ("motions", "springs", "bushings", "couplers", "contacts"):
         bpy.ops.mbd.element_add(group=g)
+    scene.mbd.motions[0].value = f"spline({a_table(tmp_path / 'm.csv')})"
+    plain = ms.uv_sphere("Plain", 0.1, (0.0, 3.0, 0.0))
     scene.mbd.group = group
-    for obj in (bob, scene.objects["Pivot"], None):
-        log = draw_all(obj)
-        assert ("operator", "mbd.simulate") in log and ("operator", "mbd.bake") in log
+    for display in (False, True):   # the display options' sub-fields, hidden and shown
+        d = scene.mbd.display
+        d.show_arrows = d.show_contact_arrows = d.bake_telemetry = display
+        for obj in (bob, scene.objects["Pivot"], plain, None):
+            log = draw_all(obj)
+            assert {"mbd.validate", "mbd.simulate", "mbd.bake", "mbd.clear"} <= {n for n, _ in operators(log)}
     if group == "forces":
-        # the formula's parse error is shown under the field
-        assert any(kind == "label" and "column" in text for kind, text in log)
-
-
-def test_panel_lists_the_last_problems(addon):
-    scene, _ = ms.pendulum()
-    scene.mbd.joints["Hinge"].frame_i = None
+        # the formula's parse error is shown under the field; an actuator has no Spline button
+        assert any("column" in text for text in labels(log))
+        assert not operators(log, "mbd.spline_file")
+    if group == "motions":
+        assert operators(log, "mbd.spline_file") == [{"target": "mbd.motions[0].value"}]
+        assert any(text.startswith("t -0.2 … 2.2 s, value 0 … 3") for text in labels(log))
+    # the problems of a check, and a running job, are drawn too
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
-    assert ("label", "joint 'Hinge': Frame I is not set") in draw_all(None)
+    assert "9 problem(s); click one to select its object" in labels(draw_all(bob))
+    runner.JOBS[scene.name] = runner.Job(None)
+    try:
+        assert any(text.startswith("Simulating… 0%") for text in labels(draw_all(bob)))
+    finally:
+        runner.JOBS.clear()
+
+
+def test_panel_lists_the_last_problems_and_each_selects_its_object(addon):
+    scene, bob = ms.pendulum()
+    scene.mbd.joints["Hinge"].frame_i = None
+    plain = ms.uv_sphere("Plain", 0.1, (0.0, 2.0, 0.0))
+    force = scene.mbd.forces.add()
+    force.name, force.body, force.frame, force.value = "Push", plain, scene.objects["Pivot"], "1"
+    with pytest.raises(RuntimeError):
+        bpy.ops.mbd.validate()
+    buttons = {props["name"]: props for props in operators(draw_all(None), "mbd.select_object")}
+    # the joint names no object that is missing: its other frame is selected; the force names Plain
+    assert buttons["Bob_pivot"] == {"name": "Bob_pivot", "group": "joints", "index": 0}
+    assert buttons["Plain"] == {"name": "Plain", "group": "forces", "index": 0}
+    scene.mbd.group = "joints"
+    assert bpy.ops.mbd.select_object(**buttons["Plain"]) == {"FINISHED"}
+    assert bpy.context.view_layer.objects.active == plain and plain.select_get()
+    assert [o.name for o in bpy.context.selected_objects] == ["Plain"]
+    assert scene.mbd.group == "forces" and scene.mbd.active_force == 0
+    with pytest.raises(RuntimeError, match="'Gone' is not in scene"):
+        bpy.ops.mbd.select_object(name="Gone")
+
+
+def test_problems_naming_objects_and_elements(addon):
+    from addon.operators import problem
+    scene, bob = ms.pendulum()
+    assert problem(scene, "body 'Bob': geometry: not closed").object == "Bob"
+    assert problem(scene, "object 'Nope': a body must be a mesh").object == ""
+    p = problem(scene, "joint 'Hinge': Frame I 'X' is not in scene 'Scene'")
+    assert (p.object, p.group, p.index) == ("Pivot", "joints", 0)
+    assert problem(scene, "scene: no object is marked as a body") == \
+        type(p)("scene: no object is marked as a body")
+
+
+def test_spline_button_writes_a_path_relative_to_the_saved_blend(addon, tmp_path):
+    from addon import ui
+    scene, bob = ms.pendulum()
+    force = ms.add_force(scene, bob, value="1")
+    table = a_table(tmp_path / "push.csv")
+    # unsaved: an absolute path (the current directory would be anybody's guess)
+    assert bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(table)) == {"FINISHED"}
+    assert force.value == f"spline({table})"
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "model.blend"))
+    force = scene.mbd.forces[0]
+    (tmp_path / "data").mkdir()
+    nested = a_table(tmp_path / "data" / "push (v2).csv")
+    assert bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(nested)) == {"FINISHED"}
+    assert force.value == "spline('data/push (v2).csv')"     # quoted: it has parentheses
+    checked = ui.check_formula(force.value, ui.formula_base_dir(), True)
+    assert checked.error == "" and checked.expression(0.5) == 2.0
+    # and the model reads it: the force follows the table
+    bpy.ops.mbd.simulate()
+    from addon import runner
+    res = runner.RESULTS[scene.name].results
+    np.testing.assert_allclose(res.force_magnitude[12, 0], checked.expression(0.5), rtol=1e-12)
+    assert "25 frames, t = 0..1 s" in labels(draw_all(bob))
+
+
+def test_spline_errors_show_under_the_field(addon, tmp_path):
+    scene, bob = ms.pendulum()
+    force = ms.add_force(scene, bob, value="1")
+    scene.mbd.group = "forces"
+    bad = tmp_path / "one_row.csv"
+    bad.write_text("time,force\n0,1\nnot,numbers\n", encoding="utf-8")
+    assert bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(bad)) == {"FINISHED"}
+    assert force.value == f"spline({bad})"    # written: the user sees why it is wrong and fixes the file
+    assert any("has 1 valid (time, value) row(s); at least 2 are needed" in text for text in labels(draw_all(bob)))
+    bad.write_text("0,1\n1,2\n", encoding="utf-8")
+    from addon import ui
+    ui._CHECKED.clear()   # as RECHECK_S later
+    assert not any("valid" in text for text in labels(draw_all(bob)))
+    bad.unlink()
+    assert any("not found" in text for text in labels(draw_all(bob)))   # a changed file is checked again
+
+
+def test_spline_button_refuses_actuators_and_other_fields(addon, tmp_path):
+    scene, bob = ms.pendulum()
+    force = ms.add_force(scene, bob, value="5")
+    force.actuator = True
+    table = a_table(tmp_path / "t.csv")
+    with pytest.raises(RuntimeError, match="not available for actuator"):
+        bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(table))
+    with pytest.raises(RuntimeError, match="not a motion or force formula field"):
+        bpy.ops.mbd.spline_file(target="mbd.joints[0].name", filepath=str(table))
+    with pytest.raises(RuntimeError, match="no motion number 1"):
+        bpy.ops.mbd.spline_file(target="mbd.motions[0].value", filepath=str(table))
+    assert force.value == "5" and scene.mbd.joints[0].name == "Hinge"
+
+
+def test_spline_preview_draws_the_curve(addon, tmp_path):
+    from addon import ui
+    table = a_table(tmp_path / "t.csv")
+    checked = ui.check_formula(f"2*spline({table}) + 1", "", True)
+    curve = ui.spline_curve(checked.expression)
+    assert curve.span == pytest.approx((-0.2, 2.2, 1.0, 7.0))
+    px = ui.plot_pixels(curve)
+    w, h = ui.PREVIEW_SIZE
+    assert px.shape == (h, w, 4) and px.dtype == np.float32
+    curve_px = np.all(np.isclose(px, ui._CURVE), axis=2)
+    knot_px = np.all(np.isclose(px, ui._KNOT), axis=2)
+    rows = [np.nonzero(curve_px[:, c] | knot_px[:, c])[0] for c in range(w)]
+    assert all(len(r) for r in rows)                    # a connected curve: every column has a pixel
+    # held before the first row (value 1: the bottom) and after the last (value 7: the top)
+    assert rows[0].min() <= 5 and rows[-1].max() >= h - 6
+    assert np.all(px[..., 3] == 1.0)
+    assert knot_px.sum() >= 4 * 4           # the four rows of the table as dots
+    icon, shown = ui.preview_icon(checked)              # the icon is 0 without a window; the pixels are set
+    assert shown.span == curve.span and len(ui._previews) == 1
+    preview = next(iter(ui._previews.values()))
+    assert tuple(preview.image_size) == (w, h)
+    np.testing.assert_allclose(np.array(preview.image_pixels_float), px.ravel(), atol=1 / 255)

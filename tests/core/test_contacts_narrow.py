@@ -145,3 +145,21 @@ def test_threaded_build_gives_the_same_index(monkeypatch):
     r1, r2 = one.query(p), two.query(p)
     np.testing.assert_array_equal(r1.index, r2.index)
     np.testing.assert_array_equal(r1.depth, r2.depth)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e-16, -1e-16, 1e-13, -1e-13, 1e-10, -1e-10])
+def test_points_on_a_shared_edge_or_vertex_get_the_face_normal(offset):
+    # a 0.4 m plate (top face: two triangles meeting on the diagonal x = y) and a
+    # grid-split one (top vertices shared by 6 triangles): points 2.5 µm deep on the
+    # diagonal / over a vertex, moved by `offset` across it.  The surface is flat there,
+    # so depth and normal must not depend on which triangle the rounding favours
+    # (distances of coordinates ~0.3 m carry ~1e-16 relative error; the normal must not
+    # tilt by offset/depth as an edge's (point - edge)/distance would)
+    depth = 2.5e-6
+    for divisions, xy in ((1, (0.01, 0.01)), (4, (0.1, 0.0))):
+        g = prepare_geometry(*box_mesh((0.4, 0.4, 0.01), divisions), "standard", name=f"plate{divisions}")
+        p = np.array([[xy[0] + offset, xy[1] - offset, 0.005 - depth]])
+        pen = g.penetration(p, 5e-4)
+        assert list(pen.index) == [0]
+        np.testing.assert_allclose(pen.depth, [depth], atol=ROUND)
+        np.testing.assert_array_equal(pen.normal, [[0.0, 0.0, 1.0]])

@@ -256,7 +256,9 @@ def test_params_from_user_units_and_validation():
     assert p.k == pytest.approx(1e5 * 1000 ** 1.5)        # N/mm^1.5 -> N/m^1.5
     assert p.damping == pytest.approx(1e4)                 # N·s/mm -> N·s/m
     assert p.max_penetration == pytest.approx(1e-4) and p.v_tol == pytest.approx(0.01)
-    assert p.max_depth == pytest.approx(5e-4)              # max(5 δ_max, 0.5 mm)
+    assert p.depth_band() == pytest.approx(5e-4)           # max(5 δ_max, 0.5 mm)
+    assert p.depth_band(0.01) == pytest.approx(1e-3)       # 0.1 x a 10 mm plate
+    assert params(depth_limit=2e-3).depth_band(0.01) == 2e-3
     assert not p.candidate_reduction and p.friction
     with pytest.raises(ValueError, match="k"):
         params(k=-1.0)

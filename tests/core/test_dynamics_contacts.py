@@ -3,11 +3,15 @@
 The plate is a fixed box whose top face is at z = 5 mm; gravity is tilted
 instead of the plate for the incline tests, which is the same physics.
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import core
-from core.model import Body, Box, Contact, Model, SolverSettings, Sphere
+import core.contacts.pair
+from core.model import (Body, Box, Contact, Cylinder, Frame, Joint, Model, Motion, SolverSettings, Sphere,
+                        SpringDamper)
 
 G = 9.81
 
@@ -40,9 +44,9 @@ def test_sphere_settles_at_the_static_hertz_depth(integrator):
 def test_rebound_decreases_with_damping_and_the_contact_never_pulls():
     heights = []
     for damping in (0.0, 0.5, 2.0):
-        # dropped from 20 mm; k = 1e4 N/mm^1.5 keeps the impact depth (~0.3 mm) inside the
-        # contact's depth band (max(5 δ_max, 0.5 mm)), beyond which a vertex gets no force;
-        # no max_step: the solver bounds the step so the 0.63 m/s ball cannot jump the band
+        # dropped from 20 mm; k = 1e4 N/mm^1.5 keeps the impact depth (~0.3 mm) on the single
+        # lowest vertex (its neighbours are 0.68 mm higher); no max_step: the solver bounds
+        # the step so the 0.63 m/s ball cannot jump the depth band
         r = core.simulate(_sphere_model(45.0, damping, 0.35, k=1e4))
         assert r.success
         assert np.all(r.contact_force[:, 0, 2] >= 0.0)  # never attractive
@@ -54,14 +58,14 @@ def test_rebound_decreases_with_damping_and_the_contact_never_pulls():
     assert heights[0] > heights[1] > heights[2]
 
 
-def _block_on_incline(theta_deg, mu, end_time, v_tol=10.0, xy=(3.0, 7.0)):
+def _block_on_incline(theta_deg, mu, end_time, v_tol=10.0):
     th = np.radians(theta_deg)
     k, e, m = 1000.0, 1.0, 1.0
     # start at the static depth of each of the 4 bottom corners to avoid an impact
     depth = m * G * np.cos(th) / 4 / k
-    # xy offset: corners lying exactly on the plate's triangle diagonal make the nearest-triangle choice
-    # flip at rounding level, which stalls adaptive steps (a known narrow-phase issue)
-    block = Body(name="Block", geometry=Box(size=(20, 20, 20)), mass=m, position=(*xy, 15.0 - depth))
+    # centred: two bottom corners lie exactly on the plate's triangle diagonal (the narrow phase's
+    # tie-break must keep their normal the face normal, or the adaptive steps stall)
+    block = Body(name="Block", geometry=Box(size=(20, 20, 20)), mass=m, position=(0.0, 0.0, 15.0 - depth))
     return Model(
         bodies=(block, _plate()),
         contacts=(Contact(name="C", body_i="Block", body_j="Plate", stiffness=k, damping=2.0, exponent=e,
@@ -81,6 +85,13 @@ def test_block_slides_with_coulomb_deceleration_when_tan_theta_exceeds_mu():
     a = 2 * np.polyfit(t[sel], x[sel], 2)[0]
     expected = G * (np.sin(np.radians(theta)) - mu * np.cos(np.radians(theta)))
     assert a == pytest.approx(expected, rel=1e-3)
+    # telemetry: N = m g cos θ and the friction is μ0 N while sliding (tanh = 1); the block's
+    # pitch oscillation from the impact-free start is damped, so 1e-3 holds as for a
+    normal = r.contact_normal_force[sel, 0]
+    np.testing.assert_allclose(normal, G * np.cos(np.radians(theta)), rtol=1e-3)
+    np.testing.assert_allclose(r.contact_friction_force[sel, 0], mu * normal, rtol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(r.contact_force[sel, 0], axis=1), np.hypot(normal, mu * normal),
+                               rtol=1e-9)
 
 
 def test_block_creeps_no_faster_than_the_tanh_law_when_tan_theta_is_below_mu():
@@ -92,3 +103,160 @@ def test_block_creeps_no_faster_than_the_tanh_law_when_tan_theta_is_below_mu():
     # of m v_tol/(μ0 N) ≈ 3.4 ms; rtol 1e-7 and the 1e-3 tolerance leave a wide margin
     creep = v_tol * np.arctanh(np.tan(np.radians(theta)) / mu)
     assert v == pytest.approx(creep, rel=1e-3)
+
+
+def test_contact_telemetry_at_rest_and_in_csv_and_npz(tmp_path):
+    k, e = 1000.0, 1.5
+    r = core.simulate(_sphere_model(25.0, 5.0, 0.5, k, e))
+    assert r.success
+    depth = (1.0 * G / k) ** (1 / e)  # mm, on the single lowest vertex (x = y = 0)
+    # the point is midway between that vertex (z = 5 - δ mm) and the plate's top (z = 5 mm);
+    # settled to ~1e-7 mm (as in the static-depth test)
+    np.testing.assert_allclose(r.contact_point[-1, 0] * 1e3, [0, 0, 5.0 - depth / 2], atol=1e-6)
+    assert r.contact_normal_force[-1, 0] == pytest.approx(G, abs=1e-6)
+    assert r.contact_friction_force[-1, 0] == 0.0           # friction off
+    assert r.contact_depth[-1, 0] * 1e3 == pytest.approx(depth, abs=1e-6)
+    # before touching (dropped from 25 mm; 5 mm gap): all channels zero
+    assert r.contact_depth[0, 0] == 0.0 and np.all(r.contact_point[0, 0] == 0.0)
+    csv_path = tmp_path / "r.csv"
+    r.to_csv(csv_path)
+    header = csv_path.read_text().splitlines()[0].split(",")
+    for col in ("C.point.z [mm]", "C.normal_force [N]", "C.friction_force [N]", "C.depth [mm]"):
+        assert col in header
+    last = np.array(csv_path.read_text().splitlines()[-1].split(","), float)
+    assert last[header.index("C.depth [mm]")] == pytest.approx(depth, abs=1e-6)
+    r.save(tmp_path / "r.npz")
+    back = core.load_results(tmp_path / "r.npz")
+    np.testing.assert_array_equal(back.contact_point, r.contact_point)
+    np.testing.assert_array_equal(back.contact_depth, r.contact_depth)
+    # a file written before these channels existed still loads, with zeros for them
+    with np.load(tmp_path / "r.npz") as data:
+        old = {key: data[key] for key in data.files if not key.startswith("contact_") or key == "contact_force"}
+    np.savez_compressed(tmp_path / "old.npz", **old)
+    back = core.load_results(tmp_path / "old.npz")
+    assert back.contact_depth.shape == r.contact_depth.shape and not back.contact_depth.any()
+
+
+@pytest.mark.parametrize("thickness_fraction, conserved", [(0.1, True), (0.0, False)])
+def test_a_soft_contact_keeps_its_energy_because_the_depth_band_scales_with_the_parts(
+        monkeypatch, thickness_fraction, conserved):
+    # k = 100 N/mm^1.5, undamped: the 0.63 m/s ball sinks ~1 mm into the plate.  The band is
+    # max(5 δ_max, 0.5 mm, 0.1 x the thinner part's thickness) = 1 mm for the 10 mm plate; with
+    # the old fixed 0.5 mm (fraction 0) the deepest vertices pass the band, lose their force
+    # and the ball falls into the plate.  Elastic contact: the energy after the bounce equals
+    # the energy before to the integrator's accuracy (rtol 1e-7 over ~100 steps: < 1e-5)
+    monkeypatch.setattr(core.contacts.pair, "DEPTH_LIMIT_THICKNESS", thickness_fraction)
+    r = core.simulate(_sphere_model(45.0, 0.0, 0.1, k=100.0))
+    assert r.success
+    e = r.total_energy
+    if conserved:
+        assert r.contact_depth[:, 0].max() > 0.5e-3                     # deeper than the old band
+        assert e[-1] == pytest.approx(e[0], rel=1e-5)
+        assert r.velocity[-1, 0, 2] > 0 and r.com[-1, 0, 2] > 0.025     # on its way up
+    else:
+        assert e[-1] < 0.5 * e[0]
+
+
+def _stacked_cubes(method, gap, end_time):
+    k, e = 1000.0, 1.0
+    return Model(
+        bodies=(Body(name="Top", geometry=Box(size=(10, 10, 10)), mass=1.0, position=(0, 0, 10.0 + gap)),
+                Body(name="Bottom", geometry=Box(size=(10, 10, 10)), fixed=True)),
+        contacts=(Contact(name="C", body_i="Top", body_j="Bottom", stiffness=k, damping=5.0, exponent=e,
+                          max_penetration=0.1, method=method),),
+        settings=SolverSettings(end_time=end_time, output_rate=200, integrator="DOP853", rtol=1e-7, atol=1e-10))
+
+
+def test_identical_cubes_stacked_face_to_face_are_held_apart_with_the_fine_mesh():
+    # Fine: each face's centre is a vertex (on 4 triangles of the other cube's face): the two
+    # centre vertices (both directions) press in, 2 k δ = m g, δ = 4.905 µm; every other vertex
+    # lies on the other cube's rim (depth 0).  Dropped from 0.05 mm; decay rate C_eff/m ≈ 245/s
+    # settles it within 0.3 s (e^-70) to the integrator's accuracy (~1e-7 mm, as the sphere test)
+    r = core.simulate(_stacked_cubes("fine", 0.05, 0.3))
+    assert r.success
+    depth = 1.0 * G / (2 * 1000.0)                                     # mm
+    np.testing.assert_allclose(r.com[-1, 0] * 1e3, [0, 0, 10.0 - depth], atol=1e-6)
+    np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-6)
+    assert r.contact_depth[-1, 0] * 1e3 == pytest.approx(depth, abs=1e-6)
+    # Standard: only corners, all on the rim: nothing holds the top cube, it falls in
+    r = core.simulate(_stacked_cubes("standard", 0.05, 0.1))
+    assert r.success and not r.contact_force.any()
+    assert r.com[-1, 0, 2] * 1e3 < 10.0 - 0.5 * G * 0.1 ** 2 * 1e3 * 0.99
+
+
+def _cam_and_follower(sections=32, end_time=0.5, integrator="DOP853", damping=0.3, rtol=1e-6):
+    """An eccentric disc cam (R 20 mm, eccentricity 5 mm, 10 mm thick) turning about world Z
+    at 1 rev/s, pushing a flat-faced follower (0.1 kg) on a prismatic guide along X, held on
+    the cam by a spring (0.1 N/mm, 10 N preload).  No gravity."""
+    e, R, k = 5.0, 20.0, 100.0
+    preload = 10.0
+    face0 = R + e - preload / (2 * k)          # the two rim vertices at +X carry the preload
+    along_x = (np.cos(np.pi / 4), 0.0, np.sin(np.pi / 4), 0.0)   # frame Z along world X
+    return Model(
+        bodies=(Body(name="Cam", geometry=Cylinder(radius=R, length=10.0, sections=sections), mass=1.0,
+                     position=(e, 0.0, 0.0)),
+                Body(name="Follower", geometry=Box(size=(10, 60, 16)), mass=0.1, position=(face0 + 5.0, 0, 0)),
+                Body(name="Ground", fixed=True)),
+        frames=(Frame(name="axis_g", body="Ground"), Frame(name="axis_c", body="Cam", position=(-e, 0, 0)),
+                Frame(name="guide_g", body="Ground", position=(face0 + 5.0, 0, 0), orientation=along_x),
+                Frame(name="guide_f", body="Follower", orientation=along_x),
+                Frame(name="anchor", body="Ground", position=(-100.0, 0, 0))),
+        joints=(Joint(name="cam_axis", type="revolute", frame_i="axis_g", frame_j="axis_c"),
+                Joint(name="guide", type="prismatic", frame_i="guide_g", frame_j="guide_f")),
+        motions=(Motion(name="drive", joint="cam_axis", value="2*pi*t"),),
+        springs=(SpringDamper(name="spring", frame_i="anchor", frame_j="guide_f", stiffness=0.1, preload=preload),),
+        contacts=(Contact(name="C", body_i="Cam", body_j="Follower", stiffness=k, damping=damping, exponent=1.0,
+                          max_penetration=0.1),),
+        settings=SolverSettings(end_time=end_time, output_rate=100, integrator=integrator, rtol=rtol, atol=1e-9,
+                                gravity=(0.0, 0.0, 0.0)))
+
+
+def test_a_cam_lifts_its_follower_along_the_cam_profile():
+    sections, R, e, k = 32, 20.0, 5.0, 100.0
+    r = core.simulate(_cam_and_follower(sections, end_time=0.25))   # a quarter turn: from R + e down to R
+    assert r.success, r.message
+    face = r.com[:, r.body("Follower"), 0] * 1e3 - 5.0           # mm, the follower's flat face
+    theta = 2 * np.pi * r.t
+    # geometric lift of the disc: R + e cos θ (the follower's face touches the disc's farthest point)
+    lift = R + e * np.cos(theta)
+    F = r.spring_force[:, 0]                                      # N, pressing the follower on the cam
+    # the mesh is a 32-gon (radius error R(1 - cos(π/32)) = 0.096 mm) and the face sits
+    # F/(n k) below the n penetrating rim vertices (n = 2 or 4: 0.02 .. 0.05 mm)
+    polygon = R * (1 - np.cos(np.pi / sections))
+    assert np.all(face <= lift + 1e-9) and np.all(face >= lift - polygon - F / (2 * k) - 0.01)
+    # the linear contact law predicts the face from the polygon: the n rim vertices farthest
+    # along X (both rims) balance F, x_face = (Σ x_k − F/k)/n for the consistent n.  Where a
+    # vertex takes over, the face's speed jumps by up to ω R 2π/32 = 0.025 m/s and the critically
+    # damped contact mode (ω_n = √(2k/m) = 1414 rad/s) lags by at most Δv/(e ω_n) = 6.5 µm;
+    # the follower's inertia (m e ω² = 0.02 N) adds 1e-4 mm
+    ang = 2 * np.pi * np.arange(sections) / sections
+    cam_x = e * np.cos(theta)[:, None] + R * np.cos(ang[None, :] + theta[:, None])   # (T, sections)
+    top = -np.sort(-np.repeat(cam_x, 2, axis=1), axis=1)                            # both rims
+    n = np.arange(1, top.shape[1] + 1)
+    cand = (np.cumsum(top, axis=1) - (F / k)[:, None]) / n
+    ok = np.concatenate([top[:, 1:] <= cand[:, :-1], np.ones((len(F), 1), bool)], axis=1)
+    predicted = cand[np.arange(len(F)), np.argmax(ok, axis=1)]
+    np.testing.assert_allclose(face, predicted, atol=7e-3)
+    # the follower is lifted by the cam's eccentricity over the quarter turn
+    assert face[0] - face[-1] == pytest.approx(e, abs=polygon + 0.01)
+
+
+def test_explicit_and_implicit_integrators_agree_on_a_stiff_contact_and_implicit_takes_fewer_steps():
+    # an overdamped stiff contact: k = 1000 N/mm (e = 1) on the ball's lowest vertex, C such that
+    # C_eff = 5000 N·s/m at the static depth δ = m g / k = 9.81 µm: modes -C_eff/m = -5000/s (which
+    # bounds an explicit step to ~1 ms) and -k/C_eff = -200/s (all an implicit method must follow).
+    # Started at 2 δ, it creeps out to δ; after 0.6 s (120 slow time constants) it is at rest
+    k, C = 1000.0, 51.0
+    depth = G / k                                                              # mm
+    steps, evals = {}, {}
+    for integrator in ("DOP853", "Radau", "BDF"):
+        m = _sphere_model(25.0 - 2 * depth, C, 0.6, k, 1.0, integrator)
+        r = core.simulate(m, settings=replace(m.settings, output_rate=20))
+        assert r.success, r.message
+        # rtol 1e-7 on ~25 mm coordinates and atol 1e-10 m: 1e-6 mm is a wide margin
+        assert r.com[-1, 0, 2] * 1e3 == pytest.approx(25.0 - depth, abs=1e-6)
+        assert r.contact_force[-1, 0, 2] == pytest.approx(G, abs=1e-5)
+        steps[integrator], evals[integrator] = r.stats["steps"], r.stats["rhs_evaluations"]
+    # the counts include the implicit methods' finite-difference Jacobians (13 evaluations each)
+    assert steps["Radau"] < steps["DOP853"] / 3 and steps["BDF"] < steps["DOP853"] / 2
+    assert evals["BDF"] < evals["DOP853"] / 4

@@ -1,0 +1,166 @@
+"""All joint rows of a model in one fused, vectorised pass.
+
+Every primitive of :mod:`core.joints.primitives` is a scaled dot product
+
+    C = c₁ (u · w) + c₀
+
+of two world vectors u and w, each the difference of two *entries* of a vector
+table: a marker point (x_b + R_b ℓ), a marker axis (R_b ℓ), a constant world
+axis (ℓ on the ground) or zero. ``point`` rows are eₖ · (p_j − p_i), ``dot1``
+rows a_i · b_j, ``dot2`` rows a_i · (p_j − p_i), ``distance`` rows
+(d · d − L²)/(2L) with u = w = d. An entry on body b moves with
+
+    Ẋ = l v_b + ω_b × r,   Ẍ = l v̇_b + ω̇_b × r + ω_b × (ω_b × r)
+
+(r = R_b ℓ its world arm, l = 1 for points, 0 for directions), so
+
+    J u = c₁ (u̇ · w + u · ẇ),   J̇ u = c₁ (ũ · w + 2 u̇ · ẇ + u · w̃)
+
+with ũ, w̃ the centripetal parts. The Jacobian of a row is the sum, over the
+(at most four) non-ground entries of its u and w, of the block
+c₁ s [l P, r × P] on the entry's body, where s = ±1 is the entry's sign and P
+the other vector of the row. The same handful of array operations therefore
+evaluates every joint type at once; the Jacobian comes out as flat (E, 6)
+blocks with fixed (row, body) positions that are scattered into a dense or a
+sparse matrix.
+
+Velocity columns are *split*: the linear velocities of all bodies first
+(column 3b + k), then the angular ones (column 3n + 3b + k), the order of the
+state vector, so that u is a view of it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: (9, 3) map of the outer product a ⊗ b (row-major) onto a × b
+EPS = np.zeros((9, 3))
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    EPS[3 * _j + _k, _i] = 1.0
+    EPS[3 * _k + _j, _i] = -1.0
+
+#: (81, 3) map of the outer product U ⊗ W of [u, u̇, ũ] and [w, ẇ, w̃] onto
+#: (u·w, u̇·w + u·ẇ, ũ·w + 2u̇·ẇ + u·w̃)
+_PRODUCTS = np.zeros((9, 9, 3))
+for _k in range(3):
+    _PRODUCTS[_k, _k, 0] = 1.0
+    _PRODUCTS[3 + _k, _k, 1] = _PRODUCTS[_k, 3 + _k, 1] = 1.0
+    _PRODUCTS[6 + _k, _k, 2] = _PRODUCTS[_k, 6 + _k, 2] = 1.0
+    _PRODUCTS[3 + _k, 3 + _k, 2] = 2.0
+_PRODUCTS = _PRODUCTS.reshape(81, 3)
+
+
+def cross_rows(a, b):
+    """a × b for (k, 3) arrays through one outer product and one matmul (few numpy calls)."""
+    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 9) @ EPS
+
+
+class JointRows:
+    """Index arrays of the fused kernel for the rows of a :class:`~core.joints.JointLayout`.
+
+    Parameters
+    ----------
+    layout : JointLayout
+    marker_body : (k,) int, -1 for the ground
+    marker_r, marker_axes : (k, 3), (k, 3, 3) marker points (from the COM) and axes, body axes
+    n : number of moving bodies (the ground is index n in the extended body arrays)
+    """
+
+    def __init__(self, layout, marker_body, marker_r, marker_axes, n):
+        self.n = n
+        body = np.where(np.asarray(marker_body) < 0, n, marker_body)
+        table: dict[tuple, int] = {}
+        ent_body, ent_loc, ent_point = [], [], []
+
+        def entry(b, loc, is_point):
+            key = (int(b), tuple(np.round(np.asarray(loc, float), 15)), bool(is_point))
+            if key not in table:
+                table[key] = len(ent_body)
+                ent_body.append(int(b))
+                ent_loc.append(np.asarray(loc, float))
+                ent_point.append(float(is_point))
+            return table[key]
+
+        def point_of(mk):
+            return entry(body[mk], marker_r[mk], True)
+
+        def axis_of(mk, a):
+            return entry(body[mk], marker_axes[mk][:, a], False)
+
+        rows = []  # (u = (a, b), w = (a, b), c1, c0); entry None = zero
+        L = layout
+        for mi, mj in zip(L.point_mi, L.point_mj):
+            for k in range(3):
+                rows.append(((entry(n, np.eye(3)[k], False), None), (point_of(mj), point_of(mi)), 1.0, 0.0))
+        for mi, ai, mj, bj in zip(L.dot1_mi, L.dot1_ai, L.dot1_mj, L.dot1_bj):
+            rows.append(((axis_of(mi, ai), None), (axis_of(mj, bj), None), 1.0, 0.0))
+        for mi, ai, mj in zip(L.dot2_mi, L.dot2_ai, L.dot2_mj):
+            rows.append(((axis_of(mi, ai), None), (point_of(mj), point_of(mi)), 1.0, 0.0))
+        for mi, mj, length in zip(L.dist_mi, L.dist_mj, L.dist_len):
+            d = (point_of(mj), point_of(mi))
+            rows.append((d, d, 0.5 / length, -0.5 * length))
+
+        m = self.m = len(rows)
+        zero = len(ent_body)  # the zero entry closes the table
+        self.ent_body = np.array(ent_body + [n], int)
+        self.ent_loc = np.array(ent_loc + [np.zeros(3)]).reshape(-1, 3, 1)
+        self.ent_point = np.array(ent_point + [0.0])[:, None]
+        self.c1 = np.array([r[2] for r in rows], float)
+        self.c0 = np.array([r[3] for r in rows], float)
+        # u of every row, then w: UW[k] = V[ia[k]] − V[ib[k]]
+        ia, ib = [], []
+        for part in (0, 1):
+            for r in rows:
+                a, b = r[part]
+                ia.append(a)
+                ib.append(zero if b is None else b)
+        self.ia, self.ib = np.array(ia, int), np.array(ib, int)
+
+        # Jacobian ends: entry, sign, row, partner (the other vector, row of UW)
+        e_ent, e_sign, e_row, e_partner = [], [], [], []
+        for r_idx, r in enumerate(rows):
+            for part in (0, 1):
+                for e, s in zip(r[part], (1.0, -1.0)):
+                    if e is None or ent_body[e] == n:
+                        continue  # the ground and the zero entry move nothing
+                    e_ent.append(e)
+                    e_sign.append(s)
+                    e_row.append(r_idx)
+                    e_partner.append(r_idx + m * (1 - part))
+        self.end_entry = np.array(e_ent, int)
+        self.end_row = np.array(e_row, int)
+        self.end_body = self.ent_body[self.end_entry]
+        self.end_partner = np.array(e_partner, int)
+        coef = self.c1[self.end_row] * np.array(e_sign, float)
+        self.end_lin = (coef * self.ent_point[self.end_entry, 0])[:, None]
+        self.end_ang = coef[:, None]
+        self._V = np.zeros((zero + 1, 9))  # [X, Ẋ, X̃] of every entry; the last row stays zero
+
+    def evaluate(self, packed):
+        """Rows at one state.
+
+        ``packed`` (n+1, 22) holds per body the COM position, velocity, angular
+        velocity, quaternion and rotation matrix (row-major), world axes, row n
+        being the ground (zeros, identity); see :class:`core.solver.system.Bodies`.
+
+        Returns ``C (m,), quad (m,), blocks (E, 6)`` with blocks on ``end_row`` /
+        ``end_body`` (columns v then ω) so that J·u = Σ blocks·u_body.
+        """
+        Z = packed[self.ent_body]
+        r = (Z[:, 13:].reshape(-1, 3, 3) @ self.ent_loc)[:, :, 0]
+        w = Z[:, 6:9]
+        V = self._V
+        pt = self.ent_point
+        wr = cross_rows(w, r)
+        V[:, 0:3] = r + pt * Z[:, 0:3]
+        V[:, 3:6] = pt * Z[:, 3:6] + wr
+        V[:, 6:9] = cross_rows(w, wr)
+        UW = V[self.ia] - V[self.ib]
+        m = self.m
+        prod = (UW[:m, :, None] * UW[m:, None, :]).reshape(m, 81) @ _PRODUCTS
+        C = self.c1 * prod[:, 0] + self.c0
+        quad = self.c1 * prod[:, 2]
+        P = UW[self.end_partner, :3]
+        blocks = np.empty((len(P), 6))
+        np.multiply(P, self.end_lin, out=blocks[:, :3])
+        np.multiply(cross_rows(r[self.end_entry], P), self.end_ang, out=blocks[:, 3:])
+        return C, quad, blocks

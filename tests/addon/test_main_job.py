@@ -1,0 +1,210 @@
+"""The main job (tools/main_job.py), run as a separate process like a user would, on a tiny render."""
+import csv
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+import mbd_scenes as ms
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tools" / "main_job.py"
+TINY = ("--frames", "2", "--size", "160x90")   # the arrows a few pixels thick
+
+
+def run(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+def load_tool(name):
+    """A script of tools/ as a module (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def job(capsys, *args):
+    """The main job in this process (for runs that render nothing): (status, stdout, stderr)."""
+    status = load_tool("main_job").main(["main_job.py", *map(str, args)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def written(stdout):
+    """label -> path of the lines the job prints after 'main_job: wrote'."""
+    lines = stdout.split("main_job: wrote\n", 1)[1].splitlines()
+    return {label.strip(): Path(path) for label, path in (ln.split(": ", 1) for ln in lines if ln.startswith("  "))}
+
+
+def pendulum_file(tmp_path, value="2 + 3*t"):
+    """The 1 m pendulum (mm scene, 25 frames at 24 fps) pushed by a body-fixed force, saved as a .blend."""
+    scene, bob = ms.pendulum(0.001)
+    ms.add_force(scene, bob, "Push", value)
+    scene.mbd.display.force_scale = 300.0      # 0.6..1.5 m arrows beside the 1 m pendulum
+    path = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+def pixels(path):
+    """(h, w, 4) float pixels of a PNG, read with Blender's own image loader."""
+    image = bpy.data.images.load(str(path))
+    w, h = image.size
+    values = np.array(image.pixels[:]).reshape(h, w, 4)
+    bpy.data.images.remove(image)
+    return values
+
+
+def check_outputs(paths, model_bytes, model, addon):
+    csv_path, blend = paths["CSV (units in the header)"], paths["baked .blend"]
+    with open(csv_path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    header = rows[0]
+    assert header[0] == "time [s]" and "Bob.position.x [mm]" in header and "Push.value [N]" in header
+    assert len(rows) == 1 + 25
+    x = np.array([float(r[header.index("Bob.position.x [mm]")]) for r in rows[1:]])
+    assert model.read_bytes() == model_bytes            # the example itself is never written
+
+    frames = sorted(paths["2 rendered frames"].glob("*.png"))
+    assert [p.name for p in frames] == ["pendulum_0001.png", "pendulum_0025.png"]
+    for png in frames:
+        px = pixels(png)
+        assert px.shape == (90, 160, 4)
+        rgb = px[..., :3]
+        assert np.ptp(rgb.reshape(-1, 3), axis=0).max() > 0.2           # not one flat colour
+        assert (rgb[..., 2] - rgb[..., 0] > 0.1).sum() >= 8              # the blue force arrow shows
+    if importlib.util.find_spec("PIL") is not None:
+        from PIL import Image
+        with Image.open(paths["GIF"]) as gif:
+            assert gif.n_frames == 2 and gif.size == (160, 90)
+
+    addon.unregister()      # the baked file plays back without the add-on
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    bob = bpy.data.objects["Bob"]
+    assert bob.animation_data is not None and bob.animation_data.action is not None
+    for f in (1, 13, 25):
+        bpy.context.scene.frame_set(f)
+        assert abs(bob.matrix_world.translation.x - x[f - 1]) < 1e-3   # mm scene: Blender units are mm
+    assert "MBD_Arrow_Push" in bpy.data.objects and bpy.context.scene.camera is not None
+
+
+def test_main_job_bakes_saves_exports_and_renders(addon, tmp_path):
+    model = pendulum_file(tmp_path)
+    out = tmp_path / "out"
+    proc = run(SCRIPT, model, "--out", out, *TINY)
+    assert proc.returncode == 0, proc.stderr
+    paths = written(proc.stdout)
+    assert all(p.exists() and p.is_relative_to(out) for p in paths.values()), paths
+    if "GIF" not in paths:
+        assert "Pillow is not installed here: no GIF" in proc.stdout
+    check_outputs(paths, model.read_bytes(), model, addon)
+
+
+def test_blender_variant_uses_the_opened_file_and_the_arguments_after_dashes(addon, tmp_path):
+    """As ``blender -b FILE --python tools/main_job.py -- ...`` runs it: the file is already open.
+
+    The force comes from a spline file beside the .blend (two points: 2 + 3 t
+    again); the job copies it beside the baked copy, whose formula reads it.
+    """
+    (tmp_path / "push.csv").write_text("time,force\n0,2\n1,5\n", encoding="utf-8")
+    model = pendulum_file(tmp_path, value="spline(push.csv)")
+    out = tmp_path / "blender_out"
+    probe = (
+        "import bpy, runpy, sys\n"
+        f"bpy.ops.wm.open_mainfile(filepath={str(model)!r})\n"
+        f"sys.argv = ['blender', '-b', {str(model)!r}, '--python', {str(SCRIPT)!r}, '--', '--out', {str(out)!r},"
+        f" *{TINY!r}]\n"
+        f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')\n")
+    proc = run("-c", probe, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    paths = written(proc.stdout)
+    assert paths["baked .blend"] == out / "pendulum_baked.blend"
+    assert paths["spline data for the baked .blend (push.csv)"] == out / "push.csv"
+    assert (out / "push.csv").read_bytes() == (tmp_path / "push.csv").read_bytes()
+    check_outputs(paths, model.read_bytes(), model, addon)
+
+
+def test_an_invalid_model_is_named_and_nothing_is_written(addon, tmp_path, capsys):
+    model = pendulum_file(tmp_path, value="2 + * t")
+    out = tmp_path / "out"
+    status, _, err = job(capsys, model, "--out", out, *TINY)
+    assert status == 1
+    assert "main_job: the model is invalid:\nforce 'Push': value: invalid syntax at column 5" in err
+    assert not out.exists()
+
+
+def test_a_missing_or_unreadable_example_is_a_clear_error(tmp_path, capsys):
+    status, _, err = job(capsys, tmp_path / "missing.blend", "--out", tmp_path / "out")
+    assert status == 2 and f"main_job: no such file: {tmp_path / 'missing.blend'}" in err
+    junk = tmp_path / "junk.blend"
+    junk.write_text("not a blend file")
+    status, _, err = job(capsys, junk, "--out", tmp_path / "out")
+    assert status == 2 and f"main_job: cannot open {junk} as a .blend file: File format is not supported" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_scene_with_nothing_to_render_still_writes_the_csv_and_the_baked_file(addon, tmp_path, capsys):
+    scene, bob = ms.pendulum(0.001)
+    bob.hide_render = True
+    model = tmp_path / "hidden.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    status, out, err = job(capsys, model, "--out", tmp_path / "out", *TINY)
+    assert status == 1 and "main_job: nothing to render: the scene has no visible mesh" in err
+    paths = written(out)
+    assert sorted(paths) == ["CSV (units in the header)", "baked .blend"]
+    assert all(p.is_file() for p in paths.values())
+
+
+def test_the_tutorials_steps_build_a_pendulum_that_keeps_its_energy(addon, tmp_path):
+    """docs/tutorial.md, as tools/make_docs_images.py performs it with the add-on's operators.
+
+    Before the wind (t < 0.5 s) the bar is a frictionless compound pendulum
+    released from rest, horizontal: I ω²/2 = m g (-z), z its centre's drop,
+    to the integrator's tolerance (rtol 1e-8).
+    """
+    tool = load_tool("make_docs_images")
+    scene = tool.build_tutorial_scene()
+    assert bpy.ops.mbd.validate() == {"FINISHED"} and bpy.ops.mbd.simulate() == {"FINISHED"}
+    from addon import runner
+    res = runner.RESULTS[scene.name].results
+    assert res.success and len(res.t) == 49
+    (hinge,) = scene.mbd.joints
+    assert (hinge.name, hinge.type, hinge.frame_i.name, hinge.frame_j.name) == \
+        ("Hinge", "REVOLUTE", "Hinge_World", "Hinge_Bar")
+    (wind,) = scene.mbd.forces
+    assert (wind.body.name, wind.frame.name, wind.direction) == ("Bar", "Tip", "SPACE_FIXED")
+    csv_path = tmp_path / "tutorial.csv"
+    bpy.ops.mbd.export_csv(filepath=str(csv_path))
+    col = tool.read_csv(csv_path)
+    calm = col["time [s]"] < 0.5
+    mass, inertia = tool.bar_inertia_about_hinge()
+    kinetic = 0.5 * inertia * col["Bar.angular_velocity.y [rad/s]"][calm] ** 2
+    drop = -col["Bar.position.z [mm]"][calm] * 1e-3            # the body origin is the bar's centre
+    np.testing.assert_allclose(kinetic, mass * 9.81 * drop, rtol=1e-6, atol=1e-9)
+    assert kinetic.max() > 0.9 * 0.5 * inertia * tool.lowest_point_speed() ** 2   # it did pass the bottom
+
+
+def test_a_run_that_fails_part_way_keeps_the_frames_before_the_failure(addon, tmp_path):
+    """A 1000 N/mm spring on the 1 kg bob (ω ≈ 1000 rad/s) under RK4 with a 0.02 s step diverges."""
+    scene, bob = ms.pendulum(0.001)
+    spring = scene.mbd.springs.add()
+    spring.name, spring.stiffness, spring.use_free_length = "Stiff", 1e3, True
+    spring.frame_i = ms.frame("Top", (1000.0, 0.0, 500.0))
+    spring.frame_j = ms.frame("On_bob", (1000.0, 0.0, 0.0), parent=bob)
+    scene.mbd.solver.integrator, scene.mbd.solver.step = "RK4", 0.02
+    model = tmp_path / "diverges.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    proc = run(SCRIPT, model, "--out", tmp_path / "out", *TINY)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "main_job: the simulation failed; the frames before the failure were baked" in proc.stderr
+    assert "the solution diverged" in proc.stderr and "the fixed step 0.02 s may be too large" in proc.stderr
+    paths = written(proc.stdout)
+    with open(paths["CSV (units in the header)"], newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert 2 <= len(rows) < 1 + 25 and float(rows[1][0]) == 0.0     # the frames before the failure only
+    assert paths["baked .blend"].is_file() and len(list(paths["2 rendered frames"].glob("*.png"))) == 2
