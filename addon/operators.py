@@ -58,12 +58,15 @@ def problem(scene, message: str) -> Problem:
     ``object 'Bob': ...``, ``body 'Bob': ...`` and ``frame 'RF': ...`` name an
     object; ``joint 'Hinge': ...`` and the like name an element, whose first
     object quoted later in the message (``Part 'Plain' is not marked...``)
-    or else whose first object field set is the one selected.
+    or else whose first object field set (for motions and couplers: of
+    their joints) is the one selected.
     """
     match = _SUBJECT.match(message)
     if match is None:
         return Problem(message)
     kind, name = match.group(1), _unquote(match.group(2))
+    if not isinstance(name, str):
+        return Problem(message)
     if kind in _OBJECT_KINDS:
         return Problem(message, name if name in scene.objects else "")
     group = _KIND_GROUPS.get(kind)
@@ -73,7 +76,9 @@ def problem(scene, message: str) -> Problem:
     obj = next((n for n in quoted if isinstance(n, str) and n in scene.objects), "")
     if not obj and index >= 0:
         item = collection[index]
-        fields = (getattr(item, f, None) for f in _POINTERS)
+        # motions and couplers name joints, not objects: then the joints' frames
+        items = [item, *(scene.mbd.joints.get(getattr(item, f, "")) for f in ("joint", "joint_i", "joint_j"))]
+        fields = (getattr(i, f, None) for i in items if i is not None for f in _POINTERS)
         obj = next((o.name for o in fields if o is not None and o.name in scene.objects), "")
     return Problem(message, obj, group or "", index)
 
@@ -525,7 +530,7 @@ class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
         return {"RUNNING_MODAL"}
 
     def execute(self, context):
-        from .ui import check_formula, formula_base_dir
+        from .ui import check_formula, formula_base_dir   # here: ui imports this module
         item, prop = self._field(context.scene)
         if item is None:
             self.report({"ERROR"}, prop)

@@ -96,10 +96,8 @@ class Curve:
     span: tuple            # (t_min, t_max, value_min, value_max)
 
 
-def spline_curve(expression, samples: int = PREVIEW_SIZE[0]) -> Curve | None:
-    """The formula sampled over its spline files' time span (10 % margin each side), or None without splines."""
-    if not expression.spline_paths:
-        return None
+def spline_curve(expression, samples: int = PREVIEW_SIZE[0]) -> Curve:
+    """The formula (which reads spline files) sampled over their time span, 10 % margin each side."""
     tables = [core.expressions.spline.load_spline(path) for path in expression.spline_paths]
     lo = min(float(s.times[0]) for s in tables)
     hi = max(float(s.times[-1]) for s in tables)
@@ -166,23 +164,38 @@ def open_previews():
 
 def close_previews():
     global _previews
+    _CURVES.clear()
     if _previews is not None:
         bpy.utils.previews.remove(_previews)
         _previews = None
 
 
+#: preview key -> its curve, so that a redraw reads no file
+_CURVES: dict[str, Curve] = {}
+
+
 def preview_icon(checked: Checked):
-    """(icon id of the spline preview, the curve), or (0, None) when there is nothing to show."""
-    if _previews is None or checked.expression is None or not checked.expression.spline_paths:
+    """(icon id of the spline preview, the curve); (0, None) when there is nothing to show.
+
+    The icon id is 0 without a window (background mode makes no icons).
+    """
+    if checked.expression is None or not checked.expression.spline_paths:
         return 0, None
     key = str(hash((checked.expression.text, checked.stamps)))
-    try:
-        curve = spline_curve(checked.expression)
-    except core.ExpressionError:
-        return 0, None      # the file changed since the check; the next check reports it
+    curve = _CURVES.get(key)
+    if curve is None:
+        try:
+            curve = spline_curve(checked.expression)
+        except core.ExpressionError:
+            return 0, None      # the file changed since the check; the next check reports it
+        if len(_CURVES) >= 64:
+            _CURVES.clear()
+            if _previews is not None:
+                _previews.clear()
+        _CURVES[key] = curve
+    if _previews is None:
+        return 0, curve
     if key not in _previews:
-        if len(_previews) >= 64:
-            _previews.clear()
         preview = _previews.new(key)
         preview.image_size = PREVIEW_SIZE
         preview.image_pixels_float.foreach_set(plot_pixels(curve).ravel())

@@ -1,6 +1,6 @@
 """Run the add-on tests under the Python this script is started with, e.g. one with Blender 4.2's bpy.
 
-    /path/to/venv-bpy42/bin/python tools/addon_tests.py [pytest options]
+    /path/to/venv-bpy42/bin/python tools/addon_tests.py [pytest options] [test files]
 
 CI runs the add-on tests with the project's own bpy (5.0); this checks the
 oldest Blender the extension supports, by hand. Such an environment lives
@@ -27,7 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv) -> int:
     print(f"Blender {bpy.app.version_string} (bpy module), Python {sys.version.split()[0]}", flush=True)
-    return int(pytest.main([str(ROOT / "tests" / "addon"), "-p", "no:cacheprovider", *argv]))
+    # tests/addon unless test files or directories are named
+    named = any(Path(a.split("::")[0]).exists() for a in argv if not a.startswith("-"))
+    return int(pytest.main([*([] if named else [str(ROOT / "tests" / "addon")]), "-p", "no:cacheprovider", *argv]))
 
 
 if __name__ == "__main__":

@@ -612,6 +612,9 @@ def main(argv=None):
     ap.add_argument("--verdict", action="store_true",
                     help="only the target: crank-rocker 10 s, MuJoCo RK4 dt 1e-4 against this project's "
                          "DOP853 over a finer rtol sweep, every run best of 3")
+    ap.add_argument("--iftomm", action="store_true",
+                    help="only IFToMM A02 as specified: the N-four-bar N=40 for 20 s, MuJoCo RK4 dt 1e-4 "
+                         "against this project's DOP853 rtol 1e-8 with the default and a 1e-8 regularisation")
     ap.add_argument("--profile", metavar="SETTING", nargs="?", const="DOP853 rtol 1e-10 atol 1e-12",
                     choices=[label for label, _ in PROJECT_SETTINGS],
                     help="only profile this project's crank-rocker run at SETTING with cProfile")
@@ -631,6 +634,17 @@ def main(argv=None):
         REPEATS = 1
     if args.profile:
         profile_crank_rocker(short, args.profile)
+        return
+    if args.iftomm:
+        end = args.nfourbar_end or 20.0
+        mech = n_four_bar(40)
+        t = np.arange(int(round(end * OUTPUT_RATE)) + 1) / OUTPUT_RATE
+        settings = [("DOP853 rtol 1e-8 atol 1e-10", dict(integrator="DOP853", rtol=1e-8, atol=1e-10)),
+                    ("DOP853 rtol 1e-8 atol 1e-10 reg 1e-8",
+                     dict(integrator="DOP853", rtol=1e-8, atol=1e-10, regularization=1e-8))]
+        bench_problem("N-four-bar N=40", mech, end, reference_n_four_bar(t), [1e-4], settings, budget=args.budget)
+        print(f"\nend: {load_line()}")
+        print_table()
         return
     if args.verdict:
         global REPEAT_BELOW

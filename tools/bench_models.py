@@ -168,12 +168,9 @@ def hertz_chain_forces(x, cradle: Cradle):
     return out
 
 
-def reference_cradle(cradle: Cradle, rtol=1e-12):
-    """Final velocities (3,) m/s and positions (3,) m of the 1-D Hertz chain, DOP853 at ``rtol``.
-
-    The force is C^0.5 at the onset of contact, so the integration is split at
-    the first touch (t = gap / v0) to keep the step-size control honest there.
-    """
+def _solve_cradle(cradle: Cradle, rtol, dense=False):
+    """DOP853 from the first touch (t = gap / v0) to the end. The force is C^0.5 at the onset
+    of contact, so the integration starts there to keep the step-size control honest."""
     t1 = cradle.gap / cradle.v0
 
     def rhs(_, y):
@@ -181,5 +178,21 @@ def reference_cradle(cradle: Cradle, rtol=1e-12):
 
     y0 = np.concatenate([cradle.x0(), cradle.v_init()])
     y1 = y0 + np.concatenate([cradle.v_init() * t1, np.zeros(3)])  # free flight before contact
-    sol = solve_ivp(rhs, (t1, cradle.end_time), y1, method="DOP853", rtol=rtol, atol=rtol * 1e-3)
+    return solve_ivp(rhs, (t1, cradle.end_time), y1, method="DOP853", rtol=rtol, atol=rtol * 1e-3,
+                     dense_output=dense)
+
+
+def reference_cradle(cradle: Cradle, rtol=1e-12):
+    """Final velocities (3,) m/s and positions (3,) m of the 1-D Hertz chain, DOP853 at ``rtol``."""
+    sol = _solve_cradle(cradle, rtol)
     return sol.y[3:, -1], sol.y[:3, -1]
+
+
+def cradle_contact_span(cradle: Cradle, samples=100_000):
+    """(first, last) time (s) at which any two balls overlap, from the reference on a fine grid."""
+    sol = _solve_cradle(cradle, 1e-12, dense=True)
+    t = np.linspace(sol.t[0], sol.t[-1], samples)
+    x = sol.sol(t)[:3].T
+    touching = np.any(np.diff(x, axis=-1) < 2.0 * cradle.radius, axis=-1)
+    hit = np.flatnonzero(touching)
+    return float(t[hit[0]]), float(t[hit[-1]])

@@ -79,8 +79,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_core as bc  # noqa: E402
-from bench_models import (Cradle, SliderMechanism, hertz_chain_forces, reference_cradle,  # noqa: E402
-                          reference_slider_crank, slider_crank)
+from bench_models import (Cradle, SliderMechanism, cradle_contact_span, hertz_chain_forces,  # noqa: E402
+                          reference_cradle, reference_slider_crank, slider_crank)
 import core  # noqa: E402
 from core.model import Body, Box, Contact, Frame, Joint, Model, SolverSettings, SpringDamper, TriangleMesh  # noqa: E402
 from core.units import contact_stiffness_from_si  # noqa: E402
@@ -123,7 +123,7 @@ class Run:
 
 
 class Clock:
-    """Wall and CPU time since construction; ``over(budget)`` once the wall time exceeds it."""
+    """Wall and CPU time since construction; ``over()`` once the wall time exceeds ``budget`` (s)."""
 
     def __init__(self, budget):
         self.budget = budget
@@ -644,13 +644,20 @@ def make_problems(keys, quick):
             t = sample_times(end)
             b0 = bc.reference_n_four_bar(t)
             ref = np.concatenate([b0, b0 + np.array([40.0, 0.0, 0.0])], axis=1)
+            tf = np.arange(0.0, end + 1e-9, 1e-4)   # flat (singular) where the cranks' tips cross z = 0
+            z = bc.reference_n_four_bar(tf)[:, 0, 2]
+            flat = tf[np.flatnonzero(np.sign(z[1:]) != np.sign(z[:-1]))]
+            listed = ", ".join(f"{x:.2f}" for x in flat) or "none before the end time"
+            print(f"(N-four-bar reference: flat, singular positions at t (s) = {listed})")
             out.append(Problem(key, "N-four-bar N=40", end, 30.0 if quick else 100.0, n_four_bar_with_ends(), ref))
         elif key == "cradle":
             cr = Cradle()
             v_ref, _ = reference_cradle(cr, rtol=1e-12)
             v_chk, _ = reference_cradle(cr, rtol=1e-10)
+            first, last = cradle_contact_span(cr)
             print(f"(cradle reference: final velocities {np.array2string(v_ref, precision=9)} m/s; "
-                  f"rtol 1e-10 vs 1e-12 differ by {np.max(np.abs(v_ref - v_chk)):.1e} m/s)")
+                  f"rtol 1e-10 vs 1e-12 differ by {np.max(np.abs(v_ref - v_chk)):.1e} m/s; "
+                  f"the balls touch from t = {first * 1e3:.3f} ms to {last * 1e3:.3f} ms)")
             out.append(Problem(key, "Newton's cradle", cr.end_time, 60.0, cr, v_ref, unit="m/s"))
     return out
 
@@ -687,7 +694,7 @@ def sweeps(problem: Problem, quick):
     ex2 = [("GeneralizedAlpha", 1e-3), ("GeneralizedAlpha", 1e-4)]
     bl = [1e-3, 1e-4, 1e-5]
     if problem.key == "n-four-bar":   # what fits the budget; see the module docstring
-        proj, mj, ex, bl = [proj[0], proj[4]], mj[:2], ex[:1], bl[:2]
+        proj, mj, ex, bl = [proj[0], proj[1], proj[4]], mj[:2], ex[:1], bl[:2]
         ex2 = [("GeneralizedAlpha", 1e-3), ("TrapezoidalIndex2", 1e-3)]
     if quick:   # the redundant 3D Exudyn model of the N-four-bar alone would take minutes
         proj, mj, ex, ex2, bl = [proj[0], proj[-1]], mj[:1], ex[:1] * (problem.key != "n-four-bar"), ex2[:1], bl[:1]
@@ -714,6 +721,19 @@ def error_of(problem: Problem, run: Run):
     return float(np.max(np.linalg.norm(run.points - problem.reference[idx], axis=-1)))
 
 
+def branch_change(run: Run, N=40, tol=0.1):
+    """First time (s) at which the N-four-bar's cranks stop being parallel, or None.
+
+    On the correct branch every crank has the same angle, so the last crank's tip
+    B_N stays at B_0 + (N, 0, 0); on the other branch of a flat (singular) position
+    the cranks part and that offset changes by up to 2 m. ``tol`` (m) is far above
+    any integration error of a run that kept the branch and far below that jump.
+    """
+    dev = np.linalg.norm(run.points[:, 1] - run.points[:, 0] - np.array([N, 0.0, 0.0]), axis=-1)
+    bad = np.flatnonzero(dev > tol)
+    return float(run.t[bad[0]]) if len(bad) else None
+
+
 def measure(problem: Problem, engine, label, fn):
     """Run once (again up to 3 times in all when under 1 s, keeping the fastest) and record a row."""
     run = fn(problem.budget)
@@ -728,12 +748,16 @@ def measure(problem: Problem, engine, label, fn):
     if run.status == "cancelled":
         note = f"wall-time budget {problem.budget:g} s: stopped at t = {reached:.3g} s"
     elif run.status != "success":
-        note = f"{run.status} at t = {reached:.3g} s {run.message}".strip()
+        note = f"{run.status} at t = {reached:.3g} s: {run.message.split(';')[0]}".rstrip(": ")
     elif problem.key != "cradle" and len(run.t) < len(problem.reference):
         note = f"only {len(run.t)} of {len(problem.reference)} output samples"
+    if problem.key == "n-four-bar" and len(run.t):
+        left = branch_change(run)
+        if left is not None:
+            note = "; ".join(filter(None, [note, f"left the branch at t = {left:.3g} s"]))
     row = dict(problem=problem.title, key=problem.key, end=problem.end, unit=problem.unit, engine=engine,
                setting=label, wall=run.wall, cpu=run.cpu, err=err, constraint=run.constraint, steps=run.steps,
-               note=note, complete=run.status == "success")
+               note=note, complete=run.status == "success", reached=reached)
     ROWS.append(row)
     print(f"  {engine:9s} {label:44s} wall {run.wall:8.3f} s  cpu {run.cpu:8.3f} s  "
           f"err {err:9.2e} {problem.unit}  constraint {run.constraint:9.2e} m  {run.steps:>8d} steps  {note}",
@@ -799,15 +823,18 @@ def plot(problem: Problem, out_dir: Path):
             for r in series:
                 ax.plot(r["cpu"], r["err"], marker, color=colour, mfc=colour if r["complete"] else "white",
                         label=f"{engine}: {fam}" if fam and r is series[0] else engine if r is series[0] else None)
-                ax.annotate(r["setting"][len(fam):].split(" (")[0].strip(), (r["cpu"], r["err"]), fontsize=6,
-                            xytext=(3, 3),
+                text = r["setting"][len(fam):].split(" (")[0].strip()
+                if not r["complete"]:
+                    text += f" (to t = {r['reached']:.3g} s)"
+                ax.annotate(text, (r["cpu"], r["err"]), fontsize=6, xytext=(3, 3),
                             textcoords="offset points", color=colour)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("CPU time, s")
     ax.set_ylabel(f"error, {problem.unit}" + (" (final velocities)" if problem.key == "cradle" else
                                                " (largest distance of the tracked points)"))
-    ax.set_title(f"{problem.title}, {problem.end:g} s (hollow: stopped by the wall-time budget)", fontsize=9)
+    ax.set_title(f"{problem.title}, {problem.end:g} s (hollow: stopped early, by the wall-time budget or a "
+                 "failure; its error covers the time reached)", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,7 @@ being ``t = k / fps``; results sampled at another rate are interpolated
 (linearly; quaternions normalised). Keys are written in bulk through
 ``keys.key`` (Blender 4.4+ layered actions, legacy actions on 4.2–4.3).
 Besides the bodies' location and rotation, bake adds an arrow per force or
-torque and the telemetry empty (``telemetry.py``).
+torque, optionally one per contact, and the telemetry empty (``telemetry.py``).
 
 Everything bake creates (actions, arrow objects, their meshes, materials and
 collection, the telemetry empty) carries the custom property ``mbd_bake`` =
@@ -253,8 +253,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     scales = {}
     if arrows and len(results.force_names):
         scales.update(force=force_scale, torque=torque_scale)
-    # contact_point: a Results field of newer cores
-    if contact_arrows and len(results.contact_names) and getattr(results, "contact_point", None) is not None:
+    if contact_arrows and len(results.contact_names):
         scales["contact"] = contact_scale
     if scales:
         _bake_arrows(scene, results, count, frames, times, scales, report)

@@ -6,7 +6,8 @@ same scene frames as the bodies. The channels are those of the CSV export
 (``Results.to_csv``) except the orientation quaternions, which the bodies'
 own rotation keys already show: body kinematics, joint reactions, motion
 efforts, applied forces and torques (value, vector, point, power), spring
-and bushing forces, energies and constraint errors.
+and bushing forces, contacts (force, point, normal and friction force,
+depth), energies and constraint errors.
 
 Values are in the core's user units, converted by ``core.units`` (the one
 place that converts): mm, mm/s, mm/s^2, rad/s, rad/s^2, N, N*mm, W, J,
@@ -90,15 +91,12 @@ def channels(results) -> list[Channel]:
         g = f"{name} (contact)"
         add(g, name, "force", "force", r.contact_force[:, k],
             "total contact force on Body_I (normal + friction), world axes")
-        # per-contact detail: Results fields of newer cores
-        for quantity, attr, kind, text in (
-                ("point", "contact_point", "length", "contact point on Body_I (normal-force weighted), world axes"),
-                ("normal_force", "contact_normal_force", "force", "magnitude of the normal force on Body_I"),
-                ("friction_force", "contact_friction_force", "force", "magnitude of the friction force on Body_I"),
-                ("depth", "contact_depth", "length", "deepest penetration")):
-            data = getattr(r, attr, None)
-            if data is not None:
-                add(g, name, quantity, kind, data[:, k], text)
+        add(g, name, "point", "length", r.contact_point[:, k],
+            "contact point on Body_I (normal-force weighted), world axes")
+        add(g, name, "normal_force", "force", r.contact_normal_force[:, k], "magnitude of the normal force on Body_I")
+        add(g, name, "friction_force", "force", r.contact_friction_force[:, k],
+            "magnitude of the friction force on Body_I")
+        add(g, name, "depth", "length", r.contact_depth[:, k], "deepest penetration")
     for quantity, data, text in (("kinetic", r.kinetic_energy, "kinetic energy of the moving bodies"),
                                  ("potential", r.potential_energy, "potential energy of gravity"),
                                  ("elastic", r.elastic_energy, "elastic energy of springs and bushings"),

@@ -50,8 +50,9 @@ _PRODUCTS = _PRODUCTS.reshape(81, 3)
 
 
 def cross_rows(a, b):
-    """a × b for (k, 3) arrays through one outer product and one matmul (few numpy calls)."""
-    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 9) @ EPS
+    """a × b for (..., 3) arrays of one shape through one outer product and one matmul (few numpy calls)."""
+    # one 2-D product: a stacked (batched) matmul would make one BLAS call per item
+    return ((a[..., :, None] * b[..., None, :]).reshape(-1, 9) @ EPS).reshape(a.shape)
 
 
 class JointRows:
@@ -102,7 +103,8 @@ class JointRows:
         m = self.m = len(rows)
         zero = len(ent_body)  # the zero entry closes the table
         self.ent_body = np.array(ent_body + [n], int)
-        self.ent_loc = np.array(ent_loc + [np.zeros(3)]).reshape(-1, 3, 1)
+        # local vectors repeated per row of R: r_i = Σ_j (R ∘ ℓ9)[3i + j]
+        self.ent_loc9 = np.tile(np.array(ent_loc + [np.zeros(3)]).reshape(-1, 3), 3)
         self.ent_point = np.array(ent_point + [0.0])[:, None]
         self.c1 = np.array([r[2] for r in rows], float)
         self.c0 = np.array([r[3] for r in rows], float)
@@ -133,34 +135,35 @@ class JointRows:
         coef = self.c1[self.end_row] * np.array(e_sign, float)
         self.end_lin = (coef * self.ent_point[self.end_entry, 0])[:, None]
         self.end_ang = coef[:, None]
-        self._V = np.zeros((zero + 1, 9))  # [X, Ẋ, X̃] of every entry; the last row stays zero
 
     def evaluate(self, packed):
         """Rows at one state.
 
-        ``packed`` (n+1, 22) holds per body the COM position, velocity, angular
+        ``packed`` (..., n+1, 22) holds per body the COM position, velocity, angular
         velocity, quaternion and rotation matrix (row-major), world axes, row n
         being the ground (zeros, identity); see :class:`core.solver.system.Bodies`.
+        Leading axes are a batch of states.
 
-        Returns ``C (m,), quad (m,), blocks (E, 6)`` with blocks on ``end_row`` /
-        ``end_body`` (columns v then ω) so that J·u = Σ blocks·u_body.
+        Returns ``C (..., m), quad (..., m), blocks (..., E, 6)`` with blocks on
+        ``end_row`` / ``end_body`` (columns v then ω) so that J·u = Σ blocks·u_body.
         """
-        Z = packed[self.ent_body]
-        r = (Z[:, 13:].reshape(-1, 3, 3) @ self.ent_loc)[:, :, 0]
-        w = Z[:, 6:9]
-        V = self._V
+        Z = packed[..., self.ent_body, :]
+        lead = Z.shape[:-2]
+        r = (Z[..., 13:] * self.ent_loc9).reshape(lead + (-1, 3, 3)).sum(axis=-1)
+        w = Z[..., 6:9]
         pt = self.ent_point
         wr = cross_rows(w, r)
-        V[:, 0:3] = r + pt * Z[:, 0:3]
-        V[:, 3:6] = pt * Z[:, 3:6] + wr
-        V[:, 6:9] = cross_rows(w, wr)
-        UW = V[self.ia] - V[self.ib]
+        V = np.empty(lead + (len(self.ent_body), 9))  # [X, Ẋ, X̃]; the zero entry gives zeros
+        V[..., 0:3] = r + pt * Z[..., 0:3]
+        V[..., 3:6] = pt * Z[..., 3:6] + wr
+        V[..., 6:9] = cross_rows(w, wr)
+        UW = V[..., self.ia, :] - V[..., self.ib, :]
         m = self.m
-        prod = (UW[:m, :, None] * UW[m:, None, :]).reshape(m, 81) @ _PRODUCTS
-        C = self.c1 * prod[:, 0] + self.c0
-        quad = self.c1 * prod[:, 2]
-        P = UW[self.end_partner, :3]
-        blocks = np.empty((len(P), 6))
-        np.multiply(P, self.end_lin, out=blocks[:, :3])
-        np.multiply(cross_rows(r[self.end_entry], P), self.end_ang, out=blocks[:, 3:])
+        prod = ((UW[..., :m, :, None] * UW[..., m:, None, :]).reshape(-1, 81) @ _PRODUCTS).reshape(lead + (m, 3))
+        C = self.c1 * prod[..., 0] + self.c0
+        quad = self.c1 * prod[..., 2]
+        P = UW[..., self.end_partner, :3]
+        blocks = np.empty(P.shape[:-1] + (6,))
+        np.multiply(P, self.end_lin, out=blocks[..., :3])
+        np.multiply(cross_rows(r[..., self.end_entry, :], P), self.end_ang, out=blocks[..., 3:])
         return C, quad, blocks

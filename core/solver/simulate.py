@@ -25,6 +25,8 @@ from ..model import spec
 from ..model.compile import CompiledModel, compile_model
 from ..results import Results
 from ..spatial import cross, quat_mul, quat_unwrap
+from . import batch
+from .rows import cross_rows
 from .system import System, _rotation_quat
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,10 @@ SCIPY_METHODS = {"RK45": integrate.RK45, "DOP853": integrate.DOP853, "BDF": inte
 _LARGE_CORRECTION = 1e-4
 #: seconds of wall time between progress reports
 _PROGRESS_INTERVAL = 0.1
+#: implicit scipy methods, which take a Jacobian
+_IMPLICIT = ("BDF", "Radau", "LSODA")
+#: output frames post-processed per batch
+_COLLECT_CHUNK = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +128,7 @@ class _Run:
         self.t_out = np.arange(count) * dt
         self.states: list[np.ndarray] = []
         self.n_eval = 0
+        self.n_jac = 0
         self.n_steps = 0
         self.n_projections = 0
         self.redundant = 0  # redundant constraint rows at t = 0
@@ -137,6 +144,14 @@ class _Run:
                           f"{self.likely_cause(*self.last_finite)}")
         self.last_finite = (t, y)  # the state to diagnose if the next one diverges
         return self.sys.rhs(t, y)
+
+    def jacobian(self, t, y):
+        """∂f/∂y for the implicit methods: one batched evaluation instead of one per column."""
+        self.n_jac += 1
+        if _diverged(y):
+            raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
+                          f"{self.likely_cause(*self.last_finite)}")
+        return batch.jacobian(self.sys, y)
 
     def report(self, t, force=False):
         now = time.perf_counter()
@@ -277,9 +292,11 @@ class _Run:
         t, y = 0.0, y0
         first_step = None
         restarts: list[float] = []  # times of the recent projection restarts
+        # without a jac, scipy's implicit methods difference one column per evaluation
+        extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and batch.supports(sysm) else {}
         while t < t_end:
             solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
-                            max_step=s.max_step or np.inf, first_step=first_step)
+                            max_step=s.max_step or np.inf, first_step=first_step, **extra)
             while solver.status == "running":
                 msg = solver.step()
                 self.n_steps += 1
@@ -357,6 +374,48 @@ class _Run:
         return y_new
 
     # -------------------------------------------------------------- results
+    def collect_batched(self, out, mj_body, mi_body, mj_marker):
+        """Fill ``out`` for every frame with batched evaluations (models :func:`batch.supports`).
+
+        The same quantities as the per-frame loop of :meth:`collect`; these models
+        have no motions, forces, springs, bushings or contacts to report.
+        """
+        cm, sysm = self.cm, self.sys
+        n, nj = sysm.n, len(cm.joints)
+        use_j = mj_body >= 0
+        body = np.where(use_j, mj_body, mi_body)
+        sign = np.where(use_j, 1.0, -1.0)[:, None]
+        r_j = np.tile(cm.marker_r[mj_marker], 3)
+        states = np.asarray(self.states)
+        for start in range(0, len(states), _COLLECT_CHUNK):
+            sl = slice(start, start + _COLLECT_CHUNK)
+            b = batch.evaluate(sysm, states[sl])
+            P = b.packed
+            x, v, w, q = P[:, :n, 0:3], P[:, :n, 3:6], P[:, :n, 6:9], P[:, :n, 9:13]
+            R = P[:, :n, 13:].reshape(-1, n, 3, 3)
+            out["com"][sl], out["orientation"][sl] = x, q
+            out["position"][sl] = x - np.einsum("tkij,kj->tki", R, cm.com_B)
+            out["velocity"][sl], out["angular_velocity"][sl] = v, w
+            out["acceleration"][sl] = b.udot[:, :3 * n].reshape(-1, n, 3)
+            out["angular_acceleration"][sl] = b.udot[:, 3 * n:].reshape(-1, n, 3)
+            if nj:
+                # as in collect: reaction on frame_j's body (or minus frame_i's), torque about p_j
+                wrench = batch.joint_wrenches(sysm, b)[:, np.arange(nj), body] * sign
+                mb = cm.marker_body[mj_marker]
+                r = (P[:, mb, 13:] * r_j).reshape(-1, nj, 3, 3).sum(axis=-1)
+                arm = np.where(use_j[:, None], r, P[:, mb, 0:3] + r - x[:, mi_body])
+                force = wrench[..., :3]
+                out["joint_force"][sl] = force
+                out["joint_torque"][sl] = wrench[..., 3:] - cross_rows(arm, force)
+            out["kinetic_energy"][sl] = 0.5 * (np.einsum("tki,tki,k->t", v, v, cm.mass)
+                                               + np.einsum("tki,tkij,tkj->t", w, b.I_W, w))
+            out["potential_energy"][sl] = -np.einsum("tki,i,k->t", x, cm.gravity, cm.mass)
+            if sysm.n_rows:
+                Cp = np.where(sysm.position_rows, np.abs(b.C), 0.0)
+                out["constraint_error"][sl] = np.max(Cp[:, ~sysm.row_is_angle], axis=1, initial=0.0)
+                out["constraint_error_angle"][sl] = np.max(Cp[:, sysm.row_is_angle], axis=1, initial=0.0)
+                out["velocity_error"][sl] = np.max(np.abs(b.Ju), axis=1, initial=0.0)
+
     def collect(self, status, message, redundant, moved) -> Results:
         cm, sysm = self.cm, self.sys
         T = len(self.states)
@@ -381,7 +440,10 @@ class _Run:
         mj_body = np.array([cm.marker_body[j["mj"]] for j in cm.joints], int)
         mi_body = np.array([cm.marker_body[j["mi"]] for j in cm.joints], int)
         mj_marker = np.array([j["mj"] for j in cm.joints], int)
-        for k, (t, y) in enumerate(zip(self.t_out[:T], self.states)):
+        batched = T > 0 and batch.supports(sysm)
+        if batched:
+            self.collect_batched(out, mj_body, mi_body, mj_marker)
+        for k, (t, y) in enumerate(zip(self.t_out[:T], () if batched else self.states)):
             d = sysm.evaluate(t, y, details=True)
             B, K = d["bodies"], d["kin"]
             out["com"][k] = B.x
@@ -441,6 +503,7 @@ class _Run:
             bushing_names=sysm.bushings.names, contact_names=tuple(sysm.contacts.names),
             status=status, message=message, warnings=tuple(str(w) for w in self.warnings),
             redundant_constraints=redundant, initial_correction=moved,
-            stats=dict(rhs_evaluations=self.n_eval, steps=self.n_steps, projections=self.n_projections,
+            stats=dict(rhs_evaluations=self.n_eval, jacobian_evaluations=self.n_jac, steps=self.n_steps,
+                       projections=self.n_projections,
                        wall_time=time.perf_counter() - self.start, integrator=self.s.integrator),
             **out)

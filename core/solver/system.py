@@ -228,6 +228,8 @@ class System:
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
                                          np.array([b["mj"] for b in cm.bushings], int)))
         self.contacts = ContactSet(cm)
+        self._gravity_only = not (len(self.applied.names) or len(self.tsprings.mi) or len(self.rsprings.mi)
+                                  or len(self.bushings.names) or len(self.contacts))
         self.y0 = y0
 
     # ------------------------------------------------------------------ layout
@@ -408,6 +410,8 @@ class System:
         n = self.n
         F = self._f_gravity.copy()
         F[1] -= cross_rows(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0])
+        if self._gravity_only and not details:
+            return F, None
         wrench = None
         fmag = fpower = tension = length = rs_torque = np.zeros(0)
         fvec = fpoint = contact_force = bforce = btorque = np.zeros((0, 3))

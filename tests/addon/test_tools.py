@@ -102,3 +102,12 @@ def test_bench_bake_runs_and_says_when_it_extrapolates(tmp_path):
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
     assert "EXTRAPOLATED linearly from 1 x 20 frames" in proc.stdout
     assert "faster than keyframe_insert at 2 bodies x 60 frames" in proc.stdout
+
+
+def test_addon_tests_runs_the_named_tests_under_this_python(tmp_path):
+    proc = run(ROOT / "tools" / "addon_tests.py", "-q", ROOT / "tests" / "addon" / "test_register.py",
+               "-k", "operators_are_named")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first, *_, last = proc.stdout.strip().splitlines()
+    assert first.startswith(f"Blender {bpy.app.version_string} (bpy module)")
+    assert last.startswith("1 passed, 2 deselected")

@@ -154,6 +154,11 @@ def test_problems_naming_objects_and_elements(addon):
     assert problem(scene, "object 'Nope': a body must be a mesh").object == ""
     p = problem(scene, "joint 'Hinge': Frame I 'X' is not in scene 'Scene'")
     assert (p.object, p.group, p.index) == ("Pivot", "joints", 0)
+    motion = scene.mbd.motions.add()
+    motion.name, motion.joint = "Drive", "Hinge"
+    p = problem(scene, "motion 'Drive': value: invalid syntax at column 3")
+    assert (p.object, p.group, p.index) == ("Pivot", "motions", 0)      # the frame of its joint
+    assert problem(scene, "joint 'Nope': x").object == ""
     assert problem(scene, "scene: no object is marked as a body") == \
         type(p)("scene: no object is marked as a body")
 

@@ -1,0 +1,118 @@
+"""Many states at once: the equations of motion of a batch of states in one vectorised pass.
+
+Used where the states are known in advance: the output frames of a run
+(the results are post-processed in one pass instead of one evaluation per
+frame) and the finite-difference Jacobian of the implicit integrators (one
+batch of perturbed states instead of one evaluation per state component).
+
+It covers the models whose rows are all joint rows (no motions, couplers or
+torsion springs) and whose forces are gravity and the gyroscopic terms, on
+the dense Schur path: :func:`supports` says whether a system is one. Its
+numbers equal :meth:`System.evaluate`'s to rounding (tests/core/test_dynamics_run_control.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import schur
+from .rows import cross_rows
+from .system import _QD, _QR, System
+
+
+def supports(sysm: System) -> bool:
+    """Whether :func:`evaluate` handles this system."""
+    return (sysm.n > 0 and not sysm.sparse and not len(sysm._coords) and not len(sysm.applied.names)
+            and not len(sysm.tsprings.mi) and not len(sysm.bushings.names) and not len(sysm.contacts))
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """k states; body arrays have the ground as row n like :class:`~core.solver.system.Bodies`."""
+
+    packed: np.ndarray   # (k, n+1, 22): x, v, w, q (unit), R row-major
+    I_W: np.ndarray      # (k, n, 3, 3)
+    udot: np.ndarray     # (k, 6n) split layout
+    lam: np.ndarray      # (k, m)
+    C: np.ndarray        # (k, m)
+    Ju: np.ndarray       # (k, m)
+    blocks: np.ndarray   # (k, E, 6)
+
+
+def evaluate(sysm: System, Y) -> Batch:
+    """Accelerations and multipliers of the states Y (k, size) (time does not enter these models)."""
+    n, m = sysm.n, sysm.n_rows
+    k = len(Y)
+    P = np.empty((k, n + 1, 22))
+    P[:, :, :13] = np.concatenate([Y, np.broadcast_to((0.0, 1.0), (k, 2))], axis=1)[:, sysm._gather]
+    q = P[:, :, 9:13]
+    q /= np.sqrt(np.sum(q * q, axis=2))[:, :, None]
+    P[:, :, 13:] = ((q[..., :, None] * q[..., None, :]).reshape(-1, 16) @ _QR).reshape(k, n + 1, 9)
+    # einsum, not stacked matmuls: those make one BLAS call per small matrix, which
+    # under load (threads competing for busy cores) costs up to 100x more
+    R = P[:, :n, 13:].reshape(k, n, 3, 3)
+    I_W = np.einsum("knij,njl,knml->knim", R, sysm.I_B, R)
+    I_W_inv = np.einsum("knij,njl,knml->knim", R, sysm.I_B_inv, R)
+    w = P[:, :n, 6:9]
+    F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
+    F[:, 1] -= cross_rows(w, np.einsum("knij,knj->kni", I_W, w))
+    Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
+    size = Mi[0].size
+    np.put(Mi, (np.arange(k)[:, None] * size + sysm._Mi_ang).ravel(), I_W_inv)
+    u0 = np.einsum("kij,kj->ki", Mi, F.reshape(k, 6 * n))
+    u = Y[:, sysm.sl_u]
+    lam = np.zeros((k, m))
+    C = Ju = np.zeros((k, m))
+    blocks = np.zeros((k, 0, 6))
+    udot = u0
+    if m:
+        C, quad, blocks = sysm.rows.evaluate(P)
+        cols = 6 * n
+        flat = (np.arange(k)[:, None] * (m * cols) + sysm._flat).ravel()
+        J = np.bincount(flat, weights=blocks.ravel(), minlength=k * m * cols).reshape(k, m, cols)
+        JM = np.einsum("kmc,kcd->kmd", J, Mi)
+        Ju = np.einsum("kmc,kc->km", J, u)
+        gamma = -quad - 2.0 * sysm.alpha * Ju - sysm.alpha ** 2 * C
+        lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), gamma - np.einsum("kmc,kc->km", J, u0),
+                                sysm.beta)
+        udot = u0 + np.einsum("km,kmc->kc", lam, JM)
+    return Batch(P, I_W, udot, lam, C, Ju, blocks)
+
+
+def rhs(sysm: System, Y) -> np.ndarray:
+    """dy/dt (k, size) of the states Y (k, size), as :meth:`System.rhs` row by row."""
+    b = evaluate(sysm, Y)
+    n = sysm.n
+    q, w = b.packed[:, :n, 9:13], b.packed[:, :n, 6:9]
+    qdot = (q[..., :, None] * w[..., None, :]).reshape(-1, 12) @ _QD
+    return np.concatenate([Y[:, sysm.sl_v], qdot.reshape(len(Y), 4 * n), b.udot], axis=1)
+
+
+def joint_wrenches(sysm: System, b: Batch) -> np.ndarray:
+    """(k, joints, n+1, 6) generalized reaction of each joint's rows on each body (ground row zero)."""
+    k, n = len(b.lam), sysm.n
+    nj = len(sysm.cm.joints)
+    out = np.zeros((k, nj, n + 1, 6))
+    if len(sysm._jw_index):
+        per_end = b.blocks * b.lam[:, sysm.rows.end_row, None]
+        flat = (np.arange(k)[:, None] * sysm._jw_size + sysm._jw_index).ravel()
+        out[:, :, :n] = np.bincount(flat, weights=per_end.ravel(),
+                                    minlength=k * sysm._jw_size).reshape(k, nj, n, 6)
+    return out
+
+
+def jacobian(sysm: System, y) -> np.ndarray:
+    """∂f/∂y (size, size) by forward differences, all columns in one batch.
+
+    Steps h_j = √ε · max(|y_j|, 1) (rounded so that y_j + h_j − y_j = h_j
+    exactly) give an error of about √ε relative, ample for the Newton
+    iterations of the implicit methods.
+    """
+    size = len(y)
+    h = np.sqrt(np.finfo(float).eps) * np.maximum(np.abs(y), 1.0)
+    h = (y + h) - y
+    Y = np.repeat(y[None], size + 1, axis=0)
+    Y[1 + np.arange(size), np.arange(size)] += h
+    F = rhs(sysm, Y)
+    return ((F[1:] - F[0]) / h[:, None]).T
