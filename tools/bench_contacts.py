@@ -174,9 +174,11 @@ def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = False):
     # gear B is turned by 0.1 pitch to centre a tooth in it (B's angle π - φ faces A's angle φ)
     turn = 0.1 * 2 * np.pi / teeth
     rot = np.array([[np.cos(turn), -np.sin(turn), 0], [np.sin(turn), np.cos(turn), 0], [0, 0, 1]])
-    gear = lambda name, verts, x: Body(name=name, geometry=TriangleMesh(vertices=verts.tolist(),  # noqa: E731
-                                                                        faces=f.tolist()),
-                                       mass=0.1, position=(x, 0.0, 0.0))
+
+    def gear(name, verts, x):
+        return Body(name=name, geometry=TriangleMesh(vertices=verts.tolist(), faces=f.tolist()), mass=0.1,
+                    position=(x, 0.0, 0.0))
+
     return Model(
         bodies=(gear("A", v, 0.0), gear("B", v @ rot.T, 44.5), Body(name="Ground", fixed=True)),
         frames=(Frame(name="ga", body="Ground"), Frame(name="a", body="A"),

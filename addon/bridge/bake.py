@@ -150,7 +150,7 @@ def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, lengt
     obj.rotation_mode = "QUATERNION"
     size = length_mm / mm_per_unit(scene)
     fcurves = new_action_fcurves(scene, obj, obj.name)
-    key(fcurves, "location", frames, point_m / scene.unit_settings.scale_length)
+    key(fcurves, "location", frames, point_m * 1000.0 / mm_per_unit(scene))
     key(fcurves, "rotation_quaternion", frames, z_to(vector))
     key(fcurves, "scale", frames, np.repeat(size[:, None], 3, axis=1))
     report.arrows.append(obj.name)
@@ -237,7 +237,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     t = results.t[:count]
     frames, times = frame_times(scene, float(t[-1]))
     report.frames = len(frames)
-    position = resample(t, results.position[:count], times) / scene.unit_settings.scale_length
+    position = resample(t, results.position[:count], times) * 1000.0 / mm_per_unit(scene)
     orientation = _normalized(resample(t, results.orientation[:count], times))
     for k, name in enumerate(results.body_names):
         obj = scene.objects.get(name)

@@ -15,7 +15,7 @@ the field; all are collected before :class:`SceneError` is raised.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import bpy
@@ -149,6 +149,8 @@ class _Collector:
         for issue in exc.issues:
             if any(name in issue.message for name in skip) and issue.code == "invalid-reference":
                 continue  # a consequence of an element already reported as broken
+            if "mass_fallback" in issue.hint:   # the core names the JSON field; say where it is in Blender
+                issue = replace(issue, hint="Or set Body > If Not Closed to Convex Hull.")
             (self.problems if issue.severity == "error" else self.warnings).append(str(issue))
 
     def build(self, make):

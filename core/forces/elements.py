@@ -15,14 +15,14 @@ from ..spatial import cross, matrix_to_quat
 
 
 def _dot(a, b):
-    return np.einsum("ij,ij->i", a, b)
+    return np.einsum("...ij,...ij->...i", a, b)
 
 
 def scatter(n: int, body: np.ndarray, wrench: np.ndarray) -> np.ndarray:
-    """Sum (k, 6) wrenches into an (n + 1, 6) array by body index (-1 -> ground row n)."""
-    out = np.zeros((n + 1, 6))
-    np.add.at(out, np.where(body < 0, n, body), wrench)
-    return out
+    """Sum (..., k, 6) wrenches into an (..., n + 1, 6) array by body index (-1 -> ground row n)."""
+    onehot = np.zeros((n + 1, len(body)))
+    onehot[np.where(body < 0, n, body), np.arange(len(body))] = 1.0
+    return np.einsum("bk,...kj->...bj", onehot, wrench)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,8 @@ class AppliedForces:
 
     def max_power(self) -> np.ndarray:
         """N_max = |F_max| · v_max / 4 of each actuator at t = 0 (nan for plain forces)."""
-        return np.where(self.actuator, np.abs(self.values(0.0)) * self.vmax / 4.0, np.nan)
+        vmax = np.where(self.actuator, self.vmax, 0.0)  # plain forces: no 0 · inf
+        return np.where(self.actuator, np.abs(self.values(0.0)) * vmax / 4.0, np.nan)
 
 
 @dataclass(frozen=True)
@@ -125,20 +126,24 @@ class TranslationalSprings:
                    col("c"), col("preload"))
 
     def evaluate(self, K, n):
-        """(wrench (n+1, 6), tension (k,) N, length (k,) m, energy J)."""
+        """(wrench (n+1, 6), tension (k,) N, length (k,) m, energy J).
+
+        K's arrays may carry leading batch axes (..., markers, 3); the results
+        then carry them too.
+        """
         if len(self.mi) == 0:
             return np.zeros((n + 1, 6)), np.zeros(0), np.zeros(0), 0.0
-        d = K.p[self.mj] - K.p[self.mi]
-        length = np.linalg.norm(d, axis=1)
-        u = d / np.maximum(length, 1e-300)[:, None]
-        rate = _dot(u, K.vp[self.mj] - K.vp[self.mi])
+        d = K.p[..., self.mj, :] - K.p[..., self.mi, :]
+        length = np.linalg.norm(d, axis=-1)
+        u = d / np.maximum(length, 1e-300)[..., None]
+        rate = _dot(u, K.vp[..., self.mj, :] - K.vp[..., self.mi, :])
         stretch = length - self.free
         tension = self.k * stretch + self.c * rate + self.preload
-        f = tension[:, None] * u  # pulls j towards i and i towards j
-        wj = np.concatenate([-f, cross(K.r[self.mj], -f)], axis=1)
-        wi = np.concatenate([f, cross(K.r[self.mi], f)], axis=1)
+        f = tension[..., None] * u  # pulls j towards i and i towards j
+        wj = np.concatenate([-f, cross(K.r[..., self.mj, :], -f)], axis=-1)
+        wi = np.concatenate([f, cross(K.r[..., self.mi, :], f)], axis=-1)
         wrench = scatter(n, K.b[self.mj], wj) + scatter(n, K.b[self.mi], wi)
-        energy = float(np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch))
+        energy = np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
         return wrench, tension, length, energy
 
 
@@ -192,33 +197,37 @@ class Bushings:
     @staticmethod
     def offset(K, mi, mj):
         """Position of marker j in marker i's axes (m), (k, 3)."""
-        return np.einsum("kji,kj->ki", K.A[mi], K.p[mj] - K.p[mi])
+        return np.einsum("...kji,...kj->...ki", K.A[..., mi, :, :], K.p[..., mj, :] - K.p[..., mi, :])
 
     def evaluate(self, K, n):
-        """(wrench (n+1, 6), force on j (k, 3) N world, torque on j (k, 3) N·m world, energy J)."""
+        """(wrench (n+1, 6), force on j (k, 3) N world, torque on j (k, 3) N·m world, energy J).
+
+        K's arrays may carry leading batch axes; the results then carry them too.
+        """
         if len(self.mi) == 0:
             z = np.zeros((0, 3))
             return np.zeros((n + 1, 6)), z, z, 0.0
-        Ai = K.A[self.mi]
-        delta = self.offset(K, self.mi, self.mj) - self.d0
-        rel = np.einsum("kji,kjl->kil", Ai, K.A[self.mj])
+        mi, mj = self.mi, self.mj
+        Ai = K.A[..., mi, :, :]
+        delta = self.offset(K, mi, mj) - self.d0
+        rel = np.einsum("...kji,...kjl->...kil", Ai, K.A[..., mj, :, :])
         phi = rotation_vector(rel)
-        delta_dot = np.einsum("kji,kj->ki", Ai, K.vp[self.mj] - K.vp[self.mi])
-        phi_dot = np.einsum("kji,kj->ki", Ai, K.w[self.mj] - K.w[self.mi])
-        f = np.einsum("kij,kj->ki", Ai, -(self.k * delta + self.c * delta_dot))
-        tau = np.einsum("kij,kj->ki", Ai, -(self.kr * phi + self.cr * phi_dot))
-        arm_i = K.p[self.mj] - K.p[self.mi] + K.r[self.mi]  # p_j seen from body i's COM
-        wj = np.concatenate([f, tau + cross(K.r[self.mj], f)], axis=1)
-        wi = np.concatenate([-f, -tau - cross(arm_i, f)], axis=1)
-        wrench = scatter(n, K.b[self.mj], wj) + scatter(n, K.b[self.mi], wi)
-        energy = float(np.sum(0.5 * self.k * delta ** 2) + np.sum(0.5 * self.kr * phi ** 2))
+        delta_dot = np.einsum("...kji,...kj->...ki", Ai, K.vp[..., mj, :] - K.vp[..., mi, :])
+        phi_dot = np.einsum("...kji,...kj->...ki", Ai, K.w[..., mj, :] - K.w[..., mi, :])
+        f = np.einsum("...kij,...kj->...ki", Ai, -(self.k * delta + self.c * delta_dot))
+        tau = np.einsum("...kij,...kj->...ki", Ai, -(self.kr * phi + self.cr * phi_dot))
+        arm_i = K.p[..., mj, :] - K.p[..., mi, :] + K.r[..., mi, :]  # p_j seen from body i's COM
+        wj = np.concatenate([f, tau + cross(K.r[..., mj, :], f)], axis=-1)
+        wi = np.concatenate([-f, -tau - cross(arm_i, f)], axis=-1)
+        wrench = scatter(n, K.b[mj], wj) + scatter(n, K.b[mi], wi)
+        energy = np.sum(0.5 * self.k * delta ** 2 + 0.5 * self.kr * phi ** 2, axis=(-2, -1))
         return wrench, f, tau, energy
 
 
 def rotation_vector(R: np.ndarray) -> np.ndarray:
-    """Rotation vectors (k, 3) of rotation matrices (k, 3, 3)."""
+    """Rotation vectors (..., 3) of rotation matrices (..., 3, 3)."""
     q = matrix_to_quat(R)
-    s = np.linalg.norm(q[:, 1:], axis=1)
-    ang = 2.0 * np.arctan2(s, q[:, 0])
+    s = np.linalg.norm(q[..., 1:], axis=-1)
+    ang = 2.0 * np.arctan2(s, q[..., 0])
     scale = np.where(s > 1e-12, ang / np.maximum(s, 1e-300), 2.0)
-    return q[:, 1:] * scale[:, None]
+    return q[..., 1:] * scale[..., None]

@@ -7,8 +7,9 @@ batch of perturbed states instead of one evaluation per state component).
 
 It covers the models whose rows are all joint rows (no motions, couplers or
 torsion springs) and whose forces are gravity and the gyroscopic terms, on
-the dense Schur path: :func:`supports` says whether a system is one. Its
-numbers equal :meth:`System.evaluate`'s to rounding (tests/core/test_dynamics_run_control.py).
+the dense Schur path, and for the Jacobian also translational spring-dampers
+and bushings: :func:`supports` says whether a system is one. Its numbers
+equal :meth:`System.evaluate`'s to rounding (tests/core/test_dynamics_run_control.py).
 """
 from __future__ import annotations
 
@@ -18,13 +19,27 @@ import numpy as np
 
 from . import schur
 from .rows import cross_rows
-from .system import _QD, _QR, System
+from .system import _QD, _QR, Kinematics, System
 
 
-def supports(sysm: System) -> bool:
-    """Whether :func:`evaluate` handles this system."""
+def supports(sysm: System, springs=False) -> bool:
+    """Whether :func:`evaluate` handles this system; with ``springs`` translational
+    spring-dampers and bushings are allowed (their outputs are not batched)."""
+    elastic = len(sysm.tsprings.mi) or len(sysm.bushings.names)
     return (sysm.n > 0 and not sysm.sparse and not len(sysm._coords) and not len(sysm.applied.names)
-            and not len(sysm.tsprings.mi) and not len(sysm.bushings.names) and not len(sysm.contacts))
+            and not (elastic and not springs) and not len(sysm.contacts))
+
+
+def kinematics(sysm: System, P) -> Kinematics:
+    """Marker kinematics of k states from their packed body arrays (k, n+1, 22)."""
+    cm = sysm.cm
+    b = cm.marker_body
+    Z = P[:, b]
+    R = Z[..., 13:].reshape(len(P), -1, 3, 3)
+    r = (Z[..., 13:] * np.tile(cm.marker_r, 3)).reshape(R.shape).sum(axis=-1)
+    w = Z[..., 6:9]
+    return Kinematics(b=b, p=Z[..., 0:3] + r, r=r, A=np.einsum("kmij,mjl->kmil", R, cm.marker_axes),
+                      vp=Z[..., 3:6] + cross_rows(w, r), w=w, bodies=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +72,12 @@ def evaluate(sysm: System, Y) -> Batch:
     w = P[:, :n, 6:9]
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
     F[:, 1] -= cross_rows(w, np.einsum("knij,knj->kni", I_W, w))
+    if len(sysm.tsprings.mi) or len(sysm.bushings.names):
+        K = kinematics(sysm, P)
+        for element in (sysm.tsprings, sysm.bushings):
+            wrench = element.evaluate(K, n)[0]
+            F[:, 0] += wrench[..., :n, :3]
+            F[:, 1] += wrench[..., :n, 3:]
     Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
     size = Mi[0].size
     np.put(Mi, (np.arange(k)[:, None] * size + sysm._Mi_ang).ravel(), I_W_inv)

@@ -293,7 +293,7 @@ class _Run:
         first_step = None
         restarts: list[float] = []  # times of the recent projection restarts
         # without a jac, scipy's implicit methods difference one column per evaluation
-        extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and batch.supports(sysm) else {}
+        extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and batch.supports(sysm, springs=True) else {}
         while t < t_end:
             solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
                             max_step=s.max_step or np.inf, first_step=first_step, **extra)

@@ -21,6 +21,7 @@ coordinates (motions, couplers) from :mod:`core.joints.primitives`.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,7 +78,7 @@ class Kinematics:
     A: np.ndarray    # (m, 3, 3) marker axes as columns
     vp: np.ndarray   # (m, 3) velocity of the marker point
     w: np.ndarray    # (m, 3) angular velocity of the marker's body
-    bodies: "Bodies"
+    bodies: "Bodies"  # None for batched kinematics (core.solver.batch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +290,7 @@ class System:
         self._jw_index = (((owner[je] * n + self.rows.end_body) * 6)[:, None] + np.arange(6)).ravel()
         self._jw_size = nj * n * 6
         self._zeros_m = np.zeros(m)
-        self._last_rows = None  # (t, y, rows, J u) of the last evaluate(), see constraint_error
+        self._recent = deque(maxlen=4)  # (t, y, rows, J u) of the last evaluate() calls, see constraint_error
 
     def pack(self, x, q, v, w, angles) -> np.ndarray:
         return np.concatenate([np.ravel(x), np.ravel(q), np.ravel(v), np.ravel(w), np.ravel(angles)])
@@ -469,9 +470,9 @@ class System:
             gamma = rows.acc_target - rows.quad - 2.0 * self.alpha * (vel - rows.vel_target) - self.alpha ** 2 * rows.C
             lam = schur.solve(JM @ J.T, gamma - J @ u0, self.beta)
             udot = u0 + JM.T @ lam
-            # an explicit RK step ends with an evaluation at its end point (FSAL):
-            # the constraint check after the step reuses it
-            self._last_rows = (t, y, rows, vel)
+            # an explicit RK step ends with an evaluation at its end point (FSAL), maybe
+            # followed by the 3 of DOP853's interpolant: the constraint check reuses it
+            self._recent.append((t, y, rows, vel))
         if not details:
             return udot, B, rows.coords if m else None
         out = dict(extra)
@@ -527,8 +528,9 @@ class System:
         """(max |C| over length rows in m, over angle rows in rad, max |J u − v*|)."""
         if not self.n_rows:
             return 0.0, 0.0, 0.0
-        last = self._last_rows
-        if last is not None and last[1] is y and last[0] == t:
+        # scipy evaluates at t + h, which may differ from the step's end time in the last bit
+        last = next((r for r in self._recent if r[1] is y and abs(r[0] - t) <= 1e-12 * max(1.0, abs(t))), None)
+        if last is not None:
             rows, vel = last[2], last[3]
         else:
             rows = self._rows(self.bodies(y), y[self.sl_a], t)

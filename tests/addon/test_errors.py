@@ -46,6 +46,8 @@ def test_open_mesh_names_the_body(addon):
     open_mesh(bob)
     text = fails_unchanged(bpy.ops.mbd.bake, "body 'Bob': geometry")
     assert "closed" in text or "watertight" in text
+    # the hint names the field as the panel shows it, not the model file's key
+    assert "If Not Closed" in text and "mass_fallback" not in text
 
 
 def test_every_problem_is_reported_at_once(addon):

@@ -117,3 +117,54 @@ def test_torsion_spring_frequency():
     w = r.angular_velocity[:, 0, 2]
     np.testing.assert_allclose(r.spring_force[:, 0], -(4.0 * (theta - 0.3) + 0.02 * w), rtol=0, atol=1e-9)
     assert r.spring_is_rotational.tolist() == [True]
+
+
+def test_stiff_spring_bdf_with_the_batched_jacobian(monkeypatch):
+    """A stiff, damped spring (k = 1000 N/mm: ω = 1000 rad/s, σ = 250 1/s) with BDF.
+
+    The implicit method's Jacobian comes from one batched evaluation of all
+    perturbed states (core.solver.batch). Against the closed form, BDF at rtol
+    1e-8 stays within 1e-7 m over 8 periods (measured 1.6e-8 m on a 50 mm
+    amplitude), as with scipy's own column-by-column differences (measured
+    1.3e-8 m, 2262 evaluations against 1882).
+    """
+    from dataclasses import replace
+    model = slider(k=1000.0, c=0.5, gravity=(0.0, 0.0, 0.0))
+    model = replace(model, settings=SolverSettings(end_time=0.05, output_rate=2000, integrator="BDF",
+                                                   rtol=1e-8, atol=1e-11, gravity=(0.0, 0.0, 0.0)))
+    batched = core.simulate(model)
+    monkeypatch.setattr("core.solver.batch.supports", lambda sysm, springs=False: False)
+    scipy_fd = core.simulate(model)
+    ref = oscillator(batched.t, 0.150, 0.050, np.sqrt(1e6), 250.0)
+    for r in (batched, scipy_fd):
+        assert r.success, r.message
+        assert np.max(np.abs(r.com[:, 0, 0] - ref)) < 1e-7
+    assert batched.stats["jacobian_evaluations"] > 0
+    assert batched.stats["rhs_evaluations"] < scipy_fd.stats["rhs_evaluations"]
+
+
+def test_batched_equations_with_springs_and_bushings_match_single_evaluations():
+    """core.solver.batch.rhs on a batch of states equals System.rhs state by state (to rounding).
+
+    Two free bodies held by a 6-DOF bushing and a spring-damper, off their rest
+    pose, with random velocities: no constraints, so the forces alone decide.
+    """
+    from core.model import Bushing
+    from core.model.compile import compile_model
+    from core.solver import batch
+    from core.solver.system import System
+    model = Model(
+        bodies=(Body(name="A", mass=2.0, inertia=(3e4, 4e4, 5e4, 0, 0, 0), position=(10, 20, 30)),
+                Body(name="B", mass=1.0, inertia=(2e4, 1e4, 1.5e4, 0, 0, 0), position=(200, -50, 80),
+                     orientation=(0.8, 0.3, 0.1, -0.2))),
+        frames=(Frame(name="a", body="A", position=(50, 10, -20)), Frame(name="b", body="B", position=(-30, 40, 10)),
+                Frame(name="o")),
+        bushings=(Bushing(name="bush", frame_i="a", frame_j="b", stiffness=(1, 2, 3), damping=(0.1, 0.2, 0.3),
+                          rot_stiffness=(1e3, 2e3, 3e3), rot_damping=(10, 20, 30)),),
+        springs=(SpringDamper(name="s", frame_i="o", frame_j="a", stiffness=0.5, damping=0.01, free_length=10.0),))
+    sysm = System(compile_model(model))
+    assert batch.supports(sysm, springs=True) and not batch.supports(sysm)
+    rng = np.random.default_rng(2)
+    Y = sysm.y0 + 0.05 * rng.normal(size=(6, sysm.size))
+    single = np.array([sysm.rhs(0.0, y) for y in Y])
+    np.testing.assert_allclose(batch.rhs(sysm, Y), single, rtol=0, atol=1e-12 * np.max(np.abs(single)))
