@@ -463,6 +463,7 @@ class SurfaceIndex:
         self.counts = np.diff(offsets).astype(np.int64)
         self.n_cells = len(ijk)
         self._make_table(ijk)
+        self._flat = None
 
     # ----------------------------------------------------------------- build
     def _build(self, size0: float):
@@ -641,6 +642,39 @@ class SurfaceIndex:
     @property
     def nbytes(self) -> int:
         return int(self.block_of.nbytes + self.cell_of.nbytes + self.offsets.nbytes + self.lists.nbytes)
+
+    def flat_cells(self) -> np.ndarray:
+        """Per cell, a listed triangle whose plane holds every listed triangle, else -1.
+
+        A cell's list holds every triangle that is the closest one, ties
+        included, of some point of the cell.  When all of them lie in one plane,
+        every point of the cell has its closest surface point in that plane;
+        an edge between a listed triangle and a non-coplanar neighbour cannot
+        hold it, because the neighbour would tie there and be listed.  So the
+        closest point is the orthogonal projection and the signed distance of
+        every point of the cell is its distance to the plane (the face normal
+        is the face's pseudo-normal).  Coplanar: every vertex within the tie
+        distance of the plane.  Computed on first use (one pass over the lists).
+        """
+        if self._flat is None:
+            tr = self.tris
+            t = self.lists.astype(np.intp)
+            start = self.offsets[:-1]
+            first = t[np.minimum(start, max(len(t) - 1, 0))]
+            t0 = np.repeat(first, self.counts)
+            n0, d0 = tr.face_normal[t0], tr.nd[t0]
+            a = tr.a[t]
+            off = np.abs(np.einsum("ij,ij->i", n0, a) - d0)
+            off = np.maximum(off, np.abs(np.einsum("ij,ij->i", n0, a + tr.e_ab[t]) - d0))
+            off = np.maximum(off, np.abs(np.einsum("ij,ij->i", n0, a + tr.e_ac[t]) - d0))
+            worst = np.full(self.n_cells, np.inf)
+            full = self.counts > 0
+            if len(t):
+                worst[full] = np.maximum.reduceat(off, start[full])
+            # (a degenerate first triangle has no plane)
+            flat = (worst <= tr.tie) & (np.abs(tr.face_normal[first]).sum(axis=1) > 0.5)
+            self._flat = np.where(flat, first, -1)
+        return self._flat
 
     # ----------------------------------------------------------------- query
     def cells(self, p: np.ndarray) -> np.ndarray:

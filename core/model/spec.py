@@ -610,7 +610,7 @@ class SolverSettings:
     gravity: tuple[float, float, float] = (0.0, 0.0, -9810.0)
     baumgarte: float = 20.0
     erp: float = 0.2
-    regularization: float = 1e-10
+    regularization: float = 1e-8
     projection_tolerance: float = 1e-6
 
     def __post_init__(self):
