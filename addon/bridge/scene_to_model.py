@@ -51,10 +51,13 @@ class Gathered:
     warnings: list[str] = field(default_factory=list)
 
 
-def typed(value: float) -> float:
-    """The decimal a float property was typed as: Blender stores it as float32 (0.001 becomes
-    0.0010000000475), whose shortest round-tripping decimal is what the user entered."""
-    return float(str(np.float32(value)))
+def typed(value):
+    """The decimal a float property (or vector property, as a tuple) was typed as: Blender
+    stores it as float32 (0.001 becomes 0.0010000000475, a gear ratio of 0.3 would be off by
+    1e-8), whose shortest round-tripping decimal is what the user entered."""
+    if isinstance(value, (int, float)):
+        return float(str(np.float32(value)))
+    return tuple(float(str(np.float32(v))) for v in value)
 
 
 def mm_per_unit(scene) -> float:
@@ -209,11 +212,11 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             bodies.append(out.build(lambda: spec.Body(
                 name=obj.name,
                 geometry=spec.TriangleMesh(vertices=verts.tolist(), faces=tris.tolist()),
-                density=p.density if p.mass_mode == "DENSITY" else None,
-                mass=p.mass if p.mass_mode == "MASS" else None,
+                density=typed(p.density) if p.mass_mode == "DENSITY" else None,
+                mass=typed(p.mass) if p.mass_mode == "MASS" else None,
                 mass_fallback=p.mass_fallback.lower(), fixed=p.fixed,
                 position=tuple(loc * unit), orientation=tuple(rot),
-                velocity=tuple(p.velocity), angular_velocity=tuple(p.angular_velocity))))
+                velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))
         else:
             body = body_of(obj)
             loc, rot = _pose(obj.matrix_world if body is None else relative_to_body(obj, body))
@@ -239,7 +242,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         fj = reference(path, "Frame J", j.frame_j, "FRAME")
         joints.append(element(path, j.name, None if None in (fi, fj) else lambda: spec.Joint(
             name=j.name, type=j.type.lower(), frame_i=fi, frame_j=fj,
-            length=j.length if j.type == "DISTANCE" and j.use_length else None)))
+            length=typed(j.length) if j.type == "DISTANCE" and j.use_length else None)))
 
     motions = [element(f"motion {m.name!r}", m.name, lambda: spec.Motion(
         name=m.name, joint=m.joint, value=m.value, mode=m.mode.lower(),
@@ -253,7 +256,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         forces.append(element(path, f.name, None if None in (body, frame) else lambda: spec.Force(
             name=f.name, type=f.type.lower(), body=body, frame=frame, axis=f.axis,
             direction=f.direction.lower(), value=f.value, actuator=f.actuator,
-            max_velocity=f.max_velocity if f.actuator else None, allow_braking=f.allow_braking)))
+            max_velocity=typed(f.max_velocity) if f.actuator else None, allow_braking=f.allow_braking)))
 
     springs = []
     for s in group.springs:
@@ -261,8 +264,9 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         fi = reference(path, "Frame I", s.frame_i, "FRAME")
         fj = reference(path, "Frame J", s.frame_j, "FRAME")
         springs.append(element(path, s.name, None if None in (fi, fj) else lambda: spec.SpringDamper(
-            name=s.name, type=s.type.lower(), frame_i=fi, frame_j=fj, stiffness=s.stiffness,
-            damping=s.damping, free_length=s.free_length if s.use_free_length else None, preload=s.preload)))
+            name=s.name, type=s.type.lower(), frame_i=fi, frame_j=fj, stiffness=typed(s.stiffness),
+            damping=typed(s.damping), free_length=typed(s.free_length) if s.use_free_length else None,
+            preload=typed(s.preload))))
 
     bushings = []
     for b in group.bushings:
@@ -270,17 +274,17 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         fi = reference(path, "Frame I", b.frame_i, "FRAME")
         fj = reference(path, "Frame J", b.frame_j, "FRAME")
         bushings.append(element(path, b.name, None if None in (fi, fj) else lambda: spec.Bushing(
-            name=b.name, frame_i=fi, frame_j=fj, stiffness=tuple(b.stiffness), damping=tuple(b.damping),
-            rot_stiffness=tuple(b.rot_stiffness), rot_damping=tuple(b.rot_damping))))
+            name=b.name, frame_i=fi, frame_j=fj, stiffness=typed(b.stiffness), damping=typed(b.damping),
+            rot_stiffness=typed(b.rot_stiffness), rot_damping=typed(b.rot_damping))))
 
     couplers = []
     for c in group.couplers:
         if c.type == "GEAR":
             make = lambda: spec.GearPair(name=c.name, joint_i=c.joint_i, joint_j=c.joint_j,  # noqa: E731
-                                         ratio=c.ratio, internal=c.internal)
+                                         ratio=typed(c.ratio), internal=c.internal)
         else:
             make = lambda: spec.RackPinion(name=c.name, pinion_joint=c.joint_i,  # noqa: E731
-                                           rack_joint=c.joint_j, pitch_radius=c.pitch_radius)
+                                           rack_joint=c.joint_j, pitch_radius=typed(c.pitch_radius))
         couplers.append(element(f"coupler {c.name!r}", c.name, make))
 
     contacts = []
@@ -289,10 +293,10 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         bi = reference(path, "Body_I", c.body_i, "BODY")
         bj = reference(path, "Body_J", c.body_j, "BODY")
         contacts.append(element(path, c.name, None if None in (bi, bj) else lambda: spec.Contact(
-            name=c.name, body_i=bi, body_j=bj, stiffness=c.stiffness, damping=c.damping,
-            exponent=c.exponent, max_penetration=c.max_penetration, method=c.method.lower(),
-            friction=c.friction, friction_coefficient=c.friction_coefficient,
-            slip_tolerance_velocity=c.slip_tolerance_velocity,
+            name=c.name, body_i=bi, body_j=bj, stiffness=typed(c.stiffness), damping=typed(c.damping),
+            exponent=typed(c.exponent), max_penetration=typed(c.max_penetration), method=c.method.lower(),
+            friction=c.friction, friction_coefficient=typed(c.friction_coefficient),
+            slip_tolerance_velocity=typed(c.slip_tolerance_velocity),
             two_sided_penetrator=c.two_sided_penetrator, candidate_reduction=c.candidate_reduction)))
 
     settings = out.build(lambda: solver_settings(scene, out))
@@ -336,7 +340,7 @@ def solver_settings(scene, out: _Collector):
     """The core's SolverSettings from the scene's solver panel."""
     s = scene.mbd.solver
     fps = scene_fps(scene)
-    end_time = (scene.frame_end - scene.frame_start) / fps if s.use_scene_range else s.end_time
+    end_time = (scene.frame_end - scene.frame_start) / fps if s.use_scene_range else typed(s.end_time)
     if s.use_scene_gravity:
         # Blender keeps scene gravity in scene units per s² (its own rigid
         # bodies read it so), hence the unit scale
@@ -349,8 +353,9 @@ def solver_settings(scene, out: _Collector):
                 f"scene units per s², so with Unit Scale {scene.unit_settings.scale_length:g} set "
                 f"Gravity Z to {-9.81 / scene.unit_settings.scale_length:g} for 9.81 m/s²")
     else:
-        gravity = tuple(s.gravity)
+        gravity = typed(s.gravity)
     return core.model.spec.SolverSettings(
-        integrator=s.integrator, end_time=end_time, output_rate=fps if s.use_scene_fps else s.output_rate,
-        rtol=s.rtol, atol=s.atol, step=s.step, max_step=s.max_step if s.use_max_step else None,
-        gravity=gravity, baumgarte=s.baumgarte, erp=s.erp, projection_tolerance=s.projection_tolerance)
+        integrator=s.integrator, end_time=end_time, output_rate=fps if s.use_scene_fps else typed(s.output_rate),
+        rtol=typed(s.rtol), atol=typed(s.atol), step=typed(s.step), max_step=typed(s.max_step) if s.use_max_step else None,
+        gravity=gravity, baumgarte=typed(s.baumgarte), erp=typed(s.erp),
+        projection_tolerance=typed(s.projection_tolerance))

@@ -74,6 +74,21 @@ def test_mesh_body_mass_comes_from_density_and_scale(addon):
     assert compiled.mass[0] < 1000.0 * volume
 
 
+def test_typed_values_reach_the_model_as_typed(addon):
+    """Blender keeps float properties as float32; the model gets the decimals the user typed."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, bob = ms.pendulum(0.001)
+    bob.mbd.mass = 0.3
+    scene.mbd.solver.rtol = 3e-9
+    bpy.context.view_layer.update()
+    model = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model
+    assert float(bob.mbd.mass) != 0.3            # what Blender stores: 0.30000001192...
+    assert model.bodies[0].mass == 0.3
+    assert model.settings.rtol == 3e-9
+    assert model.settings.gravity[2] == -9810.0  # 9.81 m/s² in a mm scene, exactly
+
+
 def test_force_arrow_follows_the_body_and_scales_with_the_force(addon):
     scene, bob = ms.pendulum(0.001)
     ms.add_force(scene, bob, "Push", "2 + 3*t", axis="X")
