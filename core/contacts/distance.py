@@ -646,6 +646,8 @@ class SurfaceIndex:
     def flat_cells(self) -> np.ndarray:
         """Per cell, a listed triangle whose plane holds every listed triangle, else -1.
 
+        One more entry, -2, at the end: indexed by :meth:`cells`' -1 (no cell).
+
         A cell's list holds every triangle that is the closest one, ties
         included, of some point of the cell.  When all of them lie in one plane,
         every point of the cell has its closest surface point in that plane;
@@ -673,7 +675,7 @@ class SurfaceIndex:
                 worst[full] = np.maximum.reduceat(off, start[full])
             # (a degenerate first triangle has no plane)
             flat = (worst <= tr.tie) & (np.abs(tr.face_normal[first]).sum(axis=1) > 0.5)
-            self._flat = np.where(flat, first, -1)
+            self._flat = np.append(np.where(flat, first, -1), -2)
         return self._flat
 
     # ----------------------------------------------------------------- query
@@ -697,16 +699,18 @@ class SurfaceIndex:
         out[sel] = np.where(b >= 0, c, -1)
         return out
 
-    def query(self, p: np.ndarray, depth_limit: float | None = None) -> Penetration:
+    def query(self, p: np.ndarray, depth_limit: float | None = None, cell: np.ndarray | None = None) -> Penetration:
         """Points of ``p`` (k, 3) inside the target at a depth in (0, depth_limit].
 
-        ``depth_limit`` defaults to (and is capped at) the index's ``band``.
+        ``depth_limit`` defaults to (and is capped at) the index's ``band``;
+        ``cell``: the points' :meth:`cells`, when the caller has them.
         """
         limit = self.band if depth_limit is None else min(float(depth_limit), self.band)
         p = np.asarray(p, dtype=float)
         if len(p) == 0:
             return _empty_penetration()
-        cell = self.cells(p)
+        if cell is None:
+            cell = self.cells(p)
         q = np.flatnonzero(cell >= 0)
         if len(q) == 0:
             return _empty_penetration()

@@ -27,16 +27,17 @@ stalled on it (steps of 1e-8 s at the first tooth contact of two gears).
 Giving each member its own depth from the representative's tangent plane,
 ``n·(c - p)``, is continuous only where the target is flat: on a faceted
 curved flank the planes of two neighbouring representatives differ by the
-facet angle times up to a voxel (~0.05 mm on the benchmark gears, where a
-tooth contact is ~2 µm deep), so the jump stays, and a plane over-estimates
-the depth past a convex edge (phantom force) and under-estimates it in a
-concave crease (a missed vertex).  Instead, the query is skipped where its
+facet angle times up to a voxel diagonal, far more than a tooth contact's
+depth (docs/contacts.md), so the jump stays; and a plane over-estimates the
+depth past a convex edge (phantom force) and under-estimates it in a concave
+crease (a missed vertex).  Instead, the query is skipped where its
 answer is known exactly: in a cell of T's index whose listed triangles are
 coplanar (:meth:`~core.contacts.distance.SurfaceIndex.flat_cells`) the
 depth is the distance to that plane.  The force is then the unreduced one to
 round-off (so continuous, same vertex count, never misses a vertex); a dense
-patch on a flat face costs no query at all, while a patch on curved or
-faceted parts of T is queried in full, as without the option.
+patch on a flat face costs no query at all, while candidates in T's other
+cells (most cells of a curved or finely faceted part) are queried as without
+the option.
 
 Vertices deeper than the depth band (:meth:`ContactParams.depth_band`,
 default ``max(5 δ_max, 0.5 mm, 0.1 × the thinner body's thickness)``) give no
@@ -288,13 +289,13 @@ class ContactPair:
             # candidates in flat cells get the exact depth from the cell's plane
             # without a query; candidates in no cell cannot touch; the rest are queried
             cell = index.cells(cand)
-            tri = np.where(cell >= 0, index.flat_cells()[np.maximum(cell, 0)], -1)
+            tri = index.flat_cells()[cell]           # >= 0 flat, -1 not flat, -2 no cell
             flat = np.flatnonzero(tri >= 0)
             nrm = index.tris.face_normal[tri[flat]]
             depth = index.tris.nd[tri[flat]] - np.einsum("ij,ij->i", nrm, cand[flat])
             keep = np.flatnonzero((depth > 0.0) & (depth <= self.depth_limit))
-            rest = np.flatnonzero((cell >= 0) & (tri < 0))
-            pen = index.query(cand[rest], self.depth_limit)
+            rest = np.flatnonzero(tri == -1)
+            pen = index.query(cand[rest], self.depth_limit, cell[rest])
             hit = np.concatenate([flat[keep], rest[pen.index]])
             depth = np.concatenate([depth[keep], pen.depth])
             nrm = np.concatenate([nrm[keep], pen.normal])

@@ -102,6 +102,37 @@ def test_index_matches_brute_force(shape):
     np.testing.assert_allclose(p[pen.index] + pen.depth[:, None] * pen.normal, pen.closest, atol=1e-10)
 
 
+@pytest.mark.parametrize("shape", ["box", "fine_box", "gear"])
+def test_flat_cells_give_the_brute_force_signed_distance(shape):
+    # the candidate reduction takes depth and normal of a point in a flat cell
+    # from the cell's plane: that must be the exact signed distance and closest
+    # point, inside and outside, up to the cells' edges
+    if shape == "box":
+        v, f, method = *box_mesh((0.03, 0.02, 0.01)), "standard"
+    elif shape == "fine_box":
+        v, f, method = *box_mesh((0.03, 0.02, 0.01), 3), "fine"
+    else:
+        v, f, method = *gear_mesh(teeth=10, r_root=0.01, r_tip=0.013, width=0.004), "standard"
+    g = prepare_geometry(v, f, method, name=shape)
+    index = g.surface_index(1e-3)
+    rng = np.random.default_rng(11)
+    # points on random triangles (uniform barycentric), moved up to ~1 mm off the surface
+    t = g.vertices[g.faces[rng.integers(0, len(g.faces), 4000)]]
+    u = rng.uniform(size=(4000, 2))
+    u = np.where(u.sum(axis=1, keepdims=True) > 1, 1 - u, u)
+    base = t[:, 0] + u[:, :1] * (t[:, 1] - t[:, 0]) + u[:, 1:] * (t[:, 2] - t[:, 0])
+    p = base + rng.normal(scale=5e-4, size=base.shape)
+    tri = index.flat_cells()[index.cells(p)]
+    flat = np.flatnonzero(tri >= 0)
+    assert len(flat) > 200 and np.any(tri == -1)
+    n = index.tris.face_normal[tri[flat]]
+    sd = index.tris.nd[tri[flat]] - np.einsum("ij,ij->i", n, p[flat])     # > 0 inside
+    _, cl = closest_points_brute(g.triangles, p[flat])
+    assert np.any(sd > 0) and np.any(sd < 0)
+    np.testing.assert_allclose(sd, np.where(cl.inside, cl.distance, -cl.distance), rtol=0, atol=ROUND)
+    np.testing.assert_allclose(p[flat] + sd[:, None] * n, cl.point, rtol=0, atol=ROUND)
+
+
 def test_no_phantom_force_deep_inside_a_plate():
     # a 100 x 100 x 6 mm plate: its mid-plane is 3 mm from both faces, far
     # beyond a 1 mm depth limit; 0.4 mm under the top face is a contact
