@@ -874,7 +874,12 @@ def main(argv=None):
     unknown = [k for k in keys if k not in PROBLEMS]
     if unknown:
         ap.error(f"unknown problem(s) {', '.join(unknown)}; choose from {', '.join(PROBLEMS)}")
-    engines = {e.strip() for e in args.engines.split(",")}
+    by_lower = {name.lower(): name for name in COLOURS}
+    asked = [e.strip() for e in args.engines.split(",") if e.strip()]
+    unknown = [e for e in asked if e.lower() not in by_lower]
+    if unknown:
+        ap.error(f"unknown engine(s) {', '.join(unknown)}; choose from {', '.join(COLOURS)}")
+    engines = {by_lower[e.lower()] for e in asked}
     missing = [n for n, mod in (("mujoco", mujoco), ("exudyn", exu), ("pybullet", pb)) if mod is None]
     if missing:
         print(f"not installed, skipped: {', '.join(missing)} (pip install the project's 'bench' extra)")
