@@ -19,7 +19,9 @@ is invalid or the run failed (partial results are still baked, saved and
 rendered), 2 the file cannot be opened or the arguments are wrong.
 """
 import argparse
+import contextlib
 import math
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -216,13 +218,36 @@ def render_frames(scene, name, frames, size, folder):
         setattr(r, f"use_stamp_{flag}", flag == "note")
     fps = scene.render.fps / scene.render.fps_base
     paths = []
-    for f in frames:
+    for k, f in enumerate(frames, 1):
         scene.frame_set(f)
         r.stamp_note_text = f"{name}   t = {(f - scene.frame_start) / fps:.3f} s"
         r.filepath = str(folder / f"{name}_{f:04d}.png")
-        bpy.ops.render.render(write_still=True)
+        with blender_log_silenced():
+            bpy.ops.render.render(write_still=True)
         paths.append(Path(r.filepath))
+        if sys.stdout.isatty() or k == len(frames):   # a counter in place on a terminal, one line in a log
+            print(f"\rmain_job: rendered frame {k}/{len(frames)}", end="\n" if k == len(frames) else "", flush=True)
     return paths
+
+
+@contextlib.contextmanager
+def blender_log_silenced():
+    """Blender's C code prints a "Saved: ..." line per render (and, without a GPU, harmless EGL
+    warnings) straight to the process's stdout/stderr; keep the job's own output readable.
+    Errors still arrive as Python exceptions."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
 
 
 def write_gif(pngs, path, frame_duration_s):
