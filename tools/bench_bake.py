@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import platform
 import resource
 import sys
@@ -32,7 +31,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from simulate_blend import ensure_addon, exit_process  # noqa: E402  (tools/ is not a package)
 
 
 def cpu_name() -> str:
@@ -43,13 +43,6 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
-
-
-def ensure_addon():
-    if not hasattr(bpy.types.Scene, "mbd"):
-        sys.path.insert(0, str(REPO))
-        import addon
-        addon.register()
 
 
 def synthetic_results(core, bodies: int, frames: int, fps: float):
@@ -192,20 +185,6 @@ def main(argv=None) -> int:
     print(f"bulk bake is {ratio:,.0f}x faster than keyframe_insert at {n} bodies x {T} frames "
           f"(target >= 50x): {'PASS' if ratio >= 50 else 'FAIL'}")
     return 0 if ratio >= 50 else 1
-
-
-def exit_process(code: int):
-    """Exit with ``code``; the bpy *module* before 4.4 skips interpreter shutdown, where it crashes.
-
-    bpy 4.2's module segfaults at exit once a PointerProperty with a poll
-    function has been registered (even after unregistering), turning every
-    status into 139; real Blender and bpy 4.4 and 5.0 exit normally.
-    """
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if not bpy.app.binary_path and bpy.app.version < (4, 4):
-        os._exit(code)
-    sys.exit(code)
 
 
 if __name__ == "__main__":
