@@ -5,7 +5,9 @@ Run ``python tools/bench_contacts.py`` (``--quick`` skips the 100k mesh;
 triangles each, driven by an e-motor against a load torque, per integrator
 (``--gear-methods``), each cancelled after ``--gear-budget`` CPU seconds: the
 table then gives the simulated time reached; candidate reduction on unless
-``--gear-no-reduction``).
+``--gear-no-reduction``); ``--pairs`` adds the cost of one ``ContactPair.evaluate``
+for a box resting on a plate, a sphere on a plate and the gear pair at a
+tooth contact).
 
 Targets are tori (major radius 50 mm, minor 15 mm) of about 1k, 10k and 100k
 triangles.  Query points play the candidate vertices of a penetrator:
@@ -81,6 +83,8 @@ def main(argv=None) -> int:
     ap.add_argument("--gears", action="store_true", help="also run 1 s of the spur-gear pair per integrator")
     ap.add_argument("--gear-budget", type=float, default=120.0, help="CPU s per integrator before cancelling")
     ap.add_argument("--gear-no-reduction", action="store_true", help="candidate reduction off in the gear contact")
+    ap.add_argument("--pairs", action="store_true",
+                    help="also time one ContactPair evaluation: box on plate, sphere on plate, gears at a tooth")
     ap.add_argument("--gear-methods", default="DOP853,RK45,Radau,BDF,LSODA,RK4,stepper",
                     help="comma-separated integrators of the gear run")
     args = ap.parse_args(argv)
@@ -154,9 +158,82 @@ def main(argv=None) -> int:
           f"smallest speed-up {speed:.0f}x (target >= {TARGET_SPEEDUP:g}x)")
     if args.check:
         print("brute-force check:", "passed" if ok_all else "FAILED")
+    if args.pairs:
+        bench_pairs()
     if args.gears:
         bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","))
     return 0 if ok_all else 1
+
+
+def _rot_z(a: float) -> np.ndarray:
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def pair_cases():
+    """name -> (ContactPair, evaluate() arguments) of three resting or meshing contacts, SI.
+
+    * box: a 40 mm cube (12 triangles) at its static depth on a 600 x 200 x 20 mm
+      plate, 7 mm off the plate's diagonal, sliding at 10 mm/s (the incline example's
+      contact: k 100 N/mm, e 1, C 2 N·s/mm, δ_max 0.5 mm);
+    * sphere: an icosphere of radius 10 mm (320 triangles), one vertex 20 µm deep in
+      the plate (k 1e9 N/m^1.5, e 1.5);
+    * gears: the two gears of :func:`gear_model` (4760 triangles each) at their axle
+      distance, gear A turned until the deepest vertex is 2.3 µm deep, ±20 rad/s.
+    """
+    from core.contacts import ContactPair
+    from core.contacts.shapes import box_mesh, gear_mesh, icosphere_mesh
+
+    I3, Z3 = np.eye(3), np.zeros(3)
+    plate = prepare_geometry(*box_mesh((0.6, 0.2, 0.02)), "standard", name="plate")
+    plate_pose = (I3, np.array([0.0, 0.0, -0.01]), Z3, Z3)
+    box = prepare_geometry(*box_mesh((0.04, 0.04, 0.04)), "standard", name="box")
+    k_box = 1e5
+    box_pair = ContactPair(box, plate, ContactParams(k=k_box, exponent=1.0, damping=2e3, max_penetration=5e-4))
+    depth = 9.81 / 4 / k_box
+    out = {"box on plate": (box_pair, (I3, np.array([0.003, 0.007, 0.02 - depth]), np.array([0.01, 0.0, 0.0]), Z3,
+                                       *plate_pose))}
+    v, f = icosphere_mesh(0.01, 2)
+    low = v[np.argmin(v[:, 2])]
+    ball = prepare_geometry(v, f, "standard", name="ball")
+    ball_pair = ContactPair(ball, plate, ContactParams(k=1e9, exponent=1.5, damping=10.0, max_penetration=1e-4))
+    out["sphere on plate"] = (ball_pair, (I3, np.array([0.0, 0.0, -low[2] - 2e-5]), Z3, Z3, *plate_pose))
+    teeth = 20
+    v, f = gear_mesh(teeth, 0.020, 0.024, 0.010, layers=6)
+    gear_a = prepare_geometry(v, f, "standard", name="gear A")
+    gear_b = prepare_geometry(v @ _rot_z(0.1 * 2 * np.pi / teeth).T, f, "standard", name="gear B")
+    gears = ContactPair(gear_a, gear_b, ContactParams(k=1e5 * 1e3 ** 1.5, exponent=1.5, damping=1e3,
+                                                     max_penetration=5e-5))
+
+    def pose(phi):
+        return (_rot_z(phi), Z3, Z3, np.array([0.0, 0.0, 20.0]), I3, np.array([0.0445, 0.0, 0.0]), Z3,
+                np.array([0.0, 0.0, -20.0]))
+
+    def deepest(phi):
+        det = gears.evaluate(*pose(phi), details=True)[2]
+        return det.depths.max(initial=0.0)
+
+    # first turn of A that makes a contact 2.3 µm deep (bisection)
+    hi = next(a for a in np.linspace(0.0, 0.2, 401) if deepest(a) > 2.3e-6)
+    lo = hi - 0.0005
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if deepest(mid) > 2.3e-6 else (mid, hi)
+    out["gears at a tooth"] = (gears, pose(hi))
+    return out
+
+
+def bench_pairs(n: int = 200, repeats: int = 15):
+    """CPU time of one ContactPair.evaluate (best of ``repeats`` runs of ``n``) for :func:`pair_cases`."""
+    print(f"\none contact evaluation (best CPU time of {repeats} x {n})\n")
+    print("{:>18} {:>10} {:>10} {:>8} {:>9} {:>12}".format("case", "ms", "candidates", "queries", "contacts",
+                                                          "|F_i| N"))
+    for name, (pair, args) in pair_cases().items():
+        w = pair.evaluate(*args)[0]
+        ms = best_time(lambda: [pair.evaluate(*args) for _ in range(n)], repeats) / n * 1e3
+        st = pair.stats
+        print("{:>18} {:>10.3f} {:>10} {:>8} {:>9} {:>12.4g}".format(name, ms, st.candidates, st.queries,
+                                                                    st.contacts, np.linalg.norm(w[:3])))
 
 
 def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = True):

@@ -16,7 +16,9 @@ Two pieces:
   triangles that can be the closest triangle of *any* point in the cell.
   A query looks up the point's cell (two array look-ups), tests the listed
   triangles exactly and keeps the closest.  Points in cells that were not
-  kept are outside, or deeper than ``band``: they cost one look-up.
+  kept are outside, or deeper than ``band``: they cost one look-up; so do
+  points nearer their cell's centre than the centre lies outside the surface
+  (the signed distance is 1-Lipschitz, so they are outside too).
 
 Why the lists are complete: let ``T*`` be the closest triangle of a cell's
 centre and ``U`` the largest distance from the cell's corners to ``T*``.
@@ -79,6 +81,10 @@ _FEATURE_CORNERS = np.array([[0, 0], [0, 1], [1, 2], [2, 0], [0, 0], [1, 1], [2,
 #: rounding of a point-triangle distance is ~1e-16 of the coordinates); a tie
 #: goes to a face before an edge before a vertex
 TIE_FRACTION = 1e-12
+#: a point outside by more than this many tie distances keeps its sign
+#: whichever tied feature is taken (the tie moves the direction to the
+#: closest point by at most tie / distance rad), so its ties are not settled
+SETTLE_MARGIN = 1e3
 
 
 def _clip01(x: np.ndarray) -> np.ndarray:
@@ -434,9 +440,13 @@ class SurfaceIndex:
     cell_size : float
         Wanted grid cell size, m (exact: the octree's root cube is enlarged
         to a power-of-two multiple of it; larger only past ``MAX_LEVEL``).
+    closed : bool
+        The mesh is closed and consistently oriented (a signed distance
+        exists): queries then skip points that the cells' centres prove to be
+        outside.
     """
 
-    def __init__(self, tris: TriangleSet, lo, hi, band: float, cell_size: float):
+    def __init__(self, tris: TriangleSet, lo, hi, band: float, cell_size: float, closed: bool = True):
         self.tris = tris
         self.band = float(band)
         lo = np.asarray(lo, dtype=float)
@@ -457,7 +467,12 @@ class SurfaceIndex:
         self.ncell = 1 << level
         # per-axis cell counts actually spanned by the box
         self.dims = np.minimum(np.ceil((hi - self.origin) * self.inv_h).astype(np.int64) + 1, self.ncell)
-        ijk, offsets, lists = self._build(size0)
+        ijk, offsets, lists, sd = self._build(size0)
+        # a point nearer its cell's centre than sqrt(clear2) is outside: the
+        # signed distance is 1-Lipschitz and the centre's is sd (less a margin
+        # for rounding); only a closed mesh has a signed distance
+        margin = 1e-9 * self.h + tris.tie
+        self.clear2 = np.square(np.maximum(sd - margin, 0.0)) if closed else np.zeros(len(sd))
         self.offsets = offsets
         self.lists = lists
         self.counts = np.diff(offsets).astype(np.int64)
@@ -470,7 +485,8 @@ class SurfaceIndex:
         """Octree refinement from the root cell (all triangles) down to cells of size ``h``.
 
         Returns the leaves' integer coordinates (k, 3), the CSR offsets
-        (k + 1,) and the concatenated triangle lists (int32).  See
+        (k + 1,), the concatenated triangle lists (int32) and the signed
+        distances of the leaves' centres (-inf: not computed).  See
         :meth:`_refine` for one level.
         """
         tris = self.tris
@@ -479,8 +495,9 @@ class SurfaceIndex:
         offsets = np.array([0, tris.m], dtype=np.int64)
         lists = np.arange(tris.m, dtype=np.int64)
         corner = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.int64)
+        sd = np.full(1, -np.inf)
         if self.level == 0:
-            return ijk, offsets, lists.astype(np.int32)
+            return ijk, offsets, lists.astype(np.int32), sd
         for lev in range(1, self.level + 1):
             last = lev == self.level
             size = size0 / (1 << lev)
@@ -512,11 +529,12 @@ class SurfaceIndex:
             ijk = np.concatenate([x[0] for x in parts])
             cnt = np.concatenate([x[1] for x in parts])
             lists = np.concatenate([x[2] for x in parts])
+            sd = np.concatenate([x[3] for x in parts])
             offsets = np.zeros(len(cnt) + 1, dtype=np.int64)
             np.cumsum(cnt, out=offsets[1:])
             if len(ijk) == 0:
                 break
-        return ijk, offsets, lists.astype(np.int32)
+        return ijk, offsets, lists.astype(np.int32), sd
 
     def _refine(self, pijk, pc, plist, corner, size, r, band, last):
         """Split parents into 8 children each; keep the children that can hold contacts, with their lists.
@@ -525,7 +543,8 @@ class SurfaceIndex:
         parent's list (P = total entries of the chunk's parents); the
         triangles' data is gathered once per entry, not once per child.
         Children come out corner-major (child ``k * n_parents + j``).
-        Returns the kept children's coordinates, list lengths and lists.
+        Returns the kept children's coordinates, list lengths, lists and
+        centres' signed distances.
 
         A child keeps triangle T when a lower bound of T's distance to the
         child's box is at most ``U``, an upper bound of the distance to the
@@ -621,7 +640,7 @@ class SurfaceIndex:
                 ok[uk, ue] = du - r <= Up[uk, ue]
         ok_k, ok_e = np.nonzero(ok)
         counts = np.bincount(ok_k * npar + owner[ok_e], minlength=nc)
-        return cijk[keep], counts[keep], t[ok_e]
+        return cijk[keep], counts[keep], t[ok_e], sd[keep]
 
     def _make_table(self, ijk: np.ndarray):
         """Two-level look-up: a dense table of blocks (8^3 cells) -> per-block table of cell ids."""
@@ -641,7 +660,8 @@ class SurfaceIndex:
 
     @property
     def nbytes(self) -> int:
-        return int(self.block_of.nbytes + self.cell_of.nbytes + self.offsets.nbytes + self.lists.nbytes)
+        return int(self.block_of.nbytes + self.cell_of.nbytes + self.offsets.nbytes + self.lists.nbytes
+                   + self.clear2.nbytes)
 
     def flat_cells(self) -> np.ndarray:
         """Per cell, a listed triangle whose plane holds every listed triangle, else -1.
@@ -717,6 +737,17 @@ class SurfaceIndex:
         cell = cell[q]
         counts = self.counts[cell]
         total = int(counts.sum())
+        if total > SMALL_BATCH:
+            # drop the points that are outside for sure (see clear2); a small
+            # batch costs its per-call overhead whatever its size
+            pq = p[q]
+            off = pq - (self.origin + (np.floor((pq - self.origin) * self.inv_h) + 0.5) * self.h)
+            keep = np.flatnonzero(np.einsum("ij,ij->i", off, off) >= self.clear2[cell])
+            if len(keep) == 0:
+                return _empty_penetration()
+            if len(keep) < len(q):
+                q, cell, counts = q[keep], cell[keep], counts[keep]
+                total = int(counts.sum())
         sort = total > QUERY_CHUNK
         if sort:
             # points in cell order: the gathers then walk the triangle arrays in order
@@ -742,7 +773,11 @@ class SurfaceIndex:
             return _empty_penetration(total)
         q, pq, best = q[near], pq[near], best[near]
         cl = self.tris.closest(pq, best)
-        on_edge = np.flatnonzero(cl.feature != FACE)
+        # ties are settled only where they can decide a contact: a point outside
+        # by more than SETTLE_MARGIN ties is outside whichever tied feature is
+        # taken (each gives the sign of a closest point), so it is no hit anyway
+        on_edge = np.flatnonzero((cl.feature != FACE)
+                                 & (cl.inside | (cl.distance <= SETTLE_MARGIN * self.tris.tie)))
         if len(on_edge):
             _settle_ties(self.tris, pq, best, cl, on_edge)
         hit = np.flatnonzero(cl.inside & (cl.distance > 0.0) & (cl.distance <= limit))

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import MeshError
 from .decimate import decimate
-from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet, _ranges
+from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,6 @@ class ContactGeometry:
         rad = np.maximum.reduceat(d, starts)
         self.cluster_order = order
         self.cluster_points = pts                  # vertices in cluster order
-        self.cluster_starts = starts
         self.cluster_counts = counts
         self.cluster_centre = centre
         self.cluster_radius = rad * (1.0 + 1e-12) + 1e-15
@@ -150,15 +149,13 @@ class ContactGeometry:
         if self.cluster_order is None:
             p = self.vertices @ M.T + t
         else:
+            # a cluster's sphere against the box (conservative: its radius has a margin)
             c = self.cluster_centre @ M.T + t
-            rad = self.cluster_radius[:, None]
-            ok = np.all((c + rad >= lo) & (c - rad <= hi), axis=1)
-            if not ok.any():
+            ok = (np.abs(c - 0.5 * (lo + hi)) <= 0.5 * (hi - lo) + self.cluster_radius[:, None]).all(axis=1)
+            n_ok = np.count_nonzero(ok)
+            if n_ok == 0:
                 return np.zeros((0, 3))
-            if ok.all():
-                pts = self.cluster_points
-            else:
-                pts = self.cluster_points[_ranges(self.cluster_starts[ok], self.cluster_counts[ok])]
+            pts = self.cluster_points if n_ok == len(ok) else self.cluster_points[np.repeat(ok, self.cluster_counts)]
             p = pts @ M.T + t
         inside = np.all((p >= lo) & (p <= hi), axis=1)
         return p[inside]
@@ -202,7 +199,7 @@ class ContactGeometry:
             log.warning("contact geometry %r is not a closed, consistently oriented mesh: "
                         "inside/outside tests may be wrong near its open edges (close the "
                         "mesh, e.g. give a ground plane a thickness)", self.name)
-        idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size(band))
+        idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size(band), self.watertight)
         log.debug("surface index %r band %.3g m: %d levels, h=%.3g m, %d cells, %d list entries, %.1f MB",
                   self.name, band, idx.level, idx.h, idx.n_cells, len(idx.lists), idx.nbytes / 1e6)
         self._indices[band] = idx

@@ -290,15 +290,17 @@ class ContactPair:
             # without a query; candidates in no cell cannot touch; the rest are queried
             cell = index.cells(cand)
             tri = index.flat_cells()[cell]           # >= 0 flat, -1 not flat, -2 no cell
-            flat = np.flatnonzero(tri >= 0)
-            nrm = index.tris.face_normal[tri[flat]]
-            depth = index.tris.nd[tri[flat]] - np.einsum("ij,ij->i", nrm, cand[flat])
-            keep = np.flatnonzero((depth > 0.0) & (depth <= self.depth_limit))
             rest = np.flatnonzero(tri == -1)
             pen = index.query(cand[rest], self.depth_limit, cell[rest])
-            hit = np.concatenate([flat[keep], rest[pen.index]])
-            depth = np.concatenate([depth[keep], pen.depth])
-            nrm = np.concatenate([nrm[keep], pen.normal])
+            hit, depth, nrm = rest[pen.index], pen.depth, pen.normal
+            flat = np.flatnonzero(tri >= 0)
+            if len(flat):
+                nf = index.tris.face_normal[tri[flat]]
+                df = index.tris.nd[tri[flat]] - np.einsum("ij,ij->i", nf, cand[flat])
+                keep = np.flatnonzero((df > 0.0) & (df <= self.depth_limit))
+                hit = np.concatenate([flat[keep], hit])
+                depth = np.concatenate([df[keep], depth])
+                nrm = np.concatenate([nf[keep], nrm])
             self.stats.queries += len(rest)
         else:
             pen = index.query(cand, self.depth_limit)

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import schur
 from .rows import cross_rows
-from .system import _QD, _QR, Kinematics, System
+from .system import _QD, _QRS, Kinematics, System
 
 
 def supports(sysm: System, springs=False) -> bool:
@@ -59,11 +59,14 @@ def evaluate(sysm: System, Y) -> Batch:
     """Accelerations and multipliers of the states Y (k, size) (time does not enter these models)."""
     n, m = sysm.n, sysm.n_rows
     k = len(Y)
-    P = np.empty((k, n + 1, 22))
-    P[:, :, :13] = np.concatenate([Y, np.broadcast_to((0.0, 1.0), (k, 2))], axis=1)[:, sysm._gather]
-    q = P[:, :, 9:13]
-    q /= np.sqrt(np.sum(q * q, axis=2))[:, :, None]
-    P[:, :, 13:] = ((q[..., :, None] * q[..., None, :]).reshape(-1, 16) @ _QR).reshape(k, n + 1, 9)
+    # as System.bodies, so that both give the same numbers
+    P = np.broadcast_to(sysm._P_ground, (k, n + 1, 22)).copy()
+    P[:, :n, :9] = Y[:, sysm._gather_xvw]
+    q = Y[:, sysm.sl_q].reshape(k, n, 4)
+    Rs = ((q[..., :, None] * q[..., None, :]).reshape(-1, 16) @ _QRS).reshape(k, n, 10)
+    s = Rs[..., 9:]
+    P[:, :n, 9:13] = q / np.sqrt(s)
+    P[:, :n, 13:] = Rs[..., :9] / s
     # einsum, not stacked matmuls: those make one BLAS call per small matrix, which
     # under load (threads competing for busy cores) costs up to 100x more
     R = P[:, :n, 13:].reshape(k, n, 3, 3)

@@ -49,6 +49,23 @@ for _k in range(3):
 _PRODUCTS = _PRODUCTS.reshape(81, 3)
 
 
+def _body_map():
+    """(13, 36) map of [1, ω, ω ⊗ ω] onto H = [I | Ωᵀ | Ω² | I] (3 × 12, row-major), Ω = [ω]×."""
+    H = np.zeros((13, 3, 12))
+    H[0, :, 0:3] = H[0, :, 9:12] = np.eye(3)
+    for k in range(3):
+        H[1 + k, :, 3:6] = EPS[:, k].reshape(3, 3)  # Ωᵀ: a Ωᵀ = ω × a for a row vector a
+    for a in range(3):
+        for b in range(3):
+            H[4 + 3 * a + b, a, 6 + b] += 1.0  # Ω² = ω ωᵀ − |ω|² I
+            if a == b:
+                H[4 + 3 * a + b, :, 6:9] -= np.eye(3)
+    return H.reshape(13, 36)
+
+
+_BODY_MAP = _body_map()
+
+
 def cross_rows(a, b):
     """a × b for (..., 3) arrays of one shape through one outer product and one matmul (few numpy calls)."""
     # one 2-D product: a stacked (batched) matmul would make one BLAS call per item
@@ -103,9 +120,23 @@ class JointRows:
         m = self.m = len(rows)
         zero = len(ent_body)  # the zero entry closes the table
         self.ent_body = np.array(ent_body + [n], int)
-        # local vectors repeated per row of R: r_i = Σ_j (R ∘ ℓ9)[3i + j]
-        self.ent_loc9 = np.tile(np.array(ent_loc + [np.zeros(3)]).reshape(-1, 3), 3)
-        self.ent_point = np.array(ent_point + [0.0])[:, None]
+        ent_point = np.array(ent_point + [0.0])
+        loc = np.array(ent_loc + [np.zeros(3)]).reshape(-1, 3)
+        # V (see evaluate) holds kmax slots per moving body, then the ground's entries, kmax
+        # per constant virtual body (R = I, no motion); L holds each slot's (ℓ, l)
+        moving = self.ent_body < n
+        order = np.argsort(self.ent_body, kind="stable")
+        sorted_body = self.ent_body[order]
+        slot = np.empty(len(order), int)
+        slot[order] = np.arange(len(order)) - np.searchsorted(sorted_body, sorted_body)
+        self.kmax = k = int(slot[moving].max(initial=0)) + 1
+        self.ent_row = np.where(moving, self.ent_body * k + slot, n * k + slot)
+        virtual = -(-int(np.count_nonzero(~moving)) // k)
+        self.L = np.zeros(((n + virtual) * k, 4))
+        self.L[self.ent_row] = np.column_stack([loc, ent_point])
+        self.L = self.L.reshape(n + virtual, k, 4)
+        self.G0 = np.zeros((n + virtual, 4, 12))
+        self.G0[n:, :3, :3] = self.G0[n:, :3, 9:] = np.eye(3)
         self.c1 = np.array([r[2] for r in rows], float)
         self.c0 = np.array([r[3] for r in rows], float)
         # u of every row, then w: UW[k] = V[ia[k]] − V[ib[k]]
@@ -115,7 +146,7 @@ class JointRows:
                 a, b = r[part]
                 ia.append(a)
                 ib.append(zero if b is None else b)
-        self.ia, self.ib = np.array(ia, int), np.array(ib, int)
+        self.ia, self.ib = self.ent_row[ia], self.ent_row[ib]
 
         # Jacobian ends: entry, sign, row, partner (the other vector, row of UW)
         e_ent, e_sign, e_row, e_partner = [], [], [], []
@@ -128,12 +159,13 @@ class JointRows:
                     e_sign.append(s)
                     e_row.append(r_idx)
                     e_partner.append(r_idx + m * (1 - part))
-        self.end_entry = np.array(e_ent, int)
+        end_entry = np.array(e_ent, int)
+        self.end_entry = self.ent_row[end_entry]
         self.end_row = np.array(e_row, int)
-        self.end_body = self.ent_body[self.end_entry]
+        self.end_body = self.ent_body[end_entry]
         self.end_partner = np.array(e_partner, int)
         coef = self.c1[self.end_row] * np.array(e_sign, float)
-        self.end_lin = (coef * self.ent_point[self.end_entry, 0])[:, None]
+        self.end_lin = (coef * ent_point[end_entry])[:, None]
         self.end_ang = coef[:, None]
 
     def evaluate(self, packed):
@@ -147,17 +179,22 @@ class JointRows:
         Returns ``C (..., m), quad (..., m), blocks (..., E, 6)`` with blocks on
         ``end_row`` / ``end_body`` (columns v then ω) so that J·u = Σ blocks·u_body.
         """
-        Z = packed[..., self.ent_body, :]
-        lead = Z.shape[:-2]
-        r = (Z[..., 13:] * self.ent_loc9).reshape(lead + (-1, 3, 3)).sum(axis=-1)
-        w = Z[..., 6:9]
-        pt = self.ent_point
-        wr = cross_rows(w, r)
-        V = np.empty(lead + (len(self.ent_body), 9))  # [X, Ẋ, X̃]; the zero entry gives zeros
-        V[..., 0:3] = r + pt * Z[..., 0:3]
-        V[..., 3:6] = pt * Z[..., 3:6] + wr
-        V[..., 6:9] = cross_rows(w, wr)
-        UW = V[..., self.ia, :] - V[..., self.ib, :]
+        # Per body b, G_b (4, 12) maps an entry's (ℓ, l) onto [X, Ẋ, X̃, r]: rows c < 3 are
+        # (R e_c)ᵀ [I | Ωᵀ | Ω² | I] = Rᵀ H, row 3 is [x, v, 0, 0]; two stacked products
+        # then give every entry, instead of per-entry cross products.
+        lead = packed.shape[:-2]
+        n = self.n
+        w = packed[..., :n, 6:9]
+        waug = np.empty(lead + (n, 13))
+        waug[..., 0] = 1.0
+        waug[..., 1:4] = w
+        waug[..., 4:] = (w[..., :, None] * w[..., None, :]).reshape(lead + (n, 9))
+        H = (waug @ _BODY_MAP).reshape(lead + (n, 3, 12))
+        G = np.broadcast_to(self.G0, lead + self.G0.shape).copy()
+        np.matmul(packed[..., :n, 13:].reshape(lead + (n, 3, 3)).swapaxes(-1, -2), H, out=G[..., :n, :3, :])
+        G[..., :n, 3, 0:6] = packed[..., :n, 0:6]
+        V = (self.L @ G).reshape(lead + (-1, 12))  # [X, Ẋ, X̃, r] per entry row; empty slots are zero
+        UW = V[..., self.ia, :9] - V[..., self.ib, :9]
         m = self.m
         prod = ((UW[..., :m, :, None] * UW[..., m:, None, :]).reshape(-1, 81) @ _PRODUCTS).reshape(lead + (m, 3))
         C = self.c1 * prod[..., 0] + self.c0
@@ -165,5 +202,5 @@ class JointRows:
         P = UW[..., self.end_partner, :3]
         blocks = np.empty(P.shape[:-1] + (6,))
         np.multiply(P, self.end_lin, out=blocks[..., :3])
-        np.multiply(cross_rows(r[..., self.end_entry, :], P), self.end_ang, out=blocks[..., 3:])
+        np.multiply(cross_rows(V[..., self.end_entry, 9:], P), self.end_ang, out=blocks[..., 3:])
         return C, quad, blocks

@@ -9,6 +9,8 @@ ordering of AᵀA + A, which keeps the band of a chain of loops narrow).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import sparse
 from scipy.linalg import lapack
@@ -61,12 +63,18 @@ def solve(A, rhs, beta):
             return np.linalg.lstsq(As.toarray(), b, rcond=None)[0] * inv_d
         return _refine(lu.solve, As, b) * inv_d
     As = A * (inv_d[:, None] * inv_d)
-    Ar = As.copy()
-    Ar.flat[::len(b) + 1] += beta
-    c, info = _POTRF(Ar, lower=False, overwrite_a=True, clean=False)
+    c, info = _POTRF(As + _beta_eye(len(b), beta), lower=False, overwrite_a=True, clean=False)
     if info != 0:
         return np.linalg.lstsq(As, b, rcond=None)[0] * inv_d
     return _refine(lambda v: _POTRS(c, v, lower=False)[0], As, b) * inv_d
+
+
+@lru_cache(maxsize=8)
+def _beta_eye(m, beta):
+    """β I (m, m), cached: one addition regularises the scaled matrix (read only)."""
+    out = beta * np.eye(m)
+    out.flags.writeable = False
+    return out
 
 
 def _refine(S, As, b):

@@ -66,6 +66,8 @@ def _quadratic_maps():
 
 
 _QR, _QD = _quadratic_maps()
+#: (16, 10): _QR and a last column |q|², for quaternions that are not exactly unit
+_QRS = np.hstack([_QR, np.eye(4).reshape(16, 1)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +133,7 @@ class System:
         self.mass = cm.mass
         self.I_B = cm.inertia_B
         self.I_B_inv = np.linalg.inv(cm.inertia_B) if n else np.zeros((0, 3, 3))
+        self._I_pair = np.stack([self.I_B, self.I_B_inv], axis=1)  # (n, 2, 3, 3)
         self.gravity = cm.gravity
         s = cm.settings
         self.alpha = s.baumgarte
@@ -206,12 +209,13 @@ class System:
         self.sl_u = slice(7 * n, 13 * n)
         self.sl_a = slice(13 * n, 13 * n + self.n_angles)
         self.size = 13 * n + self.n_angles
-        b = np.arange(n)[:, None]
-        k3, k4 = np.arange(3), np.arange(4)
-        # y padded with (0, 1) gathers [x, v, w, q] per body, the ground row being (0, 0, 0, 1 0 0 0)
-        ground = np.concatenate([np.full(9, self.size), [self.size + 1], np.full(3, self.size)])
-        self._gather = np.concatenate([np.hstack([3 * b + k3, 7 * n + 3 * b + k3, 10 * n + 3 * b + k3,
-                                                  3 * n + 4 * b + k4]).reshape(n, 13), ground[None]]).astype(int)
+        b, k3 = np.arange(n)[:, None], np.arange(3)
+        # y[_gather_xvw] is [x, v, w] per body
+        self._gather_xvw = np.hstack([3 * b + k3, 7 * n + 3 * b + k3, 10 * n + 3 * b + k3]).astype(int)
+        # packed body arrays (see Bodies) with the ground's row set: zeros, q = (1, 0, 0, 0), R = I
+        self._P_ground = np.zeros((n + 1, 22))
+        self._P_ground[n, 9] = 1.0
+        self._P_ground[n, 13:] = np.eye(3).ravel()
         self._f_gravity = np.zeros((2, n, 3))
         self._f_gravity[0] = self.mass[:, None] * self.gravity
 
@@ -290,7 +294,7 @@ class System:
         self._jw_index = (((owner[je] * n + self.rows.end_body) * 6)[:, None] + np.arange(6)).ravel()
         self._jw_size = nj * n * 6
         self._zeros_m = np.zeros(m)
-        self._recent = deque(maxlen=4)  # (t, y, rows, J u) of the last evaluate() calls, see constraint_error
+        self._recent = deque(maxlen=4)  # (t, y, rows) of the last evaluate() calls, see constraint_error
 
     def pack(self, x, q, v, w, angles) -> np.ndarray:
         return np.concatenate([np.ravel(x), np.ravel(q), np.ravel(v), np.ravel(w), np.ravel(angles)])
@@ -298,18 +302,20 @@ class System:
     # ------------------------------------------------------------------ kinematics
     def bodies(self, y) -> Bodies:
         n = self.n
-        P = np.empty((n + 1, 22))
-        P[:, :13] = np.concatenate((y, (0.0, 1.0)))[self._gather]
-        q = P[:, 9:13]
-        q /= np.sqrt(np.sum(q * q, axis=1))[:, None]
-        P[:, 13:] = (q[:, :, None] * q[:, None, :]).reshape(n + 1, 16) @ _QR
-        R_ext = P[:, 13:].reshape(n + 1, 3, 3)
-        R = R_ext[:n]
-        Rt = R.transpose(0, 2, 1)
-        I_W = R @ self.I_B @ Rt
-        I_W_inv = R @ self.I_B_inv @ Rt
+        P = self._P_ground.copy()
+        P[:n, :9] = y[self._gather_xvw]
+        q = y[self.sl_q].reshape(n, 4)
+        # R(q)·|q|² and |q|² of the stored quaternions in one product, then both normalised
+        Rs = (q[:, :, None] * q[:, None, :]).reshape(n, 16) @ _QRS
+        s = Rs[:, 9:]
+        P[:n, 9:13] = q / np.sqrt(s)
+        R = (Rs[:, :9] / s).reshape(n, 3, 3)
+        P[:n, 13:] = R.reshape(n, 9)
+        # I_W and I_W⁻¹ = R I_B^(±1) Rᵀ in two stacked products instead of four
+        I_W, I_W_inv = (R[:, None] @ self._I_pair @ R.transpose(0, 2, 1)[:, None]).transpose(1, 0, 2, 3)
         x_ext, v_ext, w_ext = P[:, 0:3], P[:, 3:6], P[:, 6:9]
-        return Bodies(x_ext[:n], q[:n], v_ext[:n], w_ext[:n], R, I_W, I_W_inv, R_ext, x_ext, v_ext, w_ext, P)
+        return Bodies(x_ext[:n], P[:n, 9:13], v_ext[:n], w_ext[:n], R, I_W, I_W_inv,
+                      P[:, 13:].reshape(n + 1, 3, 3), x_ext, v_ext, w_ext, P)
 
     def kinematics(self, B: Bodies) -> Kinematics:
         cm = self.cm
@@ -466,13 +472,16 @@ class System:
         if m:
             J = rows.J
             JM = J @ Mi
-            vel = J @ y[self.sl_u]
-            gamma = rows.acc_target - rows.quad - 2.0 * self.alpha * (vel - rows.vel_target) - self.alpha ** 2 * rows.C
-            lam = schur.solve(JM @ J.T, gamma - J @ u0, self.beta)
+            a = self.alpha
+            # γ − J u0 with γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets), J applied once
+            b = -(rows.quad + a * a * rows.C) - J @ (u0 + 2.0 * a * y[self.sl_u])
+            if self.n_motions:
+                b += rows.acc_target + 2.0 * a * rows.vel_target
+            lam = schur.solve(JM @ J.T, b, self.beta)
             udot = u0 + JM.T @ lam
             # an explicit RK step ends with an evaluation at its end point (FSAL), maybe
             # followed by the 3 of DOP853's interpolant: the constraint check reuses it
-            self._recent.append((t, y, rows, vel))
+            self._recent.append((t, y, rows))
         if not details:
             return udot, B, rows.coords if m else None
         out = dict(extra)
@@ -530,11 +539,8 @@ class System:
             return 0.0, 0.0, 0.0
         # scipy evaluates at t + h, which may differ from the step's end time in the last bit
         last = next((r for r in self._recent if r[1] is y and abs(r[0] - t) <= 1e-12 * max(1.0, abs(t))), None)
-        if last is not None:
-            rows, vel = last[2], last[3]
-        else:
-            rows = self._rows(self.bodies(y), y[self.sl_a], t)
-            vel = rows.J @ y[self.sl_u]
+        rows = last[2] if last is not None else self._rows(self.bodies(y), y[self.sl_a], t)
+        vel = rows.J @ y[self.sl_u]
         Cp = np.where(self.position_rows, np.abs(rows.C), 0.0)
         length = float(np.max(Cp[~self.row_is_angle], initial=0.0))
         ang = float(np.max(Cp[self.row_is_angle], initial=0.0))
