@@ -31,6 +31,7 @@ state vector, so that u is a view of it.
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 #: (9, 3) map of the outer product a ⊗ b (row-major) onto a × b
 EPS = np.zeros((9, 3))
@@ -64,6 +65,12 @@ def _body_map():
 
 
 _BODY_MAP = _body_map()
+#: (12, 6) map of the outer product [c r, c l] ⊗ P (row-major) onto a Jacobian block [c l P, c r × P]
+_BLOCK_MAP = np.zeros((12, 6))
+_BLOCK_MAP[:9, 3:] = EPS
+_BLOCK_MAP[9:, :3] = np.eye(3)
+#: the selection matrix (see JointRows) is dense up to this many elements, else CSR
+_SELECTION_DENSE_MAX = 40_000
 
 
 def cross_rows(a, b):
@@ -135,8 +142,10 @@ class JointRows:
         self.L = np.zeros(((n + virtual) * k, 4))
         self.L[self.ent_row] = np.column_stack([loc, ent_point])
         self.L = self.L.reshape(n + virtual, k, 4)
-        self.G0 = np.zeros((n + virtual, 4, 12))
-        self.G0[n:, :3, :3] = self.G0[n:, :3, 9:] = np.eye(3)
+        # column 12 of G (row 3: the entry's l) makes V carry l
+        self.G0 = np.zeros((n + virtual, 4, 13))
+        self.G0[n:, :3, :3] = self.G0[n:, :3, 9:12] = np.eye(3)
+        self.G0[:, 3, 12] = 1.0
         self.c1 = np.array([r[2] for r in rows], float)
         self.c0 = np.array([r[3] for r in rows], float)
         # u of every row, then w: UW[k] = V[ia[k]] − V[ib[k]]
@@ -146,7 +155,10 @@ class JointRows:
                 a, b = r[part]
                 ia.append(a)
                 ib.append(zero if b is None else b)
-        self.ia, self.ib = self.ent_row[ia], self.ent_row[ib]
+        ia, ib = self.ent_row[ia], self.ent_row[ib]
+        self._waug = np.empty((n, 13))
+        self._waug[:, 0] = 1.0
+        self._G = self.G0.copy()
 
         # Jacobian ends: entry, sign, row, partner (the other vector, row of UW)
         e_ent, e_sign, e_row, e_partner = [], [], [], []
@@ -159,14 +171,23 @@ class JointRows:
                     e_sign.append(s)
                     e_row.append(r_idx)
                     e_partner.append(r_idx + m * (1 - part))
-        end_entry = np.array(e_ent, int)
-        self.end_entry = self.ent_row[end_entry]
+        end_entry = self.ent_row[np.array(e_ent, int)]
         self.end_row = np.array(e_row, int)
-        self.end_body = self.ent_body[end_entry]
-        self.end_partner = np.array(e_partner, int)
+        self.end_body = self.ent_body[np.array(e_ent, int)]
         coef = self.c1[self.end_row] * np.array(e_sign, float)
-        self.end_lin = (coef * ent_point[end_entry])[:, None]
-        self.end_ang = coef[:, None]
+        # One selection matrix S gives, from the entry table V, every row's u and w
+        # (UW = V[ia] − V[ib]), then per Jacobian end c·V[entry] (its c r and c l) and
+        # its partner vector P: one product instead of gathers
+        E, slots = len(coef), self.L.shape[0] * k
+        ends = np.arange(E)
+        partner = np.array(e_partner, int)
+        r_idx = np.concatenate([np.arange(2 * m), np.arange(2 * m), 2 * m + ends, 2 * m + E + ends,
+                                2 * m + E + ends])
+        c_idx = np.concatenate([ia, ib, end_entry, ia[partner], ib[partner]])
+        vals = np.concatenate([np.ones(2 * m), -np.ones(2 * m), coef, np.ones(E), -np.ones(E)])
+        S = sparse.csr_matrix((vals, (r_idx, c_idx)), shape=(2 * m + 2 * E, slots))  # duplicates summed
+        self.S = S.toarray() if S.shape[0] * S.shape[1] <= _SELECTION_DENSE_MAX else S
+        self.n_ends = E
 
     def evaluate(self, packed):
         """Rows at one state.
@@ -179,28 +200,35 @@ class JointRows:
         Returns ``C (..., m), quad (..., m), blocks (..., E, 6)`` with blocks on
         ``end_row`` / ``end_body`` (columns v then ω) so that J·u = Σ blocks·u_body.
         """
-        # Per body b, G_b (4, 12) maps an entry's (ℓ, l) onto [X, Ẋ, X̃, r]: rows c < 3 are
-        # (R e_c)ᵀ [I | Ωᵀ | Ω² | I] = Rᵀ H, row 3 is [x, v, 0, 0]; two stacked products
+        # Per body b, G_b (4, 13) maps an entry's (ℓ, l) onto [X, Ẋ, X̃, r, l]: rows c < 3 are
+        # (R e_c)ᵀ [I | Ωᵀ | Ω² | I | 0] = Rᵀ H, row 3 is [x, v, 0, 0, 1]; two stacked products
         # then give every entry, instead of per-entry cross products.
         lead = packed.shape[:-2]
         n = self.n
         w = packed[..., :n, 6:9]
-        waug = np.empty(lead + (n, 13))
-        waug[..., 0] = 1.0
+        if lead:
+            waug = np.empty(lead + (n, 13))
+            waug[..., 0] = 1.0
+            G = np.broadcast_to(self.G0, lead + self.G0.shape).copy()
+        else:  # one state: reuse the work arrays (nothing returned is a view of them)
+            waug, G = self._waug, self._G
         waug[..., 1:4] = w
         waug[..., 4:] = (w[..., :, None] * w[..., None, :]).reshape(lead + (n, 9))
         H = (waug @ _BODY_MAP).reshape(lead + (n, 3, 12))
-        G = np.broadcast_to(self.G0, lead + self.G0.shape).copy()
-        np.matmul(packed[..., :n, 13:].reshape(lead + (n, 3, 3)).swapaxes(-1, -2), H, out=G[..., :n, :3, :])
+        np.matmul(packed[..., :n, 13:].reshape(lead + (n, 3, 3)).swapaxes(-1, -2), H, out=G[..., :n, :3, :12])
         G[..., :n, 3, 0:6] = packed[..., :n, 0:6]
-        V = (self.L @ G).reshape(lead + (-1, 12))  # [X, Ẋ, X̃, r] per entry row; empty slots are zero
-        UW = V[..., self.ia, :9] - V[..., self.ib, :9]
-        m = self.m
+        V = (self.L @ G).reshape(lead + (-1, 13))  # [X, Ẋ, X̃, r, l] per entry slot; empty slots are zero
+        if lead:
+            flat = V.reshape(-1, *V.shape[-2:])
+            sel = (self.S @ flat.transpose(1, 0, 2).reshape(flat.shape[1], -1)).reshape(-1, len(flat), 13)
+            sel = sel.transpose(1, 0, 2).reshape(lead + (-1, 13))
+        else:
+            sel = self.S @ V
+        m, E = self.m, self.n_ends
+        UW = sel[..., :2 * m, :9]
         prod = ((UW[..., :m, :, None] * UW[..., m:, None, :]).reshape(-1, 81) @ _PRODUCTS).reshape(lead + (m, 3))
         C = self.c1 * prod[..., 0] + self.c0
         quad = self.c1 * prod[..., 2]
-        P = UW[..., self.end_partner, :3]
-        blocks = np.empty(P.shape[:-1] + (6,))
-        np.multiply(P, self.end_lin, out=blocks[..., :3])
-        np.multiply(cross_rows(V[..., self.end_entry, 9:], P), self.end_ang, out=blocks[..., 3:])
+        cR, P = sel[..., 2 * m:2 * m + E, 9:], sel[..., 2 * m + E:, :3]
+        blocks = ((cR[..., :, None] * P[..., None, :]).reshape(-1, 12) @ _BLOCK_MAP).reshape(lead + (E, 6))
         return C, quad, blocks

@@ -22,7 +22,7 @@ SPARSE_ABOVE = 10_000
 _REFINEMENTS = 6
 #: a refined residual this small (relative, squared) is at rounding level: stop
 _ROUNDING2 = (1e-15) ** 2
-_POTRF, _POTRS = lapack.get_lapack_funcs(("potrf", "potrs"), (np.zeros((1, 1)),))
+_POSV, _POTRS = lapack.get_lapack_funcs(("posv", "potrs"), (np.zeros((1, 1)),))
 
 
 def use_sparse(rows: int, cols: int) -> bool:
@@ -63,10 +63,11 @@ def solve(A, rhs, beta):
             return np.linalg.lstsq(As.toarray(), b, rcond=None)[0] * inv_d
         return _refine(lu.solve, As, b) * inv_d
     As = A * (inv_d[:, None] * inv_d)
-    c, info = _POTRF(As + _beta_eye(len(b), beta), lower=False, overwrite_a=True, clean=False)
+    # factor and first solve in one LAPACK call
+    c, x, info = _POSV(As + _beta_eye(len(b), beta), b, lower=False, overwrite_a=True)
     if info != 0:
         return np.linalg.lstsq(As, b, rcond=None)[0] * inv_d
-    return _refine(lambda v: _POTRS(c, v, lower=False)[0], As, b) * inv_d
+    return _refine(lambda v: _POTRS(c, v, lower=False)[0], As, b, x) * inv_d
 
 
 @lru_cache(maxsize=8)
@@ -77,9 +78,10 @@ def _beta_eye(m, beta):
     return out
 
 
-def _refine(S, As, b):
-    """Iterative refinement of As x = b with the regularised inverse S (see :func:`solve`)."""
-    x = S(b)
+def _refine(S, As, b, x=None):
+    """Iterative refinement of As x = b with the regularised inverse S (see :func:`solve`), from x = S(b)."""
+    if x is None:
+        x = S(b)
     r = b - As @ x
     rn = r @ r
     small = _ROUNDING2 * (b @ b)

@@ -26,6 +26,7 @@ from ..model.compile import CompiledModel, compile_model
 from ..results import Results
 from ..spatial import cross, quat_mul, quat_unwrap
 from . import batch
+from .interpolate import StepHermite
 from .rows import cross_rows
 from .system import System, _rotation_quat
 
@@ -131,6 +132,7 @@ class _Run:
         self.n_jac = 0
         self.n_steps = 0
         self.n_projections = 0
+        self.n_interpolated = [0, 0]  # steps holding output times: [Hermite, the integrator's interpolant]
         self.redundant = 0  # redundant constraint rows at t = 0
         self.last_finite = (None, None)  # (t, y) of the last finite state evaluated
 
@@ -294,9 +296,15 @@ class _Run:
         restarts: list[float] = []  # times of the recent projection restarts
         # without a jac, scipy's implicit methods difference one column per evaluation
         extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and batch.supports(sysm, springs=True) else {}
+        # DOP853's interpolant costs 3 extra evaluations per step holding an output time: smooth
+        # models interpolate from the step ends instead (see interpolate.py)
+        hermite = StepHermite(sysm, s.rtol, s.atol) if s.integrator == "DOP853" and not len(sysm.contacts) else None
         while t < t_end:
             solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
                             max_step=s.max_step or np.inf, first_step=first_step, **extra)
+            if hermite is not None:
+                hermite.reset()
+                hermite.push(solver.t, solver.y, solver.f)
             while solver.status == "running":
                 msg = solver.step()
                 self.n_steps += 1
@@ -307,10 +315,20 @@ class _Run:
                 if len(sysm.contacts):
                     B = sysm.bodies(solver.y)
                     solver.max_step = min(s.max_step or np.inf, max(sysm.contacts.step_bound(B.v, B.w), 1e-9))
-                # DOP853's interpolant costs 3 extra evaluations: build it only for steps holding an output time
+                if hermite is not None:
+                    hermite.push(solver.t, solver.y, solver.f)
+                # an interpolant is built only for steps holding an output time
                 if len(self.states) < len(self.t_out) and self.t_out[len(self.states)] <= solver.t + 1e-12:
-                    dense = solver.dense_output()
-                    self.emit(solver.t, lambda tt, d=dense: d(tt))
+                    k = len(self.states)
+                    times = self.t_out[k:np.searchsorted(self.t_out, solver.t + 1e-12, side="right")]
+                    ys = hermite.states(times) if hermite is not None and hermite.ready else None
+                    if ys is not None:
+                        self.n_interpolated[0] += 1
+                        self.states.extend(ys)
+                    else:
+                        self.n_interpolated[1] += 1
+                        dense = solver.dense_output()
+                        self.emit(solver.t, lambda tt, d=dense: d(tt))
                 self.report(solver.t)
                 y_new, projected = self.maybe_project(solver.t, solver.y)
                 if projected:
@@ -504,6 +522,7 @@ class _Run:
             status=status, message=message, warnings=tuple(str(w) for w in self.warnings),
             redundant_constraints=redundant, initial_correction=moved,
             stats=dict(rhs_evaluations=self.n_eval, jacobian_evaluations=self.n_jac, steps=self.n_steps,
-                       projections=self.n_projections,
+                       projections=self.n_projections, hermite_output_steps=self.n_interpolated[0],
+                       dense_output_steps=self.n_interpolated[1],
                        wall_time=time.perf_counter() - self.start, integrator=self.s.integrator),
             **out)

@@ -308,14 +308,14 @@ class System:
         # R(q)·|q|² and |q|² of the stored quaternions in one product, then both normalised
         Rs = (q[:, :, None] * q[:, None, :]).reshape(n, 16) @ _QRS
         s = Rs[:, 9:]
-        P[:n, 9:13] = q / np.sqrt(s)
-        R = (Rs[:, :9] / s).reshape(n, 3, 3)
-        P[:n, 13:] = R.reshape(n, 9)
+        np.divide(q, np.sqrt(s), out=P[:n, 9:13])
+        np.divide(Rs[:, :9], s, out=P[:n, 13:])
+        R_ext = P[:, 13:].reshape(n + 1, 3, 3)
+        R = R_ext[:n]
         # I_W and I_W⁻¹ = R I_B^(±1) Rᵀ in two stacked products instead of four
         I_W, I_W_inv = (R[:, None] @ self._I_pair @ R.transpose(0, 2, 1)[:, None]).transpose(1, 0, 2, 3)
         x_ext, v_ext, w_ext = P[:, 0:3], P[:, 3:6], P[:, 6:9]
-        return Bodies(x_ext[:n], P[:n, 9:13], v_ext[:n], w_ext[:n], R, I_W, I_W_inv,
-                      P[:, 13:].reshape(n + 1, 3, 3), x_ext, v_ext, w_ext, P)
+        return Bodies(x_ext[:n], P[:n, 9:13], v_ext[:n], w_ext[:n], R, I_W, I_W_inv, R_ext, x_ext, v_ext, w_ext, P)
 
     def kinematics(self, B: Bodies) -> Kinematics:
         cm = self.cm
@@ -467,8 +467,6 @@ class System:
         F, extra = self.forces(t, B, K, rows.coords if m else None, details)
         Mi = self._minv(B)
         u0 = Mi @ F.ravel()
-        lam = np.zeros(m)
-        udot = u0
         if m:
             J = rows.J
             JM = J @ Mi
@@ -482,6 +480,8 @@ class System:
             # an explicit RK step ends with an evaluation at its end point (FSAL), maybe
             # followed by the 3 of DOP853's interpolant: the constraint check reuses it
             self._recent.append((t, y, rows))
+        else:
+            lam, udot = self._zeros_m, u0
         if not details:
             return udot, B, rows.coords if m else None
         out = dict(extra)
