@@ -49,10 +49,9 @@ def solve(A, rhs, beta):
     would only inflate the (non-unique) null-space part of λ.
     """
     diag = A.diagonal()
-    floor = max(1e-30 * float(diag.max()) if len(diag) else 0.0, 1e-300)
-    inv_d = 1.0 / np.sqrt(np.maximum(diag, floor))
+    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
     b = rhs * inv_d
-    if sparse.issparse(A):
+    if not isinstance(A, np.ndarray):  # sparse
         A = A.tocsr()
         rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
         As = sparse.csr_matrix((A.data * inv_d[rows] * inv_d[A.indices], A.indices, A.indptr), shape=A.shape)

@@ -83,26 +83,32 @@ class Kinematics:
     bodies: "Bodies"  # None for batched kinematics (core.solver.batch)
 
 
-@dataclass(frozen=True, slots=True)
 class Bodies:
-    """Body-level state of one evaluation (n moving bodies).
+    """Body-level state of one evaluation (n moving bodies), views of one packed array.
 
-    The ``*_ext`` arrays have a row n for the ground (identity, zeros), so a
-    body index of -1 reads the ground.
+    ``packed`` (n+1, 22) holds per body x, v, w, q and R (row-major); its row n is
+    the ground (zeros, identity), which the ``*_ext`` views include so that a body
+    index of -1 reads the ground. The views are made on first use: an evaluation
+    needs only a few of them.
     """
 
-    x: np.ndarray    # (n, 3)
-    q: np.ndarray    # (n, 4) unit quaternions
-    v: np.ndarray    # (n, 3)
-    w: np.ndarray    # (n, 3)
-    R: np.ndarray    # (n, 3, 3)
-    I_W: np.ndarray  # (n, 3, 3) inertia about COM in world axes
-    I_W_inv: np.ndarray
-    R_ext: np.ndarray  # (n+1, 3, 3)
-    x_ext: np.ndarray  # (n+1, 3)
-    v_ext: np.ndarray
-    w_ext: np.ndarray
-    packed: np.ndarray  # (n+1, 22): x, v, w, q, R (row-major) per body, for gathers
+    __slots__ = ("packed", "n", "I_W", "I_W_inv")
+
+    def __init__(self, packed, I_W, I_W_inv):
+        self.packed = packed
+        self.n = len(packed) - 1
+        self.I_W = I_W          # (n, 3, 3) inertia about the COM in world axes
+        self.I_W_inv = I_W_inv  # (n, 3, 3)
+
+    x_ext = property(lambda self: self.packed[:, 0:3])            # (n+1, 3)
+    v_ext = property(lambda self: self.packed[:, 3:6])
+    w_ext = property(lambda self: self.packed[:, 6:9])
+    R_ext = property(lambda self: self.packed[:, 13:].reshape(-1, 3, 3))  # (n+1, 3, 3)
+    x = property(lambda self: self.packed[:self.n, 0:3])          # (n, 3)
+    v = property(lambda self: self.packed[:self.n, 3:6])
+    w = property(lambda self: self.packed[:self.n, 6:9])
+    q = property(lambda self: self.packed[:self.n, 9:13])         # (n, 4) unit quaternions
+    R = property(lambda self: self.packed[:self.n, 13:].reshape(-1, 3, 3))  # (n, 3, 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,13 +315,10 @@ class System:
         Rs = (q[:, :, None] * q[:, None, :]).reshape(n, 16) @ _QRS
         s = Rs[:, 9:]
         np.divide(q, np.sqrt(s), out=P[:n, 9:13])
-        np.divide(Rs[:, :9], s, out=P[:n, 13:])
-        R_ext = P[:, 13:].reshape(n + 1, 3, 3)
-        R = R_ext[:n]
+        R = np.divide(Rs[:, :9], s, out=P[:n, 13:]).reshape(n, 3, 3)
         # I_W and I_W⁻¹ = R I_B^(±1) Rᵀ in two stacked products instead of four
         I_W, I_W_inv = (R[:, None] @ self._I_pair @ R.transpose(0, 2, 1)[:, None]).transpose(1, 0, 2, 3)
-        x_ext, v_ext, w_ext = P[:, 0:3], P[:, 3:6], P[:, 6:9]
-        return Bodies(x_ext[:n], P[:n, 9:13], v_ext[:n], w_ext[:n], R, I_W, I_W_inv, R_ext, x_ext, v_ext, w_ext, P)
+        return Bodies(P, I_W, I_W_inv)
 
     def kinematics(self, B: Bodies) -> Kinematics:
         cm = self.cm
