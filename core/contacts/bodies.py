@@ -46,6 +46,8 @@ class ContactSet:
         self.bj = np.array(bj, int)
         self.reach = np.array(reach, float).reshape(-1, 2)
         self.band = np.array(band, float)
+        #: per pair, the support of :meth:`freeze` while a Jacobian is differenced, else None
+        self.frozen = None
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -79,11 +81,27 @@ class ContactSet:
             a, b = self.bi[k], self.bj[k]
             pose_i = (R[a], x[a], v[a], w[a]) if a >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
             pose_j = (R[b], x[b], v[b], w[b]) if b >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
-            wi, wj = pair.evaluate(*pose_i, *pose_j)
+            if self.frozen is None:
+                wi, wj = pair.evaluate(*pose_i, *pose_j)
+            else:
+                wi, wj = pair.evaluate_frozen(self.frozen[k], *pose_i, *pose_j)
             wrench[a] += wi
             wrench[b] += wj
             force_i[k] = wi[:3]
         return wrench, force_i
+
+    def freeze(self, x, R):
+        """Hold the contacts touching at these poses: until ``frozen`` is reset to None,
+        :meth:`evaluate` measures their depths from frozen tangent planes instead of
+        searching (the implicit integrators' Jacobian, see ContactPair.evaluate_frozen).
+        x, R: COM positions and rotations of the moving bodies."""
+        supports = []
+        for k, pair in enumerate(self.pairs):
+            a, b = self.bi[k], self.bj[k]
+            pose_i = (R[a], x[a]) if a >= 0 else (_EYE, _ZERO)
+            pose_j = (R[b], x[b]) if b >= 0 else (_EYE, _ZERO)
+            supports.append(pair.freeze(*pose_i, *pose_j))
+        self.frozen = supports
 
     def telemetry(self, n, x, R, v, w) -> dict:
         """Per-contact output channels of one state (for the output times only, not the rhs).

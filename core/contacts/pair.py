@@ -310,7 +310,10 @@ class ContactPair:
         if len(hit) == 0:
             return None
         pt_T = cand[hit] + (0.5 * depth)[:, None] * nrm
-        return pt_T @ R_T.T + x_T, nrm @ R_T.T, depth
+        # the support: each vertex in its own body's frame, and the target's tangent plane
+        # n · p = offset in the target's frame (see :meth:`freeze`)
+        support = ((cand[hit] - t) @ M, nrm, np.einsum("ij,ij->i", nrm, cand[hit]) + depth)
+        return pt_T @ R_T.T + x_T, nrm @ R_T.T, depth, support
 
     def evaluate(self, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j, details: bool = False):
         """Contact wrenches on the two bodies.
@@ -355,17 +358,60 @@ class ContactPair:
         st.total_pairs += st.pairs
         if not found:
             return (*zero, _empty_details()) if details else zero
-        prm = self.params
-        v_i = np.asarray(v_i, dtype=float)
-        w_i = np.asarray(w_i, dtype=float)
-        v_j = np.asarray(v_j, dtype=float)
-        w_j = np.asarray(w_j, dtype=float)
-        # stack both directions; s = +1 where i penetrates (the penetrator is pushed along +n)
         pts = np.concatenate([r[0] for _, r in found])
         nrm = np.concatenate([r[1] for _, r in found])
         depth = np.concatenate([r[2] for _, r in found])
         s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
         st.contacts = len(depth)
+        return self._wrenches(pts, nrm, depth, s, x_i, v_i, w_i, x_j, v_j, w_j, details)
+
+    def freeze(self, R_i, x_i, R_j, x_j):
+        """The contact support at this pose, for :meth:`evaluate_frozen`; None when nothing touches.
+
+        Per contact: the penetrating vertex in its body's frame and the tangent plane
+        of the other body's surface at its closest point, in that body's frame.
+        """
+        R_i, R_j = np.asarray(R_i, dtype=float), np.asarray(R_j, dtype=float)
+        x_i, x_j = np.asarray(x_i, dtype=float), np.asarray(x_j, dtype=float)
+        if not self.overlaps(R_i, x_i, R_j, x_j):
+            return None
+        poses = ((R_i, x_i), (R_j, x_j))
+        found = [(p, r[3]) for p in self.penetrators if (r := self._direction(p, poses)) is not None]
+        return found or None
+
+    def evaluate_frozen(self, support, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j):
+        """Contact wrenches as :meth:`evaluate`, with the contacts of ``support`` (from
+        :meth:`freeze`) held: no search, each depth measured from its frozen tangent plane.
+
+        Exact to first order in small pose changes for face contacts, and cheap: this is
+        what the implicit integrators' Jacobian differences (the contacts neither appear
+        nor vanish under those perturbations).
+        """
+        if support is None:
+            return np.zeros(6), np.zeros(6)
+        poses = ((np.asarray(R_i, dtype=float), np.asarray(x_i, dtype=float)),
+                 (np.asarray(R_j, dtype=float), np.asarray(x_j, dtype=float)))
+        pts, nrm, depth, s = [], [], [], []
+        for p, (vert, n_T, offset) in support:
+            R_P, x_P = poses[p]
+            R_T, x_T = poses[1 - p]
+            in_T = ((vert @ R_P.T + x_P) - x_T) @ R_T          # the vertex in the target's frame
+            d = np.maximum(offset - np.einsum("ij,ij->i", n_T, in_T), 0.0)
+            pts.append((in_T + (0.5 * d)[:, None] * n_T) @ R_T.T + x_T)
+            nrm.append(n_T @ R_T.T)
+            depth.append(d)
+            s.append(np.full(len(d), 1.0 if p == 0 else -1.0))
+        return self._wrenches(np.concatenate(pts), np.concatenate(nrm), np.concatenate(depth),
+                              np.concatenate(s), poses[0][1], v_i, w_i, poses[1][1], v_j, w_j, False)
+
+    def _wrenches(self, pts, nrm, depth, s, x_i, v_i, w_i, x_j, v_j, w_j, details):
+        """Hertz force, damping and friction of the contact points; see :meth:`evaluate`."""
+        prm = self.params
+        v_i = np.asarray(v_i, dtype=float)
+        w_i = np.asarray(w_i, dtype=float)
+        v_j = np.asarray(v_j, dtype=float)
+        w_j = np.asarray(w_j, dtype=float)
+        # s = +1 where i penetrates (the penetrator is pushed along +n)
         # velocity of i's material point minus j's at each contact point; the
         # penetrator's velocity relative to the target is s * that
         v_rel = (v_i + cross(w_i, pts - x_i)) - (v_j + cross(w_j, pts - x_j))

@@ -148,12 +148,39 @@ class _Run:
         return self.sys.rhs(t, y)
 
     def jacobian(self, t, y):
-        """∂f/∂y for the implicit methods: one batched evaluation instead of one per column."""
+        """∂f/∂y for the implicit methods: one batched evaluation instead of one per column
+        where :mod:`.batch` covers the model, else differences with the contacts held."""
         self.n_jac += 1
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
-        return batch.jacobian(self.sys, y)
+        if batch.supports(self.sys, springs=True):
+            return batch.jacobian(self.sys, y)
+        return self.held_contact_jacobian(t, y)
+
+    def held_contact_jacobian(self, t, y):
+        """Forward differences (steps as :func:`batch.jacobian`) with the touching contacts held.
+
+        Each column would otherwise repeat the contact search, which is most of an
+        evaluation's cost (gear teeth: ~1.3 of 1.7 ms); held, a column re-measures only
+        the depths of the contacts found at y from their frozen tangent planes. The
+        differences see no contact appear or vanish, which a Newton iteration does not need.
+        """
+        sysm = self.sys
+        B = sysm.bodies(y)
+        sysm.contacts.freeze(B.x, B.R)
+        try:
+            f0 = sysm.rhs(t, y)
+            h = np.sqrt(np.finfo(float).eps) * np.maximum(np.abs(y), 1.0)
+            h = (y + h) - y
+            jac = np.empty((len(y), len(y)))
+            for j in range(len(y)):
+                yj = y.copy()
+                yj[j] += h[j]
+                jac[:, j] = (sysm.rhs(t, yj) - f0) / h[j]
+        finally:
+            sysm.contacts.frozen = None
+        return jac
 
     def report(self, t, force=False):
         now = time.perf_counter()
@@ -294,8 +321,9 @@ class _Run:
         t, y = 0.0, y0
         first_step = None
         restarts: list[float] = []  # times of the recent projection restarts
-        # without a jac, scipy's implicit methods difference one column per evaluation
-        extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and batch.supports(sysm, springs=True) else {}
+        # without a jac, scipy's implicit methods difference one full evaluation per column
+        held = batch.supports(sysm, springs=True) or len(sysm.contacts)
+        extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and held else {}
         # DOP853's interpolant costs 3 extra evaluations per step holding an output time: smooth
         # models interpolate from the step ends instead (see interpolate.py)
         hermite = StepHermite(sysm, s.rtol, s.atol) if s.integrator == "DOP853" and not len(sysm.contacts) else None
