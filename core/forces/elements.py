@@ -8,6 +8,7 @@ acts on the ground and is dropped by the caller.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -20,9 +21,18 @@ def _dot(a, b):
 
 def scatter(n: int, body: np.ndarray, wrench: np.ndarray) -> np.ndarray:
     """Sum (..., k, 6) wrenches into an (..., n + 1, 6) array by body index (-1 -> ground row n)."""
-    onehot = np.zeros((n + 1, len(body)))
-    onehot[np.where(body < 0, n, body), np.arange(len(body))] = 1.0
-    return np.einsum("bk,...kj->...bj", onehot, wrench)
+    return _onehot(n, np.asarray(body, dtype=np.int64).tobytes()) @ wrench
+
+
+@lru_cache(maxsize=64)
+def _onehot(n: int, body: bytes) -> np.ndarray:
+    """(n + 1, k) 0/1 matrix summing k items into their bodies' rows (read only, cached: the
+    elements' bodies do not change during a run)."""
+    b = np.frombuffer(body, dtype=np.int64)
+    out = np.zeros((n + 1, len(b)))
+    out[np.where(b < 0, n, b), np.arange(len(b))] = 1.0
+    out.flags.writeable = False
+    return out
 
 
 @dataclass(frozen=True)
@@ -134,15 +144,15 @@ class TranslationalSprings:
         if len(self.mi) == 0:
             return np.zeros((n + 1, 6)), np.zeros(0), np.zeros(0), 0.0
         d = K.p[..., self.mj, :] - K.p[..., self.mi, :]
-        length = np.linalg.norm(d, axis=-1)
+        length = np.sqrt(_dot(d, d))
         u = d / np.maximum(length, 1e-300)[..., None]
         rate = _dot(u, K.vp[..., self.mj, :] - K.vp[..., self.mi, :])
         stretch = length - self.free
         tension = self.k * stretch + self.c * rate + self.preload
         f = tension[..., None] * u  # pulls j towards i and i towards j
-        wj = np.concatenate([-f, cross(K.r[..., self.mj, :], -f)], axis=-1)
-        wi = np.concatenate([f, cross(K.r[..., self.mi, :], f)], axis=-1)
-        wrench = scatter(n, K.b[self.mj], wj) + scatter(n, K.b[self.mi], wi)
+        ends = np.concatenate([self.mj, self.mi])
+        F = np.concatenate([-f, f], axis=-2)
+        wrench = scatter(n, K.b[ends], np.concatenate([F, cross(K.r[..., ends, :], F)], axis=-1))
         energy = np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
         return wrench, tension, length, energy
 
@@ -168,8 +178,9 @@ class RotationalSprings:
         torque = -(self.k * twist + self.c * rate + self.preload)
         tau = torque[:, None] * K.A[self.mi, :, 2]
         zero = np.zeros_like(tau)
-        wrench = (scatter(n, K.b[self.mj], np.concatenate([zero, tau], axis=1))
-                  + scatter(n, K.b[self.mi], np.concatenate([zero, -tau], axis=1)))
+        wrench = scatter(n, K.b[np.concatenate([self.mj, self.mi])],
+                         np.concatenate([np.concatenate([zero, tau], axis=1),
+                                         np.concatenate([zero, -tau], axis=1)]))
         energy = float(np.sum(0.5 * self.k * twist ** 2 + self.preload * twist))
         return wrench, torque, energy
 
@@ -217,9 +228,12 @@ class Bushings:
         f = np.einsum("...kij,...kj->...ki", Ai, -(self.k * delta + self.c * delta_dot))
         tau = np.einsum("...kij,...kj->...ki", Ai, -(self.kr * phi + self.cr * phi_dot))
         arm_i = K.p[..., mj, :] - K.p[..., mi, :] + K.r[..., mi, :]  # p_j seen from body i's COM
-        wj = np.concatenate([f, tau + cross(K.r[..., mj, :], f)], axis=-1)
-        wi = np.concatenate([-f, -tau - cross(arm_i, f)], axis=-1)
-        wrench = scatter(n, K.b[mj], wj) + scatter(n, K.b[mi], wi)
+        # on j: f and tau + r_j × f; on i: -f and -(tau + arm_i × f)
+        arms = np.concatenate([K.r[..., mj, :], arm_i], axis=-2)
+        F = np.concatenate([f, f], axis=-2)
+        T = np.concatenate([tau, tau], axis=-2) + cross(arms, F)
+        sign = np.repeat([1.0, -1.0], len(mi))[:, None]
+        wrench = scatter(n, K.b[np.concatenate([mj, mi])], sign * np.concatenate([F, T], axis=-1))
         energy = np.sum(0.5 * self.k * delta ** 2 + 0.5 * self.kr * phi ** 2, axis=(-2, -1))
         return wrench, f, tau, energy
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..spatial import cross
 from . import schur
-from .rows import cross_rows
 from .system import _QD, _QRS, Kinematics, System
 
 
@@ -39,7 +39,7 @@ def kinematics(sysm: System, P) -> Kinematics:
     r = (Z[..., 13:] * np.tile(cm.marker_r, 3)).reshape(R.shape).sum(axis=-1)
     w = Z[..., 6:9]
     return Kinematics(b=b, p=Z[..., 0:3] + r, r=r, A=np.einsum("kmij,mjl->kmil", R, cm.marker_axes),
-                      vp=Z[..., 3:6] + cross_rows(w, r), w=w, bodies=None)
+                      vp=Z[..., 3:6] + cross(w, r), w=w, bodies=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ def evaluate(sysm: System, Y) -> Batch:
     I_W_inv = np.einsum("knij,njl,knml->knim", R, sysm.I_B_inv, R)
     w = P[:, :n, 6:9]
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
-    F[:, 1] -= cross_rows(w, np.einsum("knij,knj->kni", I_W, w))
+    F[:, 1] -= cross(w, np.einsum("knij,knj->kni", I_W, w))
     if len(sysm.tsprings.mi) or len(sysm.bushings.names):
         K = kinematics(sysm, P)
         for element in (sysm.tsprings, sysm.bushings):

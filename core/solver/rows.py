@@ -33,11 +33,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-#: (9, 3) map of the outer product a ⊗ b (row-major) onto a × b
-EPS = np.zeros((9, 3))
-for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-    EPS[3 * _j + _k, _i] = 1.0
-    EPS[3 * _k + _j, _i] = -1.0
+from ..spatial import CROSS_MAP as EPS
 
 #: (81, 3) map of the outer product U ⊗ W of [u, u̇, ũ] and [w, ẇ, w̃] onto
 #: (u·w, u̇·w + u·ẇ, ũ·w + 2u̇·ẇ + u·w̃)
@@ -71,12 +67,6 @@ _BLOCK_MAP[:9, 3:] = EPS
 _BLOCK_MAP[9:, :3] = np.eye(3)
 #: the selection matrix (see JointRows) is dense up to this many elements, else CSR
 _SELECTION_DENSE_MAX = 40_000
-
-
-def cross_rows(a, b):
-    """a × b for (..., 3) arrays of one shape through one outer product and one matmul (few numpy calls)."""
-    # one 2-D product: a stacked (batched) matmul would make one BLAS call per item
-    return ((a[..., :, None] * b[..., None, :]).reshape(-1, 9) @ EPS).reshape(a.shape)
 
 
 class JointRows:

@@ -27,7 +27,6 @@ from ..results import Results
 from ..spatial import cross, quat_mul, quat_unwrap
 from . import batch
 from .interpolate import StepHermite
-from .rows import cross_rows
 from .system import System, _rotation_quat
 
 log = logging.getLogger(__name__)
@@ -452,7 +451,7 @@ class _Run:
                 arm = np.where(use_j[:, None], r, P[:, mb, 0:3] + r - x[:, mi_body])
                 force = wrench[..., :3]
                 out["joint_force"][sl] = force
-                out["joint_torque"][sl] = wrench[..., 3:] - cross_rows(arm, force)
+                out["joint_torque"][sl] = wrench[..., 3:] - cross(arm, force)
             out["kinetic_energy"][sl] = 0.5 * (np.einsum("tki,tki,k->t", v, v, cm.mass)
                                                + np.einsum("tki,tkij,tkj->t", w, b.I_W, w))
             out["potential_energy"][sl] = -np.einsum("tki,i,k->t", x, cm.gravity, cm.mass)

@@ -32,9 +32,9 @@ from ..forces.elements import AppliedForces, Bushings, RotationalSprings, Transl
 from ..joints import build_layout
 from ..joints import primitives as prim
 from ..model.compile import CompiledModel
-from ..spatial import quat_mul
+from ..spatial import cross, quat_mul
 from . import schur
-from .rows import JointRows, cross_rows
+from .rows import JointRows
 
 #: Newton iterations of the position projection before giving up
 _PROJECTION_ITERATIONS = 12
@@ -326,7 +326,7 @@ class System:
         Rb = B.R_ext[b]
         r = (Rb @ cm.marker_r[:, :, None])[:, :, 0]
         wb = B.w_ext[b]
-        return Kinematics(b=b, p=B.x_ext[b] + r, r=r, A=Rb @ cm.marker_axes, vp=B.v_ext[b] + cross_rows(wb, r),
+        return Kinematics(b=b, p=B.x_ext[b] + r, r=r, A=Rb @ cm.marker_axes, vp=B.v_ext[b] + cross(wb, r),
                           w=wb, bodies=B)
 
     # ------------------------------------------------------------------ constraints
@@ -419,7 +419,7 @@ class System:
         """
         n = self.n
         F = self._f_gravity.copy()
-        F[1] -= cross_rows(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0])
+        F[1] -= cross(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0])
         if self._gravity_only and not details:
             return F, None
         wrench = None
