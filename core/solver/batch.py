@@ -6,9 +6,9 @@ frame) and the finite-difference Jacobian of the implicit integrators (one
 batch of perturbed states instead of one evaluation per state component).
 
 It covers the models whose rows are all joint rows (no motions, couplers or
-torsion springs) and whose forces are gravity and the gyroscopic terms, on
-the dense Schur path, and for the Jacobian also translational spring-dampers
-and bushings: :func:`supports` says whether a system is one. Its numbers
+torsion springs) and whose forces are gravity, the gyroscopic terms,
+translational spring-dampers and bushings, on the dense Schur path:
+:func:`supports` says whether a system is one. Its numbers
 equal :meth:`System.evaluate`'s to rounding (tests/core/test_dynamics_run_control.py).
 """
 from __future__ import annotations
@@ -22,12 +22,10 @@ from . import schur
 from .system import _QD, _QRS, Kinematics, System
 
 
-def supports(sysm: System, springs=False) -> bool:
-    """Whether :func:`evaluate` handles this system; with ``springs`` translational
-    spring-dampers and bushings are allowed (their outputs are not batched)."""
-    elastic = len(sysm.tsprings.mi) or len(sysm.bushings.names)
+def supports(sysm: System) -> bool:
+    """Whether :func:`evaluate` handles this system."""
     return (sysm.n > 0 and not sysm.sparse and not len(sysm._coords) and not len(sysm.applied.names)
-            and not (elastic and not springs) and not len(sysm.contacts))
+            and not len(sysm.contacts))
 
 
 def kinematics(sysm: System, P) -> Kinematics:
@@ -53,6 +51,7 @@ class Batch:
     C: np.ndarray        # (k, m)
     Ju: np.ndarray       # (k, m)
     blocks: np.ndarray   # (k, E, 6)
+    elastic: dict        # spring tension (k, s), bushing force and torque (k, b, 3), energy (k,)
 
 
 def evaluate(sysm: System, Y) -> Batch:
@@ -75,12 +74,20 @@ def evaluate(sysm: System, Y) -> Batch:
     w = P[:, :n, 6:9]
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
     F[:, 1] -= cross(w, np.einsum("knij,knj->kni", I_W, w))
+    elastic = dict(spring_tension=np.zeros((k, 0)), bushing_force=np.zeros((k, 0, 3)),
+                   bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
     if len(sysm.tsprings.mi) or len(sysm.bushings.names):
         K = kinematics(sysm, P)
-        for element in (sysm.tsprings, sysm.bushings):
-            wrench = element.evaluate(K, n)[0]
+        if len(sysm.tsprings.mi):
+            wrench, elastic["spring_tension"], _, e = sysm.tsprings.evaluate(K, n)
             F[:, 0] += wrench[..., :n, :3]
             F[:, 1] += wrench[..., :n, 3:]
+            elastic["energy"] = elastic["energy"] + e
+        if len(sysm.bushings.names):
+            wrench, elastic["bushing_force"], elastic["bushing_torque"], e = sysm.bushings.evaluate(K, n)
+            F[:, 0] += wrench[..., :n, :3]
+            F[:, 1] += wrench[..., :n, 3:]
+            elastic["energy"] = elastic["energy"] + e
     Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
     size = Mi[0].size
     np.put(Mi, (np.arange(k)[:, None] * size + sysm._Mi_ang).ravel(), I_W_inv)
@@ -101,7 +108,7 @@ def evaluate(sysm: System, Y) -> Batch:
         lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), gamma - np.einsum("kmc,kc->km", J, u0),
                                 sysm.beta)
         udot = u0 + np.einsum("km,kmc->kc", lam, JM)
-    return Batch(P, I_W, udot, lam, C, Ju, blocks)
+    return Batch(P, I_W, udot, lam, C, Ju, blocks, elastic)
 
 
 def rhs(sysm: System, Y) -> np.ndarray:

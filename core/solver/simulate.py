@@ -153,7 +153,7 @@ class _Run:
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
-        if batch.supports(self.sys, springs=True):
+        if batch.supports(self.sys):
             return batch.jacobian(self.sys, y)
         return self.held_contact_jacobian(t, y)
 
@@ -321,7 +321,7 @@ class _Run:
         first_step = None
         restarts: list[float] = []  # times of the recent projection restarts
         # without a jac, scipy's implicit methods difference one full evaluation per column
-        held = batch.supports(sysm, springs=True) or len(sysm.contacts)
+        held = batch.supports(sysm) or len(sysm.contacts)
         extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and held else {}
         # DOP853's interpolant costs 3 extra evaluations per step holding an output time: smooth
         # models interpolate from the step ends instead (see interpolate.py)
@@ -423,7 +423,7 @@ class _Run:
         """Fill ``out`` for every frame with batched evaluations (models :func:`batch.supports`).
 
         The same quantities as the per-frame loop of :meth:`collect`; these models
-        have no motions, forces, springs, bushings or contacts to report.
+        have no motions, applied forces, torsion springs or contacts to report.
         """
         cm, sysm = self.cm, self.sys
         n, nj = sysm.n, len(cm.joints)
@@ -455,6 +455,10 @@ class _Run:
             out["kinetic_energy"][sl] = 0.5 * (np.einsum("tki,tki,k->t", v, v, cm.mass)
                                                + np.einsum("tki,tkij,tkj->t", w, b.I_W, w))
             out["potential_energy"][sl] = -np.einsum("tki,i,k->t", x, cm.gravity, cm.mass)
+            out["spring_force"][sl] = b.elastic["spring_tension"]
+            out["bushing_force"][sl] = b.elastic["bushing_force"]
+            out["bushing_torque"][sl] = b.elastic["bushing_torque"]
+            out["elastic_energy"][sl] = b.elastic["energy"]
             if sysm.n_rows:
                 Cp = np.where(sysm.position_rows, np.abs(b.C), 0.0)
                 out["constraint_error"][sl] = np.max(Cp[:, ~sysm.row_is_angle], axis=1, initial=0.0)
