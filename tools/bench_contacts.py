@@ -5,7 +5,8 @@ Run ``python tools/bench_contacts.py`` (``--quick`` skips the 100k mesh;
 triangles each, driven by an e-motor against a load torque, per integrator
 (``--gear-methods``), each cancelled after ``--gear-budget`` CPU seconds: the
 table then gives the simulated time reached; candidate reduction on unless
-``--gear-no-reduction``); ``--pairs`` adds the cost of one ``ContactPair.evaluate``
+``--gear-no-reduction``; ``--gears-only`` skips the narrow phase, ``--gear-save DIR``
+keeps each run's t, ω_A, ω_B); ``--pairs`` adds the cost of one ``ContactPair.evaluate``
 for a box resting on a plate, a sphere on a plate and the gear pair at a
 tooth contact).
 
@@ -87,7 +88,12 @@ def main(argv=None) -> int:
                     help="also time one ContactPair evaluation: box on plate, sphere on plate, gears at a tooth")
     ap.add_argument("--gear-methods", default="DOP853,RK45,Radau,BDF,LSODA,RK4,stepper",
                     help="comma-separated integrators of the gear run")
+    ap.add_argument("--gears-only", action="store_true", help="only the gear run (skip the narrow phase)")
+    ap.add_argument("--gear-save", metavar="DIR", help="save t, ω_A, ω_B of each gear run to DIR/gears_<method>.npz")
     args = ap.parse_args(argv)
+    if args.gears_only:
+        bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save)
+        return 0
     try:
         import trimesh
         import trimesh.proximity
@@ -161,7 +167,7 @@ def main(argv=None) -> int:
     if args.pairs:
         bench_pairs()
     if args.gears:
-        bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","))
+        bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save)
     return 0 if ok_all else 1
 
 
@@ -271,23 +277,53 @@ def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = True):
                                 atol=1e-9, gravity=(0.0, 0.0, 0.0), step=1e-5))
 
 
-def bench_gears(budget: float, reduction: bool = True, methods=("DOP853",)):
+def bench_gears(budget: float, reduction: bool = True, methods=("DOP853",), save_dir=None):
     """1 s of the gear pair with each integrator; a run is cancelled after ``budget`` s of CPU time."""
     import core
 
+    import datetime
+
+    def stamp():
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "unknown"
+        return f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M:%S} UTC, load average {load}"
+
     print(f"\ngears: 1 s simulated, CPU budget {budget:g} s per integrator, "
-          f"candidate reduction {'on' if reduction else 'off'}\n")
-    print("{:>8} {:>10} {:>10} {:>8} {:>10} {:>10} {:>14}".format(
-        "method", "status", "reached s", "steps", "rhs evals", "CPU s", "ω_A end rad/s"))
+          f"candidate reduction {'on' if reduction else 'off'}; {os.cpu_count()} CPUs, nice {os.nice(0)}; "
+          f"start {stamp()}\n")
+    print("{:>8} {:>10} {:>10} {:>8} {:>10} {:>10} {:>10} {:>8} {:>14}".format(
+        "method", "status", "reached s", "steps", "rhs evals", "wall s", "CPU s", "ms/rhs", "ω_A end rad/s"))
     for integrator in methods:
+        w0 = time.perf_counter()
         t0 = time.process_time()
-        r = core.simulate(gear_model(integrator, reduction=reduction),
-                          progress=lambda p, t0=t0: time.process_time() - t0 < budget)
+        marks = []      # (simulated s, CPU s) at the first progress report past each 0.1 s
+
+        def progress(p, t0=t0):
+            cpu_now = time.process_time() - t0
+            if p.time >= 0.1 * (len(marks) + 1) - 1e-12:
+                marks.append((p.time, cpu_now))
+            return cpu_now < budget
+
+        r = core.simulate(gear_model(integrator, reduction=reduction), progress=progress)
         cpu = time.process_time() - t0
+        wall = time.perf_counter() - w0
         w = r.angular_velocity[-1, r.body("A"), 2] if len(r.t) else float("nan")
-        print("{:>8} {:>10} {:>10.3f} {:>8} {:>10} {:>10.1f} {:>14.3f}".format(
-            integrator, r.status, r.t[-1] if len(r.t) else 0.0, r.stats["steps"], r.stats["rhs_evaluations"],
-            cpu, w), flush=True)
+        n_rhs = r.stats["rhs_evaluations"]
+        print("{:>8} {:>10} {:>10.3f} {:>8} {:>10} {:>10.1f} {:>10.1f} {:>8.2f} {:>14.3f}".format(
+            integrator, r.status, r.t[-1] if len(r.t) else 0.0, r.stats["steps"], n_rhs,
+            wall, cpu, 1e3 * cpu / max(n_rhs, 1), w), flush=True)
+        print(f"  {integrator} done {stamp()}; {r.stats.get('jacobian_evaluations', 0)} Jacobians"
+              + (f"; {r.message}" if r.status != "success" else ""), flush=True)
+        if marks:
+            print("  CPU s at simulated s: " + ", ".join(f"{c:.0f} at {t:.3f}" for t, c in marks), flush=True)
+        if len(r.t):
+            last = r.t >= r.t[-1] - 0.2 - 1e-9
+            wa = r.angular_velocity[last, r.body("A"), 2]
+            wb = r.angular_velocity[last, r.body("B"), 2]
+            print(f"  ω_A over t = {r.t[last][0]:.2f}..{r.t[-1]:.2f} s ({last.sum()} frames): mean {wa.mean():.3f}, "
+                  f"min {wa.min():.3f}, max {wa.max():.3f} rad/s; ω_B mean {wb.mean():.3f} rad/s", flush=True)
+            if save_dir:
+                np.savez(Path(save_dir) / f"gears_{integrator}.npz", t=r.t,
+                         w_a=r.angular_velocity[:, r.body("A"), 2], w_b=r.angular_velocity[:, r.body("B"), 2])
 
 
 if __name__ == "__main__":
