@@ -199,3 +199,18 @@ def test_batched_post_processing_reports_springs_and_bushings_as_the_per_frame_l
                  "kinetic_energy"):
         a, b = getattr(batched, name), getattr(looped, name)
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-9 * np.max(np.abs(b)), err_msg=name)
+
+
+def _spring_and_bushing_pair(settings=None):
+    """Two free bodies joined by a bushing, one tied to the world by a spring-damper."""
+    from core.model import Bushing
+    return Model(
+        bodies=(Body(name="A", mass=2.0, inertia=(3e4, 4e4, 5e4, 0, 0, 0), position=(10, 20, 30)),
+                Body(name="B", mass=1.0, inertia=(2e4, 1e4, 1.5e4, 0, 0, 0), position=(200, -50, 80),
+                     orientation=(0.8, 0.3, 0.1, -0.2))),
+        frames=(Frame(name="a", body="A", position=(50, 10, -20)), Frame(name="b", body="B", position=(-30, 40, 10)),
+                Frame(name="o")),
+        bushings=(Bushing(name="bush", frame_i="a", frame_j="b", stiffness=(1, 2, 3), damping=(0.1, 0.2, 0.3),
+                          rot_stiffness=(1e3, 2e3, 3e3), rot_damping=(10, 20, 30)),),
+        springs=(SpringDamper(name="s", frame_i="o", frame_j="a", stiffness=0.5, damping=0.01, free_length=10.0),),
+        settings=settings or SolverSettings())
