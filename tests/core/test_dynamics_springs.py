@@ -149,19 +149,10 @@ def test_batched_equations_with_springs_and_bushings_match_single_evaluations():
     Two free bodies held by a 6-DOF bushing and a spring-damper, off their rest
     pose, with random velocities: no constraints, so the forces alone decide.
     """
-    from core.model import Bushing
     from core.model.compile import compile_model
     from core.solver import batch
     from core.solver.system import System
-    model = Model(
-        bodies=(Body(name="A", mass=2.0, inertia=(3e4, 4e4, 5e4, 0, 0, 0), position=(10, 20, 30)),
-                Body(name="B", mass=1.0, inertia=(2e4, 1e4, 1.5e4, 0, 0, 0), position=(200, -50, 80),
-                     orientation=(0.8, 0.3, 0.1, -0.2))),
-        frames=(Frame(name="a", body="A", position=(50, 10, -20)), Frame(name="b", body="B", position=(-30, 40, 10)),
-                Frame(name="o")),
-        bushings=(Bushing(name="bush", frame_i="a", frame_j="b", stiffness=(1, 2, 3), damping=(0.1, 0.2, 0.3),
-                          rot_stiffness=(1e3, 2e3, 3e3), rot_damping=(10, 20, 30)),),
-        springs=(SpringDamper(name="s", frame_i="o", frame_j="a", stiffness=0.5, damping=0.01, free_length=10.0),))
+    model = _spring_and_bushing_pair()
     sysm = System(compile_model(model))
     assert batch.supports(sysm)
     rng = np.random.default_rng(2)
@@ -175,20 +166,10 @@ def test_batched_post_processing_reports_springs_and_bushings_as_the_per_frame_l
     in one batch too: spring tension, bushing force and torque and the elastic energy equal the
     frame-by-frame evaluation's (the same operations in another order: rounding, measured ~1e-15
     relative; 1e-9 allowed)."""
-    from core.model import Bushing
     from core.model.compile import compile_model
     from core.solver import batch
     from core.solver.system import System
-    model = Model(
-        bodies=(Body(name="A", mass=2.0, inertia=(3e4, 4e4, 5e4, 0, 0, 0), position=(10, 20, 30)),
-                Body(name="B", mass=1.0, inertia=(2e4, 1e4, 1.5e4, 0, 0, 0), position=(200, -50, 80),
-                     orientation=(0.8, 0.3, 0.1, -0.2))),
-        frames=(Frame(name="a", body="A", position=(50, 10, -20)), Frame(name="b", body="B", position=(-30, 40, 10)),
-                Frame(name="o")),
-        bushings=(Bushing(name="bush", frame_i="a", frame_j="b", stiffness=(1, 2, 3), damping=(0.1, 0.2, 0.3),
-                          rot_stiffness=(1e3, 2e3, 3e3), rot_damping=(10, 20, 30)),),
-        springs=(SpringDamper(name="s", frame_i="o", frame_j="a", stiffness=0.5, damping=0.01, free_length=10.0),),
-        settings=SolverSettings(end_time=0.5, output_rate=100, rtol=1e-9, atol=1e-12))
+    model = _spring_and_bushing_pair(SolverSettings(end_time=0.5, output_rate=100, rtol=1e-9, atol=1e-12))
     assert batch.supports(System(compile_model(model)))
     batched = core.simulate(model)
     monkeypatch.setattr("core.solver.batch.supports", lambda sysm: False)
