@@ -63,106 +63,130 @@ class StepHermite:
 
     ``push(t, y, f)`` after every accepted step (f = dy/dt at (t, y), which explicit
     Runge-Kutta methods have for free); ``ready`` once four evenly enough spaced ends are known;
-    calling it at a time inside the last step returns the state there.
+    :meth:`states` then gives the states at times inside the last step.
+
+    The Newton form is built once per step with the newest end first: its first nine
+    terms are then the interpolant over the last three ends, so the check of
+    :meth:`states` costs no second fit.
     """
 
     def __init__(self, sysm, rtol, atol):
         self.sys = sysm
         self.rtol, self.atol = rtol, atol
-        self.ends: deque = deque(maxlen=_NODES)
+        n = sysm.n
+        # per end, newest first: positions and quaternions, their first and half their second derivative
+        self._data = np.empty((_NODES, _ORDER, 7 * n))
+        self._times: list[float] = []  # newest first
+        self._angles: deque = deque(maxlen=2)  # (t, tracked angles, their rates) of the last two ends
 
     def reset(self):
         """Forget the step ends (the integrator restarted, e.g. after a projection)."""
-        self.ends.clear()
+        self._times.clear()
+        self._angles.clear()
 
     @property
     def ready(self) -> bool:
         """Whether the interpolant is trusted for the last step: enough ends, evenly enough spaced."""
-        if len(self.ends) < _NODES:
+        t = self._times
+        if len(t) < _NODES:
             return False
-        h = np.diff([e[0] for e in self.ends])
-        return bool(h.max() <= _MAX_STEP_RATIO * h.min())
+        h = (t[0] - t[1], t[1] - t[2], t[2] - t[3])
+        return max(h) <= _MAX_STEP_RATIO * min(h)
 
     def push(self, t, y, f):
         s, n = self.sys, self.sys.n
         q, qd = y[s.sl_q].reshape(n, 4), f[s.sl_q].reshape(n, 4)
+        data = self._data
+        data[1:] = data[:-1].copy()
+        end = data[0]
+        end[0] = y[:7 * n]  # x, q
+        end[1] = f[:7 * n]  # v, q̇
+        end[2, :3 * n] = 0.5 * f[s.sl_v]
         # q̇ = ½ [0, ω] ⊗ q  =>  q̈ = ½ [0, ω̇] ⊗ q + ½ [0, ω] ⊗ q̇
         qdd = ((q[:, :, None] * f[s.sl_w].reshape(n, 1, 3)).reshape(n, 12)
                + (qd[:, :, None] * y[s.sl_w].reshape(n, 1, 3)).reshape(n, 12)) @ _QD
-        P = np.concatenate([y[s.sl_x], y[s.sl_q]])
-        D = np.concatenate([y[s.sl_v], f[s.sl_q]])
-        DD = np.concatenate([f[s.sl_v], qdd.ravel()])
-        self.ends.append((float(t), P, D, DD, y[s.sl_a], f[s.sl_a]))
+        end[2, 3 * n:] = 0.5 * qdd.ravel()
+        self._times.insert(0, float(t))
+        del self._times[_NODES:]
+        if s.n_angles:
+            self._angles.append((float(t), y[s.sl_a], f[s.sl_a]))
 
     def states(self, times):
-        """States (one y per time, times inside the last step), or None when the interpolant fails
+        """States (T, size) at ``times`` inside the last step, or None when the interpolant fails
         its check: the same Hermite over the last three ends must agree with it to
         ``_CHECK`` times the integrator's tolerance, in positions and velocities. Where
         forces or motions are not smooth (a spline table's knot, a clipped e-motor law) the
         two differ and the caller uses the integrator's own interpolant instead."""
-        full, short = _newton(list(self.ends)), _newton(list(self.ends)[1:])
-        out = []
-        for t in times:
-            val, der = _evaluate(full, t)
-            val3, der3 = _evaluate(short, t)
-            scale = self.atol + self.rtol * np.maximum(np.abs(val), np.abs(val3))
-            dscale = self.atol + self.rtol * np.maximum(np.abs(der), np.abs(der3))
-            if np.any(np.abs(val - val3) > _CHECK * scale) or np.any(np.abs(der - der3) > _CHECK * dscale):
-                return None
-            out.append(self._state(t, val, der))
-        return out
+        z, coef = self._newton()
+        W, dW = _basis(z, times)
+        val, der = W @ coef, dW @ coef
+        short = _ORDER * (_NODES - 1)  # terms of the three-end interpolant
+        tail, dtail = W[:, short:] @ coef[short:], dW[:, short:] @ coef[short:]
+        if (np.any(np.abs(tail) > _CHECK * (self.atol + self.rtol * np.abs(val)))
+                or np.any(np.abs(dtail) > _CHECK * (self.atol + self.rtol * np.abs(der)))):
+            return None
+        return self._state(np.asarray(times, float), val, der)
 
     def __call__(self, t):
         """The state at t from the full interpolant, unchecked."""
-        return self._state(t, *_evaluate(_newton(list(self.ends)), t))
+        z, coef = self._newton()
+        W, dW = _basis(z, [t])
+        return self._state(np.array([float(t)]), W @ coef, dW @ coef)[0]
 
-    def _state(self, t, val, der):
+    def _newton(self):
+        """Newton form over the step ends, newest first: nodes z (3k,) and divided differences
+        (3k, d). Divided differences over a repeated node are the known derivatives (f' and
+        f''/2): no linear solve (LAPACK's small solves may start threads that then wait on a
+        busy core)."""
+        k = len(self._times)
+        z = np.repeat(self._times, _ORDER)
+        data = self._data[:k]
+        col = data[:, 0].repeat(_ORDER, axis=0)
+        d1 = data[:, 1].repeat(2, axis=0)
+        coef = np.empty_like(col)
+        coef[0] = col[0]
+        gap = z[:, None] - z[None, :]
+        inv = 1.0 / np.where(gap == 0.0, 1.0, gap)
+        for level in range(1, len(z)):
+            col = (col[1:] - col[:-1]) * np.diagonal(inv, -level)[:, None]
+            if level == 1:  # node pairs (3j, 3j+1), (3j+1, 3j+2): the first derivative
+                col[_REPEATED_1[:2 * k]] = d1
+            elif level == 2:  # node triples (3j .. 3j+2): half the second derivative
+                col[_REPEATED_2[:k]] = data[:, 2]
+            coef[level] = col[0]
+        return z, coef
+
+    def _state(self, times, val, der):
+        """States (T, size) from the interpolated positions and quaternions and their rates."""
         s, n = self.sys, self.sys.n
-        q, qd = val[3 * n:].reshape(n, 4), der[3 * n:].reshape(n, 4)
-        qn = q / np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
-        y = np.empty(s.size)
-        y[s.sl_x], y[s.sl_v] = val[:3 * n], der[:3 * n]
-        y[s.sl_q] = qn.ravel()
-        y[s.sl_w] = ((qd[:, :, None] * qn[:, None, :]).reshape(n, 16) @ _W_OF_QDOT).ravel()
+        T = len(times)
+        q, qd = val[:, 3 * n:].reshape(T, n, 4), der[:, 3 * n:].reshape(T, n, 4)
+        qn = q / np.sqrt(np.einsum("tij,tij->ti", q, q))[..., None]
+        y = np.empty((T, s.size))
+        y[:, s.sl_x], y[:, s.sl_v] = val[:, :3 * n], der[:, :3 * n]
+        y[:, s.sl_q] = qn.reshape(T, -1)
+        y[:, s.sl_w] = ((qd[..., :, None] * qn[..., None, :]).reshape(T, n, 16) @ _W_OF_QDOT).reshape(T, -1)
         if s.n_angles:
-            y[s.sl_a] = self._angles(t)
+            y[:, s.sl_a] = self._angles_at(times)
         return y
 
-    def _angles(self, t):
-        """Cubic Hermite of the tracked angles over the last step."""
-        (t0, *_, a0, r0), (t1, *_, a1, r1) = self.ends[-2], self.ends[-1]
+    def _angles_at(self, times):
+        """Cubic Hermite of the tracked angles over the last step, (T, n_angles)."""
+        (t0, a0, r0), (t1, a1, r1) = self._angles
         h = t1 - t0
-        u = (t - t0) / h
+        u = ((times - t0) / h)[:, None]
         return ((1 + 2 * u) * (1 - u) ** 2 * a0 + u * (1 - u) ** 2 * h * r0
                 + u * u * (3 - 2 * u) * a1 + u * u * (u - 1) * h * r1)
 
 
-def _newton(ends):
-    """Newton form of the Hermite interpolant over step ends: nodes z (3k,) and divided
-    differences (3k, d). Divided differences over a repeated node are the known derivatives
-    (f' and f''/2): no linear solve (LAPACK's small solves may start threads that then
-    wait on a busy core)."""
-    z = np.repeat([e[0] for e in ends], _ORDER)
-    col = np.stack([e[1] for e in ends]).repeat(_ORDER, axis=0)
-    coef = np.empty_like(col)
-    coef[0] = col[0]
-    k = len(ends)
-    for level in range(1, len(z)):
-        dz = z[level:] - z[:-level]
-        col = (col[1:] - col[:-1]) / np.where(dz == 0.0, 1.0, dz)[:, None]
-        if level == 1:  # node pairs (3j, 3j+1), (3j+1, 3j+2): the first derivative
-            col[_REPEATED_1[:2 * k]] = np.stack([e[2] for e in ends]).repeat(2, axis=0)
-        elif level == 2:  # node triples (3j .. 3j+2): half the second derivative
-            col[_REPEATED_2[:k]] = 0.5 * np.stack([e[3] for e in ends])
-        coef[level] = col[0]
-    return z, coef
-
-
-def _evaluate(fit, t):
-    """Value and time derivative of a Newton form at t."""
-    z, coef = fit
-    w, dw = [1.0], [0.0]  # the Newton basis Π (t − z_j) and its derivative, as scalars
-    for k in range(1, len(z)):
-        dw.append(dw[-1] * (t - z[k - 1]) + w[-1])
-        w.append(w[-1] * (t - z[k - 1]))
-    return np.array(w) @ coef, np.array(dw) @ coef
+def _basis(z, times):
+    """Newton basis Π (t − z_j) (T, len(z)) at ``times`` and its time derivative."""
+    W, dW = [], []
+    for t in times:
+        w, dw = [1.0], [0.0]
+        for zk in z[:-1].tolist():
+            dw.append(dw[-1] * (t - zk) + w[-1])
+            w.append(w[-1] * (t - zk))
+        W.append(w)
+        dW.append(dw)
+    return np.array(W), np.array(dW)
