@@ -70,11 +70,11 @@ class AppliedForces:
             const=np.array([e(0.0) if e.is_constant else np.nan for e in exprs], float),
         )
 
-    def values(self, t: float) -> np.ndarray:
-        """Formula values at time t in SI (the F_max of actuators)."""
-        raw = self.const.copy()
-        for k in np.flatnonzero(np.isnan(raw)):
-            raw[k] = self.exprs[k](t)
+    def values(self, t) -> np.ndarray:
+        """Formula values at time t in SI (the F_max of actuators): (k,), or (T, k) for T times."""
+        raw = np.broadcast_to(self.const, np.shape(t) + self.const.shape).copy()
+        for k in np.flatnonzero(np.isnan(self.const)):
+            raw[..., k] = self.exprs[k](t)
         return raw * self.scale
 
     def evaluate(self, t, R, x, v, w):
@@ -83,19 +83,25 @@ class AppliedForces:
         R, x, v, w: (n, 3, 3), (n, 3), (n, 3), (n, 3) body rotations, COM
         positions, velocities, angular velocities (world). Returns
         ``(wrench (n+1, 6), magnitude (k,), vector (k, 3), point (k, 3), power (k,))``.
+        With a batch of T states (leading axis T on R, x, v, w) t is a scalar or (T,)
+        and every result carries the leading axis.
         """
-        n = len(x)
+        n = x.shape[-2]
+        lead = x.shape[:-2]
         if len(self.body) == 0:
-            z = np.zeros((0, 3))
-            return np.zeros((n + 1, 6)), np.zeros(0), z, z, np.zeros(0)
+            z = np.zeros(lead + (0, 3))
+            return np.zeros(lead + (n + 1, 6)), np.zeros(lead + (0,)), z, z, np.zeros(lead + (0,))
         b = self.body
-        Rb = R[b]
-        direction = np.where(self.space_fixed[:, None], self.axis, np.einsum("kij,kj->ki", Rb, self.axis))
-        r_W = np.einsum("kij,kj->ki", Rb, self.r_B)
-        point = x[b] + r_W
-        v_point = v[b] + cross(w[b], r_W)
-        speed = np.where(self.torque, _dot(w[b], direction), _dot(v_point, direction))
+        Rb = R[..., b, :, :]
+        direction = np.where(self.space_fixed[:, None], self.axis, np.einsum("...kij,kj->...ki", Rb, self.axis))
+        r_W = np.einsum("...kij,kj->...ki", Rb, self.r_B)
+        point = x[..., b, :] + r_W
+        wb = w[..., b, :]
+        v_point = v[..., b, :] + cross(wb, r_W)
+        speed = np.where(self.torque, _dot(wb, direction), _dot(v_point, direction))
         value = self.values(t)
+        if lead and np.ndim(t) == 0:
+            value = np.broadcast_to(value, lead + value.shape)
         # an actuator's characteristic falls with the speed in the sense it pushes: a
         # negative F_max pushes along −axis, so its speed is measured along −axis too
         # (else the force would grow with speed and the body run away)
@@ -104,10 +110,10 @@ class AppliedForces:
         # without braking an actuator pushes nothing beyond its maximum velocity
         factor = np.where(self.actuator & ~self.braking & (along > self.vmax), 0.0, factor)
         magnitude = value * factor
-        vec = magnitude[:, None] * direction
+        vec = magnitude[..., None] * direction
         force = np.where(self.torque[:, None], 0.0, vec)
         moment = np.where(self.torque[:, None], vec, cross(r_W, vec))
-        wrench = scatter(n, b, np.concatenate([force, moment], axis=1))
+        wrench = scatter(n, b, np.concatenate([force, moment], axis=-1))
         return wrench, magnitude, vec, point, magnitude * speed
 
     def max_power(self) -> np.ndarray:
@@ -171,17 +177,18 @@ class RotationalSprings:
     preload: np.ndarray   # N·m
 
     def evaluate(self, K, n, theta, rate):
-        """(wrench (n+1, 6), torque (k,) N·m on j about z_i, energy J)."""
+        """(wrench (n+1, 6), torque (k,) N·m on j about z_i, energy J); K, theta and rate may
+        carry leading batch axes, as in :meth:`TranslationalSprings.evaluate`."""
         if len(self.mi) == 0:
             return np.zeros((n + 1, 6)), np.zeros(0), 0.0
         twist = theta - self.free
         torque = -(self.k * twist + self.c * rate + self.preload)
-        tau = torque[:, None] * K.A[self.mi, :, 2]
+        tau = torque[..., None] * K.A[..., 2][..., self.mi, :]
         zero = np.zeros_like(tau)
         wrench = scatter(n, K.b[np.concatenate([self.mj, self.mi])],
-                         np.concatenate([np.concatenate([zero, tau], axis=1),
-                                         np.concatenate([zero, -tau], axis=1)]))
-        energy = float(np.sum(0.5 * self.k * twist ** 2 + self.preload * twist))
+                         np.concatenate([np.concatenate([zero, tau], axis=-1),
+                                         np.concatenate([zero, -tau], axis=-1)], axis=-2))
+        energy = np.sum(0.5 * self.k * twist ** 2 + self.preload * twist, axis=-1)
         return wrench, torque, energy
 
 

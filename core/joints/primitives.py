@@ -36,6 +36,11 @@ class Rows:
     quad: np.ndarray     # (r,)
 
 
+def _dot(a, b):
+    """Row-wise dot products over the last axis."""
+    return np.einsum("...j,...j->...", a, b)
+
+
 def _wwr(w, r):
     """w × (w × r), the centripetal part of a point's acceleration."""
     return cross(w, cross(w, r))
@@ -69,17 +74,19 @@ def dot1(K, mi, ai, mj, bj) -> Rows:
 
 
 def dot2(K, mi, ai, mj) -> Rows:
-    """a_i · (p_j − p_i) = 0 for axis ``ai`` of marker i."""
-    a = K.A[mi, :, ai]
-    d = K.p[mj] - K.p[mi]
-    ri, rj = K.r[mi], K.r[mj]
-    wi, wj = K.w[mi], K.w[mj]
-    Ji = np.concatenate([-a, cross(a, d + ri)], axis=1)
-    Jj = np.concatenate([a, cross(rj, a)], axis=1)
-    ddot = K.vp[mj] - K.vp[mi]
-    quad = (np.einsum("ij,ij->i", _wwr(wi, a), d) + 2.0 * np.einsum("ij,ij->i", cross(wi, a), ddot)
-            + np.einsum("ij,ij->i", a, _wwr(wj, rj) - _wwr(wi, ri)))
-    return Rows(np.einsum("ij,ij->i", a, d), Ji, Jj, K.b[mi], K.b[mj], quad)
+    """a_i · (p_j − p_i) = 0 for axis ``ai`` of marker i.
+
+    K's arrays may carry leading batch axes (..., markers, 3); the rows then carry them too.
+    """
+    a = K.A.swapaxes(-1, -2)[..., mi, ai, :]
+    d = K.p[..., mj, :] - K.p[..., mi, :]
+    ri, rj = K.r[..., mi, :], K.r[..., mj, :]
+    wi, wj = K.w[..., mi, :], K.w[..., mj, :]
+    Ji = np.concatenate([-a, cross(a, d + ri)], axis=-1)
+    Jj = np.concatenate([a, cross(rj, a)], axis=-1)
+    ddot = K.vp[..., mj, :] - K.vp[..., mi, :]
+    quad = (_dot(_wwr(wi, a), d) + 2.0 * _dot(cross(wi, a), ddot) + _dot(a, _wwr(wj, rj) - _wwr(wi, ri)))
+    return Rows(_dot(a, d), Ji, Jj, K.b[mi], K.b[mj], quad)
 
 
 def distance(K, mi, mj, length) -> Rows:
@@ -101,16 +108,15 @@ def angle(K, mi, mj) -> Rows:
 
     The returned ``C`` is that wrapped angle; callers unwrap it. The rate is
     z_i · (w_j − w_i), exact while the Z axes stay parallel (the joint's other
-    rows keep them so).
+    rows keep them so). K may carry leading batch axes, as for :func:`dot2`.
     """
-    Ai, Aj = K.A[mi], K.A[mj]
-    xi, yi, zi = Ai[:, :, 0], Ai[:, :, 1], Ai[:, :, 2]
-    xj = Aj[:, :, 0]
-    theta = np.arctan2(np.einsum("ij,ij->i", yi, xj), np.einsum("ij,ij->i", xi, xj))
+    Ai, xj = K.A[..., mi, :, :], K.A[..., 0][..., mj, :]
+    xi, yi, zi = Ai[..., 0], Ai[..., 1], Ai[..., 2]
+    theta = np.arctan2(_dot(yi, xj), _dot(xi, xj))
     zeros = np.zeros_like(zi)
-    wi, wj = K.w[mi], K.w[mj]
-    quad = np.einsum("ij,ij->i", cross(wi, zi), wj - wi)
-    return Rows(theta, np.concatenate([zeros, -zi], axis=1), np.concatenate([zeros, zi], axis=1),
+    wi, wj = K.w[..., mi, :], K.w[..., mj, :]
+    quad = _dot(cross(wi, zi), wj - wi)
+    return Rows(theta, np.concatenate([zeros, -zi], axis=-1), np.concatenate([zeros, zi], axis=-1),
                 K.b[mi], K.b[mj], quad)
 
 

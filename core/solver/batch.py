@@ -5,11 +5,10 @@ Used where the states are known in advance: the output frames of a run
 frame) and the finite-difference Jacobian of the implicit integrators (one
 batch of perturbed states instead of one evaluation per state component).
 
-It covers the models whose rows are all joint rows (no motions, couplers or
-torsion springs) and whose forces are gravity, the gyroscopic terms,
-translational spring-dampers and bushings, on the dense Schur path:
-:func:`supports` says whether a system is one. Its numbers
-equal :meth:`System.evaluate`'s to rounding (tests/core/test_dynamics_run_control.py).
+It covers every model on the dense Schur path without contacts: joints,
+motions, gear and rack couplers, applied forces and actuators, spring-dampers,
+torsion springs and bushings (:func:`supports`). Its numbers equal
+:meth:`System.evaluate`'s to rounding (tests/core/test_dynamics_batch.py).
 """
 from __future__ import annotations
 
@@ -17,15 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..joints import primitives as prim
 from ..spatial import cross
 from . import schur
-from .system import _QD, _QRS, Kinematics, System
+from .system import _QD, _QRS, Kinematics, System, wrap
 
 
 def supports(sysm: System) -> bool:
     """Whether :func:`evaluate` handles this system."""
-    return (sysm.n > 0 and not sysm.sparse and not len(sysm._coords) and not len(sysm.applied.names)
-            and not len(sysm.contacts))
+    return sysm.n > 0 and not sysm.sparse and not len(sysm.contacts)
 
 
 def kinematics(sysm: System, P) -> Kinematics:
@@ -40,6 +39,30 @@ def kinematics(sysm: System, P) -> Kinematics:
                       vp=Z[..., 3:6] + cross(w, r), w=w, bodies=None)
 
 
+def coordinates(sysm: System, K: Kinematics, angles):
+    """:meth:`System._coordinates` for k states: values (k, c), blocks Ji, Jj (k, c, 6), quad (k, c)."""
+    k, nc = len(angles), len(sysm._coords)
+    val, quad = np.zeros((k, nc)), np.zeros((k, nc))
+    Ji, Jj = np.zeros((k, nc, 6)), np.zeros((k, nc, 6))
+    for idx, fn in ((sysm.angle_coords, prim.angle), (sysm.slide_coords, prim.slide)):
+        if len(idx):
+            rows = fn(K, sysm.coord_mi[idx], sysm.coord_mj[idx])
+            val[:, idx], Ji[:, idx], Jj[:, idx], quad[:, idx] = rows.C, rows.Ji, rows.Jj, rows.quad
+    if sysm.n_angles:
+        val[:, sysm.angle_coords] = angles + wrap(val[:, sysm.angle_coords] - angles)
+    val[:, sysm.slide_coords] -= sysm.slide_zero[sysm.slide_coords]
+    return val, Ji, Jj, quad
+
+
+def motion_targets(sysm: System, t):
+    """Targets f, ḟ, f̈ of the motions at time(s) t: (..., motions) each, SI."""
+    out = []
+    for name in ("__call__", "d1", "d2"):
+        out.append(np.stack([np.broadcast_to(getattr(e, name)(t), np.shape(t)) for e in sysm.motion_exprs],
+                            axis=-1) * sysm.motion_scale)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """k states; body arrays have the ground as row n like :class:`~core.solver.system.Bodies`."""
@@ -48,14 +71,17 @@ class Batch:
     I_W: np.ndarray      # (k, n, 3, 3)
     udot: np.ndarray     # (k, 6n) split layout
     lam: np.ndarray      # (k, m)
-    C: np.ndarray        # (k, m)
-    Ju: np.ndarray       # (k, m)
+    C: np.ndarray        # (k, m), motion rows relative to their targets
+    Ju: np.ndarray       # (k, m) J u − v* (v*: the motions' velocity targets)
     blocks: np.ndarray   # (k, E, 6)
-    elastic: dict        # spring tension (k, s), bushing force and torque (k, b, 3), energy (k,)
+    angle_rates: np.ndarray  # (k, tracked angles)
+    elastic: dict        # spring tension (k, s), torsion torque (k, r), bushing force and torque (k, b, 3),
+                         # energy (k,)
+    applied: tuple       # magnitude (k, f), vector (k, f, 3), point (k, f, 3), power (k, f)
 
 
-def evaluate(sysm: System, Y) -> Batch:
-    """Accelerations and multipliers of the states Y (k, size) (time does not enter these models)."""
+def evaluate(sysm: System, Y, t=0.0) -> Batch:
+    """Accelerations and multipliers of the states Y (k, size) at time t (a scalar or (k,))."""
     n, m = sysm.n, sysm.n_rows
     k = len(Y)
     # as System.bodies, so that both give the same numbers
@@ -74,20 +100,35 @@ def evaluate(sysm: System, Y) -> Batch:
     w = P[:, :n, 6:9]
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
     F[:, 1] -= cross(w, np.einsum("knij,knj->kni", I_W, w))
-    elastic = dict(spring_tension=np.zeros((k, 0)), bushing_force=np.zeros((k, 0, 3)),
-                   bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
-    if len(sysm.tsprings.mi) or len(sysm.bushings.names):
-        K = kinematics(sysm, P)
-        if len(sysm.tsprings.mi):
-            wrench, elastic["spring_tension"], _, e = sysm.tsprings.evaluate(K, n)
-            F[:, 0] += wrench[..., :n, :3]
-            F[:, 1] += wrench[..., :n, 3:]
-            elastic["energy"] = elastic["energy"] + e
-        if len(sysm.bushings.names):
-            wrench, elastic["bushing_force"], elastic["bushing_torque"], e = sysm.bushings.evaluate(K, n)
-            F[:, 0] += wrench[..., :n, :3]
-            F[:, 1] += wrench[..., :n, 3:]
-            elastic["energy"] = elastic["energy"] + e
+    K = kinematics(sysm, P) if sysm._needs_kin else None
+    coords = coordinates(sysm, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
+    elastic = dict(spring_tension=np.zeros((k, 0)), torsion_torque=np.zeros((k, 0)),
+                   bushing_force=np.zeros((k, 0, 3)), bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
+    z = np.zeros((k, 0, 3))
+    applied = (np.zeros((k, 0)), z, z, np.zeros((k, 0)))
+
+    def add(wrench):
+        F[:, 0] += wrench[..., :n, :3]
+        F[:, 1] += wrench[..., :n, 3:]
+    if len(sysm.applied.names):
+        wrench, *applied = sysm.applied.evaluate(t, R, P[:, :n, 0:3], P[:, :n, 3:6], w)
+        add(wrench)
+    if len(sysm.tsprings.mi):
+        wrench, elastic["spring_tension"], _, e = sysm.tsprings.evaluate(K, n)
+        add(wrench)
+        elastic["energy"] = elastic["energy"] + e
+    if len(sysm.rsprings.mi):
+        val, Ji, Jj, _ = coords
+        ci, rs = sysm.rsprings.coord, sysm.rsprings
+        rate = (np.einsum("kcj,kcj->kc", Jj[:, ci, 3:], K.w[:, rs.mj]) +
+                np.einsum("kcj,kcj->kc", Ji[:, ci, 3:], K.w[:, rs.mi]))
+        wrench, elastic["torsion_torque"], e = rs.evaluate(K, n, val[:, ci], rate)
+        add(wrench)
+        elastic["energy"] = elastic["energy"] + e
+    if len(sysm.bushings.names):
+        wrench, elastic["bushing_force"], elastic["bushing_torque"], e = sysm.bushings.evaluate(K, n)
+        add(wrench)
+        elastic["energy"] = elastic["energy"] + e
     Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
     size = Mi[0].size
     np.put(Mi, (np.arange(k)[:, None] * size + sysm._Mi_ang).ravel(), I_W_inv)
@@ -99,25 +140,50 @@ def evaluate(sysm: System, Y) -> Batch:
     udot = u0
     if m:
         C, quad, blocks = sysm.rows.evaluate(P)
+        vel_t = acc_t = 0.0
+        if coords is not None:
+            val, Ji, Jj, cquad = coords
+            W = sysm.combo_W
+            C = np.concatenate([C, val @ W.T], axis=1)
+            quad = np.concatenate([quad, cquad @ W.T], axis=1)
+            blocks = np.concatenate([blocks, sysm._ce_w * np.concatenate([Ji, Jj], axis=1)[:, sysm._ce_src]], axis=1)
+            if sysm.n_motions:
+                vel_t, acc_t = np.zeros((k, m)), np.zeros((k, m))
+                f, df, ddf = motion_targets(sysm, t)
+                mrows = slice(sysm.layout.n_rows, sysm.layout.n_rows + sysm.n_motions)
+                vm = sysm.motion_velocity_mode
+                C[:, mrows] = np.where(vm, 0.0, C[:, mrows] - f)
+                vel_t[:, mrows] = np.where(vm, f, df)
+                acc_t[:, mrows] = np.where(vm, df, ddf)
         cols = 6 * n
         flat = (np.arange(k)[:, None] * (m * cols) + sysm._flat).ravel()
         J = np.bincount(flat, weights=blocks.ravel(), minlength=k * m * cols).reshape(k, m, cols)
         JM = np.einsum("kmc,kcd->kmd", J, Mi)
         Ju = np.einsum("kmc,kc->km", J, u)
-        gamma = -quad - 2.0 * sysm.alpha * Ju - sysm.alpha ** 2 * C
+        a = sysm.alpha
+        gamma = acc_t + 2.0 * a * vel_t - quad - 2.0 * a * Ju - a * a * C
         lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), gamma - np.einsum("kmc,kc->km", J, u0),
                                 sysm.beta)
         udot = u0 + np.einsum("km,kmc->kc", lam, JM)
-    return Batch(P, I_W, udot, lam, C, Ju, blocks, elastic)
+        Ju = Ju - vel_t
+    rates = np.zeros((k, 0))
+    if sysm.n_angles:
+        _, Ji, Jj, _ = coords
+        ac = sysm.angle_coords
+        w_ext = P[:, :, 6:9]
+        bi, bj = sysm.cm.marker_body[sysm.coord_mi[ac]], sysm.cm.marker_body[sysm.coord_mj[ac]]
+        rates = (np.einsum("kcj,kcj->kc", Ji[:, ac, 3:], w_ext[:, bi]) +
+                 np.einsum("kcj,kcj->kc", Jj[:, ac, 3:], w_ext[:, bj]))
+    return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, tuple(applied))
 
 
-def rhs(sysm: System, Y) -> np.ndarray:
-    """dy/dt (k, size) of the states Y (k, size), as :meth:`System.rhs` row by row."""
-    b = evaluate(sysm, Y)
+def rhs(sysm: System, Y, t=0.0) -> np.ndarray:
+    """dy/dt (k, size) of the states Y (k, size) at time t, as :meth:`System.rhs` row by row."""
+    b = evaluate(sysm, Y, t)
     n = sysm.n
     q, w = b.packed[:, :n, 9:13], b.packed[:, :n, 6:9]
     qdot = (q[..., :, None] * w[..., None, :]).reshape(-1, 12) @ _QD
-    return np.concatenate([Y[:, sysm.sl_v], qdot.reshape(len(Y), 4 * n), b.udot], axis=1)
+    return np.concatenate([Y[:, sysm.sl_v], qdot.reshape(len(Y), 4 * n), b.udot, b.angle_rates], axis=1)
 
 
 def joint_wrenches(sysm: System, b: Batch) -> np.ndarray:
@@ -126,14 +192,15 @@ def joint_wrenches(sysm: System, b: Batch) -> np.ndarray:
     nj = len(sysm.cm.joints)
     out = np.zeros((k, nj, n + 1, 6))
     if len(sysm._jw_index):
-        per_end = b.blocks * b.lam[:, sysm.rows.end_row, None]
+        nb = len(sysm.rows.end_row)  # the joints' ends come first, then the coordinates'
+        per_end = b.blocks[:, :nb] * b.lam[:, sysm.rows.end_row, None]
         flat = (np.arange(k)[:, None] * sysm._jw_size + sysm._jw_index).ravel()
         out[:, :, :n] = np.bincount(flat, weights=per_end.ravel(),
                                     minlength=k * sysm._jw_size).reshape(k, nj, n, 6)
     return out
 
 
-def jacobian(sysm: System, y) -> np.ndarray:
+def jacobian(sysm: System, y, t=0.0) -> np.ndarray:
     """∂f/∂y (size, size) by forward differences, all columns in one batch.
 
     Steps h_j = √ε · max(|y_j|, 1) (rounded so that y_j + h_j − y_j = h_j
@@ -145,5 +212,5 @@ def jacobian(sysm: System, y) -> np.ndarray:
     h = (y + h) - y
     Y = np.repeat(y[None], size + 1, axis=0)
     Y[1 + np.arange(size), np.arange(size)] += h
-    F = rhs(sysm, Y)
+    F = rhs(sysm, Y, t)
     return ((F[1:] - F[0]) / h[:, None]).T

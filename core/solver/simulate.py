@@ -154,7 +154,7 @@ class _Run:
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
         if batch.supports(self.sys):
-            return batch.jacobian(self.sys, y)
+            return batch.jacobian(self.sys, y, t)
         return self.held_contact_jacobian(t, y)
 
     def held_contact_jacobian(self, t, y):
@@ -422,11 +422,12 @@ class _Run:
     def collect_batched(self, out, mj_body, mi_body, mj_marker):
         """Fill ``out`` for every frame with batched evaluations (models :func:`batch.supports`).
 
-        The same quantities as the per-frame loop of :meth:`collect`; these models
-        have no motions, applied forces, torsion springs or contacts to report.
+        The same quantities as the per-frame loop of :meth:`collect` (these models have
+        no contacts to report).
         """
         cm, sysm = self.cm, self.sys
-        n, nj = sysm.n, len(cm.joints)
+        n, nj, nm = sysm.n, len(cm.joints), sysm.n_motions
+        n_joint_rows = sysm.layout.n_rows
         use_j = mj_body >= 0
         body = np.where(use_j, mj_body, mi_body)
         sign = np.where(use_j, 1.0, -1.0)[:, None]
@@ -434,7 +435,8 @@ class _Run:
         states = np.asarray(self.states)
         for start in range(0, len(states), _COLLECT_CHUNK):
             sl = slice(start, start + _COLLECT_CHUNK)
-            b = batch.evaluate(sysm, states[sl])
+            chunk = states[sl]
+            b = batch.evaluate(sysm, chunk, self.t_out[start:start + len(chunk)])  # a partial run has fewer
             P = b.packed
             x, v, w, q = P[:, :n, 0:3], P[:, :n, 3:6], P[:, :n, 6:9], P[:, :n, 9:13]
             R = P[:, :n, 13:].reshape(-1, n, 3, 3)
@@ -455,7 +457,13 @@ class _Run:
             out["kinetic_energy"][sl] = 0.5 * (np.einsum("tki,tki,k->t", v, v, cm.mass)
                                                + np.einsum("tki,tkij,tkj->t", w, b.I_W, w))
             out["potential_energy"][sl] = -np.einsum("tki,i,k->t", x, cm.gravity, cm.mass)
-            out["spring_force"][sl] = b.elastic["spring_tension"]
+            if nm:
+                out["motion_effort"][sl] = b.lam[:, n_joint_rows:n_joint_rows + nm]
+            if len(sysm.applied.names):
+                (out["force_magnitude"][sl], out["force_vector"][sl], out["force_point"][sl],
+                 out["force_power"][sl]) = b.applied
+            out["spring_force"][sl] = np.concatenate([b.elastic["spring_tension"], b.elastic["torsion_torque"]],
+                                                     axis=1)
             out["bushing_force"][sl] = b.elastic["bushing_force"]
             out["bushing_torque"][sl] = b.elastic["bushing_torque"]
             out["elastic_energy"][sl] = b.elastic["energy"]
