@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..joints import primitives as prim
 from ..spatial import cross
 from . import schur
-from .system import _QD, _QRS, Kinematics, System, wrap
+from .system import _QD, _QRS, Kinematics, System
 
 
 def supports(sysm: System) -> bool:
@@ -37,30 +36,6 @@ def kinematics(sysm: System, P) -> Kinematics:
     w = Z[..., 6:9]
     return Kinematics(b=b, p=Z[..., 0:3] + r, r=r, A=np.einsum("kmij,mjl->kmil", R, cm.marker_axes),
                       vp=Z[..., 3:6] + cross(w, r), w=w, bodies=None)
-
-
-def coordinates(sysm: System, K: Kinematics, angles):
-    """:meth:`System._coordinates` for k states: values (k, c), blocks Ji, Jj (k, c, 6), quad (k, c)."""
-    k, nc = len(angles), len(sysm._coords)
-    val, quad = np.zeros((k, nc)), np.zeros((k, nc))
-    Ji, Jj = np.zeros((k, nc, 6)), np.zeros((k, nc, 6))
-    for idx, fn in ((sysm.angle_coords, prim.angle), (sysm.slide_coords, prim.slide)):
-        if len(idx):
-            rows = fn(K, sysm.coord_mi[idx], sysm.coord_mj[idx])
-            val[:, idx], Ji[:, idx], Jj[:, idx], quad[:, idx] = rows.C, rows.Ji, rows.Jj, rows.quad
-    if sysm.n_angles:
-        val[:, sysm.angle_coords] = angles + wrap(val[:, sysm.angle_coords] - angles)
-    val[:, sysm.slide_coords] -= sysm.slide_zero[sysm.slide_coords]
-    return val, Ji, Jj, quad
-
-
-def motion_targets(sysm: System, t):
-    """Targets f, ḟ, f̈ of the motions at time(s) t: (..., motions) each, SI."""
-    out = []
-    for name in ("__call__", "d1", "d2"):
-        out.append(np.stack([np.broadcast_to(getattr(e, name)(t), np.shape(t)) for e in sysm.motion_exprs],
-                            axis=-1) * sysm.motion_scale)
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +76,7 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
     F[:, 1] -= cross(w, np.einsum("knij,knj->kni", I_W, w))
     K = kinematics(sysm, P) if sysm._needs_kin else None
-    coords = coordinates(sysm, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
+    coords = sysm._coordinates(K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
     elastic = dict(spring_tension=np.zeros((k, 0)), torsion_torque=np.zeros((k, 0)),
                    bushing_force=np.zeros((k, 0, 3)), bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
     z = np.zeros((k, 0, 3))
@@ -118,7 +93,7 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
         add(wrench)
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.rsprings.mi):
-        val, Ji, Jj, _ = coords
+        val, Ji, Jj, *_ = coords
         ci, rs = sysm.rsprings.coord, sysm.rsprings
         rate = (np.einsum("kcj,kcj->kc", Jj[:, ci, 3:], K.w[:, rs.mj]) +
                 np.einsum("kcj,kcj->kc", Ji[:, ci, 3:], K.w[:, rs.mi]))
@@ -142,14 +117,14 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
         C, quad, blocks = sysm.rows.evaluate(P)
         vel_t = acc_t = 0.0
         if coords is not None:
-            val, Ji, Jj, cquad = coords
+            val, Ji, Jj, *_, cquad = coords
             W = sysm.combo_W
             C = np.concatenate([C, val @ W.T], axis=1)
             quad = np.concatenate([quad, cquad @ W.T], axis=1)
             blocks = np.concatenate([blocks, sysm._ce_w * np.concatenate([Ji, Jj], axis=1)[:, sysm._ce_src]], axis=1)
             if sysm.n_motions:
                 vel_t, acc_t = np.zeros((k, m)), np.zeros((k, m))
-                f, df, ddf = motion_targets(sysm, t)
+                f, df, ddf = sysm._motion_targets(t)
                 mrows = slice(sysm.layout.n_rows, sysm.layout.n_rows + sysm.n_motions)
                 vm = sysm.motion_velocity_mode
                 C[:, mrows] = np.where(vm, 0.0, C[:, mrows] - f)
@@ -168,7 +143,7 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))
     if sysm.n_angles:
-        _, Ji, Jj, _ = coords
+        _, Ji, Jj, *_ = coords
         ac = sysm.angle_coords
         w_ext = P[:, :, 6:9]
         bi, bj = sysm.cm.marker_body[sysm.coord_mi[ac]], sysm.cm.marker_body[sysm.coord_mj[ac]]

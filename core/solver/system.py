@@ -331,20 +331,21 @@ class System:
 
     # ------------------------------------------------------------------ constraints
     def _coordinates(self, K, angles):
-        """Values (unwrapped), Jacobian blocks and quad terms of the measured joint coordinates."""
-        nc = len(self._coords)
-        val = np.zeros(nc)
-        Ji = np.zeros((nc, 6))
-        Jj = np.zeros((nc, 6))
-        quad = np.zeros(nc)
+        """Values (unwrapped), Jacobian blocks and quad terms of the measured joint coordinates.
+
+        K and ``angles`` may carry leading batch axes (core.solver.batch); the results then do.
+        Returns ``(val (..., c), Ji (..., c, 6), Jj (..., c, 6), bi, bj, quad (..., c))``.
+        """
+        lead, nc = np.shape(angles)[:-1], len(self._coords)
+        val, quad = np.zeros(lead + (nc,)), np.zeros(lead + (nc,))
+        Ji, Jj = np.zeros(lead + (nc, 6)), np.zeros(lead + (nc, 6))
         for idx, fn in ((self.angle_coords, prim.angle), (self.slide_coords, prim.slide)):
             if len(idx):
                 rows = fn(K, self.coord_mi[idx], self.coord_mj[idx])
-                val[idx], Ji[idx], Jj[idx], quad[idx] = rows.C, rows.Ji, rows.Jj, rows.quad
+                val[..., idx], Ji[..., idx, :], Jj[..., idx, :], quad[..., idx] = rows.C, rows.Ji, rows.Jj, rows.quad
         if self.n_angles:
-            tracked = angles
-            val[self.angle_coords] = tracked + wrap(val[self.angle_coords] - tracked)
-        val[self.slide_coords] -= self.slide_zero[self.slide_coords]
+            val[..., self.angle_coords] = angles + wrap(val[..., self.angle_coords] - angles)
+        val[..., self.slide_coords] -= self.slide_zero[self.slide_coords]
         bi = self.cm.marker_body[self.coord_mi]
         bj = self.cm.marker_body[self.coord_mj]
         return val, Ji, Jj, bi, bj, quad
@@ -405,10 +406,9 @@ class System:
         return np.concatenate([J[:, :3 * n].reshape(m, n, 3), J[:, 3 * n:].reshape(m, n, 3)], axis=2)
 
     def _motion_targets(self, t):
-        f = np.array([e(t) for e in self.motion_exprs]) * self.motion_scale
-        df = np.array([e.d1(t) for e in self.motion_exprs]) * self.motion_scale
-        ddf = np.array([e.d2(t) for e in self.motion_exprs]) * self.motion_scale
-        return f, df, ddf
+        """Targets f, ḟ, f̈ of the motions at time(s) t: (..., motions) each, SI."""
+        return [np.stack([np.broadcast_to(getattr(e, name)(t), np.shape(t)) for e in self.motion_exprs],
+                         axis=-1) * self.motion_scale for name in ("__call__", "d1", "d2")]
 
     # ------------------------------------------------------------------ dynamics
     def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True):
