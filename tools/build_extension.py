@@ -6,11 +6,11 @@ The core is copied in rather than kept twice in the repository; inside the
 zip it is a sub-package of the add-on, so it cannot collide with another
 extension's modules (see addon/corelink.py).
 
-Blender ships numpy but not scipy or trimesh; an extension brings them as
+Blender ships numpy but not scipy, trimesh or threadpoolctl; an extension brings them as
 wheels listed in its manifest (``wheels = [...]``), which Blender installs
 when the extension is enabled, never pip at run time. ``--wheels DIR``
 bundles the ``*.whl`` files in DIR; ``--download-wheels`` first runs ``pip
-download --only-binary=:all:`` of scipy and trimesh and their dependencies
+download --only-binary=:all:`` of those three and their dependencies
 for Blender's Python (``--python-version``, default 3.11) and each
 ``--platform`` (default manylinux_2_28_x86_64) into a cache directory
 (``--wheel-cache``, default build/wheels), with numpy pinned to the version
@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SKIP = re.compile(r"(^|/)(__pycache__|\.[^/]+)(/|$)|\.py[co]$")
 #: what --download-wheels fetches (their dependencies come along)
-PACKAGES = ("scipy", "trimesh")
+PACKAGES = ("scipy", "trimesh", "threadpoolctl")
 #: projects Blender ships itself: never bundled
 SHIPPED_WITH_BLENDER = {"numpy"}
 #: the numpy of Blender 4.2 to 5.0, pinned while resolving so that scipy's version accepts it

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy import integrate
+from threadpoolctl import threadpool_limits
 
 from ..errors import Issue, SolverError
 from ..model import spec
@@ -111,7 +112,10 @@ def simulate(model, *, progress=None, settings: spec.SolverSettings | None = Non
         cm = model if settings is None else replace(model, settings=settings)
     else:
         raise TypeError(f"simulate() takes a Model, CompiledModel or a model file path, got {type(model).__name__}")
-    return _Run(cm, progress).run()
+    # An evaluation is many small products: BLAS threads only add synchronisation
+    # (measured: N-four-bar same wall time at half the CPU, crank-rocker 7 % faster).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _Run(cm, progress).run()
 
 
 class _Run:

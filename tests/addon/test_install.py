@@ -178,7 +178,7 @@ def test_download_wheels_asks_pip_for_binary_wheels_for_blenders_python(tmp_path
     assert "--only-binary=:all:" in command and command[command.index("--python-version") + 1] == "3.11"
     tags = [command[i + 1] for i, a in enumerate(command) if a == "--platform"]
     assert tags[0] == "manylinux_2_28_x86_64" and tags[-1] == "manylinux_2_17_x86_64"   # numpy 1.26 is 2_17
-    assert {"scipy", "trimesh", f"numpy=={tool.BLENDER_NUMPY}"} <= set(command)
+    assert {"scipy", "trimesh", "threadpoolctl", f"numpy=={tool.BLENDER_NUMPY}"} <= set(command)
     # exactly what pip resolved this time, not the stale wheel in the cache
     assert got == [tmp_path / SCIPY, tmp_path / NUMPY]
     assert tool.bundled(got) == ([tmp_path / SCIPY], [tmp_path / NUMPY])
