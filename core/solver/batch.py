@@ -93,11 +93,9 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
         add(wrench)
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.rsprings.mi):
-        val, Ji, Jj, *_ = coords
-        ci, rs = sysm.rsprings.coord, sysm.rsprings
-        rate = (np.einsum("kcj,kcj->kc", Jj[:, ci, 3:], K.w[:, rs.mj]) +
-                np.einsum("kcj,kcj->kc", Ji[:, ci, 3:], K.w[:, rs.mi]))
-        wrench, elastic["torsion_torque"], e = rs.evaluate(K, n, val[:, ci], rate)
+        ci = sysm.rsprings.coord
+        rate = sysm._coordinate_rates(P[:, :, 6:9], coords, ci)
+        wrench, elastic["torsion_torque"], e = sysm.rsprings.evaluate(K, n, coords[0][:, ci], rate)
         add(wrench)
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.bushings.names):
@@ -143,12 +141,7 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))
     if sysm.n_angles:
-        _, Ji, Jj, *_ = coords
-        ac = sysm.angle_coords
-        w_ext = P[:, :, 6:9]
-        bi, bj = sysm.cm.marker_body[sysm.coord_mi[ac]], sysm.cm.marker_body[sysm.coord_mj[ac]]
-        rates = (np.einsum("kcj,kcj->kc", Ji[:, ac, 3:], w_ext[:, bi]) +
-                 np.einsum("kcj,kcj->kc", Jj[:, ac, 3:], w_ext[:, bj]))
+        rates = sysm._coordinate_rates(P[:, :, 6:9], coords, sysm.angle_coords)
     return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, tuple(applied))
 
 

@@ -419,7 +419,7 @@ class _Run:
         y_new[sysm.sl_x] = y[sysm.sl_x] + h * u[:3 * n]
         y_new[sysm.sl_q] = quat_mul(_rotation_quat(h * w), B.q).ravel()
         if sysm.n_angles:
-            y_new[sysm.sl_a] = y[sysm.sl_a] + h * sysm._angle_rates(np.concatenate([w, np.zeros((1, 3))]), coords)
+            y_new[sysm.sl_a] = y[sysm.sl_a] + h * sysm._coordinate_rates(np.concatenate([w, np.zeros((1, 3))]), coords, sysm.angle_coords)
         return y_new
 
     # -------------------------------------------------------------- results

@@ -111,17 +111,26 @@ class Bodies:
     R = property(lambda self: self.packed[:self.n, 13:].reshape(-1, 3, 3))  # (n, 3, 3)
 
 
-@dataclass(frozen=True, slots=True)
 class Rows:
-    """All constraint rows at one state; J is dense (m, 6n) or sparse, split columns."""
+    """All constraint rows at one state. ``J`` (dense (m, 6n) or sparse, split columns) is
+    assembled from ``blocks`` on first use: large models' hot path works on the blocks."""
 
-    C: np.ndarray
-    quad: np.ndarray       # J̇u
-    J: object
-    blocks: np.ndarray     # (E, 6) Jacobian blocks of the joint ends, then the coordinate ends
-    vel_target: np.ndarray
-    acc_target: np.ndarray
-    coords: tuple | None   # from System._coordinates
+    __slots__ = ("C", "quad", "blocks", "vel_target", "acc_target", "coords", "_J", "_assemble")
+
+    def __init__(self, C, quad, assemble, blocks, vel_target, acc_target, coords):
+        self.C = C                    # (m,)
+        self.quad = quad              # J̇u (m,)
+        self.blocks = blocks          # (E, 6) Jacobian blocks of the joint ends, then the coordinate ends
+        self.vel_target = vel_target  # (m,)
+        self.acc_target = acc_target  # (m,)
+        self.coords = coords          # from System._coordinates
+        self._J, self._assemble = None, assemble
+
+    @property
+    def J(self):
+        if self._J is None:
+            self._J = self._assemble(self.blocks)
+        return self._J
 
 
 def wrap(angle):
@@ -277,6 +286,7 @@ class System:
         self.sparse = schur.use_sparse(m, 6 * n)
         flat = (end_row[:, None] * (6 * n) + cols).ravel()
         if self.sparse:
+            self._block_schur = schur.BlockSchur(m, n, end_row, end_body)
             pattern, self._slot = np.unique(flat, return_inverse=True)
             self._nnz = len(pattern)
             self._J_indices = pattern % (6 * n)
@@ -288,7 +298,8 @@ class System:
             self._Mi_indptr = np.concatenate([np.arange(3 * n + 1), 3 * n + 3 * np.arange(1, 3 * n + 1)])
         else:
             self._flat = flat
-        self._Mi_lin = np.repeat(1.0 / self.mass, 3)
+        self._inv_mass = 1.0 / self.mass
+        self._Mi_lin = np.repeat(self._inv_mass, 3)
         b = np.arange(n)[:, None, None]
         i, j = np.arange(3)[None, :, None], np.arange(3)[None, None, :]
         self._Mi_ang = ((3 * n + 3 * b + i) * (6 * n) + 3 * n + 3 * b + j).ravel()
@@ -370,7 +381,7 @@ class System:
                 C[mrows] = np.where(vm, 0.0, C[mrows] - f)
                 vel_t[mrows] = np.where(vm, f, df)
                 acc_t[mrows] = np.where(vm, df, ddf)
-        return Rows(C, quad, self._jacobian(blocks), blocks, vel_t, acc_t, coords)
+        return Rows(C, quad, self._jacobian, blocks, vel_t, acc_t, coords)
 
     def _jacobian(self, blocks):
         """J (m, 6n), split columns: a dense array, or CSR above the sparse threshold."""
@@ -438,11 +449,9 @@ class System:
             w, tension, length, e_t = self.tsprings.evaluate(K, n)
             wrench = add(w)
         if len(self.rsprings.mi):
-            val, Ji, Jj, *_ = coords
             ci = self.rsprings.coord
-            rate = np.einsum("kj,kj->k", Jj[ci, 3:], K.w[self.rsprings.mj]) + \
-                np.einsum("kj,kj->k", Ji[ci, 3:], K.w[self.rsprings.mi])
-            w, rs_torque, e_r = self.rsprings.evaluate(K, n, val[ci], rate)
+            rate = self._coordinate_rates(B.w_ext, coords, ci)
+            w, rs_torque, e_r = self.rsprings.evaluate(K, n, coords[0][ci], rate)
             wrench = add(w)
         if len(self.bushings.names):
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n)
@@ -468,18 +477,15 @@ class System:
         K = self.kinematics(B) if (details or self._needs_kin) else None
         rows = self._rows(B, y[self.sl_a], t, K) if m else None
         F, extra = self.forces(t, B, K, rows.coords if m else None, details)
-        Mi = self._minv(B)
-        u0 = Mi @ F.ravel()
+        Mi = None if self.sparse else self._minv(B)
+        u0 = self._minv_dot(B, F.ravel(), Mi)
         if m:
-            J = rows.J
-            JM = J @ Mi
             a = self.alpha
-            # γ − J u0 with γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets), J applied once
-            b = -(rows.quad + a * a * rows.C) - J @ (u0 + 2.0 * a * y[self.sl_u])
+            # γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets)
+            gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, y[self.sl_u])
             if self.n_motions:
-                b += rows.acc_target + 2.0 * a * rows.vel_target
-            lam = schur.solve(JM @ J.T, b, self.beta)
-            udot = u0 + JM.T @ lam
+                gamma += rows.acc_target + 2.0 * a * rows.vel_target
+            udot, lam = self._constrained(B, rows, u0, gamma, Mi)
             # an explicit RK step ends with an evaluation at its end point (FSAL), maybe
             # followed by the 3 of DOP853's interpolant: the constraint check reuses it
             self._recent.append((t, y, rows))
@@ -496,7 +502,7 @@ class System:
                                     minlength=self._jw_size).reshape(-1, n, 6)
         out.update(udot=np.concatenate([udot[:3 * n].reshape(n, 3), udot[3 * n:].reshape(n, 3)], axis=1),
                    lam=lam, C=rows.C if m else np.zeros(0),
-                   vel_error=(rows.J @ y[self.sl_u] - rows.vel_target) if m else np.zeros(0),
+                   vel_error=(self._J_dot(rows, y[self.sl_u]) - rows.vel_target) if m else np.zeros(0),
                    joint_wrench=jw, bodies=B, kin=K, coords=rows.coords if m else None)
         return out
 
@@ -506,14 +512,16 @@ class System:
         qdot = (B.q[:, :, None] * B.w[:, None, :]).reshape(self.n, 12) @ _QD
         parts = [y[self.sl_v], qdot.ravel(), udot]
         if self.n_angles:
-            parts.append(self._angle_rates(B.w_ext, coords))
+            parts.append(self._coordinate_rates(B.w_ext, coords, self.angle_coords))
         return np.concatenate(parts)
 
-    def _angle_rates(self, w_ext, coords):
-        """Rates (rad/s) of the tracked angles, from angular velocities (n+1, 3) with the ground last."""
+    @staticmethod
+    def _coordinate_rates(w_ext, coords, idx):
+        """Rates (rad/s) of the angle coordinates ``idx`` from the angular velocities
+        (..., n+1, 3), ground last, and :meth:`_coordinates`' output; leading batch axes kept."""
         _, Ji, Jj, bi, bj, _ = coords
-        ac = self.angle_coords
-        return np.sum(Ji[ac, 3:] * w_ext[bi[ac]], axis=1) + np.sum(Jj[ac, 3:] * w_ext[bj[ac]], axis=1)
+        return (np.sum(Ji[..., idx, 3:] * w_ext[..., bi[idx], :], axis=-1) +
+                np.sum(Jj[..., idx, 3:] * w_ext[..., bj[idx], :], axis=-1))
 
     def velocity_step(self, t, y, h, erp):
         """Velocity-level stepper (seeds 001/004): u* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Ju*).
@@ -525,15 +533,42 @@ class System:
         K = self.kinematics(B) if self._needs_kin else None
         rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
         F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False)
-        Mi = self._minv(B)
-        u = y[self.sl_u] + h * (Mi @ F.ravel())
+        Mi = None if self.sparse else self._minv(B)
+        u = y[self.sl_u] + h * self._minv_dot(B, F.ravel(), Mi)
         if rows is None:
             return B, u, None
-        J = rows.J
-        JM = J @ Mi
         b = rows.vel_target - (erp / h) * np.where(self.position_rows, rows.C, 0.0)
-        impulse = schur.solve(JM @ J.T, b - J @ u, self.beta)
-        return B, u + JM.T @ impulse, rows.coords
+        return B, self._constrained(B, rows, u, b, Mi)[0], rows.coords
+
+    def _minv_dot(self, B: Bodies, f, Mi=None):
+        """M⁻¹ f for a split-layout f (6n,); Mi is the dense M⁻¹ of small models."""
+        if Mi is not None:
+            return Mi @ f
+        n = self.n
+        return np.concatenate([f[:3 * n] * self._Mi_lin,
+                               np.einsum("bij,bj->bi", B.I_W_inv, f[3 * n:].reshape(n, 3)).ravel()])
+
+    def _J_dot(self, rows: Rows, u):
+        """J u (m,) for a split-layout u (6n,)."""
+        if self.sparse:
+            return self._block_schur.product(rows.blocks, u)
+        return rows.J @ u
+
+    def _constrained(self, B: Bodies, rows: Rows, u_free, target, Mi=None):
+        """``(u_free + M⁻¹Jᵀλ, λ)`` with (J M⁻¹ Jᵀ + βD) λ = target − J u_free.
+
+        Small models use the dense J and M⁻¹ (``Mi``); large ones J's blocks
+        (:class:`.schur.BlockSchur`).
+        """
+        if not self.sparse:
+            J = rows.J
+            JM = J @ Mi
+            lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta)
+            return u_free + JM.T @ lam, lam
+        bs = self._block_schur
+        lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target - bs.product(rows.blocks, u_free),
+                           self.beta)
+        return u_free + du, lam
 
     # ------------------------------------------------------------------ projection
     def constraint_error(self, t, y):
@@ -543,7 +578,7 @@ class System:
         # scipy evaluates at t + h, which may differ from the step's end time in the last bit
         last = next((r for r in self._recent if r[1] is y and abs(r[0] - t) <= 1e-12 * max(1.0, abs(t))), None)
         rows = last[2] if last is not None else self._rows(self.bodies(y), y[self.sl_a], t)
-        vel = rows.J @ y[self.sl_u]
+        vel = self._J_dot(rows, y[self.sl_u])
         Cp = np.where(self.position_rows, np.abs(rows.C), 0.0)
         length = float(np.max(Cp[~self.row_is_angle], initial=0.0))
         ang = float(np.max(Cp[self.row_is_angle], initial=0.0))

@@ -99,7 +99,8 @@ def test_coupler_and_motion_rows_match_finite_differences():
 
 
 def test_sparse_and_dense_assembly_agree(monkeypatch):
-    """Above a size threshold J, M⁻¹ and J M⁻¹ Jᵀ are sparse and factorised by SuperLU.
+    """Above a size threshold the solve works on J's per-body blocks and factorises
+    J M⁻¹ Jᵀ as a banded matrix (schur.BlockSchur); J itself, for projections, is sparse.
 
     A chain of four closed loops (a planar N-four-bar with N = 4 from revolute
     joints: 65 rows, 12 of them redundant) evaluated both ways gives the same

@@ -1,0 +1,87 @@
+"""The regularised Schur-complement solves of core/solver/schur.py against dense linear algebra.
+
+On a consistent, non-redundant system the refined solve must reach the exact
+solution to rounding (iterative refinement removes the β bias), so the
+tolerances are a few hundred ulps of the condition number used (≤ 1e3).
+"""
+import numpy as np
+import pytest
+
+from core.solver import schur
+
+
+def _spd_on_pattern(m, pairs, rng):
+    """A well-conditioned SPD matrix with the given off-diagonal pattern (symmetrised)."""
+    A = np.zeros((m, m))
+    for i, j in pairs:
+        A[i, j] = A[j, i] = rng.uniform(-1.0, 1.0)
+    A += np.diag(np.abs(A).sum(axis=1) + rng.uniform(0.5, 2.0, m))   # diagonally dominant
+    rows, cols = np.nonzero(A)
+    return A, rows, cols
+
+
+def test_banded_solve_matches_dense_on_a_scrambled_band():
+    """A band of width 3 under a random row order: RCM finds a narrow band again."""
+    rng = np.random.default_rng(1)
+    m = 200
+    scramble = rng.permutation(m)
+    pairs = [(scramble[i], scramble[i + k]) for i in range(m) for k in (1, 2, 3) if i + k < m]
+    A, rows, cols = _spd_on_pattern(m, pairs, rng)
+    bs = schur.BandedSchur(m, rows, cols)
+    assert bs.banded and bs.bandwidth <= 6
+    b = rng.normal(size=m)
+    lam = bs.solve(A[rows, cols], b, 1e-8)
+    np.testing.assert_allclose(lam, np.linalg.solve(A, b), rtol=0, atol=1e-12 * np.max(np.abs(lam)))
+
+
+def test_a_pattern_without_a_narrow_band_falls_back_to_the_sparse_lu():
+    """An arrow matrix (row 0 coupled to every row) has no narrow band in any order."""
+    rng = np.random.default_rng(2)
+    m = 60
+    A, rows, cols = _spd_on_pattern(m, [(0, j) for j in range(1, m)], rng)
+    bs = schur.BandedSchur(m, rows, cols)
+    assert not bs.banded
+    b = rng.normal(size=m)
+    np.testing.assert_allclose(bs.solve(A[rows, cols], b, 1e-8), np.linalg.solve(A, b),
+                               rtol=0, atol=1e-12 * np.max(np.abs(np.linalg.solve(A, b))))
+
+
+def test_the_pattern_must_hold_the_diagonal():
+    with pytest.raises(ValueError, match="diagonal"):
+        schur.BandedSchur(3, np.array([0, 1]), np.array([0, 1]))
+
+
+def test_block_schur_equals_the_dense_products_with_bodies_of_very_different_block_counts():
+    """J from random blocks: body 0 carries 40 blocks, the others 2 to 6 (several buckets).
+
+    J M⁻¹ Jᵀ, λ and M⁻¹Jᵀλ must equal the dense computation to rounding.
+    """
+    rng = np.random.default_rng(4)
+    n, m = 12, 30
+    # each row has a block on one of bodies 1..11 (at most 3 rows each: J has full rank),
+    # body 0 has 40 blocks in random rows, and 15 more blocks go anywhere
+    end_body = np.concatenate([1 + np.arange(m) % (n - 1), np.zeros(40, int), rng.integers(1, n, 15)])
+    end_row = np.concatenate([np.arange(m), rng.integers(0, m, 55)])
+    bs = schur.BlockSchur(m, n, end_row, end_body)
+    assert len(bs._buckets) >= 3
+    blocks = rng.normal(size=(len(end_body), 6))
+    inv_mass = rng.uniform(0.5, 2.0, n)
+    L = rng.normal(size=(n, 3, 3))
+    I_inv = L @ L.transpose(0, 2, 1) + 0.5 * np.eye(3)
+    J = np.zeros((m, 6 * n))
+    for e, (r, b) in enumerate(zip(end_row, end_body)):
+        J[r, 3 * b:3 * b + 3] += blocks[e, :3]
+        J[r, 3 * n + 3 * b:3 * n + 3 * b + 3] += blocks[e, 3:]
+    Mi = np.zeros((6 * n, 6 * n))
+    Mi[:3 * n, :3 * n] = np.diag(np.repeat(inv_mass, 3))
+    for b in range(n):
+        Mi[3 * n + 3 * b:3 * n + 3 * b + 3, 3 * n + 3 * b:3 * n + 3 * b + 3] = I_inv[b]
+    u = rng.normal(size=6 * n)
+    np.testing.assert_allclose(bs.product(blocks, u), J @ u, rtol=0, atol=1e-12 * np.max(np.abs(J @ u)))
+    A = J @ Mi @ J.T
+    assert np.linalg.cond(A) < 1e4
+    rhs = rng.normal(size=m)
+    lam, du = bs.solve(blocks, inv_mass, I_inv, rhs, 1e-8)
+    exact = np.linalg.solve(A, rhs)
+    np.testing.assert_allclose(lam, exact, rtol=0, atol=1e-10 * np.max(np.abs(exact)))
+    np.testing.assert_allclose(du, Mi @ J.T @ lam, rtol=0, atol=1e-12 * np.max(np.abs(du)))
