@@ -699,7 +699,7 @@ def sweeps(problem: Problem, quick):
     ex2 = [("GeneralizedAlpha", 1e-3), ("GeneralizedAlpha", 1e-4)]
     bl = [1e-3, 1e-4, 1e-5]
     if problem.key == "n-four-bar":   # what fits the budget; see the module docstring
-        proj, mj, ex, bl = [proj[0], proj[1], proj[4]], mj[:2], ex[:1], bl[:2]
+        proj, mj, ex, bl = [proj[0], proj[1], proj[4], proj[5]], mj[:2], ex[:1], bl[:2]
         ex2 = [("GeneralizedAlpha", 1e-3), ("TrapezoidalIndex2", 1e-3)]
     if quick:   # the redundant 3D Exudyn model of the N-four-bar alone would take minutes
         proj, mj, ex, ex2, bl = [proj[0], proj[4]], mj[:1], ex[:1] * (problem.key != "n-four-bar"), ex2[:1], bl[:1]

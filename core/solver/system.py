@@ -602,7 +602,7 @@ class System:
             if np.max(np.abs(Cp), initial=0.0) < _PROJECTION_CONVERGED:
                 converged = True
                 break
-            delta = -self._correction(rows.J[keep], self._minv(B), Cp)
+            delta = -self._correction(B, rows, Cp, keep)
             moved = max(moved, float(np.max(np.abs(delta))))
             y[self.sl_x] += delta[:3 * n]
             dq = _rotation_quat(delta[3 * n:].reshape(n, 3))
@@ -615,14 +615,19 @@ class System:
         if m:
             B = self.bodies(y)
             rows = self._rows(B, y[self.sl_a], t)
-            du = -self._correction(rows.J, self._minv(B), rows.J @ y[self.sl_u] - rows.vel_target)
+            du = -self._correction(B, rows, self._J_dot(rows, y[self.sl_u]) - rows.vel_target)
             dv = float(np.max(np.abs(du), initial=0.0))
             y[self.sl_u] += du
         return y, moved, dv, converged
 
-    def _correction(self, J, Mi, residual):
-        """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual."""
-        JM = J @ Mi
+    def _correction(self, B: Bodies, rows: Rows, residual, keep=None):
+        """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual,
+        J of the rows ``keep`` (default all)."""
+        if keep is None or len(keep) == self.n_rows:
+            Mi = None if self.sparse else self._minv(B)
+            return self._constrained(B, rows, np.zeros(6 * self.n), residual, Mi)[0]
+        J = rows.J[keep]
+        JM = J @ self._minv(B)
         return JM.T @ schur.solve(JM @ J.T, residual, self.beta)
 
     def _resync_angles(self, t, y):
