@@ -1,14 +1,14 @@
-"""The regularised Schur-complement solve (J M⁻¹ Jᵀ + β D) λ = b, dense or sparse.
+"""The regularised Schur-complement solve (J M⁻¹ Jᵀ + β D) λ = b, dense, banded or sparse.
 
 Small models (the crank-rocker: 20 rows) are dominated by per-call overhead,
-so they use dense matrices and one LAPACK Cholesky. Large models (the
-IFToMM N-four-bar with N = 40: 605 rows, 0.6 % of J non-zero) use
-``scipy.sparse`` matrices and a sparse LU (SuperLU with a minimum-degree
-ordering of AᵀA + A, which keeps the band of a chain of loops narrow).
-:func:`use_sparse` picks one from the size alone. In the solver's hot path,
-large models skip the sparse matrices: :class:`BandedSchur` orders the fixed
-pattern of J M⁻¹ Jᵀ once (reverse Cuthill–McKee) and factorises it with a
-banded Cholesky (the N-four-bar: bandwidth 14 of 605 rows).
+so they use dense matrices and one LAPACK Cholesky (:func:`solve`). Large
+models (the IFToMM N-four-bar with N = 40: 605 rows, 0.6 % of J non-zero;
+:func:`use_sparse` picks from the size alone) form no matrix in the hot path:
+:class:`BlockSchur` sums J M⁻¹ Jᵀ from J's per-body blocks and
+:class:`BandedSchur` factorises its fixed pattern, put once in reverse
+Cuthill–McKee order, with a banded Cholesky (the N-four-bar: bandwidth 14).
+Patterns without a narrow band, and the rest of the large-model code, use
+``scipy.sparse`` and SuperLU (minimum-degree ordering of AᵀA + A).
 """
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ Index-1 (acceleration-level) formulation with Lagrange multipliers
     M u̇ = f + Jᵀλ,     J u̇ = γ − 2α(J u − v*) − α² C     (Baumgarte, rate α)
 
 solved through the Schur complement (J M⁻¹ Jᵀ + βD) λ = γ̃ − J M⁻¹ f with the
-block-diagonal M⁻¹ (:mod:`.schur`: dense Cholesky for small models, sparse LU
-for large ones). The state is
+block-diagonal M⁻¹ (:mod:`.schur`: dense Cholesky for small models; per-body
+blocks and a banded Cholesky for large ones). The state is
 
     y = [x (n,3), q (n,4), v (n,3), w (n,3), θ (n_angles,)]
 
