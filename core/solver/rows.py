@@ -35,15 +35,14 @@ from scipy import sparse
 
 from ..spatial import CROSS_MAP as EPS
 
-#: (81, 3) map of the outer product U ⊗ W of [u, u̇, ũ] and [w, ẇ, w̃] onto
-#: (u·w, u̇·w + u·ẇ, ũ·w + 2u̇·ẇ + u·w̃)
-_PRODUCTS = np.zeros((9, 9, 3))
-for _k in range(3):
-    _PRODUCTS[_k, _k, 0] = 1.0
-    _PRODUCTS[3 + _k, _k, 1] = _PRODUCTS[_k, 3 + _k, 1] = 1.0
-    _PRODUCTS[6 + _k, _k, 2] = _PRODUCTS[_k, 6 + _k, 2] = 1.0
-    _PRODUCTS[3 + _k, 3 + _k, 2] = 2.0
-_PRODUCTS = _PRODUCTS.reshape(81, 3)
+#: U = [u, u̇, ũ] and W = [w, ẇ, w̃] (9 each) give (u·w, ũ·w + 2u̇·ẇ + u·w̃) as
+#: (U[_PROD_U] * W[_PROD_W]) @ _PROD_SUM: only the 12 products used, not all 81
+_PROD_U = np.array([0, 1, 2, 0, 1, 2, 3, 4, 5, 6, 7, 8])
+_PROD_W = np.array([0, 1, 2, 6, 7, 8, 3, 4, 5, 0, 1, 2])
+_PROD_SUM = np.zeros((12, 2))
+_PROD_SUM[:3, 0] = 1.0
+_PROD_SUM[3:, 1] = 1.0
+_PROD_SUM[6:9, 1] = 2.0
 
 
 def _body_map():
@@ -216,9 +215,9 @@ class JointRows:
             sel = self.S @ V
         m, E = self.m, self.n_ends
         UW = sel[..., :2 * m, :9]
-        prod = ((UW[..., :m, :, None] * UW[..., m:, None, :]).reshape(-1, 81) @ _PRODUCTS).reshape(lead + (m, 3))
+        prod = (UW[..., :m, _PROD_U] * UW[..., m:, _PROD_W]) @ _PROD_SUM
         C = self.c1 * prod[..., 0] + self.c0
-        quad = self.c1 * prod[..., 2]
+        quad = self.c1 * prod[..., 1]
         cR, P = sel[..., 2 * m:2 * m + E, 9:], sel[..., 2 * m + E:, :3]
         blocks = ((cR[..., :, None] * P[..., None, :]).reshape(-1, 12) @ _BLOCK_MAP).reshape(lead + (E, 6))
         return C, quad, blocks
