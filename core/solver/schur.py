@@ -203,17 +203,17 @@ class BlockSchur:
         """
         padded = np.concatenate([blocks, np.zeros((1, 6))])
         A = np.zeros(self.nnz + 1)
-        scaled = []
+        JM_blocks = []
         for bodies, slot, rows, at in self._buckets:
             Jb = np.take(padded, slot, axis=0)                                # (bodies, w, 6)
             JMb = np.concatenate([Jb[..., :3] * inv_mass[bodies, None, None],
                                   Jb[..., 3:] @ I_W_inv[bodies]], axis=2)     # J M⁻¹, per block
             A += np.bincount(at, weights=(JMb @ Jb.transpose(0, 2, 1)).ravel(), minlength=self.nnz + 1)
-            scaled.append(JMb)
+            JM_blocks.append(JMb)
         lam = self.banded.solve(A[:self.nnz], rhs, beta)
         lam_or_pad = np.append(lam, 0.0)
         du = np.zeros((self.n, 6))
-        for (bodies, slot, rows, at), JMb in zip(self._buckets, scaled):
+        for (bodies, slot, rows, at), JMb in zip(self._buckets, JM_blocks):
             du[bodies] = np.einsum("bkj,bk->bj", JMb, lam_or_pad[rows])
         return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
 
