@@ -144,6 +144,12 @@ def _beta_eye(m, beta):
     return out
 
 
+def split_columns(end_body, n):
+    """(E, 6) columns of each Jacobian block in the split layout: v of body b at 3b + k, ω at 3n + 3b + k."""
+    end_body = np.asarray(end_body, int)[:, None]
+    return np.concatenate([3 * end_body + np.arange(3), 3 * n + 3 * end_body + np.arange(3)], axis=1)
+
+
 class BlockSchur:
     """The constraint solve of large models from J's per-body blocks, with no sparse matrices.
 
@@ -160,9 +166,7 @@ class BlockSchur:
         self.end_row = np.asarray(end_row, int)
         end_body = np.asarray(end_body, int)
         E = len(end_body)
-        # split-layout columns of each block: v of body b at 3b + k, ω at 3n + 3b + k
-        self.end_cols = np.concatenate([3 * end_body[:, None] + np.arange(3),
-                                        3 * n + 3 * end_body[:, None] + np.arange(3)], axis=1)
+        self.end_cols = split_columns(end_body, n)
         count = np.bincount(end_body, minlength=n)
         order = np.argsort(end_body, kind="stable")
         position = np.arange(E) - np.searchsorted(end_body[order], end_body[order])  # rank within its body

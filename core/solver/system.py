@@ -280,9 +280,7 @@ class System:
         self._ce_w = np.array(ce_w, float)[:, None]
         end_row = np.concatenate([self.rows.end_row, np.array(ce_row, int)])
         end_body = np.concatenate([self.rows.end_body, np.array(ce_body, int)])
-        # split columns: v of body b at 3b + k, w at 3n + 3b + k
-        cols = np.concatenate([3 * end_body[:, None] + np.arange(3), 3 * n + 3 * end_body[:, None] + np.arange(3)],
-                              axis=1)
+        cols = schur.split_columns(end_body, n)
         self.sparse = schur.use_sparse(m, 6 * n)
         flat = (end_row[:, None] * (6 * n) + cols).ravel()
         if self.sparse:
