@@ -65,6 +65,11 @@ BUILD_THREADS = 1
 #: finest octree level (1024 cells per axis); meshes finer than the box
 #: size / 1024 get longer per-cell lists instead of more cells
 MAX_LEVEL = 10
+#: the grid is shifted off the box's centre by this fraction of a cell:
+#: symmetric parts have vertices in their planes of symmetry (a gear's
+#: mid-plane), and a vertex on a cell face has no room in its cell
+#: (:meth:`SurfaceIndex.cell_margin`)
+GRID_SHIFT = 0.5 * (math.sqrt(5.0) - 1.0) - 0.5
 #: cells per axis of one block of the two-level look-up table (8^3 = 512)
 BLOCK_SHIFT = 3
 #: grid cell size relative to the typical triangle size sqrt(2 * median area)
@@ -410,20 +415,28 @@ class Penetration:
         Closest point on the target surface, m.
     pairs : int
         Point-triangle tests made.
+    clearance : ndarray, (n,) or None
+        Per query point (all n of them, not only the contacts), a radius, m,
+        within which no point is a contact: the point's signed distance is
+        1-Lipschitz, so a point outside by ``s`` stays outside within ``s``,
+        and one deeper than the depth limit by ``s`` stays deeper within ``s``.
+        0 for contacts (and where nothing is known).  Only when asked for.
     """
 
-    __slots__ = ("index", "depth", "normal", "closest", "pairs")
+    __slots__ = ("index", "depth", "normal", "closest", "pairs", "clearance")
 
-    def __init__(self, index, depth, normal, closest, pairs):
+    def __init__(self, index, depth, normal, closest, pairs, clearance=None):
         self.index = index
         self.depth = depth
         self.normal = normal
         self.closest = closest
         self.pairs = pairs
+        self.clearance = clearance
 
 
-def _empty_penetration(pairs: int = 0) -> Penetration:
-    return Penetration(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3)), pairs)
+def _empty_penetration(pairs: int = 0, clearance=None) -> Penetration:
+    return Penetration(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3)), pairs,
+                       clearance)
 
 
 class SurfaceIndex:
@@ -453,16 +466,17 @@ class SurfaceIndex:
         hi = np.asarray(hi, dtype=float)
         extent = float(np.max(hi - lo))
         pad = 1e-6 * extent + 1e-12
-        need = extent + 2.0 * pad
+        need = extent + 2.0 * pad + 2.0 * GRID_SHIFT * cell_size
         level = max(0, math.ceil(math.log2(need / max(cell_size, 1e-300))))
         if level > MAX_LEVEL:
             log.debug("surface index: %d levels wanted, capped at %d", level, MAX_LEVEL)
             level = MAX_LEVEL
         # the root cube is enlarged so that the leaves have the wanted size
         size0 = max(need, cell_size * (1 << level))
-        self.origin = 0.5 * (lo + hi) - 0.5 * size0
         self.level = level
         self.h = size0 / (1 << level)
+        shift = min(GRID_SHIFT * self.h, 0.5 * (size0 - extent) - pad)
+        self.origin = 0.5 * (lo + hi) - 0.5 * size0 - shift
         self.inv_h = 1.0 / self.h
         self.ncell = 1 << level
         # per-axis cell counts actually spanned by the box
@@ -472,6 +486,8 @@ class SurfaceIndex:
         # signed distance is 1-Lipschitz and the centre's is sd (less a margin
         # for rounding); only a closed mesh has a signed distance
         margin = 1e-9 * self.h + tris.tie
+        self.margin = margin
+        self.closed = bool(closed)
         self.clear2 = np.square(np.maximum(sd - margin, 0.0)) if closed else np.zeros(len(sd))
         self.offsets = offsets
         self.lists = lists
@@ -719,21 +735,43 @@ class SurfaceIndex:
         out[sel] = np.where(b >= 0, c, -1)
         return out
 
-    def query(self, p: np.ndarray, depth_limit: float | None = None, cell: np.ndarray | None = None) -> Penetration:
+    def cell_margin(self, p: np.ndarray) -> np.ndarray:
+        """Distance (m) from each point (k, 3) to the boundary of its grid cell, less the rounding margin.
+
+        For a point in no cell (:meth:`cells` -1) this is a no-contact radius:
+        every point of a cell that was not kept is outside the target or deeper
+        than the band (and a cell off the grid is outside the target's box).
+        """
+        f = (p - self.origin) * self.inv_h
+        f -= np.floor(f)
+        np.minimum(f, 1.0 - f, out=f)
+        return np.maximum(f.min(axis=1, initial=np.inf) * self.h - self.margin, 0.0)
+
+    def query(self, p: np.ndarray, depth_limit: float | None = None, cell: np.ndarray | None = None,
+              clearance: bool = False) -> Penetration:
         """Points of ``p`` (k, 3) inside the target at a depth in (0, depth_limit].
 
         ``depth_limit`` defaults to (and is capped at) the index's ``band``;
-        ``cell``: the points' :meth:`cells`, when the caller has them.
+        ``cell``: the points' :meth:`cells`, when the caller has them;
+        ``clearance``: also give each point's no-contact radius
+        (:attr:`Penetration.clearance`; zeros for a mesh that is not closed,
+        which has no signed distance).
         """
         limit = self.band if depth_limit is None else min(float(depth_limit), self.band)
         p = np.asarray(p, dtype=float)
+        clear = np.zeros(len(p)) if clearance else None
         if len(p) == 0:
-            return _empty_penetration()
+            return _empty_penetration(clearance=clear)
+        if clearance and not self.closed:
+            clearance = False
         if cell is None:
             cell = self.cells(p)
         q = np.flatnonzero(cell >= 0)
+        if clearance and len(q) < len(p):
+            out = np.flatnonzero(cell < 0)
+            clear[out] = self.cell_margin(p[out])
         if len(q) == 0:
-            return _empty_penetration()
+            return _empty_penetration(clearance=clear)
         cell = cell[q]
         counts = self.counts[cell]
         total = int(counts.sum())
@@ -742,9 +780,14 @@ class SurfaceIndex:
             # batch costs its per-call overhead whatever its size
             pq = p[q]
             off = pq - (self.origin + (np.floor((pq - self.origin) * self.inv_h) + 0.5) * self.h)
-            keep = np.flatnonzero(np.einsum("ij,ij->i", off, off) >= self.clear2[cell])
+            off2 = np.einsum("ij,ij->i", off, off)
+            c2 = self.clear2[cell]
+            if clearance:
+                out = np.flatnonzero(off2 < c2)
+                clear[q[out]] = np.sqrt(c2[out]) - np.sqrt(off2[out])
+            keep = np.flatnonzero(off2 >= c2)
             if len(keep) == 0:
-                return _empty_penetration()
+                return _empty_penetration(clearance=self._rounded(clear))
             if len(keep) < len(q):
                 q, cell, counts = q[keep], cell[keep], counts[keep]
                 total = int(counts.sum())
@@ -768,9 +811,14 @@ class SurfaceIndex:
                 best[s:e], mins[s:e] = self._nearest(pq[s:e], cell[s:e], counts[s:e])
                 s = e
         # cheap cull before the exact pass: farther than the limit (with round-off margin)
-        near = np.flatnonzero(mins <= (limit * (1.0 + 1e-9)) ** 2 + 1e-30)
+        is_near = mins <= (limit * (1.0 + 1e-9)) ** 2 + 1e-30
+        if clearance:
+            # farther than the limit from the surface, inside or out
+            far = np.flatnonzero(~is_near)
+            clear[q[far]] = np.sqrt(mins[far]) - limit
+        near = np.flatnonzero(is_near)
         if len(near) == 0:
-            return _empty_penetration(total)
+            return _empty_penetration(total, self._rounded(clear))
         q, pq, best = q[near], pq[near], best[near]
         cl = self.tris.closest(pq, best)
         # ties are settled only where they can decide a contact: a point outside
@@ -780,11 +828,21 @@ class SurfaceIndex:
                                  & (cl.inside | (cl.distance <= SETTLE_MARGIN * self.tris.tie)))
         if len(on_edge):
             _settle_ties(self.tris, pq, best, cl, on_edge)
-        hit = np.flatnonzero(cl.inside & (cl.distance > 0.0) & (cl.distance <= limit))
+        is_hit = cl.inside & (cl.distance > 0.0) & (cl.distance <= limit)
+        if clearance:
+            clear[q] = np.where(cl.inside, np.where(is_hit, 0.0, cl.distance - limit), cl.distance)
+        hit = np.flatnonzero(is_hit)
         if sort:
             hit = hit[np.argsort(q[hit])]             # results in the order of the query points
         cl = _subset(cl, hit)
-        return Penetration(q[hit], cl.distance, cl.outward_normal(), cl.point, total)
+        return Penetration(q[hit], cl.distance, cl.outward_normal(), cl.point, total, self._rounded(clear))
+
+    def _rounded(self, clear):
+        """No-contact radii less the rounding margin (never negative)."""
+        if clear is None:
+            return None
+        clear -= self.margin
+        return np.maximum(clear, 0.0, out=clear)
 
     def _nearest(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
         """Closest listed triangle and its squared distance for points ``pq`` in cells ``cell``."""

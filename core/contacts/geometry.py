@@ -132,7 +132,7 @@ class ContactGeometry:
         self.cluster_centre = centre
         self.cluster_radius = rad * (1.0 + 1e-12) + 1e-15
 
-    def vertices_in_box(self, M: np.ndarray, t: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def vertices_in_box(self, M: np.ndarray, t: np.ndarray, lo: np.ndarray, hi: np.ndarray):
         """This body's vertices mapped by ``p -> M p + t`` that fall in the box [lo, hi].
 
         Parameters
@@ -144,21 +144,30 @@ class ContactGeometry:
 
         Returns
         -------
-        ndarray, (k, 3): the vertices inside the box, in the target's frame.
+        points : ndarray, (k, 3)
+            The vertices inside the box, in the target's frame.
+        ids : ndarray of int, (k,)
+            Their ids: a fixed numbering of the vertices, 0 .. n - 1 (the
+            clusters' order, not ``self.vertices``' order).
         """
         if self.cluster_order is None:
             p = self.vertices @ M.T + t
+            ids = None
         else:
             # a cluster's sphere against the box (conservative: its radius has a margin)
             c = self.cluster_centre @ M.T + t
             ok = (np.abs(c - 0.5 * (lo + hi)) <= 0.5 * (hi - lo) + self.cluster_radius[:, None]).all(axis=1)
             n_ok = np.count_nonzero(ok)
             if n_ok == 0:
-                return np.zeros((0, 3))
-            pts = self.cluster_points if n_ok == len(ok) else self.cluster_points[np.repeat(ok, self.cluster_counts)]
+                return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
+            if n_ok == len(ok):
+                pts, ids = self.cluster_points, None
+            else:
+                ids = np.flatnonzero(np.repeat(ok, self.cluster_counts))
+                pts = self.cluster_points[ids]
             p = pts @ M.T + t
-        inside = np.all((p >= lo) & (p <= hi), axis=1)
-        return p[inside]
+        inside = np.flatnonzero(np.all((p >= lo) & (p <= hi), axis=1))
+        return p[inside], (inside if ids is None else ids[inside])
 
     # ------------------------------------------------------------- target role
     @property

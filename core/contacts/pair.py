@@ -171,15 +171,18 @@ class ContactParams:
 class ContactStats:
     """Counters of a pair (for tests and profiling).
 
-    ``candidates``, ``queries``, ``pairs`` and ``contacts`` describe the last
-    evaluation: vertices that passed the overlap-box filter, vertices sent to
-    the nearest-surface query (after candidate reduction), point-triangle
-    tests, and contact points.  ``total_*`` add up over all evaluations.
+    ``candidates``, ``skipped``, ``queries``, ``pairs`` and ``contacts``
+    describe the last evaluation: vertices that passed the overlap-box filter,
+    candidates skipped because they are still within the no-contact radius of
+    their last answer, vertices sent to the nearest-surface query (after
+    candidate reduction), point-triangle tests, and contact points.
+    ``total_*`` add up over all evaluations.
     """
 
     evaluations: int = 0
     broad_phase_rejections: int = 0
     candidates: int = 0
+    skipped: int = 0
     queries: int = 0
     pairs: int = 0
     contacts: int = 0
@@ -255,9 +258,16 @@ class ContactPair:
             self.penetrators = (0,) if geom_i.vertex_density >= geom_j.vertex_density else (1,)
         geoms = (geom_i, geom_j)
         self._index = {}
+        #: per penetrator, where each of its vertices (by id, in the target's frame) was last
+        #: queried and the square of its no-contact radius there (-1: none); only for a
+        #: closed target (a signed distance)
+        self._clear = {}
         for p in self.penetrators:
             target = geoms[1 - p]
             self._index[p] = target.surface_index(self.depth_limit)
+            if self._index[p].closed:
+                n = len(geoms[p].vertices)
+                self._clear[p] = (np.zeros((n, 3)), np.full(n, -1.0))
         self.stats = ContactStats()
 
     # ------------------------------------------------------------ broad phase
@@ -282,16 +292,25 @@ class ContactPair:
         R_T, x_T = poses[1 - p]
         M = R_T.T @ R_P
         t = R_T.T @ (x_P - x_T)
-        cand = P.vertices_in_box(M, t, T.lo, T.hi)
+        cand, ids = P.vertices_in_box(M, t, T.lo, T.hi)
         index = self._index[p]
         self.stats.candidates += len(cand)
+        known = self._clear.get(p)
+        if known is not None and len(cand):
+            # vertices still within the no-contact radius of their last answer are skipped
+            at, r2 = known
+            d = cand - at[ids]
+            todo = np.flatnonzero(np.einsum("ij,ij->i", d, d) >= r2[ids])
+            self.stats.skipped += len(cand) - len(todo)
+            cand, ids = cand[todo], ids[todo]
+        clear = None
         if prm.candidate_reduction and len(cand) > prm.reduction_threshold:
             # candidates in flat cells get the exact depth from the cell's plane
             # without a query; candidates in no cell cannot touch; the rest are queried
             cell = index.cells(cand)
             tri = index.flat_cells()[cell]           # >= 0 flat, -1 not flat, -2 no cell
             rest = np.flatnonzero(tri == -1)
-            pen = index.query(cand[rest], self.depth_limit, cell[rest])
+            pen = index.query(cand[rest], self.depth_limit, cell[rest], clearance=known is not None)
             hit, depth, nrm = rest[pen.index], pen.depth, pen.normal
             flat = np.flatnonzero(tri >= 0)
             if len(flat):
@@ -301,11 +320,24 @@ class ContactPair:
                 hit = np.concatenate([flat[keep], hit])
                 depth = np.concatenate([df[keep], depth])
                 nrm = np.concatenate([nf[keep], nrm])
+            if known is not None:
+                # the signed distance in a flat cell is -df; in no cell, the cell is clear
+                clear = np.empty(len(cand))
+                clear[rest] = pen.clearance
+                if len(flat):
+                    clear[flat] = np.where(df <= 0.0, -df, df - self.depth_limit) - index.margin
+                none = np.flatnonzero(tri == -2)
+                clear[none] = index.cell_margin(cand[none])
             self.stats.queries += len(rest)
         else:
-            pen = index.query(cand, self.depth_limit)
+            pen = index.query(cand, self.depth_limit, clearance=known is not None)
             hit, depth, nrm = pen.index, pen.depth, pen.normal
+            clear = pen.clearance
             self.stats.queries += len(cand)
+        if clear is not None and len(cand):
+            at, r2 = known
+            at[ids] = cand
+            r2[ids] = np.where(clear > 0.0, clear * clear, -1.0)
         self.stats.pairs += pen.pairs
         if len(hit) == 0:
             return None
@@ -339,7 +371,7 @@ class ContactPair:
         """
         st = self.stats
         st.evaluations += 1
-        st.candidates = st.queries = st.pairs = st.contacts = 0
+        st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
         R_i = np.asarray(R_i, dtype=float)
         R_j = np.asarray(R_j, dtype=float)
         x_i = np.asarray(x_i, dtype=float)

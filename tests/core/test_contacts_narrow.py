@@ -194,3 +194,39 @@ def test_points_on_a_shared_edge_or_vertex_get_the_face_normal(offset):
         assert list(pen.index) == [0]
         np.testing.assert_allclose(pen.depth, [depth], atol=ROUND)
         np.testing.assert_array_equal(pen.normal, [[0.0, 0.0, 1.0]])
+
+
+@pytest.mark.parametrize("shape", ["box", "torus", "gear"])
+@pytest.mark.parametrize("batch", [2000, 40])
+def test_clearance_is_a_no_contact_radius(shape, batch):
+    # a query's clearance c of a point promises that no point within c of it is
+    # a contact (0 < depth <= limit): the pair skips vertices that stay within it.
+    # Checked by brute force at 8 points on the sphere of radius c (the worst
+    # case), for points near the surface (both sides), deep inside and outside;
+    # 2000 points take the clear2 path of the query, 40 the small-batch path
+    if shape == "box":
+        v, f = box_mesh((0.03, 0.02, 0.01))
+    elif shape == "torus":
+        v, f = torus_mesh(0.02, 0.006, 40, 16)
+    else:
+        v, f = gear_mesh(teeth=10, r_root=0.01, r_tip=0.013, width=0.004)
+    g = prepare_geometry(v, f, "standard", name=shape)
+    rng = np.random.default_rng(5)
+    base = g.vertices[rng.integers(0, len(g.vertices), batch)]
+    p = base + rng.normal(scale=1e-3, size=base.shape)
+    p[: batch // 4] = rng.uniform(g.lo - 2e-3, g.hi + 2e-3, size=(batch // 4, 3))
+    limit = 1e-3
+    pen = g.surface_index(limit).query(p, limit, clearance=True)
+    c = pen.clearance
+    assert c.shape == (batch,) and np.all(c >= 0)
+    assert np.all(c[pen.index] == 0)
+    # not vacuous: most non-contacts get a radius, many of more than 0.1 mm
+    free = np.setdiff1d(np.arange(batch), pen.index)
+    assert np.mean(c[free] > 0) > 0.8 and np.mean(c[free] > 1e-4) > 0.3
+    some = np.flatnonzero(c > 0)
+    d = rng.normal(size=(8, len(some), 3))
+    d /= np.linalg.norm(d, axis=2)[..., None]
+    moved = (p[some] + d * c[some, None]).reshape(-1, 3)
+    _, cl = closest_points_brute(g.triangles, moved)
+    hit = cl.inside & (cl.distance > 0) & (cl.distance <= limit)
+    assert not hit.any()
