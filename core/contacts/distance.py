@@ -72,6 +72,9 @@ MAX_LEVEL = 10
 GRID_SHIFT = 0.5 * (math.sqrt(5.0) - 1.0) - 0.5
 #: cells per axis of one block of the two-level look-up table (8^3 = 512)
 BLOCK_SHIFT = 3
+_BLOCK_MASK = (1 << BLOCK_SHIFT) - 1
+#: strides of a cell's local coordinates in its block's table
+_LOCAL_STRIDE = np.array([1 << (2 * BLOCK_SHIFT), 1 << BLOCK_SHIFT, 1], dtype=np.int64)
 #: grid cell size relative to the typical triangle size sqrt(2 * median area)
 #: (tuned with tools/bench_contacts.py: smaller cells give shorter lists but
 #: more cells to build and store; ContactGeometry.cell_size also caps it by
@@ -164,8 +167,10 @@ class TriangleSet:
         self.packed = np.stack([self.ax, self.ay, self.az, self.bx, self.by, self.bz, self.cx, self.cy,
                                 self.cz, self.aa, self.ab, self.cc, self.inv_det, self.inv_aa, self.inv_cc,
                                 self.inv_bc2, self.bc2], axis=1)
-        # by feature code: face, edges AB BC CA, vertices A B C
-        self.pn_table = np.concatenate([self.face_normal[:, None, :], self.edge_pn, self.vert_pn], axis=1)
+        # by feature code: face, edges AB BC CA, vertices A B C; unit length (the outward
+        # normal of a point on the surface)
+        pn = np.concatenate([self.face_normal[:, None, :], self.edge_pn, self.vert_pn], axis=1)
+        self.pn_table = pn / np.maximum(np.linalg.norm(pn, axis=2), 1e-300)[:, :, None]
         # the triangles around each vertex (CSR), for the tie-break at edges and vertices
         corner_tri = np.argsort(f.ravel(), kind="stable")
         self.ring = (corner_tri // 3).astype(np.int64)
@@ -236,7 +241,7 @@ class Closest:
     """Closest points of a batch of points on given triangles (see :meth:`TriangleSet.closest`).
 
     Attributes: ``point`` (k,3); ``distance`` (k,); ``feature`` (k,) code;
-    ``inside`` (k,) bool; ``diff`` (k,3) = query - point; ``pseudo_normal`` (k,3).
+    ``inside`` (k,) bool; ``diff`` (k,3) = query - point; ``pseudo_normal`` (k,3), unit.
     """
 
     __slots__ = ("point", "distance", "feature", "inside", "diff", "pseudo_normal")
@@ -263,8 +268,7 @@ class Closest:
         sgn = np.where(self.inside, -1.0, 1.0)
         n = self.diff * (sgn / np.where(use_pn, 1.0, d))[:, None]
         if use_pn.any():
-            pn = self.pseudo_normal[use_pn]
-            n[use_pn] = pn / np.maximum(np.linalg.norm(pn, axis=1), 1e-300)[:, None]
+            n[use_pn] = self.pseudo_normal[use_pn]
         return n
 
 
@@ -663,6 +667,8 @@ class SurfaceIndex:
         bs = 1 << BLOCK_SHIFT
         bdims = (self.dims + bs - 1) >> BLOCK_SHIFT
         self.bdims = bdims
+        self._block_stride = np.array([bdims[1] * bdims[2], bdims[2], 1], dtype=np.int64)
+        self._dims_u = self.dims.astype(np.uint64)
         blk = ijk >> BLOCK_SHIFT
         bkey = (blk[:, 0] * bdims[1] + blk[:, 1]) * bdims[2] + blk[:, 2]
         ukeys, binv = np.unique(bkey, return_inverse=True)
@@ -718,22 +724,11 @@ class SurfaceIndex:
     def cells(self, p: np.ndarray) -> np.ndarray:
         """Cell id of each point (k, 3), -1 where no contact is possible."""
         g = np.floor((p - self.origin) * self.inv_h).astype(np.int64)
-        gu = g.view(np.uint64)                       # negative -> huge: one test per axis
-        d = self.dims
-        ok = (gu[:, 0] < d[0]) & (gu[:, 1] < d[1]) & (gu[:, 2] < d[2])
-        out = np.full(len(p), -1, dtype=np.int64)
-        sel = np.flatnonzero(ok)
-        if len(sel) == 0:
-            return out
-        g = g[sel]
-        gx, gy, gz = g[:, 0], g[:, 1], g[:, 2]
-        b = self.block_of[((gx >> BLOCK_SHIFT) * self.bdims[1] + (gy >> BLOCK_SHIFT)) * self.bdims[2]
-                          + (gz >> BLOCK_SHIFT)]
-        m = (1 << BLOCK_SHIFT) - 1
-        loc = (((gx & m) << BLOCK_SHIFT) + (gy & m) << BLOCK_SHIFT) + (gz & m)
-        c = self.cell_of[np.maximum(b, 0), loc]
-        out[sel] = np.where(b >= 0, c, -1)
-        return out
+        ok = (g.view(np.uint64) < self._dims_u).all(axis=1)      # negative -> huge as unsigned
+        g[~ok] = 0
+        b = self.block_of[(g >> BLOCK_SHIFT) @ self._block_stride]
+        c = self.cell_of[np.maximum(b, 0), (g & _BLOCK_MASK) @ _LOCAL_STRIDE]
+        return np.where(ok & (b >= 0), c, -1)
 
     def cell_margin(self, p: np.ndarray) -> np.ndarray:
         """Distance (m) from each point (k, 3) to the boundary of its grid cell, less the rounding margin.
@@ -797,7 +792,10 @@ class SurfaceIndex:
             o = np.argsort(cell, kind="stable")
             q, cell, counts = q[o], cell[o], counts[o]
         pq = p[q]
-        if not sort:
+        cl = None
+        if total <= SMALL_BATCH:
+            best, mins, cl = self._nearest_exact(pq, cell, counts)
+        elif not sort:
             best, mins = self._nearest(pq, cell, counts)
         else:
             best = np.empty(len(q), dtype=np.int64)
@@ -819,8 +817,11 @@ class SurfaceIndex:
         near = np.flatnonzero(is_near)
         if len(near) == 0:
             return _empty_penetration(total, self._rounded(clear))
-        q, pq, best = q[near], pq[near], best[near]
-        cl = self.tris.closest(pq, best)
+        if cl is None:
+            q, pq, best = q[near], pq[near], best[near]
+            cl = self.tris.closest(pq, best)
+        elif len(near) < len(q):
+            q, pq, best, cl = q[near], pq[near], best[near], _subset(cl, near)
         # ties are settled only where they can decide a contact: a point outside
         # by more than SETTLE_MARGIN ties is outside whichever tied feature is
         # taken (each gives the sign of a closest point), so it is no hit anyway
@@ -843,6 +844,18 @@ class SurfaceIndex:
             return None
         clear -= self.margin
         return np.maximum(clear, 0.0, out=clear)
+
+    def _nearest_exact(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
+        """As :meth:`_nearest`, plus the :class:`Closest` record of each point's nearest triangle.
+
+        For small batches, where the calls cost more than the arithmetic: the
+        exact closest point of every pair at once instead of the lean distance
+        kernel first and the exact pass on the winners after.
+        """
+        t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
+        c = self.tris.closest(np.repeat(pq, cnt, axis=0), t)
+        mins, arg = _segment_argmin(c.distance, cnt, np.cumsum(cnt) - cnt)
+        return t[arg], mins * mins, _subset(c, arg)
 
     def _nearest(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
         """Closest listed triangle and its squared distance for points ``pq`` in cells ``cell``."""
