@@ -8,10 +8,14 @@ Per evaluation (SI units, world axes):
 2. narrow phase, per direction (penetrator P into target T; both directions
    when ``two_sided``, else only the body with more vertices per area):
    P's vertices are mapped into T's frame and kept if inside T's box (the
-   overlap box: P's vertices are always inside their own box); when more than
-   ``reduction_threshold`` remain and ``candidate_reduction`` is on, those in
-   a flat cell of T's :class:`~core.contacts.distance.SurfaceIndex` get their
-   depth from the cell's plane; the rest are queried against the index;
+   overlap box: P's vertices are always inside their own box); a candidate
+   that has moved (in T's frame) less than its clearance at its last query
+   is skipped: no point within that radius is a contact (the signed distance
+   is 1-Lipschitz; see :attr:`~core.contacts.distance.Penetration.clearance`);
+   when more than ``reduction_threshold`` remain and ``candidate_reduction``
+   is on, those in a flat cell of T's
+   :class:`~core.contacts.distance.SurfaceIndex` get their depth from the
+   cell's plane; the rest are queried against the index;
 3. force law per contact point (depth δ, outward normal n of T, contact
    point P_c midway between the vertex and T's surface):
    ``F_n = max(k δ^e + C min(δ, δ_max)/δ_max · v_n, 0)`` with ``v_n`` the speed
