@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import Issue, MeshError, ModelError
+from ..errors import ExpressionError, Issue, MeshError, ModelError
 from ..expressions import compile_expression
 from ..spatial import quat_to_matrix
 from ..units import to_si
@@ -81,6 +81,26 @@ class CompiledModel:
     @property
     def n_bodies(self) -> int:
         return len(self.body_names)
+
+
+def _not_finite(expr, path: str, settings, what) -> list[Issue]:
+    """An error when the formula (``what[0]``) or its time derivatives (``what[1:]``) are not
+    finite at some output time of the run (t = 0 included): the solver would turn that into
+    a diverged run with no hint to the formula."""
+    t = np.linspace(0.0, settings.end_time, max(2, int(round(settings.end_time * settings.output_rate)) + 1))
+    for name, f in zip(what, (expr, expr.d1, expr.d2)):
+        try:
+            v = f(t)
+        except ExpressionError:
+            return []           # reported when the run evaluates it, with the cause
+        bad = np.flatnonzero(~np.isfinite(v))
+        if len(bad):
+            k = bad[0]
+            return [Issue("error", "formula-not-finite", path,
+                          f"the formula {expr.text!r} gives a {name} of {v[k]} at t = {t[k]:.6g} s",
+                          "Change the formula so that it and its rate of change are finite over the whole "
+                          "run (e.g. no division by t at t = 0, no sqrt(t) for a displacement).")]
+    return []
 
 
 def compile_model(model: spec.Model) -> CompiledModel:
@@ -212,6 +232,10 @@ def compile_model(model: spec.Model) -> CompiledModel:
         dof = m.dof or spec.MOTION_DOFS[jt.type][0]
         jd = joints[joint_index[m.joint]]
         expr = compile_expression(m.value, base_dir=model.directory)
+        # a displacement drive also needs its velocity and acceleration; a velocity drive its rate
+        issues += _not_finite(expr, f"motion {m.name!r}: value", model.settings,
+                              ("value", "velocity", "acceleration") if m.mode == "displacement" else
+                              ("value", "rate of change"))
         scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
                             mode=m.mode, expr=expr, scale=scale))
@@ -235,6 +259,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         if k < 0:
             continue  # on the ground: no effect (validate warned)
         torque = f.type == "torque"
+        expr = compile_expression(f.value, base_dir=model.directory, allow_spline=not f.actuator)
+        issues += _not_finite(expr, f"{f.type} {f.name!r}: value", model.settings, ("value",))
         vmax = None
         if f.actuator:
             vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")
@@ -242,7 +268,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
             name=f.name, type=f.type, body=k, r_B=r.T @ (p - xc),
             axis=axis_W if f.direction == "space_fixed" else r.T @ axis_W,
             space_fixed=f.direction == "space_fixed",
-            expr=compile_expression(f.value, base_dir=model.directory, allow_spline=not f.actuator),
+            expr=expr,
             scale=to_si(1.0, "torque" if torque else "force"),
             actuator=f.actuator, max_velocity=vmax, allow_braking=f.allow_braking))
 

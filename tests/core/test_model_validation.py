@@ -296,3 +296,33 @@ def test_warnings_reach_the_compiled_model():
     data["forces"] = [{"name": "push", "body": "table", "frame": "RF_T", "value": "1"}]
     cm = compile_model(model_from_dict(data))
     assert any("force 'push': body: body 'table' is fixed" in str(w) for w in cm.warnings)
+
+
+@pytest.mark.parametrize("element, value, mode, expected", [
+    ("motion", "1/t", "displacement", "the formula '1/t' gives a value of inf at t = 0 s"),
+    ("motion", "sqrt(t)", "displacement", "the formula 'sqrt(t)' gives a velocity of inf at t = 0 s"),
+    ("motion", "sqrt(t)", "velocity", "the formula 'sqrt(t)' gives a rate of change of inf at t = 0 s"),
+    ("motion", "np.log(1 - t)", "displacement", "gives a value of -inf at t = 1 s"),
+    ("force", "sqrt(t - 0.5)", None, "the formula 'sqrt(t - 0.5)' gives a value of nan at t = 0 s"),
+])
+def test_formula_that_is_not_finite_during_the_run_is_rejected_before_it(element, value, mode, expected):
+    # the solver would only report a diverged run; the formula is checked at every output time
+    data = _base()
+    data["settings"] = {"end_time": 1.0, "output_rate": 100}
+    if element == "motion":
+        data["motions"] = [{"name": "drive", "joint": "hinge", "value": value, "mode": mode}]
+        path = "motion 'drive': value: "
+    else:
+        data["forces"] = [{"name": "push", "body": "arm", "frame": "RF_2", "value": value}]
+        path = "force 'push': value: "
+    with pytest.raises(ModelError) as info:
+        compile_model(model_from_dict(data))
+    texts = [str(i) for i in _issues(info)]
+    assert len(texts) == 1 and texts[0].startswith(path) and expected in texts[0], texts
+
+
+def test_formula_finite_over_the_run_compiles():
+    data = _base()
+    data["settings"] = {"end_time": 0.99, "output_rate": 100}
+    data["motions"] = [{"name": "drive", "joint": "hinge", "value": "np.log(1 - t) + sqrt(t + 1)"}]
+    assert compile_model(model_from_dict(data)).n_bodies == 1
