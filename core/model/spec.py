@@ -637,6 +637,13 @@ class SolverSettings:
         if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
                 and values["end_time"] * values["output_rate"] > 10_000_000):
             c.error("output_rate", "end_time x output_rate exceeds 10 million samples")
+        if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
+                and values["end_time"] > 0 and values["output_rate"] > 0
+                and values["end_time"] * values["output_rate"] < 1.0 - 1e-9):
+            # output frames are at multiples of 1/output_rate up to end_time: only t = 0 would be output
+            c.error("output_rate", f"{values['output_rate']:g} Hz gives no output frame after t = 0 in a "
+                    f"run of {values['end_time']:g} s; raise it to at least {1.0 / values['end_time']:.4g} Hz "
+                    f"or the end time to at least {1.0 / values['output_rate']:.4g} s")
         _finish(self, c, **values)
 
 

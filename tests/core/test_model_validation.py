@@ -326,3 +326,14 @@ def test_formula_finite_over_the_run_compiles():
     data["settings"] = {"end_time": 0.99, "output_rate": 100}
     data["motions"] = [{"name": "drive", "joint": "hinge", "value": "np.log(1 - t) + sqrt(t + 1)"}]
     assert compile_model(model_from_dict(data)).n_bodies == 1
+
+
+def test_run_shorter_than_one_output_step_is_rejected():
+    # frames are at multiples of 1/output_rate: a 10 ms run at 24 Hz would output only t = 0
+    data = _base()
+    data["settings"] = {"end_time": 0.01, "output_rate": 24}
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "settings: output_rate: 24 Hz gives no output frame after t = 0 in a run of 0.01 s; raise it to at "
+        "least 100 Hz or the end time to at least 0.04167 s"]
