@@ -15,6 +15,7 @@ in body axes. Ground markers store world coordinates.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,23 +84,30 @@ class CompiledModel:
         return len(self.body_names)
 
 
+#: output times checked per batch by :func:`_not_finite`
+_FINITE_CHUNK = 1 << 18
+
+
 def _not_finite(expr, path: str, settings, what) -> list[Issue]:
     """An error when the formula (``what[0]``) or its time derivatives (``what[1:]``) are not
     finite at some output time of the run (t = 0 included): the solver would turn that into
     a diverged run with no hint to the formula."""
-    t = np.linspace(0.0, settings.end_time, max(2, int(round(settings.end_time * settings.output_rate)) + 1))
-    for name, f in zip(what, (expr, expr.d1, expr.d2)):
-        try:
-            v = f(t)
-        except ExpressionError:
-            return []           # reported when the run evaluates it, with the cause
-        bad = np.flatnonzero(~np.isfinite(v))
-        if len(bad):
-            k = bad[0]
-            return [Issue("error", "formula-not-finite", path,
-                          f"the formula {expr.text!r} gives a {name} of {v[k]} at t = {t[k]:.6g} s",
-                          "Change the formula so that it and its rate of change are finite over the whole "
-                          "run (e.g. no division by t at t = 0, no sqrt(t) for a displacement).")]
+    dt = 1.0 / settings.output_rate                   # the run's output times (core.solver.simulate)
+    count = int(math.floor(settings.end_time / dt + 1e-9)) + 1
+    for start in range(0, count, _FINITE_CHUNK):     # chunks bound the memory of long runs
+        t = np.arange(start, min(start + _FINITE_CHUNK, count)) * dt
+        for name, f in zip(what, (expr, expr.d1, expr.d2)):
+            try:
+                v = f(t)
+            except ExpressionError:
+                return []           # reported when the run evaluates it, with the cause
+            bad = np.flatnonzero(~np.isfinite(v))
+            if len(bad):
+                k = bad[0]
+                return [Issue("error", "formula-not-finite", path,
+                              f"the formula {expr.text!r} gives a {name} of {v[k]} at t = {t[k]:.6g} s",
+                              "Change the formula so that it and its rate of change are finite over the "
+                              "whole run (e.g. no division by t at t = 0, no sqrt(t) for a displacement).")]
     return []
 
 
