@@ -190,6 +190,7 @@ class ContactStats:
     queries: int = 0
     pairs: int = 0
     contacts: int = 0
+    total_skipped: int = 0
     total_queries: int = 0
     total_pairs: int = 0
 
@@ -390,6 +391,7 @@ class ContactPair:
             r = self._direction(p, poses)
             if r is not None:
                 found.append((p, r))
+        st.total_skipped += st.skipped
         st.total_queries += st.queries
         st.total_pairs += st.pairs
         if not found:
