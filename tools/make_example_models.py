@@ -5,6 +5,7 @@ this tool, not the JSON, so positions stay consistent with the joints.
 """
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.model import (Body, Box, Force, Frame, Joint, Model,  # noqa: E402
-                        SolverSettings, Sphere, save_model)
+                        SolverSettings, Sphere, SpringDamper, save_model)
 from core.spatial import axis_angle_to_quat, matrix_to_quat, quat_to_matrix  # noqa: E402
 
 OUT = ROOT / "examples"
@@ -111,9 +112,88 @@ def slider_crank() -> Model:
     )
 
 
+# Andrews' squeezer, the data of Schiehlen's handbook as in Hairer & Wanner, Solving ODEs II, VII.7:
+# masses (kg), central inertias (kg·m²), geometry (m), torque (N·m), spring (N/m, m)
+M1, M2, M3, M4, M5, M6, M7 = .04325, .00365, .02373, .00706, .07050, .00706, .05498
+I1, I2, I3, I4, I5, I6, I7 = 2.194e-6, 4.410e-7, 5.255e-6, 5.667e-7, 1.169e-5, 5.667e-7, 1.912e-5
+XA, YA, XB, YB, XC, YC = -.06934, -.00227, -.03635, .03273, .014, .072
+D, DA, E, EA, RR, RA = 28e-3, 115e-4, 2e-2, 1421e-5, 7e-3, 92e-5
+SS, SA, SB, SC, SD = 35e-3, 1874e-5, 1043e-5, 18e-3, 2e-2
+TA, TB, U, UA, UB = 2308e-5, 916e-5, 4e-2, 1228e-5, 449e-5
+ZF, ZT, FA, MOM, C0, L0 = 2e-2, 4e-2, 1421e-5, 0.033, 4530.0, 0.07785
+# β, Θ, γ, Φ, δ, Ω, ε at t = 0 (a consistent configuration)
+ANDREWS_Q0 = (-0.0617138900142764496358948458001, 0.0, 0.455279819163070380255912382449,
+              0.222668390165885884674473185609, 0.487364979543842550225598953530,
+              -0.222668390165885884674473185609, 1.23054744454982119249735015568)
+ANDREWS_END = 0.03
+
+
+def _ez(a):
+    return np.array([math.cos(a), math.sin(a)])
+
+
+def _nz(a):
+    """e(a) turned by -90°: (sin a, -cos a)."""
+    return np.array([math.sin(a), -math.cos(a)])
+
+
+def andrews_squeezer() -> Model:
+    """IFToMM A03, Andrews' squeezing mechanism (Hairer & Wanner's data), released at rest.
+
+    In mm / kg / kg·mm²; each body's frame is at its COM, turned by its angle. 0.03 s at
+    10 kHz output; tests/core/test_andrews.py checks it against the published angles.
+    """
+    be, th, ga, ph, de, om, ep = ANDREWS_Q0
+    A, B, C = np.array([XA, YA]), np.array([XB, YB]), np.array([XC, YC])
+    j12 = RR * _ez(be)
+    P = j12 - D * _ez(be + th)
+    q4 = A + ZT * _ez(de)
+    q6 = A + U * _nz(ep)
+    spring_d = B + SD * _ez(ga) + SC * _nz(ga)
+    # (name, mass, central inertia, COM, absolute angle); bodies 1, 3, 5 and 7 turn about
+    # fixed pivots without gravity, so only their inertia about the pivot matters
+    bodies = [("b1", M1, I1, RA * _ez(be), be),
+              ("b2", M2, I2, j12 - DA * _ez(be + th), be + th),
+              ("b3", M3, I3, B + SA * _nz(ga) + SB * _ez(ga), ga),
+              ("b4", M4, I4, q4 + (E - EA) * _nz(ph + de), ph + de),
+              ("b5", M5, I5, A + TA * _ez(de) + TB * _nz(de), de),
+              ("b6", M6, I6, q6 + (ZF - FA) * _ez(om + ep), om + ep),
+              ("b7", M7, I7, A + UA * _ez(ep) + UB * _nz(ep), ep)]
+    pose = {name: (com, ang) for name, _, _, com, ang in bodies}
+    model_bodies = tuple(
+        Body(name=name, mass=m, com=(0.0, 0.0, 0.0), inertia=(i * 1e6, i * 1e6, i * 1e6, 0.0, 0.0, 0.0),
+             position=(com[0] * 1e3, com[1] * 1e3, 0.0),
+             orientation=(math.cos(ang / 2), 0.0, 0.0, math.sin(ang / 2)))
+        for name, m, i, com, ang in bodies)
+
+    def local(body, p):
+        if body is None:
+            return (p[0] * 1e3, p[1] * 1e3, 0.0)
+        com, ang = pose[body]
+        d = p - com
+        c, s = math.cos(ang), math.sin(ang)
+        return ((c * d[0] + s * d[1]) * 1e3, (-s * d[0] + c * d[1]) * 1e3, 0.0)
+
+    hinges = [(None, "b1", np.zeros(2)), ("b1", "b2", j12), ("b2", "b3", P), ("b2", "b4", P), ("b2", "b6", P),
+              (None, "b3", B), (None, "b5", A), ("b4", "b5", q4), (None, "b7", A), ("b6", "b7", q6)]
+    frames, joints = [], []
+    for h, (bi, bj, p) in enumerate(hinges):
+        frames += [Frame(name=f"h{h}i", body=bi, position=local(bi, p)),
+                   Frame(name=f"h{h}j", body=bj, position=local(bj, p))]
+        joints.append(Joint(name=f"hinge{h}", type="revolute", frame_i=f"h{h}i", frame_j=f"h{h}j"))
+    frames += [Frame(name="spring_c", position=local(None, C)), Frame(name="spring_d", body="b3",
+                                                                      position=local("b3", spring_d))]
+    return Model(name="andrews_squeezer", bodies=model_bodies, frames=tuple(frames), joints=tuple(joints),
+                 forces=(Force(name="drive", type="torque", body="b1", frame="h0j", value=str(MOM * 1e3)),),
+                 springs=(SpringDamper(name="spring", frame_i="spring_c", frame_j="spring_d",
+                                       stiffness=C0 * 1e-3, free_length=L0 * 1e3),),
+                 settings=SolverSettings(end_time=ANDREWS_END, output_rate=1e4, rtol=1e-10, atol=1e-12,
+                                         gravity=(0.0, 0.0, 0.0)))
+
+
 def main():
     OUT.mkdir(exist_ok=True)
-    for build in (pendulum, crank_rocker, slider_crank):
+    for build in (pendulum, crank_rocker, slider_crank, andrews_squeezer):
         model = build()
         path = OUT / f"{model.name}.json"
         save_model(model, path)
