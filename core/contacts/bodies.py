@@ -52,6 +52,16 @@ class ContactSet:
     def __len__(self) -> int:
         return len(self.pairs)
 
+    def counters(self) -> dict:
+        """Narrow-phase work of the run so far, summed over the pairs (for ``Results.stats``; empty
+        without contacts): vertices queried, candidates skipped within their clearance, and
+        point-triangle tests, over the right-hand sides and the output frames' telemetry."""
+        if not self.pairs:
+            return {}
+        return dict(contact_queries=sum(p.stats.total_queries for p in self.pairs),
+                    contact_skipped=sum(p.stats.total_skipped for p in self.pairs),
+                    contact_tests=sum(p.stats.total_pairs for p in self.pairs))
+
     def step_bound(self, v, w) -> float:
         """Longest time step (s) in which no vertex can cross half of its contact's depth band.
 

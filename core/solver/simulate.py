@@ -567,5 +567,6 @@ class _Run:
             stats=dict(rhs_evaluations=self.n_eval, jacobian_evaluations=self.n_jac, steps=self.n_steps,
                        projections=self.n_projections, hermite_output_steps=self.n_interpolated[0],
                        dense_output_steps=self.n_interpolated[1],
-                       wall_time=time.perf_counter() - self.start, integrator=self.s.integrator),
+                       wall_time=time.perf_counter() - self.start, integrator=self.s.integrator,
+                       **sysm.contacts.counters()),
             **out)

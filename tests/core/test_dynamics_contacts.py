@@ -373,6 +373,8 @@ def test_skipping_vertices_within_their_clearance_leaves_the_run_unchanged(monke
     assert a.success and b.success, (a.message, b.message)
     assert np.max(np.abs(a.contact_force)) > 1.0                       # the teeth touched
     assert pairs[0].stats.total_skipped > a.stats["rhs_evaluations"] and pairs[1].stats.total_skipped == 0
+    assert a.stats["contact_skipped"] == pairs[0].stats.total_skipped and b.stats["contact_skipped"] == 0
+    assert a.stats["contact_tests"] < b.stats["contact_tests"] / 2 and b.stats["contact_queries"] > 0
     assert a.stats["rhs_evaluations"] == b.stats["rhs_evaluations"]
     np.testing.assert_allclose(a.angular_velocity, b.angular_velocity, rtol=0, atol=1e-9)
     np.testing.assert_allclose(a.contact_force, b.contact_force, rtol=0, atol=1e-9 * np.max(b.contact_force))
