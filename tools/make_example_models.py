@@ -191,9 +191,64 @@ def andrews_squeezer() -> Model:
                                          gravity=(0.0, 0.0, 0.0)))
 
 
+#: IFToMM A04 (Bricard): the six hinge points (m) and axes; rod k runs from point k-1 to point k
+BRICARD_POINTS = np.array([[0, 0, 0], [1, 0, 0], [1, -1, 0], [1, -1, 1], [0, -1, 1], [0, 0, 1]], float)
+BRICARD_AXES = np.eye(3)[[1, 2, 0, 1, 2, 0]]
+BRICARD_ROD = (1000.0, 100.0, 1.0)          # length, square section side (mm), mass (kg)
+
+
+def _frame_quat(z, x):
+    """Orientation of a frame with axes Z = z and X = x (perpendicular unit vectors)."""
+    return matrix_to_quat(np.column_stack([x, np.cross(z, x), z]))
+
+
+def bricard() -> Model:
+    """IFToMM A04, Bricard's mechanism: five 1 m, 1 kg rods and six hinges, released at rest, 10 s.
+
+    The rods run along the edges O-P1-...-P5 of a unit cube (O and P5 on the
+    ground), each hinge axis normal to both rods it joins; gravity along -Y.
+    Grübler's count gives no mobility, yet it moves with one degree of freedom
+    (one redundant equation). tests/core/test_bricard.py checks the run.
+    """
+    length, side, mass = BRICARD_ROD
+    pts = BRICARD_POINTS * 1e3
+    i_perp, i_axial = mass * (length ** 2 + side ** 2) / 12.0, mass * side ** 2 / 6.0
+    bodies, pose = [], {}
+    for k in range(1, 6):
+        a, b = pts[k - 1], pts[k]
+        along = (b - a) / length
+        # body X along the rod, body Y along the hinge axis at its start
+        q = _frame_quat(np.cross(along, BRICARD_AXES[k - 1]), along)
+        name = f"rod{k}"
+        pose[name] = ((a + b) / 2, quat_to_matrix(q))
+        bodies.append(Body(name=name, geometry=Box(size=(length, side, side)), mass=mass, com=(0.0, 0.0, 0.0),
+                           inertia=(i_axial, i_perp, i_perp, 0.0, 0.0, 0.0),
+                           position=tuple(float(x) for x in (a + b) / 2), orientation=tuple(float(x) for x in q)))
+
+    def frame(name, body, p, axis):
+        """A hinge frame at world point p (mm) with its Z along the world axis."""
+        across = np.cross(axis, [1.0, 2.0, 3.0])
+        rw = quat_to_matrix(_frame_quat(axis, across / np.linalg.norm(across)))
+        if body is None:
+            return Frame(name=name, position=tuple(float(x) for x in p),
+                         orientation=tuple(float(x) for x in matrix_to_quat(rw)))
+        centre, r = pose[body]
+        return Frame(name=name, body=body, position=tuple(float(x) for x in r.T @ (p - centre)),
+                     orientation=tuple(float(x) for x in matrix_to_quat(r.T @ rw)))
+
+    frames, joints = [], []
+    for k in range(6):
+        bi, bj = (f"rod{k}" if k > 0 else None), (f"rod{k + 1}" if k < 5 else None)
+        frames += [frame(f"h{k}i", bi, pts[k], BRICARD_AXES[k]), frame(f"h{k}j", bj, pts[k], BRICARD_AXES[k])]
+        joints.append(Joint(name=f"hinge{k}", type="revolute", frame_i=f"h{k}i", frame_j=f"h{k}j"))
+    return Model(name="bricard", bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints),
+                 settings=SolverSettings(end_time=10.0, output_rate=100.0, integrator="DOP853", rtol=1e-8,
+                                         atol=1e-10, gravity=(0.0, -9810.0, 0.0)))
+
+
 def main():
     OUT.mkdir(exist_ok=True)
-    for build in (pendulum, crank_rocker, slider_crank, andrews_squeezer):
+    for build in (pendulum, crank_rocker, slider_crank, andrews_squeezer, bricard):
         model = build()
         path = OUT / f"{model.name}.json"
         save_model(model, path)
