@@ -25,10 +25,10 @@ from ..errors import Issue, SolverError
 from ..model import spec
 from ..model.compile import CompiledModel, compile_model
 from ..results import Results
-from ..spatial import cross, quat_mul, quat_unwrap
+from ..spatial import cross, quat_unwrap
 from . import batch
 from .interpolate import StepHermite
-from .system import System, _rotation_quat
+from .system import System, rotated
 
 log = logging.getLogger(__name__)
 
@@ -417,7 +417,7 @@ class _Run:
         y_new = y.copy()
         y_new[sysm.sl_u] = u
         y_new[sysm.sl_x] = y[sysm.sl_x] + h * u[:3 * n]
-        y_new[sysm.sl_q] = quat_mul(_rotation_quat(h * w), B.q).ravel()
+        y_new[sysm.sl_q] = rotated(B.q, h * w).ravel()
         if sysm.n_angles:
             y_new[sysm.sl_a] = y[sysm.sl_a] + h * sysm._coordinate_rates(np.concatenate([w, np.zeros((1, 3))]), coords, sysm.angle_coords)
         return y_new

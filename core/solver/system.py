@@ -32,7 +32,7 @@ from ..forces.elements import AppliedForces, Bushings, RotationalSprings, Transl
 from ..joints import build_layout
 from ..joints import primitives as prim
 from ..model.compile import CompiledModel
-from ..spatial import cross, quat_mul
+from ..spatial import cross
 from . import schur
 from .rows import JointRows
 
@@ -609,8 +609,7 @@ class System:
             delta = -self._correction(B, rows, Cp, keep)
             moved = max(moved, float(np.max(np.abs(delta))))
             y[self.sl_x] += delta[:3 * n]
-            dq = _rotation_quat(delta[3 * n:].reshape(n, 3))
-            y[self.sl_q] = quat_mul(dq, B.q).ravel()
+            y[self.sl_q] = rotated(B.q, delta[3 * n:].reshape(n, 3)).ravel()
             self._resync_angles(t, y)
         y[self.sl_q] = (y[self.sl_q].reshape(n, 4) /
                         np.linalg.norm(y[self.sl_q].reshape(n, 4), axis=1, keepdims=True)).ravel()
@@ -657,9 +656,12 @@ class System:
         return int(self.n_rows - np.sum(sv > tol))
 
 
-def _rotation_quat(phi):
-    """Unit quaternions (n, 4) of rotation vectors (n, 3)."""
-    ang = np.linalg.norm(phi, axis=1)
-    half = 0.5 * ang
-    s = np.where(ang > 1e-12, np.sin(half) / np.maximum(ang, 1e-300), 0.5)
-    return np.concatenate([np.cos(half)[:, None], phi * s[:, None]], axis=1)
+def rotated(q, phi):
+    """exp([0, φ]/2) ⊗ q: unit quaternions q (n, 4) turned by world rotation vectors φ (n, 3).
+
+    cos(|φ|/2) q + (sin(|φ|/2)/|φ|) [0, φ] ⊗ q, with [0, φ] ⊗ q / 2 from the q̇ map;
+    np.sinc covers φ = 0.
+    """
+    half = 0.5 * np.sqrt(np.einsum("ij,ij->i", phi, phi))
+    dq = (q[:, :, None] * phi[:, None, :]).reshape(len(q), 12) @ _QD
+    return np.cos(half)[:, None] * q + np.sinc(half / np.pi)[:, None] * dq

@@ -11,9 +11,7 @@ import pytest
 
 from core.model import Body, Frame, GearPair, Joint, Model, Motion, RackPinion
 from core.model.compile import compile_model
-from core.solver.system import System
-from core.spatial import quat_mul
-from core.solver.system import _rotation_quat
+from core.solver.system import System, rotated
 
 JOINT_TYPES = ["fixed", "revolute", "prismatic", "cylindrical", "spherical", "universal", "planar", "distance"]
 
@@ -37,7 +35,7 @@ def _advance(system, y, dt):
     w = y[system.sl_w].reshape(n, 3)
     y[system.sl_x] += dt * v.ravel()
     q = y[system.sl_q].reshape(n, 4)
-    y[system.sl_q] = quat_mul(_rotation_quat(dt * w), q).ravel()
+    y[system.sl_q] = rotated(q, dt * w).ravel()
     return y
 
 
