@@ -32,7 +32,7 @@ from ..forces.elements import AppliedForces, Bushings, RotationalSprings, Transl
 from ..joints import build_layout
 from ..joints import primitives as prim
 from ..model.compile import CompiledModel
-from ..spatial import cross
+from ..spatial import cross, skew
 from . import schur
 from .rows import JointRows
 
@@ -40,6 +40,11 @@ from .rows import JointRows
 _PROJECTION_ITERATIONS = 12
 #: constraint error (m or rad) at which the projection has converged
 _PROJECTION_CONVERGED = 1e-12
+#: Newton iterations of the stepper's rotation update (System._spin) and their relative stop
+_SPIN_ITERATIONS = 8
+_SPIN_CONVERGED = 1e-14
+#: (3, 9): a @ _SKEW is the cross-product matrix of a, row-major
+_SKEW = skew(np.eye(3)).reshape(3, 9)
 
 
 def _quadratic_maps():
@@ -281,6 +286,8 @@ class System:
         end_row = np.concatenate([self.rows.end_row, np.array(ce_row, int)])
         end_body = np.concatenate([self.rows.end_body, np.array(ce_body, int)])
         cols = schur.split_columns(end_body, n)
+        # bodies that no constraint row acts on (see velocity_step)
+        self._unjointed = np.setdiff1d(np.arange(n), end_body)
         self.sparse = schur.use_sparse(m, 6 * n)
         flat = (end_row[:, None] * (6 * n) + cols).ravel()
         if self.sparse:
@@ -420,15 +427,17 @@ class System:
                          axis=-1) * self.motion_scale for name in ("__call__", "d1", "d2")]
 
     # ------------------------------------------------------------------ dynamics
-    def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True):
+    def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True, gyroscopic=True):
         """Generalized applied forces (2, n, 3): [force, torque about the COM] per body, world axes.
 
         With ``details`` also a dict of per-element outputs (else None). K may be
         None when the model has no springs, bushings or measured coordinates.
+        ``gyroscopic``: include −ω × I_W ω (the stepper integrates it itself).
         """
         n = self.n
         F = self._f_gravity.copy()
-        F[1] -= cross(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0])
+        if gyroscopic:
+            F[1] -= cross(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0])
         if self._gravity_only and not details:
             return F, None
         wrench = None
@@ -535,14 +544,46 @@ class System:
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
         rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
-        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False)
+        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False)
         Mi = None if self.sparse else self._minv(B)
-        u = y[self.sl_u] + h * self._minv_dot(B, F.ravel(), Mi)
+        w = B.w + h * (B.I_W_inv @ (F[1] - cross(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0]))[:, :, None])[:, :, 0]
+        if len(self._unjointed):
+            w[self._unjointed] = self._spin(B, F[1], h, self._unjointed)
+        u = np.concatenate([(B.v + h * self._inv_mass[:, None] * F[0]).ravel(), w.ravel()])
         if rows is None:
             return B, u, None
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
         return B, self._constrained(B, rows, u, b, Mi)[0], rows.coords
+
+    def _spin(self, B: Bodies, tau, h, k):
+        """Angular velocities (len(k), 3) of bodies ``k`` after a step h under the torques
+        ``tau`` (n, 3), world axes.
+
+        Euler's equations in body axes by the implicit midpoint rule,
+        I (ω' − ω) + h ω_m × I ω_m = h τ with ω_m = (ω + ω')/2, solved by Newton from
+        the explicit step: a torque-free body keeps its kinetic energy and |I ω|
+        exactly. The explicit gyroscopic term makes a tumbling body gain energy
+        (+191 % in 5 s for a body spun at 50 rad/s near its intermediate axis, h = 1 ms).
+        Used for the bodies that no joint holds: for a jointed body the constraint
+        impulse follows the rotation update within the step, and there the explicit
+        term measured closer (a heavy top on a ball joint, h = 1 ms, 2 s: axis 0.42
+        against 0.56 off the exact solution, energy −0.14 against −0.30 J).
+        """
+        R, I = B.R[k], self.I_B[k]
+        w = np.einsum("nji,nj->ni", R, B.w[k])                  # Rᵀ ω
+        tb = np.einsum("nji,nj->ni", R, tau[k])
+        x = w + h * np.einsum("nij,nj->ni", self.I_B_inv[k], tb - cross(w, np.einsum("nij,nj->ni", I, w)))
+        for _ in range(_SPIN_ITERATIONS):
+            m = 0.5 * (w + x)
+            Im = np.einsum("nij,nj->ni", I, m)
+            g = np.einsum("nij,nj->ni", I, x - w) + h * (cross(m, Im) - tb)
+            jac = I + (0.5 * h) * ((m @ _SKEW).reshape(-1, 3, 3) @ I - (Im @ _SKEW).reshape(-1, 3, 3))
+            dx = np.linalg.solve(jac, g[..., None])[..., 0]
+            x -= dx
+            if not np.max(np.abs(dx)) > _SPIN_CONVERGED * np.max(np.abs(x)):
+                break
+        return np.einsum("nij,nj->ni", R, x)
 
     def _minv_dot(self, B: Bodies, f, Mi=None):
         """M⁻¹ f for a split-layout f (6n,); Mi is the dense M⁻¹ of small models."""

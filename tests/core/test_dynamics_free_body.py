@@ -106,6 +106,35 @@ def test_torque_free_intermediate_axis_flips():
     assert np.max(np.abs(w_body - ref)) < 2e-4
 
 
+def test_stepper_keeps_the_energy_of_a_tumbling_body():
+    """Spun at 50 rad/s near its intermediate axis, stepper at h = 1 ms for 5 s (15 flips).
+
+    The stepper turns free bodies by the implicit midpoint rule on Euler's
+    equations, which keeps the kinetic energy and |H| of a torque-free body:
+    measured 1.0e-13 and 5.2e-14 relative (1e-10 allowed). The explicit
+    gyroscopic term gained 191 % of the energy and 70 % of |H| here, the spin
+    growing to 80 rad/s. H's direction drifts at first order with the step
+    (the rotation update uses the step's end velocity): 1.5e-2 relative, 3e-2
+    allowed.
+    """
+    I = np.array([1e4, 2e4, 3e4])  # kg·mm²
+    w0 = np.array([1.0, 50.0, 1.0])
+    body = Body(name="T", mass=2.0, inertia=(*I, 0, 0, 0), angular_velocity=tuple(w0))
+    r = core.simulate(Model(bodies=(body,), settings=SolverSettings(
+        end_time=5.0, output_rate=100, integrator="stepper", step=1e-3, gravity=(0.0, 0.0, 0.0))))
+    assert r.success, r.message
+    I_W, R = world_inertia(r, np.diag(I * 1e-6))
+    w = r.angular_velocity[:, 0]
+    H = np.einsum("tij,tj->ti", I_W, w)
+    h0 = np.linalg.norm(H[0])
+    E = r.kinetic_energy
+    assert np.max(np.abs(E - E[0])) < 1e-10 * E[0]
+    assert np.max(np.abs(np.linalg.norm(H, axis=1) - h0)) < 1e-10 * h0
+    assert np.max(np.linalg.norm(H - H[0], axis=1)) < 3e-2 * h0
+    w_body = np.einsum("tji,tj->ti", R, w)
+    assert np.count_nonzero(np.diff(np.sign(w_body[:, 1])) != 0) >= 10
+
+
 @pytest.mark.parametrize("direction", ["space_fixed", "body_fixed"])
 def test_space_fixed_vs_body_fixed_force_on_spinning_body(direction):
     """A body spinning about Z at ω with F = 2 N along its X axis at a point a = 50 mm along X.
