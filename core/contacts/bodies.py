@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import Issue
 from .geometry import prepare_geometry
 from .pair import ContactPair, ContactParams
 
 _EYE = np.eye(3)
 _ZERO = np.zeros(3)
+#: h·ω of a fixed step against a contact's oscillation at its deepest depth above which
+#: depth_issues warns, and the h·ω of the step it advises
+STEP_OMEGA = 0.3
+STEP_OMEGA_ADVISED = 0.1
 
 
 class ContactSet:
@@ -61,6 +66,53 @@ class ContactSet:
         return dict(contact_queries=sum(p.stats.total_queries for p in self.pairs),
                     contact_skipped=sum(p.stats.total_skipped for p in self.pairs),
                     contact_tests=sum(p.stats.total_pairs for p in self.pairs))
+
+    def depth_issues(self, h: float | None, mass, integrator: str) -> list:
+        """Warnings after a run from each contact's deepest penetration (``stats.deepest``).
+
+        * Depth within 10 % of the depth band: vertices past the band get no
+          force, so parts may have passed through each other.
+        * Fixed steps (``h`` in s; None for adaptive integrators): the contact
+          oscillates at ω = sqrt(e k δ^(e−1) / m) at depth δ (m the reduced mass
+          of its moving bodies, ``mass`` (n,) kg); explicit fixed steps lose
+          stability near h·ω = 2 (symplectic Euler), and an impact that lands on
+          a corner sees a lighter effective mass. Measured on a 20 mm steel die
+          dropped 60 mm on a plate (k = 1e4 N/mm^1.5, stepper), h·ω at the
+          deepest depth: 0.19 came to rest, 0.39 and above fell through the
+          plate or threw the die metres up (0.27 at 3e-5 s still bounced it higher
+          than it fell: a corner impact sees a lighter effective mass); the
+          bundled cam example (a linear contact held closed) runs at 0.28. Above
+          :data:`STEP_OMEGA` a warning advises the step at :data:`STEP_OMEGA_ADVISED`.
+        """
+        out = []
+        m_ext = np.concatenate([np.asarray(mass, float), [np.inf]])
+        for name, pair, i, j, band in zip(self.names, self.pairs, self.bi, self.bj, self.band):
+            deepest = pair.stats.deepest
+            if deepest <= 0.0:
+                continue
+            if deepest > 0.9 * band:
+                out.append(Issue(
+                    "warning", "contact-too-deep", f"contact '{name}'",
+                    f"the penetration reached {deepest * 1e3:.3g} mm of the {band * 1e3:.3g} mm depth band; "
+                    "vertices deeper than the band get no force, so the parts may have passed through "
+                    "each other",
+                    "Use a stiffer contact, or a smaller step."))
+            if h is None:
+                continue
+            mi, mj = m_ext[i], m_ext[j]
+            m_red = mi * mj / (mi + mj) if np.isfinite(mi) and np.isfinite(mj) else min(mi, mj)
+            prm = pair.params
+            stiffness = prm.exponent * prm.k * deepest ** (prm.exponent - 1.0)      # N/m
+            omega = float(np.sqrt(stiffness / m_red))
+            if h * omega > STEP_OMEGA:
+                out.append(Issue(
+                    "warning", "contact-step-too-large", f"contact '{name}'",
+                    f"the {integrator} step of {h:.3g} s is too large for this contact: at its deepest "
+                    f"penetration ({deepest * 1e3:.3g} mm) its stiffness ({stiffness * 1e-3:.4g} N/mm) against "
+                    f"{m_red:.4g} kg oscillates with a period of {2e3 * np.pi / omega:.3g} ms, so impacts "
+                    "can gain energy, bounce away or fall through",
+                    f"Use a step of at most {STEP_OMEGA_ADVISED / omega:.2g} s, or an adaptive integrator (DOP853)."))
+        return out
 
     def step_bound(self, v, w) -> float:
         """Longest time step (s) in which no vertex can cross half of its contact's depth band.

@@ -180,7 +180,8 @@ class ContactStats:
     candidates skipped because they are still within the no-contact radius of
     their last answer, vertices sent to the nearest-surface query (after
     candidate reduction), point-triangle tests, and contact points.
-    ``total_*`` add up over all evaluations.
+    ``total_*`` add up over all evaluations; ``deepest`` is the largest depth
+    that gave a force in any evaluation (m).
     """
 
     evaluations: int = 0
@@ -193,6 +194,7 @@ class ContactStats:
     total_skipped: int = 0
     total_queries: int = 0
     total_pairs: int = 0
+    deepest: float = 0.0
 
     def reset(self) -> None:
         for name in self.__slots__:
@@ -401,6 +403,7 @@ class ContactPair:
         depth = np.concatenate([r[2] for _, r in found])
         s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
         st.contacts = len(depth)
+        st.deepest = max(st.deepest, float(depth.max()))
         return self._wrenches(pts, nrm, depth, s, x_i, v_i, w_i, x_j, v_j, w_j, details)
 
     def freeze(self, R_i, x_i, R_j, x_j):

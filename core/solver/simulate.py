@@ -303,6 +303,8 @@ class _Run:
             status, message = "failed", str(exc)
         except SolverError as exc:
             status, message = "failed", str(exc)
+        self.warnings.extend(sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.step,
+                                                        sysm.mass, s.integrator))
         for w in self.warnings:
             log.warning("%s", w)
         return self.collect(status, message, redundant, moved)

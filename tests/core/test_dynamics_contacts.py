@@ -350,6 +350,29 @@ def test_a_cylinder_rolls_down_the_incline_at_two_thirds_of_the_sliding_accelera
     assert res.angular_velocity[-1, 0, 1] * r * 1e-3 == pytest.approx(res.velocity[-1, 0, 0], rel=5e-2)
 
 
+def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use():
+    # the stepper at 1 ms on a 1 kg ball (k = 1000 N/mm^1.5, deepest 0.2 mm: 667 N/mm, a 7.7 ms
+    # period, h·ω = 0.82) gets a warning naming the step (1.2e-4 s, h·ω = 0.1); at 0.1 ms none
+    def run(h):
+        m = _sphere_model(25.5, 0.0, 0.05, k=1000.0)
+        return core.simulate(replace(m, settings=replace(m.settings, integrator="stepper", step=h)))
+    coarse = run(1e-3)
+    assert coarse.success
+    (w,) = [w for w in coarse.warnings if "contact 'C'" in w]
+    assert "stepper step of 0.001 s is too large" in w and "at most 0.00012 s" in w
+    assert not [w for w in run(1e-4).warnings if "contact 'C'" in w]
+
+
+def test_a_contact_too_soft_for_its_load_is_reported_when_parts_pass_through():
+    # 10 kg on k = 5 N/mm^1.5 needs 7.3 mm of depth, past the 1 mm band: the ball sinks through
+    # the plate, and the run says so (DOP853 itself is accurate here)
+    m = _sphere_model(25.0, 0.0, 0.03, k=5.0)
+    r = core.simulate(replace(m, bodies=(replace(m.bodies[0], mass=10.0), m.bodies[1])))
+    assert r.success
+    assert r.com[-1, 0, 2] * 1e3 < 25.0 - 1.0
+    assert any("contact 'C': the penetration reached 1 mm of the 1 mm depth band" in w for w in r.warnings)
+
+
 def _gear_pair(integrator):
     """Two 10-tooth gears (root/tip radius 10/13 mm, 4 mm wide) meshing on revolutes 23.4 mm apart,
     an e-motor on A against a load torque on B; A starts at 40 rad/s (the first tooth impact
