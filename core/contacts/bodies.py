@@ -67,26 +67,30 @@ class ContactSet:
                     contact_skipped=sum(p.stats.total_skipped for p in self.pairs),
                     contact_tests=sum(p.stats.total_pairs for p in self.pairs))
 
-    def depth_issues(self, h: float | None, mass, integrator: str) -> list:
+    def depth_issues(self, h: float | None, mass, free_turn, integrator: str) -> list:
         """Warnings after a run from each contact's deepest penetration (``stats.deepest``).
 
         * Depth within 10 % of the depth band: vertices past the band get no
           force, so parts may have passed through each other.
         * Fixed steps (``h`` in s; None for adaptive integrators): the contact
-          oscillates at ω = sqrt(e k δ^(e−1) / m) at depth δ (m the reduced mass
-          of its moving bodies, ``mass`` (n,) kg); explicit fixed steps lose
-          stability near h·ω = 2 (symplectic Euler), and an impact that lands on
-          a corner sees a lighter effective mass. Measured on a 20 mm steel die
-          dropped 60 mm on a plate (k = 1e4 N/mm^1.5, stepper), h·ω at the
-          deepest depth: 0.19 came to rest, 0.39 and above fell through the
-          plate or threw the die metres up (0.27 at 3e-5 s still bounced it higher
-          than it fell: a corner impact sees a lighter effective mass); the
-          bundled cam example (a linear contact held closed) runs at 0.28. Above
-          :data:`STEP_OMEGA` a warning advises the step at :data:`STEP_OMEGA_ADVISED`.
+          oscillates at ω = sqrt(e k δ^(e−1) / m) at depth δ, m the reduced
+          mass of its bodies' effective masses. ``mass`` (n,) kg; ``free_turn``
+          (n,) 1/I_min (kg⁻¹m⁻²) of the bodies no joint holds, else 0: such a
+          body hit at its farthest vertex r also turns, 1/m_eff = 1/m + r²/I_min
+          (a 20 mm cube: m/5.5). Explicit fixed steps lose stability near
+          h·ω = 2 (symplectic Euler); impacts go wrong far earlier. Measured on
+          a 20 mm steel die dropped 60 mm on a plate (k = 1e4 N/mm^1.5, stepper,
+          the first 0.3 s), h·ω at the deepest depth with m_eff: 0.26 (2e-5 s)
+          came to rest, 0.45 (3e-5 s) bounced higher than it fell, 0.78 and
+          2.1 (5e-5, 1e-4 s) threw it 0.8 and 2 m up; the bundled cam example (a
+          follower on a prismatic joint, a linear contact held closed) runs at
+          0.28. Above :data:`STEP_OMEGA` a warning advises the step at
+          :data:`STEP_OMEGA_ADVISED`.
         """
         out = []
-        m_ext = np.concatenate([np.asarray(mass, float), [np.inf]])
-        for name, pair, i, j, band in zip(self.names, self.pairs, self.bi, self.bj, self.band):
+        inv_m = np.concatenate([1.0 / np.asarray(mass, float), [0.0]])
+        turn = np.concatenate([np.asarray(free_turn, float), [0.0]])
+        for name, pair, i, j, band, reach in zip(self.names, self.pairs, self.bi, self.bj, self.band, self.reach):
             deepest = pair.stats.deepest
             if deepest <= 0.0:
                 continue
@@ -99,8 +103,7 @@ class ContactSet:
                     "Use a stiffer contact, or a smaller step."))
             if h is None:
                 continue
-            mi, mj = m_ext[i], m_ext[j]
-            m_red = mi * mj / (mi + mj) if np.isfinite(mi) and np.isfinite(mj) else min(mi, mj)
+            m_red = 1.0 / (inv_m[i] + reach[0] ** 2 * turn[i] + inv_m[j] + reach[1] ** 2 * turn[j])
             prm = pair.params
             stiffness = prm.exponent * prm.k * deepest ** (prm.exponent - 1.0)      # N/m
             omega = float(np.sqrt(stiffness / m_red))
@@ -108,8 +111,8 @@ class ContactSet:
                 out.append(Issue(
                     "warning", "contact-step-too-large", f"contact '{name}'",
                     f"the {integrator} step of {h:.3g} s is too large for this contact: at its deepest "
-                    f"penetration ({deepest * 1e3:.3g} mm) its stiffness ({stiffness * 1e-3:.4g} N/mm) against "
-                    f"{m_red:.4g} kg oscillates with a period of {2e3 * np.pi / omega:.3g} ms, so impacts "
+                    f"penetration ({deepest * 1e3:.3g} mm) its stiffness ({stiffness * 1e-3:.4g} N/mm) against an "
+                    f"effective mass of {m_red:.4g} kg oscillates with a period of {2e3 * np.pi / omega:.3g} ms, so impacts "
                     "can gain energy, bounce away or fall through",
                     f"Use a step of at most {STEP_OMEGA_ADVISED / omega:.2g} s, or an adaptive integrator (DOP853)."))
         return out

@@ -304,7 +304,7 @@ class _Run:
         except SolverError as exc:
             status, message = "failed", str(exc)
         self.warnings.extend(sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.step,
-                                                        sysm.mass, s.integrator))
+                                                        sysm.mass, sysm.free_turn(), s.integrator))
         for w in self.warnings:
             log.warning("%s", w)
         return self.collect(status, message, redundant, moved)

@@ -556,6 +556,13 @@ class System:
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
         return B, self._constrained(B, rows, u, b, Mi)[0], rows.coords
 
+    def free_turn(self):
+        """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""
+        out = np.zeros(self.n)
+        if len(self._unjointed):
+            out[self._unjointed] = 1.0 / np.linalg.eigvalsh(self.I_B[self._unjointed])[:, 0]
+        return out
+
     def _spin(self, B: Bodies, tau, h, k):
         """Angular velocities (len(k), 3) of bodies ``k`` after a step h under the torques
         ``tau`` (n, 3), world axes.
