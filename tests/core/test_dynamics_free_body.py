@@ -188,6 +188,37 @@ def test_space_fixed_vs_body_fixed_force_on_spinning_body(direction):
     assert np.min(arm[:, 0]) < -0.9 * a
 
 
+TOP = dict(mass=1.0, l=0.1, g=9.81, i_perp=2e-3, i_ax=4e-3, th0=math.radians(30.0), spin=50.0)
+
+
+def _top(**settings):
+    """Lagrange's top (see the test below) on a ball joint at the origin, world units SI in TOP."""
+    mass, l, g, i_perp, i_ax, th0, spin = (TOP[k] for k in ("mass", "l", "g", "i_perp", "i_ax", "th0", "spin"))
+    e3_0 = np.array([0.0, -math.sin(th0), math.cos(th0)])      # the axis turned about world x
+    body = Body(name="top", mass=mass, com=(0, 0, 0), inertia=(i_perp * 1e6, i_perp * 1e6, i_ax * 1e6, 0, 0, 0),
+                position=tuple(l * e3_0 * 1e3), orientation=(math.cos(th0 / 2), math.sin(th0 / 2), 0.0, 0.0),
+                angular_velocity=tuple(spin * e3_0))
+    return Model(bodies=(body,), frames=(Frame(name="pivot"), Frame(name="tip", body="top", position=(0, 0, -l * 1e3))),
+                 joints=(Joint(name="ball", type="spherical", frame_i="pivot", frame_j="tip"),),
+                 settings=SolverSettings(end_time=2.0, output_rate=100, gravity=(0.0, 0.0, -g * 1e3), **settings))
+
+
+def _top_axis(t):
+    """The top's axis (T, 3) from the Euler-angle equations (z-x-z): A θ'' = A φ'² sinθ cosθ −
+    C ω3 φ' sinθ + m g l sinθ, with φ' = C ω3 (cosθ0 − cosθ) / (A sin²θ) from the conserved
+    vertical momentum; scipy at rtol 1e-13."""
+    mass, l, g, i_perp, i_ax, th0, spin = (TOP[k] for k in ("mass", "l", "g", "i_perp", "i_ax", "th0", "spin"))
+    A, C = i_perp + mass * l * l, i_ax
+
+    def f(_, y):
+        th, thd, _ = y
+        phd = C * spin * (math.cos(th0) - math.cos(th)) / (A * math.sin(th) ** 2)
+        return [thd, (A * phd ** 2 * math.cos(th) - C * spin * phd + mass * g * l) * math.sin(th) / A, phd]
+
+    th, _, ph = solve_ivp(f, (0.0, t[-1]), [th0, 0.0, 0.0], method="DOP853", rtol=1e-13, atol=1e-14, t_eval=t).y
+    return np.stack([np.sin(th) * np.sin(ph), -np.sin(th) * np.cos(ph), np.cos(th)], axis=1)
+
+
 def test_heavy_symmetric_top_on_a_spherical_joint():
     """Lagrange's top: a symmetric body on a ball joint at its axis, under gravity, 2 s.
 
@@ -201,33 +232,12 @@ def test_heavy_symmetric_top_on_a_spherical_joint():
     the vertical through the pivot, and the spin ω·e3 (measured 1.1e-9 J,
     3.3e-10 and 8.9e-11 relative; 1e-7 allowed).
     """
-    mass, l, g = 1.0, 0.1, 9.81
-    i_perp, i_ax, th0, spin = 2e-3, 4e-3, math.radians(30.0), 50.0
-    e3_0 = np.array([0.0, -math.sin(th0), math.cos(th0)])      # the axis turned about world x
-    body = Body(name="top", mass=mass, com=(0, 0, 0), inertia=(i_perp * 1e6, i_perp * 1e6, i_ax * 1e6, 0, 0, 0),
-                position=tuple(l * e3_0 * 1e3), orientation=(math.cos(th0 / 2), math.sin(th0 / 2), 0.0, 0.0),
-                angular_velocity=tuple(spin * e3_0))
-    model = Model(bodies=(body,), frames=(Frame(name="pivot"), Frame(name="tip", body="top", position=(0, 0, -l * 1e3))),
-                  joints=(Joint(name="ball", type="spherical", frame_i="pivot", frame_j="tip"),),
-                  settings=SolverSettings(end_time=2.0, output_rate=100, rtol=1e-8, atol=1e-10,
-                                          gravity=(0.0, 0.0, -g * 1e3)))
-    r = core.simulate(model)
+    mass, l, g, i_perp, i_ax, th0, spin = (TOP[k] for k in ("mass", "l", "g", "i_perp", "i_ax", "th0", "spin"))
+    r = core.simulate(_top(rtol=1e-8, atol=1e-10))
     assert r.success, r.message
     e3 = r.com[:, 0] / l
-
-    # Euler angles (z-x-z): A θ'' = A φ'² sinθ cosθ − C ω3 φ' sinθ + m g l sinθ, with
-    # φ' = C ω3 (cosθ0 − cosθ) / (A sin²θ) from the conserved vertical momentum
+    assert np.max(np.abs(e3 - _top_axis(r.t))) < 1e-7
     A, C = i_perp + mass * l * l, i_ax
-
-    def f(_, y):
-        th, thd, _ = y
-        phd = C * spin * (math.cos(th0) - math.cos(th)) / (A * math.sin(th) ** 2)
-        return [thd, (A * phd ** 2 * math.cos(th) - C * spin * phd + mass * g * l) * math.sin(th) / A, phd]
-
-    th, _, ph = solve_ivp(f, (0.0, r.t[-1]), [th0, 0.0, 0.0], method="DOP853", rtol=1e-13, atol=1e-14,
-                          t_eval=r.t).y
-    ref = np.stack([np.sin(th) * np.sin(ph), -np.sin(th) * np.cos(ph), np.cos(th)], axis=1)
-    assert np.max(np.abs(e3 - ref)) < 1e-7
 
     # lowest axis: (C ω3)² (u0 − u) = 2 A m g l (1 − u²), u = cos θ1 < u0
     a, b = 2 * A * mass * g * l, (C * spin) ** 2
@@ -243,3 +253,16 @@ def test_heavy_symmetric_top_on_a_spherical_joint():
     assert np.ptp(h_pivot[:, 2]) < 1e-7 * C * spin
     assert np.ptp(np.einsum("ti,ti->t", w, e3)) < 1e-7 * spin
     assert np.ptp(r.total_energy) < 1e-7
+
+
+def test_stepper_turns_a_heavy_top_with_the_gyroscopic_torque_at_the_mean_velocity():
+    """The same top with the stepper at h = 1 ms: the ball joint's impulse follows the
+    rotation update within the step, so the gyroscopic torque is taken again at the mean of
+    the step's start and end angular velocities. Measured: axis 0.031 off the exact solution
+    over 2 s (0.42 with the torque at the start velocity), energy +0.0069 J of 5.85 J (−0.14 J);
+    0.05 and 0.02 J allowed."""
+    r = core.simulate(_top(integrator="stepper", step=1e-3))
+    assert r.success, r.message
+    assert np.max(np.abs(r.com[:, 0] / TOP["l"] - _top_axis(r.t))) < 0.05
+    e = r.total_energy
+    assert np.max(np.abs(e - e[0])) < 0.02
