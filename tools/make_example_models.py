@@ -208,7 +208,8 @@ def bricard() -> Model:
     The rods run along the edges O-P1-...-P5 of a unit cube (O and P5 on the
     ground), each hinge axis normal to both rods it joins; gravity along -Y.
     Grübler's count gives no mobility, yet it moves with one degree of freedom
-    (one redundant equation). tests/core/test_bricard.py checks the run.
+    (one redundant equation). Released at rest (the benchmark's own initial velocity was not
+    available offline). tests/core/test_bricard.py checks the run.
     """
     length, side, mass = BRICARD_ROD
     pts = BRICARD_POINTS * 1e3

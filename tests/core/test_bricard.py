@@ -4,8 +4,10 @@ The bundled example ``examples/bricard.json`` (written by
 ``tools/make_example_models.py``): five 1 m, 1 kg rods of 0.1 m square section
 along the edges O-P1-P2-P3-P4-P5 of a unit cube, O and P5 hinged to the
 ground, every hinge axis normal to both rods it joins; gravity along -Y,
-released at rest. Grübler: 5 × 6 − 6 × 5 = 0, yet the linkage moves with one
-degree of freedom, so one of the 30 equations is redundant everywhere along
+released at rest (the geometry and data of the A04 description; its initial
+velocity and reference trajectory were not available offline, so this run
+starts at rest and is checked against physics, not against published numbers).
+Grübler: 5 × 6 − 6 × 5 = 0, yet the linkage moves with one degree of freedom, so one of the 30 equations is redundant everywhere along
 the motion (its configuration space is a smooth closed curve, no bifurcation).
 
 A conservative one-degree-of-freedom system whose constraints hold is fixed by
