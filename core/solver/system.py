@@ -554,26 +554,30 @@ class System:
         K = self.kinematics(B) if self._needs_kin else None
         rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
         F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False)
-        Mi = None if self.sparse else self._minv(B)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
-        gyro = cross(B.w, (B.I_W @ B.w[:, :, None])[:, :, 0])
-        w = B.w + h * (B.I_W_inv @ (F[1] - gyro)[:, :, None])[:, :, 0]
         free = self._unjointed
-        if len(free):
-            w[free] = self._spin(B, F[1], h, free)
+
+        def free_velocity(w_gyro):
+            """(u*, the jointed bodies' gyroscopic turn) with that torque taken at ``w_gyro``."""
+            gyro = h * (B.I_W_inv @ cross(w_gyro, (B.I_W @ w_gyro[:, :, None])[:, :, 0])[:, :, None])[:, :, 0]
+            w = B.w + h * (B.I_W_inv @ F[1][:, :, None])[:, :, 0] - gyro
+            if len(free):
+                w[free] = spun
+                gyro[free] = 0.0
+            return np.concatenate([lin, w.ravel()]), gyro
+
+        spun = self._spin(B, F[1], h, free) if len(free) else None
+        u_free, gyro = free_velocity(B.w)
         if rows is None:
-            return B, np.concatenate([lin, w.ravel()]), None
+            return B, u_free, None
+        Mi = None if self.sparse else self._minv(B)
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
-        u = self._constrained(B, rows, np.concatenate([lin, w.ravel()]), b, Mi)[0]
-        # the jointed bodies' gyroscopic turn in this step (zero for a body turning about a principal axis)
-        gyro_turn = h * (B.I_W_inv @ gyro[:, :, None])[:, :, 0]
-        gyro_turn[free] = 0.0
-        if np.max(np.abs(gyro_turn), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
-            wm = 0.5 * (B.w + u[3 * self.n:].reshape(-1, 3))
-            w2 = B.w + h * (B.I_W_inv @ (F[1] - cross(wm, (B.I_W @ wm[:, :, None])[:, :, 0]))[:, :, None])[:, :, 0]
-            w2[free] = w[free]
-            u = self._constrained(B, rows, np.concatenate([lin, w2.ravel()]), b, Mi)[0]
+        u = self._constrained(B, rows, u_free, b, Mi)[0]
+        # jointed bodies that their gyroscopic torque turns at all (none turning about a principal axis)
+        if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
+            u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
+            u = self._constrained(B, rows, u_free, b, Mi)[0]
         return B, u, rows.coords
 
     def free_turn(self):
