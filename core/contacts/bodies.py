@@ -60,15 +60,28 @@ class ContactSet:
     def counters(self) -> dict:
         """Narrow-phase work of the run so far, summed over the pairs (for ``Results.stats``; empty
         without contacts): vertices queried, candidates skipped within their clearance, and
-        point-triangle tests, over the right-hand sides and the output frames' telemetry."""
+        point-triangle tests, over the right-hand sides and the output frames' telemetry; and
+        the deepest penetration of any contact at a state the integrator accepted (m), between
+        the output frames too."""
         if not self.pairs:
             return {}
         return dict(contact_queries=sum(p.stats.total_queries for p in self.pairs),
                     contact_skipped=sum(p.stats.total_skipped for p in self.pairs),
-                    contact_tests=sum(p.stats.total_pairs for p in self.pairs))
+                    contact_tests=sum(p.stats.total_pairs for p in self.pairs),
+                    contact_deepest=max(p.stats.deepest for p in self.pairs))
+
+    def depths(self) -> np.ndarray:
+        """(k,) m: each pair's deepest penetration in its last evaluation (0 where none)."""
+        return np.array([p.stats.last_deepest for p in self.pairs])
+
+    def note_accepted(self, depths) -> None:
+        """Fold :meth:`depths` of a state the integrator accepted into each pair's ``stats.deepest``."""
+        for pair, d in zip(self.pairs, depths):
+            pair.stats.deepest = max(pair.stats.deepest, float(d))
 
     def depth_issues(self, h: float | None, mass, free_turn, integrator: str) -> list:
-        """Warnings after a run from each contact's deepest penetration (``stats.deepest``).
+        """Warnings after a run from each contact's deepest penetration at an accepted
+        state (``stats.deepest``, see :meth:`note_accepted`).
 
         * Depth within 10 % of the depth band: vertices past the band get no
           force, so parts may have passed through each other.

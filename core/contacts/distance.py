@@ -33,8 +33,12 @@ closest one for some point of the parent, so each child tests only its
 parent's list, and cells that cannot hold an inside point of depth at most
 ``band`` (``sd(c) >= r`` outside, ``sd(c) < -(band + r)`` too deep; the
 signed distance ``sd`` is 1-Lipschitz) are dropped with their descendants.
-The lists are complete, not minimal: on average 3-5 times the number of
-triangles whose closest-point regions meet the cell.
+At the last level a leaf also drops the triangles whose closest-point
+regions (the normal cones of their face, edges and vertices) cannot meet it
+(:class:`FeatureRegions`): deep under a curved surface the distance bounds
+keep every triangle within about ``sqrt(2 depth h)``, the regions only those
+above and below the cell.  On tori of 1k, 10k and 100k triangles this cut the
+lists from 4.0, 11.2 and 20.9 triangles per cell to 2.3, 4.9 and 7.3.
 """
 from __future__ import annotations
 
@@ -80,6 +84,9 @@ _LOCAL_STRIDE = np.array([1 << (2 * BLOCK_SHIFT), 1 << BLOCK_SHIFT, 1], dtype=np
 #: more cells to build and store; ContactGeometry.cell_size also caps it by
 #: the depth band and a cell budget)
 CELL_SIZE_FACTOR = 0.6
+#: the leaves' lists keep only triangles whose closest-point regions can meet
+#: the cell (:class:`FeatureRegions`); a switch for measuring it
+REGION_FILTER = True
 
 # feature codes of the closest point (which pseudo-normal gives the sign)
 FACE, EDGE_AB, EDGE_BC, EDGE_CA, VERT_A, VERT_B, VERT_C = range(7)
@@ -171,6 +178,7 @@ class TriangleSet:
         # normal of a point on the surface)
         pn = np.concatenate([self.face_normal[:, None, :], self.edge_pn, self.vert_pn], axis=1)
         self.pn_table = pn / np.maximum(np.linalg.norm(pn, axis=2), 1e-300)[:, :, None]
+        self._pn_rows = self.pn_table.reshape(-1, 3)
         # the triangles around each vertex (CSR), for the tie-break at edges and vertices
         corner_tri = np.argsort(f.ravel(), kind="stable")
         self.ring = (corner_tri // 3).astype(np.int64)
@@ -195,8 +203,9 @@ class TriangleSet:
             (``inside`` true when ``p`` is on the inner side of the closest
             feature's pseudo-normal, i.e. inside a closed mesh).
         """
-        a = self.a[tri]
-        ab, ac = self.e_ab[tri], self.e_ac[tri]
+        # np.take: row gathers about twice as fast as fancy indexing
+        a = np.take(self.a, tri, axis=0)
+        ab, ac = np.take(self.e_ab, tri, axis=0), np.take(self.e_ac, tri, axis=0)
         ap = p - a
         d1 = np.einsum("ij,ij->i", ap, ab)
         d2 = np.einsum("ij,ij->i", ap, ac)
@@ -231,7 +240,7 @@ class TriangleSet:
         diff = p - q
         dist = np.sqrt(np.einsum("ij,ij->i", diff, diff))
         # pseudo-normal of the feature: face normal, edge or vertex pseudo-normal
-        pn = self.pn_table[tri, feat]
+        pn = np.take(self._pn_rows, tri * 7 + feat, axis=0)
         side = np.einsum("ij,ij->i", diff, pn)
         return Closest(point=q, distance=dist, feature=feat, inside=side < 0.0,
                        diff=diff, pseudo_normal=pn)
@@ -404,6 +413,130 @@ def closest_points_brute(tris: TriangleSet, points: np.ndarray) -> tuple[np.ndar
     return best_t, tris.closest(p, best_t)
 
 
+class FeatureRegions:
+    """Bounds of the regions of space whose closest surface point is on a given triangle.
+
+    The closest point ``c`` of a point ``p`` on a closed mesh is a local
+    minimum of the distance, so ``p - c`` lies in the surface's normal cone at
+    ``c``: along the face normal inside a face (``p`` projects into the
+    triangle), perpendicular to an edge and on neither face's side of it
+    (``(p - c)·m <= 0`` for the in-plane directions ``m`` from the edge into its
+    two triangles), and at a vertex against every edge leaving it
+    (``(p - c)·e <= 0``).  :meth:`near` tells, per (box, triangle) pair,
+    whether some point of the box can have its closest point on the triangle:
+    each test bounds the distance from the box's centre to one of these
+    regions from below (by half-spaces that contain it) and compares it with
+    the box's half-diagonal.  Deep under a curved surface the regions narrow,
+    which the distance bounds of :meth:`SurfaceIndex._refine` cannot see: they
+    keep every triangle within about ``sqrt(2 depth h)`` of a cell, so the
+    lists grew with the mesh's fineness at a given depth band.
+
+    Only for closed manifold meshes (every edge shared by two triangles): the
+    constructor raises ``ValueError`` otherwise.
+    """
+
+    #: out-edges of a vertex used by its test (fewer give a weaker, still valid bound)
+    VERTEX_EDGES = 12
+
+    def __init__(self, tris: TriangleSet):
+        f = tris.faces
+        m = tris.m
+        corner = np.stack([tris.a, tris.a + tris.e_ab, tris.a + tris.e_ac], axis=1)      # (m, 3, 3)
+        # half-edges AB, BC, CA of every triangle: start, unit direction, length, and the
+        # in-plane direction from the edge into the triangle
+        start = corner.reshape(-1, 3)
+        end = corner[:, [1, 2, 0]].reshape(-1, 3)
+        third = corner[:, [2, 0, 1]].reshape(-1, 3)
+        d = end - start
+        length = np.linalg.norm(d, axis=1)
+        e = d / np.where(length > 0, length, 1.0)[:, None]
+        into = third - start
+        into -= np.einsum("ij,ij->i", into, e)[:, None] * e
+        into /= np.maximum(np.linalg.norm(into, axis=1), 1e-300)[:, None]
+        # the twin half-edge (the same edge in the neighbouring triangle)
+        vs, ve = f.ravel(), f[:, [1, 2, 0]].ravel()
+        n_v = int(f.max()) + 1 if m else 0
+        key = np.minimum(vs, ve) * n_v + np.maximum(vs, ve)
+        o = np.argsort(key, kind="stable")
+        ks = key[o]
+        if len(ks) % 2 or np.any(ks[0::2] != ks[1::2]) or np.any(ks[1:-1:2] == ks[2::2]):
+            raise ValueError("not a closed manifold mesh")
+        twin = np.empty(3 * m, dtype=np.int64)
+        twin[o[0::2]], twin[o[1::2]] = o[1::2], o[0::2]
+        other = into[twin]
+        s = into + other
+        ns = np.linalg.norm(s, axis=1)
+        s = np.where((ns > 1e-9)[:, None], s / np.where(ns > 0, ns, 1.0)[:, None], 0.0)
+        # one row per half-edge: start, direction, length, the x, y, z components of the
+        # three bounding directions (component-major: contiguous operands below)
+        bounds = np.stack([into, other, s], axis=2).reshape(-1, 9)
+        self.edges = np.concatenate([start, e, length[:, None], bounds], axis=1).reshape(m, 3, 16)
+        # one row per vertex: position, then its unit out-edges (one per neighbour on a
+        # closed manifold mesh; zeros pad) and their normalised sum
+        order = np.argsort(vs, kind="stable")
+        counts = np.bincount(vs, minlength=n_v)
+        rank = np.arange(3 * m) - np.repeat(np.cumsum(counts) - counts, counts)
+        k = min(self.VERTEX_EDGES, int(counts.max(initial=0)))
+        dirs = np.zeros((n_v, k + 1, 3))
+        use = rank < k
+        dirs[vs[order][use], rank[use]] = e[order][use]
+        total = np.stack([np.bincount(vs, weights=e[:, c], minlength=n_v) for c in range(3)], axis=1)
+        nt = np.linalg.norm(total, axis=1)
+        dirs[:, k] = np.where((nt > 1e-9)[:, None], total / np.where(nt > 0, nt, 1.0)[:, None], 0.0)
+        pos = np.zeros((n_v, 3))
+        pos[vs] = start
+        # component-major as the edges' bounds
+        self.vertices = np.concatenate([pos, dirs.transpose(0, 2, 1).reshape(n_v, -1)], axis=1)
+        self._nb = k + 1
+        self.tri_vertex = f
+        self.tris = tris
+
+    def near(self, o: np.ndarray, radius: float, t: np.ndarray) -> np.ndarray:
+        """Per pair (box centre ``o[k]`` (k, 3), triangle ``t[k]``): can a point within
+        ``radius`` of the centre have its closest surface point on the triangle?  (bool, (k,))"""
+        tris = self.tris
+        R = radius
+        # face: the centre's projection on the triangle's plane within R of the triangle
+        n = tris.face_normal[t]
+        h = np.einsum("ij,ij->i", o, n) - tris.nd[t]
+        q = o - h[:, None] * n
+        ok = pair_distance2(tris, q[:, 0], q[:, 1], q[:, 2], t) <= R * R
+        rest = np.flatnonzero(~ok)
+        # edges: within the edge's slab and within R of its wedge
+        if len(rest) == 0:
+            return ok
+        tr, c = t[rest], o[rest]
+        hit = np.zeros(len(rest), dtype=bool)
+        along = np.empty((len(rest), 3))                 # slab coordinate of the centre on AB, BC, CA
+        length = np.empty((len(rest), 3))
+        for k in range(3):
+            row = self.edges[tr, k]
+            w = c - row[:, 0:3]
+            s = np.einsum("ij,ij->i", w, row[:, 3:6])
+            w -= s[:, None] * row[:, 3:6]
+            low = row[:, 7:10] * w[:, 0:1]
+            low += row[:, 10:13] * w[:, 1:2]
+            low += row[:, 13:16] * w[:, 2:3]
+            hit |= (s >= -R) & (s <= row[:, 6] + R) & (np.maximum.reduce(low.T) <= R)
+            along[:, k], length[:, k] = s, row[:, 6]
+        ok[rest[hit]] = True
+        # vertices: within R of the polar cone of the out-edges.  Two of them are the
+        # triangle's own edges at the vertex, whose slab coordinates are known: the
+        # centre must be within R behind both (few pairs are, and few of those pass)
+        for k, (out, back) in enumerate(((0, 2), (1, 0), (2, 1))):
+            cand = np.flatnonzero(~hit & (along[:, out] <= R) & (along[:, back] >= length[:, back] - R))
+            if len(cand) == 0:
+                continue
+            row = self.vertices[self.tri_vertex[tr[cand], k]]
+            w = c[cand] - row[:, 0:3]
+            nb = self._nb
+            low = row[:, 3:3 + nb] * w[:, 0:1]
+            low += row[:, 3 + nb:3 + 2 * nb] * w[:, 1:2]
+            low += row[:, 3 + 2 * nb:] * w[:, 2:3]
+            ok[rest[cand[np.maximum.reduce(low.T) <= R]]] = True
+        return ok
+
+
 class Penetration:
     """Result of a penetration query, in the target's frame.
 
@@ -485,13 +618,13 @@ class SurfaceIndex:
         self.ncell = 1 << level
         # per-axis cell counts actually spanned by the box
         self.dims = np.minimum(np.ceil((hi - self.origin) * self.inv_h).astype(np.int64) + 1, self.ncell)
+        self.closed = bool(closed)
+        margin = 1e-9 * self.h + tris.tie
+        self.margin = margin
         ijk, offsets, lists, sd = self._build(size0)
         # a point nearer its cell's centre than sqrt(clear2) is outside: the
         # signed distance is 1-Lipschitz and the centre's is sd (less a margin
         # for rounding); only a closed mesh has a signed distance
-        margin = 1e-9 * self.h + tris.tie
-        self.margin = margin
-        self.closed = bool(closed)
         self.clear2 = np.square(np.maximum(sd - margin, 0.0)) if closed else np.zeros(len(sd))
         self.offsets = offsets
         self.lists = lists
@@ -518,6 +651,12 @@ class SurfaceIndex:
         sd = np.full(1, -np.inf)
         if self.level == 0:
             return ijk, offsets, lists.astype(np.int32), sd
+        regions = None
+        if self.closed and REGION_FILTER:
+            try:
+                regions = FeatureRegions(tris)
+            except ValueError:
+                log.debug("surface index: not a closed manifold mesh, lists from distance bounds only")
         for lev in range(1, self.level + 1):
             last = lev == self.level
             size = size0 / (1 << lev)
@@ -537,7 +676,7 @@ class SurfaceIndex:
             def refine(se, ijk=ijk, counts=counts, lists=lists, offsets=offsets, size=size, r=r, last=last):
                 s, e = se
                 return self._refine(ijk[s:e], counts[s:e], lists[offsets[s]:offsets[e]], corner, size, r,
-                                    band, last)
+                                    band, last, regions if last else None)
 
             # the chunks are independent and NumPy releases the GIL in its loops
             workers = min(len(chunks), BUILD_THREADS)
@@ -556,7 +695,7 @@ class SurfaceIndex:
                 break
         return ijk, offsets, lists.astype(np.int32), sd
 
-    def _refine(self, pijk, pc, plist, corner, size, r, band, last):
+    def _refine(self, pijk, pc, plist, corner, size, r, band, last, regions=None):
         """Split parents into 8 children each; keep the children that can hold contacts, with their lists.
 
         Arrays of shape (8, P) pair each child corner with each entry of its
@@ -659,6 +798,10 @@ class SurfaceIndex:
                 du = np.sqrt(np.maximum(pair_distance2(tris, q[:, 0], q[:, 1], q[:, 2], t[ue]), 0.0))
                 ok[uk, ue] = du - r <= Up[uk, ue]
         ok_k, ok_e = np.nonzero(ok)
+        if regions is not None and len(ok_k):
+            # and only the triangles that can hold the closest point of a point of the cell
+            near = regions.near(ccentre[ok_k * npar + owner[ok_e]], r * (1.0 + 1e-9) + self.margin, t[ok_e])
+            ok_k, ok_e = ok_k[near], ok_e[near]
         counts = np.bincount(ok_k * npar + owner[ok_e], minlength=nc)
         return cijk[keep], counts[keep], t[ok_e], sd[keep]
 

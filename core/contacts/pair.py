@@ -180,8 +180,12 @@ class ContactStats:
     candidates skipped because they are still within the no-contact radius of
     their last answer, vertices sent to the nearest-surface query (after
     candidate reduction), point-triangle tests, and contact points.
-    ``total_*`` add up over all evaluations; ``deepest`` is the largest depth
-    that gave a force in any evaluation (m).
+    ``total_*`` add up over all evaluations; ``last_deepest`` is the largest
+    depth that gave a force in the last evaluation (m), and ``deepest`` the
+    largest of those at the states the integrator accepted
+    (:meth:`~core.contacts.bodies.ContactSet.note_accepted`): an adaptive
+    method's trial stages and rejected steps can go far deeper than any state
+    of the solution.
     """
 
     evaluations: int = 0
@@ -194,6 +198,7 @@ class ContactStats:
     total_skipped: int = 0
     total_queries: int = 0
     total_pairs: int = 0
+    last_deepest: float = 0.0
     deepest: float = 0.0
 
     def reset(self) -> None:
@@ -379,6 +384,7 @@ class ContactPair:
         st = self.stats
         st.evaluations += 1
         st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
+        st.last_deepest = 0.0
         R_i = np.asarray(R_i, dtype=float)
         R_j = np.asarray(R_j, dtype=float)
         x_i = np.asarray(x_i, dtype=float)
@@ -403,7 +409,7 @@ class ContactPair:
         depth = np.concatenate([r[2] for _, r in found])
         s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
         st.contacts = len(depth)
-        st.deepest = max(st.deepest, float(depth.max()))
+        st.last_deepest = float(depth.max())
         return self._wrenches(pts, nrm, depth, s, x_i, v_i, w_i, x_j, v_j, w_j, details)
 
     def freeze(self, R_i, x_i, R_j, x_j):

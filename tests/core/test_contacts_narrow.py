@@ -230,3 +230,127 @@ def test_clearance_is_a_no_contact_radius(shape, batch):
     _, cl = closest_points_brute(g.triangles, moved)
     hit = cl.inside & (cl.distance > 0) & (cl.distance <= limit)
     assert not hit.any()
+
+
+def _notched_cube(edge=0.01):
+    """A 2 x 2 x 2 block of cubes of ``edge`` with one corner cube taken out: reflex edges
+    and a vertex where three reflex edges meet (the regions of its features point inwards)."""
+    filled = {(i, j, k) for i in (0, 1) for j in (0, 1) for k in (0, 1)} - {(1, 1, 1)}
+    verts, faces, ids = [], [], {}
+
+    def vid(p):
+        if p not in ids:
+            ids[p] = len(verts)
+            verts.append(p)
+        return ids[p]
+    for c in filled:
+        for axis in range(3):
+            for step in (-1, 1):
+                nb = list(c)
+                nb[axis] += step
+                if tuple(nb) in filled:
+                    continue
+                u, w = (axis + 1) % 3, (axis + 2) % 3
+                corners = []
+                for du, dw in ((0, 0), (1, 0), (1, 1), (0, 1)):
+                    p = list(c)
+                    p[axis] += (step + 1) // 2
+                    p[u] += du
+                    p[w] += dw
+                    corners.append(vid(tuple(p)))
+                a, b, cc, d = corners
+                # (u, w) is right-handed about +axis: reverse for the -axis faces
+                quad = [(a, b, cc), (a, cc, d)] if step > 0 else [(a, cc, b), (a, d, cc)]
+                faces.extend(quad)
+    return np.array(verts, dtype=float) * edge, np.array(faces)
+
+
+def _spike():
+    """A square pyramid 4 mm wide and 20 mm tall: a sharp vertex (its region is a wide cone)."""
+    v = np.array([[-2, -2, 0], [2, -2, 0], [2, 2, 0], [-2, 2, 0], [0, 0, 20]], dtype=float) * 1e-3
+    f = np.array([[0, 2, 1], [0, 3, 2], [0, 1, 4], [1, 2, 4], [2, 3, 4], [3, 0, 4]])
+    return v, f
+
+
+def _blade():
+    """A prism 20 mm long on a 3 mm x 15 mm isosceles triangle: a sharp edge."""
+    tri = np.array([[-1.5, 0.0], [1.5, 0.0], [0.0, 15.0]]) * 1e-3
+    v = np.array([[x, y, z] for z in (0.0, 0.02) for x, y in tri])
+    f = np.array([[0, 2, 1], [3, 4, 5], [0, 1, 4], [0, 4, 3], [1, 2, 5], [1, 5, 4], [2, 0, 3], [2, 3, 5]])
+    return v, f
+
+
+def _shape(name):
+    if name == "notched_cube":
+        return (*_notched_cube(), "standard")
+    if name == "spike":
+        return (*_spike(), "standard")
+    if name == "blade":
+        return (*_blade(), "standard")
+    if name == "fine_box":
+        return (*box_mesh((0.03, 0.02, 0.01), 3), "fine")
+    if name == "ball":
+        return (*icosphere_mesh(0.01, 3), "standard")
+    if name == "torus":
+        return (*torus_mesh(0.02, 0.006, 40, 16), "standard")
+    if name == "gear_decimated":
+        return (*gear_mesh(teeth=20, r_root=0.02, r_tip=0.023, width=0.004), "decimation")
+    return (*gear_mesh(teeth=10, r_root=0.01, r_tip=0.013, width=0.004), "standard")
+
+
+@pytest.mark.parametrize("shape", ["spike", "blade", "notched_cube", "fine_box", "ball", "torus", "gear",
+                                   "gear_decimated"])
+def test_every_cell_lists_a_closest_triangle_of_each_of_its_points(shape):
+    # the lists keep only triangles whose closest-point regions can meet the cell
+    # (FeatureRegions): for any point of a kept cell, inside or outside, the
+    # nearest listed triangle must be as near as the nearest of all triangles
+    v, f, method = _shape(shape)
+    g = prepare_geometry(v, f, method, name=shape)
+    index = g.surface_index(1e-3)
+    assert g.watertight
+    rng = np.random.default_rng(17)
+    base = g.vertices[rng.integers(0, len(g.vertices), 3000)]
+    t = g.vertices[g.faces[rng.integers(0, len(g.faces), 3000)]]
+    u = rng.uniform(size=(3000, 2))
+    u = np.where(u.sum(axis=1, keepdims=True) > 1, 1 - u, u)
+    on_face = t[:, 0] + u[:, :1] * (t[:, 1] - t[:, 0]) + u[:, 1:] * (t[:, 2] - t[:, 0])
+    # and points all around vertices and edges, up to three cells away (their
+    # closest points are often a vertex or an edge: the regions' own tests)
+    e = g.faces[rng.integers(0, len(g.faces), 3000)][:, :2]
+    on_edge = g.vertices[e[:, 0]] + rng.uniform(size=(3000, 1)) * (g.vertices[e[:, 1]] - g.vertices[e[:, 0]])
+    corner = g.vertices[rng.integers(0, len(g.vertices), 3000)]
+    ball = rng.normal(size=(6000, 3))
+    ball *= (3.0 * index.h * rng.uniform(size=(6000, 1)) ** (1 / 3)) / np.linalg.norm(ball, axis=1, keepdims=True)
+    p = np.concatenate([base + rng.normal(scale=6e-4, size=base.shape),
+                        on_face + rng.normal(scale=6e-4, size=on_face.shape),
+                        on_edge + ball[:3000], corner + ball[3000:],
+                        rng.uniform(g.lo - 1e-3, g.hi + 1e-3, size=(2000, 3))])
+    cell = index.cells(p)
+    p, cell = p[cell >= 0], cell[cell >= 0]
+    assert len(p) > 6000
+    _, cl = closest_points_brute(g.triangles, p)
+    counts = index.counts[cell]
+    listed = np.concatenate([index.lists[index.offsets[c]:index.offsets[c + 1]] for c in cell]).astype(np.intp)
+    d = g.triangles.closest(np.repeat(p, counts, axis=0), listed).distance
+    nearest_listed = np.minimum.reduceat(d, np.cumsum(counts) - counts)
+    np.testing.assert_allclose(nearest_listed, cl.distance, rtol=0, atol=ROUND)
+
+
+def test_region_bounds_shorten_the_lists_without_changing_a_contact(monkeypatch):
+    from core.contacts import distance
+
+    v, f = torus_mesh(0.02, 0.006, 40, 16)
+    g = prepare_geometry(v, f, "standard", name="torus_regions")
+    with_regions = distance.SurfaceIndex(g.triangles, g.lo, g.hi, 1e-3, g.cell_size(1e-3))
+    monkeypatch.setattr(distance, "REGION_FILTER", False)
+    bounds_only = distance.SurfaceIndex(g.triangles, g.lo, g.hi, 1e-3, g.cell_size(1e-3))
+    assert with_regions.n_cells == bounds_only.n_cells
+    # measured 8.4 against 19.1 triangles per cell
+    assert len(with_regions.lists) < 0.5 * len(bounds_only.lists)
+    rng = np.random.default_rng(2)
+    p = g.vertices[rng.integers(0, len(g.vertices), 5000)] + rng.normal(scale=5e-4, size=(5000, 3))
+    a, b = with_regions.query(p), bounds_only.query(p)
+    assert a.pairs < 0.6 * b.pairs
+    np.testing.assert_array_equal(a.index, b.index)
+    np.testing.assert_array_equal(a.depth, b.depth)
+    np.testing.assert_array_equal(a.normal, b.normal)
