@@ -73,16 +73,7 @@ def test_vertex_inside_a_sphere():
 
 @pytest.mark.parametrize("shape", ["box", "ball", "torus", "gear", "fine_box"])
 def test_index_matches_brute_force(shape):
-    if shape == "box":
-        v, f, method = *box_mesh((0.03, 0.02, 0.01)), "standard"
-    elif shape == "fine_box":
-        v, f, method = *box_mesh((0.03, 0.02, 0.01), 3), "fine"
-    elif shape == "ball":
-        v, f, method = *icosphere_mesh(0.01, 3), "standard"
-    elif shape == "torus":
-        v, f, method = *torus_mesh(0.02, 0.006, 40, 16), "standard"
-    else:
-        v, f, method = *gear_mesh(teeth=10, r_root=0.01, r_tip=0.013, width=0.004), "standard"
+    v, f, method = _shape(shape)
     g = prepare_geometry(v, f, method, name=shape)
     rng = np.random.default_rng(7)
     # points near the surface (both sides) and some anywhere in the box
@@ -107,12 +98,7 @@ def test_flat_cells_give_the_brute_force_signed_distance(shape):
     # the candidate reduction takes depth and normal of a point in a flat cell
     # from the cell's plane: that must be the exact signed distance and closest
     # point, inside and outside, up to the cells' edges
-    if shape == "box":
-        v, f, method = *box_mesh((0.03, 0.02, 0.01)), "standard"
-    elif shape == "fine_box":
-        v, f, method = *box_mesh((0.03, 0.02, 0.01), 3), "fine"
-    else:
-        v, f, method = *gear_mesh(teeth=10, r_root=0.01, r_tip=0.013, width=0.004), "standard"
+    v, f, method = _shape(shape)
     g = prepare_geometry(v, f, method, name=shape)
     index = g.surface_index(1e-3)
     rng = np.random.default_rng(11)
@@ -281,6 +267,9 @@ def _blade():
 
 
 def _shape(name):
+    """(vertices, faces, contact mesh method) of the test shapes, m."""
+    if name == "box":
+        return (*box_mesh((0.03, 0.02, 0.01)), "standard")
     if name == "notched_cube":
         return (*_notched_cube(), "standard")
     if name == "spike":
