@@ -177,8 +177,8 @@ class TriangleSet:
         # by feature code: face, edges AB BC CA, vertices A B C; unit length (the outward
         # normal of a point on the surface)
         pn = np.concatenate([self.face_normal[:, None, :], self.edge_pn, self.vert_pn], axis=1)
-        self.pn_table = pn / np.maximum(np.linalg.norm(pn, axis=2), 1e-300)[:, :, None]
-        self._pn_rows = self.pn_table.reshape(-1, 3)
+        # rows 7 t + feature (one np.take per batch)
+        self.pn_rows = (pn / np.maximum(np.linalg.norm(pn, axis=2), 1e-300)[:, :, None]).reshape(-1, 3)
         # the triangles around each vertex (CSR), for the tie-break at edges and vertices
         corner_tri = np.argsort(f.ravel(), kind="stable")
         self.ring = (corner_tri // 3).astype(np.int64)
@@ -240,7 +240,7 @@ class TriangleSet:
         diff = p - q
         dist = np.sqrt(np.einsum("ij,ij->i", diff, diff))
         # pseudo-normal of the feature: face normal, edge or vertex pseudo-normal
-        pn = np.take(self._pn_rows, tri * 7 + feat, axis=0)
+        pn = np.take(self.pn_rows, tri * 7 + feat, axis=0)
         side = np.einsum("ij,ij->i", diff, pn)
         return Closest(point=q, distance=dist, feature=feat, inside=side < 0.0,
                        diff=diff, pseudo_normal=pn)

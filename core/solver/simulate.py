@@ -14,7 +14,6 @@ import logging
 import math
 import os
 import time
-from collections import deque
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -139,9 +138,6 @@ class _Run:
         self.n_interpolated = [0, 0]  # steps holding output times: [Hermite, the integrator's interpolant]
         self.redundant = 0  # redundant constraint rows at t = 0
         self.last_finite = (None, None)  # (t, y) of the last finite state evaluated
-        # (y, contact depths) of the last evaluations: an explicit RK step ends with an
-        # evaluation at the state it accepts (FSAL), maybe followed by DOP853's interpolant
-        self.recent_depths = deque(maxlen=4)
 
     # -------------------------------------------------------------- helpers
     def fun(self, t, y):
@@ -152,17 +148,7 @@ class _Run:
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
         self.last_finite = (t, y)  # the state to diagnose if the next one diverges
-        dy = self.sys.rhs(t, y)
-        if len(self.sys.contacts):
-            self.recent_depths.append((y, self.sys.contacts.depths()))
-        return dy
-
-    def note_contacts(self, y=None):
-        """Record the contact depths of an accepted state: ``y`` evaluated among the last few
-        right-hand sides, else (y None, or an implicit method's step) the last evaluation's."""
-        contacts = self.sys.contacts
-        d = next((d for yy, d in self.recent_depths if yy is y), None) if y is not None else None
-        contacts.note_accepted(contacts.depths() if d is None else d)
+        return self.sys.rhs(t, y)
 
     def jacobian(self, t, y):
         """∂f/∂y for the implicit methods: one batched evaluation instead of one per column
@@ -360,7 +346,7 @@ class _Run:
                                   f"{self.likely_cause(solver.t, solver.y)}")
                 self.check_state(solver.t, solver.y)
                 if len(sysm.contacts):
-                    self.note_contacts(solver.y)
+                    sysm.contacts.note_accepted(sysm.accepted_contact_depths(solver.t, solver.y))
                     B = sysm.bodies(solver.y)
                     solver.max_step = min(s.max_step or np.inf, max(sysm.contacts.step_bound(B.v, B.w), 1e-9))
                 if hermite is not None:
@@ -417,7 +403,7 @@ class _Run:
         f = self.fun
         k1 = f(t, y)
         if len(self.sys.contacts):
-            self.note_contacts()
+            self.sys.contacts.note_accepted(self.sys.contacts.depths())     # k1 is at the step's start
         k2 = f(t + 0.5 * h, y + 0.5 * h * k1)
         k3 = f(t + 0.5 * h, y + 0.5 * h * k2)
         k4 = f(t + h, y + h * k3)
@@ -433,7 +419,7 @@ class _Run:
         n = sysm.n
         B, u, coords = sysm.velocity_step(t, y, h, self.s.erp)
         if len(sysm.contacts):
-            self.note_contacts()
+            sysm.contacts.note_accepted(sysm.contacts.depths())            # evaluated at y
         w = u[3 * n:].reshape(n, 3)
         y_new = y.copy()
         y_new[sysm.sl_u] = u

@@ -319,7 +319,10 @@ class System:
         self._jw_index = (((owner[je] * n + self.rows.end_body) * 6)[:, None] + np.arange(6)).ravel()
         self._jw_size = nj * n * 6
         self._zeros_m = np.zeros(m)
-        self._recent = deque(maxlen=4)  # (t, y, rows) of the last evaluate() calls, see constraint_error
+        # (t, y, rows, contact depths) of the last evaluate() calls: an explicit RK step ends with an
+        # evaluation at its end point (FSAL), maybe followed by the 3 of DOP853's interpolant, and
+        # the checks after an accepted step reuse it (constraint_error, accepted_contact_depths)
+        self._recent = deque(maxlen=4)
 
     def pack(self, x, q, v, w, angles) -> np.ndarray:
         return np.concatenate([np.ravel(x), np.ravel(q), np.ravel(v), np.ravel(w), np.ravel(angles)])
@@ -496,11 +499,10 @@ class System:
             if self.n_motions:
                 gamma += rows.acc_target + 2.0 * a * rows.vel_target
             udot, lam = self._constrained(B, rows, u0, gamma, Mi)
-            # an explicit RK step ends with an evaluation at its end point (FSAL), maybe
-            # followed by the 3 of DOP853's interpolant: the constraint check reuses it
-            self._recent.append((t, y, rows))
         else:
             lam, udot = self._zeros_m, u0
+        if m or len(self.contacts):
+            self._recent.append((t, y, rows, self.contacts.depths() if len(self.contacts) else None))
         if not details:
             return udot, B, rows.coords if m else None
         out = dict(extra)
@@ -646,13 +648,24 @@ class System:
                            self.beta)
         return u_free + du, lam
 
+    def _evaluated(self, t, y):
+        """The :attr:`_recent` entry of an evaluation at this very state, else None."""
+        # scipy evaluates at t + h, which may differ from the step's end time in the last bit
+        return next((r for r in self._recent if r[1] is y and abs(r[0] - t) <= 1e-12 * max(1.0, abs(t))), None)
+
+    def accepted_contact_depths(self, t, y):
+        """(k,) m: each contact's deepest penetration at (t, y) when one of the last evaluations
+        was at that state (an explicit step's end), else at the last contact evaluation (an
+        implicit method's last Newton iterate, close to it)."""
+        last = self._evaluated(t, y)
+        return last[3] if last is not None else self.contacts.depths()
+
     # ------------------------------------------------------------------ projection
     def constraint_error(self, t, y):
         """(max |C| over length rows in m, over angle rows in rad, max |J u − v*|)."""
         if not self.n_rows:
             return 0.0, 0.0, 0.0
-        # scipy evaluates at t + h, which may differ from the step's end time in the last bit
-        last = next((r for r in self._recent if r[1] is y and abs(r[0] - t) <= 1e-12 * max(1.0, abs(t))), None)
+        last = self._evaluated(t, y)
         rows = last[2] if last is not None else self._rows(self.bodies(y), y[self.sl_a], t)
         vel = self._J_dot(rows, y[self.sl_u])
         Cp = np.where(self.position_rows, np.abs(rows.C), 0.0)
