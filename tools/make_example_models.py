@@ -247,9 +247,85 @@ def bricard() -> Model:
                                          atol=1e-10, gravity=(0.0, -9810.0, 0.0)))
 
 
+# IFToMM A05, the stiff flyball governor (SI data of the benchmark: 1 m x 0.01 m x 0.01 m shaft and
+# rods, 0.1 m cube slider, 3000 kg/m³, 5 kg point masses at the rods' ends, spring-dampers
+# 8e5 N/m and 4e4 N·s/m of free length 0.5 m for the coupler rods, s = 0.5 m, α = 30°, ω = 2π rad/s)
+FLYBALL_DENSITY, FLYBALL_LENGTH, FLYBALL_WIDTH, FLYBALL_CUBE = 3000.0, 1.0, 0.01, 0.1
+FLYBALL_BALL, FLYBALL_K, FLYBALL_C, FLYBALL_FREE = 5.0, 8e5, 4e4, 0.5
+FLYBALL_S0, FLYBALL_ALPHA, FLYBALL_OMEGA = 0.5, math.radians(30.0), 2.0 * math.pi
+FLYBALL_HINGE = 0.05          # m, the rod hinges A, B and the spring points E, F off the axis
+
+
+def flyball_governor() -> Model:
+    """IFToMM A05, the stiff flyball governor: shaft, slider, two rods with 5 kg balls, 10 s.
+
+    A vertical shaft turns freely about Z on the ground (revolute at its foot)
+    at 2π rad/s. A slider rides on it (prismatic along Z, turning with it).
+    Two rods hang from hinges A, B at the shaft's top, 50 mm either side of the
+    axis, 30° below horizontal, a 5 kg point mass at each free end. The coupler
+    rods of a real governor are spring-dampers here (the "stiff" of the name):
+    from the slider's sides E, F to the rods' middles, 0.5 m long at rest.
+    Gravity along -Z. tests/core/test_flyball.py checks the run against the
+    three-coordinate equations of motion of the symmetric governor.
+    """
+    L, w, cube = (x * 1e3 for x in (FLYBALL_LENGTH, FLYBALL_WIDTH, FLYBALL_CUBE))
+    rho = FLYBALL_DENSITY * 1e-9                      # kg/mm³
+    m_shaft, m_slider = rho * L * w * w, rho * cube ** 3
+    m_rod, m_ball = m_shaft, FLYBALL_BALL
+    a, height, omega = FLYBALL_HINGE * 1e3, L, FLYBALL_OMEGA
+    # rod body: frame at the rod's middle, X outward along the rod; ball at X = L/2
+    mass = m_rod + m_ball
+    x_com = m_ball * (L / 2) / mass
+    i_axial = m_rod * 2 * w * w / 12.0
+    i_perp = m_rod * (L * L + w * w) / 12.0 + m_rod * x_com ** 2 + m_ball * (L / 2 - x_com) ** 2
+    spin = (0.0, 0.0, omega)
+    shaft = Body(name="Shaft", geometry=Box(size=(w, w, L)), mass=m_shaft, position=(0.0, 0.0, height / 2),
+                 angular_velocity=spin)
+    slider = Body(name="Slider", geometry=Box(size=(cube, cube, cube)), mass=m_slider,
+                  position=(0.0, 0.0, FLYBALL_S0 * 1e3), angular_velocity=spin)
+    bodies, frames, joints, springs = [shaft, slider], [], [], []
+    frames += [Frame(name="Foot"), Frame(name="Shaft_foot", body="Shaft", position=(0.0, 0.0, -height / 2)),
+               Frame(name="Shaft_axis", body="Shaft"), Frame(name="Slider_axis", body="Slider")]
+    joints += [Joint(name="Shaft_pivot", type="revolute", frame_i="Foot", frame_j="Shaft_foot"),
+               Joint(name="Slider_guide", type="prismatic", frame_i="Shaft_axis", frame_j="Slider_axis")]
+    for name, side in (("Rod_A", 1.0), ("Rod_B", -1.0)):
+        # X along (side cos α, 0, -sin α): a turn α about Y, then half a turn about Z for rod B
+        q = axis_angle_to_quat(np.array([0.0, 1.0, 0.0]), FLYBALL_ALPHA)
+        if side < 0:
+            q = matrix_to_quat(quat_to_matrix(axis_angle_to_quat(np.array([0.0, 0.0, 1.0]), np.pi))
+                               @ quat_to_matrix(q))
+        q = tuple(float(x) for x in q)
+        along = quat_to_matrix(np.array(q))[:, 0]
+        hinge = np.array([side * a, 0.0, height])
+        middle = hinge + along * L / 2
+        com = middle + along * x_com
+        bodies.append(Body(name=name, geometry=Box(size=(L, w, w)), mass=mass, com=(x_com, 0.0, 0.0),
+                           inertia=(i_axial, i_perp, i_perp, 0.0, 0.0, 0.0),
+                           position=tuple(float(x) for x in middle), orientation=q,
+                           velocity=(0.0, float(omega * com[0]), 0.0), angular_velocity=spin))
+        tag = name[-1]
+        # hinge axis along the rod frame's Y (world ±Y), frame Z on it
+        in_world = tuple(float(x) for x in matrix_to_quat(quat_to_matrix(np.array(q))
+                                                           @ quat_to_matrix(np.array(HINGE_Y))))
+        frames += [Frame(name=f"Hinge_{tag}", body="Shaft", position=(side * a, 0.0, height / 2),
+                         orientation=in_world),
+                   Frame(name=f"{name}_hinge", body=name, position=(-L / 2, 0.0, 0.0), orientation=HINGE_Y),
+                   Frame(name=f"Slider_{tag}", body="Slider", position=(side * cube / 2, 0.0, 0.0)),
+                   Frame(name=f"{name}_middle", body=name)]
+        joints.append(Joint(name=f"Hinge_{tag}", type="revolute", frame_i=f"Hinge_{tag}",
+                            frame_j=f"{name}_hinge"))
+        springs.append(SpringDamper(name=f"Coupler_{tag}", frame_i=f"Slider_{tag}", frame_j=f"{name}_middle",
+                                    stiffness=FLYBALL_K * 1e-3, damping=FLYBALL_C * 1e-3,
+                                    free_length=FLYBALL_FREE * 1e3))
+    return Model(name="flyball_governor", bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints),
+                 springs=tuple(springs),
+                 settings=SolverSettings(end_time=10.0, output_rate=100.0, integrator="BDF", rtol=1e-7,
+                                         atol=1e-9, gravity=(0.0, 0.0, -9810.0)))
+
+
 def main():
     OUT.mkdir(exist_ok=True)
-    for build in (pendulum, crank_rocker, slider_crank, andrews_squeezer, bricard):
+    for build in (pendulum, crank_rocker, slider_crank, andrews_squeezer, bricard, flyball_governor):
         model = build()
         path = OUT / f"{model.name}.json"
         save_model(model, path)
