@@ -36,6 +36,8 @@ SCIPY_METHODS = {"RK45": integrate.RK45, "DOP853": integrate.DOP853, "BDF": inte
                  "Radau": integrate.Radau, "LSODA": integrate.LSODA}
 #: initial assembly moves beyond these (m, rad) earn a warning: parts were placed inconsistently
 _LARGE_CORRECTION = 1e-4
+#: a given initial velocity changed by more than this (relative) is reported
+_VELOCITY_CHANGE = 1e-3
 #: seconds of wall time between progress reports
 _PROGRESS_INTERVAL = 0.1
 #: implicit scipy methods, which take a Jacobian
@@ -268,10 +270,46 @@ class _Run:
         self.n_projections += 1
         return y2, True
 
+    def given_velocities(self):
+        """(n, 2) bool: the bodies given a non-zero initial velocity (column 0) and
+        angular velocity (column 1).
+
+        At t = 0 these are kept where the joints let them, and the velocities not
+        given take up what the joints impose: spin a shaft and what it carries turns
+        with it, give a crank its angular velocity and its centre moves as its hinge
+        says (an M-weighted projection would slow the shaft or the crank instead).
+        """
+        cm = self.cm
+        return np.stack([np.any(cm.v0 != 0.0, axis=1), np.any(cm.w0 != 0.0, axis=1)], axis=1)
+
+    def check_given_velocities(self, held, y0):
+        """Warn where a given initial velocity had to change to fit the joints."""
+        cm, n = self.cm, self.sys.n
+        u = y0[self.sys.sl_u]
+        v, w = u[:3 * n].reshape(n, 3), u[3 * n:].reshape(n, 3)
+        # relative to the body's own given speeds, with a floor: rounding is no change
+        dv = np.linalg.norm(v - cm.v0, axis=1) / (np.linalg.norm(cm.v0, axis=1) + 1e-6)
+        dw = np.linalg.norm(w - cm.w0, axis=1) / (np.linalg.norm(cm.w0, axis=1) + 1e-6)
+        change = np.maximum(np.where(held[:, 0], dv, 0.0), np.where(held[:, 1], dw, 0.0))
+        changed = np.flatnonzero(change > _VELOCITY_CHANGE)
+        if not len(changed):
+            return
+        changed = changed[np.argsort(-change[changed], kind="stable")]      # the most changed first
+        names = ", ".join(repr(cm.body_names[k]) for k in changed[:3]) + (" ..." if len(changed) > 3 else "")
+        k = changed[0]
+        self.warnings.append(Issue(
+            "warning", "initial-velocity-changed", f"body {cm.body_names[k]!r}",
+            f"the initial velocities given to {names} do not fit the joints; the run starts "
+            f"{cm.body_names[k]!r} at {_vec(v[k] * 1e3)} mm/s and {_vec(w[k])} rad/s instead of "
+            f"{_vec(cm.v0[k] * 1e3)} mm/s and {_vec(cm.w0[k])} rad/s",
+            "Give velocities the joints allow (a body's points must move as its joints let them), "
+            "or give one body its velocity and let the joints move the others."))
+
     # -------------------------------------------------------------- run
     def run(self) -> Results:
         sysm, s = self.sys, self.s
-        y0, moved, dv, ok = sysm.project(0.0, sysm.y0)
+        held = self.given_velocities()
+        y0, moved, dv, ok = sysm.project(0.0, sysm.y0, held)
         if not ok:
             length, ang, _ = sysm.constraint_error(0.0, y0)
             raise SolverError(
@@ -283,6 +321,7 @@ class _Run:
                 "warning", "large-assembly-correction", "model",
                 f"the initial positions were corrected by up to {moved * 1e3:.3g} mm (or {moved:.3g} rad) "
                 "to satisfy the joints", "Check that the frames of each joint coincide at t = 0."))
+        self.check_given_velocities(held, y0)
         redundant = self.redundant = sysm.redundancy(0.0, y0)
         if redundant:
             self.warnings.append(Issue(
@@ -577,3 +616,9 @@ class _Run:
                        wall_time=time.perf_counter() - self.start, integrator=self.s.integrator,
                        **sysm.contacts.counters()),
             **out)
+
+
+def _vec(x) -> str:
+    """A vector for a message, components at rounding level of the largest shown as 0."""
+    x = np.where(np.abs(x) > 1e-9 * np.max(np.abs(x), initial=0.0), x, 0.0)
+    return "(" + ", ".join(f"{c:.4g}" for c in x + 0.0) + ")"

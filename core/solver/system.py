@@ -673,11 +673,14 @@ class System:
         ang = float(np.max(Cp[self.row_is_angle], initial=0.0))
         return length, ang, float(np.max(np.abs(vel - rows.vel_target)))
 
-    def project(self, t, y):
+    def project(self, t, y, held=None):
         """Project positions onto C = 0 (M-weighted Newton) and velocities onto J u = v*.
 
+        ``held`` (n, 2) bool: the linear (column 0) and angular (column 1) velocities
+        to keep where the joints allow; the rest change first (M-weighted), and only
+        what they cannot absorb is then taken M-weighted from all.
         Returns ``(y_projected, position_change, velocity_change, converged)``;
-        the changes are the largest M-weighted corrections (m / rad, m/s / rad/s).
+        the changes are the largest corrections (m / rad, m/s / rad/s).
         """
         y = y.copy()
         n, m = self.n, self.n_rows
@@ -703,16 +706,36 @@ class System:
         if m:
             B = self.bodies(y)
             rows = self._rows(B, y[self.sl_a], t)
-            du = -self._correction(B, rows, self._J_dot(rows, y[self.sl_u]) - rows.vel_target)
+            residual = self._J_dot(rows, y[self.sl_u]) - rows.vel_target
+            du = np.zeros(6 * n)
+            if held is not None and held.any() and not held.all():
+                free = np.repeat(~held.T, 3, axis=1).ravel().astype(float)    # split layout: v, then ω
+                # repeated while it pays: redundant loops leave a regularisation bias each time
+                for _ in range(_PROJECTION_ITERATIONS):
+                    step = -self._correction(B, rows, residual, scale=free)
+                    left = residual + self._J_dot(rows, step)
+                    if not np.linalg.norm(left) < 0.5 * np.linalg.norm(residual):
+                        break
+                    du, residual = du + step, left
+            du -= self._correction(B, rows, residual)
             dv = float(np.max(np.abs(du), initial=0.0))
             y[self.sl_u] += du
         return y, moved, dv, converged
 
-    def _correction(self, B: Bodies, rows: Rows, residual, keep=None):
+    def _correction(self, B: Bodies, rows: Rows, residual, keep=None, scale=None):
         """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual,
-        J of the rows ``keep`` (default all)."""
+        J of the rows ``keep`` (default all). ``scale`` (6n,) multiplies M⁻¹'s rows, the
+        same for each body's three linear and three angular ones (all rows only): a
+        velocity of scale 0 does not change."""
         if keep is None or len(keep) == self.n_rows:
-            Mi = None if self.sparse else self._minv(B)
+            if scale is None:
+                Mi = None if self.sparse else self._minv(B)
+                return self._constrained(B, rows, np.zeros(6 * self.n), residual, Mi)[0]
+            if self.sparse:
+                n = self.n
+                return self._block_schur.solve(rows.blocks, self._inv_mass * scale[:3 * n:3],
+                                               B.I_W_inv * scale[3 * n::3, None, None], residual, self.beta)[1]
+            Mi = self._minv(B) * scale[:, None]     # M⁻¹'s 3x3 blocks scale as a whole: it stays symmetric
             return self._constrained(B, rows, np.zeros(6 * self.n), residual, Mi)[0]
         J = rows.J[keep]
         JM = J @ self._minv(B)

@@ -442,3 +442,49 @@ def test_cardan_joint_output_speed_follows_the_closed_form():
     # B turns only about its own axis
     w_b = r.angular_velocity[:, r.body("B")]
     assert np.max(np.abs(w_b - np.outer(w2, u))) < 1e-7
+
+
+# ---------------------------------------------------------------------------- initial velocities
+def _free_slider_crank(crank_w=0.0, slider_v=(0.0, 0.0, 0.0)):
+    """Slider-crank with the crank at 90° (r 100 mm, rod 300 mm), no drive, no gravity."""
+    r, l = 100.0, 300.0
+    xs = float(np.sqrt(l * l - r * r))
+    p = Planar()
+    p.bar("crank", (0, 0), (0, r), mass=0.5)
+    p.bar("rod", (0, r), (xs, 0), mass=1.0)
+    p.block("slider", (xs, 0), mass=2.0, inertia=2000.0)
+    p.hinge("main", None, "crank", (0, 0))
+    p.hinge("pin", "crank", "rod", (0, r))
+    p.hinge("wrist", "rod", "slider", (xs, 0))
+    p.joints.append(Joint(name="guide", type="prismatic", frame_i=p.frame("rail", None, (xs, 0), ALONG_X),
+                          frame_j=p.frame("shoe", "slider", (xs, 0), ALONG_X)))
+    bodies = [replace(b, angular_velocity=(0.0, 0.0, crank_w)) if b.name == "crank" else
+              replace(b, velocity=slider_v) if b.name == "slider" else b for b in p.bodies]
+    p.bodies = bodies
+    return p.model(name="free_slider_crank",
+                   settings=SolverSettings(end_time=0.02, output_rate=100, gravity=(0.0, 0.0, 0.0)))
+
+
+def test_a_body_given_an_initial_velocity_keeps_it_and_the_joints_move_the_rest():
+    # the crank alone is given 10 rad/s: it must start at 10 rad/s (an M-weighted
+    # projection would share the motion out and start it at a fraction of that) and
+    # the joints set the rest: at 90° the slider moves at -r ω and the rod does not turn
+    res = core.simulate(_free_slider_crank(crank_w=10.0))
+    assert res.status == "success" and not any("initial velocit" in w for w in res.warnings), res.warnings
+    crank, rod, slider = (res.body(n) for n in ("crank", "rod", "slider"))
+    assert res.angular_velocity[0, crank, 2] == pytest.approx(10.0, rel=1e-12)
+    np.testing.assert_allclose(res.velocity[0, slider], [-1.0, 0.0, 0.0], atol=1e-12)      # m/s
+    assert abs(res.angular_velocity[0, rod, 2]) < 1e-12
+    # the crank tip moves at r ω perpendicular to the crank; so does the rod's end there
+    np.testing.assert_allclose(res.velocity[0, crank], [-0.5, 0.0, 0.0], atol=1e-12)        # its middle: r ω / 2
+
+
+def test_an_initial_velocity_the_joints_forbid_is_changed_and_reported():
+    # the slider is given 0.5 m/s across its rail: the joints cannot keep that
+    res = core.simulate(_free_slider_crank(slider_v=(0.0, 500.0, 0.0)))
+    assert res.status == "success"
+    changed = [w for w in res.warnings if "initial velocit" in w]
+    assert len(changed) == 1, res.warnings
+    assert changed[0].startswith("body 'slider': the initial velocities given to 'slider' do not fit the joints")
+    assert "instead of (0, 500, 0) mm/s" in changed[0]
+    assert abs(res.velocity[0, res.body("slider"), 1]) < 1e-12           # nothing moves across the rail

@@ -179,3 +179,17 @@ def test_a05_an_explicit_method_gets_it_right_but_the_stiff_couplers_cost_it_man
     # measured: DOP853 8714 evaluations (722 steps), BDF 439 (162 steps)
     assert runs["DOP853"].stats["rhs_evaluations"] > 5 * runs["BDF"].stats["rhs_evaluations"]
 
+
+
+def test_a05_spinning_the_shaft_alone_spins_the_whole_governor(model, run):
+    # only the shaft is given its 2π rad/s: the slider and the arms must start turning
+    # with it (what the joints impose), not slow the shaft down to share its motion
+    bodies = tuple(b if b.name == "Shaft" else replace(b, velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0))
+                   for b in model.bodies)
+    settings = replace(model.settings, end_time=0.1, integrator="BDF", rtol=1e-8, atol=1e-10)
+    res = core.simulate(replace(model, bodies=bodies, settings=settings))
+    assert res.status == "success" and not res.warnings, res.warnings
+    frames = len(res.t)
+    np.testing.assert_allclose(res.angular_velocity[0], [[0.0, 0.0, OMEGA0]] * 4, atol=1e-12)
+    np.testing.assert_allclose(res.velocity, run.velocity[:frames], atol=1e-9)
+    np.testing.assert_allclose(res.position, run.position[:frames], atol=1e-12)
