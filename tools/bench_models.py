@@ -15,6 +15,10 @@ measure every engine against (SI units throughout: m, kg, s, N):
   1 arrives at 1 m/s at balls 2 and 3, which touch at rest. Reference:
   :func:`reference_cradle`, the 1-D Hertz chain integrated by scipy at
   rtol 1e-12 (its own convergence is checked by the caller).
+- the ``GOV_*`` data — IFToMM A05, the stiff flyball governor of
+  ``examples/flyball_governor.json``. Reference: :func:`reference_governor`, the
+  governor's three-coordinate equations of motion (:func:`governor_rates`, also
+  the reference of tests/core/test_flyball.py) by Radau at rtol 1e-12.
 """
 from __future__ import annotations
 
@@ -196,3 +200,72 @@ def cradle_contact_span(cradle: Cradle, samples=100_000):
     touching = np.any(np.diff(x, axis=-1) < 2.0 * cradle.radius, axis=-1)
     hit = np.flatnonzero(touching)
     return float(t[hit[0]]), float(t[hit[-1]])
+
+
+# --------------------------------------------------------------------------- flyball governor (IFToMM A05)
+# SI data of the benchmark: shaft and rods 1 m x 0.01 m x 0.01 m, slider a 0.1 m cube, 3000 kg/m³,
+# a 5 kg point mass at each rod's end, rod hinges A, B at the shaft's top 0.05 m off the axis,
+# spring-dampers 8e5 N/m, 4e4 N s/m, free length 0.5 m from the slider's sides (0.05 m off the
+# axis) to the rods' middles; start: rods 30° below horizontal, slider at 0.5 m, 2π rad/s.
+GOV_RHO, GOV_L, GOV_W, GOV_CUBE, GOV_BALL = 3000.0, 1.0, 0.01, 0.1, 5.0
+GOV_A, GOV_H, GOV_K, GOV_C, GOV_FREE = 0.05, 1.0, 8e5, 4e4, 0.5
+GOV_BETA0, GOV_S0, GOV_OMEGA0 = math.radians(30.0), 0.5, 2.0 * math.pi
+GOV_M_SHAFT = GOV_M_ROD = GOV_RHO * GOV_L * GOV_W * GOV_W
+GOV_M_SLIDER = GOV_RHO * GOV_CUBE ** 3
+GOV_M_ARM = GOV_M_ROD + GOV_BALL                                     # rod and ball
+GOV_S_A = GOV_M_ROD * GOV_L / 2 + GOV_BALL * GOV_L                   # their first moment about the hinge
+GOV_I_XX = GOV_M_ROD * 2 * GOV_W * GOV_W / 12                        # about the rod's axis
+GOV_I_ZZ = GOV_M_ROD * (GOV_L ** 2 + GOV_W ** 2) / 12 + GOV_M_ROD * (GOV_L / 2) ** 2 + GOV_BALL * GOV_L ** 2
+GOV_I_AXIS = GOV_M_SHAFT * 2 * GOV_W ** 2 / 12 + GOV_M_SLIDER * 2 * GOV_CUBE ** 2 / 12   # shaft, slider about Z
+
+
+def governor_inertia(beta):
+    """The governor's moment of inertia about the shaft (kg m²) with the rods at β below horizontal.
+
+    A rod (with its ball) about its hinge A, which turns at radius a, in rod axes:
+    T = ½ m a² ω² + S a ω² cos β + ½ (I_xx ω² sin²β + I_yy β̇² + I_zz ω² cos²β).
+    """
+    c, s = np.cos(beta), np.sin(beta)
+    return GOV_I_AXIS + 2 * (GOV_M_ARM * GOV_A ** 2 + 2 * GOV_S_A * GOV_A * c + GOV_I_XX * s * s + GOV_I_ZZ * c * c)
+
+
+#: angular momentum about the shaft (kg m²/s): constant, since nothing turns the shaft
+GOV_P = governor_inertia(GOV_BETA0) * GOV_OMEGA0
+
+
+def governor_rates(t, y, g=G):
+    """d/dt of (β, s, φ, β̇, ṡ): the mirrored rods' angle, the slider's height, the shaft's turn.
+
+    φ is cyclic: ω = p / I(β) with p constant. The springs run from (a, 0, s) to the
+    rods' middles (a + L/2 cos β, 0, H − L/2 sin β); their tension k (ℓ − ℓ0) + c ℓ̇.
+    """
+    beta, s, _, beta_dot, s_dot = y
+    omega = GOV_P / governor_inertia(beta)
+    cb, sb = math.cos(beta), math.sin(beta)
+    dx, dz = GOV_L / 2 * cb, GOV_H - s - GOV_L / 2 * sb
+    length = math.hypot(dx, dz)
+    l_beta = (-dx * GOV_L / 2 * sb - dz * GOV_L / 2 * cb) / length
+    l_s = -dz / length
+    tension = GOV_K * (length - GOV_FREE) + GOV_C * (l_beta * beta_dot + l_s * s_dot)
+    beta_dd = (omega ** 2 * (-GOV_S_A * GOV_A * sb + (GOV_I_XX - GOV_I_ZZ) * sb * cb) + g * GOV_S_A * cb
+               - tension * l_beta) / GOV_I_ZZ      # I_yy = I_zz
+    s_dd = -g - 2 * tension * l_s / GOV_M_SLIDER
+    return [beta_dot, s_dot, omega, beta_dd, s_dd]
+
+
+def reference_governor(t):
+    """(β, s, φ, β̇, ṡ) (5, T) at the times ``t`` (s), Radau at rtol 1e-12."""
+    sol = solve_ivp(governor_rates, (0.0, float(t[-1])), [GOV_BETA0, GOV_S0, 0.0, 0.0, 0.0], method="Radau",
+                    rtol=1e-12, atol=1e-14, t_eval=t)
+    if not sol.success:
+        raise RuntimeError(f"governor reference: {sol.message}")
+    return sol.y
+
+
+def governor_points(y):
+    """Tracked points (T, 2, 3) m: the slider's centre and rod A's ball, from (β, s, φ, ...) (5, T)."""
+    beta, s, phi = y[0], y[1], y[2]
+    r = GOV_A + GOV_L * np.cos(beta)
+    ball = np.stack([r * np.cos(phi), r * np.sin(phi), GOV_H - GOV_L * np.sin(beta)], axis=-1)
+    slider = np.stack([np.zeros_like(s), np.zeros_like(s), s], axis=-1)
+    return np.stack([slider, ball], axis=1)

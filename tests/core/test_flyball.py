@@ -7,15 +7,12 @@ top, each carrying a 5 kg ball, and two spring-dampers (8e5 N/m, 4e4 N·s/m,
 0.5 m) in place of the coupler rods.
 
 Reference: the same governor written by hand as three generalized
-coordinates, here, with nothing from the core. The rods stay mirror images
-(the start is symmetric), so the state is the rods' angle β below the
-horizontal, the slider's height s and the shaft's turn φ; φ is cyclic, so the
-angular momentum p about Z is constant and ω = p / M_φφ(β). Kinetic energy of a
-rod about its moving hinge A (at radius a, height H):
-½ m_t a² ω² + S a ω² cos β + ½ (I_xx ω² sin²β + I_yy β̇² + I_zz ω² cos²β), with
-m_t the rod's and ball's mass, S their first moment about A, I_.. their
-inertia about A in rod axes; the springs run from the slider's sides
-(a, 0, s) to the rods' middles. Solved with Radau at rtol 1e-12.
+coordinates, with nothing from the core (``governor_rates`` in
+tools/bench_models.py, which tools/bench_peers.py measures the peer engines
+against too). The rods stay mirror images (the start is symmetric), so the
+state is the rods' angle β below the horizontal, the slider's height s and the
+shaft's turn φ; φ is cyclic, so the angular momentum p about Z is constant and
+ω = p / I(β). Solved with Radau at rtol 1e-12.
 
 Measured (2 s, 100 Hz output, largest difference over the frames): BDF rtol
 1e-8 atol 1e-10: 1.3e-8 m in s, 2.3e-7 rad/s in ω, 1.4e-8 rad in β (both
@@ -27,68 +24,36 @@ layout gives in the reduced equations: the balls 1 mm farther out move s by
 axis s by 6.8e-4 m. (The rods' inertia about their own axis, 5e-6 kg·m², is
 below what these bands see: 1 % of it moves s by 5e-9 m.)
 """
-import math
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 
 import core
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from bench_models import (GOV_BALL as BALL, GOV_C as C, GOV_FREE as FREE, GOV_K as K,  # noqa: E402
+                          GOV_M_ARM as M_T, GOV_M_SHAFT as M_SHAFT, GOV_M_SLIDER as M_SLIDER, GOV_OMEGA0 as OMEGA0,
+                          GOV_P as P_PHI, GOV_S_A as S_A, governor_inertia, governor_rates, reference_governor)
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "flyball_governor.json"
 END = 2.0
-
-# the benchmark's data, SI
-RHO, L, W, CUBE, BALL = 3000.0, 1.0, 0.01, 0.1, 5.0
-A, H, K, C, FREE, G = 0.05, 1.0, 8e5, 4e4, 0.5, 9.81
-BETA0, S0, OMEGA0 = math.radians(30.0), 0.5, 2.0 * math.pi
-M_SHAFT = M_ROD = RHO * L * W * W
-M_SLIDER = RHO * CUBE ** 3
-M_T = M_ROD + BALL
-S_A = M_ROD * L / 2 + BALL * L                                     # first moment about the hinge
-I_XX = M_ROD * 2 * W * W / 12                                      # about the rod's axis
-I_ZZ = I_YY = M_ROD * (L * L + W * W) / 12 + M_ROD * (L / 2) ** 2 + BALL * L * L
-I_AXIS = M_SHAFT * 2 * W * W / 12 + M_SLIDER * 2 * CUBE * CUBE / 12   # shaft and slider about Z
-
-
-def _m_phi(beta):
-    """The governor's moment of inertia about the shaft at rod angle β (kg·m²)."""
-    c, s = np.cos(beta), np.sin(beta)
-    return I_AXIS + 2 * (M_T * A * A + 2 * S_A * A * c + I_XX * s * s + I_ZZ * c * c)
-
-
-P_PHI = _m_phi(BETA0) * OMEGA0
-
-
-def _reduced(t, y):
-    beta, s, beta_dot, s_dot = y
-    omega = P_PHI / _m_phi(beta)
-    cb, sb = math.cos(beta), math.sin(beta)
-    dx, dz = L / 2 * cb, H - s - L / 2 * sb          # spring, slider side -> rod middle
-    length = math.hypot(dx, dz)
-    l_beta = (-dx * L / 2 * sb - dz * L / 2 * cb) / length
-    l_s = -dz / length
-    tension = K * (length - FREE) + C * (l_beta * beta_dot + l_s * s_dot)
-    beta_dd = (omega ** 2 * (-S_A * A * sb + (I_XX - I_ZZ) * sb * cb) + G * S_A * cb - tension * l_beta) / I_YY
-    s_dd = -G - 2 * tension * l_s / M_SLIDER
-    return [beta_dot, s_dot, beta_dd, s_dd]
+G = 9.81
 
 
 @pytest.fixture(scope="module")
 def reference():
     t = np.linspace(0.0, END, int(round(END * 100)) + 1)
-    sol = solve_ivp(_reduced, (0.0, END), [BETA0, S0, 0.0, 0.0], method="Radau", rtol=1e-12, atol=1e-14,
-                    t_eval=t)
-    assert sol.success
-    beta, s, beta_dot = sol.y[0], sol.y[1], sol.y[2]
-    beta_dd, s_dd = np.array([_reduced(0.0, y)[2:] for y in sol.y.T]).T
+    y = reference_governor(t)
+    beta, s, beta_dot = y[0], y[1], y[3]
+    beta_dd, s_dd = np.array([governor_rates(0.0, yk)[3:] for yk in y.T]).T
     # the foot carries the weight and lifts the slider and the balls: Σ m (z̈ + g), the
     # rods' centres of mass at height H − (S/m_t) sin β
     z_rods = -S_A * (np.cos(beta) * beta_dd - np.sin(beta) * beta_dot ** 2)
     foot = (M_SHAFT + M_SLIDER + 2 * M_T) * G + M_SLIDER * s_dd + 2 * z_rods
-    return dict(t=t, beta=beta, s=s, omega=P_PHI / _m_phi(beta), foot=foot)
+    return dict(t=t, beta=beta, s=s, omega=P_PHI / governor_inertia(beta), foot=foot)
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +85,10 @@ def test_a05_model_holds_the_benchmark_data(model):
     masses = {b.name: b.mass for b in model.bodies}
     assert masses["Shaft"] == pytest.approx(M_SHAFT) and masses["Slider"] == pytest.approx(M_SLIDER)
     assert masses["Rod_A"] == pytest.approx(M_T) and masses["Rod_B"] == pytest.approx(M_T)
+    assert M_T == M_SHAFT + BALL
     for spring in model.springs:
         # N/mm, N·s/mm, mm
-        assert (spring.stiffness, spring.damping, spring.free_length) == pytest.approx((K * 1e-3, C * 1e-3, 500.0))
+        assert (spring.stiffness, spring.damping, spring.free_length) == pytest.approx((K * 1e-3, C * 1e-3, FREE * 1e3))
 
 
 def test_a05_follows_the_three_coordinate_equations(run, reference):
