@@ -253,10 +253,26 @@ def governor_rates(t, y, g=G):
     return [beta_dot, s_dot, omega, beta_dd, s_dd]
 
 
-def reference_governor(t):
-    """(β, s, φ, β̇, ṡ) (5, T) at the times ``t`` (s), Radau at rtol 1e-12."""
-    sol = solve_ivp(governor_rates, (0.0, float(t[-1])), [GOV_BETA0, GOV_S0, 0.0, 0.0, 0.0], method="Radau",
-                    rtol=1e-12, atol=1e-14, t_eval=t)
+def _governor_jacobian(t, y):
+    """∂(rates)/∂y by central differences; the φ column is zero (nothing depends on the turn), which
+    scipy's own differences would find only after growing their step until it overflows."""
+    jac = np.zeros((5, 5))
+    for j in (0, 1, 3, 4):
+        h = 1e-7 * max(1.0, abs(y[j]))
+        up, down = np.array(y, dtype=float), np.array(y, dtype=float)
+        up[j] += h
+        down[j] -= h
+        jac[:, j] = (np.array(governor_rates(t, up)) - np.array(governor_rates(t, down))) / (2 * h)
+    return jac
+
+
+def reference_governor(t, method="Radau"):
+    """(β, s, φ, β̇, ṡ) (5, T) at the times ``t`` (s): Radau at rtol 1e-12, or ``"DOP853"`` at
+    rtol 1e-13 (the check: an explicit method of another family on the same equations)."""
+    opts = dict(rtol=1e-12, atol=1e-14, jac=_governor_jacobian) if method == "Radau" else dict(rtol=1e-13,
+                                                                                               atol=1e-15)
+    sol = solve_ivp(governor_rates, (0.0, float(t[-1])), [GOV_BETA0, GOV_S0, 0.0, 0.0, 0.0], method=method,
+                    t_eval=t, **opts)
     if not sol.success:
         raise RuntimeError(f"governor reference: {sol.message}")
     return sol.y

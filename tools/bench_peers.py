@@ -11,7 +11,13 @@ Problems (SI; gravity (0, 0, -9.81) m/s^2; planar in XZ, hinge axes along Y):
 - pendulum, crank-rocker, N-four-bar (N = 40): the models of tools/bench_core.py
   (imported from there), 10 s, 10 s and 20 s;
 - slider-crank with a spring-damper, 10 s, and a 3-ball Newton's cradle with
-  Hertz contact, 10 ms: tools/bench_models.py.
+  Hertz contact, 10 ms: tools/bench_models.py;
+- the flyball governor (IFToMM A05: a spinning shaft, a slider and two ball
+  arms with stiff spring-dampers for couplers), 10 s: the bundled
+  examples/flyball_governor.json, data in tools/bench_models.py. Not run with
+  PyBullet, which has no spring element: its couplers would be forces from
+  Python before every step, and its semi-implicit Euler would need steps under
+  about 7e-5 s for their damping (2 c / m_slider = 2.7e4 1/s).
 
 Every engine gets the same masses, inertias, lengths, gravity and initial
 state. Where an engine cannot express the model exactly it is said here:
@@ -19,7 +25,9 @@ state. Where an engine cannot express the model exactly it is said here:
 - MuJoCo: a kinematic tree with each loop closed by a soft ``connect``
   equality (solref = 2 dt, the stiffest its ``refsafe`` allows), RK4. It has no
   Hertz contact law: the cradle's F = K delta^1.5 is added as a passive force
-  from a Python callback (``mjcb_passive``), on slide joints.
+  from a Python callback (``mjcb_passive``), on slide joints. The governor is
+  a tree (no loop) with its couplers as spatial tendons (stiffness, damping,
+  spring length), with RK4 and with ``implicitfast``.
 - Exudyn ("Exudyn"): 3D rigid bodies (Euler parameters) with a revolute joint
   at every hinge, so the loops are redundant, as in this project; its
   documented remedy ``linearSolver.ignoreSingularJacobian`` with the dense
@@ -30,7 +38,9 @@ state. Where an engine cannot express the model exactly it is said here:
   bodies and 2D revolute joints (not redundant; the flat positions of the
   N-four-bar are still singular, hence the same solver setting). The cradle
   uses its ``ContactSphereSphere`` (Hertz exponent 1.5, no damping) on mass
-  points, with its explicit RK4 and its generalized-alpha solver.
+  points, with its explicit RK4 and its generalized-alpha solver. The governor:
+  3D rigid bodies (each arm's reference point at its centre of mass), revolute
+  and prismatic joints and its ``SpringDamper``, generalized-alpha.
 - PyBullet: a Featherstone tree (``createMultiBody``, all damping and default
   motors off) with soft ``JOINT_POINT2POINT`` loop closures solved by its
   iterative constraint solver; semi-implicit Euler. It has neither a spring
@@ -47,12 +57,14 @@ state. Where an engine cannot express the model exactly it is said here:
 
 References (computed here, never pasted): the 1-DOF equations of motion of the
 pendulum, the four-bars and the slider-crank (DOP853 rtol 1e-13) and the 1-D
-Hertz chain of the cradle (DOP853 rtol 1e-12, checked against rtol 1e-10).
+Hertz chain of the cradle (DOP853 rtol 1e-12, checked against rtol 1e-10), the
+three-coordinate equations of the governor (Radau rtol 1e-12).
 Error: the largest distance over the 100 Hz output times between a run's
 tracked points and the reference's (m): the pendulum's bob, crank tip B and
 rocker tip C, crank tip B and slider point P, the first and last crank tips
 B0 and B40 of the N-four-bar (a branch change moves them by metres); for the
-cradle, the largest difference of the three balls' final velocities (m/s).
+cradle, the largest difference of the three balls' final velocities (m/s); for
+the governor, the slider's centre and rod A's ball.
 
 Sweeps: each engine's step size or tolerance (see ``sweeps``); on the
 N-four-bar only the settings that can get somewhere within the budget. A run
@@ -80,8 +92,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import bench_core as bc  # noqa: E402
-from bench_models import (Cradle, SliderMechanism, cradle_contact_span, hertz_chain_forces,  # noqa: E402
-                          reference_cradle, reference_slider_crank, slider_crank)
+from bench_models import (GOV_A, GOV_BETA0, GOV_C, GOV_CUBE, GOV_FREE, GOV_H, GOV_I_XX,  # noqa: E402
+                          GOV_I_ZZ, GOV_K, GOV_L, GOV_M_ARM, GOV_M_SHAFT, GOV_M_SLIDER, GOV_OMEGA0, GOV_S0, GOV_S_A,
+                          GOV_W, Cradle, SliderMechanism, cradle_contact_span, governor_points, hertz_chain_forces,
+                          reference_cradle, reference_governor, reference_slider_crank, slider_crank)
 import core  # noqa: E402
 from core.model import Body, Box, Contact, Frame, Joint, Model, SolverSettings, SpringDamper, TriangleMesh  # noqa: E402
 from core.units import contact_stiffness_from_si  # noqa: E402
@@ -227,9 +241,19 @@ def mujoco_mech(mech, end, budget, dt):
         for i, j in cl_ids:
             cerr = max(cerr, float(np.linalg.norm(d.site_xpos[i] - d.site_xpos[j])))
     wall, cpu = clock.times()
-    if not np.all(np.isfinite(pts[:n])):
-        status = "failed"
-    return Run(wall, cpu, t[:n], points=pts[:n], constraint=cerr, steps=(n - 1) * sub, status=status)
+    status, message = _mujoco_status(d, pts[:n], status)
+    return Run(wall, cpu, t[:n], points=pts[:n], constraint=cerr, steps=(n - 1) * sub, status=status,
+               message=message)
+
+
+def _mujoco_status(d, pts, status):
+    """(status, message): failed where the points are not finite or MuJoCo found the accelerations
+    unstable, after which it resets the state and goes on (finite numbers, not a solution)."""
+    if d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > 0:
+        return "failed", "unstable (MuJoCo reset the state)"
+    if not np.all(np.isfinite(pts)):
+        return "failed", "not finite"
+    return status, ""
 
 
 # --------------------------------------------------------------------------- Exudyn
@@ -606,6 +630,132 @@ def bullet_cradle(cr: Cradle, budget, dt):
     return Run(wall, cpu, np.array([done * dt]), velocity=vel, steps=done, status=status)
 
 
+# --------------------------------------------------------------------------- flyball governor (IFToMM A05)
+GOVERNOR_MODEL = Path(__file__).resolve().parents[1] / "examples" / "flyball_governor.json"
+#: the rods' centre of mass from the hinge (m) and their inertia about it across the rod (kg m²)
+GOV_X_COM = GOV_S_A / GOV_M_ARM
+GOV_I_PERP = GOV_I_ZZ - GOV_M_ARM * GOV_X_COM ** 2
+
+
+def _arm_rotations():
+    """Rotation matrices of rods A and B: body X along the rod, 30° below horizontal, B mirrored."""
+    c, s = math.cos(GOV_BETA0), math.sin(GOV_BETA0)
+    ra = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+    return ra, np.diag([-1.0, -1.0, 1.0]) @ ra
+
+
+def project_governor(end, budget, **kw):
+    """The bundled example (examples/flyball_governor.json) with the run's settings."""
+    model = core.load_model(GOVERNOR_MODEL)
+    settings = replace(model.settings, end_time=end, output_rate=RATE, **kw)
+
+    def collect(res):
+        k = res.body("Rod_A")
+        q = res.orientation[:, k]
+        R = bc.quat_matrix(q)
+        ball = res.position[:, k] + R[:, :, 0] * (GOV_L / 2)        # the rod's frame is at its middle
+        return dict(points=np.stack([res.position[:, res.body("Slider")], ball], axis=1))
+    return run_project(model, settings, budget, collect)
+
+
+def _mj_quat(R):
+    from core.spatial import matrix_to_quat
+    return " ".join(repr(float(x)) for x in matrix_to_quat(R))
+
+
+def mujoco_governor(end, budget, dt, integrator="RK4"):
+    """A kinematic tree (hinge, slide and two hinges: no loop) with the couplers as spatial tendons."""
+    clock = Clock(budget)
+    ra, rb = _arm_rotations()
+    i_sh = GOV_M_SHAFT * (GOV_L ** 2 + GOV_W ** 2) / 12
+    i_ax = GOV_M_SHAFT * 2 * GOV_W ** 2 / 12
+    i_sl = GOV_M_SLIDER * 2 * GOV_CUBE ** 2 / 12
+    arm = "\n".join(
+        f'<body name="arm{t}" pos="{sx * GOV_A!r} 0 {GOV_H!r}" quat="{_mj_quat(R)}">'
+        f'<joint name="hinge{t}" type="hinge" axis="0 1 0"/>'
+        f'<inertial pos="{GOV_X_COM!r} 0 0" mass="{GOV_M_ARM!r}" diaginertia="{GOV_I_XX!r} {GOV_I_PERP!r} {GOV_I_PERP!r}"/>'
+        f'<site name="mid{t}" pos="{GOV_L / 2!r} 0 0"/><site name="ball{t}" pos="{GOV_L!r} 0 0"/></body>'
+        for t, sx, R in (("A", 1.0, ra), ("B", -1.0, rb)))
+    tendons = "\n".join(
+        f'<spatial stiffness="{GOV_K!r}" damping="{GOV_C!r}" springlength="{GOV_FREE!r}">'
+        f'<site site="side{t}"/><site site="mid{t}"/></spatial>' for t in "AB")
+    xml = f"""<mujoco><option timestep="{dt!r}" integrator="{integrator}" gravity="0 0 {-bc.G!r}">
+<flag contact="disable"/></option><worldbody>
+<body name="shaft"><joint name="spin" type="hinge" axis="0 0 1"/>
+<inertial pos="0 0 {GOV_L / 2!r}" mass="{GOV_M_SHAFT!r}" diaginertia="{i_sh!r} {i_sh!r} {i_ax!r}"/>
+<body name="slider" pos="0 0 {GOV_S0!r}"><joint name="slide" type="slide" axis="0 0 1"/>
+<inertial pos="0 0 0" mass="{GOV_M_SLIDER!r}" diaginertia="{i_sl!r} {i_sl!r} {i_sl!r}"/>
+<site name="sideA" pos="{GOV_CUBE / 2!r} 0 0"/><site name="sideB" pos="{-GOV_CUBE / 2!r} 0 0"/></body>
+{arm}
+</body></worldbody><tendon>{tendons}</tendon></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    d.qvel[m.joint("spin").dofadr[0]] = GOV_OMEGA0     # the rest turns with the shaft
+    mujoco.mj_forward(m, d)
+    sub = int(round(1.0 / (RATE * dt)))
+    t = sample_times(end)
+    slider, ball = m.body("slider").id, m.site("ballA").id
+    pts = np.zeros((len(t), 2, 3))
+    status, n = "success", len(t)
+    for k in range(len(t)):
+        if k:
+            if clock.over():
+                status, n = "cancelled", k
+                break
+            mujoco.mj_step(m, d, nstep=sub)
+            mujoco.mj_kinematics(m, d)
+        pts[k] = d.xpos[slider], d.site_xpos[ball]
+    wall, cpu = clock.times()
+    status, message = _mujoco_status(d, pts[:n], status)
+    return Run(wall, cpu, t[:n], points=pts[:n], constraint=0.0, steps=(n - 1) * sub, status=status,
+               message=message)
+
+
+def exudyn_governor(end, budget, h, solver="GeneralizedAlpha"):
+    """3D rigid bodies (Euler parameters, each arm's reference point at its centre of mass),
+    revolute and prismatic joints, and Exudyn's spring-damper for the couplers."""
+    clock = Clock(budget)
+    SC = exu.SystemContainer()
+    mbs = SC.AddSystem()
+    ground = mbs.CreateGround()
+    spin = [0.0, 0.0, GOV_OMEGA0]
+    g = [0.0, 0.0, -bc.G]
+    ep = exu.NodeType.RotationEulerParameters
+    i_sh = GOV_M_SHAFT * (GOV_L ** 2 + GOV_W ** 2) / 12
+    i_sl = GOV_M_SLIDER * 2 * GOV_CUBE ** 2 / 12
+    shaft = mbs.CreateRigidBody(inertia=RigidBodyInertia(GOV_M_SHAFT, np.diag([i_sh, i_sh, GOV_M_SHAFT * 2 * GOV_W ** 2 / 12])),
+                                referencePosition=[0.0, 0.0, GOV_L / 2], initialAngularVelocity=spin, gravity=g,
+                                nodeType=ep)
+    slider = mbs.CreateRigidBody(inertia=RigidBodyInertia(GOV_M_SLIDER, np.diag([i_sl] * 3)),
+                                 referencePosition=[0.0, 0.0, GOV_S0], initialAngularVelocity=spin, gravity=g,
+                                 nodeType=ep)
+    mbs.CreateRevoluteJoint(itemNumbers=[ground, shaft], position=[0.0, 0.0, 0.0], axis=[0.0, 0.0, 1.0],
+                            useGlobalFrame=True, show=False)
+    mbs.CreatePrismaticJoint(itemNumbers=[shaft, slider], position=[0.0, 0.0, GOV_S0], axis=[0.0, 0.0, 1.0],
+                             useGlobalFrame=True, show=False)
+    arms = []
+    for sx, R in zip((1.0, -1.0), _arm_rotations()):
+        hinge = np.array([sx * GOV_A, 0.0, GOV_H])
+        com = hinge + R[:, 0] * GOV_X_COM
+        arm = mbs.CreateRigidBody(inertia=RigidBodyInertia(GOV_M_ARM, np.diag([GOV_I_XX, GOV_I_PERP, GOV_I_PERP])),
+                                  referencePosition=com, referenceRotationMatrix=R,
+                                  initialVelocity=[0.0, GOV_OMEGA0 * com[0], 0.0], initialAngularVelocity=spin,
+                                  gravity=g, nodeType=ep)
+        mbs.CreateRevoluteJoint(itemNumbers=[shaft, arm], position=list(hinge), axis=[0.0, 1.0, 0.0],
+                                useGlobalFrame=True, show=False)
+        mbs.CreateSpringDamper(itemNumbers=[slider, arm], localPosition0=[sx * GOV_CUBE / 2, 0.0, 0.0],
+                               localPosition1=[GOV_L / 2 - GOV_X_COM, 0.0, 0.0], referenceLength=GOV_FREE,
+                               stiffness=GOV_K, damping=GOV_C, show=False)
+        arms.append(arm)
+    sensors = [mbs.AddSensor(SensorBody(bodyNumber=b, localPosition=p, storeInternal=True, writeToFile=False,
+                                        outputVariableType=exu.OutputVariableType.Position))
+               for b, p in ((slider, [0.0, 0.0, 0.0]), (arms[0], [GOV_L - GOV_X_COM, 0.0, 0.0]))]
+    mbs.Assemble()
+    s = exudyn_settings(end, h)
+    status, message = exudyn_solve(mbs, s, getattr(exu.DynamicSolverType, solver), clock)
+    return exudyn_collect(mbs, sensors, clock, status, message, h)
+
+
 # --------------------------------------------------------------------------- problems and sweeps
 @dataclass
 class Problem:
@@ -613,7 +763,7 @@ class Problem:
     title: str
     end: float
     budget: float                  # s of wall time per run
-    model: object                  # a Mechanism or a Cradle
+    model: object                  # a Mechanism, a Cradle, or None (the governor: examples/flyball_governor.json)
     reference: np.ndarray          # (T, P, 3) points, or (3,) final velocities of the cradle
     unit: str = "m"
 
@@ -660,6 +810,13 @@ def make_problems(keys, quick):
                   f"rtol 1e-10 vs 1e-12 differ by {np.max(np.abs(v_ref - v_chk)):.1e} m/s; "
                   f"the balls touch from t = {first * 1e3:.3f} ms to {last * 1e3:.3f} ms)")
             out.append(Problem(key, "Newton's cradle", cr.end_time, 60.0, cr, v_ref, unit="m/s"))
+        elif key == "governor":
+            t = sample_times(short)
+            ref = governor_points(reference_governor(t))
+            check = governor_points(reference_governor(t, "DOP853"))
+            print(f"(governor reference: Radau rtol 1e-12 and DOP853 rtol 1e-13 differ by "
+                  f"{bc.max_error(ref, check):.1e} m)")
+            out.append(Problem(key, "flyball governor (IFToMM A05)", short, 60.0, None, ref))
     return out
 
 
@@ -684,6 +841,23 @@ def sweeps(problem: Problem, quick):
                  for solver in ("RK44", "GeneralizedAlpha") for h in ex if exu]
         runs += [("PyBullet", f"dt {dt:g} (Hertz from Python)", lambda b, dt=dt: bullet_cradle(cr, b, dt))
                  for dt in bl if pb]
+        return runs
+    if problem.key == "governor":
+        proj = [("BDF rtol 1e-6 atol 1e-8", dict(integrator="BDF", rtol=1e-6, atol=1e-8)),
+                ("BDF rtol 1e-8 atol 1e-10", dict(integrator="BDF", rtol=1e-8, atol=1e-10)),
+                ("LSODA rtol 1e-6 atol 1e-8", dict(integrator="LSODA", rtol=1e-6, atol=1e-8)),
+                ("LSODA rtol 1e-8 atol 1e-10", dict(integrator="LSODA", rtol=1e-8, atol=1e-10)),
+                ("Radau rtol 1e-6 atol 1e-8", dict(integrator="Radau", rtol=1e-6, atol=1e-8)),
+                ("DOP853 rtol 1e-6 atol 1e-8", dict(integrator="DOP853", rtol=1e-6, atol=1e-8))]
+        mj = [("RK4", 1e-3), ("RK4", 1e-4), ("RK4", 1e-5), ("implicitfast", 1e-3), ("implicitfast", 1e-4)]
+        ex = [1e-3, 1e-4]
+        if quick:
+            proj, mj, ex = proj[:1], mj[1:2], ex[:1]
+        runs += [("project", label, lambda b, kw=kw: project_governor(end, b, **kw)) for label, kw in proj]
+        runs += [("MuJoCo", f"{integ} dt {dt:g}", lambda b, i=integ, dt=dt: mujoco_governor(end, b, dt, i))
+                 for integ, dt in mj if mujoco]
+        runs += [("Exudyn", f"GeneralizedAlpha h {h:g}", lambda b, h=h: exudyn_governor(end, b, h))
+                 for h in ex if exu]
         return runs
     proj = [("DOP853 rtol 1e-6 atol 1e-8", dict(integrator="DOP853", rtol=1e-6, atol=1e-8)),
             ("DOP853 rtol 1e-8 atol 1e-10", dict(integrator="DOP853", rtol=1e-8, atol=1e-10)),
@@ -850,7 +1024,7 @@ def plot(problem: Problem, out_dir: Path):
     return path
 
 
-PROBLEMS = ("pendulum", "crank-rocker", "slider-crank", "n-four-bar", "cradle")
+PROBLEMS = ("pendulum", "crank-rocker", "slider-crank", "n-four-bar", "cradle", "governor")
 
 
 def versions():
