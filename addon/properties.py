@@ -53,8 +53,10 @@ class MBD_PG_object(PropertyGroup):
         ("NONE", "Error", "A mesh that is not closed is an error"),
         ("CONVEX_HULL", "Convex Hull", "Use the convex hull of a mesh that is not closed"),
     ), default="NONE")
-    velocity: _vec("Velocity (mm/s)", "Initial velocity of the centre of mass, world axes")
-    angular_velocity: _vec("Angular Velocity (rad/s)", "Initial angular velocity, world axes")
+    velocity: _vec("Velocity (mm/s)", "Initial velocity of the centre of mass, world axes. Kept where the "
+                   "joints allow; left at zero, the joints set it (a body carried by a spun shaft moves with it)")
+    angular_velocity: _vec("Angular Velocity (rad/s)", "Initial angular velocity, world axes. Kept where the "
+                           "joints allow; left at zero, the joints set it")
 
 
 # --------------------------------------------------------------------------- scene elements
