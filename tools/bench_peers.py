@@ -223,23 +223,32 @@ def mujoco_mech(mech, end, budget, dt):
         parent_omega = mech.links_by_name[lk.parent].omega if lk.parent else 0.0
         rate = lk.vel[0] if lk.name in sliders else lk.omega - parent_omega
         d.qvel[m.joint(f"j_{lk.name}").dofadr[0]] = rate
+    pt_ids = [m.site(f"pt_{label}").id for label, _, _ in mech.points]
+    cl_ids = [(m.site(f"cl{k}_i").id, m.site(f"cl{k}_j").id) for k in mech.closures]
+
+    def sample(d):
+        gaps = [float(np.linalg.norm(d.site_xpos[i] - d.site_xpos[j])) for i, j in cl_ids]
+        return d.site_xpos[pt_ids], max(gaps, default=0.0)
+    return _mujoco_run(m, d, end, dt, clock, sample)
+
+
+def _mujoco_run(m, d, end, dt, clock, sample):
+    """Step MuJoCo to ``end``; ``sample(d)`` -> (points (P, 3) m, loop gap m) at each output time."""
     mujoco.mj_forward(m, d)
     sub = int(round(1.0 / (RATE * dt)))
     t = sample_times(end)
-    pt_ids = [m.site(f"pt_{label}").id for label, _, _ in mech.points]
-    cl_ids = [(m.site(f"cl{k}_i").id, m.site(f"cl{k}_j").id) for k in mech.closures]
-    pts = np.zeros((len(t), len(pt_ids), 3))
-    cerr, status, n = 0.0, "success", len(t)
-    for k in range(len(t)):
-        if k:
-            if clock.over():
-                status, n = "cancelled", k
-                break
-            mujoco.mj_step(m, d, nstep=sub)
-            mujoco.mj_kinematics(m, d)
-        pts[k] = d.site_xpos[pt_ids]
-        for i, j in cl_ids:
-            cerr = max(cerr, float(np.linalg.norm(d.site_xpos[i] - d.site_xpos[j])))
+    first, cerr = sample(d)
+    pts = np.zeros((len(t),) + np.shape(first))
+    pts[0] = first
+    status, n = "success", len(t)
+    for k in range(1, len(t)):
+        if clock.over():
+            status, n = "cancelled", k
+            break
+        mujoco.mj_step(m, d, nstep=sub)
+        mujoco.mj_kinematics(m, d)
+        pts[k], gap = sample(d)
+        cerr = max(cerr, gap)
     wall, cpu = clock.times()
     status, message = _mujoco_status(d, pts[:n], status)
     return Run(wall, cpu, t[:n], points=pts[:n], constraint=cerr, steps=(n - 1) * sub, status=status,
@@ -691,24 +700,8 @@ def mujoco_governor(end, budget, dt, integrator="RK4"):
     m = mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(m)
     d.qvel[m.joint("spin").dofadr[0]] = GOV_OMEGA0     # the rest turns with the shaft
-    mujoco.mj_forward(m, d)
-    sub = int(round(1.0 / (RATE * dt)))
-    t = sample_times(end)
     slider, ball = m.body("slider").id, m.site("ballA").id
-    pts = np.zeros((len(t), 2, 3))
-    status, n = "success", len(t)
-    for k in range(len(t)):
-        if k:
-            if clock.over():
-                status, n = "cancelled", k
-                break
-            mujoco.mj_step(m, d, nstep=sub)
-            mujoco.mj_kinematics(m, d)
-        pts[k] = d.xpos[slider], d.site_xpos[ball]
-    wall, cpu = clock.times()
-    status, message = _mujoco_status(d, pts[:n], status)
-    return Run(wall, cpu, t[:n], points=pts[:n], constraint=0.0, steps=(n - 1) * sub, status=status,
-               message=message)
+    return _mujoco_run(m, d, end, dt, clock, lambda d: (np.array([d.xpos[slider], d.site_xpos[ball]]), 0.0))
 
 
 def exudyn_governor(end, budget, h, solver="GeneralizedAlpha"):
