@@ -488,3 +488,31 @@ def test_an_initial_velocity_the_joints_forbid_is_changed_and_reported():
     assert changed[0].startswith("body 'slider': the initial velocities given to 'slider' do not fit the joints")
     assert "instead of (0, 500, 0) mm/s" in changed[0]
     assert abs(res.velocity[0, res.body("slider"), 1]) < 1e-12           # nothing moves across the rail
+
+
+def test_a_given_angular_velocity_is_kept_on_the_sparse_path_too():
+    # a parallelogram chain of 41 cranks and 40 couplers (121 hinges: above the sparse
+    # threshold); only the first crank is given 1 rad/s, and the joints set all the rest
+    from core.model.compile import compile_model
+    from core.solver.system import System
+    n = 40
+    p = Planar()
+    for k in range(n + 1):
+        p.bar(f"crank{k}", (1000.0 * k, 0), (1000.0 * k, 1000.0))
+        p.hinge(f"pivot{k}", None, f"crank{k}", (1000.0 * k, 0))
+    for k in range(n):
+        p.bar(f"coupler{k}", (1000.0 * k, 1000.0), (1000.0 * (k + 1), 1000.0))
+        p.hinge(f"left{k}", f"crank{k}", f"coupler{k}", (1000.0 * k, 1000.0))
+        p.hinge(f"right{k}", f"coupler{k}", f"crank{k + 1}", (1000.0 * (k + 1), 1000.0))
+    p.bodies = [replace(b, angular_velocity=(0.0, 0.0, 1.0)) if b.name == "crank0" else b for b in p.bodies]
+    model = p.model(name="chain", settings=SolverSettings(end_time=0.01, output_rate=100, gravity=(0.0, 0.0, 0.0)))
+    assert System(compile_model(model)).sparse
+    res = core.simulate(model)
+    assert res.status == "success" and not any("initial velocit" in w for w in res.warnings), res.warnings
+    w, v = res.angular_velocity[0], res.velocity[0]
+    cranks = [res.body(f"crank{k}") for k in range(n + 1)]
+    couplers = [res.body(f"coupler{k}") for k in range(n)]
+    assert w[res.body("crank0"), 2] == pytest.approx(1.0, rel=1e-12)
+    np.testing.assert_allclose(w[cranks, 2], 1.0, rtol=1e-9)
+    np.testing.assert_allclose(v[couplers], [[-1.0, 0.0, 0.0]] * n, atol=1e-9)      # m/s: the tips' speed
+    np.testing.assert_allclose(w[couplers], 0.0, atol=1e-9)
