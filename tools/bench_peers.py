@@ -1,7 +1,7 @@
 """Side-by-side benchmark: this project, MuJoCo, Exudyn and PyBullet on the same mechanisms.
 
-``python tools/bench_peers.py`` runs the full table (794 s of wall time in the run recorded in
-docs/benchmarks.md, on 2 shared cores),
+``python tools/bench_peers.py`` runs the full table (1011 s of wall time for the first five
+problems and 145 s for the governor in the runs recorded in docs/benchmarks.md, on 2 shared cores),
 ``--quick`` a smoke run (short end times, one or two settings per engine),
 ``--problems pendulum,crank-rocker`` a subset. Needs the ``bench`` extra
 (mujoco, exudyn, pybullet, matplotlib); the core never imports any of them.
