@@ -38,6 +38,9 @@ SCIPY_METHODS = {"RK45": integrate.RK45, "DOP853": integrate.DOP853, "BDF": inte
 _LARGE_CORRECTION = 1e-4
 #: a given initial velocity changed by more than this (relative) is reported
 _VELOCITY_CHANGE = 1e-3
+#: a rise of the total energy above this share of the energy that changes form is reported
+#: (models that supply none; the stepper's energy oscillates by ~0.1 % at usual steps)
+_ENERGY_GAIN = 0.05
 #: seconds of wall time between progress reports
 _PROGRESS_INTERVAL = 0.1
 #: implicit scipy methods, which take a Jacobian
@@ -304,6 +307,39 @@ class _Run:
             f"{_vec(cm.v0[k] * 1e3)} mm/s and {_vec(cm.w0[k])} rad/s",
             "Give velocities the joints allow (a body's points must move as its joints let them), "
             "or give one body its velocity and let the joints move the others."))
+
+    def check_energy(self, out, T):
+        """Warn where the total energy rose though nothing in the model supplies energy.
+
+        Checked where the results' energies are the whole story: gravity, joints,
+        couplers and translational spring-dampers (central forces with a
+        potential; their damping only takes energy). Then a rise is integration
+        error, and more than ``_ENERGY_GAIN`` of the energy that changes form means
+        an unstable or far too coarse run (the stepper on stiff couplers at too
+        long a step ended "successfully" 200 times above its start). Not checked:
+        motions and applied forces supply energy; contacts store energy the results
+        do not count; bushings and torsion springs, linear in a rotation vector or
+        an angle about one axis, have no exact potential once they turn far.
+        """
+        cm, sysm = self.cm, self.sys
+        if T < 2 or cm.motions or cm.forces or cm.bushings or len(sysm.rsprings.mi) or len(sysm.contacts):
+            return
+        ke, pe, ee = (out[k][:T] for k in ("kinetic_energy", "potential_energy", "elastic_energy"))
+        e = ke + pe + ee
+        rise = float(np.max(e - e[0]))
+        scale = float(np.max(ke) + np.ptp(pe) + np.ptp(ee))
+        if not (rise > _ENERGY_GAIN * scale and rise > 1e-9):
+            return
+        k = int(np.argmax(e - e[0]))
+        issue = Issue(
+            "warning", "energy-gain", "model",
+            f"the total energy rose by up to {rise:.4g} J (at t = {self.t_out[k]:.4g} s; {rise / scale:.0%} of the "
+            f"{scale:.4g} J that changes form) though nothing in the model supplies energy: the integration "
+            "is unstable or too coarse, and the motion is not to be trusted",
+            "Shorten the step (stepper, RK4) or tighten rtol and atol; for stiff springs, dampers or "
+            "contacts use BDF or Radau.")
+        self.warnings.append(issue)
+        log.warning("%s", issue)
 
     # -------------------------------------------------------------- run
     def run(self) -> Results:
@@ -598,6 +634,8 @@ class _Run:
                 out["velocity_error"][k] = np.max(np.abs(d["vel_error"]), initial=0.0)
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
+        if status != "failed":
+            self.check_energy(out, T)
         return Results(
             t=self.t_out[:T].copy(), body_names=cm.body_names,
             joint_names=tuple(j["name"] for j in cm.joints),
