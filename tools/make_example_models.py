@@ -247,13 +247,10 @@ def bricard() -> Model:
                                          atol=1e-10, gravity=(0.0, -9810.0, 0.0)))
 
 
-# IFToMM A05, the stiff flyball governor (SI data of the benchmark: 1 m x 0.01 m x 0.01 m shaft and
-# rods, 0.1 m cube slider, 3000 kg/m³, 5 kg point masses at the rods' ends, spring-dampers
-# 8e5 N/m and 4e4 N·s/m of free length 0.5 m for the coupler rods, s = 0.5 m, α = 30°, ω = 2π rad/s)
-FLYBALL_DENSITY, FLYBALL_LENGTH, FLYBALL_WIDTH, FLYBALL_CUBE = 3000.0, 1.0, 0.01, 0.1
-FLYBALL_BALL, FLYBALL_K, FLYBALL_C, FLYBALL_FREE = 5.0, 8e5, 4e4, 0.5
-FLYBALL_S0, FLYBALL_ALPHA, FLYBALL_OMEGA = 0.5, math.radians(30.0), 2.0 * math.pi
-FLYBALL_HINGE = 0.05          # m, the rod hinges A, B and the spring points E, F off the axis
+# IFToMM A05, the stiff flyball governor: the benchmark's SI data, kept with its reference equations
+sys.path.insert(0, str(ROOT / "tools"))
+from bench_models import (GOV_A, GOV_BALL, GOV_BETA0, GOV_C, GOV_CUBE, GOV_FREE, GOV_K, GOV_L,  # noqa: E402
+                          GOV_OMEGA0, GOV_RHO, GOV_S0, GOV_W)
 
 
 def flyball_governor() -> Model:
@@ -268,11 +265,11 @@ def flyball_governor() -> Model:
     Gravity along -Z. tests/core/test_flyball.py checks the run against the
     three-coordinate equations of motion of the symmetric governor.
     """
-    L, w, cube = (x * 1e3 for x in (FLYBALL_LENGTH, FLYBALL_WIDTH, FLYBALL_CUBE))
-    rho = FLYBALL_DENSITY * 1e-9                      # kg/mm³
+    L, w, cube = (x * 1e3 for x in (GOV_L, GOV_W, GOV_CUBE))
+    rho = GOV_RHO * 1e-9                              # kg/mm³
     m_shaft, m_slider = rho * L * w * w, rho * cube ** 3
-    m_rod, m_ball = m_shaft, FLYBALL_BALL
-    a, height, omega = FLYBALL_HINGE * 1e3, L, FLYBALL_OMEGA
+    m_rod, m_ball = m_shaft, GOV_BALL
+    a, height, omega = GOV_A * 1e3, L, GOV_OMEGA0
     # rod body: frame at the rod's middle, X outward along the rod; ball at X = L/2
     mass = m_rod + m_ball
     x_com = m_ball * (L / 2) / mass
@@ -282,7 +279,7 @@ def flyball_governor() -> Model:
     shaft = Body(name="Shaft", geometry=Box(size=(w, w, L)), mass=m_shaft, position=(0.0, 0.0, height / 2),
                  angular_velocity=spin)
     slider = Body(name="Slider", geometry=Box(size=(cube, cube, cube)), mass=m_slider,
-                  position=(0.0, 0.0, FLYBALL_S0 * 1e3), angular_velocity=spin)
+                  position=(0.0, 0.0, GOV_S0 * 1e3), angular_velocity=spin)
     bodies, frames, joints, springs = [shaft, slider], [], [], []
     frames += [Frame(name="Foot"), Frame(name="Shaft_foot", body="Shaft", position=(0.0, 0.0, -height / 2)),
                Frame(name="Shaft_axis", body="Shaft"), Frame(name="Slider_axis", body="Slider")]
@@ -290,7 +287,7 @@ def flyball_governor() -> Model:
                Joint(name="Slider_guide", type="prismatic", frame_i="Shaft_axis", frame_j="Slider_axis")]
     for name, side in (("Rod_A", 1.0), ("Rod_B", -1.0)):
         # X along (side cos α, 0, -sin α): a turn α about Y, then half a turn about Z for rod B
-        q = axis_angle_to_quat(np.array([0.0, 1.0, 0.0]), FLYBALL_ALPHA)
+        q = axis_angle_to_quat(np.array([0.0, 1.0, 0.0]), GOV_BETA0)
         if side < 0:
             q = matrix_to_quat(quat_to_matrix(axis_angle_to_quat(np.array([0.0, 0.0, 1.0]), np.pi))
                                @ quat_to_matrix(q))
@@ -315,8 +312,8 @@ def flyball_governor() -> Model:
         joints.append(Joint(name=f"Hinge_{tag}", type="revolute", frame_i=f"Hinge_{tag}",
                             frame_j=f"{name}_hinge"))
         springs.append(SpringDamper(name=f"Coupler_{tag}", frame_i=f"Slider_{tag}", frame_j=f"{name}_middle",
-                                    stiffness=FLYBALL_K * 1e-3, damping=FLYBALL_C * 1e-3,
-                                    free_length=FLYBALL_FREE * 1e3))
+                                    stiffness=GOV_K * 1e-3, damping=GOV_C * 1e-3,
+                                    free_length=GOV_FREE * 1e3))
     return Model(name="flyball_governor", bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints),
                  springs=tuple(springs),
                  settings=SolverSettings(end_time=10.0, output_rate=100.0, integrator="BDF", rtol=1e-7,
