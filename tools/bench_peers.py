@@ -1039,7 +1039,9 @@ def main(argv=None):
     ap.add_argument("--problems", default=",".join(PROBLEMS),
                     help=f"comma-separated subset of {','.join(PROBLEMS)}")
     ap.add_argument("--engines", default=",".join(COLOURS), help="comma-separated subset")
-    ap.add_argument("--img-dir", default=str(IMG_DIR), help="where the PNG plots go (default docs/img)")
+    ap.add_argument("--img-dir", default=None,
+                    help="where the PNG plots go (default docs/img; with --quick out/bench_quick, so that a "
+                         "smoke run does not replace the recorded plots)")
     args = ap.parse_args(argv)
     keys = [k.strip() for k in args.problems.split(",") if k.strip()]
     unknown = [k for k in keys if k not in PROBLEMS]
@@ -1071,8 +1073,10 @@ def main(argv=None):
     print(f"\nend: {bc.load_line()}; total wall time {time.perf_counter() - t_start:.0f} s")
     print_table()
     print_verdict()
+    img_dir = Path(args.img_dir) if args.img_dir else IMG_DIR.parents[1] / "out" / "bench_quick" if args.quick \
+        else IMG_DIR
     for problem in problems:
-        path = plot(problem, Path(args.img_dir))
+        path = plot(problem, img_dir)
         if path:
             print(f"plot: {path}")
 
