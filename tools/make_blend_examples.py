@@ -1111,14 +1111,6 @@ FLYBALL = dict(L=1000.0, w=10.0, cube=100.0, a=50.0, ball=50.0, arm_mass=5.3, de
                omega=2 * math.pi, beta=30.0, seconds=4.0)
 
 
-def mesh_centroid(bm):
-    """Volume and centre of volume of a closed bmesh (shells may overlap: each counts in full)."""
-    tris = np.array([[tuple(loop.vert.co) for loop in tri] for tri in bm.calc_loop_triangles()])
-    a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
-    v = np.einsum("ij,ij->i", a, np.cross(b, c)) / 6.0          # signed tetrahedra from the origin
-    return v.sum(), (v[:, None] * (a + b + c) / 4.0).sum(axis=0) / v.sum()
-
-
 @example
 def flyball_governor():
     p = FLYBALL
@@ -1139,13 +1131,12 @@ def flyball_governor():
         ball = ico_sphere(p["ball"], 2)
         bmesh.ops.translate(ball, verts=ball.verts, vec=Vector((L / 2, 0.0, 0.0)))
         bm = merge(box((L - p["ball"], w, w), (-p["ball"] / 2, 0.0, 0.0)), ball)   # the arm ends at the ball
-        _, centre = mesh_centroid(bm)
         along = Vector((side * math.cos(beta), 0.0, -math.sin(beta)))
         hinge_at = Vector((side * a, 0.0, L))
         middle = hinge_at + along * (L / 2)
-        com = middle + along * centre[0]
         arm = mesh_object(f"Arm_{tag}", bm, middle, "blue", (0.0, beta, 0.0 if side > 0 else math.pi))
-        body(arm, mass=p["arm_mass"], velocity=(0.0, omega * com.x, 0.0), angular_velocity=spin)
+        # the spin alone: the hinge sets the arm's centre moving (a given velocity is kept, the rest follows)
+        body(arm, mass=p["arm_mass"], angular_velocity=spin)
         hinge(f"Hinge_{tag}", hinge_at, shaft, arm, "+Y", 60.0)
         s = bpy.context.scene.mbd.springs.add()
         s.name, s.type, s.stiffness, s.damping = f"Coupler_{tag}", "TRANSLATIONAL", p["k"], p["c"]
