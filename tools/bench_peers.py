@@ -98,6 +98,7 @@ from bench_models import (GOV_A, GOV_BETA0, GOV_C, GOV_CUBE, GOV_FREE, GOV_H, GO
                           reference_cradle, reference_governor, reference_slider_crank, slider_crank)
 import core  # noqa: E402
 from core.model import Body, Box, Contact, Frame, Joint, Model, SolverSettings, SpringDamper, TriangleMesh  # noqa: E402
+from core.spatial import matrix_to_quat  # noqa: E402
 from core.units import contact_stiffness_from_si  # noqa: E402
 
 try:
@@ -644,6 +645,9 @@ GOVERNOR_MODEL = Path(__file__).resolve().parents[1] / "examples" / "flyball_gov
 #: the rods' centre of mass from the hinge (m) and their inertia about it across the rod (kg m²)
 GOV_X_COM = GOV_S_A / GOV_M_ARM
 GOV_I_PERP = GOV_I_ZZ - GOV_M_ARM * GOV_X_COM ** 2
+#: principal inertias (kg m²) of the shaft (across, across, about its axis) and of the cubic slider
+GOV_I_SHAFT = (GOV_M_SHAFT * (GOV_L ** 2 + GOV_W ** 2) / 12,) * 2 + (GOV_M_SHAFT * 2 * GOV_W ** 2 / 12,)
+GOV_I_SLIDER = (GOV_M_SLIDER * 2 * GOV_CUBE ** 2 / 12,) * 3
 
 
 def _arm_rotations():
@@ -668,7 +672,6 @@ def project_governor(end, budget, **kw):
 
 
 def _mj_quat(R):
-    from core.spatial import matrix_to_quat
     return " ".join(repr(float(x)) for x in matrix_to_quat(R))
 
 
@@ -676,9 +679,6 @@ def mujoco_governor(end, budget, dt, integrator="RK4"):
     """A kinematic tree (hinge, slide and two hinges: no loop) with the couplers as spatial tendons."""
     clock = Clock(budget)
     ra, rb = _arm_rotations()
-    i_sh = GOV_M_SHAFT * (GOV_L ** 2 + GOV_W ** 2) / 12
-    i_ax = GOV_M_SHAFT * 2 * GOV_W ** 2 / 12
-    i_sl = GOV_M_SLIDER * 2 * GOV_CUBE ** 2 / 12
     arm = "\n".join(
         f'<body name="arm{t}" pos="{sx * GOV_A!r} 0 {GOV_H!r}" quat="{_mj_quat(R)}">'
         f'<joint name="hinge{t}" type="hinge" axis="0 1 0"/>'
@@ -691,9 +691,9 @@ def mujoco_governor(end, budget, dt, integrator="RK4"):
     xml = f"""<mujoco><option timestep="{dt!r}" integrator="{integrator}" gravity="0 0 {-bc.G!r}">
 <flag contact="disable"/></option><worldbody>
 <body name="shaft"><joint name="spin" type="hinge" axis="0 0 1"/>
-<inertial pos="0 0 {GOV_L / 2!r}" mass="{GOV_M_SHAFT!r}" diaginertia="{i_sh!r} {i_sh!r} {i_ax!r}"/>
+<inertial pos="0 0 {GOV_L / 2!r}" mass="{GOV_M_SHAFT!r}" diaginertia="{' '.join(map(repr, GOV_I_SHAFT))}"/>
 <body name="slider" pos="0 0 {GOV_S0!r}"><joint name="slide" type="slide" axis="0 0 1"/>
-<inertial pos="0 0 0" mass="{GOV_M_SLIDER!r}" diaginertia="{i_sl!r} {i_sl!r} {i_sl!r}"/>
+<inertial pos="0 0 0" mass="{GOV_M_SLIDER!r}" diaginertia="{' '.join(map(repr, GOV_I_SLIDER))}"/>
 <site name="sideA" pos="{GOV_CUBE / 2!r} 0 0"/><site name="sideB" pos="{-GOV_CUBE / 2!r} 0 0"/></body>
 {arm}
 </body></worldbody><tendon>{tendons}</tendon></mujoco>"""
@@ -714,12 +714,10 @@ def exudyn_governor(end, budget, h, solver="GeneralizedAlpha"):
     spin = [0.0, 0.0, GOV_OMEGA0]
     g = [0.0, 0.0, -bc.G]
     ep = exu.NodeType.RotationEulerParameters
-    i_sh = GOV_M_SHAFT * (GOV_L ** 2 + GOV_W ** 2) / 12
-    i_sl = GOV_M_SLIDER * 2 * GOV_CUBE ** 2 / 12
-    shaft = mbs.CreateRigidBody(inertia=RigidBodyInertia(GOV_M_SHAFT, np.diag([i_sh, i_sh, GOV_M_SHAFT * 2 * GOV_W ** 2 / 12])),
+    shaft = mbs.CreateRigidBody(inertia=RigidBodyInertia(GOV_M_SHAFT, np.diag(GOV_I_SHAFT)),
                                 referencePosition=[0.0, 0.0, GOV_L / 2], initialAngularVelocity=spin, gravity=g,
                                 nodeType=ep)
-    slider = mbs.CreateRigidBody(inertia=RigidBodyInertia(GOV_M_SLIDER, np.diag([i_sl] * 3)),
+    slider = mbs.CreateRigidBody(inertia=RigidBodyInertia(GOV_M_SLIDER, np.diag(GOV_I_SLIDER)),
                                  referencePosition=[0.0, 0.0, GOV_S0], initialAngularVelocity=spin, gravity=g,
                                  nodeType=ep)
     mbs.CreateRevoluteJoint(itemNumbers=[ground, shaft], position=[0.0, 0.0, 0.0], axis=[0.0, 0.0, 1.0],
