@@ -162,6 +162,15 @@ class TranslationalSprings:
         energy = np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
         return wrench, tension, length, energy
 
+    def lines(self, K):
+        """(body_j, arm_j, body_i, arm_i, direction) of each spring at one state: its
+        length grows at direction · (velocity of j's point − velocity of i's point);
+        arms (k, 3) m from each body's COM, direction (k, 3) unit from i to j, bodies -1
+        for the ground (the stepper's implicit treatment of stiff springs)."""
+        d = K.p[self.mj] - K.p[self.mi]
+        u = d / np.maximum(np.sqrt(_dot(d, d)), 1e-300)[:, None]
+        return K.b[self.mj], K.r[self.mj], K.b[self.mi], K.r[self.mi], u
+
 
 @dataclass(frozen=True)
 class RotationalSprings:

@@ -379,7 +379,8 @@ class _Run:
         except SolverError as exc:
             status, message = "failed", str(exc)
         self.warnings.extend(sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.step,
-                                                        sysm.mass, sysm.free_turn(), s.integrator))
+                                                        sysm.mass, sysm.free_turn(), s.integrator,
+                                                        implicit=s.integrator == "stepper" and not sysm.sparse))
         for w in self.warnings:
             log.warning("%s", w)
         return self.collect(status, message, redundant, moved)

@@ -48,6 +48,13 @@ _SPIN_CONVERGED = 1e-14
 _GYRO_NEGLIGIBLE = 1e-12
 #: (3, 9): a @ _SKEW is the cross-product matrix of a, row-major
 _SKEW = skew(np.eye(3)).reshape(3, 9)
+#: the stepper treats a contact point's or spring's stiffness implicitly where h·ω exceeds this
+#: (ω² = stiffness / effective mass: explicit steps go wrong from about here, see
+#: ContactSet.depth_issues), and its damping where h·c / (effective mass) exceeds _IMPLICIT_H_DAMP
+_IMPLICIT_H_OMEGA = 0.3
+_IMPLICIT_H_DAMP = 0.5
+#: active-set passes of the implicit contact forces (a point whose force would pull is released)
+_IMPLICIT_PASSES = 4
 
 
 def _quadratic_maps():
@@ -312,6 +319,7 @@ class System:
         i, j = np.arange(3)[None, :, None], np.arange(3)[None, None, :]
         self._Mi_ang = ((3 * n + 3 * b + i) * (6 * n) + 3 * n + 3 * b + j).ravel()
         self._Mi0 = np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)])) if not self.sparse else None
+        self._M0 = np.diag(np.concatenate([np.repeat(self.mass, 3), np.zeros(3 * n)])) if not self.sparse else None
         # per-joint generalized reaction of each joint's rows on each body (results)
         owner = self.layout.row_owner()
         nj = len(cm.joints)
@@ -433,12 +441,14 @@ class System:
                          axis=-1) * self.motion_scale for name in ("__call__", "d1", "d2")]
 
     # ------------------------------------------------------------------ dynamics
-    def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True, gyroscopic=True):
+    def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True, gyroscopic=True, lines=None):
         """Generalized applied forces (2, n, 3): [force, torque about the COM] per body, world axes.
 
         With ``details`` also a dict of per-element outputs (else None). K may be
         None when the model has no springs, bushings or measured coordinates.
         ``gyroscopic``: include −ω × I_W ω (the stepper integrates it itself).
+        ``lines``: a list to which the spring-dampers and the touching contact points
+        append their lines of action (see :meth:`_implicit_elements`).
         """
         n = self.n
         F = self._f_gravity.copy()
@@ -461,6 +471,9 @@ class System:
         if len(self.tsprings.mi):
             w, tension, length, e_t = self.tsprings.evaluate(K, n)
             wrench = add(w)
+            if lines is not None:
+                ts = self.tsprings
+                lines.append((*ts.lines(K), ts.k, ts.c, tension, np.zeros(len(ts.k), bool)))
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
             rate = self._coordinate_rates(B.w_ext, coords, ci)
@@ -470,8 +483,16 @@ class System:
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n)
             wrench = add(w)
         if len(self.contacts):
-            wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w)
+            points = [] if lines is not None else None
+            wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w, points)
             wrench = add(wc)
+            for a, b, det, prm in points or ():
+                d, k = det.depths, len(det.depths)
+                dmax = prm.max_penetration
+                # the point moves into the target at −normal · (v_i − v_j) of the material points
+                lines.append((np.full(k, a), det.points - B.x_ext[a], np.full(k, b), det.points - B.x_ext[b],
+                              -det.normals, prm.exponent * prm.k * d ** (prm.exponent - 1.0),
+                              prm.damping * np.minimum(d, dmax) / dmax, det.normal_force, np.ones(k, bool)))
         if wrench is not None:
             F[0] += wrench[:n, :3]
             F[1] += wrench[:n, 3:]
@@ -555,7 +576,8 @@ class System:
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
         rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
-        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False)
+        lines = None if self.sparse else []
+        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False, lines=lines)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
 
@@ -570,17 +592,85 @@ class System:
 
         spun = self._spin(B, F[1], h, free) if len(free) else None
         u_free, gyro = free_velocity(B.w)
+        stiff = self._implicit_elements(B, lines, h, y[self.sl_u]) if lines else None
         if rows is None:
-            return B, u_free, None
+            return B, (u_free if stiff is None else self._implicit_step(B, stiff, u_free, h)), None
         Mi = None if self.sparse else self._minv(B)
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
-        u = self._constrained(B, rows, u_free, b, Mi)[0]
+
+        def solve(u_free):
+            if stiff is None:
+                return self._constrained(B, rows, u_free, b, Mi)[0]
+            return self._implicit_step(B, stiff, u_free, h, rows, b, Mi)
+        u = solve(u_free)
         # jointed bodies that their gyroscopic torque turns at all (none turning about a principal axis)
         if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
-            u = self._constrained(B, rows, u_free, b, Mi)[0]
+            u = solve(u_free)
         return B, u, rows.coords
+
+    def _implicit_elements(self, B: Bodies, lines, h, u):
+        """The spring-dampers and contact points too stiff for an explicit step h, linearised.
+
+        ``lines`` as collected by :meth:`forces`: per element its two bodies (-1: the
+        ground), arms, the direction e along which its extension s grows at
+        ṡ = e · (v₁ + ω₁ × r₁ − v₂ − ω₂ × r₂), stiffness k (N/m, dF/ds), damping c (N·s/m),
+        present force f₀ (N, resisting s) and whether it may only push (contacts).
+        With 1/m_e = the inverse mass along the line (the bodies free; joints only
+        make it heavier), the stiffness is taken implicitly where h·sqrt(k/m_e) >
+        :data:`_IMPLICIT_H_OMEGA` and the damping where h·c/m_e > :data:`_IMPLICIT_H_DAMP`;
+        elsewhere the explicit step is accurate and stays as it is (implicit stiffness
+        dissipates energy). Returns None when no element needs it, else
+        ``(G (6n, k) split-layout ṡ = Gᵀu, D = h k + c implicit parts (k,), C implicit damping (k,),
+        ṡ now (k,), f₀ (k,), push only (k,))``.
+        """
+        b1, r1, b2, r2, e, k, c, f0, push = (np.concatenate(z) for z in zip(*lines))
+        inv_m = np.append(self._inv_mass, 0.0)
+        I_inv = np.concatenate([B.I_W_inv, np.zeros((1, 3, 3))])
+        a1, a2 = cross(r1, e), cross(r2, e)
+        w = (inv_m[b1] + inv_m[b2] + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1)
+             + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
+        stiff = h * h * k * w > _IMPLICIT_H_OMEGA ** 2
+        damp = h * c * w > _IMPLICIT_H_DAMP
+        keep = np.flatnonzero((stiff | damp) & ~(push & (f0 <= 0.0)))
+        if not len(keep):
+            return None
+        n, E = self.n, len(keep)
+        G = np.zeros((6 * n, E))
+        cols = np.arange(E)[:, None]
+        for b, lin, ang, sign in ((b1, e, a1, 1.0), (b2, e, a2, -1.0)):
+            b, on = b[keep], b[keep] >= 0
+            at = 3 * b[on][:, None] + np.arange(3)
+            np.add.at(G, (at, cols[on]), sign * lin[keep][on])
+            np.add.at(G, (3 * n + at, cols[on]), sign * ang[keep][on])
+        C = np.where(damp, c, 0.0)[keep]
+        D = h * np.where(stiff, k, 0.0)[keep] + C
+        return G, D, C, G.T @ u, f0[keep], push[keep]
+
+    def _implicit_step(self, B: Bodies, stiff, u_free, h, rows=None, b=None, Mi=None):
+        """The stepper's new velocities (6n,) with the elements of :meth:`_implicit_elements`
+        at their end-of-step forces f = f₀ + D ṡ' − C ṡ (linearly implicit: the extension
+        moves by h ṡ'), so (M + h G D Gᵀ) u' = M u_free + h G C ṡ, then the joints'
+        impulses with that matrix in place of M. A contact point whose end force would
+        pull is released (no force at all over the step) and the step solved again."""
+        G, D, C, s0, f0, push = stiff
+        M = self._M0.copy()
+        np.put(M, self._Mi_ang, B.I_W)
+        Mi = self._minv(B) if Mi is None else Mi
+        active = np.ones(len(D), bool)
+        for _ in range(_IMPLICIT_PASSES):
+            Ga = G[:, active]
+            Mt_inv = np.linalg.inv(M + h * (Ga * D[active]) @ Ga.T)
+            u = Mt_inv @ (M @ u_free + h * (Ga @ (C * s0)[active]))
+            if rows is not None:
+                u = self._constrained(B, rows, u, b, Mt_inv)[0]
+            pull = active & push & (f0 + D * (G.T @ u) - C * s0 < 0.0)
+            if not pull.any():
+                break
+            active &= ~pull
+            u_free = u_free + h * (Mi @ (G[:, pull] @ f0[pull]))   # their explicit push taken back
+        return u
 
     def free_turn(self):
         """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""

@@ -41,6 +41,20 @@ def test_sphere_settles_at_the_static_hertz_depth(integrator):
     np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-6)
 
 
+@pytest.mark.parametrize("step", [1e-3, 1e-2])
+def test_the_stepper_settles_at_the_static_hertz_depth_with_steps_longer_than_the_contact_period(step):
+    # the contact oscillates with a 5.9 ms period: explicit steps of 1 and 10 ms would throw the
+    # ball off; its stiffness taken implicitly, it settles where k δ^e = m g exactly (the
+    # linearised force is exact at rest): measured 1e-14 mm off after 1 s
+    k, e = 1000.0, 1.5
+    m = _sphere_model(25.0, 5.0, 1.0, k, e, "stepper")
+    r = core.simulate(replace(m, settings=replace(m.settings, step=step)))
+    assert r.success
+    depth = (1.0 * G / k) ** (1 / e)
+    np.testing.assert_allclose(r.com[-1, 0, 2] * 1e3, 25.0 - depth, atol=1e-9)
+    np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-9)
+
+
 def test_rebound_decreases_with_damping_and_the_contact_never_pulls():
     heights = []
     for damping in (0.0, 0.5, 2.0):
@@ -351,17 +365,42 @@ def test_a_cylinder_rolls_down_the_incline_at_two_thirds_of_the_sliding_accelera
 
 
 def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use():
-    # the stepper at 1 ms on a free 1 kg ball (k = 1000 N/mm^1.5, deepest 0.2 mm: 667 N/mm; effective
-    # mass 0.28 kg with the turn of a hit at its rim: a 4.1 ms period, h·ω = 1.5) gets a warning
-    # naming the step (6.5e-5 s, h·ω = 0.1); at 0.1 ms (h·ω = 0.15) none
+    # the stepper at 1 ms on a free 1 kg ball (k = 1000 N/mm^1.5, 0.5 mm drop). It takes the
+    # contact's stiffness implicitly, so the ball stops 0.148 mm deep (DOP853: 0.195 mm) and
+    # rebounds with less energy, never more; 577 N/mm there against an effective mass of 0.28 kg
+    # (the turn of a hit at its rim): a 4.4 ms period, h·ω = 1.4. The warning says so and names
+    # the step (7e-5 s, h·ω = 0.1); at 0.1 ms (h·ω = 0.15) there is none
     def run(h):
         m = _sphere_model(25.5, 0.0, 0.05, k=1000.0)
         return core.simulate(replace(m, settings=replace(m.settings, integrator="stepper", step=h)))
     coarse = run(1e-3)
     assert coarse.success
+    assert np.max(coarse.total_energy) <= coarse.total_energy[0] * (1 + 1e-12)
     (w,) = [w for w in coarse.warnings if "contact 'C'" in w]
-    assert "stepper step of 0.001 s is too large" in w and "at most 6.5e-05 s" in w
+    assert "stepper step of 0.001 s is too large" in w and "at most 7e-05 s" in w
+    assert "taking its stiffness implicitly" in w and "bounce lower" in w
     assert not [w for w in run(1e-4).warnings if "contact 'C'" in w]
+
+
+@pytest.mark.parametrize("step", [1e-4, 1e-3])
+def test_the_stepper_takes_a_stiff_contact_implicitly_and_a_dropped_die_never_gains_energy(step):
+    # a 20 mm steel die, tilted, dropped 60 mm onto the plate, no damping (k = 1e4 N/mm^1.5:
+    # h·ω ≈ 0.6-4 at its corners' depths). Explicit, 5e-5 and 1e-4 s threw it 0.8 and 2 m up;
+    # implicit, the energy never rises above the start (impacts only lose energy), and within
+    # 0.3 s the die lies on a face: COM 10 mm above the plate's top less the static depth
+    # (measured 14.99938 mm at both steps; 0.3 mm below 15 would mean it sank in)
+    die = Body(name="Die", geometry=Box(size=(20, 20, 20)), density=7850.0, position=(0, 0, 75.0),
+               orientation=(0.9, 0.3, 0.2, 0.1))
+    model = Model(bodies=(die, _plate()),
+                  contacts=(Contact(name="C", body_i="Die", body_j="Plate", stiffness=1e4, damping=0.0,
+                                    exponent=1.5, max_penetration=0.1),),
+                  settings=SolverSettings(end_time=0.3, output_rate=1000, integrator="stepper", step=step))
+    res = core.simulate(model)
+    assert res.success, res.message
+    energy = res.total_energy
+    assert np.max(energy) <= energy[0] * (1 + 1e-9)
+    assert res.com[-1, 0, 2] * 1e3 == pytest.approx(15.0, abs=2e-3)
+    assert np.linalg.norm(res.velocity[-1, 0]) < 1e-3 and np.linalg.norm(res.angular_velocity[-1, 0]) < 0.1
 
 
 def test_a_contact_too_soft_for_its_load_is_reported_when_parts_pass_through():
