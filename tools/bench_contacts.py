@@ -89,10 +89,12 @@ def main(argv=None) -> int:
     ap.add_argument("--gear-methods", default="DOP853,RK45,Radau,BDF,LSODA,RK4,stepper",
                     help="comma-separated integrators of the gear run")
     ap.add_argument("--gears-only", action="store_true", help="only the gear run (skip the narrow phase)")
+    ap.add_argument("--gear-step", type=float, default=1e-5, help="fixed step (s) of RK4 and the stepper")
     ap.add_argument("--gear-save", metavar="DIR", help="save t, ω_A, ω_B of each gear run to DIR/gears_<method>.npz")
     args = ap.parse_args(argv)
     if args.gears_only:
-        bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save)
+        bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save,
+                    args.gear_step)
         return 0
     try:
         import trimesh
@@ -167,7 +169,8 @@ def main(argv=None) -> int:
     if args.pairs:
         bench_pairs()
     if args.gears:
-        bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save)
+        bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save,
+                    args.gear_step)
     return 0 if ok_all else 1
 
 
@@ -247,7 +250,7 @@ def bench_pairs(n: int = 200, repeats: int = 15):
             name, ms, st.candidates, st.skipped, st.queries, st.contacts, np.linalg.norm(w[:3])))
 
 
-def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = True):
+def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = True, step: float = 1e-5):
     """Two meshing spur gears (20 teeth, root/tip radius 20/24 mm, 10 mm wide, 4760 triangles each)
     on revolute joints 44.5 mm apart: an e-motor (T_max 1000 N·mm, ω_max 30 rad/s) drives gear A,
     a constant 300 N·mm load torque brakes gear B; Hertz contact k 1e5 N/mm^1.5, C 1 N·s/mm;
@@ -279,10 +282,10 @@ def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = True):
         contacts=(Contact(name="mesh", body_i="A", body_j="B", stiffness=1e5, damping=1.0, exponent=1.5,
                           max_penetration=0.05, candidate_reduction=reduction),),
         settings=SolverSettings(integrator=integrator, end_time=end_time, output_rate=100, rtol=1e-6,
-                                atol=1e-9, gravity=(0.0, 0.0, 0.0), step=1e-5))
+                                atol=1e-9, gravity=(0.0, 0.0, 0.0), step=step))
 
 
-def bench_gears(budget: float, reduction: bool = True, methods=("DOP853",), save_dir=None):
+def bench_gears(budget: float, reduction: bool = True, methods=("DOP853",), save_dir=None, step: float = 1e-5):
     """1 s of the gear pair with each integrator; a run is cancelled after ``budget`` s of CPU time."""
     import core
 
@@ -308,7 +311,7 @@ def bench_gears(budget: float, reduction: bool = True, methods=("DOP853",), save
                 marks.append((p.time, cpu_now))
             return cpu_now < budget
 
-        r = core.simulate(gear_model(integrator, reduction=reduction), progress=progress)
+        r = core.simulate(gear_model(integrator, reduction=reduction, step=step), progress=progress)
         cpu = time.process_time() - t0
         wall = time.perf_counter() - w0
         w = r.angular_velocity[-1, r.body("A"), 2] if len(r.t) else float("nan")
@@ -317,7 +320,10 @@ def bench_gears(budget: float, reduction: bool = True, methods=("DOP853",), save
             integrator, r.status, r.t[-1] if len(r.t) else 0.0, r.stats["steps"], n_rhs,
             wall, cpu, 1e3 * cpu / max(n_rhs, 1), w), flush=True)
         print(f"  {integrator} done {stamp()}; {r.stats.get('jacobian_evaluations', 0)} Jacobians"
-              + (f"; {r.message}" if r.status != "success" else ""), flush=True)
+              + (f"; {r.message}" if r.status != "success" else "")
+              + (f"; step {step:g} s" if integrator in ("RK4", "stepper") else ""), flush=True)
+        for warning in r.warnings:
+            print(f"  warning: {warning}", flush=True)
         if marks:
             print("  CPU s at simulated s: " + ", ".join(f"{c:.0f} at {t:.3f}" for t, c in marks), flush=True)
         if len(r.t):

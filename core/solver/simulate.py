@@ -308,6 +308,18 @@ class _Run:
             "Give velocities the joints allow (a body's points must move as its joints let them), "
             "or give one body its velocity and let the joints move the others."))
 
+    def check_contacts(self, out, T):
+        """The contacts' warnings after a run (:meth:`ContactSet.depth_issues`); for the
+        stepper's implicit contacts, with the energy that changes form in the run as the scale."""
+        sysm, s = self.sys, self.s
+        implicit = None
+        if s.integrator == "stepper" and not sysm.sparse and len(sysm.contacts):
+            implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T))
+        for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.step,
+                                                sysm.mass, sysm.free_turn(), s.integrator, implicit):
+            self.warnings.append(issue)
+            log.warning("%s", issue)
+
     def check_energy(self, out, T):
         """Warn where the total energy rose though nothing in the model supplies energy.
 
@@ -324,10 +336,9 @@ class _Run:
         cm, sysm = self.cm, self.sys
         if T < 2 or cm.motions or cm.forces or cm.bushings or len(sysm.rsprings.mi) or len(sysm.contacts):
             return
-        ke, pe, ee = (out[k][:T] for k in ("kinetic_energy", "potential_energy", "elastic_energy"))
-        e = ke + pe + ee
+        e = sum(out[k][:T] for k in ("kinetic_energy", "potential_energy", "elastic_energy"))
         rise = float(np.max(e - e[0]))
-        scale = float(np.max(ke) + np.ptp(pe) + np.ptp(ee))
+        scale = _energy_scale(out, T)
         if not (rise > _ENERGY_GAIN * scale and rise > 1e-9):
             return
         k = int(np.argmax(e - e[0]))
@@ -378,9 +389,6 @@ class _Run:
             status, message = "failed", str(exc)
         except SolverError as exc:
             status, message = "failed", str(exc)
-        self.warnings.extend(sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.step,
-                                                        sysm.mass, sysm.free_turn(), s.integrator,
-                                                        implicit=s.integrator == "stepper" and not sysm.sparse))
         for w in self.warnings:
             log.warning("%s", w)
         return self.collect(status, message, redundant, moved)
@@ -635,6 +643,7 @@ class _Run:
                 out["velocity_error"][k] = np.max(np.abs(d["vel_error"]), initial=0.0)
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
+        self.check_contacts(out, T)
         if status != "failed":
             self.check_energy(out, T)
         return Results(
@@ -655,6 +664,15 @@ class _Run:
                        wall_time=time.perf_counter() - self.start, integrator=self.s.integrator,
                        **sysm.contacts.counters()),
             **out)
+
+
+def _energy_scale(out, T) -> float:
+    """J: the energy that changes form over the first T output frames (the largest kinetic
+    energy plus the ranges of the potential and elastic energies)."""
+    if not T:
+        return 0.0
+    ke, pe, ee = (out[k][:T] for k in ("kinetic_energy", "potential_energy", "elastic_energy"))
+    return float(np.max(ke) + np.ptp(pe) + np.ptp(ee))
 
 
 def _vec(x) -> str:

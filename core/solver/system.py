@@ -263,6 +263,10 @@ class System:
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
                                          np.array([b["mj"] for b in cm.bushings], int)))
         self.contacts = ContactSet(cm)
+        #: per contact, J: energy taken out by the stepper's implicit contact stiffness, and by
+        #: the contact's own damping at those points (see _tally_implicit)
+        self.implicit_loss = np.zeros(len(self.contacts))
+        self.implicit_damped = np.zeros(len(self.contacts))
         self._gravity_only = not (len(self.applied.names) or len(self.tsprings.mi) or len(self.rsprings.mi)
                                   or len(self.bushings.names) or len(self.contacts))
         self.y0 = y0
@@ -473,7 +477,7 @@ class System:
             wrench = add(w)
             if lines is not None:
                 ts = self.tsprings
-                lines.append((*ts.lines(K), ts.k, ts.c, tension, np.zeros(len(ts.k), bool)))
+                lines.append((*ts.lines(K), ts.k, ts.c, tension, np.zeros(len(ts.k), bool), np.full(len(ts.k), -1)))
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
             rate = self._coordinate_rates(B.w_ext, coords, ci)
@@ -486,13 +490,8 @@ class System:
             points = [] if lines is not None else None
             wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w, points)
             wrench = add(wc)
-            for a, b, det, prm in points or ():
-                d, k = det.depths, len(det.depths)
-                dmax = prm.max_penetration
-                # the point moves into the target at −normal · (v_i − v_j) of the material points
-                lines.append((np.full(k, a), det.points - B.x_ext[a], np.full(k, b), det.points - B.x_ext[b],
-                              -det.normals, prm.exponent * prm.k * d ** (prm.exponent - 1.0),
-                              prm.damping * np.minimum(d, dmax) / dmax, det.normal_force, np.ones(k, bool)))
+            for pair, a, b, det, prm in points or ():
+                lines.extend(_contact_lines(B, pair, a, b, det, prm))
         if wrench is not None:
             F[0] += wrench[:n, :3]
             F[1] += wrench[:n, 3:]
@@ -594,7 +593,11 @@ class System:
         u_free, gyro = free_velocity(B.w)
         stiff = self._implicit_elements(B, lines, h, y[self.sl_u]) if lines else None
         if rows is None:
-            return B, (u_free if stiff is None else self._implicit_step(B, stiff, u_free, h)), None
+            if stiff is None:
+                return B, u_free, None
+            u = self._implicit_step(B, stiff, u_free, h)
+            self._tally_implicit(stiff, u, h)
+            return B, u, None
         Mi = None if self.sparse else self._minv(B)
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
@@ -608,6 +611,8 @@ class System:
         if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
             u = solve(u_free)
+        if stiff is not None:
+            self._tally_implicit(stiff, u, h)
         return B, u, rows.coords
 
     def _implicit_elements(self, B: Bodies, lines, h, u):
@@ -623,9 +628,9 @@ class System:
         elsewhere the explicit step is accurate and stays as it is (implicit stiffness
         dissipates energy). Returns None when no element needs it, else
         ``(G (6n, k) split-layout ṡ = Gᵀu, D = h k + c implicit parts (k,), C implicit damping (k,),
-        ṡ now (k,), f₀ (k,), push only (k,))``.
+        ṡ now (k,), f₀ (k,), push only (k,), contact index or -1 (k,), c (k,))``.
         """
-        b1, r1, b2, r2, e, k, c, f0, push = (np.concatenate(z) for z in zip(*lines))
+        b1, r1, b2, r2, e, k, c, f0, push, owner = (np.concatenate(z) for z in zip(*lines))
         inv_m = np.append(self._inv_mass, 0.0)
         I_inv = np.concatenate([B.I_W_inv, np.zeros((1, 3, 3))])
         a1, a2 = cross(r1, e), cross(r2, e)
@@ -646,7 +651,7 @@ class System:
             np.add.at(G, (3 * n + at, cols[on]), sign * ang[keep][on])
         C = np.where(damp, c, 0.0)[keep]
         D = h * np.where(stiff, k, 0.0)[keep] + C
-        return G, D, C, G.T @ u, f0[keep], push[keep]
+        return G, D, C, G.T @ u, f0[keep], push[keep], owner[keep], c[keep]
 
     def _implicit_step(self, B: Bodies, stiff, u_free, h, rows=None, b=None, Mi=None):
         """The stepper's new velocities (6n,) with the elements of :meth:`_implicit_elements`
@@ -654,7 +659,7 @@ class System:
         moves by h ṡ'), so (M + h G D Gᵀ) u' = M u_free + h G C ṡ, then the joints'
         impulses with that matrix in place of M. A contact point whose end force would
         pull is released (no force at all over the step) and the step solved again."""
-        G, D, C, s0, f0, push = stiff
+        G, D, C, s0, f0, push, _, _ = stiff
         M = self._M0.copy()
         np.put(M, self._Mi_ang, B.I_W)
         Mi = self._minv(B) if Mi is None else Mi
@@ -670,7 +675,20 @@ class System:
                 break
             active &= ~pull
             u_free = u_free + h * (Mi @ (G[:, pull] @ f0[pull]))   # their explicit push taken back
+        self._implicit_active = active
         return u
+
+    def _tally_implicit(self, stiff, u, h):
+        """Add a step's energy taken out by implicit contact stiffness to :attr:`implicit_loss`,
+        and what the contacts' own damping took to :attr:`implicit_damped` (J, per contact).
+
+        Over a step the implicit stiffness removes ½ h² k ṡ'² (a linear spring by
+        x' = x + h ṡ': zero at rest, the most in an impact); the damping h c ṡ'²."""
+        G, D, C, _, _, push, owner, c = stiff
+        on = self._implicit_active & push
+        rate2 = (G[:, on].T @ u) ** 2
+        np.add.at(self.implicit_loss, owner[on], 0.5 * h * (D[on] - C[on]) * rate2)
+        np.add.at(self.implicit_damped, owner[on], h * c[on] * rate2)
 
     def free_turn(self):
         """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""
@@ -852,6 +870,38 @@ class System:
         sv = np.linalg.svd(Jf, compute_uv=False)
         tol = max(Jf.shape) * np.finfo(float).eps * (sv[0] if len(sv) else 0.0) * 1e3
         return int(self.n_rows - np.sum(sv > tol))
+
+
+def _contact_lines(B: Bodies, pair, a, b, det, prm):
+    """Lines of action (see System._implicit_elements) of the touching points of contact
+    ``pair``: the normal force, and with friction the tanh law linearised along the slip
+    and across it."""
+    k, d, n, fn = len(det.depths), det.depths, det.normals, det.normal_force
+    ia, ib, owner = np.full(k, a), np.full(k, b), np.full(k, pair)
+    ra, rb = det.points - B.x_ext[a], det.points - B.x_ext[b]
+    dmax = prm.max_penetration
+    zero = np.zeros(k)
+    # the point moves into the target at −n · (v_i − v_j) of the material points
+    out = [(ia, ra, ib, rb, -n, prm.exponent * prm.k * d ** (prm.exponent - 1.0),
+            prm.damping * np.minimum(d, dmax) / dmax, fn, np.ones(k, bool), owner)]
+    if prm.friction and prm.mu0 > 0.0:
+        slip = (B.v_ext[a] + cross(B.w_ext[a], ra)) - (B.v_ext[b] + cross(B.w_ext[b], rb))
+        slip -= np.einsum("ij,ij->i", slip, n)[:, None] * n
+        speed = np.sqrt(np.einsum("ij,ij->i", slip, slip))
+        # t₁ along the slip (any tangent where there is none), t₂ = n × t₁
+        axis = np.eye(3)[np.argmin(np.abs(n), axis=1)]
+        t1 = np.where((speed > 0.0)[:, None], slip, cross(n, axis))
+        t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
+        x = speed / prm.v_tol
+        scale = prm.mu0 * fn / prm.v_tol
+        # f = μ₀ fₙ tanh(x) against the slip: dF/dv is μ₀ fₙ sech²(x)/v_tol along it and
+        # μ₀ fₙ tanh(x)/|v| across it (both μ₀ fₙ/v_tol at rest)
+        across = np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
+        push = np.zeros(k, bool)
+        out += [(ia, ra, ib, rb, t1, zero, scale / np.cosh(np.minimum(x, 350.0)) ** 2,
+                 prm.mu0 * fn * np.tanh(x), push, owner),
+                (ia, ra, ib, rb, cross(n, t1), zero, scale * across, zero, push, owner)]
+    return out
 
 
 def rotated(q, phi):
