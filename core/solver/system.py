@@ -55,6 +55,8 @@ _IMPLICIT_H_OMEGA = 0.3
 _IMPLICIT_H_DAMP = 0.5
 #: active-set passes of the implicit contact forces (a point whose force would pull is released)
 _IMPLICIT_PASSES = 4
+_XYZ = np.arange(3)
+_ZERO33 = np.zeros((1, 3, 3))
 
 
 def _quadratic_maps():
@@ -318,6 +320,7 @@ class System:
         else:
             self._flat = flat
         self._inv_mass = 1.0 / self.mass
+        self._inv_mass_ext = np.append(self._inv_mass, 0.0)      # the ground last
         self._Mi_lin = np.repeat(self._inv_mass, 3)
         b = np.arange(n)[:, None, None]
         i, j = np.arange(3)[None, :, None], np.arange(3)[None, None, :]
@@ -621,18 +624,16 @@ class System:
         ``lines`` as collected by :meth:`forces`: per element its two bodies (-1: the
         ground), arms, the direction e along which its extension s grows at
         ṡ = e · (v₁ + ω₁ × r₁ − v₂ − ω₂ × r₂), stiffness k (N/m, dF/ds), damping c (N·s/m),
-        present force f₀ (N, resisting s) and whether it may only push (contacts).
-        With 1/m_e = the inverse mass along the line (the bodies free; joints only
-        make it heavier), the stiffness is taken implicitly where h·sqrt(k/m_e) >
-        :data:`_IMPLICIT_H_OMEGA` and the damping where h·c/m_e > :data:`_IMPLICIT_H_DAMP`;
-        elsewhere the explicit step is accurate and stays as it is (implicit stiffness
-        dissipates energy). Returns None when no element needs it, else
-        ``(G (6n, k) split-layout ṡ = Gᵀu, D = h k + c implicit parts (k,), C implicit damping (k,),
-        ṡ now (k,), f₀ (k,), push only (k,), contact index or -1 (k,), c (k,))``.
+        present force f₀ (N, resisting s), whether it may only push (contacts) and its
+        contact's index (-1: a spring). With 1/m_e = the inverse mass along the line (the
+        bodies free; joints only make it heavier), the stiffness is taken implicitly where
+        h·sqrt(k/m_e) > :data:`_IMPLICIT_H_OMEGA` and the damping where h·c/m_e >
+        :data:`_IMPLICIT_H_DAMP`; elsewhere the explicit step is accurate and stays as it is
+        (implicit stiffness dissipates energy). Returns None when no element needs it.
         """
         b1, r1, b2, r2, e, k, c, f0, push, owner = (np.concatenate(z) for z in zip(*lines))
-        inv_m = np.append(self._inv_mass, 0.0)
-        I_inv = np.concatenate([B.I_W_inv, np.zeros((1, 3, 3))])
+        inv_m = self._inv_mass_ext
+        I_inv = np.concatenate([B.I_W_inv, _ZERO33])
         a1, a2 = cross(r1, e), cross(r2, e)
         w = (inv_m[b1] + inv_m[b2] + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1)
              + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
@@ -642,53 +643,62 @@ class System:
         if not len(keep):
             return None
         n, E = self.n, len(keep)
-        G = np.zeros((6 * n, E))
-        cols = np.arange(E)[:, None]
-        for b, lin, ang, sign in ((b1, e, a1, 1.0), (b2, e, a2, -1.0)):
-            b, on = b[keep], b[keep] >= 0
-            at = 3 * b[on][:, None] + np.arange(3)
-            np.add.at(G, (at, cols[on]), sign * lin[keep][on])
-            np.add.at(G, (3 * n + at, cols[on]), sign * ang[keep][on])
+        # G's entries in one sum: per element its two ends' (v, ω) rows, the ground's weighted 0
+        body = np.stack([b1[keep], b2[keep]], axis=1)                              # (E, 2)
+        rows = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
+        vals = np.concatenate([np.stack([e[keep], -e[keep]], axis=1), np.stack([a1[keep], -a2[keep]], axis=1)],
+                              axis=2) * (body >= 0)[..., None]                     # (E, 2, 6)
+        flat = np.where(body[..., None] >= 0, rows, 0) * E + np.arange(E)[:, None, None]
+        G = np.bincount(flat.ravel(), weights=vals.ravel(), minlength=6 * n * E).reshape(6 * n, E)
         C = np.where(damp, c, 0.0)[keep]
-        D = h * np.where(stiff, k, 0.0)[keep] + C
-        return G, D, C, G.T @ u, f0[keep], push[keep], owner[keep], c[keep]
+        return _Stiff(G, h * np.where(stiff, k, 0.0)[keep] + C, C, G.T @ u, f0[keep], push[keep], owner[keep],
+                      c[keep])
 
-    def _implicit_step(self, B: Bodies, stiff, u_free, h, rows=None, b=None, Mi=None):
+    def _implicit_step(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None, Mi=None):
         """The stepper's new velocities (6n,) with the elements of :meth:`_implicit_elements`
         at their end-of-step forces f = f₀ + D ṡ' − C ṡ (linearly implicit: the extension
         moves by h ṡ'), so (M + h G D Gᵀ) u' = M u_free + h G C ṡ, then the joints'
         impulses with that matrix in place of M. A contact point whose end force would
-        pull is released (no force at all over the step) and the step solved again."""
-        G, D, C, s0, f0, push, _, _ = stiff
-        M = self._M0.copy()
-        np.put(M, self._Mi_ang, B.I_W)
-        Mi = self._minv(B) if Mi is None else Mi
-        active = np.ones(len(D), bool)
+        pull is released (no force at all over the step) and the step solved again.
+        The matrices are kept on ``stiff`` for the step's second pass (gyroscopic)."""
+        st = stiff
+        if st.M is None:
+            st.M = self._M0.copy()
+            np.put(st.M, self._Mi_ang, B.I_W)
+        active = np.ones(len(st.D), bool)
         for _ in range(_IMPLICIT_PASSES):
-            Ga = G[:, active]
-            Mt_inv = np.linalg.inv(M + h * (Ga * D[active]) @ Ga.T)
-            u = Mt_inv @ (M @ u_free + h * (Ga @ (C * s0)[active]))
+            key = active.tobytes()
+            if key not in st.inverse:
+                Ga = st.G[:, active]
+                st.inverse[key] = np.linalg.inv(st.M + h * (Ga * st.D[active]) @ Ga.T)
+            Mt_inv = st.inverse[key]
+            u = Mt_inv @ (st.M @ u_free + h * (st.G[:, active] @ (st.C * st.rate)[active]))
             if rows is not None:
                 u = self._constrained(B, rows, u, b, Mt_inv)[0]
-            pull = active & push & (f0 + D * (G.T @ u) - C * s0 < 0.0)
+            if not st.any_push:
+                break
+            pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)
             if not pull.any():
                 break
             active &= ~pull
-            u_free = u_free + h * (Mi @ (G[:, pull] @ f0[pull]))   # their explicit push taken back
-        self._implicit_active = active
+            Mi = self._minv(B) if Mi is None else Mi
+            u_free = u_free + h * (Mi @ (st.G[:, pull] @ st.f0[pull]))   # their explicit push taken back
+        st.active = active
         return u
 
-    def _tally_implicit(self, stiff, u, h):
+    def _tally_implicit(self, stiff: "_Stiff", u, h):
         """Add a step's energy taken out by implicit contact stiffness to :attr:`implicit_loss`,
         and what the contacts' own damping took to :attr:`implicit_damped` (J, per contact).
 
         Over a step the implicit stiffness removes ½ h² k ṡ'² (a linear spring by
         x' = x + h ṡ': zero at rest, the most in an impact); the damping h c ṡ'²."""
-        G, D, C, _, _, push, owner, c = stiff
-        on = self._implicit_active & push
-        rate2 = (G[:, on].T @ u) ** 2
-        np.add.at(self.implicit_loss, owner[on], 0.5 * h * (D[on] - C[on]) * rate2)
-        np.add.at(self.implicit_damped, owner[on], h * c[on] * rate2)
+        st = stiff
+        if not st.any_push:
+            return
+        on = st.active & st.push
+        rate2 = (st.G[:, on].T @ u) ** 2
+        np.add.at(self.implicit_loss, st.owner[on], 0.5 * h * (st.D[on] - st.C[on]) * rate2)
+        np.add.at(self.implicit_damped, st.owner[on], h * st.c[on] * rate2)
 
     def free_turn(self):
         """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""
@@ -870,6 +880,20 @@ class System:
         sv = np.linalg.svd(Jf, compute_uv=False)
         tol = max(Jf.shape) * np.finfo(float).eps * (sv[0] if len(sv) else 0.0) * 1e3
         return int(self.n_rows - np.sum(sv > tol))
+
+
+class _Stiff:
+    """A step's implicitly treated elements (System._implicit_elements): G (6n, k) with
+    ṡ = Gᵀu (split layout), D = h k + c and C = c of their implicit parts, ṡ at the step's
+    start, f₀, push-only flags, contact index (-1: a spring) and damping c, all (k,); with
+    the step's mass matrix and the inverses of M + h G D Gᵀ per active set once solved."""
+
+    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "any_push", "M", "inverse", "active")
+
+    def __init__(self, G, D, C, rate, f0, push, owner, c):
+        self.G, self.D, self.C, self.rate, self.f0, self.push, self.owner, self.c = G, D, C, rate, f0, push, owner, c
+        self.any_push = bool(push.any())
+        self.M, self.inverse, self.active = None, {}, None
 
 
 def _contact_lines(B: Bodies, pair, a, b, det, prm):
