@@ -26,7 +26,7 @@ SPARSE_ABOVE = 10_000
 _REFINEMENTS = 6
 #: a refined residual this small (relative, squared) is at rounding level: stop
 _ROUNDING2 = (1e-15) ** 2
-_POSV, _POTRS, _PBTRF, _PBTRS = lapack.get_lapack_funcs(("posv", "potrs", "pbtrf", "pbtrs"), (np.zeros((1, 1)),))
+POSV, _POTRS, _PBTRF, _PBTRS = lapack.get_lapack_funcs(("posv", "potrs", "pbtrf", "pbtrs"), (np.zeros((1, 1)),))
 _SBMV = blas.get_blas_funcs("sbmv", (np.zeros((1, 1)),))
 #: banded storage is used while it holds at most this share of the dense matrix
 _BAND_SHARE = 0.25
@@ -70,7 +70,7 @@ def solve(A, rhs, beta):
         return _refine(lu.solve, As.dot, b) * inv_d
     As = A * (inv_d[:, None] * inv_d)
     # factor and first solve in one LAPACK call
-    c, x, info = _POSV(As + _beta_eye(len(b), beta), b, lower=False, overwrite_a=True)
+    c, x, info = POSV(As + beta_eye(len(b), beta), b, lower=False, overwrite_a=True)
     if info != 0:
         return np.linalg.lstsq(As, b, rcond=None)[0] * inv_d
     return _refine(lambda v: _POTRS(c, v, lower=False)[0], As.dot, b, x) * inv_d
@@ -137,7 +137,7 @@ class BandedSchur:
 
 
 @lru_cache(maxsize=8)
-def _beta_eye(m, beta):
+def beta_eye(m, beta):
     """β I (m, m), cached: one addition regularises the scaled matrix (read only)."""
     out = beta * np.eye(m)
     out.flags.writeable = False
@@ -260,7 +260,7 @@ def solve_batch(A, rhs, beta):
     b = rhs * inv_d
     As = A * inv_d[:, :, None] * inv_d[:, None, :]
     try:
-        S = np.linalg.inv(As + _beta_eye(m, beta))
+        S = np.linalg.inv(As + beta_eye(m, beta))
     except np.linalg.LinAlgError:
         return np.array([solve(a, r, beta) for a, r in zip(A, rhs)]).reshape(rhs.shape)
     x = np.einsum("kij,kj->ki", S, b)

@@ -55,6 +55,8 @@ _IMPLICIT_H_OMEGA = 0.3
 _IMPLICIT_H_DAMP = 0.5
 #: active-set passes of the implicit contact forces (a point whose force would pull is released)
 _IMPLICIT_PASSES = 4
+#: steps for which the stepper keeps its springs' explicit/implicit verdicts
+_SPRING_RECHECK = 16
 _XYZ = np.arange(3)
 _ZERO33 = np.zeros((1, 3, 3))
 
@@ -269,6 +271,8 @@ class System:
         #: the contact's own damping at those points (see _tally_implicit)
         self.implicit_loss = np.zeros(len(self.contacts))
         self.implicit_damped = np.zeros(len(self.contacts))
+        # the springs' implicit verdicts (stiffness, damping), the steps they still hold for, at step h
+        self._spring_flags, self._spring_left, self._spring_h = None, 0, None
         self._gravity_only = not (len(self.applied.names) or len(self.tsprings.mi) or len(self.rsprings.mi)
                                   or len(self.bushings.names) or len(self.contacts))
         self.y0 = y0
@@ -594,14 +598,14 @@ class System:
 
         spun = self._spin(B, F[1], h, free) if len(free) else None
         u_free, gyro = free_velocity(B.w)
-        stiff = self._implicit_elements(B, lines, h, y[self.sl_u]) if lines else None
+        Mi = None if self.sparse else self._minv(B)
+        stiff = self._implicit_elements(B, lines, h, y[self.sl_u], rows, Mi) if lines else None
         if rows is None:
             if stiff is None:
                 return B, u_free, None
-            u = self._implicit_step(B, stiff, u_free, h)
+            u = self._implicit_step(B, stiff, u_free, h, Mi=Mi)
             self._tally_implicit(stiff, u, h)
             return B, u, None
-        Mi = None if self.sparse else self._minv(B)
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
 
@@ -618,41 +622,79 @@ class System:
             self._tally_implicit(stiff, u, h)
         return B, u, rows.coords
 
-    def _implicit_elements(self, B: Bodies, lines, h, u):
+    def _implicit_elements(self, B: Bodies, lines, h, u, rows=None, Mi=None):
         """The spring-dampers and contact points too stiff for an explicit step h, linearised.
 
         ``lines`` as collected by :meth:`forces`: per element its two bodies (-1: the
         ground), arms, the direction e along which its extension s grows at
         ṡ = e · (v₁ + ω₁ × r₁ − v₂ − ω₂ × r₂), stiffness k (N/m, dF/ds), damping c (N·s/m),
         present force f₀ (N, resisting s), whether it may only push (contacts) and its
-        contact's index (-1: a spring). With 1/m_e = the inverse mass along the line (the
-        bodies free; joints only make it heavier), the stiffness is taken implicitly where
-        h·sqrt(k/m_e) > :data:`_IMPLICIT_H_OMEGA` and the damping where h·c/m_e >
-        :data:`_IMPLICIT_H_DAMP`; elsewhere the explicit step is accurate and stays as it is
-        (implicit stiffness dissipates energy). Returns None when no element needs it.
+        contact's index (-1: a spring). With 1/m_e the inverse mass along the line, the
+        stiffness is taken implicitly where h·sqrt(k/m_e) > :data:`_IMPLICIT_H_OMEGA` and
+        the damping where h·c/m_e > :data:`_IMPLICIT_H_DAMP`; elsewhere the explicit step
+        is accurate and stays as it is (implicit stiffness dissipates energy). 1/m_e is
+        first that of the free bodies, then, for the elements that pass, with the joints
+        (``rows``, dense ``Mi``): gᵀ(M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹)g. The free bodies'
+        overstates it where a joint holds a light direction: the governor's coupler
+        dampers 9.5 against 1.0 at 0.1 ms (its rods are light about their own axis).
+        The springs' verdicts are kept for :data:`_SPRING_RECHECK` steps (they change with
+        the pose only); contact points are judged every step. Returns None when no
+        element needs it.
         """
+        cached = self._spring_flags if (self._spring_left > 0 and self._spring_h == h) else None
+        if (cached is not None and not (cached[0].any() or cached[1].any())
+                and all(len(ln[9]) == 0 or ln[9][0] < 0 for ln in lines)):     # explicit springs alone
+            self._spring_left -= 1
+            return None
         b1, r1, b2, r2, e, k, c, f0, push, owner = (np.concatenate(z) for z in zip(*lines))
-        inv_m = self._inv_mass_ext
-        I_inv = np.concatenate([B.I_W_inv, _ZERO33])
+        spring = owner < 0
+        judge = ~spring if cached is not None else np.ones(len(k), bool)
         a1, a2 = cross(r1, e), cross(r2, e)
+        I_inv = np.concatenate([B.I_W_inv, _ZERO33])
+        inv_m = self._inv_mass_ext
         w = (inv_m[b1] + inv_m[b2] + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1)
              + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
-        stiff = h * h * k * w > _IMPLICIT_H_OMEGA ** 2
-        damp = h * c * w > _IMPLICIT_H_DAMP
+        stiff = judge & (h * h * k * w > _IMPLICIT_H_OMEGA ** 2)
+        damp = judge & (h * c * w > _IMPLICIT_H_DAMP)
+        if cached is not None:
+            stiff[spring], damp[spring] = cached
         keep = np.flatnonzero((stiff | damp) & ~(push & (f0 <= 0.0)))
+        self._spring_left -= 1
+        if not len(keep):
+            if cached is None and spring.any():
+                self._spring_flags, self._spring_left, self._spring_h = (stiff[spring], damp[spring]), _SPRING_RECHECK, h
+            return None
+        G = self._lines_matrix(b1[keep], b2[keep], e[keep], a1[keep], a2[keep])
+        recheck = judge[keep]
+        if rows is not None and Mi is not None and recheck.any():
+            Gr = G[:, recheck]
+            MiG = Mi @ Gr
+            JMiG = rows.J @ MiG
+            w_joint = np.maximum(np.einsum("ij,ij->j", Gr, MiG) - np.einsum("ij,ij->j", JMiG,
+                                 _solve_regularised(rows.J @ Mi @ rows.J.T, JMiG)), 0.0)
+            at = keep[recheck]
+            stiff[at] &= h * h * k[at] * w_joint > _IMPLICIT_H_OMEGA ** 2
+            damp[at] &= h * c[at] * w_joint > _IMPLICIT_H_DAMP
+            sub = np.flatnonzero(stiff[keep] | damp[keep])
+            G, keep = G[:, sub], keep[sub]
+        if cached is None and spring.any():
+            self._spring_flags, self._spring_left, self._spring_h = (stiff[spring], damp[spring]), _SPRING_RECHECK, h
         if not len(keep):
             return None
-        n, E = self.n, len(keep)
-        # G's entries in one sum: per element its two ends' (v, ω) rows, the ground's weighted 0
-        body = np.stack([b1[keep], b2[keep]], axis=1)                              # (E, 2)
-        rows = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
-        vals = np.concatenate([np.stack([e[keep], -e[keep]], axis=1), np.stack([a1[keep], -a2[keep]], axis=1)],
-                              axis=2) * (body >= 0)[..., None]                     # (E, 2, 6)
-        flat = np.where(body[..., None] >= 0, rows, 0) * E + np.arange(E)[:, None, None]
-        G = np.bincount(flat.ravel(), weights=vals.ravel(), minlength=6 * n * E).reshape(6 * n, E)
-        C = np.where(damp, c, 0.0)[keep]
-        return _Stiff(G, h * np.where(stiff, k, 0.0)[keep] + C, C, G.T @ u, f0[keep], push[keep], owner[keep],
-                      c[keep])
+        C = np.where(damp[keep], c[keep], 0.0)
+        return _Stiff(G, h * np.where(stiff[keep], k[keep], 0.0) + C, C, G.T @ u, f0[keep], push[keep],
+                      owner[keep], c[keep])
+
+    def _lines_matrix(self, b1, b2, e, a1, a2):
+        """G (6n, k), split layout: column j maps u to ṡ_j = e·(v₁ + ω₁ × r₁ − v₂ − ω₂ × r₂)
+        (a = r × e given); the ground's (-1) ends add nothing."""
+        n, E = self.n, len(b1)
+        body = np.stack([b1, b2], axis=1)                                          # (E, 2)
+        at = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
+        vals = np.concatenate([np.stack([e, -e], axis=1), np.stack([a1, -a2], axis=1)], axis=2)
+        on = (body >= 0)[..., None]
+        flat = np.where(on, at, 0) * E + np.arange(E)[:, None, None]
+        return np.bincount(flat.ravel(), weights=(vals * on).ravel(), minlength=6 * n * E).reshape(6 * n, E)
 
     def _implicit_step(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None, Mi=None):
         """The stepper's new velocities (6n,) with the elements of :meth:`_implicit_elements`
@@ -880,6 +922,15 @@ class System:
         sv = np.linalg.svd(Jf, compute_uv=False)
         tol = max(Jf.shape) * np.finfo(float).eps * (sv[0] if len(sv) else 0.0) * 1e3
         return int(self.n_rows - np.sum(sv > tol))
+
+
+def _solve_regularised(A, R):
+    """A⁻¹R for a symmetric positive semi-definite A (m, m), Jacobi-scaled and regularised by
+    1e-8 of its diagonal (redundant joints make it singular): for estimates, not the solve."""
+    diag = np.diagonal(A)
+    d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * np.max(diag, initial=0.0) + 1e-300))
+    _, x, info = schur.POSV(A * d[:, None] * d + schur.beta_eye(len(d), 1e-8), R * d[:, None], lower=False)
+    return x * d[:, None] if info == 0 else np.zeros_like(R)
 
 
 class _Stiff:

@@ -16,6 +16,8 @@ Tolerances: DOP853 at rtol 1e-10 over ~5 periods gives ~1e-10 m errors on
 a 50 mm amplitude (measured ≲ 1e-9 m); 1e-8 m (2e-7 of the amplitude) is
 allowed.
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -195,3 +197,24 @@ def _spring_and_bushing_pair(settings=None):
                           rot_stiffness=(1e3, 2e3, 3e3), rot_damping=(10, 20, 30)),),
         springs=(SpringDamper(name="s", frame_i="o", frame_j="a", stiffness=0.5, damping=0.01, free_length=10.0),),
         settings=settings or SolverSettings())
+
+
+@pytest.mark.parametrize("k, c", [(1.0, 0.02), (1000.0, 0.02), (1.0, 2.0), (1000.0, 2.0)])
+def test_the_stepper_takes_a_stiff_spring_damper_at_the_end_of_its_step(k, c):
+    # one stepper step h = 5 ms of the block (1 kg), 50 mm beyond the spring's free length and
+    # moving out at 0.1 m/s, against the closed form (SI): the stiffness is taken at the step's
+    # end (x + h v') where h·sqrt(k/m) > 0.3, the damping (c v') where h c/m > 0.5, else both
+    # at its start (symplectic Euler): m (v' − v) = −h (k x̂ + c v̂). h·ω = 0.16 for k = 1000 N/m,
+    # 5 for 1e6 N/m; h c/m = 0.1 for c = 20 N·s/m, 10 for 2000 N·s/m
+    h, m, x, v = 5e-3, 1.0, 0.05, 0.1
+    kk, cc = k * 1e3, c * 1e3
+    stiff, damp = h * h * kk / m > 0.09, h * cc / m > 0.5
+    model = slider(k=k, c=c, gravity=(0.0, 0.0, 0.0), end_time=h)
+    model = replace(model, bodies=(replace(model.bodies[0], velocity=(v * 1e3, 0.0, 0.0)),),
+                    settings=replace(model.settings, integrator="stepper", step=h, output_rate=1.0 / h))
+    r = core.simulate(model)
+    assert r.success and len(r.t) == 2
+    expected = (m * v - h * kk * x - (0.0 if damp else h * cc * v)) / (m + (h * h * kk if stiff else 0.0)
+                                                                     + (h * cc if damp else 0.0))
+    assert r.velocity[1, 0, 0] == pytest.approx(expected, rel=1e-9)
+    assert r.com[1, 0, 0] - r.com[0, 0, 0] == pytest.approx(h * expected, rel=1e-9)
