@@ -254,6 +254,29 @@ class Bushings:
         return wrench, f, tau, energy
 
 
+    def lines(self, K):
+        """The bushings' six lines of action at one state, for the stepper's implicit
+        treatment of stiff ones: (translational, rotational), each ``(body_j, body_i, e,
+        a_j, a_i, stiffness, damping, force)`` over bushings × marker i's three axes (see
+        System._lines_matrix): forces along each axis through marker j's point (where
+        :meth:`evaluate` applies them to both bodies), torques about each axis; the
+        force (N or N·m) is what :meth:`evaluate` applies, resisting the offset or turn."""
+        mi, mj = self.mi, self.mj
+        Ai = K.A[mi]
+        delta = self.offset(K, mi, mj) - self.d0
+        phi = rotation_vector(np.einsum("kji,kjl->kil", Ai, K.A[mj]))
+        delta_dot = np.einsum("kji,kj->ki", Ai, K.vp[mj] - K.vp[mi])
+        phi_dot = np.einsum("kji,kj->ki", Ai, K.w[mj] - K.w[mi])
+        axes = Ai.transpose(0, 2, 1).reshape(-1, 3)          # axis a of bushing b at row 3b + a
+        arm_j = np.repeat(K.r[mj], 3, axis=0)
+        arm_i = np.repeat(K.p[mj] - K.p[mi] + K.r[mi], 3, axis=0)
+        bj, bi = np.repeat(K.b[mj], 3), np.repeat(K.b[mi], 3)
+        return ((bj, bi, axes, cross(arm_j, axes), cross(arm_i, axes), self.k.ravel(), self.c.ravel(),
+                 (self.k * delta + self.c * delta_dot).ravel()),
+                (bj, bi, np.zeros_like(axes), axes, axes, self.kr.ravel(), self.cr.ravel(),
+                 (self.kr * phi + self.cr * phi_dot).ravel()))
+
+
 def rotation_vector(R: np.ndarray) -> np.ndarray:
     """Rotation vectors (..., 3) of rotation matrices (..., 3, 3)."""
     q = matrix_to_quat(R)

@@ -327,8 +327,8 @@ class _Run:
         couplers and translational spring-dampers (central forces with a
         potential; their damping only takes energy). Then a rise is integration
         error, and more than ``_ENERGY_GAIN`` of the energy that changes form means
-        an unstable or far too coarse run (the stepper on stiff couplers at too
-        long a step ended "successfully" 200 times above its start). Not checked:
+        an unstable or far too coarse run (the stepper, when it took stiff couplers
+        explicitly, ended "successfully" 200 times above its start). Not checked:
         motions and applied forces supply energy; contacts store energy the results
         do not count; bushings and torsion springs, linear in a rotation vector or
         an angle about one axis, have no exact potential once they turn far.

@@ -484,15 +484,23 @@ class System:
             wrench = add(w)
             if lines is not None:
                 ts = self.tsprings
-                lines.append((*ts.lines(K), ts.k, ts.c, tension, np.zeros(len(ts.k), bool), np.full(len(ts.k), -1)))
+                bj, rj, bi, ri, u = ts.lines(K)
+                lines.append((bj, bi, u, cross(rj, u), cross(ri, u), ts.k, ts.c, tension) + _spring_flags(len(u)))
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
             rate = self._coordinate_rates(B.w_ext, coords, ci)
             w, rs_torque, e_r = self.rsprings.evaluate(K, n, coords[0][ci], rate)
             wrench = add(w)
+            if lines is not None:     # about marker i's z axis, turning j against i
+                rs = self.rsprings
+                axis = K.A[rs.mi, :, 2]
+                lines.append((K.b[rs.mj], K.b[rs.mi], np.zeros_like(axis), axis, axis, rs.k, rs.c, -rs_torque)
+                             + _spring_flags(len(axis)))
         if len(self.bushings.names):
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n)
             wrench = add(w)
+            if lines is not None:
+                lines.extend(part + _spring_flags(len(part[0])) for part in self.bushings.lines(K))
         if len(self.contacts):
             points = [] if lines is not None else None
             wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w, points)
@@ -626,10 +634,10 @@ class System:
         """The spring-dampers and contact points too stiff for an explicit step h, linearised.
 
         ``lines`` as collected by :meth:`forces`: per element its two bodies (-1: the
-        ground), arms, the direction e along which its extension s grows at
-        ṡ = e · (v₁ + ω₁ × r₁ − v₂ − ω₂ × r₂), stiffness k (N/m, dF/ds), damping c (N·s/m),
-        present force f₀ (N, resisting s), whether it may only push (contacts) and its
-        contact's index (-1: a spring). With 1/m_e the inverse mass along the line, the
+        ground) and the vectors e, a₁, a₂ along which its extension s grows at
+        ṡ = e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂ (see :meth:`_lines_matrix`), stiffness k (N/m or
+        N·m/rad, dF/ds), damping c, present force f₀ (N or N·m, resisting s), whether it
+        may only push (contacts) and its contact's index (-1: a spring or bushing). With 1/m_e the inverse mass along the line, the
         stiffness is taken implicitly where h·sqrt(k/m_e) > :data:`_IMPLICIT_H_OMEGA` and
         the damping where h·c/m_e > :data:`_IMPLICIT_H_DAMP`; elsewhere the explicit step
         is accurate and stays as it is (implicit stiffness dissipates energy). 1/m_e is
@@ -646,13 +654,12 @@ class System:
                 and all(len(ln[9]) == 0 or ln[9][0] < 0 for ln in lines)):     # explicit springs alone
             self._spring_left -= 1
             return None
-        b1, r1, b2, r2, e, k, c, f0, push, owner = (np.concatenate(z) for z in zip(*lines))
+        b1, b2, lin, a1, a2, k, c, f0, push, owner = (np.concatenate(z) for z in zip(*lines))
         spring = owner < 0
         judge = ~spring if cached is not None else np.ones(len(k), bool)
-        a1, a2 = cross(r1, e), cross(r2, e)
         I_inv = np.concatenate([B.I_W_inv, _ZERO33])
         inv_m = self._inv_mass_ext
-        w = (inv_m[b1] + inv_m[b2] + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1)
+        w = ((inv_m[b1] + inv_m[b2]) * np.einsum("ki,ki->k", lin, lin) + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1)
              + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
         stiff = judge & (h * h * k * w > _IMPLICIT_H_OMEGA ** 2)
         damp = judge & (h * c * w > _IMPLICIT_H_DAMP)
@@ -664,7 +671,7 @@ class System:
             if cached is None and spring.any():
                 self._spring_flags, self._spring_left, self._spring_h = (stiff[spring], damp[spring]), _SPRING_RECHECK, h
             return None
-        G = self._lines_matrix(b1[keep], b2[keep], e[keep], a1[keep], a2[keep])
+        G = self._lines_matrix(b1[keep], b2[keep], lin[keep], a1[keep], a2[keep])
         recheck = judge[keep]
         if rows is not None and Mi is not None and recheck.any():
             Gr = G[:, recheck]
@@ -686,8 +693,9 @@ class System:
                       owner[keep], c[keep])
 
     def _lines_matrix(self, b1, b2, e, a1, a2):
-        """G (6n, k), split layout: column j maps u to ṡ_j = e·(v₁ + ω₁ × r₁ − v₂ − ω₂ × r₂)
-        (a = r × e given); the ground's (-1) ends add nothing."""
+        """G (6n, k), split layout: column j maps u to ṡ_j = e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂
+        (for a force along e through points r₁, r₂ from the COMs, a = r × e; for a torque
+        about e, e = 0 and a = the axis); the ground's (-1) ends add nothing."""
         n, E = self.n, len(b1)
         body = np.stack([b1, b2], axis=1)                                          # (E, 2)
         at = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
@@ -947,6 +955,11 @@ class _Stiff:
         self.M, self.inverse, self.active = None, {}, None
 
 
+def _spring_flags(k):
+    """(push only, owner) of k spring or bushing lines: both ways, no contact."""
+    return np.zeros(k, bool), np.full(k, -1)
+
+
 def _contact_lines(B: Bodies, pair, a, b, det, prm):
     """Lines of action (see System._implicit_elements) of the touching points of contact
     ``pair``: the normal force, and with friction the tanh law linearised along the slip
@@ -956,9 +969,12 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm):
     ra, rb = det.points - B.x_ext[a], det.points - B.x_ext[b]
     dmax = prm.max_penetration
     zero = np.zeros(k)
+
+    def line(e):
+        return ia, ib, e, cross(ra, e), cross(rb, e)
     # the point moves into the target at −n · (v_i − v_j) of the material points
-    out = [(ia, ra, ib, rb, -n, prm.exponent * prm.k * d ** (prm.exponent - 1.0),
-            prm.damping * np.minimum(d, dmax) / dmax, fn, np.ones(k, bool), owner)]
+    out = [line(-n) + (prm.exponent * prm.k * d ** (prm.exponent - 1.0), prm.damping * np.minimum(d, dmax) / dmax,
+                       fn, np.ones(k, bool), owner)]
     if prm.friction and prm.mu0 > 0.0:
         slip = (B.v_ext[a] + cross(B.w_ext[a], ra)) - (B.v_ext[b] + cross(B.w_ext[b], rb))
         slip -= np.einsum("ij,ij->i", slip, n)[:, None] * n
@@ -973,9 +989,8 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm):
         # μ₀ fₙ tanh(x)/|v| across it (both μ₀ fₙ/v_tol at rest)
         across = np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
         push = np.zeros(k, bool)
-        out += [(ia, ra, ib, rb, t1, zero, scale / np.cosh(np.minimum(x, 350.0)) ** 2,
-                 prm.mu0 * fn * np.tanh(x), push, owner),
-                (ia, ra, ib, rb, cross(n, t1), zero, scale * across, zero, push, owner)]
+        out += [line(t1) + (zero, scale / np.cosh(np.minimum(x, 350.0)) ** 2, prm.mu0 * fn * np.tanh(x), push, owner),
+                line(cross(n, t1)) + (zero, scale * across, zero, push, owner)]
     return out
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import core
-from core.model import Body, Frame, Joint, Model, SolverSettings, SpringDamper
+from core.model import Body, Bushing, Frame, Joint, Model, SolverSettings, SpringDamper
 
 S2 = np.sqrt(0.5)
 ALONG_X = (S2, 0.0, S2, 0.0)  # turns Z onto world X (90° about Y)
@@ -218,3 +218,52 @@ def test_the_stepper_takes_a_stiff_spring_damper_at_the_end_of_its_step(k, c):
                                                                      + (h * cc if damp else 0.0))
     assert r.velocity[1, 0, 0] == pytest.approx(expected, rel=1e-9)
     assert r.com[1, 0, 0] - r.com[0, 0, 0] == pytest.approx(h * expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("k, c", [(4.0, 0.02), (400.0, 0.02), (4.0, 2.0), (400.0, 2.0)])
+def test_the_stepper_takes_a_stiff_torsion_spring_at_the_end_of_its_step(k, c):
+    # the disc of test_torsion_spring_frequency (I = 0.01 kg·m² about its hinge), 0.3 rad from its
+    # free angle and turning at 2 rad/s, one step of 5 ms: I (ω' − ω) = −h (k θ̂ + c ω̂) with θ̂, ω̂
+    # at the step's end where h²k/I > 0.09, h c/I > 0.5 (k = 400 N·m/rad: 1.0; c = 2 N·m·s/rad: 1.0)
+    h, I, w0, offset = 5e-3, 0.01, 2.0, -0.3
+    stiff, damp = h * h * k / I > 0.09, h * c / I > 0.5
+    model = Model(
+        bodies=(Body(name="disc", mass=2.0, inertia=(6e3, 6e3, I * 1e6, 0, 0, 0), angular_velocity=(0, 0, w0)),),
+        frames=(Frame(name="axle"), Frame(name="hub", body="disc")),
+        joints=(Joint(name="hinge", type="revolute", frame_i="axle", frame_j="hub"),),
+        springs=(SpringDamper(name="torsion", type="rotational", frame_i="axle", frame_j="hub",
+                              stiffness=k * 1e3, damping=c * 1e3, free_length=-offset),),
+        settings=SolverSettings(end_time=h, output_rate=1.0 / h, integrator="stepper", step=h, gravity=(0, 0, 0)))
+    r = core.simulate(model)
+    assert r.success and len(r.t) == 2
+    expected = (I * w0 - h * k * offset - (0.0 if damp else h * c * w0)) / (I + (h * h * k if stiff else 0.0)
+                                                                          + (h * c if damp else 0.0))
+    assert r.angular_velocity[1, 0, 2] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("stiff", [False, True])
+def test_the_stepper_takes_a_stiff_bushing_at_the_end_of_its_step(stiff):
+    # a free 1 kg body (I = 0.01 kg·m² about Z) on a bushing to the ground, leaving its rest pose at
+    # 0.1 m/s along X and 2 rad/s about Z; one step of 5 ms. Each axis is a spring-damper:
+    # m (v' − v) = −h (k x̂ + c v̂), x̂ = h v̂ at the step's end where implicit. Soft (all
+    # explicit): 1e3 N/m, 20 N·s/m, 4 N·m/rad, 0.2 N·m·s/rad (h²k/m = h²k_r/I = 0.025-0.01,
+    # h c/m = h c_r/I = 0.1); stiff (all implicit): h²k/m = 25, h²k_r/I = 100, h c/m = h c_r/I = 10
+    h, m, I, v0, w0 = 5e-3, 1.0, 0.01, 0.1, 2.0
+    k, c, kr, cr = (1e3, 20.0, 4.0, 0.2) if not stiff else (1e6, 2000.0, 4e4, 20.0)
+    model = Model(
+        bodies=(Body(name="puck", mass=m, inertia=(I * 1e6, I * 1e6, I * 1e6, 0, 0, 0), velocity=(v0 * 1e3, 0, 0),
+                     angular_velocity=(0, 0, w0)),),
+        frames=(Frame(name="a"), Frame(name="b", body="puck")),
+        bushings=(Bushing(name="mount", frame_i="a", frame_j="b", stiffness=(k * 1e-3,) * 3, damping=(c * 1e-3,) * 3,
+                          rot_stiffness=(kr * 1e3,) * 3, rot_damping=(cr * 1e3,) * 3),),
+        settings=SolverSettings(end_time=h, output_rate=1.0 / h, integrator="stepper", step=h, gravity=(0, 0, 0)))
+    r = core.simulate(model)
+    assert r.success and len(r.t) == 2
+
+    def one_step(x, mass, k, c):
+        implicit_k, implicit_c = h * h * k / mass > 0.09, h * c / mass > 0.5
+        assert implicit_k == implicit_c == stiff
+        return (mass * x - (0.0 if implicit_c else h * c * x)) / (mass + (h * h * k if implicit_k else 0.0)
+                                                                 + (h * c if implicit_c else 0.0))
+    assert r.velocity[1, 0, 0] == pytest.approx(one_step(v0, m, k, c), rel=1e-9)
+    assert r.angular_velocity[1, 0, 2] == pytest.approx(one_step(w0, I, kr, cr), rel=1e-9)
