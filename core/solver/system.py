@@ -637,9 +637,10 @@ class System:
         ground) and the vectors e, a₁, a₂ along which its extension s grows at
         ṡ = e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂ (see :meth:`_lines_matrix`), stiffness k (N/m or
         N·m/rad, dF/ds), damping c, present force f₀ (N or N·m, resisting s), whether it
-        may only push (contacts) and its contact's index (-1: a spring or bushing). With 1/m_e the inverse mass along the line, the
-        stiffness is taken implicitly where h·sqrt(k/m_e) > :data:`_IMPLICIT_H_OMEGA` and
-        the damping where h·c/m_e > :data:`_IMPLICIT_H_DAMP`; elsewhere the explicit step
+        may only push (contacts) and its contact's index (-1: a spring or bushing). With
+        1/m_e the inverse mass along the line, the stiffness is taken implicitly where
+        h·sqrt(k/m_e) > :data:`_IMPLICIT_H_OMEGA` and the damping where h·c/m_e >
+        :data:`_IMPLICIT_H_DAMP`; elsewhere the explicit step
         is accurate and stays as it is (implicit stiffness dissipates energy). 1/m_e is
         first that of the free bodies, then, for the elements that pass, with the joints
         (``rows``, dense ``Mi``): gᵀ(M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹)g. The free bodies'
@@ -659,8 +660,8 @@ class System:
         judge = ~spring if cached is not None else np.ones(len(k), bool)
         I_inv = np.concatenate([B.I_W_inv, _ZERO33])
         inv_m = self._inv_mass_ext
-        w = ((inv_m[b1] + inv_m[b2]) * np.einsum("ki,ki->k", lin, lin) + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1)
-             + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
+        w = ((inv_m[b1] + inv_m[b2]) * np.einsum("ki,ki->k", lin, lin)
+             + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1) + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
         stiff = judge & (h * h * k * w > _IMPLICIT_H_OMEGA ** 2)
         damp = judge & (h * c * w > _IMPLICIT_H_DAMP)
         if cached is not None:
@@ -669,7 +670,8 @@ class System:
         self._spring_left -= 1
         if not len(keep):
             if cached is None and spring.any():
-                self._spring_flags, self._spring_left, self._spring_h = (stiff[spring], damp[spring]), _SPRING_RECHECK, h
+                self._spring_flags, self._spring_left, self._spring_h = ((stiff[spring], damp[spring]),
+                                                                         _SPRING_RECHECK, h)
             return None
         G = self._lines_matrix(b1[keep], b2[keep], lin[keep], a1[keep], a2[keep])
         recheck = judge[keep]
