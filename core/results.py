@@ -60,7 +60,7 @@ class Results:
     contact_force: np.ndarray           # (T, nc, 3) N, total contact force on body_i (normal + friction)
     kinetic_energy: np.ndarray          # (T,) J
     potential_energy: np.ndarray        # (T,) J, gravity
-    elastic_energy: np.ndarray          # (T,) J, springs and bushings
+    elastic_energy: np.ndarray          # (T,) J, springs, bushings and contacts (Hertz: k δ^(e+1)/(e+1) a vertex)
     constraint_error: np.ndarray        # (T,) m, largest |C| of length-type rows
     constraint_error_angle: np.ndarray  # (T,) rad, largest |C| of angle-type rows
     velocity_error: np.ndarray          # (T,) largest |J u − v*| (m/s or rad/s)

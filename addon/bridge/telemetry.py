@@ -99,7 +99,7 @@ def channels(results) -> list[Channel]:
         add(g, name, "depth", "length", r.contact_depth[:, k], "deepest penetration")
     for quantity, data, text in (("kinetic", r.kinetic_energy, "kinetic energy of the moving bodies"),
                                  ("potential", r.potential_energy, "potential energy of gravity"),
-                                 ("elastic", r.elastic_energy, "elastic energy of springs and bushings"),
+                                 ("elastic", r.elastic_energy, "elastic energy of springs, bushings and contacts"),
                                  ("total", r.total_energy, "kinetic + potential + elastic")):
         add("energy", "energy", quantity, "energy", data, text)
     add("constraint error", "constraint_error", "", "length", r.constraint_error,

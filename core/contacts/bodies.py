@@ -227,11 +227,13 @@ class ContactSet:
         ``normal_force`` (k,) N, magnitude of the vector sum of the normal
         forces; ``friction_force`` (k,) N, magnitude of the vector sum of the
         friction forces (so ``force`` = normal part + friction part);
-        ``depth`` (k,) m, the deepest penetration.
+        ``depth`` (k,) m, the deepest penetration; ``energy`` (k,) J, the elastic energy
+        of the Hertz law, k δ^(e+1)/(e+1) summed over the penetrating vertices (its force
+        k δ^e is that energy's gradient along the normal; the damping stores none).
         """
         k = len(self.pairs)
         out = dict(force=np.zeros((k, 3)), point=np.zeros((k, 3)), normal_force=np.zeros(k),
-                   friction_force=np.zeros(k), depth=np.zeros(k))
+                   friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k))
         for c, pair in enumerate(self.pairs):
             a, b = self.bi[c], self.bj[c]
             pose_i = (R[a], x[a], v[a], w[a]) if a >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
@@ -247,4 +249,6 @@ class ContactSet:
             out["normal_force"][c] = np.linalg.norm(fn @ det.normals)
             out["friction_force"][c] = np.linalg.norm(det.friction_force.sum(axis=0))
             out["depth"][c] = det.depths.max()
+            e = pair.params.exponent
+            out["energy"][c] = pair.params.k * np.sum(det.depths ** (e + 1.0)) / (e + 1.0)
         return out
