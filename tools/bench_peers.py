@@ -839,7 +839,11 @@ def sweeps(problem: Problem, quick):
                 ("LSODA rtol 1e-6 atol 1e-8", dict(integrator="LSODA", rtol=1e-6, atol=1e-8)),
                 ("LSODA rtol 1e-8 atol 1e-10", dict(integrator="LSODA", rtol=1e-8, atol=1e-10)),
                 ("Radau rtol 1e-6 atol 1e-8", dict(integrator="Radau", rtol=1e-6, atol=1e-8)),
-                ("DOP853 rtol 1e-6 atol 1e-8", dict(integrator="DOP853", rtol=1e-6, atol=1e-8))]
+                ("DOP853 rtol 1e-6 atol 1e-8", dict(integrator="DOP853", rtol=1e-6, atol=1e-8)),
+                # the fixed-step modes that stay stable on the stiff couplers: MuJoCo's implicitfast
+                # and this stepper (the couplers taken implicitly)
+                ("stepper step 1e-3", dict(integrator="stepper", step=1e-3)),
+                ("stepper step 1e-4", dict(integrator="stepper", step=1e-4))]
         mj = [("RK4", 1e-3), ("RK4", 1e-4), ("RK4", 1e-5), ("implicitfast", 1e-3), ("implicitfast", 1e-4)]
         ex = [1e-3, 1e-4]
         if quick:
