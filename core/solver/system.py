@@ -651,21 +651,24 @@ class System:
         element needs it.
         """
         cached = self._spring_flags if (self._spring_left > 0 and self._spring_h == h) else None
-        if (cached is not None and not (cached[0].any() or cached[1].any())
-                and all(len(ln[9]) == 0 or ln[9][0] < 0 for ln in lines)):     # explicit springs alone
+        springs_alone = all(len(ln[9]) == 0 or ln[9][0] < 0 for ln in lines)
+        if cached is not None and springs_alone and not (cached[0].any() or cached[1].any()):
             self._spring_left -= 1
             return None
         b1, b2, lin, a1, a2, k, c, f0, push, owner = (np.concatenate(z) for z in zip(*lines))
         spring = owner < 0
         judge = ~spring if cached is not None else np.ones(len(k), bool)
-        I_inv = np.concatenate([B.I_W_inv, _ZERO33])
-        inv_m = self._inv_mass_ext
-        w = ((inv_m[b1] + inv_m[b2]) * np.einsum("ki,ki->k", lin, lin)
-             + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1) + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
-        stiff = judge & (h * h * k * w > _IMPLICIT_H_OMEGA ** 2)
-        damp = judge & (h * c * w > _IMPLICIT_H_DAMP)
-        if cached is not None:
-            stiff[spring], damp[spring] = cached
+        if cached is not None and springs_alone:
+            stiff, damp = cached[0].copy(), cached[1].copy()
+        else:
+            I_inv = np.concatenate([B.I_W_inv, _ZERO33])
+            inv_m = self._inv_mass_ext
+            w = ((inv_m[b1] + inv_m[b2]) * np.einsum("ki,ki->k", lin, lin)
+                 + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1) + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
+            stiff = judge & (h * h * k * w > _IMPLICIT_H_OMEGA ** 2)
+            damp = judge & (h * c * w > _IMPLICIT_H_DAMP)
+            if cached is not None:
+                stiff[spring], damp[spring] = cached
         keep = np.flatnonzero((stiff | damp) & ~(push & (f0 <= 0.0)))
         self._spring_left -= 1
         if not len(keep):
