@@ -505,8 +505,10 @@ class System:
             points = [] if lines is not None else None
             wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w, points)
             wrench = add(wc)
+            first = 0
             for pair, a, b, det, prm in points or ():
-                lines.extend(_contact_lines(B, pair, a, b, det, prm))
+                lines.extend(_contact_lines(B, pair, a, b, det, prm, first))
+                first += len(det.depths)
         if wrench is not None:
             F[0] += wrench[:n, :3]
             F[1] += wrench[:n, 3:]
@@ -655,7 +657,7 @@ class System:
         if cached is not None and springs_alone and not (cached[0].any() or cached[1].any()):
             self._spring_left -= 1
             return None
-        b1, b2, lin, a1, a2, k, c, f0, push, owner = (np.concatenate(z) for z in zip(*lines))
+        b1, b2, lin, a1, a2, k, c, f0, push, owner, point = (np.concatenate(z) for z in zip(*lines))
         spring = owner < 0
         judge = ~spring if cached is not None else np.ones(len(k), bool)
         if cached is not None and springs_alone:
@@ -693,9 +695,16 @@ class System:
             self._spring_flags, self._spring_left, self._spring_h = (stiff[spring], damp[spring]), _SPRING_RECHECK, h
         if not len(keep):
             return None
+        # a point whose normal force is implicit brings its friction lines (implicit or not):
+        # if the normal force is released, its friction goes with it
+        held = point[keep][push[keep]]
+        extra = np.flatnonzero(~push & np.isin(point, held) & (point >= 0))
+        if len(extra):
+            keep = np.union1d(keep, extra)
+            G = self._lines_matrix(b1[keep], b2[keep], lin[keep], a1[keep], a2[keep])
         C = np.where(damp[keep], c[keep], 0.0)
         return _Stiff(G, h * np.where(stiff[keep], k[keep], 0.0) + C, C, G.T @ u, f0[keep], push[keep],
-                      owner[keep], c[keep])
+                      owner[keep], c[keep], point[keep])
 
     def _lines_matrix(self, b1, b2, e, a1, a2):
         """G (6n, k), split layout: column j maps u to ṡ_j = e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂
@@ -735,9 +744,11 @@ class System:
             pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)
             if not pull.any():
                 break
+            # released with their friction; their explicit forces taken back
+            pull |= active & ~st.push & (st.point >= 0) & np.isin(st.point, st.point[pull])
             active &= ~pull
             Mi = self._minv(B) if Mi is None else Mi
-            u_free = u_free + h * (Mi @ (st.G[:, pull] @ st.f0[pull]))   # their explicit push taken back
+            u_free = u_free + h * (Mi @ (st.G[:, pull] @ st.f0[pull]))
         st.active = active
         return u
 
@@ -949,28 +960,36 @@ def _solve_regularised(A, R):
 class _Stiff:
     """A step's implicitly treated elements (System._implicit_elements): G (6n, k) with
     ṡ = Gᵀu (split layout), D = h k + c and C = c of their implicit parts, ṡ at the step's
-    start, f₀, push-only flags, contact index (-1: a spring) and damping c, all (k,); with
+    start, f₀, push-only flags, contact index (-1: a spring), damping c and contact point
+    (-1: none), all (k,); with
     the step's mass matrix and the inverses of M + h G D Gᵀ per active set once solved."""
 
-    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "any_push", "M", "inverse", "active")
+    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "any_push", "M", "inverse", "active")
 
-    def __init__(self, G, D, C, rate, f0, push, owner, c):
+    def __init__(self, G, D, C, rate, f0, push, owner, c, point):
         self.G, self.D, self.C, self.rate, self.f0, self.push, self.owner, self.c = G, D, C, rate, f0, push, owner, c
+        self.point = point
         self.any_push = bool(push.any())
         self.M, self.inverse, self.active = None, {}, None
 
 
 def _spring_flags(k):
-    """(push only, owner) of k spring or bushing lines: both ways, no contact."""
-    return np.zeros(k, bool), np.full(k, -1)
+    """(push only, owner, point) of k spring or bushing lines: both ways, no contact."""
+    return np.zeros(k, bool), np.full(k, -1), np.full(k, -1)
 
 
-def _contact_lines(B: Bodies, pair, a, b, det, prm):
+def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
     """Lines of action (see System._implicit_elements) of the touching points of contact
-    ``pair``: the normal force, and with friction the tanh law linearised along the slip
-    and across it."""
+    ``pair``, numbered from ``first``: the normal force, and with friction the tanh law as
+    dampers along the slip and across it.
+
+    Friction takes its secant, μ₀ fₙ tanh(x)/|v| (μ₀ fₙ/v_tol at rest), both ways, so that
+    taken implicitly its end force is that times the end slip: it slows a slip and never
+    reverses it. The tangent, μ₀ fₙ sech²(x)/v_tol along the slip, vanishes when sliding
+    fast, and the explicit force μ₀ fₙ of a hard impact then threw a die about (a 20 mm die
+    dropped 45 mm at 1 ms, μ₀ = 0.3: 280 J gained)."""
     k, d, n, fn = len(det.depths), det.depths, det.normals, det.normal_force
-    ia, ib, owner = np.full(k, a), np.full(k, b), np.full(k, pair)
+    ia, ib, owner, point = np.full(k, a), np.full(k, b), np.full(k, pair), first + np.arange(k)
     ra, rb = det.points - B.x_ext[a], det.points - B.x_ext[b]
     dmax = prm.max_penetration
     zero = np.zeros(k)
@@ -979,7 +998,7 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm):
         return ia, ib, e, cross(ra, e), cross(rb, e)
     # the point moves into the target at −n · (v_i − v_j) of the material points
     out = [line(-n) + (prm.exponent * prm.k * d ** (prm.exponent - 1.0), prm.damping * np.minimum(d, dmax) / dmax,
-                       fn, np.ones(k, bool), owner)]
+                       fn, np.ones(k, bool), owner, point)]
     if prm.friction and prm.mu0 > 0.0:
         slip = (B.v_ext[a] + cross(B.w_ext[a], ra)) - (B.v_ext[b] + cross(B.w_ext[b], rb))
         slip -= np.einsum("ij,ij->i", slip, n)[:, None] * n
@@ -989,13 +1008,10 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm):
         t1 = np.where((speed > 0.0)[:, None], slip, cross(n, axis))
         t1 /= np.sqrt(np.einsum("ij,ij->i", t1, t1))[:, None]
         x = speed / prm.v_tol
-        scale = prm.mu0 * fn / prm.v_tol
-        # f = μ₀ fₙ tanh(x) against the slip: dF/dv is μ₀ fₙ sech²(x)/v_tol along it and
-        # μ₀ fₙ tanh(x)/|v| across it (both μ₀ fₙ/v_tol at rest)
-        across = np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
+        secant = prm.mu0 * fn / prm.v_tol * np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
         push = np.zeros(k, bool)
-        out += [line(t1) + (zero, scale / np.cosh(np.minimum(x, 350.0)) ** 2, prm.mu0 * fn * np.tanh(x), push, owner),
-                line(cross(n, t1)) + (zero, scale * across, zero, push, owner)]
+        out += [line(t1) + (zero, secant, prm.mu0 * fn * np.tanh(x), push, owner, point),
+                line(cross(n, t1)) + (zero, secant, zero, push, owner, point)]
     return out
 
 

@@ -416,19 +416,25 @@ def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use
     assert not [w for w in run(1e-4).warnings if "contact 'C'" in w]
 
 
-@pytest.mark.parametrize("step", [1e-4, 1e-3])
-def test_the_stepper_takes_a_stiff_contact_implicitly_and_a_dropped_die_never_gains_energy(step):
+@pytest.mark.parametrize("step, friction", [(1e-4, False), (1e-3, False), (1e-4, True), (1e-3, True)])
+def test_the_stepper_takes_a_stiff_contact_implicitly_and_a_dropped_die_never_gains_energy(step, friction):
     # a 20 mm steel die, tilted, dropped 60 mm onto the plate, no damping (k = 1e4 N/mm^1.5:
     # h·ω ≈ 0.6-4 at its corners' depths). Explicit, 5e-5 and 1e-4 s threw it 0.8 and 2 m up;
     # implicit, the energy never rises above the start (impacts only lose energy), and within
-    # 0.3 s the die lies on a face: COM 10 mm above the plate's top less the static depth
-    # (measured 14.99938 mm at both steps; 0.3 mm below 15 would mean it sank in)
+    # 0.5 s the die lies on a face: COM 10 mm above the plate's top less the static depth
+    # (measured 14.99938 mm; 0.3 mm below 15 would mean it sank in; thrown, it comes to rest
+    # by 0.3 s at 0.1 ms, by 0.4 s at 1 ms). With
+    # friction (μ₀ = 0.3, v_tol = 1 mm/s) and thrown sideways spinning: the friction of the
+    # first impact's 1.5 kN corner force, had it stayed explicit (or linearised by its tangent,
+    # zero when sliding fast), gained 280 J at 1 ms and threw the die metres away
     die = Body(name="Die", geometry=Box(size=(20, 20, 20)), density=7850.0, position=(0, 0, 75.0),
-               orientation=(0.9, 0.3, 0.2, 0.1))
+               orientation=(0.9, 0.3, 0.2, 0.1), velocity=(150.0, 0.0, 0.0) if friction else (0.0, 0.0, 0.0),
+               angular_velocity=(3.0, -5.0, 2.0) if friction else (0.0, 0.0, 0.0))
     model = Model(bodies=(die, _plate()),
                   contacts=(Contact(name="C", body_i="Die", body_j="Plate", stiffness=1e4, damping=0.0,
-                                    exponent=1.5, max_penetration=0.1),),
-                  settings=SolverSettings(end_time=0.3, output_rate=1000, integrator="stepper", step=step))
+                                    exponent=1.5, max_penetration=0.1, friction=friction,
+                                    friction_coefficient=0.3, slip_tolerance_velocity=1.0),),
+                  settings=SolverSettings(end_time=0.5, output_rate=1000, integrator="stepper", step=step))
     res = core.simulate(model)
     assert res.success, res.message
     energy = res.kinetic_energy + res.potential_energy
