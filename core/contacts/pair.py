@@ -224,6 +224,9 @@ class ContactDetails:
         Friction force on body i, N (body j receives the opposite).
     penetrator : (k,) int
         0: a vertex of body i inside body j; 1: a vertex of j inside i.
+    slip : (k, 3)
+        Tangential velocity of body i's material point relative to body j's, m/s (zero
+        without friction, where it is not computed).
     """
 
     points: np.ndarray
@@ -232,6 +235,7 @@ class ContactDetails:
     normal_force: np.ndarray
     friction_force: np.ndarray
     penetrator: np.ndarray
+    slip: np.ndarray
 
     @property
     def force_on_i(self) -> np.ndarray:
@@ -241,7 +245,7 @@ class ContactDetails:
 
 def _empty_details() -> ContactDetails:
     z3 = np.zeros((0, 3))
-    return ContactDetails(z3, z3, np.zeros(0), np.zeros(0), z3, np.zeros(0, dtype=np.int64))
+    return ContactDetails(z3, z3, np.zeros(0), np.zeros(0), z3, np.zeros(0, dtype=np.int64), z3)
 
 
 class ContactPair:
@@ -485,8 +489,10 @@ class ContactPair:
         if not details:
             return wrench_i, wrench_j
         n_i = nrm * s[:, None]
-        fric_i = (ft_pen * s[:, None]) if (prm.friction and prm.mu0 > 0.0) else np.zeros_like(pts)
+        friction = prm.friction and prm.mu0 > 0.0
+        fric_i = (ft_pen * s[:, None]) if friction else np.zeros_like(pts)
         det = ContactDetails(points=pts, normals=n_i, depths=depth, normal_force=fn,
                              friction_force=fric_i,
-                             penetrator=np.where(s > 0, 0, 1).astype(np.int64))
+                             penetrator=np.where(s > 0, 0, 1).astype(np.int64),
+                             slip=(vt * s[:, None]) if friction else np.zeros_like(pts))
         return wrench_i, wrench_j, det

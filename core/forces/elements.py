@@ -162,6 +162,17 @@ class TranslationalSprings:
         energy = np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
         return wrench, tension, length, energy
 
+    def _state(self, K):
+        """Marker i's axes (..., k, 3, 3) and, in them, the offset δ from rest, the rotation
+        vector φ of j against i and their rates (..., k, 3) each."""
+        mi, mj = self.mi, self.mj
+        Ai = K.A[..., mi, :, :]
+        delta = self.offset(K, mi, mj) - self.d0
+        phi = rotation_vector(np.einsum("...kji,...kjl->...kil", Ai, K.A[..., mj, :, :]))
+        delta_dot = np.einsum("...kji,...kj->...ki", Ai, K.vp[..., mj, :] - K.vp[..., mi, :])
+        phi_dot = np.einsum("...kji,...kj->...ki", Ai, K.w[..., mj, :] - K.w[..., mi, :])
+        return Ai, delta, phi, delta_dot, phi_dot
+
     def lines(self, K):
         """(body_j, arm_j, body_i, arm_i, direction) of each spring at one state: its
         length grows at direction · (velocity of j's point − velocity of i's point);
@@ -235,12 +246,7 @@ class Bushings:
             z = np.zeros((0, 3))
             return np.zeros((n + 1, 6)), z, z, 0.0
         mi, mj = self.mi, self.mj
-        Ai = K.A[..., mi, :, :]
-        delta = self.offset(K, mi, mj) - self.d0
-        rel = np.einsum("...kji,...kjl->...kil", Ai, K.A[..., mj, :, :])
-        phi = rotation_vector(rel)
-        delta_dot = np.einsum("...kji,...kj->...ki", Ai, K.vp[..., mj, :] - K.vp[..., mi, :])
-        phi_dot = np.einsum("...kji,...kj->...ki", Ai, K.w[..., mj, :] - K.w[..., mi, :])
+        Ai, delta, phi, delta_dot, phi_dot = self._state(K)
         f = np.einsum("...kij,...kj->...ki", Ai, -(self.k * delta + self.c * delta_dot))
         tau = np.einsum("...kij,...kj->...ki", Ai, -(self.kr * phi + self.cr * phi_dot))
         arm_i = K.p[..., mj, :] - K.p[..., mi, :] + K.r[..., mi, :]  # p_j seen from body i's COM
@@ -254,6 +260,17 @@ class Bushings:
         return wrench, f, tau, energy
 
 
+    def _state(self, K):
+        """Marker i's axes (..., k, 3, 3) and, in them, the offset δ from rest, the rotation
+        vector φ of j against i and their rates (..., k, 3) each."""
+        mi, mj = self.mi, self.mj
+        Ai = K.A[..., mi, :, :]
+        delta = self.offset(K, mi, mj) - self.d0
+        phi = rotation_vector(np.einsum("...kji,...kjl->...kil", Ai, K.A[..., mj, :, :]))
+        delta_dot = np.einsum("...kji,...kj->...ki", Ai, K.vp[..., mj, :] - K.vp[..., mi, :])
+        phi_dot = np.einsum("...kji,...kj->...ki", Ai, K.w[..., mj, :] - K.w[..., mi, :])
+        return Ai, delta, phi, delta_dot, phi_dot
+
     def lines(self, K):
         """The bushings' six lines of action at one state, for the stepper's implicit
         treatment of stiff ones: (translational, rotational), each ``(body_j, body_i, e,
@@ -262,11 +279,7 @@ class Bushings:
         :meth:`evaluate` applies them to both bodies), torques about each axis; the
         force (N or N·m) is what :meth:`evaluate` applies, resisting the offset or turn."""
         mi, mj = self.mi, self.mj
-        Ai = K.A[mi]
-        delta = self.offset(K, mi, mj) - self.d0
-        phi = rotation_vector(np.einsum("kji,kjl->kil", Ai, K.A[mj]))
-        delta_dot = np.einsum("kji,kj->ki", Ai, K.vp[mj] - K.vp[mi])
-        phi_dot = np.einsum("kji,kj->ki", Ai, K.w[mj] - K.w[mi])
+        Ai, delta, phi, delta_dot, phi_dot = self._state(K)
         axes = Ai.transpose(0, 2, 1).reshape(-1, 3)          # axis a of bushing b at row 3b + a
         arm_j = np.repeat(K.r[mj], 3, axis=0)
         arm_i = np.repeat(K.p[mj] - K.p[mi] + K.r[mi], 3, axis=0)

@@ -1000,8 +1000,7 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
     out = [line(-n) + (prm.exponent * prm.k * d ** (prm.exponent - 1.0), prm.damping * np.minimum(d, dmax) / dmax,
                        fn, np.ones(k, bool), owner, point)]
     if prm.friction and prm.mu0 > 0.0:
-        slip = (B.v_ext[a] + cross(B.w_ext[a], ra)) - (B.v_ext[b] + cross(B.w_ext[b], rb))
-        slip -= np.einsum("ij,ij->i", slip, n)[:, None] * n
+        slip = det.slip
         speed = np.sqrt(np.einsum("ij,ij->i", slip, slip))
         # t₁ along the slip (any tangent where there is none), t₂ = n × t₁
         axis = np.eye(3)[np.argmin(np.abs(n), axis=1)]
