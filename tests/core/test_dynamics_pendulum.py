@@ -218,3 +218,65 @@ def test_conical_pendulum_on_distance_joint():
     direction = -r.com[:, 0] / np.linalg.norm(r.com[:, 0], axis=1)[:, None]
     np.testing.assert_allclose(r.joint_force[:, 0], G / np.cos(alpha) * direction, atol=1e-8)
     assert np.max(np.abs(r.angular_velocity)) < 1e-12  # no moment on the bob: it does not turn
+
+
+def test_double_pendulum_follows_lagranges_equations_through_its_chaotic_swing():
+    """A compound double pendulum released from 90° and 0° (upper link horizontal), 3 s.
+
+    Links: m1 = 2 kg, l1 = 0.8 m, COM at c1 = 0.4 m, I1 = 0.12 kg·m²; m2 = 1 kg, COM at
+    c2 = 0.35 m, I2 = 0.04 kg·m² (about their COMs). With absolute angles from the downward
+    vertical, Lagrange's equations are
+        M11 θ̈1 + M12 θ̈2 + m2 l1 c2 sin(θ1−θ2) θ̇2² + (m1 c1 + m2 l1) g sin θ1 = 0
+        M12 θ̈1 + M22 θ̈2 − m2 l1 c2 sin(θ1−θ2) θ̇1² + m2 c2 g sin θ2 = 0
+    with M11 = I1 + m1 c1² + m2 l1², M12 = m2 l1 c2 cos(θ1−θ2), M22 = I2 + m2 c2², solved here
+    by scipy at rtol 1e-12. The motion is chaotic (the lower link flips over), so errors grow
+    by orders of magnitude over the run: the model at DOP853 rtol 1e-10 measured 5e-11 (upper) and
+    2e-10 rad (lower link) off at worst; 1e-8 rad allowed. Energy (about 8 J of potential energy
+    turning into motion) stays within 1e-8 J of its start (measured 1.3e-9 J).
+    """
+    from scipy.integrate import solve_ivp
+    m1, l1, c1, I1 = 2.0, 0.8, 0.4, 0.12
+    m2, c2, I2 = 1.0, 0.35, 0.04
+    th1, th2 = np.pi / 2, 0.0
+
+    def lagrange(t, s):
+        a, b, wa, wb = s
+        M = np.array([[I1 + m1 * c1 ** 2 + m2 * l1 ** 2, m2 * l1 * c2 * np.cos(a - b)],
+                      [m2 * l1 * c2 * np.cos(a - b), I2 + m2 * c2 ** 2]])
+        h = m2 * l1 * c2 * np.sin(a - b)
+        rhs = -np.array([h * wb ** 2 + (m1 * c1 + m2 * l1) * G * np.sin(a),
+                         -h * wa ** 2 + m2 * c2 * G * np.sin(b)])
+        return [wa, wb, *np.linalg.solve(M, rhs)]
+
+    t_out = np.linspace(0.0, 3.0, 61)
+    ref = solve_ivp(lagrange, (0.0, 3.0), [th1, th2, 0.0, 0.0], method="DOP853", rtol=1e-12, atol=1e-12,
+                    t_eval=t_out)
+    assert np.ptp(ref.y[1]) > 2 * np.pi          # the lower link flips over: a hard test
+
+    def down(theta, r):                           # mm, from the pivot at angle theta
+        return (r * np.sin(theta), -r * np.cos(theta), 0.0)
+
+    elbow = np.array(down(th1, 800.0))
+    model = Model(
+        bodies=(Body(name="upper", mass=m1, inertia=(I1 * 1e6, I1 * 1e6, I1 * 1e6, 0, 0, 0),
+                     position=down(th1, 400.0)),
+                Body(name="lower", mass=m2, inertia=(I2 * 1e6, I2 * 1e6, I2 * 1e6, 0, 0, 0),
+                     position=tuple(elbow + down(th2, 350.0)))),
+        frames=(Frame(name="pivot"),
+                Frame(name="top", body="upper", position=tuple(-np.array(down(th1, 400.0)))),
+                Frame(name="elbow_u", body="upper", position=tuple(elbow - down(th1, 400.0))),
+                Frame(name="elbow_l", body="lower", position=tuple(-np.array(down(th2, 350.0))))),
+        joints=(Joint(name="shoulder", type="revolute", frame_i="pivot", frame_j="top"),
+                Joint(name="knee", type="revolute", frame_i="elbow_u", frame_j="elbow_l")),
+        settings=SolverSettings(integrator="DOP853", rtol=1e-10, atol=1e-12, end_time=3.0, output_rate=20,
+                                gravity=(0.0, -9810.0, 0.0)))
+    res = core.simulate(model)
+    assert res.success, res.message
+    x, y = res.com[:, :, 0], res.com[:, :, 1]
+    a = np.unwrap(np.arctan2(x[:, 0], -y[:, 0]))
+    b = np.unwrap(np.arctan2(x[:, 1] - 2 * x[:, 0], -(y[:, 1] - 2 * y[:, 0])))
+    np.testing.assert_allclose(res.t, t_out, atol=1e-12)
+    np.testing.assert_allclose(a, ref.y[0], atol=1e-8)
+    np.testing.assert_allclose(b, ref.y[1], atol=1e-8)
+    e = res.total_energy
+    assert np.max(np.abs(e - e[0])) < 1e-8
