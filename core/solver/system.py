@@ -592,7 +592,7 @@ class System:
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
         rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
-        lines = None if self.sparse else []
+        lines = None if self.sparse or self._springs_explicit(h) else []
         F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False, lines=lines)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
@@ -631,6 +631,17 @@ class System:
         if stiff is not None:
             self._tally_implicit(stiff, u, h)
         return B, u, rows.coords
+
+    def _springs_explicit(self, h) -> bool:
+        """Whether this step needs no lines of action at all: no contacts, and the springs'
+        kept verdict (see :meth:`_implicit_elements`) says every spring stays explicit."""
+        if len(self.contacts) or self._spring_left <= 0 or self._spring_h != h:
+            return False
+        stiff, damp = self._spring_flags
+        if stiff.any() or damp.any():
+            return False
+        self._spring_left -= 1
+        return True
 
     def _implicit_elements(self, B: Bodies, lines, h, u, rows=None, Mi=None):
         """The spring-dampers and contact points too stiff for an explicit step h, linearised.
