@@ -105,6 +105,12 @@ def conclude(op, job, scene_name):
         # ModelError / SolverError: the mechanism cannot be solved (e.g. not assemblable)
         op.report({"ERROR"}, f"Simulation failed: {job.error}")
         return {"CANCELLED"}
+    if not len(job.results.t):
+        # cancelled before the first frame (while contact geometry was prepared): nothing to keep,
+        # and the scene's previous results stay
+        kept = "; the previous results are kept" if scene_name in runner.RESULTS else ""
+        op.report({"WARNING"}, f"Simulation {job.results.message}{kept}")
+        return {"CANCELLED"}
     entry = job.store(scene_name)
     for warning in entry.warnings:
         op.report({"WARNING"}, warning)
@@ -202,8 +208,7 @@ class MBD_OT_simulate(bpy.types.Operator):
             return {"PASS_THROUGH"}
         context.window_manager.progress_update(100.0 * job.fraction)
         state = "cancelling" if job.cancelled else "Esc to cancel"
-        context.workspace.status_text_set(
-            f"Multibody: simulating t = {job.time:.3g} s ({job.fraction:.0%}), {state}")
+        context.workspace.status_text_set(f"Multibody: {job.status()}, {state}")
         for area in context.screen.areas if context.screen else ():
             if area.type == "VIEW_3D":
                 area.tag_redraw()   # the panel shows the progress too

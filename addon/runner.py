@@ -37,14 +37,21 @@ class Job:
         self.warnings = list(warnings)
         self.fraction = 0.0
         self.time = 0.0
+        self.stage = ""        # what the core prepares before its first step ("" once integrating)
         self.results = None
         self.error: Exception | None = None
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
 
     def progress(self, info) -> bool:
-        self.fraction, self.time = info.fraction, info.time
+        self.fraction, self.time, self.stage = info.fraction, info.time, info.stage
         return not self._cancel.is_set()
+
+    def status(self) -> str:
+        """What the job is doing, for the status bar and the panel."""
+        if self.stage:
+            return self.stage[0].upper() + self.stage[1:]
+        return f"Simulating t = {self.time:.3g} s ({self.fraction:.0%})"
 
     def cancel(self):
         self._cancel.set()

@@ -254,7 +254,7 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         job = runner.JOBS.get(scene.name)
         entry = runner.RESULTS.get(scene.name)
         if job is not None:
-            layout.label(text=f"Simulating… {job.fraction:.0%} (Esc cancels)", icon="TIME")
+            layout.label(text=f"{job.status()} (Esc cancels)", icon="TIME")
         elif entry is not None:
             layout.label(text=runner.describe(entry.results).split(". ")[0],
                          icon="CHECKMARK" if entry.results.success else "ERROR")

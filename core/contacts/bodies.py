@@ -60,6 +60,12 @@ class ContactSet:
     def __len__(self) -> int:
         return len(self.pairs)
 
+    def prepare(self, tick=None) -> None:
+        """Build every pair's surface indices now (see :meth:`ContactPair.prepare`);
+        ``tick(contact, body)`` is called often meanwhile and may raise to stop."""
+        for name, pair in zip(self.names, self.pairs):
+            pair.prepare(None if tick is None else (lambda body, name=name: tick(name, body)))
+
     def counters(self) -> dict:
         """Narrow-phase work of the run so far, summed over the pairs (for ``Results.stats``; empty
         without contacts): vertices queried, candidates skipped within their clearance, and

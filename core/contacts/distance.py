@@ -594,9 +594,13 @@ class SurfaceIndex:
         The mesh is closed and consistently oriented (a signed distance
         exists): queries then skip points that the cells' centres prove to be
         outside.
+    tick : callable, optional
+        Called between the build's chunks of work (each well under a second);
+        it may raise to abandon the build.
     """
 
-    def __init__(self, tris: TriangleSet, lo, hi, band: float, cell_size: float, closed: bool = True):
+    def __init__(self, tris: TriangleSet, lo, hi, band: float, cell_size: float, closed: bool = True,
+                 tick=None):
         self.tris = tris
         self.band = float(band)
         lo = np.asarray(lo, dtype=float)
@@ -621,7 +625,9 @@ class SurfaceIndex:
         self.closed = bool(closed)
         margin = 1e-9 * self.h + tris.tie
         self.margin = margin
+        self._tick = tick if tick is not None else (lambda: None)
         ijk, offsets, lists, sd = self._build(size0)
+        del self._tick
         # a point nearer its cell's centre than sqrt(clear2) is outside: the
         # signed distance is 1-Lipschitz and the centre's is sd (less a margin
         # for rounding); only a closed mesh has a signed distance
@@ -675,6 +681,7 @@ class SurfaceIndex:
 
             def refine(se, ijk=ijk, counts=counts, lists=lists, offsets=offsets, size=size, r=r, last=last):
                 s, e = se
+                self._tick()
                 return self._refine(ijk[s:e], counts[s:e], lists[offsets[s]:offsets[e]], corner, size, r,
                                     band, last, regions if last else None)
 

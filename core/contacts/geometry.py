@@ -194,11 +194,12 @@ class ContactGeometry:
             h *= 1.25
         return h
 
-    def surface_index(self, band: float) -> SurfaceIndex:
+    def surface_index(self, band: float, tick=None) -> SurfaceIndex:
         """The penetration index for depths up to ``band`` (m), built on first use.
 
         An index built for a deeper band serves shallower requests when it is
         at most twice as deep (its query caps the depth at the request).
+        ``tick()`` is called often during a build and may raise to abandon it.
         """
         band = float(band)
         for b, idx in self._indices.items():
@@ -208,7 +209,8 @@ class ContactGeometry:
             log.warning("contact geometry %r is not a closed, consistently oriented mesh: "
                         "inside/outside tests may be wrong near its open edges (close the "
                         "mesh, e.g. give a ground plane a thickness)", self.name)
-        idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size(band), self.watertight)
+        idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size(band), self.watertight,
+                           tick=tick)
         log.debug("surface index %r band %.3g m: %d levels, h=%.3g m, %d cells, %d list entries, %.1f MB",
                   self.name, band, idx.level, idx.h, idx.n_cells, len(idx.lists), idx.nbytes / 1e6)
         self._indices[band] = idx

@@ -258,7 +258,8 @@ class ContactPair:
         world frame, passed with R = I, x = 0).
     params : ContactParams
 
-    The targets' surface indices are built here (before the run).
+    The targets' surface indices are built by :meth:`prepare` (before a run), or on the
+    first evaluation.
     """
 
     def __init__(self, geom_i: ContactGeometry, geom_j: ContactGeometry, params: ContactParams):
@@ -272,19 +273,30 @@ class ContactPair:
             self.penetrators = (0, 1)
         else:
             self.penetrators = (0,) if geom_i.vertex_density >= geom_j.vertex_density else (1,)
-        geoms = (geom_i, geom_j)
         self._index = {}
         #: per penetrator, where each of its vertices (by id, in the target's frame) was last
         #: queried and the square of its no-contact radius there (-1: none); only for a
         #: closed target (a signed distance)
         self._clear = {}
+        self.stats = ContactStats()
+
+    def prepare(self, tick=None) -> None:
+        """Build the targets' surface indices (cached per geometry; seconds for 100k triangles).
+
+        ``tick(name)``, when given, is called often during the build with the name of the body
+        whose index is being built; it may raise to abandon the build.
+        """
+        geoms = (self.geom_i, self.geom_j)
         for p in self.penetrators:
+            if p in self._index:
+                continue
             target = geoms[1 - p]
-            self._index[p] = target.surface_index(self.depth_limit)
-            if self._index[p].closed:
+            index = target.surface_index(self.depth_limit,
+                                         tick=None if tick is None else (lambda: tick(target.name)))
+            if index.closed:
                 n = len(geoms[p].vertices)
                 self._clear[p] = (np.zeros((n, 3)), np.full(n, -1.0))
-        self.stats = ContactStats()
+            self._index[p] = index
 
     # ------------------------------------------------------------ broad phase
     @staticmethod
@@ -309,6 +321,8 @@ class ContactPair:
         M = R_T.T @ R_P
         t = R_T.T @ (x_P - x_T)
         cand, ids = P.vertices_in_box(M, t, T.lo, T.hi)
+        if p not in self._index:
+            self.prepare()
         index = self._index[p]
         self.stats.candidates += len(cand)
         known = self._clear.get(p)

@@ -57,6 +57,7 @@ class Progress:
     time: float         # simulated time reached, s
     frames: int         # output frames computed so far
     wall_time: float    # s since the run started
+    stage: str = ""     # before integrating, what is being prepared (e.g. a contact's geometry)
 
 
 #: a state component beyond this (m, m/s, rad/s, quaternion) has diverged: squaring it
@@ -196,6 +197,17 @@ class _Run:
             return
         self.last_report = now
         info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start)
+        if self.progress(info) is False:
+            raise _Cancelled()
+
+    def preparing(self, contact, body):
+        """Progress while contact geometry is prepared (before the first step); may cancel."""
+        now = time.perf_counter()
+        if self.progress is None or now - self.last_report < _PROGRESS_INTERVAL:
+            return
+        self.last_report = now
+        info = Progress(0.0, 0.0, 0, now - self.start,
+                        f"preparing the geometry of body {body!r} for contact {contact!r}")
         if self.progress(info) is False:
             raise _Cancelled()
 
@@ -386,6 +398,7 @@ class _Run:
                 "but the split of reaction forces among the redundant joints is not unique"))
         status, message = "success", ""
         try:
+            sysm.contacts.prepare(self.preparing)
             if s.integrator in SCIPY_METHODS:
                 self.run_scipy(y0)
             elif s.integrator == "RK4":
@@ -393,7 +406,9 @@ class _Run:
             else:
                 self.run_fixed(y0, self.stepper_step)
         except _Cancelled:
-            status, message = "cancelled", f"cancelled by the user at frame {len(self.states)} of {len(self.t_out)}"
+            status, message = "cancelled", (
+                f"cancelled by the user at frame {len(self.states)} of {len(self.t_out)}" if self.states else
+                "cancelled by the user while the contact geometry was prepared: no frames computed")
         except _Failed as exc:
             status, message = "failed", str(exc)
         except SolverError as exc:

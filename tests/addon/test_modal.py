@@ -120,7 +120,7 @@ def test_modal_simulate_runs_in_a_thread_and_keeps_the_results(modal):
     assert wm.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
     assert wm.progress and all(0.0 <= p <= 100.0 for p in wm.progress)
     texts = context.workspace.texts
-    assert texts[-1] is None and any(t and t.startswith("Multibody: simulating") for t in texts)
+    assert texts[-1] is None and any(t and t.startswith("Multibody: Simulating") for t in texts)
     assert context.screen.areas[0].redraws > 0 and context.screen.areas[1].redraws == 0
     assert op.reports[-1] == ("INFO", "Simulated 25 frames, t = 0..1 s")
     # the scene is not changed, and the results are those of a synchronous run
@@ -153,6 +153,39 @@ def test_esc_cancels_and_keeps_the_frames_computed_so_far(modal):
     keys = [k.co[0] for k in ms.fcurves_of(bob)[0].keyframe_points]
     assert keys[0] == 1 and len(keys) == int(results.t[-1] * 24 + 1e-6) + 1
 
+
+
+def test_esc_while_the_contact_geometry_is_prepared_keeps_the_previous_results(modal):
+    """A fine ball mesh takes seconds to index before the first step: the status bar says so,
+    Esc stops it there, and the scene's last results are not replaced by an empty run."""
+    from addon import runner
+    op, context = modal
+    scene, ball, _ = ms.ball_on_floor()
+    bpy.ops.object.select_all(action="DESELECT")
+    ball.select_set(True)
+    bpy.context.view_layer.objects.active = ball
+    bpy.ops.object.modifier_add(type="SUBSURF")          # some 30k triangles once applied
+    ball.modifiers[-1].levels = 3
+    bpy.ops.object.modifier_apply(modifier=ball.modifiers[-1].name)
+    previous = runner.Entry(results=SimpleNamespace(t=[0.0]), warnings=[])
+    runner.RESULTS[scene.name] = previous
+    from core.contacts import geometry
+    geometry._cache.clear()
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    job = runner.JOBS[scene.name]
+    deadline = time.monotonic() + 60
+    while not job.stage:
+        assert time.monotonic() < deadline and not job.done, "no preparation stage was reported"
+        time.sleep(0.02)
+    assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
+    assert context.workspace.texts[-1] == ("Multibody: Preparing the geometry of body 'Ball' for contact "
+                                           "'Touch', Esc to cancel")
+    assert op.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(op, context) == {"CANCELLED"}
+    assert job.results.status == "cancelled" and len(job.results.t) == 0
+    assert runner.RESULTS[scene.name] is previous
+    assert op.reports[-1] == ("WARNING", "Simulation cancelled by the user while the contact geometry was "
+                                         "prepared: no frames computed; the previous results are kept")
 
 def test_bake_when_done(modal):
     op, context = modal
@@ -212,7 +245,7 @@ def test_each_timer_tick_shows_the_jobs_progress(modal, monkeypatch):
 
     def simulate(compiled, progress):
         for k, fraction in enumerate((0.25, 0.5, 0.75)):
-            progress(SimpleNamespace(fraction=fraction, time=fraction * 2.0))
+            progress(SimpleNamespace(fraction=fraction, time=fraction * 2.0, stage=""))
             reached[k].set()
             assert steps[k].wait(30)
         return real(compiled)
@@ -224,7 +257,7 @@ def test_each_timer_tick_shows_the_jobs_progress(modal, monkeypatch):
         assert reached[k].wait(30)
         assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
         assert wm.progress[-1] == pytest.approx(100.0 * fraction)
-        assert texts[-1] == f"Multibody: simulating t = {fraction * 2.0:.3g} s ({fraction:.0%}), Esc to cancel"
+        assert texts[-1] == f"Multibody: Simulating t = {fraction * 2.0:.3g} s ({fraction:.0%}), Esc to cancel"
         steps[k].set()
     assert run_to_end(op, context) == {"FINISHED"}
     assert texts[-1] is None and wm.calls[-1] == ("progress_end",)

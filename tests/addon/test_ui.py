@@ -121,7 +121,7 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
     assert "9 problem(s); click one to select its object" in labels(draw_all(bob))
     runner.JOBS[scene.name] = runner.Job(None)
     try:
-        assert any(text.startswith("Simulating… 0%") for text in labels(draw_all(bob)))
+        assert any(text.startswith("Simulating t = 0 s (0%) (Esc cancels)") for text in labels(draw_all(bob)))
     finally:
         runner.JOBS.clear()
 

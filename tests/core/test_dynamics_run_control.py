@@ -68,6 +68,36 @@ def test_cancel_mid_run_keeps_computed_frames(integrator):
     np.testing.assert_allclose(np.linalg.norm(r.com[:, 0, :2], axis=1), 1.0, atol=1e-8)
 
 
+
+def test_cancel_while_the_contact_geometry_is_prepared():
+    """Building a fine mesh's contact index takes seconds before the first step: progress is
+    reported meanwhile (naming the body and the contact) and cancelling there stops at once,
+    with no frames and no half-built index left in the cache (the next run builds it anew)."""
+    from core.contacts import geometry
+    from core.model import Box, Contact, Sphere
+    model = Model(
+        bodies=(Body(name="ball", geometry=Sphere(radius=20.0, subdivisions=5), mass=1.0, position=(0, 0, 25.0)),
+                Body(name="plate", geometry=Box(size=(100.0, 100.0, 10.0)), fixed=True)),
+        contacts=(Contact(name="touch", body_i="ball", body_j="plate", stiffness=1000.0),),
+        settings=SolverSettings(end_time=0.02, output_rate=50))
+    geometry._cache.clear()
+    calls = []
+
+    def progress(info):
+        calls.append(info)
+        return False
+
+    r = core.simulate(model, progress=progress)
+    assert r.status == "cancelled" and len(r.t) == 0
+    assert "while the contact geometry was prepared" in r.message
+    assert len(calls) == 1 and calls[0].frames == 0 and calls[0].fraction == 0.0
+    assert calls[0].stage == "preparing the geometry of body 'ball' for contact 'touch'"
+    check_consistent(r)
+    assert "0 frames" in r.summary()
+    # the build was abandoned, not stored: a run without a callback completes
+    done = core.simulate(model)
+    assert done.success and len(done.t) == 2
+
 def test_csv_has_units_and_user_values(tmp_path):
     """to_csv writes user units (mm, N, N*mm, J) and names each column's unit in the header."""
     model = pendulum(end_time=0.2, output_rate=50)
