@@ -66,6 +66,23 @@ class ContactSet:
         for name, pair in zip(self.names, self.pairs):
             pair.prepare(None if tick is None else (lambda body, name=name: tick(name, body)))
 
+    def overlap_issues(self, x, R) -> list:
+        """Warnings for parts that start inside each other deeper than their contact's depth
+        band (x, R: the moving bodies' COM positions and rotations at t = 0)."""
+        out = []
+        for name, pair, a, b, band in zip(self.names, self.pairs, self.bi, self.bj, self.band):
+            pose_i = (R[a], x[a]) if a >= 0 else (_EYE, _ZERO)
+            pose_j = (R[b], x[b]) if b >= 0 else (_EYE, _ZERO)
+            geoms = (pair.geom_i, pair.geom_j)
+            for p, deep in pair.deep_overlap(*pose_i, *pose_j):
+                out.append(Issue(
+                    "warning", "contact-initial-overlap", f"contact '{name}'",
+                    f"at t = 0, {deep} of the {len(geoms[p].vertices)} vertices of body '{geoms[p].name}' are inside "
+                    f"body '{geoms[1 - p].name}' deeper than the contact's depth band ({band * 1e3:.3g} mm): the "
+                    "contact gives them no force, so the parts can pass through each other",
+                    f"Place the parts so that they overlap by less than {band * 1e3:.3g} mm at the start."))
+        return out
+
     def counters(self) -> dict:
         """Narrow-phase work of the run so far, summed over the pairs (for ``Results.stats``; empty
         without contacts): vertices queried, candidates skipped within their clearance, and

@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import MeshError
+from ..spatial import axis_angle_to_quat, quat_to_matrix
 from .decimate import decimate
 from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet
 
@@ -48,6 +49,9 @@ CELL_BUDGET = (20_000, 40)
 CACHE_SIZE = 32
 
 _cache: "OrderedDict[tuple, ContactGeometry]" = OrderedDict()
+#: the frame of :meth:`ContactGeometry.contains`' rays (along its z axis): a turn about an
+#: axis and by an angle that no model's features line up with
+_RAY_FRAME = quat_to_matrix(axis_angle_to_quat([0.5772156649, 0.6180339887, 0.5338130553], 0.7390851332))
 
 
 def clear_cache() -> None:
@@ -170,6 +174,50 @@ class ContactGeometry:
         return p[inside], (inside if ids is None else ids[inside])
 
     # ------------------------------------------------------------- target role
+    def contains(self, points: np.ndarray) -> np.ndarray:
+        """Whether each point (k, 3; this body's frame, m) is inside the closed mesh.
+
+        Ray parity: a ray from the point crosses the surface an odd number of
+        times from inside. The rays run along a fixed direction that no usual
+        model aligns with, so that a ray grazing an edge or a vertex is as
+        unlikely as hitting a given real number; triangles are binned on a grid
+        across the rays. All False for a mesh that is not closed.
+        """
+        p = np.asarray(points, dtype=float).reshape(-1, 3) @ _RAY_FRAME.T
+        inside = np.zeros(len(p), dtype=bool)
+        if not self.watertight or not len(p) or not len(self.faces):
+            return inside
+        tri = (self.vertices @ _RAY_FRAME.T)[self.faces]               # (m, 3, 3); rays along +z
+        lo, hi = tri[..., :2].min(axis=(0, 1)), tri[..., :2].max(axis=(0, 1))
+        g = max(1, int(math.sqrt(len(tri))))
+        size = np.maximum(hi - lo, 1e-300) / g
+        t_lo = np.clip(np.floor((tri[..., :2].min(axis=1) - lo) / size).astype(np.int64), 0, g - 1)
+        t_hi = np.clip(np.floor((tri[..., :2].max(axis=1) - lo) / size).astype(np.int64), 0, g - 1)
+        span = t_hi - t_lo + 1
+        counts = span[:, 0] * span[:, 1]
+        owner = np.repeat(np.arange(len(tri)), counts)
+        k = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        cell = (t_lo[owner, 0] + k // span[owner, 1]) * g + t_lo[owner, 1] + k % span[owner, 1]
+        order = np.argsort(cell, kind="stable")
+        owner, start = owner[order], np.searchsorted(cell[order], np.arange(g * g + 1))
+        pc = np.floor((p[:, :2] - lo) / size).astype(np.int64)
+        ok = np.flatnonzero(np.all((pc >= 0) & (pc < g), axis=1))
+        c = pc[ok, 0] * g + pc[ok, 1]
+        n = start[c + 1] - start[c]
+        who = np.repeat(ok, n)
+        t = owner[np.repeat(start[c] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))]
+        a, b, d = tri[t, 0], tri[t, 1], tri[t, 2]
+        q = p[who]
+
+        def edge(u, v):                  # 2-D orientation of q against the edge u -> v
+            return (v[:, 0] - u[:, 0]) * (q[:, 1] - u[:, 1]) - (v[:, 1] - u[:, 1]) * (q[:, 0] - u[:, 0])
+        w0, w1, w2 = edge(b, d), edge(d, a), edge(a, b)
+        within = ((w0 > 0) & (w1 > 0) & (w2 > 0)) | ((w0 < 0) & (w1 < 0) & (w2 < 0))
+        area = w0 + w1 + w2
+        z = (w0 * a[:, 2] + w1 * b[:, 2] + w2 * d[:, 2]) / np.where(area != 0, area, 1.0)
+        hits = np.bincount(who[within & (z > q[:, 2])], minlength=len(p))
+        return hits % 2 == 1
+
     @property
     def triangles(self) -> TriangleSet:
         if self._tris is None:

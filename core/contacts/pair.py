@@ -311,6 +311,28 @@ class ContactPair:
         cj, hj = self._world_box(self.geom_j, R_j, x_j)
         return bool(np.all(np.abs(ci - cj) <= hi + hj))
 
+    def deep_overlap(self, R_i, x_i, R_j, x_j) -> list[tuple[int, int]]:
+        """Per penetrator p (0: i's vertices in j, 1: j's in i), how many of its vertices are
+        inside the other body deeper than the depth band, where the contact gives them no
+        force; only the directions where there are some. For the start of a run: parts placed
+        into each other would pass through instead of being pushed apart."""
+        if not self.overlaps(R_i, x_i, R_j, x_j):
+            return []
+        self.prepare()
+        poses = ((np.asarray(R_i, float), np.asarray(x_i, float)), (np.asarray(R_j, float), np.asarray(x_j, float)))
+        geoms = (self.geom_i, self.geom_j)
+        out = []
+        for p in self.penetrators:
+            (R_P, x_P), (R_T, x_T) = poses[p], poses[1 - p]
+            target = geoms[1 - p]
+            cand, _ = geoms[p].vertices_in_box(R_T.T @ R_P, R_T.T @ (x_P - x_T), target.lo, target.hi)
+            inside = target.contains(cand)
+            inside[self._index[p].query(cand, self.depth_limit).index] = False     # within the band
+            deep = int(np.count_nonzero(inside))
+            if deep:
+                out.append((p, deep))
+        return out
+
     # ----------------------------------------------------------- narrow phase
     def _direction(self, p: int, poses):
         """Contacts of penetrator ``p`` (0: i, 1: j) in the other body (world arrays)."""

@@ -399,6 +399,9 @@ class _Run:
         status, message = "success", ""
         try:
             sysm.contacts.prepare(self.preparing)
+            if len(sysm.contacts):
+                B0 = sysm.bodies(y0)
+                self.warnings.extend(sysm.contacts.overlap_issues(B0.x, B0.R))
             if s.integrator in SCIPY_METHODS:
                 self.run_scipy(y0)
             elif s.integrator == "RK4":
