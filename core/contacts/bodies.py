@@ -30,6 +30,8 @@ class ContactSet:
         index = {name: k for k, name in enumerate(cm.body_names)}
         self.names: list[str] = []
         self.pairs: list[ContactPair] = []
+        #: warnings about the contacts' meshes (for the run's results)
+        self.issues: list[Issue] = []
         bi, bj, reach, band = [], [], [], []
         for c in cm.model.contacts:
             geoms = []
@@ -41,6 +43,13 @@ class ContactSet:
                     origin, rot = cm.ground_poses[body]
                     vertices = vertices @ rot.T + origin
                 geoms.append(prepare_geometry(vertices, faces, c.method, name=body))
+                if not geoms[-1].watertight:
+                    self.issues.append(Issue(
+                        "warning", "contact-open-mesh", f"contact '{c.name}'",
+                        f"the mesh of body '{body}' is not closed and consistently oriented: inside and "
+                        "outside are unreliable near its open edges, so vertices there can be pushed "
+                        "the wrong way or not at all",
+                        "Close the mesh (give a ground plane a thickness), or use the Convex Hull method."))
             pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c))
             self.pairs.append(pair)
             self.names.append(c.name)

@@ -253,10 +253,8 @@ class ContactGeometry:
         for b, idx in self._indices.items():
             if band <= b <= 2.0 * band:
                 return idx
-        if not self.watertight:
-            log.warning("contact geometry %r is not a closed, consistently oriented mesh: "
-                        "inside/outside tests may be wrong near its open edges (close the "
-                        "mesh, e.g. give a ground plane a thickness)", self.name)
+        if not self.watertight:     # (a run reports it: ContactSet.issues)
+            log.debug("contact geometry %r is not a closed, consistently oriented mesh", self.name)
         idx = SurfaceIndex(self.triangles, self.lo, self.hi, band, self.cell_size(band), self.watertight,
                            tick=tick)
         log.debug("surface index %r band %.3g m: %d levels, h=%.3g m, %d cells, %d list entries, %.1f MB",

@@ -132,7 +132,7 @@ class _Run:
         self.progress = progress
         self.start = time.perf_counter()
         self.last_report = self.start
-        self.warnings = list(cm.warnings)
+        self.warnings = list(cm.warnings) + self.sys.contacts.issues
         dt = 1.0 / self.s.output_rate
         count = int(math.floor(self.s.end_time / dt + 1e-9)) + 1
         self.t_out = np.arange(count) * dt

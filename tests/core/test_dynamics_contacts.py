@@ -604,3 +604,17 @@ def test_parts_placed_into_each_other_past_the_depth_band_are_reported_at_the_st
                         "deeper than the contact's depth band (1 mm)")
     assert "overlap by less than 1 mm" in w
     assert not [w for w in run(24.5).warnings if "at t = 0" in w]
+
+
+def test_a_contact_on_a_mesh_that_is_not_closed_is_reported_in_the_results():
+    # a plate with one side face missing: the ball still rests on its top (away from the
+    # open edges), but inside/outside is unreliable there, and the run says so by name
+    from core.contacts.shapes import box_mesh
+    v, f = box_mesh((400.0, 400.0, 10.0))
+    open_plate = Body(name="Plate", geometry=TriangleMesh(vertices=v.tolist(), faces=f[2:].tolist()), fixed=True)
+    m = _sphere_model(25.5, 5.0, 0.2)
+    r = core.simulate(replace(m, bodies=(m.bodies[0], open_plate)))
+    assert r.success
+    (w,) = [w for w in r.warnings if "not closed" in w]
+    assert w.startswith("contact 'C': the mesh of body 'Plate' is not closed and consistently oriented")
+    assert w.endswith("Close the mesh (give a ground plane a thickness), or use the Convex Hull method.")
