@@ -49,6 +49,8 @@ CELL_BUDGET = (20_000, 40)
 CACHE_SIZE = 32
 
 _cache: "OrderedDict[tuple, ContactGeometry]" = OrderedDict()
+#: (point, triangle) pairs tested at once by :meth:`ContactGeometry.contains`
+_CONTAINS_CHUNK = 1_000_000
 #: the frame of :meth:`ContactGeometry.contains`' rays (along its z axis): a turn about an
 #: axis and by an angle that no model's features line up with
 _RAY_FRAME = quat_to_matrix(axis_angle_to_quat([0.5772156649, 0.6180339887, 0.5338130553], 0.7390851332))
@@ -190,11 +192,16 @@ class ContactGeometry:
         tri = (self.vertices @ _RAY_FRAME.T)[self.faces]               # (m, 3, 3); rays along +z
         lo, hi = tri[..., :2].min(axis=(0, 1)), tri[..., :2].max(axis=(0, 1))
         g = max(1, int(math.sqrt(len(tri))))
-        size = np.maximum(hi - lo, 1e-300) / g
-        t_lo = np.clip(np.floor((tri[..., :2].min(axis=1) - lo) / size).astype(np.int64), 0, g - 1)
-        t_hi = np.clip(np.floor((tri[..., :2].max(axis=1) - lo) / size).astype(np.int64), 0, g - 1)
-        span = t_hi - t_lo + 1
-        counts = span[:, 0] * span[:, 1]
+        while True:
+            size = np.maximum(hi - lo, 1e-300) / g
+            t_lo = np.clip(np.floor((tri[..., :2].min(axis=1) - lo) / size).astype(np.int64), 0, g - 1)
+            t_hi = np.clip(np.floor((tri[..., :2].max(axis=1) - lo) / size).astype(np.int64), 0, g - 1)
+            span = t_hi - t_lo + 1
+            counts = span[:, 0] * span[:, 1]
+            # long slivers across the grid would fill it many times over: a coarser grid then
+            if g == 1 or counts.sum() <= 16 * len(tri) + 100_000:
+                break
+            g //= 2
         owner = np.repeat(np.arange(len(tri)), counts)
         k = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         cell = (t_lo[owner, 0] + k // span[owner, 1]) * g + t_lo[owner, 1] + k % span[owner, 1]
@@ -204,18 +211,17 @@ class ContactGeometry:
         ok = np.flatnonzero(np.all((pc >= 0) & (pc < g), axis=1))
         c = pc[ok, 0] * g + pc[ok, 1]
         n = start[c + 1] - start[c]
-        who = np.repeat(ok, n)
-        t = owner[np.repeat(start[c] - (np.cumsum(n) - n), n) + np.arange(int(n.sum()))]
-        a, b, d = tri[t, 0], tri[t, 1], tri[t, 2]
-        q = p[who]
-
-        def edge(u, v):                  # 2-D orientation of q against the edge u -> v
-            return (v[:, 0] - u[:, 0]) * (q[:, 1] - u[:, 1]) - (v[:, 1] - u[:, 1]) * (q[:, 0] - u[:, 0])
-        w0, w1, w2 = edge(b, d), edge(d, a), edge(a, b)
-        within = ((w0 > 0) & (w1 > 0) & (w2 > 0)) | ((w0 < 0) & (w1 < 0) & (w2 < 0))
-        area = w0 + w1 + w2
-        z = (w0 * a[:, 2] + w1 * b[:, 2] + w2 * d[:, 2]) / np.where(area != 0, area, 1.0)
-        hits = np.bincount(who[within & (z > q[:, 2])], minlength=len(p))
+        hits = np.zeros(len(p), dtype=np.int64)
+        cum = np.cumsum(n)
+        s = 0
+        while s < len(ok):             # in chunks of about _CONTAINS_CHUNK (point, triangle) pairs
+            base = cum[s - 1] if s > 0 else 0
+            e = max(int(np.searchsorted(cum, base + _CONTAINS_CHUNK, side="right")), s + 1)
+            ns = n[s:e]
+            who = np.repeat(ok[s:e], ns)
+            t = owner[np.repeat(start[c[s:e]] - (np.cumsum(ns) - ns), ns) + np.arange(int(ns.sum()))]
+            hits += np.bincount(who[_crossed(tri[t], p[who])], minlength=len(p))
+            s = e
         return hits % 2 == 1
 
     @property
@@ -270,6 +276,19 @@ class ContactGeometry:
         this body's frame).
         """
         return self.surface_index(depth_limit).query(np.asarray(points, dtype=float), depth_limit)
+
+
+def _crossed(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Whether the ray from each point q[k] along +z crosses triangle tri[k] (k, 3, 3)."""
+    a, b, d = tri[:, 0], tri[:, 1], tri[:, 2]
+
+    def edge(u, v):                  # 2-D orientation of q against the edge u -> v
+        return (v[:, 0] - u[:, 0]) * (q[:, 1] - u[:, 1]) - (v[:, 1] - u[:, 1]) * (q[:, 0] - u[:, 0])
+    w0, w1, w2 = edge(b, d), edge(d, a), edge(a, b)
+    within = ((w0 > 0) & (w1 > 0) & (w2 > 0)) | ((w0 < 0) & (w1 < 0) & (w2 < 0))
+    area = w0 + w1 + w2
+    z = (w0 * a[:, 2] + w1 * b[:, 2] + w2 * d[:, 2]) / np.where(area != 0, area, 1.0)
+    return within & (z > q[:, 2])
 
 
 # ---------------------------------------------------------------------- prep
