@@ -7,7 +7,6 @@ from ..errors import Issue
 from .geometry import prepare_geometry
 from .pair import ContactPair, ContactParams
 
-_EYE = np.eye(3)
 _ZERO = np.zeros(3)
 #: h·ω of a fixed step against a contact's oscillation at its deepest depth above which
 #: depth_issues warns, and the h·ω of the step it advises
@@ -23,7 +22,8 @@ class ContactSet:
 
     Geometry is prepared once here (per body and method, cached by content):
     moving bodies' vertices relative to their centre of mass in body axes,
-    fixed bodies' vertices in world coordinates (their pose is the identity).
+    fixed bodies' vertices in their own frame (their pose from the model), so
+    that moving a fixed part keeps its prepared geometry and surface index.
     """
 
     def __init__(self, cm):
@@ -33,15 +33,18 @@ class ContactSet:
         #: warnings about the contacts' meshes (for the run's results)
         self.issues: list[Issue] = []
         bi, bj, reach, band = [], [], [], []
+        #: per pair, the (R, x) of each side that is a fixed body (None: a moving body)
+        self.fixed: list[tuple] = []
         for c in cm.model.contacts:
-            geoms = []
+            geoms, fixed = [], []
             for body in (c.body_i, c.body_j):
                 vertices, faces = cm.meshes[body]
                 if body in index:
                     vertices = vertices - cm.com_B[index[body]]
-                else:
+                    fixed.append(None)
+                else:       # in its own frame: moving a fixed part keeps its prepared geometry
                     origin, rot = cm.ground_poses[body]
-                    vertices = vertices @ rot.T + origin
+                    fixed.append((np.asarray(rot, float), np.asarray(origin, float)))
                 geoms.append(prepare_geometry(vertices, faces, c.method, name=body))
                 if not geoms[-1].watertight:
                     self.issues.append(Issue(
@@ -52,6 +55,7 @@ class ContactSet:
                         "Close the mesh (give a ground plane a thickness), or use the Convex Hull method."))
             pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c))
             self.pairs.append(pair)
+            self.fixed.append(tuple(fixed))
             self.names.append(c.name)
             bi.append(index.get(c.body_i, -1))
             bj.append(index.get(c.body_j, -1))
@@ -69,6 +73,17 @@ class ContactSet:
     def __len__(self) -> int:
         return len(self.pairs)
 
+    def _poses(self, k, x, R, v=None, w=None):
+        """Pair k's two poses, (R, x) or with ``v, w`` (R, x, v, w): a moving body's from the
+        state (its COM frame), a fixed body's from the model (its own frame, at rest)."""
+        out = []
+        for b, fixed in zip((self.bi[k], self.bj[k]), self.fixed[k]):
+            pose = (R[b], x[b]) if fixed is None else fixed
+            if v is not None:
+                pose += (v[b], w[b]) if fixed is None else (_ZERO, _ZERO)
+            out.append(pose)
+        return out
+
     def prepare(self, tick=None) -> None:
         """Build every pair's surface indices now (see :meth:`ContactPair.prepare`);
         ``tick(contact, body)`` is called often meanwhile and may raise to stop."""
@@ -79,9 +94,8 @@ class ContactSet:
         """Warnings for parts that start inside each other deeper than their contact's depth
         band (x, R: the moving bodies' COM positions and rotations at t = 0)."""
         out = []
-        for name, pair, a, b, band in zip(self.names, self.pairs, self.bi, self.bj, self.band):
-            pose_i = (R[a], x[a]) if a >= 0 else (_EYE, _ZERO)
-            pose_j = (R[b], x[b]) if b >= 0 else (_EYE, _ZERO)
+        for k, (name, pair, band) in enumerate(zip(self.names, self.pairs, self.band)):
+            pose_i, pose_j = self._poses(k, x, R)
             geoms = (pair.geom_i, pair.geom_j)
             for p, deep in pair.deep_overlap(*pose_i, *pose_j):
                 out.append(Issue(
@@ -219,8 +233,7 @@ class ContactSet:
         force_i = np.zeros((len(self.pairs), 3))
         for k, pair in enumerate(self.pairs):
             a, b = self.bi[k], self.bj[k]
-            pose_i = (R[a], x[a], v[a], w[a]) if a >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
-            pose_j = (R[b], x[b], v[b], w[b]) if b >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
+            pose_i, pose_j = self._poses(k, x, R, v, w)
             if self.frozen is not None:
                 wi, wj = pair.evaluate_frozen(self.frozen[k], *pose_i, *pose_j)
             elif points is not None:
@@ -241,9 +254,7 @@ class ContactSet:
         x, R: COM positions and rotations of the moving bodies."""
         supports = []
         for k, pair in enumerate(self.pairs):
-            a, b = self.bi[k], self.bj[k]
-            pose_i = (R[a], x[a]) if a >= 0 else (_EYE, _ZERO)
-            pose_j = (R[b], x[b]) if b >= 0 else (_EYE, _ZERO)
+            pose_i, pose_j = self._poses(k, x, R)
             supports.append(pair.freeze(*pose_i, *pose_j))
         self.frozen = supports
 
@@ -267,9 +278,7 @@ class ContactSet:
         out = dict(force=np.zeros((k, 3)), point=np.zeros((k, 3)), normal_force=np.zeros(k),
                    friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k))
         for c, pair in enumerate(self.pairs):
-            a, b = self.bi[c], self.bj[c]
-            pose_i = (R[a], x[a], v[a], w[a]) if a >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
-            pose_j = (R[b], x[b], v[b], w[b]) if b >= 0 else (_EYE, _ZERO, _ZERO, _ZERO)
+            pose_i, pose_j = self._poses(c, x, R, v, w)
             wi, _, det = pair.evaluate(*pose_i, *pose_j, details=True)
             out["force"][c] = wi[:3]
             if not len(det.depths):

@@ -299,7 +299,7 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
     Parameters
     ----------
     vertices : array_like, (n, 3)
-        Vertex positions in the body's COM-centred frame (a fixed body: world), m.
+        Vertex positions in the body's COM-centred frame (a fixed body: its own frame), m.
     faces : array_like of int, (m, 3)
         Triangles (vertex indices).
     method : {"standard", "fine", "convex_hull", "decimation"}

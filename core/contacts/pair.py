@@ -254,8 +254,8 @@ class ContactPair:
     Parameters
     ----------
     geom_i, geom_j : ContactGeometry
-        The two bodies' meshes, each in its body's COM frame (a fixed body:
-        world frame, passed with R = I, x = 0).
+        The two bodies' meshes, each in its body's COM frame (a fixed body: its own
+        frame, passed with its pose).
     params : ContactParams
 
     The targets' surface indices are built by :meth:`prepare` (before a run), or on the
