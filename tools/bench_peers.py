@@ -1,10 +1,11 @@
-"""Side-by-side benchmark: this project, MuJoCo, Exudyn and PyBullet on the same mechanisms.
+"""Side-by-side benchmark: this project, MuJoCo, Exudyn, PyBullet and Blender's rigid bodies on the same mechanisms.
 
 ``python tools/bench_peers.py`` runs the full table (1011 s of wall time for the first five
 problems and 145 s for the governor in the runs recorded in docs/benchmarks.md, on 2 shared cores),
 ``--quick`` a smoke run (short end times, one or two settings per engine),
 ``--problems pendulum,crank-rocker`` a subset. Needs the ``bench`` extra
-(mujoco, exudyn, pybullet, matplotlib); the core never imports any of them.
+(mujoco, exudyn, pybullet, matplotlib) and, for Blender's rigid bodies, the ``bpy`` module of the
+``test`` extra; the core never imports any of them.
 
 Problems (SI; gravity (0, 0, -9.81) m/s^2; planar in XZ, hinge axes along Y):
 
@@ -46,6 +47,14 @@ state. Where an engine cannot express the model exactly it is said here:
   iterative constraint solver; semi-implicit Euler. It has neither a spring
   element nor a Hertz law: the slider spring and the Hertz forces are applied
   from Python before every step, so those runs step one ``dt`` per call.
+- Blender ("Blender"): its own rigid-body world (Bullet), set up as a Blender
+  user would: each link an active rigid body whose box collision shape gives
+  the link's mass and principal inertias, a Hinge constraint at each hinge
+  (ground hinges to a passive anchor), collisions off, 100 frames per second
+  with 1 / (100 dt) substeps per frame and 100 solver iterations, stepped by
+  ``frame_set`` as playback does. Blender gives rigid bodies no initial
+  velocity, so only the pendulum and the crank-rocker (both start at rest and
+  have hinges only) are run.
 - This project: ``core.simulate`` with revolute joints at every hinge (redundant,
   regularised), a prismatic joint and a translational spring-damper for the
   slider. Its contact is vertex-based (a sum of k delta^e over penetrating
@@ -115,6 +124,10 @@ try:
     import pybullet as pb
 except ImportError:
     pb = None
+try:
+    import bpy
+except ImportError:
+    bpy = None
 
 RATE = bc.OUTPUT_RATE        # Hz: output samples of the mechanisms
 IMG_DIR = Path(__file__).resolve().parents[1] / "docs" / "img"
@@ -519,6 +532,87 @@ def bullet_mech(mech, end, budget, dt, iterations=100):
     return Run(wall, cpu, t[:n], points=pts[:n], constraint=cerr, steps=(n - 1) * sub, status=status)
 
 
+# --------------------------------------------------------------------------- Blender's rigid bodies
+def blender_mech(mech, end, budget, dt, iterations=100):
+    """Blender's own rigid-body world (Bullet, as a Blender user would set it up): each link an
+    active rigid body whose box collision shape has the link's mass and principal inertias,
+    each hinge a Hinge constraint (ground hinges to a passive anchor), collisions off; the
+    scene at RATE frames per second with 1 / (RATE dt) substeps per frame, stepped by
+    ``frame_set`` as playback does. Links start at rest (Blender has no initial velocity)."""
+    clock = Clock(budget)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    frames = int(round(end * RATE))
+    sub = int(round(1.0 / (RATE * dt)))
+    scene.render.fps, scene.render.fps_base = int(RATE), 1.0
+    scene.frame_start, scene.frame_end = 1, frames + 1
+    scene.gravity = (0.0, 0.0, -bc.G)
+    bpy.ops.rigidbody.world_add()
+    world = scene.rigidbody_world
+    world.substeps_per_frame, world.solver_iterations = sub, iterations
+    world.point_cache.frame_start, world.point_cache.frame_end = 1, frames + 1
+
+    def body(name, dims, location, quat, kind, layer, mass=1.0):
+        mesh = bpy.data.meshes.new(name)
+        h = 0.5 * np.asarray(dims)
+        corners = [(sx * h[0], sy * h[1], sz * h[2]) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
+        quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+        mesh.from_pydata(corners, [], quads)
+        obj = bpy.data.objects.new(name, mesh)
+        scene.collection.objects.link(obj)
+        obj.location = location
+        obj.rotation_mode = "QUATERNION"
+        obj.rotation_quaternion = quat
+        bpy.context.view_layer.objects.active = obj
+        bpy.ops.rigidbody.object_add(type=kind)
+        rb = obj.rigid_body
+        rb.collision_shape = "BOX"
+        rb.mass = mass
+        rb.linear_damping = rb.angular_damping = 0.0
+        rb.collision_collections = [k == layer for k in range(20)]    # its own layer: no collisions
+        return obj
+
+    objs = {}
+    for k, lk in enumerate(mech.links):
+        ix, iy, iz = lk.inertia
+        # a box of mass m has I_x = m (b² + c²) / 12, ...: its sides from the three inertias
+        dims = np.sqrt(np.maximum(6.0 / lk.mass * np.array([iy + iz - ix, ix + iz - iy, ix + iy - iz]), 1e-12))
+        objs[lk.name] = body(lk.name, dims, tuple(lk.c3), tuple(matrix_to_quat(lk.R)), "ACTIVE", k % 19, lk.mass)
+    anchor = body("anchor", (0.01, 0.01, 0.01), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), "PASSIVE", 19)
+    for k, (bi, bj, p) in enumerate(mech.hinges):
+        hinge = bpy.data.objects.new(f"hinge{k}", None)
+        scene.collection.objects.link(hinge)
+        hinge.location = (p[0], 0.0, p[1])
+        hinge.rotation_euler = (math.pi / 2, 0.0, 0.0)                 # its Z along world -Y
+        bpy.context.view_layer.objects.active = hinge
+        bpy.ops.rigidbody.constraint_add(type="HINGE")
+        hinge.rigid_body_constraint.object1 = anchor if bi is None else objs[bi]
+        hinge.rigid_body_constraint.object2 = objs[bj]
+    t = sample_times(end)
+    links = mech.links_by_name
+    targets = [(objs[name], links[name].local(p)) for _, name, p in mech.points]
+    closures = [(objs[mech.hinges[k][0]], links[mech.hinges[k][0]].local(mech.hinges[k][2]),
+                 objs[mech.hinges[k][1]], links[mech.hinges[k][1]].local(mech.hinges[k][2])) for k in mech.closures]
+
+    def world(obj, local):
+        m = np.array(obj.matrix_world)
+        return m[:3, :3] @ local + m[:3, 3]
+    pts = np.zeros((len(t), len(targets), 3))
+    cerr, status, n = 0.0, "success", len(t)
+    for k in range(len(t)):
+        if k and clock.over():
+            status, n = "cancelled", k
+            break
+        scene.frame_set(k + 1)
+        pts[k] = [world(obj, local) for obj, local in targets]
+        for oi, li, oj, lj in closures:
+            cerr = max(cerr, float(np.linalg.norm(world(oi, li) - world(oj, lj))))
+    wall, cpu = clock.times()
+    if not np.all(np.isfinite(pts[:n])):
+        status = "failed"
+    return Run(wall, cpu, t[:n], points=pts[:n], constraint=cerr, steps=(n - 1) * sub, status=status)
+
+
 # --------------------------------------------------------------------------- Newton's cradle
 def _octahedron(r):
     v = [(r, 0, 0), (-r, 0, 0), (0, r, 0), (0, -r, 0), (0, 0, r), (0, 0, -r)]
@@ -882,6 +976,10 @@ def sweeps(problem: Problem, quick):
     runs += [("Exudyn 2D", f"{solver} h {h:g}", lambda b, h=h, s=solver: exudyn_mech_2d(mech, end, b, h, s))
              for solver, h in ex2 if exu]
     runs += [("PyBullet", f"dt {dt:g}", lambda b, dt=dt: bullet_mech(mech, end, b, dt)) for dt in bl if pb]
+    # Blender's own rigid bodies: mechanisms that start at rest and have hinges only
+    bld = [1e-3, 1e-4][:1 if quick else 2] if problem.key in ("pendulum", "crank-rocker") else []
+    runs += [("Blender", f"rigid body dt {dt:g}", lambda b, dt=dt: blender_mech(mech, end, b, dt))
+             for dt in bld if bpy]
     return runs
 
 
@@ -972,7 +1070,7 @@ def print_verdict():
 
 
 COLOURS = {"project": "tab:red", "MuJoCo": "tab:blue", "Exudyn": "tab:green", "Exudyn 2D": "darkolivegreen",
-           "PyBullet": "tab:orange"}
+           "PyBullet": "tab:orange", "Blender": "tab:purple"}
 
 
 def _family(setting):
@@ -1029,8 +1127,10 @@ def versions():
     import platform
     import scipy
     parts = [f"Python {platform.python_version()}", f"numpy {np.__version__}", f"scipy {scipy.__version__}"]
-    for name, mod in (("mujoco", mujoco), ("exudyn", exu), ("pybullet", pb)):
+    for name, mod in (("mujoco", mujoco), ("exudyn", exu), ("pybullet", pb), ("bpy", bpy)):
         ver = getattr(mod, "__version__", None) if mod else "not installed"
+        if mod is bpy and bpy:
+            ver = bpy.app.version_string
         if mod is pb and pb:
             from importlib.metadata import version
             ver = version("pybullet")
