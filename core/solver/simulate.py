@@ -128,10 +128,14 @@ class _Run:
     def __init__(self, cm: CompiledModel, progress):
         self.cm = cm
         self.s = cm.settings
-        self.sys = System(cm)
         self.progress = progress
         self.start = time.perf_counter()
         self.last_report = self.start
+        # the contact meshes are cleaned and transformed (hull, decimation) as the system is
+        # built: say so first; a cancel asked for meanwhile is honoured before the first step
+        self.cancel_asked = bool(progress is not None and cm.model.contacts and progress(
+            Progress(0.0, 0.0, 0, 0.0, "preparing the contact meshes")) is False)
+        self.sys = System(cm)
         self.warnings = list(cm.warnings) + self.sys.contacts.issues
         dt = 1.0 / self.s.output_rate
         count = int(math.floor(self.s.end_time / dt + 1e-9)) + 1
@@ -398,6 +402,8 @@ class _Run:
                 "but the split of reaction forces among the redundant joints is not unique"))
         status, message = "success", ""
         try:
+            if self.cancel_asked:
+                raise _Cancelled()
             sysm.contacts.prepare(self.preparing)
             if len(sysm.contacts):
                 B0 = sysm.bodies(y0)

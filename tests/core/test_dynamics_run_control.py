@@ -85,18 +85,22 @@ def test_cancel_while_the_contact_geometry_is_prepared():
 
     def progress(info):
         calls.append(info)
-        return False
+        return not info.stage.startswith("preparing the geometry")
 
     r = core.simulate(model, progress=progress)
     assert r.status == "cancelled" and len(r.t) == 0
     assert "while the contact geometry was prepared" in r.message
-    assert len(calls) == 1 and calls[0].frames == 0 and calls[0].fraction == 0.0
-    assert calls[0].stage == "preparing the geometry of body 'ball' for contact 'touch'"
+    assert [c.stage for c in calls] == ["preparing the contact meshes",
+                                        "preparing the geometry of body 'ball' for contact 'touch'"]
+    assert all(c.frames == 0 and c.fraction == 0.0 for c in calls)
     check_consistent(r)
     assert "0 frames" in r.summary()
     # the build was abandoned, not stored: a run without a callback completes
     done = core.simulate(model)
     assert done.success and len(done.t) == 2
+    # a cancel at the first report (the meshes, before any index) stops before the first step too
+    r = core.simulate(model, progress=lambda info: False)
+    assert r.status == "cancelled" and len(r.t) == 0
 
 def test_csv_has_units_and_user_values(tmp_path):
     """to_csv writes user units (mm, N, N*mm, J) and names each column's unit in the header."""
