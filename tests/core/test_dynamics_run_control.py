@@ -90,8 +90,10 @@ def test_cancel_while_the_contact_geometry_is_prepared():
     r = core.simulate(model, progress=progress)
     assert r.status == "cancelled" and len(r.t) == 0
     assert "while the contact geometry was prepared" in r.message
-    assert [c.stage for c in calls] == ["preparing the contact meshes",
-                                        "preparing the geometry of body 'ball' for contact 'touch'"]
+    # (which body's index is being built when the first 0.1 s is up depends on the machine)
+    assert calls[0].stage == "preparing the contact meshes" and len(calls) == 2
+    assert calls[1].stage in ("preparing the geometry of body 'ball' for contact 'touch'",
+                              "preparing the geometry of body 'plate' for contact 'touch'")
     assert all(c.frames == 0 and c.fraction == 0.0 for c in calls)
     check_consistent(r)
     assert "0 frames" in r.summary()
