@@ -171,7 +171,15 @@ class ContactSet:
             deepest = pair.stats.deepest
             if deepest <= 0.0:
                 continue
-            if deepest > 0.9 * band:
+            start = pair.stats.initial_deepest
+            if deepest > 0.9 * band and start > 0.9 * band:
+                out.append(Issue(
+                    "warning", "contact-too-deep", f"contact '{name}'",
+                    f"the parts start {start * 1e3:.3g} mm into each other, within 10 % of the "
+                    f"{band * 1e3:.3g} mm depth band; vertices deeper than the band get no force, so the "
+                    "parts may have passed through each other",
+                    "Place the parts so that they just touch at the start."))
+            elif deepest > 0.9 * band:
                 out.append(Issue(
                     "warning", "contact-too-deep", f"contact '{name}'",
                     f"the penetration reached {deepest * 1e3:.3g} mm of the {band * 1e3:.3g} mm depth band; "

@@ -185,7 +185,8 @@ class ContactStats:
     largest of those at the states the integrator accepted
     (:meth:`~core.contacts.bodies.ContactSet.note_accepted`): an adaptive
     method's trial stages and rejected steps can go far deeper than any state
-    of the solution.
+    of the solution. ``initial_deepest``: the deepest penetration within the
+    band at t = 0 (:meth:`ContactPair.deep_overlap`), m.
     """
 
     evaluations: int = 0
@@ -198,6 +199,7 @@ class ContactStats:
     total_skipped: int = 0
     total_queries: int = 0
     total_pairs: int = 0
+    initial_deepest: float = 0.0
     last_deepest: float = 0.0
     deepest: float = 0.0
 
@@ -327,7 +329,9 @@ class ContactPair:
             target = geoms[1 - p]
             cand, _ = geoms[p].vertices_in_box(R_T.T @ R_P, R_T.T @ (x_P - x_T), target.lo, target.hi)
             inside = target.contains(cand)
-            inside[self._index[p].query(cand, self.depth_limit).index] = False     # within the band
+            pen = self._index[p].query(cand, self.depth_limit)
+            inside[pen.index] = False                                          # within the band
+            self.stats.initial_deepest = max(self.stats.initial_deepest, float(np.max(pen.depth, initial=0.0)))
             deep = int(np.count_nonzero(inside))
             if deep:
                 out.append((p, deep))

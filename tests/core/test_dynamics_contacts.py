@@ -604,6 +604,10 @@ def test_parts_placed_into_each_other_past_the_depth_band_are_reported_at_the_st
                         "deeper than the contact's depth band (1 mm)")
     assert "overlap by less than 1 mm" in w
     assert not [w for w in run(24.5).warnings if "at t = 0" in w]
+    # placed 1 mm in, at the band's edge: the depth warning blames the placement, not the stiffness
+    (w,) = run(24.0).warnings
+    assert w.startswith("contact 'C': the parts start 1 mm into each other, within 10 % of the 1 mm depth band")
+    assert w.endswith("Place the parts so that they just touch at the start.")
 
 
 def test_a_contact_on_a_mesh_that_is_not_closed_is_reported_in_the_results():
