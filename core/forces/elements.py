@@ -162,17 +162,6 @@ class TranslationalSprings:
         energy = np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
         return wrench, tension, length, energy
 
-    def _state(self, K):
-        """Marker i's axes (..., k, 3, 3) and, in them, the offset δ from rest, the rotation
-        vector φ of j against i and their rates (..., k, 3) each."""
-        mi, mj = self.mi, self.mj
-        Ai = K.A[..., mi, :, :]
-        delta = self.offset(K, mi, mj) - self.d0
-        phi = rotation_vector(np.einsum("...kji,...kjl->...kil", Ai, K.A[..., mj, :, :]))
-        delta_dot = np.einsum("...kji,...kj->...ki", Ai, K.vp[..., mj, :] - K.vp[..., mi, :])
-        phi_dot = np.einsum("...kji,...kj->...ki", Ai, K.w[..., mj, :] - K.w[..., mi, :])
-        return Ai, delta, phi, delta_dot, phi_dot
-
     def lines(self, K):
         """(body_j, arm_j, body_i, arm_i, direction) of each spring at one state: its
         length grows at direction · (velocity of j's point − velocity of i's point);
@@ -258,7 +247,6 @@ class Bushings:
         wrench = scatter(n, K.b[np.concatenate([mj, mi])], sign * np.concatenate([F, T], axis=-1))
         energy = np.sum(0.5 * self.k * delta ** 2 + 0.5 * self.kr * phi ** 2, axis=(-2, -1))
         return wrench, f, tau, energy
-
 
     def _state(self, K):
         """Marker i's axes (..., k, 3, 3) and, in them, the offset δ from rest, the rotation
