@@ -97,3 +97,15 @@ def test_missing_file_exits_2(tmp_path):
     r = run("simulate", tmp_path / "nothing.json")
     assert r.returncode == 2
     assert "cannot read the file" in r.stderr
+
+
+def test_the_progress_line_shows_the_preparation_stage_then_the_time():
+    import io
+    from core.__main__ import _progress_printer
+    from core.solver.simulate import Progress
+    out = io.StringIO()
+    show = _progress_printer(out)
+    show(Progress(0.0, 0.0, 0, 1.3, "preparing the geometry of body 'Ball' for contact 'Touch'"))
+    show(Progress(0.5, 1.0, 51, 2.5))
+    assert out.getvalue() == ("\r  preparing the geometry of body 'Ball' for contact 'Touch'  (1.3 s)\x1b[K"
+                              "\r   50.0 %  t = 1 s  (2.5 s)\x1b[K")
