@@ -452,14 +452,15 @@ class System:
                          axis=-1) * self.motion_scale for name in ("__call__", "d1", "d2")]
 
     # ------------------------------------------------------------------ dynamics
-    def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True, gyroscopic=True, lines=None):
+    def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True, gyroscopic=True, lines=None,
+               spring_lines=True):
         """Generalized applied forces (2, n, 3): [force, torque about the COM] per body, world axes.
 
         With ``details`` also a dict of per-element outputs (else None). K may be
         None when the model has no springs, bushings or measured coordinates.
         ``gyroscopic``: include −ω × I_W ω (the stepper integrates it itself).
-        ``lines``: a list to which the spring-dampers and the touching contact points
-        append their lines of action (see :meth:`_implicit_elements`).
+        ``lines``: a list to which the spring-dampers (unless not ``spring_lines``) and the
+        touching contact points append their lines of action (see :meth:`_implicit_elements`).
         """
         n = self.n
         F = self._f_gravity.copy()
@@ -482,7 +483,7 @@ class System:
         if len(self.tsprings.mi):
             w, tension, length, e_t = self.tsprings.evaluate(K, n)
             wrench = add(w)
-            if lines is not None:
+            if lines is not None and spring_lines:
                 ts = self.tsprings
                 bj, rj, bi, ri, u = ts.lines(K)
                 lines.append((bj, bi, u, cross(rj, u), cross(ri, u), ts.k, ts.c, tension) + _spring_flags(len(u)))
@@ -491,7 +492,7 @@ class System:
             rate = self._coordinate_rates(B.w_ext, coords, ci)
             w, rs_torque, e_r = self.rsprings.evaluate(K, n, coords[0][ci], rate)
             wrench = add(w)
-            if lines is not None:     # about marker i's z axis, turning j against i
+            if lines is not None and spring_lines:     # about marker i's z axis, turning j against i
                 rs = self.rsprings
                 axis = K.A[rs.mi, :, 2]
                 lines.append((K.b[rs.mj], K.b[rs.mi], np.zeros_like(axis), axis, axis, rs.k, rs.c, -rs_torque)
@@ -499,7 +500,7 @@ class System:
         if len(self.bushings.names):
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n)
             wrench = add(w)
-            if lines is not None:
+            if lines is not None and spring_lines:
                 lines.extend(part + _spring_flags(len(part[0])) for part in self.bushings.lines(K))
         if len(self.contacts):
             points = [] if lines is not None else None
@@ -592,8 +593,12 @@ class System:
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
         rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
-        lines = None if self.sparse or self._springs_explicit(h) else []
-        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False, lines=lines)
+        # the springs' kept verdict: while it says "all explicit", their lines are not even built
+        verdict = self._spring_verdict(h)
+        settled = verdict is not None and not (verdict[0].any() or verdict[1].any())
+        lines = None if self.sparse else []
+        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False, lines=lines,
+                           spring_lines=not settled)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
 
@@ -609,7 +614,8 @@ class System:
         spun = self._spin(B, F[1], h, free) if len(free) else None
         u_free, gyro = free_velocity(B.w)
         Mi = None if self.sparse else self._minv(B)
-        stiff = self._implicit_elements(B, lines, h, y[self.sl_u], rows, Mi) if lines else None
+        stiff = (self._implicit_elements(B, lines, h, y[self.sl_u], rows, Mi, None if settled else verdict)
+                 if lines else None)
         if rows is None:
             if stiff is None:
                 return B, u_free, None
@@ -632,18 +638,15 @@ class System:
             self._tally_implicit(stiff, u, h)
         return B, u, rows.coords
 
-    def _springs_explicit(self, h) -> bool:
-        """Whether this step needs no lines of action at all: no contacts, and the springs'
-        kept verdict (see :meth:`_implicit_elements`) says every spring stays explicit."""
-        if len(self.contacts) or self._spring_left <= 0 or self._spring_h != h:
-            return False
-        stiff, damp = self._spring_flags
-        if stiff.any() or damp.any():
-            return False
+    def _spring_verdict(self, h):
+        """The springs' kept (stiffness, damping) verdicts of :meth:`_implicit_elements` for this
+        step, or None when a fresh look is due (every :data:`_SPRING_RECHECK` steps, or h changed)."""
+        if self._spring_left <= 0 or self._spring_h != h:
+            return None
         self._spring_left -= 1
-        return True
+        return self._spring_flags
 
-    def _implicit_elements(self, B: Bodies, lines, h, u, rows=None, Mi=None):
+    def _implicit_elements(self, B: Bodies, lines, h, u, rows=None, Mi=None, cached=None):
         """The spring-dampers and contact points too stiff for an explicit step h, linearised.
 
         ``lines`` as collected by :meth:`forces`: per element its two bodies (-1: the
@@ -660,14 +663,11 @@ class System:
         overstates it where a joint holds a light direction: the governor's coupler
         dampers 9.5 against 1.0 at 0.1 ms (its rods are light about their own axis).
         The springs' verdicts are kept for :data:`_SPRING_RECHECK` steps (they change with
-        the pose only); contact points are judged every step. Returns None when no
+        the pose only): ``cached``, those of the springs in ``lines`` (None: judge them and
+        keep the verdicts); contact points are judged every step. Returns None when no
         element needs it.
         """
-        cached = self._spring_flags if (self._spring_left > 0 and self._spring_h == h) else None
         springs_alone = all(len(ln[9]) == 0 or ln[9][0] < 0 for ln in lines)
-        if cached is not None and springs_alone and not (cached[0].any() or cached[1].any()):
-            self._spring_left -= 1
-            return None
         b1, b2, lin, a1, a2, k, c, f0, push, owner, point = (np.concatenate(z) for z in zip(*lines))
         spring = owner < 0
         judge = ~spring if cached is not None else np.ones(len(k), bool)
@@ -683,7 +683,6 @@ class System:
             if cached is not None:
                 stiff[spring], damp[spring] = cached
         keep = np.flatnonzero((stiff | damp) & ~(push & (f0 <= 0.0)))
-        self._spring_left -= 1
         if not len(keep):
             if cached is None and spring.any():
                 self._spring_flags, self._spring_left, self._spring_h = ((stiff[spring], damp[spring]),
