@@ -625,9 +625,7 @@ class SurfaceIndex:
         self.closed = bool(closed)
         margin = 1e-9 * self.h + tris.tie
         self.margin = margin
-        self._tick = tick if tick is not None else (lambda: None)
-        ijk, offsets, lists, sd = self._build(size0)
-        del self._tick
+        ijk, offsets, lists, sd = self._build(size0, tick)
         # a point nearer its cell's centre than sqrt(clear2) is outside: the
         # signed distance is 1-Lipschitz and the centre's is sd (less a margin
         # for rounding); only a closed mesh has a signed distance
@@ -640,7 +638,7 @@ class SurfaceIndex:
         self._flat = None
 
     # ----------------------------------------------------------------- build
-    def _build(self, size0: float):
+    def _build(self, size0: float, tick=None):
         """Octree refinement from the root cell (all triangles) down to cells of size ``h``.
 
         Returns the leaves' integer coordinates (k, 3), the CSR offsets
@@ -681,7 +679,8 @@ class SurfaceIndex:
 
             def refine(se, ijk=ijk, counts=counts, lists=lists, offsets=offsets, size=size, r=r, last=last):
                 s, e = se
-                self._tick()
+                if tick is not None:
+                    tick()
                 return self._refine(ijk[s:e], counts[s:e], lists[offsets[s]:offsets[e]], corner, size, r,
                                     band, last, regions if last else None)
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import MeshError
 from ..spatial import axis_angle_to_quat, quat_to_matrix
 from .decimate import decimate
-from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet
+from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet, _ranges
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +219,7 @@ class ContactGeometry:
             e = max(int(np.searchsorted(cum, base + _CONTAINS_CHUNK, side="right")), s + 1)
             ns = n[s:e]
             who = np.repeat(ok[s:e], ns)
-            t = owner[np.repeat(start[c[s:e]] - (np.cumsum(ns) - ns), ns) + np.arange(int(ns.sum()))]
+            t = owner[_ranges(start[c[s:e]], ns)]
             hits += np.bincount(who[_crossed(tri[t], p[who])], minlength=len(p))
             s = e
         return hits % 2 == 1
