@@ -107,6 +107,7 @@ from bench_models import (GOV_A, GOV_BETA0, GOV_C, GOV_CUBE, GOV_FREE, GOV_H, GO
                           reference_cradle, reference_governor, reference_slider_crank, slider_crank)
 import core  # noqa: E402
 from core.model import Body, Box, Contact, Frame, Joint, Model, SolverSettings, SpringDamper, TriangleMesh  # noqa: E402
+from core.contacts.shapes import box_mesh  # noqa: E402
 from core.spatial import matrix_to_quat  # noqa: E402
 from core.units import contact_stiffness_from_si  # noqa: E402
 
@@ -554,10 +555,8 @@ def blender_mech(mech, end, budget, dt, iterations=100):
 
     def body(name, dims, location, quat, kind, layer, mass=1.0):
         mesh = bpy.data.meshes.new(name)
-        h = 0.5 * np.asarray(dims)
-        corners = [(sx * h[0], sy * h[1], sz * h[2]) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
-        quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
-        mesh.from_pydata(corners, [], quads)
+        verts, faces = box_mesh(dims)
+        mesh.from_pydata(verts.tolist(), [], faces.tolist())
         obj = bpy.data.objects.new(name, mesh)
         scene.collection.objects.link(obj)
         obj.location = location
