@@ -161,8 +161,14 @@ def _kind(group, item) -> str:
     if group == "forces" and item.get("type") == "torque":
         return "torque"
     if group == "couplers":
-        return {"gear": "gear pair", "rack_pinion": "rack and pinion"}.get(item.get("type"), "coupler")
+        return {"gear": "gear pair", "rack_pinion": "rack and pinion"}.get(_type_of(item), "coupler")
     return _KIND[group]
+
+
+def _type_of(item):
+    """An element's ``type`` when it is a text, else None (a list or an object there is unhashable)."""
+    kind = item.get("type") if isinstance(item, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def _did_you_mean(key, known) -> str:
@@ -172,7 +178,7 @@ def _did_you_mean(key, known) -> str:
 
 def _build_coupler(item, label, issues):
     types = {"gear": spec.GearPair, "rack_pinion": spec.RackPinion}
-    if not isinstance(item, dict) or item.get("type") not in types:
+    if _type_of(item) not in types:
         got = item.get("type") if isinstance(item, dict) else item
         issues.append(Issue("error", "invalid-field", f"{label}: type", f"must be 'gear' or 'rack_pinion', got {got!r}"))
         return None
@@ -215,7 +221,7 @@ def _build(cls, item, label, issues):
 
 
 def _build_geometry(item, label, issues):
-    if not isinstance(item, dict) or item.get("type") not in spec.GEOMETRY_TYPES:
+    if _type_of(item) not in spec.GEOMETRY_TYPES:
         got = item.get("type") if isinstance(item, dict) else item
         issues.append(Issue("error", "invalid-field", f"{label}: type",
                             f"must be one of {', '.join(spec.GEOMETRY_TYPES)}, got {got!r}"))

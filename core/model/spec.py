@@ -94,7 +94,9 @@ class _Checker:
     def quaternion(self, fieldname, value):
         q = self.vector(fieldname, value, 4)
         if isinstance(q, tuple) and len(q) == 4 and all(map(math.isfinite, q)):
-            norm = math.sqrt(sum(x * x for x in q))
+            # scaled first: components of 1e200 would overflow the squares to inf
+            scale = max(abs(x) for x in q)
+            norm = scale * math.sqrt(sum((x / scale) ** 2 for x in q)) if scale > 0.0 else 0.0
             if norm < 1e-12:
                 self.error(fieldname, f"must be a non-zero quaternion (w, x, y, z), got {value!r}",
                            "Use [1, 0, 0, 0] for no rotation.")
@@ -632,6 +634,10 @@ class SolverSettings:
         )
         if isinstance(values["erp"], float) and values["erp"] > 1:
             c.error("erp", f"must be between 0 and 1, got {values['erp']:g}")
+        if isinstance(values["regularization"], float) and values["regularization"] >= 1:
+            # β is relative to each row's own diagonal: at 1 it halves every constraint force
+            c.error("regularization", f"must be below 1 (it is relative to each constraint's own scale; the "
+                    f"default 1e-8 suits almost every model), got {values['regularization']:g}")
         if isinstance(values["rtol"], float) and values["rtol"] < 1e-13:
             c.error("rtol", f"must be at least 1e-13 (float64 precision), got {values['rtol']:g}")
         if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)

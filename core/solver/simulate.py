@@ -14,7 +14,7 @@ import logging
 import math
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -378,10 +378,35 @@ class _Run:
         log.warning("%s", issue)
 
     # -------------------------------------------------------------- run
+    def check_initial_state(self):
+        """A SolverError when the initial state overflows double precision (a velocity of 1e300
+        mm/s, a frame 1e200 mm away): every later step would be NaN with no hint to the cause."""
+        sysm = self.sys
+        with np.errstate(all="ignore"):
+            B = sysm.bodies(sysm.y0)
+            energy = (0.5 * self.cm.mass * np.einsum("ij,ij->i", B.v, B.v)
+                      + 0.5 * np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w) + self.cm.mass * (B.x @ self.cm.gravity))
+            parts = [sysm.y0, B.packed, B.I_W_inv, energy]
+            if sysm.n_rows:
+                rows = sysm._rows(B, sysm.y0[sysm.sl_a], 0.0)
+                parts += [rows.C, rows.quad, rows.blocks]
+            finite = all(np.all(np.isfinite(a)) for a in parts)
+        if not finite:
+            self.overflow()
+
+    def overflow(self):
+        raise SolverError("the initial state cannot be computed in double precision (its values overflow); "
+                          f"the largest number in the model is {_largest_number(self.cm.model)}: check its "
+                          "units and value")
+
     def run(self) -> Results:
         sysm, s = self.sys, self.s
+        self.check_initial_state()
         held = self.given_velocities()
-        y0, moved, dv, ok = sysm.project(0.0, sysm.y0, held)
+        with np.errstate(all="ignore"):
+            y0, moved, dv, ok = sysm.project(0.0, sysm.y0, held)
+        if not np.all(np.isfinite(y0)):
+            self.overflow()   # assembling parts placed 1e200 mm apart
         if not ok:
             length, ang, _ = sysm.constraint_error(0.0, y0)
             raise SolverError(
@@ -697,6 +722,26 @@ class _Run:
                        wall_time=time.perf_counter() - self.start, integrator=self.s.integrator,
                        **sysm.contacts.counters()),
             **out)
+
+
+def _largest_number(model) -> str:
+    """'body 'B': velocity = -1e+300': the numeric field of largest magnitude in ``model`` (user units)."""
+    best, where = -1.0, "none"
+    groups = [("settings", (model.settings,))] + [(g, getattr(model, g)) for g in _KINDS]
+    for group, elements in groups:
+        for el in elements:
+            label = "settings" if group == "settings" else f"{_KINDS[group]} {el.name!r}"
+            for f in fields(el):
+                value = getattr(el, f.name)
+                numbers = value if isinstance(value, tuple) else (value,)
+                numbers = [float(x) for x in numbers if isinstance(x, (int, float)) and not isinstance(x, bool)]
+                if numbers and max(map(abs, numbers)) > best:
+                    best, where = max(map(abs, numbers)), f"{label}: {f.name} = {value!r}"
+    return where
+
+
+_KINDS = {"bodies": "body", "frames": "frame", "joints": "joint", "couplers": "coupler", "motions": "motion",
+          "forces": "force", "springs": "spring", "bushings": "bushing", "contacts": "contact"}
 
 
 def _energy_scale(out, T) -> float:

@@ -292,6 +292,8 @@ def test_quaternions_are_normalised_once():
                              "bodies": [{"name": "b", "mass": 1, "inertia": [1, 1, 1, 0, 0, 0]}]})
     q = model.frames[0].orientation
     assert q == pytest.approx((math.sqrt(0.5), 0, 0, math.sqrt(0.5)))
+    # components whose squares overflow are normalised too (not taken for a zero quaternion)
+    assert Frame(name="f", orientation=(1e300, 0, 0, 1e300)).orientation == pytest.approx(q)
     rng = np.random.default_rng(7)
     for _ in range(200):
         frame = Frame(name="f", orientation=tuple(rng.normal(size=4)))

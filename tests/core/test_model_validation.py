@@ -223,6 +223,19 @@ def test_geometry_problems_name_the_body_and_geometry_field():
     with pytest.raises(ModelError, match=r"body 'arm': geometry: type: must be one of box, cylinder, sphere, "
                                          r"mesh, file, got 'cone'"):
         model_from_dict(data)
+    data["bodies"][0]["geometry"] = {"type": ["box"], "size": [10, 10, 10]}   # unhashable
+    with pytest.raises(ModelError, match=r"body 'arm': geometry: type: must be one of .*, got \['box'\]"):
+        model_from_dict(data)
+
+
+def test_a_type_given_as_a_list_or_an_object_is_reported_not_raised():
+    data = _base(couplers=[{"name": "g", "type": ["gear"], "joint_i": "a", "joint_j": "b"},
+                           {"name": "h", "type": {}, "joint_i": "a", "joint_j": "b"}])
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    texts = [str(i) for i in _issues(info)]
+    assert "coupler 'g': type: must be 'gear' or 'rack_pinion', got ['gear']" in texts
+    assert "coupler 'h': type: must be 'gear' or 'rack_pinion', got {}" in texts
 
 
 def test_mesh_file_problems_name_the_body(tmp_path):
@@ -337,3 +350,12 @@ def test_run_shorter_than_one_output_step_is_rejected():
     assert [str(i) for i in _issues(info)] == [
         "settings: output_rate: 24 Hz gives no output frame after t = 0 in a run of 0.01 s; raise it to at "
         "least 100 Hz or the end time to at least 0.04167 s"]
+
+
+def test_a_regularization_of_one_or_more_is_rejected():
+    data = _base()
+    data["settings"] = {"regularization": 1.0}
+    with pytest.raises(ModelError, match=r"settings: regularization: must be below 1 .* got 1$"):
+        model_from_dict(data)
+    data["settings"] = {"regularization": 0.5}
+    assert model_from_dict(data).settings.regularization == 0.5
