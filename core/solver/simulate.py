@@ -447,6 +447,11 @@ class _Run:
             status, message = "failed", str(exc)
         except SolverError as exc:
             status, message = "failed", str(exc)
+        except np.linalg.LinAlgError as exc:
+            # a state gone to inf/NaN within a step (the finite checks see stage and step ends)
+            t = self.t_out[len(self.states) - 1] if self.states else 0.0
+            status, message = "failed", (f"the solution diverged after t = {t:.6g} s (a linear solve met "
+                                         f"non-finite values: {exc}); {self.likely_cause()}")
         for w in self.warnings:
             log.warning("%s", w)
         return self.collect(status, message, redundant, moved)

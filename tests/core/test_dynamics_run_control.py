@@ -250,3 +250,21 @@ def test_values_that_overflow_double_precision_are_reported_by_name(change, name
     with pytest.raises(core.SolverError, match="cannot be computed in double precision") as info:
         core.simulate(change(pendulum(end_time=0.1)))
     assert named in str(info.value)
+
+
+def test_a_linear_solve_meeting_non_finite_values_fails_the_run_and_keeps_its_frames(monkeypatch):
+    # (a free body thrown at 1e21 mm/s into a contact made the stepper's spin solve raise LinAlgError)
+    from core.solver.system import System
+    real, calls = System.velocity_step, []
+
+    def step(self, *args):
+        calls.append(1)
+        if len(calls) > 100:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return real(self, *args)
+    monkeypatch.setattr(System, "velocity_step", step)
+    r = core.simulate(pendulum(integrator="stepper", step=1e-3, end_time=1.0, output_rate=50.0))
+    assert r.status == "failed"
+    assert r.message.startswith("the solution diverged after t = 0.1 s (a linear solve met non-finite values")
+    assert len(r.t) == 6   # frames 0 .. 0.1 s: the first 100 steps
+    check_consistent(r)
