@@ -63,12 +63,22 @@ class Spline:
         self.path = path
         self.times = times
         self.values = values
-        if len(times) == 2:
-            # A straight line: the only interpolant 2 points define.
-            slope = (values[1] - values[0]) / (times[1] - times[0])
-            interp = PPoly(np.array([[slope], [values[0]]]), times)
-        else:
-            interp = Akima1DInterpolator(times, values)
+        # the rates of change must be finite: values of 1e300, or times 1e-320 apart, overflow them
+        with np.errstate(all="ignore"):
+            slopes = np.diff(values) / np.diff(times)
+            finite = bool(np.all(np.isfinite(slopes)))
+            if finite:
+                # 2 points define only a straight line
+                interp = (PPoly(np.array([[slopes[0]], [values[0]]]), times) if len(times) == 2
+                          else Akima1DInterpolator(times, values))
+                at = np.concatenate([times, 0.5 * (times[1:] + times[:-1])])
+                finite = all(np.all(np.isfinite(interp.derivative(k)(at))) for k in (1, 2))
+            k = int(np.argmax(np.abs(slopes)))
+        if not finite:
+            raise ExpressionError(
+                f"spline file '{path}': the value changes from {values[k]:g} to {values[k + 1]:g} between "
+                f"t = {times[k]:g} s and t = {times[k + 1]:g} s, too fast to compute its rate of change; "
+                "check the time column and the size of the values")
         lo, hi = float(times[0]), float(times[-1])
         last = float(values[-1])
 

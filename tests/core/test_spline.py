@@ -108,6 +108,18 @@ def test_one_distinct_time_is_an_error(tmp_path):
         spline_of(tmp_path, "f.csv", "1,1\n1,2\n1,3\n")
 
 
+@pytest.mark.parametrize("text, where", [
+    ("0,0\n1e-320,1\n2,3\n", "from 0 to 1 between t = 0 s and t = 9.99989e-321 s"),   # times a denormal apart
+    ("0,0\n1,1e300\n2,-1e300\n3,0\n", "from 1e+300 to -1e+300 between t = 1 s and t = 2 s"),  # slope overflows
+    ("0,-1e308\n1,1e308\n", "from -1e+308 to 1e+308 between t = 0 s and t = 1 s"),  # the straight line too
+])
+def test_a_table_whose_rate_of_change_overflows_is_an_error(tmp_path, text, where):
+    # (scipy's Akima raised ValueError on the infinite slopes, or the derivatives were inf/NaN)
+    with pytest.raises(ExpressionError, match="too fast to compute its rate of change") as info:
+        spline_of(tmp_path, "f.csv", text)
+    assert where in info.value.reason
+
+
 def test_binary_garbage_has_no_valid_rows(tmp_path):
     (tmp_path / "f.bin").write_bytes(bytes(range(256)) * 10)
     with pytest.raises(ExpressionError, match="has 0 valid"):
