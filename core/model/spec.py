@@ -160,6 +160,10 @@ class Box:
             c.raise_if_any()
 
 
+#: most sections of a cylinder (4 × this many triangles)
+MAX_SECTIONS = 10_000
+
+
 @_frozen
 class Cylinder:
     """A cylinder along the body Z axis centred on the origin; mm."""
@@ -173,8 +177,10 @@ class Cylinder:
         c = _Checker("cylinder")
         r = c.number("radius", self.radius, positive=True)
         h = c.number("length", self.length, positive=True)
-        if not isinstance(self.sections, int) or isinstance(self.sections, bool) or self.sections < 3:
-            c.error("sections", f"must be a whole number >= 3, got {self.sections!r}")
+        if (not isinstance(self.sections, int) or isinstance(self.sections, bool)
+                or not 3 <= self.sections <= MAX_SECTIONS):
+            # bounded: a downloaded file asking for 1e9 sections would exhaust the memory
+            c.error("sections", f"must be a whole number 3..{MAX_SECTIONS}, got {self.sections!r}")
         _finish(self, c, radius=r, length=h)
 
 

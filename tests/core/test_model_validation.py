@@ -228,6 +228,14 @@ def test_geometry_problems_name_the_body_and_geometry_field():
         model_from_dict(data)
 
 
+def test_a_cylinder_with_a_billion_sections_is_rejected_before_it_is_built():
+    data = _base()
+    data["bodies"][0]["geometry"] = {"type": "cylinder", "radius": 5, "length": 10, "sections": 10 ** 9}
+    with pytest.raises(ModelError, match=r"body 'arm': geometry: sections: must be a whole number 3\.\.10000, "
+                                         r"got 1000000000"):
+        model_from_dict(data)
+
+
 def test_a_type_given_as_a_list_or_an_object_is_reported_not_raised():
     data = _base(couplers=[{"name": "g", "type": ["gear"], "joint_i": "a", "joint_j": "b"},
                            {"name": "h", "type": {}, "joint_i": "a", "joint_j": "b"}])
