@@ -133,9 +133,11 @@ class ContactGeometry:
         d = np.linalg.norm(pts - np.repeat(centre, counts, axis=0), axis=1)
         rad = np.maximum.reduceat(d, starts)
         self.cluster_order = order
-        self.cluster_points = pts                  # vertices in cluster order
+        # (3, k) arrays: per-point work along a length-3 axis (p - t, p <= hi) costs numpy
+        # several times more than along a long one
+        self.cluster_points_T = np.ascontiguousarray(pts.T)     # vertices in cluster order
         self.cluster_counts = counts
-        self.cluster_centre = centre
+        self.cluster_centre_T = np.ascontiguousarray(centre.T)
         self.cluster_radius = rad * (1.0 + 1e-12) + 1e-15
 
     def vertices_in_box(self, M: np.ndarray, t: np.ndarray, lo: np.ndarray, hi: np.ndarray):
@@ -156,24 +158,26 @@ class ContactGeometry:
             Their ids: a fixed numbering of the vertices, 0 .. n - 1 (the
             clusters' order, not ``self.vertices``' order).
         """
+        t, lo, hi = t[:, None], lo[:, None], hi[:, None]
         if self.cluster_order is None:
-            p = self.vertices @ M.T + t
+            p = M @ self.vertices.T + t
             ids = None
         else:
             # a cluster's sphere against the box (conservative: its radius has a margin)
-            c = self.cluster_centre @ M.T + t
-            ok = (np.abs(c - 0.5 * (lo + hi)) <= 0.5 * (hi - lo) + self.cluster_radius[:, None]).all(axis=1)
+            near = np.abs(M @ self.cluster_centre_T + t - 0.5 * (lo + hi)) <= 0.5 * (hi - lo) + self.cluster_radius
+            ok = near[0] & near[1] & near[2]
             n_ok = np.count_nonzero(ok)
             if n_ok == 0:
                 return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
             if n_ok == len(ok):
-                pts, ids = self.cluster_points, None
+                pts, ids = self.cluster_points_T, None
             else:
                 ids = np.flatnonzero(np.repeat(ok, self.cluster_counts))
-                pts = self.cluster_points[ids]
-            p = pts @ M.T + t
-        inside = np.flatnonzero(np.all((p >= lo) & (p <= hi), axis=1))
-        return p[inside], (inside if ids is None else ids[inside])
+                pts = self.cluster_points_T[:, ids]
+            p = M @ pts + t
+        box = (p >= lo) & (p <= hi)
+        inside = np.flatnonzero(box[0] & box[1] & box[2])
+        return p.T[inside], (inside if ids is None else ids[inside])
 
     # ------------------------------------------------------------- target role
     def contains(self, points: np.ndarray) -> np.ndarray:
