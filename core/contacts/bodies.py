@@ -26,7 +26,8 @@ class ContactSet:
     that moving a fixed part keeps its prepared geometry and surface index.
     """
 
-    def __init__(self, cm):
+    def __init__(self, cm, stop=None):
+        """``stop()``: asked while a mesh is decimated; True (a cancel) cuts it short."""
         index = {name: k for k, name in enumerate(cm.body_names)}
         self.names: list[str] = []
         self.pairs: list[ContactPair] = []
@@ -45,7 +46,7 @@ class ContactSet:
                 else:       # in its own frame: moving a fixed part keeps its prepared geometry
                     origin, rot = cm.ground_poses[body]
                     fixed.append((np.asarray(rot, float), np.asarray(origin, float)))
-                geoms.append(prepare_geometry(vertices, faces, c.method, name=body))
+                geoms.append(prepare_geometry(vertices, faces, c.method, name=body, stop=stop))
                 if not geoms[-1].watertight:
                     self.issues.append(Issue(
                         "warning", "contact-open-mesh", f"contact '{c.name}'",

@@ -163,7 +163,7 @@ def _valid(v, f, edges_all, sel_edges, pos, n):
     return ok & ~bad
 
 
-def decimate(vertices: np.ndarray, faces: np.ndarray, ratio: float = 0.5):
+def decimate(vertices: np.ndarray, faces: np.ndarray, ratio: float = 0.5, stop=None):
     """Collapse edges until about ``ratio`` of the faces remain, keeping the shape.
 
     Parameters
@@ -172,6 +172,9 @@ def decimate(vertices: np.ndarray, faces: np.ndarray, ratio: float = 0.5):
         A clean mesh (see :func:`~core.contacts.geometry.clean_mesh`).
     ratio : float
         Fraction of faces to keep.
+    stop : callable, optional
+        Asked between rounds (a 100k-triangle mesh takes seconds): when it returns True the
+        mesh as decimated so far is returned (closed and valid, with more faces).
 
     Returns
     -------
@@ -191,7 +194,7 @@ def decimate(vertices: np.ndarray, faces: np.ndarray, ratio: float = 0.5):
     prev_pos = np.zeros((0, 3))
     dirty = np.ones(n, dtype=bool)                   # vertices moved (their edges' costs changed)
     for _ in range(MAX_ROUNDS):
-        if len(f) <= target:
+        if len(f) <= target or (stop is not None and stop()):
             break
         edges, cnt = _edges(f, n)
         key = edges[:, 0] * n + edges[:, 1]          # sorted (np.unique in _edges)

@@ -297,7 +297,7 @@ def _crossed(tri: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- prep
 def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "",
-                     decimation_ratio: float = 0.5) -> ContactGeometry:
+                     decimation_ratio: float = 0.5, stop=None) -> ContactGeometry:
     """Prepare a body's collision mesh for contact (done once, cached).
 
     Parameters
@@ -312,6 +312,9 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
         edge-collapse down to ``decimation_ratio`` of the triangles.
     name : str
         For messages.
+    stop : callable, optional
+        Asked while a mesh is decimated; when it returns True (a cancel) the decimation
+        ends early and the geometry, incomplete, is not cached.
 
     Raises
     ------
@@ -356,7 +359,9 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
     elif method == "convex_hull":
         v, f = convex_hull_mesh(v, label)
     elif method == "decimation":
-        v, f = decimate(v, f, decimation_ratio)
+        v, f = decimate(v, f, decimation_ratio, stop)
+        if stop is not None and stop():
+            return ContactGeometry(v, f, method, name)      # cut short: not for the next run
     geom = ContactGeometry(v, f, method, name)
     _cache[key] = geom
     while len(_cache) > CACHE_SIZE:

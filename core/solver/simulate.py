@@ -132,10 +132,11 @@ class _Run:
         self.start = time.perf_counter()
         self.last_report = self.start
         # the contact meshes are cleaned and transformed (hull, decimation) as the system is
-        # built: say so first; a cancel asked for meanwhile is honoured before the first step
+        # built: say so first; a cancel then (a decimation stops at once) is honoured before the
+        # first step
         self.cancel_asked = bool(progress is not None and cm.model.contacts and progress(
             Progress(0.0, 0.0, 0, 0.0, "preparing the contact meshes")) is False)
-        self.sys = System(cm)
+        self.sys = System(cm, self.stop_preparing)
         self.warnings = list(cm.warnings) + self.sys.contacts.issues
         dt = 1.0 / self.s.output_rate
         count = int(math.floor(self.s.end_time / dt + 1e-9)) + 1
@@ -203,6 +204,16 @@ class _Run:
         info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start)
         if self.progress(info) is False:
             raise _Cancelled()
+
+    def stop_preparing(self) -> bool:
+        """Asked between the rounds of a contact mesh's decimation (seconds for 100k triangles):
+        reports progress, and whether the user has cancelled."""
+        now = time.perf_counter()
+        if self.progress is not None and not self.cancel_asked and now - self.last_report >= _PROGRESS_INTERVAL:
+            self.last_report = now
+            self.cancel_asked = self.progress(Progress(0.0, 0.0, 0, now - self.start,
+                                                       "preparing the contact meshes")) is False
+        return self.cancel_asked
 
     def preparing(self, contact, body):
         """Progress while contact geometry is prepared (before the first step); may cancel."""

@@ -158,9 +158,13 @@ def wrap(angle):
 
 
 class System:
-    """The compiled model's equations, evaluated on flat state vectors."""
+    """The compiled model's equations, evaluated on flat state vectors.
 
-    def __init__(self, cm: CompiledModel):
+    ``stop()``, optional, is asked while contact meshes are decimated; True (a cancel) cuts
+    the decimation short (:class:`~core.contacts.bodies.ContactSet`).
+    """
+
+    def __init__(self, cm: CompiledModel, stop=None):
         self.cm = cm
         n = self.n = cm.n_bodies
         self.layout = build_layout(cm.joints)
@@ -266,7 +270,7 @@ class System:
         self.bushings = Bushings.from_compiled(
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
                                          np.array([b["mj"] for b in cm.bushings], int)))
-        self.contacts = ContactSet(cm)
+        self.contacts = ContactSet(cm, stop)
         #: per contact, J: energy taken out by the stepper's implicit contact stiffness, and by
         #: the contact's own damping at those points (see _tally_implicit)
         self.implicit_loss = np.zeros(len(self.contacts))

@@ -1,6 +1,7 @@
 """Running a simulation: cancelling, saving results, and failing gracefully."""
 import csv
 import dataclasses
+import importlib
 
 import numpy as np
 import pytest
@@ -8,6 +9,8 @@ import pytest
 import core
 from core.model import Body, Frame, Joint, Model, Motion, SolverSettings, SpringDamper
 from core.results import Results
+
+simulate_module = importlib.import_module("core.solver.simulate")
 
 S2 = np.sqrt(0.5)
 ALONG_X = (S2, 0.0, S2, 0.0)
@@ -103,6 +106,34 @@ def test_cancel_while_the_contact_geometry_is_prepared():
     # a cancel at the first report (the meshes, before any index) stops before the first step too
     r = core.simulate(model, progress=lambda info: False)
     assert r.status == "cancelled" and len(r.t) == 0
+
+def test_cancel_while_a_contact_mesh_is_decimated_stops_the_decimation(monkeypatch):
+    """Decimating a large contact mesh takes seconds (4.7 s at 100k triangles) inside the System's
+    construction: the progress callback is asked between its rounds, a cancel cuts it short, and
+    the unfinished mesh is not cached for the next run."""
+    from core.contacts import decimate, geometry
+    from core.model import Box, Contact, Sphere
+    model = Model(
+        bodies=(Body(name="ball", geometry=Sphere(radius=20.0, subdivisions=5), mass=1.0, position=(0, 0, 25.0)),
+                Body(name="plate", geometry=Box(size=(100.0, 100.0, 10.0)), fixed=True)),
+        contacts=(Contact(name="touch", body_i="ball", body_j="plate", stiffness=1000.0, method="decimation"),),
+        settings=SolverSettings(end_time=0.02, output_rate=50))
+    geometry._cache.clear()
+    rounds, real = [], decimate._costs
+    monkeypatch.setattr(decimate, "_costs", lambda *a: rounds.append(1) or real(*a))
+    monkeypatch.setattr(simulate_module, "_PROGRESS_INTERVAL", 0.0)   # a report before every round
+    calls = []
+
+    def progress(info):
+        calls.append(info.stage)
+        return len(calls) < 3          # the start, before round 1: go on; after round 1: cancel
+
+    r = core.simulate(model, progress=progress)
+    assert r.status == "cancelled" and len(r.t) == 0
+    assert calls == ["preparing the contact meshes"] * 3
+    assert len(rounds) == 1            # of the 16 a whole decimation of the 20480 faces takes
+    assert not any(key[3] == "decimation" for key in geometry._cache)
+
 
 def test_csv_has_units_and_user_values(tmp_path):
     """to_csv writes user units (mm, N, N*mm, J) and names each column's unit in the header."""
