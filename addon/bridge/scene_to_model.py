@@ -203,15 +203,25 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 out.error(path, "a body must not have delta transforms; clear them in "
                                 "Object properties > Transform > Delta Transform")
                 continue
+            problem = _transform_problem(rest_matrix(obj))
+            if problem:
+                out.error(path, problem)
+                continue
             verts, tris = mesh_arrays(obj, depsgraph, unit)
             if len(tris) == 0:
                 out.error(path, "the mesh has no faces; a body needs a closed mesh")
                 continue
             loc, rot = _pose(rest_matrix(obj))
             p = obj.mbd
+            try:
+                geometry = spec.TriangleMesh(vertices=verts.tolist(), faces=tris.tolist())
+            except core.ModelError as exc:    # its own paths say "mesh: ...": name the body
+                out.issues(core.ModelError([replace(i, path=f"body {obj.name!r}: geometry: {i.path.split(': ', 1)[-1]}")
+                                            for i in exc.issues]))
+                continue
             bodies.append(out.build(lambda: spec.Body(
                 name=obj.name,
-                geometry=spec.TriangleMesh(vertices=verts.tolist(), faces=tris.tolist()),
+                geometry=geometry,
                 density=typed(p.density) if p.mass_mode == "DENSITY" else None,
                 mass=typed(p.mass) if p.mass_mode == "MASS" else None,
                 mass_fallback=p.mass_fallback.lower(), fixed=p.fixed,
@@ -336,10 +346,29 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)))
 
 
+def _transform_problem(matrix) -> str:
+    """What makes a body's world matrix unusable ('' when nothing): NaN or inf, or a zero scale
+    (which flattens the mesh, later reported as an open or empty one)."""
+    scale = [abs(x) for x in matrix.to_scale()]        # (float32: inf for a scale of 1e30)
+    if not all(math.isfinite(x) for x in [*scale, *(x for row in matrix for x in row)]):
+        return ("its transform is not finite (location, rotation or scale holds NaN or inf, or "
+                "overflows); set it in Object properties > Transform")
+    if min(scale) <= 1e-9 * max(scale):
+        return (f"its scale ({', '.join(f'{x:g}' for x in matrix.to_scale())}) is zero along an axis, which "
+                "flattens the mesh: a body needs a volume; set Scale in Object properties > Transform")
+    return ""
+
+
 def solver_settings(scene, out: _Collector):
     """The core's SolverSettings from the scene's solver panel."""
     s = scene.mbd.solver
     fps = scene_fps(scene)
+    if s.use_scene_range and scene.frame_end <= scene.frame_start:
+        raise core.ModelError([core.Issue(
+            "error", "invalid-field", "scene: frame range",
+            f"frames {scene.frame_start}..{scene.frame_end} hold no time to simulate",
+            "Set End after Start (Output properties > Frame Range), or switch Use Scene Range off in the "
+            "Solver panel.")])
     end_time = (scene.frame_end - scene.frame_start) / fps if s.use_scene_range else typed(s.end_time)
     if s.use_scene_gravity:
         # Blender keeps scene gravity in scene units per s² (its own rigid

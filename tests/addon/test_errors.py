@@ -98,3 +98,26 @@ def test_formula_errors_for_the_panel(addon):
     assert formula_error("2 + 3*t", "", True) == ""
     assert "column" in formula_error("2 + * t", "", True)
     assert formula_error("spline(data.csv)", "", False) != ""   # no spline for actuators
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda s, bob: setattr(bob, "scale", (1.0, 1.0, 0.0)),
+     "object 'Bob': its scale (1, 1, 0) is zero along an axis, which flattens the mesh"),
+    (lambda s, bob: setattr(bob, "rotation_euler", (float("nan"), 0.0, 0.0)),
+     "object 'Bob': its transform is not finite"),
+    (lambda s, bob: setattr(bob.data.vertices[0], "co", (float("nan"), 0.0, 0.0)),
+     "body 'Bob': geometry: vertices: contain a non-finite coordinate"),
+    (lambda s, bob: setattr(s, "frame_end", s.frame_start),
+     "scene: frame range: frames 1..1 hold no time to simulate. Set End after Start"),
+], ids=["zero-scale", "nan-rotation", "nan-vertex", "one-frame"])
+def test_a_broken_transform_mesh_or_frame_range_is_named(addon, change, expected):
+    # (these were reported as an open mesh, a mesh with no volume, a 'mesh: vertices' problem of
+    # no body, and 'settings: end_time' that the panel does not show)
+    scene, bob = ms.pendulum()
+    change(scene, bob)
+    for op in (bpy.ops.mbd.validate, bpy.ops.mbd.bake):
+        if "not finite" in expected:   # the snapshot holds a NaN, never equal to itself
+            with pytest.raises(RuntimeError, match=expected):
+                op()
+        else:
+            fails_unchanged(op, expected)
