@@ -67,10 +67,13 @@ class Spline:
         with np.errstate(all="ignore"):
             slopes = np.diff(values) / np.diff(times)
             finite = bool(np.all(np.isfinite(slopes)))
-            if finite:
+            try:
                 # 2 points define only a straight line
                 interp = (PPoly(np.array([[slopes[0]], [values[0]]]), times) if len(times) == 2
                           else Akima1DInterpolator(times, values))
+            except ValueError:      # scipy's check of the slopes it derives (Akima weighs their differences)
+                finite = False
+            if finite:
                 at = np.concatenate([times, 0.5 * (times[1:] + times[:-1])])
                 finite = all(np.all(np.isfinite(interp.derivative(k)(at))) for k in (1, 2))
             k = int(np.argmax(np.abs(slopes)))

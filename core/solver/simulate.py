@@ -551,6 +551,9 @@ class _Run:
             for i in range(sub):
                 y = step_fn(t + i * h, y, h)
                 self.n_steps += 1
+                # progress and cancel within a frame too: 4000 contact steps of 10 µs per frame
+                # at 24 fps take seconds (report() is a clock read until its interval is up)
+                self.report(t + (i + 1) * h)
             t = self.t_out[k]
             self.check_state(t, y)
             y, _ = self.maybe_project(t, y)

@@ -299,3 +299,18 @@ def test_a_linear_solve_meeting_non_finite_values_fails_the_run_and_keeps_its_fr
     assert r.message.startswith("the solution diverged after t = 0.1 s (a linear solve met non-finite values")
     assert len(r.t) == 6   # frames 0 .. 0.1 s: the first 100 steps
     check_consistent(r)
+
+
+def test_a_fixed_step_run_reports_and_cancels_within_an_output_frame():
+    # a million stepper steps per output frame: progress used to be reported once per frame, so a
+    # cancel waited for the whole frame (minutes for contact models at small steps)
+    seen = []
+
+    def progress(info):
+        seen.append(info.time)
+        return info.wall_time < 0.3
+
+    r = core.simulate(pendulum(integrator="stepper", step=1e-6, end_time=2.0, output_rate=1.0), progress=progress)
+    assert r.status == "cancelled" and len(r.t) == 1          # t = 0 only: frame 1 was not reached
+    assert 0 < r.stats["steps"] < 100_000
+    assert len(seen) >= 2 and 0.0 < seen[-1] < 0.1            # reported from inside the first frame
