@@ -246,7 +246,7 @@ class _Run:
             t, y = self.t_out[len(self.states) - 1], self.states[-1]
         hint = ""
         if self.s.integrator in ("RK4", "stepper"):
-            hint = (f"; the fixed step {self.s.step:g} s may be too large for the stiffest spring, force "
+            hint = (f"; the fixed step {self.fixed_step():g} s may be too large for the stiffest spring, force "
                     "or lightest body: try a smaller step or an adaptive integrator (DOP853, Radau)")
         try:
             if sysm.n_rows:
@@ -342,7 +342,7 @@ class _Run:
         implicit = None
         if s.integrator == "stepper" and not sysm.sparse and len(sysm.contacts):
             implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T))
-        for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.step,
+        for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else self.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit):
             self.warnings.append(issue)
             log.warning("%s", issue)
@@ -539,11 +539,16 @@ class _Run:
             else:
                 t = t_end
 
+    def fixed_step(self) -> float:
+        """The step RK4 and the stepper take (s): ``settings.step``, shortened to fit a whole number
+        of steps in each output frame (a step longer than a frame becomes the frame)."""
+        dt_out = 1.0 / self.s.output_rate
+        return dt_out / max(1, int(math.ceil(dt_out / self.s.step - 1e-9)))
+
     def run_fixed(self, y0, step_fn):
-        s = self.s
-        dt_out = 1.0 / s.output_rate
-        sub = max(1, int(math.ceil(dt_out / s.step - 1e-9)))
-        h = dt_out / sub
+        dt_out = 1.0 / self.s.output_rate
+        h = self.fixed_step()
+        sub = int(round(dt_out / h))
         y = y0
         self.states.append(y0)
         for k in range(1, len(self.t_out)):

@@ -414,6 +414,10 @@ def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use
     assert "stepper step of 0.001 s is too large" in w and "at most 7e-05 s" in w
     assert "taking its stiffness implicitly" in w and "bounce lower" in w
     assert not [w for w in run(1e-4).warnings if "contact 'C'" in w]
+    # a step longer than an output frame (2 ms at 500 Hz) is taken as the frame: the warning
+    # names the step taken, not the 1 s asked for
+    (w,) = [w for w in run(1.0).warnings if "contact 'C'" in w]
+    assert "stepper step of 0.002 s is too large" in w
 
 
 @pytest.mark.parametrize("step, friction", [(1e-4, False), (1e-3, False), (1e-4, True), (1e-3, True)])
