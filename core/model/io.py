@@ -25,9 +25,6 @@ _GROUPS = {
     "forces": spec.Force, "springs": spec.SpringDamper, "bushings": spec.Bushing,
     "contacts": spec.Contact,
 }
-_KIND = {"bodies": "body", "frames": "frame", "joints": "joint", "motions": "motion",
-         "forces": "force", "springs": "spring", "bushings": "bushing", "contacts": "contact",
-         "couplers": "coupler"}
 
 
 def load_model(path: str | os.PathLike) -> spec.Model:
@@ -162,7 +159,7 @@ def _kind(group, item) -> str:
         return "torque"
     if group == "couplers":
         return {"gear": "gear pair", "rack_pinion": "rack and pinion"}.get(_type_of(item), "coupler")
-    return _KIND[group]
+    return spec.ELEMENT_WORDS[group]
 
 
 def _type_of(item):

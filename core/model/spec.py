@@ -660,8 +660,11 @@ class SolverSettings:
 
 
 # --------------------------------------------------------------------------- the model
-_ELEMENT_GROUPS = ("bodies", "frames", "joints", "couplers", "motions", "forces", "springs",
-                   "bushings", "contacts")
+#: the model's element lists and the word naming one element of each in messages
+ELEMENT_WORDS = {"bodies": "body", "frames": "frame", "joints": "joint", "couplers": "coupler",
+                 "motions": "motion", "forces": "force", "springs": "spring", "bushings": "bushing",
+                 "contacts": "contact"}
+_ELEMENT_GROUPS = tuple(ELEMENT_WORDS)
 
 
 @_frozen

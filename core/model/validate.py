@@ -8,11 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import ExpressionError, Issue
-from .spec import MOTION_DOFS, Model
-
-_KIND = {"bodies": "body", "frames": "frame", "joints": "joint", "couplers": "coupler",
-         "motions": "motion", "forces": "force", "springs": "spring", "bushings": "bushing",
-         "contacts": "contact"}
+from .spec import ELEMENT_WORDS, MOTION_DOFS, Model
 
 
 def _err(issues, path, message, hint="", code="invalid-reference"):
@@ -36,7 +32,7 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
     broken_bodies = set(broken.get("bodies", ()))
     broken_frames = set(broken.get("frames", ()))
     broken_joints = set(broken.get("joints", ()))
-    for group, kind in _KIND.items():
+    for group, kind in ELEMENT_WORDS.items():
         for name, count in Counter(e.name for e in getattr(model, group)).items():
             if count > 1:
                 _err(issues, f"{kind} {name!r}: name", f"the name is used by {count} {group}",

@@ -751,10 +751,10 @@ class _Run:
 def _largest_number(model) -> str:
     """'body 'B': velocity = -1e+300': the numeric field of largest magnitude in ``model`` (user units)."""
     best, where = -1.0, "none"
-    groups = [("settings", (model.settings,))] + [(g, getattr(model, g)) for g in _KINDS]
+    groups = [("settings", (model.settings,))] + [(g, getattr(model, g)) for g in spec.ELEMENT_WORDS]
     for group, elements in groups:
         for el in elements:
-            label = "settings" if group == "settings" else f"{_KINDS[group]} {el.name!r}"
+            label = "settings" if group == "settings" else f"{spec.ELEMENT_WORDS[group]} {el.name!r}"
             for f in fields(el):
                 value = getattr(el, f.name)
                 numbers = value if isinstance(value, tuple) else (value,)
@@ -762,10 +762,6 @@ def _largest_number(model) -> str:
                 if numbers and max(map(abs, numbers)) > best:
                     best, where = max(map(abs, numbers)), f"{label}: {f.name} = {value!r}"
     return where
-
-
-_KINDS = {"bodies": "body", "frames": "frame", "joints": "joint", "couplers": "coupler", "motions": "motion",
-          "forces": "force", "springs": "spring", "bushings": "bushing", "contacts": "contact"}
 
 
 def _energy_scale(out, T) -> float:
