@@ -246,7 +246,10 @@ class _Run:
             t, y = self.t_out[len(self.states) - 1], self.states[-1]
         hint = ""
         if self.s.integrator in ("RK4", "stepper"):
-            hint = (f"; the fixed step {self.fixed_step():g} s may be too large for the stiffest spring, force "
+            h = self.fixed_step()
+            taken = f"{h:g} s" if h == self.s.step else (
+                f"{h:g} s (Step {self.s.step:g} s, shortened to fit whole steps in each output frame)")
+            hint = (f"; the fixed step {taken} may be too large for the stiffest spring, force "
                     "or lightest body: try a smaller step or an adaptive integrator (DOP853, Radau)")
         try:
             if sysm.n_rows:

@@ -202,7 +202,9 @@ def test_a_run_that_fails_part_way_keeps_the_frames_before_the_failure(addon, tm
     proc = run(SCRIPT, model, "--out", tmp_path / "out", *TINY)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "main_job: the simulation failed; the frames before the failure were baked" in proc.stderr
-    assert "the solution diverged" in proc.stderr and "the fixed step 0.02 s may be too large" in proc.stderr
+    # 24 fps: three steps of 1/72 s in each frame
+    assert "the solution diverged" in proc.stderr and ("the fixed step 0.0138889 s (Step 0.02 s, shortened to fit "
+                                                       "whole steps in each output frame) may be too large") in proc.stderr
     paths = written(proc.stdout)
     with open(paths["CSV (units in the header)"], newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
