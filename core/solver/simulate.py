@@ -447,12 +447,15 @@ class _Run:
             if len(sysm.contacts):
                 B0 = sysm.bodies(y0)
                 self.warnings.extend(sysm.contacts.overlap_issues(B0.x, B0.R))
-            if s.integrator in SCIPY_METHODS:
-                self.run_scipy(y0)
-            elif s.integrator == "RK4":
-                self.run_fixed(y0, self.rk4_step)
-            else:
-                self.run_fixed(y0, self.stepper_step)
+            # a diverging run overflows on its way to the state that stops it with a message: numpy's
+            # warnings about it would only be noise in the console (and scipy's trial stages overflow too)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                if s.integrator in SCIPY_METHODS:
+                    self.run_scipy(y0)
+                elif s.integrator == "RK4":
+                    self.run_fixed(y0, self.rk4_step)
+                else:
+                    self.run_fixed(y0, self.stepper_step)
         except _Cancelled:
             status, message = "cancelled", (
                 f"cancelled by the user at frame {len(self.states)} of {len(self.t_out)}" if self.states else
