@@ -268,8 +268,7 @@ class _Run:
                             "freedom (e.g. a four-bar at a dead point, or a crank driven past the reach of "
                             "its rod)" + hint)
             B = sysm.bodies(y)
-            ke = 0.5 * self.cm.mass * np.einsum("ij,ij->i", B.v, B.v) + \
-                0.5 * np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w)
+            ke = self.kinetic_energy(B)
         except (ValueError, FloatingPointError, np.linalg.LinAlgError):
             return "check the forces, springs and masses, and the initial placement of the parts" + hint
         if not len(ke):
@@ -277,6 +276,10 @@ class _Run:
         name = self.cm.body_names[int(np.argmax(ke))]
         return (f"body {name!r} was moving fastest (largest kinetic energy); check the forces, springs "
                 "and masses acting on it" + hint)
+
+    def kinetic_energy(self, B) -> np.ndarray:
+        """(n,) J: each moving body's kinetic energy."""
+        return 0.5 * self.cm.mass * np.einsum("ij,ij->i", B.v, B.v) + 0.5 * np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w)
 
     def _row_name(self, row: int) -> str:
         """'joint 'x'', 'motion 'y'' or 'gear pair 'z'' owning a constraint row."""
@@ -398,8 +401,7 @@ class _Run:
         sysm = self.sys
         with np.errstate(all="ignore"):
             B = sysm.bodies(sysm.y0)
-            energy = (0.5 * self.cm.mass * np.einsum("ij,ij->i", B.v, B.v)
-                      + 0.5 * np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w) + self.cm.mass * (B.x @ self.cm.gravity))
+            energy = self.kinetic_energy(B) + self.cm.mass * (B.x @ self.cm.gravity)
             parts = [sysm.y0, B.packed, B.I_W_inv, energy]
             if sysm.n_rows:
                 rows = sysm._rows(B, sysm.y0[sysm.sl_a], 0.0)
