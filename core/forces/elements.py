@@ -8,7 +8,7 @@ acts on the ground and is dropped by the caller.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -141,26 +141,41 @@ class TranslationalSprings:
         return cls(tuple(x["name"] for x in s), col("mi", int), col("mj", int), col("free"), col("k"),
                    col("c"), col("preload"))
 
-    def evaluate(self, K, n):
-        """(wrench (n+1, 6), tension (k,) N, length (k,) m, energy J).
+    def evaluate(self, K, n, energy=True):
+        """(wrench (n+1, 6), tension (k,) N, length (k,) m, energy J); the energy is None
+        unless asked for (the integrators' evaluations do not need it).
 
         K's arrays may carry leading batch axes (..., markers, 3); the results
         then carry them too.
         """
         if len(self.mi) == 0:
             return np.zeros((n + 1, 6)), np.zeros(0), np.zeros(0), 0.0
+        ends = self.ends
         d = K.p[..., self.mj, :] - K.p[..., self.mi, :]
         length = np.sqrt(_dot(d, d))
         u = d / np.maximum(length, 1e-300)[..., None]
         rate = _dot(u, K.vp[..., self.mj, :] - K.vp[..., self.mi, :])
         stretch = length - self.free
         tension = self.k * stretch + self.c * rate + self.preload
-        f = tension[..., None] * u  # pulls j towards i and i towards j
-        ends = np.concatenate([self.mj, self.mi])
-        F = np.concatenate([-f, f], axis=-2)
+        # pulls j towards i and i towards j: −f on the j ends, +f on the i ends
+        F = (tension[..., None] * u)[..., self.end_spring, :] * self.end_sign
         wrench = scatter(n, K.b[ends], np.concatenate([F, cross(K.r[..., ends, :], F)], axis=-1))
-        energy = np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
-        return wrench, tension, length, energy
+        if not energy:
+            return wrench, tension, length, None
+        return wrench, tension, length, np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
+
+    @cached_property
+    def ends(self):
+        """(2k,) markers: the springs' j ends, then their i ends."""
+        return np.concatenate([self.mj, self.mi])
+
+    @cached_property
+    def end_spring(self):
+        return np.tile(np.arange(len(self.mi)), 2)
+
+    @cached_property
+    def end_sign(self):
+        return np.repeat([-1.0, 1.0], len(self.mi))[:, None]
 
     def lines(self, K):
         """(body_j, arm_j, body_i, arm_i, direction) of each spring at one state: its

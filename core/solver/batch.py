@@ -18,7 +18,7 @@ import numpy as np
 
 from ..spatial import cross
 from . import schur
-from .system import _QD, _QRS, Kinematics, System
+from .system import _QD, _QRS, Kinematics, System, marker_kinematics
 
 
 def supports(sysm: System) -> bool:
@@ -28,14 +28,7 @@ def supports(sysm: System) -> bool:
 
 def kinematics(sysm: System, P) -> Kinematics:
     """Marker kinematics of k states from their packed body arrays (k, n+1, 22)."""
-    cm = sysm.cm
-    b = cm.marker_body
-    Z = P[:, b]
-    R = Z[..., 13:].reshape(len(P), -1, 3, 3)
-    r = (Z[..., 13:] * np.tile(cm.marker_r, 3)).reshape(R.shape).sum(axis=-1)
-    w = Z[..., 6:9]
-    return Kinematics(b=b, p=Z[..., 0:3] + r, r=r, A=np.einsum("kmij,mjl->kmil", R, cm.marker_axes),
-                      vp=Z[..., 3:6] + cross(w, r), w=w, bodies=None)
+    return marker_kinematics(P, sysm.cm.marker_body, sysm._marker_map)
 
 
 @dataclass(frozen=True, slots=True)

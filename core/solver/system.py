@@ -152,6 +152,29 @@ class Rows:
         return self._J
 
 
+def marker_map(marker_r, marker_axes) -> np.ndarray:
+    """(k, 22, 15) per marker: its body's packed row (see :class:`Bodies`) -> [p, r, A (row-major)]
+    of the marker, world axes: p = x + R r_B, r = R r_B and A = R A_B are linear in x and R."""
+    k = len(marker_r)
+    T = np.zeros((k, 22, 15))
+    for c in range(3):
+        T[:, c, c] = 1.0
+        T[:, 13 + 3 * c:16 + 3 * c, c] = marker_r
+        T[:, 13 + 3 * c:16 + 3 * c, 3 + c] = marker_r
+        T[:, 13 + 3 * c:16 + 3 * c, 6 + 3 * c:9 + 3 * c] = marker_axes
+    return T
+
+
+def marker_kinematics(packed, b, T, bodies=None) -> Kinematics:
+    """Kinematics of the markers on bodies ``b`` (k,) from packed body arrays (..., n+1, 22) and
+    :func:`marker_map`'s T: one gather and one stacked product (leading batch axes kept)."""
+    Z = packed[..., b, :]
+    pra = (Z[..., None, :] @ T)[..., 0, :]
+    r, w = pra[..., 3:6], Z[..., 6:9]
+    return Kinematics(b=b, p=pra[..., 0:3], r=r, A=pra[..., 6:].reshape(pra.shape[:-1] + (3, 3)),
+                      vp=Z[..., 3:6] + cross(w, r), w=w, bodies=bodies)
+
+
 def wrap(angle):
     """Angle(s) wrapped into [−π, π)."""
     return (angle + np.pi) % (2.0 * np.pi) - np.pi
@@ -258,6 +281,7 @@ class System:
         self._f_gravity[0] = self.mass[:, None] * self.gravity
 
         self._build_rows(cm)
+        self._marker_map = marker_map(cm.marker_r, cm.marker_axes)
         self._needs_kin = bool(len(self._coords) or len(self.tsprings.mi) or len(cm.bushings))
 
         y0 = self.pack(cm.x0, cm.q0, cm.v0, cm.w0, np.zeros(self.n_angles))
@@ -366,13 +390,7 @@ class System:
         return Bodies(P, I_W, I_W_inv)
 
     def kinematics(self, B: Bodies) -> Kinematics:
-        cm = self.cm
-        b = cm.marker_body
-        Rb = B.R_ext[b]
-        r = (Rb @ cm.marker_r[:, :, None])[:, :, 0]
-        wb = B.w_ext[b]
-        return Kinematics(b=b, p=B.x_ext[b] + r, r=r, A=Rb @ cm.marker_axes, vp=B.v_ext[b] + cross(wb, r),
-                          w=wb, bodies=B)
+        return marker_kinematics(B.packed, self.cm.marker_body, self._marker_map, B)
 
     # ------------------------------------------------------------------ constraints
     def _coordinates(self, K, angles):
@@ -485,7 +503,7 @@ class System:
         if self._needs_kin and K is None:
             K = self.kinematics(B)
         if len(self.tsprings.mi):
-            w, tension, length, e_t = self.tsprings.evaluate(K, n)
+            w, tension, length, e_t = self.tsprings.evaluate(K, n, details)
             wrench = add(w)
             if lines is not None and spring_lines:
                 ts = self.tsprings

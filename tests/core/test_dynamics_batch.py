@@ -81,7 +81,9 @@ def test_batched_equations_match_single_evaluations(mode):
 def test_batched_post_processing_matches_the_per_frame_loop(monkeypatch):
     """The results of the driven train (motion effort, forces and their points and powers, spring
     and torsion torques, joint reactions, energies, constraint errors) are the same batched and
-    frame by frame (rounding: 1e-9 of each quantity's scale allowed)."""
+    frame by frame (rounding: 1e-9 of each quantity's scale allowed; the constraint errors are
+    differences of metre-scale positions and velocities, so their rounding is ~1e-16 whatever
+    their size: at least 1e-15 allowed)."""
     model = driven_train()
     batched = core.simulate(model)
     monkeypatch.setattr("core.solver.batch.supports", lambda sysm: False)
@@ -94,7 +96,7 @@ def test_batched_post_processing_matches_the_per_frame_loop(monkeypatch):
                  "angular_acceleration", "kinetic_energy", "potential_energy", "constraint_error",
                  "constraint_error_angle", "velocity_error"):
         a, b = getattr(batched, name), getattr(looped, name)
-        scale = max(np.max(np.abs(b)), 1e-12 if name.endswith("error") or name.endswith("angle") else 1.0)
+        scale = max(np.max(np.abs(b)), 1e-6 if name.endswith("error") or name.endswith("angle") else 1.0)
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-9 * scale, err_msg=name)
 
 
