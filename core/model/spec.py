@@ -29,7 +29,7 @@ from ..errors import Issue, ModelError
 __all__ = [
     "Box", "Cylinder", "Sphere", "TriangleMesh", "MeshFile", "Body", "Frame", "Joint",
     "GearPair", "RackPinion", "Motion", "Force", "SpringDamper", "Bushing", "Contact",
-    "SolverSettings", "Model", "JOINT_TYPES", "INTEGRATORS", "CONTACT_METHODS",
+    "SolverSettings", "Model", "JOINT_TYPES", "INTEGRATORS", "PROJECTED_INTEGRATORS", "CONTACT_METHODS",
 ]
 
 JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "spherical", "universal",
@@ -38,6 +38,13 @@ JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "spherical", "un
 MOTION_DOFS = {"revolute": ("rotation",), "prismatic": ("translation",),
                "cylindrical": ("rotation", "translation")}
 INTEGRATORS = ("RK45", "DOP853", "BDF", "Radau", "LSODA", "RK4", "stepper")
+#: the integrators that project every accepted step onto the constraints (docs/solvers.md)
+PROJECTED_INTEGRATORS = ("RK45", "DOP853")
+#: the Baumgarte rate (1/s) when the settings leave it automatic: a slow one for the
+#: integrators that project every step, whose steps a fast one would shorten
+#: (docs/solvers.md, "Drift control"), and 20 1/s for the others
+PROJECTED_BAUMGARTE = 2.0
+DEFAULT_BAUMGARTE = 20.0
 CONTACT_METHODS = ("standard", "fine", "convex_hull", "decimation")
 AXES = ("X", "Y", "Z")
 
@@ -600,7 +607,11 @@ class SolverSettings:
     fast velocity-level Lagrange-multiplier stepper, fixed ``step``, ``erp``).
     ``end_time`` s; ``output_rate`` samples per second (the animation's frame
     rate). ``gravity`` in mm/s². ``baumgarte`` (1/s) is the stabilisation rate
-    of the acceleration-level constraints; ``regularization`` the β of
+    of the acceleration-level constraints, None (the default) for automatic: 0 for
+    RK45 and DOP853, which project every step onto the constraints instead (a rate
+    of 20 1/s would make them resolve its 0.05 s transient: up to four times the
+    steps on slow mechanisms), 20 for the others (:meth:`baumgarte_rate`);
+    ``regularization`` the β of
     (J M⁻¹ Jᵀ + βI) relative to the matrix's scale; ``projection_tolerance``
     the constraint error at which positions and velocities are projected back
     onto the constraints during the run. Unlike the other fields it is in SI
@@ -616,7 +627,7 @@ class SolverSettings:
     max_step: float | None = None
     step: float = 1e-3
     gravity: tuple[float, float, float] = (0.0, 0.0, -9810.0)
-    baumgarte: float = 20.0
+    baumgarte: float | None = None
     erp: float = 0.2
     regularization: float = 1e-8
     projection_tolerance: float = 1e-6
@@ -632,7 +643,7 @@ class SolverSettings:
             max_step=c.number("max_step", self.max_step, positive=True, optional=True),
             step=c.number("step", self.step, positive=True),
             gravity=c.vector("gravity", self.gravity),
-            baumgarte=c.number("baumgarte", self.baumgarte, nonneg=True),
+            baumgarte=c.number("baumgarte", self.baumgarte, nonneg=True, optional=True),
             erp=c.number("erp", self.erp, nonneg=True),
             regularization=c.number("regularization", self.regularization, nonneg=True),
             projection_tolerance=c.number("projection_tolerance", self.projection_tolerance,
@@ -657,6 +668,14 @@ class SolverSettings:
                     f"run of {values['end_time']:g} s; raise it to at least {1.0 / values['end_time']:.4g} Hz "
                     f"or the end time to at least {1.0 / values['output_rate']:.4g} s")
         _finish(self, c, **values)
+
+    def baumgarte_rate(self) -> float:
+        """The Baumgarte rate α (1/s) the run uses: ``baumgarte``, or when that is None
+        :data:`PROJECTED_BAUMGARTE` for the integrators that project every step and
+        :data:`DEFAULT_BAUMGARTE` for the others."""
+        if self.baumgarte is not None:
+            return self.baumgarte
+        return PROJECTED_BAUMGARTE if self.integrator in PROJECTED_INTEGRATORS else DEFAULT_BAUMGARTE
 
 
 # --------------------------------------------------------------------------- the model

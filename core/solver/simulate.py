@@ -498,6 +498,9 @@ class _Run:
         # DOP853's interpolant costs 3 extra evaluations per step holding an output time: smooth
         # models interpolate from the step ends instead (see interpolate.py)
         hermite = StepHermite(sysm, s.rtol, s.atol) if s.integrator == "DOP853" and not len(sysm.contacts) else None
+        # the explicit methods' state is put back on the constraints after every step, in place (a
+        # restart would cost scipy's first-step probe and step ramp every time)
+        project_steps = s.integrator in spec.PROJECTED_INTEGRATORS and sysm.n_rows > 0
         while t < t_end:
             solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
                             max_step=s.max_step or np.inf, first_step=first_step, **extra)
@@ -515,6 +518,8 @@ class _Run:
                     sysm.contacts.note_accepted(sysm.accepted_contact_depths(solver.t, solver.y))
                     B = sysm.bodies(solver.y)
                     solver.max_step = min(s.max_step or np.inf, max(sysm.contacts.step_bound(B.v, B.w), 1e-9))
+                if project_steps:
+                    solver.y, solver.f = sysm.project_step(solver.t, solver.y, solver.f)
                 if hermite is not None:
                     hermite.push(solver.t, solver.y, solver.f)
                 # an interpolant is built only for steps holding an output time
@@ -621,7 +626,13 @@ class _Run:
         for start in range(0, len(states), _COLLECT_CHUNK):
             sl = slice(start, start + _COLLECT_CHUNK)
             chunk = states[sl]
-            b = batch.evaluate(sysm, chunk, self.t_out[start:start + len(chunk)])  # a partial run has fewer
+            times = self.t_out[start:start + len(chunk)]    # a partial run has fewer
+            b = batch.evaluate(sysm, chunk, times)
+            off = np.flatnonzero(self.off_constraints(b.C, b.Ju))
+            if len(off):
+                for j in off:
+                    chunk[j] = self.states[start + j] = sysm.project(times[j], chunk[j])[0]
+                b = batch.evaluate(sysm, chunk, times)
             P = b.packed
             x, v, w, q = P[:, :n, 0:3], P[:, :n, 3:6], P[:, :n, 6:9], P[:, :n, 9:13]
             R = P[:, :n, 13:].reshape(-1, n, 3, 3)
@@ -658,6 +669,18 @@ class _Run:
                 out["constraint_error_angle"][sl] = np.max(Cp[:, sysm.row_is_angle], axis=1, initial=0.0)
                 out["velocity_error"][sl] = np.max(np.abs(b.Ju), axis=1, initial=0.0)
 
+    def off_constraints(self, C, Ju):
+        """Whether output states (rows C (..., m), J u − v* (..., m)) are farther from the
+        constraints than the projection tolerance. An output between two step ends is an
+        interpolant's, and off the constraints by up to the interpolant's error: with long
+        steps (explicit methods at loose tolerances) that can exceed what the step ends
+        keep; such frames are projected before they are reported."""
+        if not self.sys.n_rows:
+            return np.zeros(np.shape(C)[:-1], bool)
+        tol = self.s.projection_tolerance
+        return ((np.max(np.abs(C) * self.sys.position_rows, axis=-1) > tol)
+                | (np.max(np.abs(Ju), axis=-1) > 1e2 * tol))
+
     def collect(self, status, message, redundant, moved) -> Results:
         cm, sysm = self.cm, self.sys
         T = len(self.states)
@@ -687,6 +710,9 @@ class _Run:
             self.collect_batched(out, mj_body, mi_body, mj_marker)
         for k, (t, y) in enumerate(zip(self.t_out[:T], () if batched else self.states)):
             d = sysm.evaluate(t, y, details=True)
+            if self.off_constraints(d["C"], d["vel_error"]):
+                self.states[k] = sysm.project(t, y)[0]
+                d = sysm.evaluate(t, self.states[k], details=True)
             B, K = d["bodies"], d["kin"]
             out["com"][k] = B.x
             out["orientation"][k] = B.q

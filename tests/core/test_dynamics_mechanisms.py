@@ -296,9 +296,11 @@ def gear_model(internal=False, ratio=2.5, drive="motion"):
 @pytest.mark.parametrize("internal", [False, True], ids=["external", "internal"])
 @pytest.mark.parametrize("drive", ["motion", "torque"])
 def test_gear_pair_ratio(internal, drive):
-    """ω_i/ω_j = −ratio (external: opposite senses) or +ratio (internal), to 1e-9.
+    """ω_i/ω_j = −ratio (external: opposite senses) or +ratio (internal), to 1e-8.
 
-    Measured: ~1e-12 (motion drive), ~1e-10 (torque drive, see gear_model).
+    Measured: up to 1.6e-9 (motion drive: the frames between step ends are the
+    interpolant's, good to the integrator's rtol 1e-8, while the step ends are
+    projected onto the coupler), ~1e-10 (torque drive, see gear_model).
     Torque drive: the pair is one DOF with I_eff = I_i + I_j/ratio² about
     wheel i, so α_i = τ/I_eff exactly (constant): 1e-9 relative.
     """
@@ -311,14 +313,15 @@ def test_gear_pair_ratio(internal, drive):
     sign = 1.0 if internal else -1.0
     moving = np.abs(wj) > 1e-3
     assert moving.sum() > 20
-    np.testing.assert_allclose(wi[moving] / wj[moving], sign * ratio, rtol=1e-9)
+    np.testing.assert_allclose(wi[moving] / wj[moving], sign * ratio, rtol=1e-8)
     # the angles too (from t = 0): θ_i = ±ratio θ_j
     qi, qj = res.orientation[:, res.body("wheel_i")], res.orientation[:, res.body("wheel_j")]
     ti = np.unwrap(2 * np.arctan2(qi[:, 3], qi[:, 0]))
     tj = np.unwrap(2 * np.arctan2(qj[:, 3], qj[:, 0]))
     assert np.max(np.abs(ti - sign * ratio * tj)) < 1e-9
     if drive == "motion":
-        np.testing.assert_allclose(wi, 3 + 5 * np.cos(5 * res.t), rtol=0, atol=1e-9)
+        # interpolated frames: to the integrator's rtol 1e-8 of ω's 8 rad/s (measured 1.6e-9)
+        np.testing.assert_allclose(wi, 3 + 5 * np.cos(5 * res.t), rtol=0, atol=8e-8)
     else:
         I_eff = (Ii + Ij / ratio ** 2) * 1e-6
         ai = res.angular_acceleration[:, res.body("wheel_i"), 2]
