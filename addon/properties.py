@@ -193,7 +193,12 @@ class MBD_PG_solver(PropertyGroup):
     use_scene_gravity: BoolProperty(name="Use Scene Gravity", default=True,
                                     description="Gravity from the scene (Scene properties > Gravity)")
     gravity: _vec("Gravity (mm/s²)", "Used when the scene gravity is not", (0.0, 0.0, -9810.0))
-    baumgarte: FloatProperty(name="Baumgarte (1/s)", default=20.0, min=0.0)
+    use_baumgarte: BoolProperty(
+        name="Set Baumgarte Rate",
+        description="Off: automatic, 2 1/s for DOP853 and RK45 (they project every step onto the joints), "
+                    "20 1/s for BDF, Radau, LSODA and RK4")
+    baumgarte: FloatProperty(name="Baumgarte (1/s)", description="Constraint stabilisation rate", default=20.0,
+                             min=0.0)
     erp: FloatProperty(name="ERP", description="Stepper error reduction", default=0.2, min=0.0, max=1.0)
     projection_tolerance: FloatProperty(name="Projection Tolerance", description="mm or rad",
                                         default=1e-6, min=1e-15, precision=9)

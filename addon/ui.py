@@ -437,9 +437,14 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
             layout.label(text="Gravity ({:.5g}, {:.5g}, {:.5g}) mm/s²".format(*g))
         else:
             layout.prop(s, "gravity")
-        layout.prop(s, "baumgarte")
         if s.integrator == "stepper":
             layout.prop(s, "erp")
+        else:
+            row = layout.row()
+            row.prop(s, "use_baumgarte")
+            sub = row.row()
+            sub.active = s.use_baumgarte
+            sub.prop(s, "baumgarte")
         layout.prop(s, "projection_tolerance")
         d = scene.mbd.display
         layout.separator()

@@ -631,7 +631,7 @@ class _Run:
             off = np.flatnonzero(self.off_constraints(b.C, b.Ju))
             if len(off):
                 for j in off:
-                    chunk[j] = self.states[start + j] = sysm.project(times[j], chunk[j])[0]
+                    chunk[j] = self.states[start + j] = sysm.project_near(times[j], chunk[j])
                 b = batch.evaluate(sysm, chunk, times)
             P = b.packed
             x, v, w, q = P[:, :n, 0:3], P[:, :n, 3:6], P[:, :n, 6:9], P[:, :n, 9:13]
@@ -711,7 +711,7 @@ class _Run:
         for k, (t, y) in enumerate(zip(self.t_out[:T], () if batched else self.states)):
             d = sysm.evaluate(t, y, details=True)
             if self.off_constraints(d["C"], d["vel_error"]):
-                self.states[k] = sysm.project(t, y)[0]
+                self.states[k] = sysm.project_near(t, y)
                 d = sysm.evaluate(t, self.states[k], details=True)
             B, K = d["bodies"], d["kin"]
             out["com"][k] = B.x

@@ -940,40 +940,56 @@ class System:
         return y, moved, dv, converged
 
     def project_step(self, t, y, f):
-        """Put an accepted step's end (t, y), with dy/dt ``f`` there, back on the constraints:
-        returns ``(y, f)`` projected, or the same objects when nothing is violated.
+        """Put an accepted step's end (t, y), with dy/dt ``f`` there, back on the constraints
+        (:meth:`project_near`): returns ``(y, f)`` projected, or the same objects when nothing
+        is violated.
 
-        Positions move by the M-weighted least change that zeroes C to first order (one
-        Newton step: a step's drift is far too small for the second-order remainder to
-        matter), then velocities by the one that zeroes J u − v* at the new positions. The
-        derivative's kinematic part (ẋ = v, q̇) is updated; its accelerations stay those of
-        the unprojected state, off by the drift times ∂u̇/∂y, far below the step's own error
-        (re-evaluating them cost one more evaluation per step and gained nothing measurable).
-        Uses the rows of the integrator's evaluation at (t, y) when it made one.
+        The derivative's kinematic part (ẋ = v, q̇) is updated; its accelerations stay those
+        of the unprojected state, off by the drift times ∂u̇/∂y, far below the step's own
+        error (re-evaluating them cost one more evaluation per step and gained nothing
+        measurable). Uses the rows of the integrator's evaluation at (t, y) when it made one.
         """
         n = self.n
         last = self._evaluated(t, y)
         B = self.bodies(y)
         rows = last[2] if last is not None else self._rows(B, y[self.sl_a], t)
+        projected = self.project_near(t, y, B, rows)
+        if projected is y:
+            return y, f
+        f = f.copy()
+        f[self.sl_x] = projected[self.sl_v]
+        q = projected[self.sl_q].reshape(n, 4)
+        f[self.sl_q] = ((q[:, :, None] * projected[self.sl_w].reshape(n, 1, 3)).reshape(n, 12) @ _QD).ravel()
+        return projected, f
+
+    def project_near(self, t, y, B: Bodies | None = None, rows: Rows | None = None):
+        """A state near the constraints (an integrator's step end, an interpolated frame) put
+        back on them: one Newton correction of the positions (the M-weighted least change that
+        zeroes C to first order: for a drift this small the second-order remainder is far below
+        rounding), then the velocities' against J at the new positions. Returns a new array, or
+        ``y`` itself when nothing is violated. ``B`` and ``rows``: those of (t, y) when known.
+        """
+        n = self.n
+        if B is None:
+            B = self.bodies(y)
+        if rows is None:
+            rows = self._rows(B, y[self.sl_a], t)
         C = rows.C * self.position_rows
         residual = self._J_dot(rows, y[self.sl_u]) - rows.vel_target
         if not (np.max(np.abs(C)) > _PROJECTION_CONVERGED or np.max(np.abs(residual)) > _PROJECTION_CONVERGED):
-            return y, f
-        y, f = y.copy(), f.copy()
+            return y
+        y = y.copy()
         keep = self._position_keep
         delta = -self._correction(B, rows, C[keep], keep)
         y[self.sl_x] += delta[:3 * n]
-        q = rotated(B.q, delta[3 * n:].reshape(n, 3))
-        y[self.sl_q] = q.ravel()
+        y[self.sl_q] = rotated(B.q, delta[3 * n:].reshape(n, 3)).ravel()
         # the velocities against J at the corrected positions: near a singular position J turns
         # fast enough that the J of the step's end leaves a residual the integrator then chases
         # (the N-four-bar took twice the evaluations)
         B = self.bodies(y)
         rows = self._rows(B, y[self.sl_a], t)
         y[self.sl_u] -= self._correction(B, rows, self._J_dot(rows, y[self.sl_u]) - rows.vel_target)
-        f[self.sl_x] = y[self.sl_v]
-        f[self.sl_q] = ((q[:, :, None] * y[self.sl_w].reshape(n, 1, 3)).reshape(n, 12) @ _QD).ravel()
-        return y, f
+        return y
 
     def _correction(self, B: Bodies, rows: Rows, residual, keep=None, scale=None):
         """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual,

@@ -89,6 +89,22 @@ def test_typed_values_reach_the_model_as_typed(addon):
     assert model.settings.gravity[2] == -9810.0  # 9.81 m/s² in a mm scene, exactly
 
 
+def test_baumgarte_rate_is_automatic_unless_set(addon):
+    """Left alone, the model's Baumgarte rate is automatic (None: 2 1/s for DOP853, 20 1/s for
+    BDF); with Set Baumgarte Rate on, the typed value goes to every integrator."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, _ = ms.pendulum(0.001)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    settings = scene_to_model(scene, depsgraph).model.settings
+    assert settings.baumgarte is None and settings.integrator == "DOP853" and settings.baumgarte_rate() == 2.0
+    scene.mbd.solver.integrator = "BDF"
+    assert scene_to_model(scene, depsgraph).model.settings.baumgarte_rate() == 20.0
+    scene.mbd.solver.use_baumgarte, scene.mbd.solver.baumgarte = True, 12.5
+    settings = scene_to_model(scene, depsgraph).model.settings
+    assert settings.baumgarte == 12.5 and settings.baumgarte_rate() == 12.5
+
+
 def test_force_arrow_follows_the_body_and_scales_with_the_force(addon):
     scene, bob = ms.pendulum(0.001)
     ms.add_force(scene, bob, "Push", "2 + 3*t", axis="X")
