@@ -18,7 +18,7 @@ import numpy as np
 
 from ..spatial import cross
 from . import schur
-from .system import _QD, _QRS, Kinematics, System, marker_kinematics
+from .system import _QD, _QRS, Kinematics, System, marker_kinematics, rotated
 
 
 def supports(sysm: System) -> bool:
@@ -46,6 +46,8 @@ class Batch:
     elastic: dict        # spring tension (k, s), torsion torque (k, r), bushing force and torque (k, b, 3),
                          # energy (k,)
     applied: tuple       # magnitude (k, f), vector (k, f, 3), point (k, f, 3), power (k, f)
+    J: np.ndarray        # (k, m, 6n) constraint Jacobian, split columns
+    JM: np.ndarray       # (k, m, 6n) J M⁻¹
 
 
 def evaluate(sysm: System, Y, t=0.0) -> Batch:
@@ -104,6 +106,7 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
     C = Ju = np.zeros((k, m))
     blocks = np.zeros((k, 0, 6))
     udot = u0
+    J = JM = np.zeros((k, 0, 6 * n))
     if m:
         C, quad, blocks = sysm.rows.evaluate(P)
         vel_t = acc_t = 0.0
@@ -135,7 +138,26 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
     rates = np.zeros((k, 0))
     if sysm.n_angles:
         rates = sysm._coordinate_rates(P[:, :, 6:9], coords, sysm.angle_coords)
-    return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, tuple(applied))
+    return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, tuple(applied), J, JM)
+
+
+def project_near(sysm: System, Y, t=0.0) -> np.ndarray:
+    """:meth:`System.project_near` for k states Y (k, size) at time t (a scalar or (k,)): one
+    M-weighted Newton correction of the positions, then the velocities' at the new positions."""
+    n = sysm.n
+    b = evaluate(sysm, Y, t)
+    keep = sysm._position_keep
+    J, JM = b.J[:, keep], b.JM[:, keep]
+    lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), b.C[:, keep], sysm.beta)
+    delta = -np.einsum("km,kmc->kc", lam, JM)
+    Y = Y.copy()
+    Y[:, sysm.sl_x] += delta[:, :3 * n]
+    q = b.packed[:, :n, 9:13].reshape(-1, 4)
+    Y[:, sysm.sl_q] = rotated(q, delta[:, 3 * n:].reshape(-1, 3)).reshape(len(Y), 4 * n)
+    b = evaluate(sysm, Y, t)
+    lam = schur.solve_batch(np.einsum("kmc,klc->kml", b.JM, b.J), b.Ju, sysm.beta)
+    Y[:, sysm.sl_u] -= np.einsum("km,kmc->kc", lam, b.JM)
+    return Y
 
 
 def rhs(sysm: System, Y, t=0.0) -> np.ndarray:

@@ -630,8 +630,9 @@ class _Run:
             b = batch.evaluate(sysm, chunk, times)
             off = np.flatnonzero(self.off_constraints(b.C, b.Ju))
             if len(off):
+                chunk[off] = batch.project_near(sysm, chunk[off], times[off])
                 for j in off:
-                    chunk[j] = self.states[start + j] = sysm.project_near(times[j], chunk[j])
+                    self.states[start + j] = chunk[j]
                 b = batch.evaluate(sysm, chunk, times)
             P = b.packed
             x, v, w, q = P[:, :n, 0:3], P[:, :n, 3:6], P[:, :n, 6:9], P[:, :n, 9:13]
