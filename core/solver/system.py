@@ -965,11 +965,14 @@ class System:
     def project_near(self, t, y, B: Bodies | None = None, rows: Rows | None = None):
         """A state near the constraints (an integrator's step end, an interpolated frame) put
         back on them: one Newton correction of the positions (the M-weighted least change that
-        zeroes C to first order: for a drift this small the second-order remainder is far below
-        rounding), then the velocities' against J at the new positions. Returns a new array, or
-        ``y`` itself when nothing is violated. ``B`` and ``rows``: those of (t, y) when known.
+        zeroes C to first order: for a step's drift the second-order remainder is at rounding
+        level, for a frame 1e-5 m off at 1e-10 m, far inside the projection tolerance), then the
+        velocities' against J at the new positions. Returns a new array, or ``y`` itself when
+        nothing is violated. ``B`` and ``rows``: those of (t, y) when known.
         """
         n = self.n
+        if not self.n_rows:
+            return y
         if B is None:
             B = self.bodies(y)
         if rows is None:
