@@ -157,8 +157,8 @@ class TranslationalSprings:
         rate = _dot(u, K.vp[..., self.mj, :] - K.vp[..., self.mi, :])
         stretch = length - self.free
         tension = self.k * stretch + self.c * rate + self.preload
-        # pulls j towards i and i towards j: −f on the j ends, +f on the i ends
-        F = (tension[..., None] * u)[..., self.end_spring, :] * self.end_sign
+        f = tension[..., None] * u  # pulls j towards i and i towards j
+        F = np.concatenate([-f, f], axis=-2)
         wrench = scatter(n, K.b[ends], np.concatenate([F, cross(K.r[..., ends, :], F)], axis=-1))
         if not energy:
             return wrench, tension, length, None
@@ -168,14 +168,6 @@ class TranslationalSprings:
     def ends(self):
         """(2k,) markers: the springs' j ends, then their i ends."""
         return np.concatenate([self.mj, self.mi])
-
-    @cached_property
-    def end_spring(self):
-        return np.tile(np.arange(len(self.mi)), 2)
-
-    @cached_property
-    def end_sign(self):
-        return np.repeat([-1.0, 1.0], len(self.mi))[:, None]
 
     def lines(self, K):
         """(body_j, arm_j, body_i, arm_i, direction) of each spring at one state: its

@@ -607,10 +607,10 @@ class SolverSettings:
     fast velocity-level Lagrange-multiplier stepper, fixed ``step``, ``erp``).
     ``end_time`` s; ``output_rate`` samples per second (the animation's frame
     rate). ``gravity`` in mm/s². ``baumgarte`` (1/s) is the stabilisation rate
-    of the acceleration-level constraints, None (the default) for automatic: 0 for
-    RK45 and DOP853, which project every step onto the constraints instead (a rate
-    of 20 1/s would make them resolve its 0.05 s transient: up to four times the
-    steps on slow mechanisms), 20 for the others (:meth:`baumgarte_rate`);
+    of the acceleration-level constraints, None (the default) for automatic: a slow
+    2 for RK45 and DOP853, which project every step onto the constraints (a rate of
+    20 1/s would make them resolve its 0.05 s transient: up to three times the steps
+    on slow mechanisms), 20 for the others (:meth:`baumgarte_rate`);
     ``regularization`` the β of
     (J M⁻¹ Jᵀ + βI) relative to the matrix's scale; ``projection_tolerance``
     the constraint error at which positions and velocities are projected back

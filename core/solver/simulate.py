@@ -297,8 +297,7 @@ class _Run:
         if not self.sys.n_rows:
             return y, False
         length, ang, vel = self.sys.constraint_error(t, y)
-        tol = self.s.projection_tolerance
-        if max(length, ang) <= tol and vel <= tol * 1e2:
+        if not self.beyond_tolerance(max(length, ang), vel):
             return y, False
         y2, _, _, ok = self.sys.project(t, y)
         if not ok:
@@ -678,9 +677,14 @@ class _Run:
         keep; such frames are projected before they are reported."""
         if not self.sys.n_rows:
             return np.zeros(np.shape(C)[:-1], bool)
+        return self.beyond_tolerance(np.max(np.abs(C) * self.sys.position_rows, axis=-1),
+                                     np.max(np.abs(Ju), axis=-1))
+
+    def beyond_tolerance(self, position_error, velocity_error):
+        """Whether constraint errors (m or rad; m/s or rad/s), scalars or arrays, call for a
+        projection: positions past ``projection_tolerance``, velocities past 100 times it."""
         tol = self.s.projection_tolerance
-        return ((np.max(np.abs(C) * self.sys.position_rows, axis=-1) > tol)
-                | (np.max(np.abs(Ju), axis=-1) > 1e2 * tol))
+        return (position_error > tol) | (velocity_error > 1e2 * tol)
 
     def collect(self, status, message, redundant, moved) -> Results:
         cm, sysm = self.cm, self.sys

@@ -903,18 +903,13 @@ class System:
         n, m = self.n, self.n_rows
         moved = 0.0
         converged = m == 0
-        keep = np.flatnonzero(self.position_rows)
         for _ in range(_PROJECTION_ITERATIONS if m else 0):
             B = self.bodies(y)
             rows = self._rows(B, y[self.sl_a], t)
-            Cp = rows.C[keep]
-            if np.max(np.abs(Cp), initial=0.0) < _PROJECTION_CONVERGED:
+            if np.max(np.abs(rows.C[self._position_keep]), initial=0.0) < _PROJECTION_CONVERGED:
                 converged = True
                 break
-            delta = -self._correction(B, rows, Cp, keep)
-            moved = max(moved, float(np.max(np.abs(delta))))
-            y[self.sl_x] += delta[:3 * n]
-            y[self.sl_q] = rotated(B.q, delta[3 * n:].reshape(n, 3)).ravel()
+            moved = max(moved, self._correct_positions(y, B, rows))
             self._resync_angles(t, y)
         y[self.sl_q] = (y[self.sl_q].reshape(n, 4) /
                         np.linalg.norm(y[self.sl_q].reshape(n, 4), axis=1, keepdims=True)).ravel()
@@ -970,22 +965,18 @@ class System:
         velocities' against J at the new positions. Returns a new array, or ``y`` itself when
         nothing is violated. ``B`` and ``rows``: those of (t, y) when known.
         """
-        n = self.n
         if not self.n_rows:
             return y
         if B is None:
             B = self.bodies(y)
         if rows is None:
             rows = self._rows(B, y[self.sl_a], t)
-        C = rows.C * self.position_rows
-        residual = self._J_dot(rows, y[self.sl_u]) - rows.vel_target
-        if not (np.max(np.abs(C)) > _PROJECTION_CONVERGED or np.max(np.abs(residual)) > _PROJECTION_CONVERGED):
+        off = np.max(np.abs(rows.C[self._position_keep]), initial=0.0)
+        if not (off > _PROJECTION_CONVERGED
+                or np.max(np.abs(self._J_dot(rows, y[self.sl_u]) - rows.vel_target)) > _PROJECTION_CONVERGED):
             return y
         y = y.copy()
-        keep = self._position_keep
-        delta = -self._correction(B, rows, C[keep], keep)
-        y[self.sl_x] += delta[:3 * n]
-        y[self.sl_q] = rotated(B.q, delta[3 * n:].reshape(n, 3)).ravel()
+        self._correct_positions(y, B, rows)
         # the velocities against J at the corrected positions: near a singular position J turns
         # fast enough that the J of the step's end leaves a residual the integrator then chases
         # (the N-four-bar took twice the evaluations)
@@ -993,6 +984,15 @@ class System:
         rows = self._rows(B, y[self.sl_a], t)
         y[self.sl_u] -= self._correction(B, rows, self._J_dot(rows, y[self.sl_u]) - rows.vel_target)
         return y
+
+    def _correct_positions(self, y, B: Bodies, rows: Rows) -> float:
+        """One M-weighted Newton correction of y's positions and orientations (in place) towards
+        C = 0 on the position rows, from the bodies and rows at y; returns its largest entry."""
+        n, keep = self.n, self._position_keep
+        delta = -self._correction(B, rows, rows.C[keep], keep)
+        y[self.sl_x] += delta[:3 * n]
+        y[self.sl_q] = rotated(B.q, delta[3 * n:].reshape(n, 3)).ravel()
+        return float(np.max(np.abs(delta), initial=0.0))
 
     def _correction(self, B: Bodies, rows: Rows, residual, keep=None, scale=None):
         """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual,
