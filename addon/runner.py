@@ -63,6 +63,11 @@ class Job:
     def run(self):
         try:
             self.results = core.simulate(self.compiled, progress=self.progress)
+            # the core leaves the accelerations and reactions to their first read: Bake reads
+            # them all (telemetry), so they are computed here, off Blender's main thread
+            self.stage = "computing the accelerations and joint reactions"
+            self.results.compute_deferred()
+            self.stage = ""
             self.fraction = 1.0 if self.results.success else self.fraction
         except Exception as exc:  # reported to the user by the operator, never raised in Blender
             self.error = exc

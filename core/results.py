@@ -10,13 +10,18 @@ from __future__ import annotations
 import csv
 import json
 import os
+import time
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from .units import from_si, unit
 
-__all__ = ["Results", "load_results"]
+__all__ = ["Results", "load_results", "DEFERRED"]
+
+#: the channels a run may leave to be computed on first use (:meth:`Results.defer`): they take a
+#: constraint solve per output frame, which a run that is only baked or plotted for its motion skips
+DEFERRED = ("acceleration", "angular_acceleration", "joint_force", "joint_torque", "motion_effort")
 
 
 @dataclass
@@ -26,6 +31,11 @@ class Results:
     status: ``"success"``, ``"cancelled"`` or ``"failed"``; ``message`` says
     why a run stopped early; the arrays hold every output time computed
     before that.
+
+    The channels :data:`DEFERRED` (accelerations, joint reactions, motion
+    efforts) of a solver's results are computed the first time one of them is
+    read (or by :meth:`compute_deferred`); ``stats["deferred_wall_time"]`` then
+    says how long that took. Saving, CSV export and pickling compute them.
     """
 
     t: np.ndarray                       # (T,) s
@@ -85,6 +95,35 @@ class Results:
                 setattr(self, name, np.zeros(shape))
             elif np.shape(value) != shape:
                 raise ValueError(f"Results.{name}: expected shape {shape}, got {np.shape(value)}")
+
+    def defer(self, compute) -> None:
+        """Leave the channels :data:`DEFERRED` to ``compute() -> {name: array}``, called once,
+        when one of them is first read."""
+        for name in DEFERRED:
+            self.__dict__.pop(name, None)
+        self.__dict__["_pending"] = compute
+
+    def compute_deferred(self) -> None:
+        """Compute the deferred channels now (a no-op when there are none)."""
+        compute = self.__dict__.get("_pending")
+        if compute is None:
+            return
+        start = time.perf_counter()
+        values = compute()
+        self.__dict__.update({name: values[name] for name in DEFERRED})
+        del self.__dict__["_pending"]
+        self.stats["deferred_wall_time"] = time.perf_counter() - start
+
+    def __getattr__(self, name):
+        # reached only for attributes not set: the deferred channels before their computation
+        if name in DEFERRED and "_pending" in self.__dict__:
+            self.compute_deferred()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self):
+        self.compute_deferred()
+        return self.__dict__
 
     @property
     def success(self) -> bool:

@@ -33,7 +33,10 @@ def kinematics(sysm: System, P) -> Kinematics:
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """k states; body arrays have the ground as row n like :class:`~core.solver.system.Bodies`."""
+    """k states; body arrays have the ground as row n like :class:`~core.solver.system.Bodies`.
+
+    Without dynamics (:func:`evaluate`), ``udot``, ``lam``, ``J``, ``JM`` and ``angle_rates`` are None.
+    """
 
     packed: np.ndarray   # (k, n+1, 22): x, v, w, q (unit), R row-major
     I_W: np.ndarray      # (k, n, 3, 3)
@@ -50,8 +53,12 @@ class Batch:
     JM: np.ndarray       # (k, m, 6n) J M⁻¹
 
 
-def evaluate(sysm: System, Y, t=0.0) -> Batch:
-    """Accelerations and multipliers of the states Y (k, size) at time t (a scalar or (k,))."""
+def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
+    """Accelerations and multipliers of the states Y (k, size) at time t (a scalar or (k,)).
+
+    ``dynamics=False``: the kinematics, forces and constraint errors alone, without M⁻¹, the
+    dense J or the solve (the output frames' eager part; :mod:`.reactions` does the rest).
+    """
     n, m = sysm.n, sysm.n_rows
     k = len(Y)
     # as System.bodies, so that both give the same numbers
@@ -97,33 +104,27 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
         wrench, elastic["bushing_force"], elastic["bushing_torque"], e = sysm.bushings.evaluate(K, n)
         add(wrench)
         elastic["energy"] = elastic["energy"] + e
+    u = Y[:, sysm.sl_u]
+    if not dynamics:
+        C = Ju = np.zeros((k, m))
+        blocks = np.zeros((k, 0, 6))
+        if m:
+            C, _, blocks, vel_t, _ = _rows(sysm, P, K, coords, t)
+            flat = (np.arange(k)[:, None] * m + sysm._end_row).ravel()
+            Ju = np.bincount(flat, weights=np.einsum("kej,kej->ke", blocks, u[:, sysm._end_cols]).ravel(),
+                             minlength=k * m).reshape(k, m) - vel_t
+        return Batch(P, I_W, None, None, C, Ju, blocks, None, elastic, tuple(applied), None, None)
     Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
     size = Mi[0].size
     np.put(Mi, (np.arange(k)[:, None] * size + sysm._Mi_ang).ravel(), I_W_inv)
     u0 = np.einsum("kij,kj->ki", Mi, F.reshape(k, 6 * n))
-    u = Y[:, sysm.sl_u]
     lam = np.zeros((k, m))
     C = Ju = np.zeros((k, m))
     blocks = np.zeros((k, 0, 6))
     udot = u0
     J = JM = np.zeros((k, 0, 6 * n))
     if m:
-        C, quad, blocks = sysm.rows.evaluate(P)
-        vel_t = acc_t = 0.0
-        if coords is not None:
-            val, Ji, Jj, *_, cquad = coords
-            W = sysm.combo_W
-            C = np.concatenate([C, val @ W.T], axis=1)
-            quad = np.concatenate([quad, cquad @ W.T], axis=1)
-            blocks = np.concatenate([blocks, sysm._ce_w * np.concatenate([Ji, Jj], axis=1)[:, sysm._ce_src]], axis=1)
-            if sysm.n_motions:
-                vel_t, acc_t = np.zeros((k, m)), np.zeros((k, m))
-                f, df, ddf = sysm._motion_targets(t)
-                mrows = slice(sysm.layout.n_rows, sysm.layout.n_rows + sysm.n_motions)
-                vm = sysm.motion_velocity_mode
-                C[:, mrows] = np.where(vm, 0.0, C[:, mrows] - f)
-                vel_t[:, mrows] = np.where(vm, f, df)
-                acc_t[:, mrows] = np.where(vm, df, ddf)
+        C, quad, blocks, vel_t, acc_t = _rows(sysm, P, K, coords, t)
         cols = 6 * n
         flat = (np.arange(k)[:, None] * (m * cols) + sysm._flat).ravel()
         J = np.bincount(flat, weights=blocks.ravel(), minlength=k * m * cols).reshape(k, m, cols)
@@ -139,6 +140,29 @@ def evaluate(sysm: System, Y, t=0.0) -> Batch:
     if sysm.n_angles:
         rates = sysm._coordinate_rates(P[:, :, 6:9], coords, sysm.angle_coords)
     return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, tuple(applied), J, JM)
+
+
+def _rows(sysm: System, P, K, coords, t):
+    """C, quad (k, m), the Jacobian blocks (k, E, 6) and the motions' velocity and acceleration
+    targets (k, m) of k states, as :meth:`System._rows` (K is needed only with coordinates)."""
+    k, m = len(P), sysm.n_rows
+    C, quad, blocks = sysm.rows.evaluate(P)
+    vel_t = acc_t = np.zeros((k, m))
+    if coords is not None:
+        val, Ji, Jj, *_, cquad = coords
+        W = sysm.combo_W
+        C = np.concatenate([C, val @ W.T], axis=1)
+        quad = np.concatenate([quad, cquad @ W.T], axis=1)
+        blocks = np.concatenate([blocks, sysm._ce_w * np.concatenate([Ji, Jj], axis=1)[:, sysm._ce_src]], axis=1)
+        if sysm.n_motions:
+            vel_t, acc_t = np.zeros((k, m)), np.zeros((k, m))
+            f, df, ddf = sysm._motion_targets(t)
+            mrows = slice(sysm.layout.n_rows, sysm.layout.n_rows + sysm.n_motions)
+            vm = sysm.motion_velocity_mode
+            C[:, mrows] = np.where(vm, 0.0, C[:, mrows] - f)
+            vel_t[:, mrows] = np.where(vm, f, df)
+            acc_t[:, mrows] = np.where(vm, df, ddf)
+    return C, quad, blocks, vel_t, acc_t
 
 
 def project_near(sysm: System, Y, t=0.0) -> np.ndarray:

@@ -335,6 +335,8 @@ class System:
         end_row = np.concatenate([self.rows.end_row, np.array(ce_row, int)])
         end_body = np.concatenate([self.rows.end_body, np.array(ce_body, int)])
         cols = schur.split_columns(end_body, n)
+        # every Jacobian block's row and columns, for J u from the blocks alone (batched output)
+        self._end_row, self._end_cols = end_row, cols
         # bodies that no constraint row acts on (see velocity_step)
         self._unjointed = np.setdiff1d(np.arange(n), end_body)
         self.sparse = schur.use_sparse(m, 6 * n)
@@ -543,14 +545,20 @@ class System:
                        bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b,
                        contact_force=contact_force)
 
-    def evaluate(self, t, y, details=False):
+    def evaluate(self, t, y, details=False, dynamics=True):
         """Accelerations u̇ (6n,) split layout, the bodies and the coordinates; with ``details``
-        a dict of everything the results need (u̇ as (n, 6) there)."""
+        a dict of everything the results need (u̇ as (n, 6) there). ``dynamics=False`` (with
+        ``details``): everything but what takes the constraint solve (u̇, λ, the joints'
+        wrenches), for the output frames (:mod:`.reactions` computes those on demand)."""
         n, m = self.n, self.n_rows
         B = self.bodies(y)
-        K = self.kinematics(B) if (details or self._needs_kin) else None
+        K = self.kinematics(B) if ((details and dynamics) or self._needs_kin) else None
         rows = self._rows(B, y[self.sl_a], t, K) if m else None
         F, extra = self.forces(t, B, K, rows.coords if m else None, details)
+        if details and not dynamics:
+            return dict(extra, C=rows.C if m else np.zeros(0),
+                        vel_error=(self._J_dot(rows, y[self.sl_u]) - rows.vel_target) if m else np.zeros(0),
+                        bodies=B, kin=K, coords=rows.coords if m else None)
         Mi = None if self.sparse else self._minv(B)
         u0 = self._minv_dot(B, F.ravel(), Mi)
         if m:

@@ -126,8 +126,11 @@ def test_modal_simulate_runs_in_a_thread_and_keeps_the_results(modal):
     # the scene is not changed, and the results are those of a synchronous run
     assert bob.animation_data is None
     results = runner.RESULTS[scene.name].results
+    # the core's deferred channels were computed in the worker thread, not left to Bake
+    assert "_pending" not in results.__dict__ and results.stats["deferred_wall_time"] > 0
     reference = runner.Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
     np.testing.assert_array_equal(results.position, reference.position)
+    np.testing.assert_array_equal(results.joint_force, reference.joint_force)
 
 
 def test_esc_cancels_and_keeps_the_frames_computed_so_far(modal):

@@ -86,6 +86,7 @@ def test_batched_post_processing_matches_the_per_frame_loop(monkeypatch):
     their size: at least 1e-15 allowed)."""
     model = driven_train()
     batched = core.simulate(model)
+    batched.compute_deferred()          # batched too (they are computed on first read)
     monkeypatch.setattr("core.solver.batch.supports", lambda sysm: False)
     looped = core.simulate(model)
     assert batched.success and looped.success, (batched.message, looped.message)

@@ -1,0 +1,74 @@
+"""The output frames' accelerations, joint reactions and motion efforts, computed on first use.
+
+These are the results that take the constraint solve at every frame (λ of
+J M⁻¹ Jᵀ λ = …): on the IFToMM N-four-bar (N = 40, 2001 frames) that is as
+much time as the integration's own evaluations. A run that is only baked into
+keyframes or checked for its motion never reads them, so :func:`simulate`
+leaves them to :meth:`Results.compute_deferred`, which calls :func:`frame_dynamics`
+the first time one of them is read.
+"""
+from __future__ import annotations
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ..spatial import cross
+from . import batch
+from .system import System
+
+#: output frames per batched evaluation
+CHUNK = 512
+
+
+def frame_dynamics(sysm: System, t, states) -> dict:
+    """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,).
+
+    Returns arrays in SI: ``acceleration``, ``angular_acceleration`` (T, n, 3),
+    ``joint_force``, ``joint_torque`` (T, joints, 3) (on frame_j's body, or minus the
+    reaction on frame_i's body when frame_j is on the ground; the torque about the
+    joint point p_j) and ``motion_effort`` (T, motions).
+    """
+    cm = sysm.cm
+    T, n, nj, nm = len(states), sysm.n, len(cm.joints), sysm.n_motions
+    out = dict(acceleration=np.zeros((T, n, 3)), angular_acceleration=np.zeros((T, n, 3)),
+               joint_force=np.zeros((T, nj, 3)), joint_torque=np.zeros((T, nj, 3)), motion_effort=np.zeros((T, nm)))
+    if T == 0:
+        return out
+    mj_marker = np.array([j["mj"] for j in cm.joints], int)
+    mj_body = cm.marker_body[mj_marker] if nj else np.zeros(0, int)
+    mi_body = cm.marker_body[np.array([j["mi"] for j in cm.joints], int)] if nj else np.zeros(0, int)
+    use_j = mj_body >= 0
+    body = np.where(use_j, mj_body, mi_body)
+    sign = np.where(use_j, 1.0, -1.0)[:, None]
+    motion_rows = slice(sysm.layout.n_rows, sysm.layout.n_rows + nm)
+    states = np.asarray(states)
+    # as simulate: one BLAS thread for many small products
+    with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
+        if batch.supports(sysm):
+            r_j = np.tile(cm.marker_r[mj_marker], 3)
+            for start in range(0, T, CHUNK):
+                sl = slice(start, start + CHUNK)
+                b = batch.evaluate(sysm, states[sl], t[sl])
+                P = b.packed
+                out["acceleration"][sl] = b.udot[:, :3 * n].reshape(-1, n, 3)
+                out["angular_acceleration"][sl] = b.udot[:, 3 * n:].reshape(-1, n, 3)
+                if nj:
+                    wrench = batch.joint_wrenches(sysm, b)[:, np.arange(nj), body] * sign
+                    mb = cm.marker_body[mj_marker]
+                    r = (P[:, mb, 13:] * r_j).reshape(-1, nj, 3, 3).sum(axis=-1)
+                    arm = np.where(use_j[:, None], r, P[:, mb, 0:3] + r - P[:, mi_body, 0:3])
+                    out["joint_force"][sl] = wrench[..., :3]
+                    out["joint_torque"][sl] = wrench[..., 3:] - cross(arm, wrench[..., :3])
+                out["motion_effort"][sl] = b.lam[:, motion_rows]
+            return out
+        for k in range(T):
+            d = sysm.evaluate(t[k], states[k], details=True)
+            B, K = d["bodies"], d["kin"]
+            out["acceleration"][k], out["angular_acceleration"][k] = d["udot"][:, :3], d["udot"][:, 3:]
+            if nj:
+                wrench = d["joint_wrench"][np.arange(nj), body] * sign
+                arm = np.where(use_j[:, None], K.r[mj_marker], K.p[mj_marker] - B.x[mi_body])
+                out["joint_force"][k] = wrench[:, :3]
+                out["joint_torque"][k] = wrench[:, 3:] - cross(arm, wrench[:, :3])
+            out["motion_effort"][k] = d["lam"][motion_rows]
+    return out
