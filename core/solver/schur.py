@@ -106,6 +106,8 @@ class BandedSchur:
         self._upper_rows, self._upper_cols = self.rows[upper], self.cols[upper]
         # filled through the transpose, so that the band is Fortran-ordered as LAPACK wants it
         self._band_at = ci[upper] * (self.bandwidth + 1) + (self.bandwidth + ri - ci)[upper]
+        # band[j, l] is in row j − kd + l: its index in [kd zeros, the m rows]
+        self._band_rows = np.arange(m)[:, None] + np.arange(self.bandwidth + 1)
 
     def matrix(self, data):
         """The matrix (CSR) of the pattern's values ``data``."""
@@ -115,25 +117,40 @@ class BandedSchur:
         """λ of (A + β diag(A)) λ = rhs, refined towards A λ = rhs, as :func:`solve` does."""
         if not self.banded:
             return solve(self.matrix(data), rhs, beta)
+        band = np.zeros((self.m, self.bandwidth + 1))
+        band.flat[self._band_at] = data[self._upper]
+        return self.solve_band(band, rhs, beta)
+
+    def band_position(self, rows, cols):
+        """Flat positions in the band (m, bandwidth + 1) of :meth:`solve_band` of the entries
+        (rows, cols) of A (original order), each put in the upper triangle."""
+        ri, ci = self.inv[rows], self.inv[cols]
+        lo, hi = np.minimum(ri, ci), np.maximum(ri, ci)
+        return hi * (self.bandwidth + 1) + self.bandwidth + lo - hi
+
+    def solve_band(self, band, rhs, beta):
+        """:meth:`solve` from A's upper band in the permuted order: ``band[j, kd + i − j]`` =
+        A[perm[i], perm[j]] for i ≤ j (kd = :attr:`bandwidth`; LAPACK's upper band storage,
+        transposed). The whole refinement runs in the permuted order."""
         m, kd = self.m, self.bandwidth
-        diag = data[self._diag]
+        diag = band[:, kd]
         inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
-        band_t = np.zeros((m, kd + 1))
-        band_t.flat[self._band_at] = data[self._upper] * inv_d[self._upper_rows] * inv_d[self._upper_cols]
-        ab = band_t.T
+        # entry (i, j) scales by inv_d[i] inv_d[j]; the band's padding (i < 0) is zero
+        row_scale = np.take(np.concatenate([np.zeros(kd), inv_d]), self._band_rows)
+        ab = (band * inv_d[:, None] * row_scale).T
         regularised = ab.copy(order="F")
         regularised[kd] += beta
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
         if info != 0:  # not positive definite even with β (β = 0 on a redundant mechanism)
-            return solve(self.matrix(data), rhs, beta)
-        perm, inv = self.perm, self.inv
-
-        def regularised_inverse(v):
-            return _PBTRS(c, v[perm], lower=False)[0][inv]
-
-        def product(x):
-            return _SBMV(kd, 1.0, ab, x[perm], lower=False)[inv]
-        return _refine(regularised_inverse, product, rhs * inv_d) * inv_d
+            col, slot = np.nonzero(band)
+            r, c = self.perm[col - kd + slot], self.perm[col]   # band[col, slot]: A[perm[col - kd + slot], perm[col]]
+            off = r != c
+            A = sparse.csr_matrix((np.concatenate([band[col, slot], band[col, slot][off]]),
+                                   (np.concatenate([r, c[off]]), np.concatenate([c, r[off]]))), shape=(m, m))
+            return solve(A, rhs, beta)
+        x = _refine(lambda v: _PBTRS(c, v, lower=False)[0], lambda x: _SBMV(kd, 1.0, ab, x),
+                    rhs[self.perm] * inv_d) * inv_d
+        return x[self.inv]
 
 
 @lru_cache(maxsize=8)
@@ -155,45 +172,51 @@ class BlockSchur:
 
     J is given as blocks (E, 6): block e lies in row ``end_row[e]`` and the
     (v, ω) columns of body ``end_body[e]``; M⁻¹ is block diagonal (1/m I₃, I_W⁻¹).
-    J M⁻¹ Jᵀ sums, per body, the products of that body's blocks: bodies are
-    bucketed by their number of blocks, rounded up to a power of two, so that
-    each bucket is one stacked product with at most half of each body's slots padding. The
-    matrix's pattern is fixed; :class:`BandedSchur` solves it.
+    Entry (r, s) of J M⁻¹ Jᵀ is the sum, over the pairs of blocks (e, f) on one
+    body with e in row r and f in row s, of (J M⁻¹)_e · J_f: the pairs of the
+    upper triangle are listed once, and each solve is one product per pair
+    summed straight into :class:`BandedSchur`'s band (or, for a pattern without
+    a narrow band, into its entries for the sparse LU).
     """
 
     def __init__(self, m: int, n: int, end_row, end_body):
         self.m, self.n = m, n
         self.end_row = np.asarray(end_row, int)
-        end_body = np.asarray(end_body, int)
-        E = len(end_body)
-        self.end_cols = split_columns(end_body, n)
-        count = np.bincount(end_body, minlength=n)
-        order = np.argsort(end_body, kind="stable")
-        position = np.arange(E) - np.searchsorted(end_body[order], end_body[order])  # rank within its body
-        width = np.where(count > 0, 1 << np.ceil(np.log2(np.maximum(count, 1))).astype(int), 0)
-        row_or_pad = np.append(self.end_row, m)
-        buckets, keys = [], [np.arange(m) * (m + 2)]  # the whole diagonal (r, r), even of a row without blocks
-        for w in np.unique(width[width > 0]):
-            bodies = np.flatnonzero(width == w)
-            local = np.full(n, -1)
-            local[bodies] = np.arange(len(bodies))
-            slot = np.full((len(bodies), w), E)  # E: a zero block
-            inb = local[end_body[order]] >= 0
-            slot[local[end_body[order][inb]], position[inb]] = order[inb]
-            rows = row_or_pad[slot]
-            key = rows[:, :, None] * (m + 1) + rows[:, None, :]
-            real = (rows[:, :, None] < m) & (rows[:, None, :] < m)
-            buckets.append([bodies, slot, rows, key, real])
-            keys.append(key[real])
-        entries = np.unique(np.concatenate(keys))
-        self.nnz = len(entries)
-        for bucket in buckets:
-            bodies, slot, rows, key, real = bucket
-            at = np.full(key.shape, self.nnz)  # nnz: discarded
-            at[real] = np.searchsorted(entries, key[real])
-            bucket[3:] = [at.ravel()]
-        self._buckets = [tuple(b) for b in buckets]
-        self.banded = BandedSchur(m, entries // (m + 1), entries % (m + 1))
+        self.end_body = np.asarray(end_body, int)
+        self.end_cols = split_columns(self.end_body, n)
+        # blocks in one row and on one body (a joint row's point and axis ends) are summed first:
+        # block g of J is on row g_row[g], body g_body[g]
+        key, group = np.unique(self.end_row * n + self.end_body, return_inverse=True)
+        self._group_at = (group[:, None] * 6 + np.arange(6)).ravel()
+        self._groups = len(key)
+        g_row = self._g_row = key // n
+        self._g_body = key % n
+        # M⁻¹Jᵀλ per body and column: du.flat[_du_at] += (J M⁻¹)_g λ_row(g)
+        self._du_at = (self._g_body[:, None] * 6 + np.arange(6)).ravel()
+        # every ordered pair of blocks on one body
+        order = np.argsort(self._g_body, kind="stable")
+        starts = np.searchsorted(self._g_body[order], np.arange(n + 1))
+        first, second = [], []
+        for b in range(n):
+            on_b = order[starts[b]:starts[b + 1]]
+            first.append(np.repeat(on_b, len(on_b)))
+            second.append(np.tile(on_b, len(on_b)))
+        first, second = np.concatenate(first), np.concatenate(second)
+        r, c = g_row[first], g_row[second]
+        # the pattern: the whole diagonal (even of a row without blocks) and every pair's entry
+        entries = np.unique(np.concatenate([np.arange(m) * (m + 1), r * m + c]))
+        self.banded = bs = BandedSchur(m, entries // m, entries % m)
+        upper = bs.inv[r] <= bs.inv[c]     # in the band's order (one block per row and body)
+        self._first, self._second = first[upper], second[upper]
+        ru, cu = r[upper], c[upper]
+        if bs.banded:
+            self._at = bs.band_position(ru, cu)
+            self._size = m * (bs.bandwidth + 1)
+        else:   # the pattern's entries, both triangles: an off-diagonal pair's value goes to both
+            self._at = np.searchsorted(entries, ru * m + cu)
+            self._mirror = np.flatnonzero(ru != cu)
+            self._at_mirror = np.searchsorted(entries, cu * m + ru)[self._mirror]
+            self._size = len(entries)
 
     def product(self, blocks, u):
         """J u (m,) for a split-layout u (6n,)."""
@@ -205,20 +228,20 @@ class BlockSchur:
 
         ``inv_mass`` (n,) 1/kg, ``I_W_inv`` (n, 3, 3) world-axes inverse inertias.
         """
-        padded = np.concatenate([blocks, np.zeros((1, 6))])
-        A = np.zeros(self.nnz + 1)
-        JM_blocks = []
-        for bodies, slot, rows, at in self._buckets:
-            Jb = np.take(padded, slot, axis=0)                                # (bodies, w, 6)
-            JMb = np.concatenate([Jb[..., :3] * inv_mass[bodies, None, None],
-                                  Jb[..., 3:] @ I_W_inv[bodies]], axis=2)     # J M⁻¹, per block
-            A += np.bincount(at, weights=(JMb @ Jb.transpose(0, 2, 1)).ravel(), minlength=self.nnz + 1)
-            JM_blocks.append(JMb)
-        lam = self.banded.solve(A[:self.nnz], rhs, beta)
-        lam_or_pad = np.append(lam, 0.0)
-        du = np.zeros((self.n, 6))
-        for (bodies, slot, rows, at), JMb in zip(self._buckets, JM_blocks):
-            du[bodies] = np.einsum("bkj,bk->bj", JMb, lam_or_pad[rows])
+        Jg = np.bincount(self._group_at, weights=blocks.ravel(), minlength=6 * self._groups).reshape(-1, 6)
+        JM = np.empty_like(Jg)              # J M⁻¹ per block
+        np.multiply(Jg[:, :3], np.take(inv_mass, self._g_body)[:, None], out=JM[:, :3])
+        # np.take: 4x faster than fancy indexing for these row gathers
+        JM[:, 3:] = np.einsum("gj,gjk->gk", Jg[:, 3:], np.take(I_W_inv, self._g_body, axis=0))
+        values = np.einsum("pj,pj->p", np.take(JM, self._first, axis=0), np.take(Jg, self._second, axis=0))
+        A = np.bincount(self._at, weights=values, minlength=self._size)
+        if self.banded.banded:
+            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta)
+        else:
+            A += np.bincount(self._at_mirror, weights=values[self._mirror], minlength=self._size)
+            lam = self.banded.solve(A, rhs, beta)
+        du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
+                         minlength=6 * self.n).reshape(self.n, 6)
         return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
 
 

@@ -51,19 +51,9 @@ def test_the_pattern_must_hold_the_diagonal():
         schur.BandedSchur(3, np.array([0, 1]), np.array([0, 1]))
 
 
-def test_block_schur_equals_the_dense_products_with_bodies_of_very_different_block_counts():
-    """J from random blocks: body 0 carries 40 blocks, the others 2 to 6 (several buckets).
-
-    J M⁻¹ Jᵀ, λ and M⁻¹Jᵀλ must equal the dense computation to rounding.
-    """
-    rng = np.random.default_rng(4)
-    n, m = 12, 30
-    # each row has a block on one of bodies 1..11 (at most 3 rows each: J has full rank),
-    # body 0 has 40 blocks in random rows, and 15 more blocks go anywhere
-    end_body = np.concatenate([1 + np.arange(m) % (n - 1), np.zeros(40, int), rng.integers(1, n, 15)])
-    end_row = np.concatenate([np.arange(m), rng.integers(0, m, 55)])
+def _check_block_schur(m, n, end_row, end_body, rng):
+    """J M⁻¹ Jᵀ, λ and M⁻¹Jᵀλ of BlockSchur against the dense computation (rounding)."""
     bs = schur.BlockSchur(m, n, end_row, end_body)
-    assert len(bs._buckets) >= 3
     blocks = rng.normal(size=(len(end_body), 6))
     inv_mass = rng.uniform(0.5, 2.0, n)
     L = rng.normal(size=(n, 3, 3))
@@ -85,3 +75,28 @@ def test_block_schur_equals_the_dense_products_with_bodies_of_very_different_blo
     exact = np.linalg.solve(A, rhs)
     np.testing.assert_allclose(lam, exact, rtol=0, atol=1e-10 * np.max(np.abs(exact)))
     np.testing.assert_allclose(du, Mi @ J.T @ lam, rtol=0, atol=1e-12 * np.max(np.abs(du)))
+    return bs
+
+
+def test_block_schur_equals_the_dense_products_with_bodies_of_very_different_block_counts():
+    """J from random blocks: body 0 carries 40 blocks (some two in one row), the others 2 to 6.
+    Its pattern has no narrow band: the values go to the sparse LU's entries."""
+    rng = np.random.default_rng(4)
+    n, m = 12, 30
+    # each row has a block on one of bodies 1..11 (at most 3 rows each: J has full rank),
+    # body 0 has 40 blocks in random rows, and 15 more blocks go anywhere
+    end_body = np.concatenate([1 + np.arange(m) % (n - 1), np.zeros(40, int), rng.integers(1, n, 15)])
+    end_row = np.concatenate([np.arange(m), rng.integers(0, m, 55)])
+    assert not _check_block_schur(m, n, end_row, end_body, rng).banded.banded
+
+
+def test_block_schur_on_a_chain_sums_into_the_band():
+    """A chain (a joint's 3 rows on bodies k and k + 1, in scrambled row order): a narrow band."""
+    rng = np.random.default_rng(5)
+    n = 40
+    m = 3 * (n - 1)
+    row = rng.permutation(m)
+    end_row = np.concatenate([row, row])
+    end_body = np.concatenate([np.arange(m) // 3, np.arange(m) // 3 + 1])
+    bs = _check_block_schur(m, n, end_row, end_body, rng)
+    assert bs.banded.banded and bs.banded.bandwidth <= 8
