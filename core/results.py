@@ -36,6 +36,8 @@ class Results:
     efforts) of a solver's results are computed the first time one of them is
     read (or by :meth:`compute_deferred`); ``stats["deferred_wall_time"]`` then
     says how long that took. Saving, CSV export and pickling compute them.
+    Until then the results keep the solver's compiled system (for a contact
+    model, its mesh indices) alive.
     """
 
     t: np.ndarray                       # (T,) s
@@ -111,7 +113,7 @@ class Results:
         start = time.perf_counter()
         values = compute()
         self.__dict__.update({name: values[name] for name in DEFERRED})
-        del self.__dict__["_pending"]
+        self.__dict__.pop("_pending", None)     # (another thread may have finished first)
         self.stats["deferred_wall_time"] = time.perf_counter() - start
 
     def __getattr__(self, name):
