@@ -964,7 +964,10 @@ def sweeps(problem: Problem, quick):
             ("DOP853 rtol 1e-9 atol 1e-9", dict(integrator="DOP853", rtol=1e-9, atol=1e-9)),
             # the loose end, for the peers' coarse settings (errors of 1e-4 m and more)
             ("DOP853 rtol 1e-4 atol 1e-6", dict(integrator="DOP853", rtol=1e-4, atol=1e-6)),
-            ("DOP853 rtol 1e-5 atol 1e-5", dict(integrator="DOP853", rtol=1e-5, atol=1e-5))]
+            ("DOP853 rtol 1e-5 atol 1e-5", dict(integrator="DOP853", rtol=1e-5, atol=1e-5)),
+            # the tight end, for MuJoCo's fine steps (errors of 1e-9 m and less)
+            ("DOP853 rtol 1e-12 atol 1e-14", dict(integrator="DOP853", rtol=1e-12, atol=1e-14)),
+            ("DOP853 rtol 1e-13 atol 1e-15", dict(integrator="DOP853", rtol=1e-13, atol=1e-15))]
     mj = [1e-3, 1e-4, 1e-5]
     ex = [("GeneralizedAlpha", h) for h in (1e-3, 1e-4)] + [("TrapezoidalIndex2", h) for h in (1e-3, 1e-4)]
     ex2 = [("GeneralizedAlpha", 1e-3), ("GeneralizedAlpha", 1e-4)]
