@@ -130,7 +130,7 @@ def run_sync(op, context):
     gathered = gather(op, context)
     if gathered is None:
         return None
-    job = runner.Job(gathered.compiled, gathered.warnings).run()
+    job = runner.Job(gathered.compiled, gathered.warnings, reactions=context.scene.mbd.display.bake_telemetry).run()
     if "CANCELLED" in conclude(op, job, context.scene.name) and job.results is None:
         return None
     return runner.RESULTS.get(context.scene.name)
@@ -189,7 +189,8 @@ class MBD_OT_simulate(bpy.types.Operator):
         if gathered is None:
             return {"CANCELLED"}
         self._scene_name = context.scene.name
-        runner.JOBS[self._scene_name] = runner.Job(gathered.compiled, gathered.warnings).start()
+        runner.JOBS[self._scene_name] = runner.Job(gathered.compiled, gathered.warnings,
+                                                   reactions=context.scene.mbd.display.bake_telemetry).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)

@@ -30,11 +30,15 @@ class Job:
 
     ``cancel()`` makes the core stop at its next progress report; it then
     returns the frames computed so far with status ``'cancelled'``.
+    ``reactions``: also compute the accelerations and joint reactions, which the
+    core leaves to their first read, in the job (Bake's telemetry keys them);
+    without, a later read computes them (CSV export, a Bake with telemetry).
     """
 
-    def __init__(self, compiled, warnings=()):
+    def __init__(self, compiled, warnings=(), reactions=True):
         self.compiled = compiled
         self.warnings = list(warnings)
+        self.reactions = reactions
         self.fraction = 0.0
         self.time = 0.0
         self.stage = ""        # what the core prepares before its first step ("" once integrating)
@@ -63,11 +67,10 @@ class Job:
     def run(self):
         try:
             self.results = core.simulate(self.compiled, progress=self.progress)
-            # the core leaves the accelerations and reactions to their first read: Bake reads
-            # them all (telemetry), so they are computed here, off Blender's main thread
-            self.stage = "computing the accelerations and joint reactions"
-            self.results.compute_deferred()
-            self.stage = ""
+            if self.reactions:   # off Blender's main thread
+                self.stage = "computing the accelerations and joint reactions"
+                self.results.compute_deferred()
+                self.stage = ""
             self.fraction = 1.0 if self.results.success else self.fraction
         except Exception as exc:  # reported to the user by the operator, never raised in Blender
             self.error = exc

@@ -133,6 +133,28 @@ def test_modal_simulate_runs_in_a_thread_and_keeps_the_results(modal):
     np.testing.assert_array_equal(results.joint_force, reference.joint_force)
 
 
+def test_without_telemetry_the_reactions_wait_for_their_first_read(modal):
+    """Telemetry off: Bake does not need the accelerations and reactions, so the job leaves them
+    to the core's first read (here a CSV export would be it), which still gives the same numbers."""
+    from addon import runner
+    op, context = modal
+    scene, _ = ms.pendulum()
+    scene.mbd.display.bake_telemetry = False
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(op, context) == {"FINISHED"}
+    results = runner.RESULTS[scene.name].results
+    assert "_pending" in results.__dict__
+    reference = runner.Job(_compiled(scene)).run().results           # reactions=True: computed in the job
+    assert "_pending" not in reference.__dict__
+    np.testing.assert_array_equal(results.joint_force, reference.joint_force)
+    assert "_pending" not in results.__dict__
+
+
+def _compiled(scene):
+    from addon.bridge.scene_to_model import scene_to_model
+    return scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled
+
+
 def test_esc_cancels_and_keeps_the_frames_computed_so_far(modal):
     from addon import runner
     op, context = modal
