@@ -42,33 +42,33 @@ def frame_dynamics(sysm: System, t, states) -> dict:
     sign = np.where(use_j, 1.0, -1.0)[:, None]
     motion_rows = slice(sysm.layout.n_rows, sysm.layout.n_rows + nm)
     states = np.asarray(states)
+    r_j = np.tile(cm.marker_r[mj_marker], 3)
+
+    def joints(P, wrench):
+        """Force and torque about the joint point p_j of each joint, for the states of P
+        (..., n+1, 22; the ground last), from the joints' generalized reactions (..., joints, n+1, 6)."""
+        wrench = wrench[..., np.arange(nj), body, :] * sign
+        r = (P[..., mj_body, 13:] * r_j).reshape(P.shape[:-2] + (nj, 3, 3)).sum(axis=-1)   # R ℓ of p_j
+        # the arm from the reporting body's COM to p_j
+        arm = np.where(use_j[:, None], r, P[..., mj_body, 0:3] + r - P[..., mi_body, 0:3])
+        return wrench[..., :3], wrench[..., 3:] - cross(arm, wrench[..., :3])
+
     # as simulate: one BLAS thread for many small products
     with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
         if batch.supports(sysm):
-            r_j = np.tile(cm.marker_r[mj_marker], 3)
             for start in range(0, T, CHUNK):
                 sl = slice(start, start + CHUNK)
                 b = batch.evaluate(sysm, states[sl], t[sl])
-                P = b.packed
                 out["acceleration"][sl] = b.udot[:, :3 * n].reshape(-1, n, 3)
                 out["angular_acceleration"][sl] = b.udot[:, 3 * n:].reshape(-1, n, 3)
                 if nj:
-                    wrench = batch.joint_wrenches(sysm, b)[:, np.arange(nj), body] * sign
-                    mb = cm.marker_body[mj_marker]
-                    r = (P[:, mb, 13:] * r_j).reshape(-1, nj, 3, 3).sum(axis=-1)
-                    arm = np.where(use_j[:, None], r, P[:, mb, 0:3] + r - P[:, mi_body, 0:3])
-                    out["joint_force"][sl] = wrench[..., :3]
-                    out["joint_torque"][sl] = wrench[..., 3:] - cross(arm, wrench[..., :3])
+                    out["joint_force"][sl], out["joint_torque"][sl] = joints(b.packed, batch.joint_wrenches(sysm, b))
                 out["motion_effort"][sl] = b.lam[:, motion_rows]
             return out
         for k in range(T):
-            d = sysm.evaluate(t[k], states[k], details=True)
-            B, K = d["bodies"], d["kin"]
-            out["acceleration"][k], out["angular_acceleration"][k] = d["udot"][:, :3], d["udot"][:, 3:]
+            udot, lam, jw, B = sysm.reactions(t[k], states[k])
+            out["acceleration"][k], out["angular_acceleration"][k] = udot[:, :3], udot[:, 3:]
             if nj:
-                wrench = d["joint_wrench"][np.arange(nj), body] * sign
-                arm = np.where(use_j[:, None], K.r[mj_marker], K.p[mj_marker] - B.x[mi_body])
-                out["joint_force"][k] = wrench[:, :3]
-                out["joint_torque"][k] = wrench[:, 3:] - cross(arm, wrench[:, :3])
-            out["motion_effort"][k] = d["lam"][motion_rows]
+                out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw)
+            out["motion_effort"][k] = lam[motion_rows]
     return out

@@ -691,10 +691,10 @@ class _Run:
         if batched:
             self.collect_batched(out)
         for k, (t, y) in enumerate(zip(self.t_out[:T], () if batched else self.states)):
-            d = sysm.evaluate(t, y, details=True, dynamics=False)
+            d = sysm.evaluate(t, y, details=True)
             if self.off_constraints(d["C"], d["vel_error"]):
                 self.states[k] = sysm.project_near(t, y)
-                d = sysm.evaluate(t, self.states[k], details=True, dynamics=False)
+                d = sysm.evaluate(t, self.states[k], details=True)
             B = d["bodies"]
             out["com"][k] = B.x
             out["orientation"][k] = B.q

@@ -545,47 +545,58 @@ class System:
                        bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b,
                        contact_force=contact_force)
 
-    def evaluate(self, t, y, details=False, dynamics=True):
-        """Accelerations u̇ (6n,) split layout, the bodies and the coordinates; with ``details``
-        a dict of everything the results need (u̇ as (n, 6) there). ``dynamics=False`` (with
-        ``details``): everything but what takes the constraint solve (u̇, λ, the joints'
-        wrenches), for the output frames (:mod:`.reactions` computes those on demand)."""
-        n, m = self.n, self.n_rows
-        B = self.bodies(y)
-        K = self.kinematics(B) if ((details and dynamics) or self._needs_kin) else None
-        rows = self._rows(B, y[self.sl_a], t, K) if m else None
-        F, extra = self.forces(t, B, K, rows.coords if m else None, details)
-        if details and not dynamics:
+    def evaluate(self, t, y, details=False):
+        """Accelerations u̇ (6n,) split layout, the bodies and the coordinates. With ``details``
+        instead a dict of what an output frame reports without the constraint solve: the
+        forces' per-element outputs, C, J u − v*, the bodies and the coordinates
+        (:meth:`reactions` gives the rest)."""
+        B, rows, F, extra = self._state(t, y, details)
+        m = self.n_rows
+        if details:
             return dict(extra, C=rows.C if m else np.zeros(0),
                         vel_error=(self._J_dot(rows, y[self.sl_u]) - rows.vel_target) if m else np.zeros(0),
-                        bodies=B, kin=K, coords=rows.coords if m else None)
-        Mi = None if self.sparse else self._minv(B)
-        u0 = self._minv_dot(B, F.ravel(), Mi)
-        if m:
-            a = self.alpha
-            # γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets)
-            gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, y[self.sl_u])
-            if self.n_motions:
-                gamma += rows.acc_target + 2.0 * a * rows.vel_target
-            udot, lam = self._constrained(B, rows, u0, gamma, Mi)
-        else:
-            lam, udot = self._zeros_m, u0
+                        bodies=B, coords=rows.coords if m else None)
+        udot, lam = self._accelerations(y, B, rows, F)
         if m or len(self.contacts):
             self._recent.append((t, y, rows, self.contacts.depths() if len(self.contacts) else None))
-        if not details:
-            return udot, B, rows.coords if m else None
-        out = dict(extra)
+        return udot, B, rows.coords if m else None
+
+    def reactions(self, t, y):
+        """What the output frames leave to their first read (:mod:`.reactions`), at (t, y):
+        u̇ (n, 6) as [v̇, ω̇], λ (m,), each joint's generalized reaction on each body
+        (joints, n+1, 6; the ground's row zero) and the bodies."""
+        n, m = self.n, self.n_rows
+        B, rows, F, _ = self._state(t, y, False)
+        udot, lam = self._accelerations(y, B, rows, F)
         jw = np.zeros((len(self.cm.joints), n + 1, 6))
         if m and len(self._jw_index):
             nb = len(self.rows.end_row)
             per_end = rows.blocks[:nb] * lam[self.rows.end_row, None]
             jw[:, :n] = np.bincount(self._jw_index, weights=per_end.ravel(),
                                     minlength=self._jw_size).reshape(-1, n, 6)
-        out.update(udot=np.concatenate([udot[:3 * n].reshape(n, 3), udot[3 * n:].reshape(n, 3)], axis=1),
-                   lam=lam, C=rows.C if m else np.zeros(0),
-                   vel_error=(self._J_dot(rows, y[self.sl_u]) - rows.vel_target) if m else np.zeros(0),
-                   joint_wrench=jw, bodies=B, kin=K, coords=rows.coords if m else None)
-        return out
+        return np.concatenate([udot[:3 * n].reshape(n, 3), udot[3 * n:].reshape(n, 3)], axis=1), lam, jw, B
+
+    def _state(self, t, y, details):
+        """The bodies, the constraint rows (None without any) and the applied forces at (t, y),
+        with the forces' per-element outputs when ``details`` (see :meth:`forces`)."""
+        B = self.bodies(y)
+        K = self.kinematics(B) if self._needs_kin else None
+        rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
+        F, extra = self.forces(t, B, K, rows.coords if rows is not None else None, details)
+        return B, rows, F, extra
+
+    def _accelerations(self, y, B: Bodies, rows: Rows | None, F):
+        """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y."""
+        Mi = None if self.sparse else self._minv(B)
+        u0 = self._minv_dot(B, F.ravel(), Mi)
+        if rows is None:
+            return u0, self._zeros_m
+        a = self.alpha
+        # γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets)
+        gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, y[self.sl_u])
+        if self.n_motions:
+            gamma += rows.acc_target + 2.0 * a * rows.vel_target
+        return self._constrained(B, rows, u0, gamma, Mi)
 
     def rhs(self, t, y):
         """dy/dt for the integrators."""
