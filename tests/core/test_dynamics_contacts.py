@@ -106,6 +106,10 @@ def test_block_slides_with_coulomb_deceleration_when_tan_theta_exceeds_mu():
     np.testing.assert_allclose(r.contact_friction_force[sel, 0], mu * normal, rtol=1e-9)
     np.testing.assert_allclose(np.linalg.norm(r.contact_force[sel, 0], axis=1), np.hypot(normal, mu * normal),
                                rtol=1e-9)
+    # the accelerations, computed on first read (each frame's contact evaluated again): m a = m g +
+    # the contact force on the 1 kg block, every frame, to rounding (1e-12 of g allowed)
+    g = np.array([G * np.sin(np.radians(theta)), 0.0, -G * np.cos(np.radians(theta))])
+    np.testing.assert_allclose(r.acceleration[:, 0], g + r.contact_force[:, 0], rtol=0, atol=1e-12 * G)
 
 
 def test_block_creeps_no_faster_than_the_tanh_law_when_tan_theta_is_below_mu():
