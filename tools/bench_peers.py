@@ -1094,8 +1094,12 @@ def _family(setting):
 
 
 def plot(problem: Problem, out_dir: Path):
-    """Error against CPU time, log-log, one series per engine; hollow markers: runs cut by the budget."""
-    import matplotlib
+    """Error against CPU time, log-log, one series per engine; hollow markers: runs cut by the budget.
+    None without matplotlib (the ``bench`` extra)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = [r for r in ROWS if r["key"] == problem.key and np.isfinite(r["err"]) and r["err"] > 0]
