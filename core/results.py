@@ -111,7 +111,12 @@ class Results:
         if compute is None:
             return
         start = time.perf_counter()
-        values = compute()
+        try:
+            values = compute()
+        except Exception as exc:
+            # (an AttributeError raised in here would otherwise read as a missing channel)
+            raise RuntimeError(f"the accelerations, joint reactions and motion efforts could not be computed "
+                               f"({type(exc).__name__}: {exc}); the other results are intact") from exc
         self.__dict__.update({name: values[name] for name in DEFERRED})
         self.__dict__.pop("_pending", None)     # (another thread may have finished first)
         self.stats["deferred_wall_time"] = time.perf_counter() - start

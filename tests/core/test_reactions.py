@@ -6,6 +6,7 @@ physics of the frames reported: Newton's second law per body with the joint
 reactions, on the dense (batched) and the large (sparse, frame by frame)
 path, and survive saving, pickling and CSV export.
 """
+import importlib
 import pickle
 
 import numpy as np
@@ -76,3 +77,21 @@ def test_deferred_channels_survive_save_pickle_and_csv(tmp_path):
     with pytest.raises(AttributeError, match="no attribute 'joint_forces'"):
         direct.joint_forces                         # noqa: B018 (a misspelt channel still fails)
 
+
+
+def test_a_failing_deferred_computation_says_so_and_keeps_the_motion(monkeypatch):
+    """An error while the deferred channels are computed is reported as such (an AttributeError
+    from inside would otherwise read as a missing channel), the motion stays readable, and a
+    later read tries again."""
+    simulate_module = importlib.import_module("core.solver.simulate")
+
+    def broken(*args):
+        raise AttributeError("'NoneType' object has no attribute 'blocks'")
+    monkeypatch.setattr(simulate_module, "frame_dynamics", broken)
+    res = core.simulate(n_four_bar_model(n=2, end=0.1))
+    with pytest.raises(RuntimeError, match="joint reactions .* could not be computed .*AttributeError.*"
+                                           "the other results are intact"):
+        res.joint_force                             # noqa: B018
+    assert res.position.shape == (len(res.t), 5, 3) and "_pending" in res.__dict__
+    monkeypatch.undo()
+    assert res.acceleration.shape == (len(res.t), 5, 3) and "_pending" not in res.__dict__
