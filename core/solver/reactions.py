@@ -35,8 +35,8 @@ def frame_dynamics(sysm: System, t, states) -> dict:
     if T == 0:
         return out
     mj_marker = np.array([j["mj"] for j in cm.joints], int)
-    mj_body = cm.marker_body[mj_marker] if nj else np.zeros(0, int)
-    mi_body = cm.marker_body[np.array([j["mi"] for j in cm.joints], int)] if nj else np.zeros(0, int)
+    mj_body = cm.marker_body[mj_marker]
+    mi_body = cm.marker_body[np.array([j["mi"] for j in cm.joints], int)]
     use_j = mj_body >= 0
     body = np.where(use_j, mj_body, mi_body)
     sign = np.where(use_j, 1.0, -1.0)[:, None]
