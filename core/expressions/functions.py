@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import math
 
+from functools import lru_cache
+
 import numpy as np
+from scipy import special
 
 from .tree import (
-    IF, LOG, ONE, POW, ZERO, Apply, Const, Function, Node,
+    ADD, DIV, IF, LOG, MUL, ONE, POW, SUB, ZERO, Apply, Const, Function, Node,
     add, apply, const, div, mul, neg, select, sub,
 )
 
-__all__ = ["FUNCTIONS", "NP_FUNCTIONS", "CONSTANTS", "NP_CONSTANTS", "STEP"]
+__all__ = ["FUNCTIONS", "NP_FUNCTIONS", "NP_NOT_SCALAR", "CONSTANTS", "NP_CONSTANTS", "STEP"]
 
 
 def _unary(name: str, impl, dfdx=None) -> Function:
@@ -187,6 +190,50 @@ COPYSIGN = Function(
     "copysign", (2,), np.copysign,
     lambda n, d: mul(mul(apply(COPYSIGN, ONE, n.args[1]), apply(SIGN, n.args[0])), d[0]))
 HEAVISIDE = Function("heaviside", (2,), np.heaviside, lambda n, d: ZERO)
+# log(e^a + e^b): d = e^(a - n) a' + e^(b - n) b', each factor at most 1 (no overflow)
+LOGADDEXP = Function(
+    "logaddexp", (2,), np.logaddexp,
+    lambda n, d: add(mul(apply(EXP, sub(n.args[0], n)), d[0]), mul(apply(EXP, sub(n.args[1], n)), d[1])))
+LOGADDEXP2 = Function(
+    "logaddexp2", (2,), np.logaddexp2,
+    lambda n, d: add(mul(apply(EXP2, sub(n.args[0], n)), d[0]), mul(apply(EXP2, sub(n.args[1], n)), d[1])))
+# x·2^n for any real n (NumPy's ldexp wants an integer n)
+LDEXP = Function("ldexp", (2,), lambda x, e: x * np.exp2(e),
+                 lambda n, d: add(mul(apply(EXP2, n.args[1]), d[0]), mul(mul(n, const(math.log(2.0))), d[1])))
+FLOOR_DIVIDE = Function("floor_divide", (2,), np.floor_divide, lambda n, d: ZERO)
+# NumPy's gcd and lcm take integers: the arguments are rounded to the nearest integer first
+GCD = Function("gcd", (2,), lambda a, b: np.gcd(np.rint(a).astype(np.int64), np.rint(b).astype(np.int64)) * 1.0,
+               lambda n, d: ZERO)
+LCM = Function("lcm", (2,), lambda a, b: np.lcm(np.rint(a).astype(np.int64), np.rint(b).astype(np.int64)) * 1.0,
+               lambda n, d: ZERO)
+# on real numbers: x itself (x's derivative), or a constant
+IDENTITY = Function("real", (1,), lambda x: np.real(x) * 1.0, lambda n, d: d[0])
+_FLOAT_MAX = float(np.finfo(np.float64).max)
+
+
+def _nan_to_num(x):
+    # np.nan_to_num's semantics without its wrapper, which imports a module on first use
+    r = np.where(np.isnan(x), 0.0, np.minimum(np.maximum(x, -_FLOAT_MAX), _FLOAT_MAX))
+    return r if isinstance(x, np.ndarray) else np.float64(r)
+
+
+NAN_TO_NUM = Function("nan_to_num", (1,), _nan_to_num, lambda n, d: d[0])
+NEXTAFTER = Function("nextafter", (2,), np.nextafter, lambda n, d: d[0])
+IMAG = _unary("imag", lambda x: np.imag(x) * 1.0)
+ANGLE = _unary("angle", np.angle)
+SIGNBIT = _unary("signbit", lambda x: np.signbit(x) * 1.0)
+SPACING = _unary("spacing", np.spacing)
+
+
+@lru_cache(maxsize=None)
+def bessel_i(k: int) -> Function:
+    """I_k, the modified Bessel function of the first kind (np.i0 for k = 0):
+    I_0' = I_1, I_k' = (I_(k-1) + I_(k+1)) / 2."""
+    if k == 0:
+        return _unary("i0", np.i0, lambda x, n: apply(bessel_i(1), x))
+    return _unary(f"i{k}", lambda x: special.iv(k, x),
+                  lambda x, n: mul(const(0.5), add(apply(bessel_i(k - 1), x), apply(bessel_i(k + 1), x))))
+
 
 #: functions callable by bare name (``if`` and ``spline`` are handled by the parser)
 FUNCTIONS: dict[str, Function] = {
@@ -213,10 +260,30 @@ NP_FUNCTIONS: dict[str, Function] = {
     "mod": MOD, "fmod": FMOD, "power": POWER, "pow": POWER,
     "sinc": SINC, "reciprocal": RECIPROCAL, "negative": NEGATIVE, "positive": POSITIVE,
     "copysign": COPYSIGN,
+    # NumPy's names of the operators and of functions above
+    "add": Function("add", (2,), np.add, ADD.deriv), "subtract": Function("subtract", (2,), np.subtract, SUB.deriv),
+    "multiply": Function("multiply", (2,), np.multiply, MUL.deriv),
+    "divide": Function("divide", (2,), np.divide, DIV.deriv),
+    "true_divide": Function("true_divide", (2,), np.true_divide, DIV.deriv),
+    "floor_divide": FLOOR_DIVIDE, "remainder": MOD, "float_power": POWER,
+    "logaddexp": LOGADDEXP, "logaddexp2": LOGADDEXP2, "ldexp": LDEXP, "gcd": GCD, "lcm": LCM, "i0": bessel_i(0),
+    "real": IDENTITY, "conj": IDENTITY, "conjugate": IDENTITY, "real_if_close": IDENTITY, "imag": IMAG,
+    "angle": ANGLE, "nan_to_num": NAN_TO_NUM, "nextafter": NEXTAFTER, "signbit": SIGNBIT, "spacing": SPACING,
+}
+
+#: NumPy routines that work on whole arrays or return several values, which a formula's single
+#: value cannot use, each with what to write instead
+NP_NOT_SCALAR: dict[str, str] = {
+    **{name: "it works on arrays; a formula has one value per time" for name in (
+        "sum", "prod", "cumsum", "cumprod", "diff", "ediff1d", "gradient", "cross", "dot", "trapz",
+        "trapezoid", "convolve", "unwrap", "nansum", "nanprod", "nancumsum", "nancumprod", "max", "min",
+        "amax", "amin", "mean", "median")},
+    **{name: "it returns two values" for name in ("modf", "frexp", "divmod")},
+    "interp": "use spline(\"file\") for a table of values",
 }
 
 #: constants available by bare name
 CONSTANTS: dict[str, float] = {"pi": math.pi}
 
 #: constants available as ``np.<name>``
-NP_CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e}
+NP_CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "euler_gamma": float(np.euler_gamma)}

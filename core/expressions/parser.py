@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import ExpressionError
 from .expression import Expression
-from .functions import CONSTANTS, FUNCTIONS, NP_CONSTANTS, NP_FUNCTIONS
+from .functions import CONSTANTS, FUNCTIONS, NP_CONSTANTS, NP_FUNCTIONS, NP_NOT_SCALAR
 from .spline import Spline, load_spline, resolve_path
 from .tree import ADD, DIV, MUL, NEG, POW, SUB, TIME, Const, Function, Node, apply
 
@@ -361,6 +361,8 @@ class _Converter:
             name = "if" if func.id == _IF else func.id
             if name in FUNCTIONS:
                 return FUNCTIONS[name], name
+            if name.lower() in FUNCTIONS:   # the manual writes STEP and IF
+                return FUNCTIONS[name.lower()], name
             if name.startswith(_SPLINE):
                 self.fail("the value of spline(...) is not a function", func)
             if name == "t" or name in CONSTANTS:
@@ -372,6 +374,8 @@ class _Converter:
                 return NP_FUNCTIONS[func.attr], f"np.{func.attr}"
             if func.attr in NP_CONSTANTS:
                 self.fail(f"np.{func.attr} is not a function", func)
+            if func.attr in NP_NOT_SCALAR:
+                self.fail(f"np.{func.attr} cannot be used in a formula: {NP_NOT_SCALAR[func.attr]}", func)
             self.fail(f"'np.{func.attr}' is not an allowed NumPy function", func)
         self.fail("only named functions can be called", func)
 

@@ -96,6 +96,23 @@ VALUES = [
     ("np.negative(t)", 4.0, -4.0),
     ("np.positive(t)", 4.0, 4.0),
     ("np.copysign(3; t)", -1.0, -3.0),
+    ("np.remainder(t; 3)", -1.0, 2.0),
+    ("np.floor_divide(t; 3)", -1.0, -1.0),
+    ("np.logaddexp(t; 0)", 0.0, math.log(2.0)),
+    ("np.logaddexp2(t; 3)", 3.0, 4.0),
+    ("np.ldexp(3; t)", 2.0, 12.0),
+    ("np.ldexp(3; t)", -0.5, 3 / math.sqrt(2.0)),   # any real exponent
+    ("np.gcd(t; 4)", 6.0, 2.0),
+    ("np.lcm(t; 4)", 6.0000001, 12.0),              # rounded to integers first
+    ("np.i0(t)", 0.0, 1.0),
+    ("np.i0(t)", 1.0, 1.2660658777520082),          # I0(1), Abramowitz & Stegun table 9.8
+    ("np.imag(t)", 2.0, 0.0),
+    ("np.angle(t)", -2.0, PI),
+    ("np.signbit(t)", -2.0, 1.0),
+    ("np.nan_to_num(t / 0)", 1.0, np.finfo(float).max),
+    ("np.nan_to_num(np.log(t - 2))", 1.0, 0.0),
+    ("np.divide(t; 4)", 1.0, 0.25),
+    ("np.euler_gamma * t", 1.0, 0.5772156649015329),
     ("step(t; 1; 0; 2; 5)", 0.5, 0.0),
     ("step(t; 1; 0; 2; 5)", 1.5, 2.5),
     ("step(t; 1; 0; 2; 5)", 2.5, 5.0),
@@ -169,8 +186,11 @@ def test_kinked_functions_use_the_active_branch():
 @pytest.mark.parametrize("text", [
     "np.sign(t)", "np.round(t)", "np.round(t; 1)", "np.around(t)", "np.rint(t)", "np.fix(t)",
     "np.floor(t)", "np.ceil(t)", "np.trunc(t)", "np.heaviside(t; 0.5)",
+    "np.floor_divide(t; 0.7)", "np.gcd(t; 4)", "np.lcm(t; 4)", "np.imag(t)", "np.angle(t)", "np.signbit(t)",
+    "np.spacing(t)",
 ])
 def test_piecewise_constant_functions_have_zero_derivatives(text):
+    """Also the integer and complex-part functions: constant on the reals between jumps."""
     expr = compile_expression(text)
     t = np.linspace(-3, 3, 13)
     assert np.all(expr.d1(t) == 0.0) and np.all(expr.d2(t) == 0.0)
@@ -182,6 +202,9 @@ def test_piecewise_constant_functions_have_zero_derivatives(text):
     ("if(t - 1, 0, 2)", "if(t - 1; 0; 2)"),
     ("np.clip(t, 0; 1)", "np.clip(t; 0, 1)"),
     ("t^3", "t**3"),
+    ("STEP(t; 1; 0; 2; 5)", "step(t; 1; 0; 2; 5)"),   # the manual's spelling
+    ("IF(t - 1; 0; 2)", "if(t - 1; 0; 2)"),
+    ("Sin(t)", "sin(t)"),
 ])
 def test_separators_and_power_spellings_are_equivalent(a, b):
     t = np.linspace(-1, 3, 9)
@@ -276,6 +299,9 @@ def test_huge_integer_literal_is_inf():
     ("np.foo(t)", "'np.foo' is not an allowed NumPy function", 1),
     ("t * np.bar", "'np.bar' is not an allowed NumPy name", 5),
     ("np.pi(t)", "np.pi is not a function", 1),
+    ("np.cumsum(t)", "np.cumsum cannot be used in a formula: it works on arrays; a formula has one value per time", 1),
+    ("np.modf(t)", "np.modf cannot be used in a formula: it returns two values", 1),
+    ("np.interp(t)", 'np.interp cannot be used in a formula: use spline("file") for a table of values', 1),
     ("", "empty formula", 1),
     ("(t + 1", "'(' was never closed", 1),
 ])
@@ -361,6 +387,23 @@ DERIVATIVE_CASES = [
     ("np.positive(t^3)", [0.8]),
     ("np.copysign(t^2 + 1; t - 1)", [0.5, 1.5]),
     ("np.copysign(t^2 - 1; 1)", [0.5, 1.5]),
+    ("np.add(t^2; sin(t))", [0.8]),
+    ("np.subtract(t^2; sin(t))", [0.8]),
+    ("np.multiply(t^2; sin(t))", [0.8]),
+    ("np.divide(t^2; 2 + sin(t))", [0.8]),
+    ("np.true_divide(t^2; 2 + sin(t))", [0.8]),
+    ("np.remainder(t^2; 1 + 0.1*t)", [0.8, 1.3]),
+    ("np.float_power(t^2; 1.5 + t)", [0.8]),
+    ("np.logaddexp(t^2; sin(3*t))", [0.2, 1.4]),
+    ("np.logaddexp(800*t; 800*t^2)", [0.9]),   # e^a overflows; the rule must not
+    ("np.logaddexp2(t^2; sin(3*t))", [0.2, 1.4]),
+    ("np.ldexp(t^2; 1 + t)", [0.8]),
+    ("np.i0(t^2)", [0.0, 0.8, 1.7]),
+    ("np.i0(3*sin(t))", [0.4]),
+    ("np.real(t^3)", [0.8]),
+    ("np.conj(t^3)", [0.8]),
+    ("np.nan_to_num(t^3)", [0.8]),
+    ("np.nextafter(t^3; 0)", [0.8]),
 ]
 
 
