@@ -66,7 +66,9 @@ class MBD_PG_joint(PropertyGroup):
         ("PRISMATIC", "Prismatic", "Slider along Z of Frame I"),
         ("CYLINDRICAL", "Cylindrical", "Slides along and turns about Z of Frame I"),
         ("SPHERICAL", "Spherical", "Ball joint at the frame origins"),
-        ("UNIVERSAL", "Universal", "Cross of Z of Frame I and Z of Frame J"),
+        ("UNIVERSAL", "Universal",
+                      "Cardan cross at the frame origins: its arms are X of Frame I (on body I) and Y of Frame I "
+                      "as carried by body J; the shafts run along Z"),
         ("PLANAR", "Planar", "Frame J's origin stays in the XY plane of Frame I"),
         ("FIXED", "Fixed", "Welds the two bodies"),
         ("DISTANCE", "Distance", "Keeps the distance between the frame origins"),
@@ -185,7 +187,8 @@ class MBD_PG_solver(PropertyGroup):
                                 description="One output sample per frame")
     output_rate: FloatProperty(name="Output Rate (1/s)", default=24.0, min=1e-3)
     rtol: FloatProperty(name="Relative Tolerance", default=1e-8, min=1e-13, precision=12)
-    atol: FloatProperty(name="Absolute Tolerance", default=1e-10, min=1e-20, precision=14)
+    atol: FloatProperty(name="Absolute Tolerance", default=1e-10, min=1e-20, precision=14,
+                        description="Absolute error per state entry, in SI (m, m/s, rad/s)")
     step: FloatProperty(name="Step (s)", description="Fixed-step integrators", default=1e-3, min=1e-9,
                         precision=6)
     use_max_step: BoolProperty(name="Limit Step", description="Largest step of the adaptive integrators")
@@ -200,8 +203,11 @@ class MBD_PG_solver(PropertyGroup):
     baumgarte: FloatProperty(name="Baumgarte (1/s)", description="Constraint stabilisation rate", default=20.0,
                              min=0.0)
     erp: FloatProperty(name="ERP", description="Stepper error reduction", default=0.2, min=0.0, max=1.0)
-    projection_tolerance: FloatProperty(name="Projection Tolerance", description="mm or rad",
-                                        default=1e-6, min=1e-15, precision=9)
+    projection_tolerance: FloatProperty(
+        name="Projection Tolerance (m, rad)",
+        description="Constraint error at which the state is projected back onto the joints: metres for "
+                    "position rows, radians for angle rows (SI, as the solver measures them)",
+        default=1e-6, min=1e-15, precision=9)
 
 
 class MBD_PG_display(PropertyGroup):

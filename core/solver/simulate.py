@@ -432,8 +432,8 @@ class _Run:
         if moved > _LARGE_CORRECTION:
             self.warnings.append(Issue(
                 "warning", "large-assembly-correction", "model",
-                f"the initial positions were corrected by up to {moved * 1e3:.3g} mm (or {moved:.3g} rad) "
-                "to satisfy the joints", "Check that the frames of each joint coincide at t = 0."))
+                f"the initial positions were corrected to satisfy the joints: {_moves(sysm, sysm.y0, y0)}",
+                "Check that the frames of each joint coincide at t = 0."))
         self.check_given_velocities(held, y0)
         redundant = self.redundant = sysm.redundancy(0.0, y0)
         if redundant:
@@ -776,6 +776,18 @@ def _energy_scale(out, T) -> float:
         return 0.0
     ke, pe, ee = (out[k][:T] for k in ("kinetic_energy", "potential_energy", "elastic_energy"))
     return float(np.max(ke) + np.ptp(pe) + np.ptp(ee))
+
+
+def _moves(sysm: System, before, after) -> str:
+    """The largest displacement and the largest turn of a body from state ``before`` to ``after``,
+    in the model's units, and whose they are."""
+    n, names = sysm.n, sysm.cm.body_names
+    dx = np.linalg.norm((after[sysm.sl_x] - before[sysm.sl_x]).reshape(n, 3), axis=1)
+    q0, q1 = before[sysm.sl_q].reshape(n, 4), after[sysm.sl_q].reshape(n, 4)
+    cos_half = np.abs(np.sum(q0 * q1, axis=1)) / (np.linalg.norm(q0, axis=1) * np.linalg.norm(q1, axis=1))
+    turn = np.degrees(2.0 * np.arccos(np.clip(cos_half, 0.0, 1.0)))
+    i, k = int(np.argmax(dx)), int(np.argmax(turn))
+    return f"body {names[i]!r} moved by {dx[i] * 1e3:.3g} mm, body {names[k]!r} turned by {turn[k]:.3g}°"
 
 
 def _vec(x) -> str:

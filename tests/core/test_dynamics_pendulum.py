@@ -11,6 +11,8 @@ inertia I_c about the COM): L_eq = I_pivot / (m L) = L + I_c / (m L),
     period  T = 4 K(k²) / ω0                        (complete elliptic integral)
     angle   θ(t) = 2 asin(k sn(K − ω0 t | k²))      (Jacobi elliptic sn)
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.interpolate import CubicHermiteSpline
@@ -305,3 +307,20 @@ def test_projected_steps_are_not_shortened_by_the_stabilisation():
     assert loose.success and np.max(loose.constraint_error) <= 1e-6
     # on the 1 m circle: each of the joint's rows within 1e-6 m, so the point within √3 of that
     assert np.max(np.abs(np.linalg.norm(loose.com[:, 0, :2], axis=1) - 1.0)) < 2e-6
+
+
+def test_an_assembly_correction_is_reported_as_a_move_and_a_turn_of_named_bodies():
+    """The bob's pin frame 5 mm off the pivot: the assembly moves and turns the bob to close the
+    hinge, and the warning gives both in mm and degrees, as the first frame shows them."""
+    base = pendulum(0.3, end_time=0.01, output_rate=100)
+    pin = replace(base.frames[1], position=(base.frames[1].position[0] + 5.0,) + base.frames[1].position[1:])
+    r = core.simulate(replace(base, frames=(base.frames[0], pin)))
+    assert r.success, r.message
+    (warning,) = [w for w in r.warnings if "corrected to satisfy the joints" in w]
+    moved = float(warning.split("moved by ")[1].split(" mm")[0])
+    turned = float(warning.split("turned by ")[1].split("°")[0])
+    assert "body 'bob' moved by" in warning and "body 'bob' turned by" in warning
+    q = r.orientation[0, 0]
+    assert moved == pytest.approx(np.linalg.norm(r.com[0, 0] * 1e3 - base.bodies[0].position), rel=5e-3)  # 3 digits
+    assert turned == pytest.approx(np.degrees(2 * np.arccos(min(abs(q[0]), 1.0))), rel=5e-3)
+    assert moved > 1.0 and turned > 0.1
