@@ -356,6 +356,11 @@ def _draw_force(layout, f, data):
     if f.actuator:
         layout.prop(f, "max_velocity", text="Max Velocity (rad/s)" if f.type == "TORQUE" else "Max Velocity (mm/s)")
         layout.prop(f, "allow_braking")
+        entry = runner.RESULTS.get(f.id_data.name)
+        power = entry.results.max_powers().get(f.name) if entry is not None else None
+        if power is not None:
+            law = "T max · ω max" if f.type == "TORQUE" else "F max · v max"
+            layout.label(text=f"N max = {law} / 4 = {power:.4g} W (last run)", icon="INFO")
 
 
 def _draw_spring(layout, s, data):

@@ -37,8 +37,10 @@ def _check(path) -> int:
     print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
     for m in model.motions:
         print(f"  motion {m.name!r}: {m.mode} = {m.value}")
+    powers = dict(zip(system.applied.names, system.applied.max_power()))
     for f in model.forces:
-        print(f"  {f.type} {f.name!r}: value = {f.value}" + (" (actuator)" if f.actuator else ""))
+        rated = f" (actuator, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W at t = 0)" if f.actuator else ""
+        print(f"  {f.type} {f.name!r}: value = {f.value}{rated}")
     for w in cm.warnings:
         print(f"  warning: {w}")
     return 0
@@ -65,6 +67,8 @@ def main(argv=None) -> int:
         if progress:
             sys.stderr.write("\n")
         print(f"{args.model}: {results.summary()}")
+        for name, power in results.max_powers().items():
+            print(f"  actuator {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
         for w in results.warnings:
             print(f"  warning: {w}")
         if args.csv:

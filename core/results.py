@@ -158,6 +158,11 @@ class Results:
                 f"in {self.stats.get('wall_time', 0.0):.3g} s")
         return text + (f" ({self.message})" if self.message else "")
 
+    def max_powers(self) -> dict[str, float]:
+        """N_max = F_max·v_max/4 (W) of each actuator and e-motor by name, at t = 0 (the manual's
+        rated power: the most the force–velocity law F_max(1 − v/v_max) delivers, at v_max/2)."""
+        return {name: float(p) for name, p in zip(self.force_names, self.actuator_max_power) if np.isfinite(p)}
+
     # ------------------------------------------------------------------ export
     def to_csv(self, path: str | os.PathLike) -> None:
         """Write every channel in user units; the header names each column's unit."""

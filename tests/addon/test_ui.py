@@ -240,3 +240,17 @@ def test_spline_preview_draws_the_curve(addon, tmp_path):
     preview = next(iter(ui._previews.values()))
     assert tuple(preview.image_size) == (w, h)
     np.testing.assert_allclose(np.array(preview.image_pixels_float), px.ravel(), atol=1 / 255)
+
+
+def test_an_actuators_rated_power_is_shown_after_a_run(addon):
+    """The manual's e-motor (T_max = 1000 N·mm, ω_max = 300 rad/s): N_max = 75 W under its fields
+    once a run has computed it, and nothing before."""
+    scene, bob = ms.pendulum()
+    motor = ms.add_force(scene, bob, name="Motor", value="1000", kind="TORQUE", axis="Z")
+    motor.actuator, motor.max_velocity = True, 300.0
+    scene.mbd.group = "forces"
+    scene.frame_end = 3
+    rated = "N max = T max · ω max / 4 = 75 W (last run)"
+    assert rated not in labels(draw_all(bob))
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    assert rated in labels(draw_all(bob))

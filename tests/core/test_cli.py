@@ -109,3 +109,19 @@ def test_the_progress_line_shows_the_preparation_stage_then_the_time():
     show(Progress(0.5, 1.0, 51, 2.5))
     assert out.getvalue() == ("\r  preparing the geometry of body 'Ball' for contact 'Touch'  (1.3 s)\x1b[K"
                               "\r   50.0 %  t = 1 s  (2.5 s)\x1b[K")
+
+
+def test_check_and_simulate_report_an_actuators_rated_power(tiny_pendulum, tmp_path):
+    """An e-motor of T_max = 1000 N·mm and ω_max = 300 rad/s on the pendulum: N_max = 75 W in both."""
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    frame = data["joints"][0]["frame_j"]
+    data["forces"] = [dict(name="drive", type="torque", body="rod", frame=frame, value="1000", actuator=True,
+                           max_velocity=300.0)]
+    path = tmp_path / "driven.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    checked = run("check", path)
+    assert checked.returncode == 0, checked.stderr
+    assert "torque 'drive': value = 1000 (actuator, N_max = F_max*v_max/4 = 75 W at t = 0)" in checked.stdout
+    solved = run("simulate", path)
+    assert solved.returncode == 0, solved.stderr
+    assert "actuator 'drive': N_max = F_max*v_max/4 = 75 W" in solved.stdout

@@ -55,6 +55,25 @@ def test_e_motor_reaches_load_speed(sense):
     assert r.force_is_torque.tolist() == [True, True]
 
 
+def test_the_manuals_e_motor_example_tops_out_at_2865_rpm_and_rates_75_w():
+    """The manual's worked example: T_max = 1000 N·mm, ω_max = 300 rad/s (2865 rpm) on a free
+    wheel of I = 1000 kg·mm²: τ = I ω_max / T_max = 1e-3 · 300 / 1 = 0.3 s, ω = ω_max (1 − e^(−t/τ)),
+    never above ω_max; N_max = T_max ω_max / 4 = 1 N·m · 300 rad/s / 4 = 75 W, in the results by name."""
+    model = Model(
+        bodies=(Body(name="rotor", mass=1.0, inertia=(600.0, 600.0, 1000.0, 0, 0, 0)),),
+        frames=(Frame(name="stator"), Frame(name="shaft", body="rotor")),
+        joints=(Joint(name="bearing", type="revolute", frame_i="stator", frame_j="shaft"),),
+        forces=(Force(name="e-motor", type="torque", body="rotor", frame="shaft", value="1000",
+                      actuator=True, max_velocity=300.0),),
+        settings=SolverSettings(end_time=3.0, output_rate=50, rtol=1e-10, atol=1e-12, gravity=(0.0, 0.0, 0.0)))
+    r = core.simulate(model)
+    assert r.success, r.message
+    w = r.angular_velocity[:, 0, 2]
+    np.testing.assert_allclose(w, 300.0 * (1 - np.exp(-r.t / 0.3)), rtol=0, atol=1e-8 * 300.0)
+    assert np.all(w <= 300.0) and w[-1] * 60 / (2 * np.pi) == pytest.approx(2865, rel=1e-3)  # 10 τ
+    assert r.max_powers() == {"e-motor": pytest.approx(75.0, rel=1e-12)}
+
+
 def linear_actuator(push=0.0, braking=True, end_time=0.3):
     """A 10 kg carriage on a prismatic joint along X; actuator F_max = 100 N, v_max = 200 mm/s."""
     forces = [Force(name="actuator", body="cart", frame="mount", value="100", axis="Z", actuator=True,
