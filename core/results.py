@@ -176,6 +176,9 @@ class Results:
                 add(f"{name}.position.{axis}", self.position[:, k, a], "length")
             for a, axis in enumerate("wxyz"):
                 add(f"{name}.orientation.{axis}", self.orientation[:, k, a], "dimensionless")
+            # the point whose velocity and acceleration follow (the origin's differ once the body turns)
+            for a, axis in enumerate("xyz"):
+                add(f"{name}.com.{axis}", self.com[:, k, a], "length")
             for a, axis in enumerate("xyz"):
                 add(f"{name}.velocity.{axis}", self.velocity[:, k, a], "velocity")
             for a, axis in enumerate("xyz"):

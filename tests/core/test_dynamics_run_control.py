@@ -152,6 +152,11 @@ def test_csv_has_units_and_user_values(tmp_path):
     np.testing.assert_allclose(col["bob.position.x [mm]"], r.position[:, 0, 0] * 1e3, rtol=1e-14)
     np.testing.assert_allclose(col["bob.position.y [mm]"][0], -1000 * np.cos(np.radians(30)), rtol=1e-12)
     np.testing.assert_allclose(col["bob.velocity.x [mm/s]"], r.velocity[:, 0, 0] * 1e3, rtol=1e-14)
+    # the centre of mass, whose velocity that is: its central difference over h = 20 ms follows it
+    # within h²/6·|x‴| ≈ (ω h)²/6·max|v| = 7e-4 max|v| (ω ≈ 3.1 rad/s); 2e-3 allowed
+    com_x, v_x = col["bob.com.x [mm]"], col["bob.velocity.x [mm/s]"]
+    np.testing.assert_allclose(com_x, r.com[:, 0, 0] * 1e3, rtol=1e-14)
+    np.testing.assert_allclose((com_x[2:] - com_x[:-2]) / 0.04, v_x[1:-1], rtol=0, atol=2e-3 * np.abs(v_x).max())
     np.testing.assert_allclose(col["bob.acceleration.y [mm/s^2]"], r.acceleration[:, 0, 1] * 1e3, rtol=1e-14)
     np.testing.assert_allclose(col["bob.angular_velocity.z [rad/s]"], r.angular_velocity[:, 0, 2], rtol=1e-14)
     # reaction force in N (unchanged), reaction torque in N*mm (x1000). At release (at rest)
