@@ -56,6 +56,7 @@ def channels(results) -> list[Channel]:
     for k, name in enumerate(r.body_names):
         g = f"{name} (body)"
         add(g, name, "position", "length", r.position[:, k], "origin of the body (the object's origin), world axes")
+        add(g, name, "com", "length", r.com[:, k], "centre of mass, world axes")
         add(g, name, "velocity", "velocity", r.velocity[:, k], "velocity of the centre of mass, world axes")
         add(g, name, "angular_velocity", "angular_velocity", r.angular_velocity[:, k], "world axes")
         add(g, name, "acceleration", "acceleration", r.acceleration[:, k],
