@@ -111,6 +111,78 @@ def _not_finite(expr, path: str, settings, what) -> list[Issue]:
     return []
 
 
+#: samples per output interval, and in all, of the scan of :func:`_discontinuity`
+_SCAN_PER_FRAME, _SCAN_MIN, _SCAN_MAX = 16, 4096, 1 << 19
+#: intervals followed down to a point by :func:`_discontinuity`, the largest mismatches first
+_SCAN_SUSPECTS = 16
+
+
+def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
+    """A displacement motion's formula that jumps (a warning: the joint is moved there in no time
+    and the reported velocities miss it), or a motion's formula that is unbounded between the
+    output times, where :func:`_not_finite` does not look (an error: the run would crawl towards
+    it forever, as the mechanism spins ever faster).
+
+    The run's span is scanned on a grid; an interval whose change of value disagrees with its
+    derivative's trapezoid estimate by more than a quarter is a suspect, and is halved down to
+    the spacing of doubles towards its half that disagrees more: a continuous formula's change
+    then vanishes, a jump's stays, a pole's grows without bound.
+    """
+    dt = 1.0 / settings.output_rate
+    count = int(math.floor(settings.end_time / dt + 1e-9))
+    if count < 1:
+        return []
+    t = np.linspace(0.0, count * dt, min(max(_SCAN_PER_FRAME * count, _SCAN_MIN), _SCAN_MAX) + 1)
+    try:
+        with np.errstate(all="ignore"):
+            f, d = np.asarray(expr(t), float), np.asarray(expr.d1(t), float)
+    except ExpressionError:
+        return []                   # reported when the run evaluates it, with the cause
+    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(d))):
+        return []                   # _not_finite reports it at an output time, or the run does
+    h = np.diff(t)
+    change = np.diff(f)
+    estimate = 0.5 * h * (d[1:] + d[:-1])
+    scale = 1e-9 * (np.abs(f).max() + 1e-300)
+    mismatch = np.abs(change - estimate)
+    suspects = np.flatnonzero(mismatch > 0.25 * (np.abs(change) + np.abs(estimate)) + scale)
+    def off(a, b, fa, fb, da, db):       # how far the change disagrees with the derivative
+        return abs(fb - fa - 0.5 * (b - a) * (da + db))
+
+    for k in suspects[np.argsort(-mismatch[suspects])][:_SCAN_SUSPECTS]:
+        a, b, fa, fb, da, db = t[k], t[k + 1], f[k], f[k + 1], d[k], d[k + 1]
+        with np.errstate(all="ignore"):
+            while True:
+                m = 0.5 * (a + b)
+                if not a < m < b:
+                    break
+                fm, dm = float(expr(m)), float(expr.d1(m))
+                if not (math.isfinite(fm) and math.isfinite(dm)):    # on the pole itself
+                    a, fb = m, math.inf
+                    break
+                if off(a, m, fa, fm, da, dm) >= off(m, b, fm, fb, dm, db):
+                    b, fb, db = m, fm, dm
+                else:
+                    a, fa, da = m, fm, dm
+        jump = abs(fb - fa)
+        if jump <= 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale:
+            continue                # continuous: steep, or a kink
+        # a jump's two sides are what the grid saw either side of it; a pole's are far beyond
+        if not (math.isfinite(jump) and max(abs(fa), abs(fb)) <= 2.0 * max(abs(f[k]), abs(f[k + 1])) + scale):
+            return [Issue("error", "formula-unbounded", path,
+                          f"the formula {expr.text!r} grows without bound near t = {a:.6g} s (it is "
+                          f"{f[k]:.4g} at t = {t[k]:.6g} s and {f[k + 1]:.4g} at t = {t[k + 1]:.6g} s)",
+                          "Change the formula so that it stays finite over the whole run: the mechanism "
+                          "would have to move infinitely fast there.")]
+        if mode == "displacement":
+            return [Issue("warning", "formula-jumps", path,
+                          f"the formula {expr.text!r} jumps from {fa:.6g} to {fb:.6g} at t = {a:.6g} s: a "
+                          "displacement cannot jump, so the run moves the joint there in no time and the "
+                          "velocities it reports miss that move",
+                          "Change it smoothly instead, e.g. step(t; t0; h0; t1; h1) over a short time.")]
+    return []
+
+
 def compile_model(model: spec.Model) -> CompiledModel:
     """Convert ``model`` to SI arrays; raises ModelError listing every problem found.
 
@@ -244,6 +316,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         issues += _not_finite(expr, f"motion {m.name!r}: value", model.settings,
                               ("value", "velocity", "acceleration") if m.mode == "displacement" else
                               ("value", "rate of change"))
+        issues += _discontinuity(expr, f"motion {m.name!r}: value", model.settings, m.mode)
         scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
                             mode=m.mode, expr=expr, scale=scale))

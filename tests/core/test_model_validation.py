@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core import ModelError, compile_model, load_model
@@ -340,6 +341,54 @@ def test_formula_that_is_not_finite_during_the_run_is_rejected_before_it(element
         compile_model(model_from_dict(data))
     texts = [str(i) for i in _issues(info)]
     assert len(texts) == 1 and texts[0].startswith(path) and expected in texts[0], texts
+
+
+@pytest.mark.parametrize("value, mode", [
+    ("1/(t - 0.4999)", "displacement"),             # a pole between the output times (every 10 ms)
+    ("1/(t - 0.4999)", "velocity"),
+    ("1e-6/(t - 0.4999)^2", "displacement"),        # without a sign change
+    ("np.tan(3*t)", "velocity"),                    # at π/6 s
+])
+def test_a_motion_unbounded_between_the_output_times_is_rejected_before_the_run(value, mode):
+    """It would otherwise take the run forever: the mechanism spins ever faster towards the pole."""
+    data = _base()
+    data["settings"] = {"end_time": 1.0, "output_rate": 100}
+    data["motions"] = [{"name": "drive", "joint": "hinge", "value": value, "mode": mode}]
+    with pytest.raises(ModelError) as info:
+        compile_model(model_from_dict(data))
+    (text,) = [str(i) for i in _issues(info)]
+    assert text.startswith(f"motion 'drive': value: the formula {value!r} grows without bound near t = "), text
+    where = float(text.split("near t = ")[1].split(" s")[0])
+    assert where == pytest.approx(np.pi / 6 if "tan" in value else 0.4999, abs=1e-6)
+
+
+@pytest.mark.parametrize("value, at, before, after", [
+    ("if(t - 0.5; 0; 1)", 0.5, 0.0, 1.0),
+    ("np.floor(4*t)", 0.25, 0.0, 1.0),
+    ("np.mod(t; 0.3)", 0.3, 0.3, 0.0),
+])
+def test_a_displacement_that_jumps_is_warned_about_with_where_and_by_how_much(value, at, before, after):
+    data = _base()
+    data["settings"] = {"end_time": 1.0, "output_rate": 100}
+    data["motions"] = [{"name": "drive", "joint": "hinge", "value": value}]
+    cm = compile_model(model_from_dict(data))
+    (text,) = [str(w) for w in cm.warnings if "jumps" in str(w)]
+    assert text.startswith(f"motion 'drive': value: the formula {value!r} jumps from {before:g} to {after:g} "
+                           f"at t = {at:g} s"), text
+    # the same jump in a velocity is an impulsive start or stop, which the solver takes as it is
+    data["motions"][0]["mode"] = "velocity"
+    assert not [w for w in compile_model(model_from_dict(data)).warnings if "jumps" in str(w)]
+
+
+@pytest.mark.parametrize("value", ["abs(t - 0.5)", "np.maximum(0; 3*(t - 0.5))", "np.tanh(1e6*(t - 0.5))",
+                                   "sin(100*t)", "np.clip(5*t; 0; 1)",
+                                   "step(t; 0.5; 0; 0.5001; 1)"])
+def test_continuous_motions_with_kinks_or_steep_parts_pass_the_scan(value):
+    data = _base()
+    data["settings"] = {"end_time": 1.0, "output_rate": 100}
+    data["motions"] = [{"name": "drive", "joint": "hinge", "value": value}]
+    cm = compile_model(model_from_dict(data))
+    assert not [w for w in cm.warnings if "formula" in str(w)]
 
 
 def test_formula_finite_over_the_run_compiles():
