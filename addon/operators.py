@@ -114,6 +114,9 @@ def conclude(op, job, scene_name):
     entry = job.store(scene_name)
     for warning in entry.warnings:
         op.report({"WARNING"}, warning)
+    if job.reactions_error is not None:
+        op.report({"WARNING"}, f"{job.reactions_error}; the motion is kept, and Bake keys it without the "
+                               "telemetry")
     results = job.results
     if results.status == "failed":
         op.report({"ERROR"}, f"Simulation failed, the frames before the failure are kept: "
@@ -131,8 +134,9 @@ def run_sync(op, context):
     if gathered is None:
         return None
     job = runner.Job(gathered.compiled, gathered.warnings, reactions=context.scene.mbd.display.bake_telemetry).run()
-    if "CANCELLED" in conclude(op, job, context.scene.name) and job.results is None:
-        return None
+    conclude(op, job, context.scene.name)
+    if job.error is not None or job.results is None or not len(job.results.t):
+        return None     # nothing new: never the previous run's results in its place
     return runner.RESULTS.get(context.scene.name)
 
 
@@ -217,7 +221,8 @@ class MBD_OT_simulate(bpy.types.Operator):
             return {"PASS_THROUGH"}
         self._stop(context)
         result = conclude(self, job, self._scene_name)
-        if self.bake and job.results is not None and context.scene.name == self._scene_name:
+        if (self.bake and job.error is None and job.results is not None and len(job.results.t)
+                and context.scene.name == self._scene_name):
             return self._bake(context)
         return result
 
@@ -261,9 +266,16 @@ class MBD_OT_bake(bpy.types.Operator):
             if entry is None:
                 return {"CANCELLED"}
         d = scene.mbd.display
+        telemetry = d.bake_telemetry
+        if telemetry:
+            try:
+                entry.results.compute_deferred()    # the telemetry keys them
+            except RuntimeError as exc:
+                self.report({"WARNING"}, f"{exc}; baked without the telemetry")
+                telemetry = False
         report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
                              torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
-                             contact_scale=d.contact_scale, telemetry=d.bake_telemetry)
+                             contact_scale=d.contact_scale, telemetry=telemetry)
         if report.missing:
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
         if not entry.results.success:
@@ -313,6 +325,9 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
             entry.results.to_csv(bpy.path.abspath(self.filepath))
         except OSError as exc:
             self.report({"ERROR"}, f"Cannot write {self.filepath!r}: {exc.strerror or exc}")
+            return {"CANCELLED"}
+        except RuntimeError as exc:     # the deferred channels (Results.compute_deferred)
+            self.report({"ERROR"}, f"Nothing written: {exc}")
             return {"CANCELLED"}
         self.report({"INFO"}, f"Wrote {self.filepath}")
         return {"FINISHED"}

@@ -44,6 +44,8 @@ class Job:
         self.stage = ""        # what the core prepares before its first step ("" once integrating)
         self.results = None
         self.error: Exception | None = None
+        #: why the deferred channels could not be computed (the motion is kept)
+        self.reactions_error: Exception | None = None
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -67,13 +69,17 @@ class Job:
     def run(self):
         try:
             self.results = core.simulate(self.compiled, progress=self.progress)
-            if self.reactions:   # off Blender's main thread
-                self.stage = "computing the accelerations and joint reactions"
-                self.results.compute_deferred()
-                self.stage = ""
-            self.fraction = 1.0 if self.results.success else self.fraction
         except Exception as exc:  # reported to the user by the operator, never raised in Blender
             self.error = exc
+            return self
+        if self.reactions:   # off Blender's main thread
+            self.stage = "computing the accelerations and joint reactions"
+            try:
+                self.results.compute_deferred()
+            except Exception as exc:  # the motion is intact: kept, and the failure reported
+                self.reactions_error = exc
+            self.stage = ""
+        self.fraction = 1.0 if self.results.success else self.fraction
         return self
 
     def start(self):

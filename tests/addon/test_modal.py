@@ -303,3 +303,74 @@ def test_a_failure_in_the_worker_thread_becomes_a_report(modal, monkeypatch):
     assert scene.name not in runner.JOBS and scene.name not in runner.RESULTS
     assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
     assert context.workspace.texts[-1] is None and bob.animation_data is None
+
+
+@pytest.fixture
+def failing_reactions(monkeypatch):
+    """The deferred channels fail as core.results reports it; the motion itself is fine."""
+    from addon import runner
+    real = runner.core.simulate
+
+    def simulate(compiled, progress):
+        results = real(compiled, progress=progress)
+
+        def fail():
+            raise np.linalg.LinAlgError("singular matrix")
+        results.defer(fail)
+        return results
+    monkeypatch.setattr(runner.core, "simulate", simulate)
+
+
+def _bake_after_a_failed_reaction_solve(run, scene, bob):
+    """A first run without the force, then one with it whose reactions fail: the second run's
+    motion is stored and baked (the force's arrow is there), not the first run's."""
+    from addon import runner
+    ms.add_force(scene, bob, value="20")
+    reports = run()
+    entry = runner.RESULTS[scene.name]
+    assert entry.results.force_names == ("Push",)
+    assert any(level == "WARNING" and "could not be computed" in text and "the motion is kept" in text
+               for level, text in reports)
+    assert any(level == "WARNING" and "baked without the telemetry" in text for level, text in reports)
+    assert "MBD_Arrow_Push" in bpy.data.objects and bob.animation_data.action is not None
+
+
+def test_a_failed_reaction_solve_keeps_the_new_motion_and_bakes_it_headless(addon, failing_reactions):
+    from addon import operators
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+
+    class Op:
+        """The Simulate operator's execute (with Bake When Done) on a stand-in that keeps its reports,
+        and the real Bake's execute on the same stand-in."""
+        bake, reports = True, []
+
+        def report(self, level, text):
+            self.reports.append((next(iter(level)), text))
+
+        def _bake(self, context):
+            return operators.MBD_OT_bake.execute(self, context)
+    op = Op()
+
+    def run():
+        assert operators.MBD_OT_simulate.execute(op, bpy.context) == {"FINISHED"}
+        return op.reports
+    _bake_after_a_failed_reaction_solve(run, scene, bob)
+
+
+def test_a_failed_reaction_solve_keeps_the_new_motion_and_bakes_it_modal(modal, failing_reactions, monkeypatch):
+    from addon import operators
+    op, context = modal
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    op.bake = True
+    bake_reports = []
+    # the real Bake operator, whose reports land in Blender's log: the same call on a stand-in
+    monkeypatch.setattr(type(op), "_bake", lambda self, ctx: operators.MBD_OT_bake.execute(
+        SimpleNamespace(report=lambda level, text: bake_reports.append((next(iter(level)), text))), ctx))
+
+    def run():
+        assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+        assert run_to_end(op, context) == {"FINISHED"}
+        return op.reports + bake_reports
+    _bake_after_a_failed_reaction_solve(run, scene, bob)
