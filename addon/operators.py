@@ -133,11 +133,24 @@ def run_sync(op, context):
     gathered = gather(op, context)
     if gathered is None:
         return None
-    job = runner.Job(gathered.compiled, gathered.warnings, reactions=context.scene.mbd.display.bake_telemetry).run()
+    job = runner.Job(gathered.compiled, gathered.warnings, reactions=context.scene.mbd.display.bake_telemetry,
+                     fingerprint=runner.fingerprint(gathered.model)).run()
     conclude(op, job, context.scene.name)
     if job.error is not None or job.results is None or not len(job.results.t):
         return None     # nothing new: never the previous run's results in its place
     return runner.RESULTS.get(context.scene.name)
+
+
+def _stale(scene, context, entry) -> str:
+    """Why the results about to be baked may not be the scene's mechanism any more ("" if they are)."""
+    try:
+        now = runner.fingerprint(scene_to_model(scene, context.evaluated_depsgraph_get()).model)
+    except SceneError:
+        return "The scene has problems now (Validate lists them): baked the last Simulate's results"
+    if entry.fingerprint and now != entry.fingerprint:
+        return ("The mechanism or its settings changed since the last Simulate: baked that run's results; "
+                "run Simulate again to bake the scene as it is")
+    return ""
 
 
 def modal_possible(context) -> bool:
@@ -194,7 +207,8 @@ class MBD_OT_simulate(bpy.types.Operator):
             return {"CANCELLED"}
         self._scene_name = context.scene.name
         runner.JOBS[self._scene_name] = runner.Job(gathered.compiled, gathered.warnings,
-                                                   reactions=context.scene.mbd.display.bake_telemetry).start()
+                                                   reactions=context.scene.mbd.display.bake_telemetry,
+                                                   fingerprint=runner.fingerprint(gathered.model)).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
@@ -265,6 +279,10 @@ class MBD_OT_bake(bpy.types.Operator):
             entry = run_sync(self, context)
             if entry is None:
                 return {"CANCELLED"}
+        else:
+            stale = _stale(scene, context, entry)
+            if stale:
+                self.report({"WARNING"}, stale)
         d = scene.mbd.display
         telemetry = d.bake_telemetry
         if telemetry:

@@ -7,6 +7,8 @@ data must not outlive an undo step or a file load).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from dataclasses import dataclass
 
@@ -17,6 +19,13 @@ from .corelink import core
 class Entry:
     results: object        # core Results
     warnings: list[str]
+    fingerprint: str = ""  # of the model that was solved (:func:`fingerprint`)
+
+
+def fingerprint(model) -> str:
+    """A digest of a core Model: the same for the same mechanism, settings and meshes."""
+    text = json.dumps(core.model_to_dict(model), sort_keys=True, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 #: scene name -> the last results of that scene
@@ -35,9 +44,10 @@ class Job:
     without, a later read computes them (CSV export, a Bake with telemetry).
     """
 
-    def __init__(self, compiled, warnings=(), reactions=True):
+    def __init__(self, compiled, warnings=(), reactions=True, fingerprint=""):
         self.compiled = compiled
         self.warnings = list(warnings)
+        self.fingerprint = fingerprint
         self.reactions = reactions
         self.fraction = 0.0
         self.time = 0.0
@@ -101,7 +111,7 @@ class Job:
         if self.results is None:
             return None
         warnings = self.warnings + [str(w) for w in self.results.warnings]
-        RESULTS[scene_name] = Entry(self.results, list(dict.fromkeys(warnings)))
+        RESULTS[scene_name] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint)
         return RESULTS[scene_name]
 
 

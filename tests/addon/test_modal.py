@@ -374,3 +374,18 @@ def test_a_failed_reaction_solve_keeps_the_new_motion_and_bakes_it_modal(modal, 
         assert run_to_end(op, context) == {"FINISHED"}
         return op.reports + bake_reports
     _bake_after_a_failed_reaction_solve(run, scene, bob)
+
+
+def test_bake_says_when_the_scene_changed_since_the_results(addon):
+    """Bake keys the last results; if the mechanism or its settings changed since, it says so."""
+    from addon import operators
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    reports = []
+    op = SimpleNamespace(report=lambda level, text: reports.append((next(iter(level)), text)))
+    assert operators.MBD_OT_bake.execute(op, bpy.context) == {"FINISHED"}
+    assert not [text for level, text in reports if level == "WARNING"]
+    scene.render.fps = 50          # more frames than the results have
+    assert operators.MBD_OT_bake.execute(op, bpy.context) == {"FINISHED"}
+    assert ("WARNING", "The mechanism or its settings changed since the last Simulate: baked that run's "
+                       "results; run Simulate again to bake the scene as it is") in reports
