@@ -203,10 +203,15 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 out.error(path, "a body must not have delta transforms; clear them in "
                                 "Object properties > Transform > Delta Transform")
                 continue
-            problem = _transform_problem(rest_matrix(obj))
+            problem = _transform_problem(rest_matrix(obj), obj.scale)
             if problem:
                 out.error(path, problem)
                 continue
+            active = [c.name for c in obj.constraints if not c.mute and c.influence > 0 and c.is_valid]
+            if active:
+                # they act after the baked keys, so the viewport would not show what was simulated
+                out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} override the "
+                                    "baked motion; mute or remove them (Object Constraint properties)")
             verts, tris = mesh_arrays(obj, depsgraph, unit)
             if len(tris) == 0:
                 out.error(path, "the mesh has no faces; a body needs a closed mesh")
@@ -229,7 +234,17 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))
         else:
             body = body_of(obj)
-            loc, rot = _pose(obj.matrix_world if body is None else relative_to_body(obj, body))
+            matrix = obj.matrix_world if body is None else relative_to_body(obj, body)
+            if matrix.to_3x3().determinant() < 0:
+                # decompose() turns left-handed axes into a rotation with all three reversed
+                by = _mirroring(obj)
+                select = ", ".join(map(repr, dict.fromkeys([*by, obj.name])))
+                out.error(path, f"its axes are mirrored (left-handed) by the negative scale of "
+                                f"{', '.join(map(repr, by)) or 'a parent'}, so joints and forces on it would use "
+                                f"all three reversed; select {select} and apply the scale (Ctrl+A > Scale), "
+                                "or use positive scale")
+                continue
+            loc, rot = _pose(matrix)
             frames.append(out.build(lambda: spec.Frame(
                 name=obj.name, body=None if body is None else body.name,
                 position=tuple(loc * unit), orientation=tuple(rot))))
@@ -346,9 +361,20 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)))
 
 
-def _transform_problem(matrix) -> str:
-    """What makes a body's world matrix unusable ('' when nothing): NaN or inf, or a zero scale
-    (which flattens the mesh, later reported as an open or empty one)."""
+def _mirroring(obj) -> list[str]:
+    """The names of ``obj`` and its ancestors whose own transform mirrors (negative scale on one or three axes)."""
+    names = []
+    while obj is not None:
+        local = obj.matrix_basis if obj.parent is None else obj.matrix_parent_inverse @ obj.matrix_basis
+        if local.to_3x3().determinant() < 0:
+            names.append(obj.name)
+        obj = obj.parent
+    return names
+
+
+def _transform_problem(matrix, own_scale) -> str:
+    """What makes a body's world matrix or its ``own_scale`` unusable ('' when nothing): NaN or inf,
+    a zero scale (which flattens the mesh, later reported as an open or empty one), or a negative one."""
     scale = [abs(x) for x in matrix.to_scale()]        # (float32: inf for a scale of 1e30)
     if not all(math.isfinite(x) for x in [*scale, *(x for row in matrix for x in row)]):
         return ("its transform is not finite (location, rotation or scale holds NaN or inf, or "
@@ -356,6 +382,16 @@ def _transform_problem(matrix) -> str:
     if min(scale) <= 1e-9 * max(scale):
         return (f"its scale ({', '.join(f'{x:g}' for x in matrix.to_scale())}) is zero along an axis, which "
                 "flattens the mesh: a body needs a volume; set Scale in Object properties > Transform")
+    # decompose() folds a negative scale into the rotation, which Bake keys while the object's own
+    # scale stays: the body would show flipped, and its frames off the joints
+    shown = ", ".join(f"{x:g}" for x in own_scale)
+    fix = "apply the scale (Ctrl+A > Scale, with its frames selected too) or use positive scale"
+    if matrix.to_3x3().determinant() < 0:
+        return (f"its transform mirrors it (scale {shown}), which is not a rotation: the baked pose or its "
+                f"frames' axes would be wrong; {fix}")
+    if min(own_scale) < 0:
+        return (f"its scale ({shown}) is negative on two axes, a half turn that Bake would key again as a "
+                f"rotation; {fix} and rotate it instead")
     return ""
 
 

@@ -121,3 +121,112 @@ def test_a_broken_transform_mesh_or_frame_range_is_named(addon, change, expected
                 op()
         else:
             fails_unchanged(op, expected)
+
+
+def select_and_apply_scale(*objects):
+    bpy.ops.object.select_all(action="DESELECT")
+    for obj in objects:
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = objects[0]
+    assert bpy.ops.object.transform_apply(location=False, rotation=False, scale=True) == {"FINISHED"}
+
+
+@pytest.mark.parametrize("scale, expected", [
+    ((-1.0, 1.0, 1.0), "object 'Bob': its transform mirrors it (scale -1, 1, 1)"),
+    ((1.0, -2.0, 3.0), "object 'Bob': its transform mirrors it (scale 1, -2, 3)"),
+    ((-1.0, -1.0, -1.0), "object 'Bob': its transform mirrors it (scale -1, -1, -1)"),   # a point reflection
+    ((-1.0, -1.0, 1.0), "object 'Bob': its scale (-1, -1, 1) is negative on two axes"),  # no mirror: a half turn
+], ids=["mirror-x", "mirror-y-stretched", "point-reflection", "half-turn"])
+def test_a_negative_scale_on_a_body_is_named_and_applying_it_fixes_it(addon, scale, expected):
+    # (decompose() folded it into the rotation that Bake keys while the object's scale stayed: the
+    # body showed flipped or turned, and its frames hundreds of mm off the joints)
+    scene, bob = ms.pendulum()
+    bob_pivot = scene.objects["Bob_pivot"]
+    at_pivot = bob_pivot.matrix_world.copy()
+    bob.scale = scale
+    bpy.context.view_layer.update()
+    bob_pivot.matrix_world = at_pivot        # on the hinge still, and right-handed: only the body is named
+    for op in (bpy.ops.mbd.validate, bpy.ops.mbd.simulate):
+        text = fails_unchanged(op, expected, "apply the scale (Ctrl+A > Scale, with its frames selected too)")
+        assert "Traceback" not in text and "Bob_pivot" not in text
+    # what the message says to do
+    select_and_apply_scale(bob, bob_pivot)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    for frame in (1, 13, 25):
+        scene.frame_set(frame)
+        assert bob_pivot.matrix_world.translation.length < 1e-4    # m: on the hinge while it swings
+
+
+@pytest.mark.parametrize("mirror, expected", [
+    ("own", "object 'Pivot': its axes are mirrored (left-handed) by the negative scale of 'Pivot', so joints "
+            "and forces on it would use all three reversed; select 'Pivot' and apply the scale"),
+    ("parent", "object 'Pivot': its axes are mirrored (left-handed) by the negative scale of 'Holder', "
+               "so joints and forces on it would use all three reversed; select 'Holder', 'Pivot' and apply"),
+    ("body", "object 'Bob_pivot': its axes are mirrored (left-handed) by the negative scale of 'Bob', "
+             "so joints and forces on it would use all three reversed; select 'Bob', 'Bob_pivot' and apply"),
+], ids=["own", "parent", "body"])
+def test_a_mirrored_frame_is_named(addon, mirror, expected):
+    # (decompose() made its left-handed axes a rotation with X, Y and Z all reversed: the joint axis
+    # pointed against the empty's Z arrow)
+    scene, bob = ms.pendulum()
+    pivot = scene.objects["Pivot"]
+    if mirror == "own":
+        pivot.scale = (-1.0, 1.0, 1.0)
+    elif mirror == "parent":
+        holder = ms.frame("Holder")
+        holder.mbd.role = "NONE"
+        pivot.parent = holder
+        holder.scale = (1.0, 1.0, -2.0)
+    else:
+        bob.scale = (-1.0, -1.0, -1.0)      # the frame follows its body's scale, as in Blender
+    text = fails_unchanged(bpy.ops.mbd.validate, expected)
+    assert "Traceback" not in text
+    assert ("object 'Bob': its transform mirrors it" in text) == (mirror == "body")
+
+
+def test_a_half_turn_scale_on_a_frame_is_its_rotation(addon):
+    scene, _ = ms.pendulum()
+    pivot = scene.objects["Pivot"]
+    pivot.scale = (-1.0, -1.0, 1.0)      # no mirror: the empty shows right-handed axes, which the model takes
+    bpy.context.view_layer.update()
+    from addon.bridge.scene_to_model import scene_to_model
+    from mathutils import Quaternion
+    frame = next(f for f in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.frames
+                 if f.name == "Pivot")
+    shown = pivot.matrix_world.to_3x3().normalized()
+    assert max(abs(a - b) for a, b in zip(Quaternion(frame.orientation).to_matrix(), shown)
+               for a, b in zip(a, b)) < 1e-6
+
+
+class Reports:
+    """An operator's ``report``, collected."""
+
+    def __init__(self):
+        self.reports = []
+
+    def report(self, level, text):
+        self.reports.append((next(iter(level)), text))
+
+
+def test_constraints_on_a_body_are_warned_unless_muted(addon):
+    # (they override the baked keys: the viewport showed the bob at z = 0 while it swung below)
+    from addon.bridge.scene_to_model import scene_to_model
+    from addon.operators import gather
+    scene, bob = ms.pendulum()
+    limit = bob.constraints.new("LIMIT_LOCATION")
+    limit.use_min_z = True
+    bob.constraints.new("COPY_ROTATION")     # no target: it does nothing
+    warning = ("object 'Bob': its constraints 'Limit Location' override the baked motion; "
+               "mute or remove them (Object Constraint properties)")
+    op = Reports()
+    assert gather(op, bpy.context) is not None      # what Validate and Simulate report
+    assert ("WARNING", warning) in op.reports
+    assert bpy.ops.mbd.validate() == {"FINISHED"}   # a warning: it runs
+
+    def warned():
+        return [w for w in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+                if w.startswith("object 'Bob'")]
+    limit.mute = True
+    assert warned() == []
+    limit.mute, limit.influence = False, 0.0
+    assert warned() == []
