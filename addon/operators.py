@@ -113,7 +113,8 @@ def conclude(op, job, scene_name):
         return {"CANCELLED"}
     entry = job.store(scene_name)
     for warning in entry.warnings:
-        op.report({"WARNING"}, warning)
+        if warning not in job.warnings:     # gather() reported those before the run
+            op.report({"WARNING"}, warning)
     if job.reactions_error is not None:
         op.report({"WARNING"}, f"{job.reactions_error}; the motion is kept, and Bake keys it without the "
                                "telemetry")

@@ -389,3 +389,14 @@ def test_bake_says_when_the_scene_changed_since_the_results(addon):
     assert operators.MBD_OT_bake.execute(op, bpy.context) == {"FINISHED"}
     assert ("WARNING", "The mechanism or its settings changed since the last Simulate: baked that run's "
                        "results; run Simulate again to bake the scene as it is") in reports
+
+
+def test_a_warning_found_before_the_run_is_reported_once(addon):
+    from addon import operators
+    scene, bob = ms.pendulum()
+    bob.constraints.new("LIMIT_LOCATION").use_min_z = True
+    reports = []
+    op = SimpleNamespace(bake=False, report=lambda level, text: reports.append((next(iter(level)), text)))
+    assert operators.MBD_OT_simulate.execute(op, bpy.context) == {"FINISHED"}
+    warned = [text for level, text in reports if level == "WARNING" and "override the baked motion" in text]
+    assert len(warned) == 1, reports
