@@ -9,18 +9,27 @@ torque, optionally one per contact, and the telemetry empty (``telemetry.py``).
 
 Everything bake creates (actions, arrow objects, their meshes, materials and
 collection, the telemetry empty) carries the custom property ``mbd_bake`` =
-the scene's name, and each animated body keeps its pose from before baking in
-``_mbd_rest``; clear removes exactly those and puts the bodies back.
+the scene's name (``keys.tagged``; all that files baked before this had), and
+``mbd_bake_tag`` = the scene's bake id, a random string kept in the scene's
+own ``mbd_bake_tag``, so that renaming the scene keeps its bake (the
+telemetry empty's id is on its action: its properties are its channels).
+Each animated body keeps its pose and action from before baking, and the id,
+in ``_mbd_rest``. Clear puts those bodies back and removes the tagged
+data-blocks, but only those nothing else uses: objects and collections linked
+in no scene but those of this bake (a Linked Copy shares them), other
+data-blocks once unused. Full/Linked Copy copy the scene's id along; the
+next bake of either scene gives that one an id of its own.
 """
 from __future__ import annotations
 
 import math
+import uuid
 from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
 
-from .keys import TAG, frame_times, key, new_action_fcurves, resample, tagged
+from .keys import BAKE_ID, TAG, frame_times, key, new_action_fcurves, resample, tagged
 from .scene_to_model import REST_KEY, mm_per_unit
 from .telemetry import bake as bake_telemetry
 
@@ -70,6 +79,38 @@ def z_to(vectors):
     return _continuous(_normalized(q))
 
 
+# --------------------------------------------------------------------------- ownership
+def _claim_bake_id(scene):
+    """Give the scene a bake id of its own: on its first bake, or when another scene has the same (a copy)."""
+    tag = scene.get(BAKE_ID)
+    if not tag or any(s != scene and s.get(BAKE_ID) == tag for s in bpy.data.scenes):
+        scene[BAKE_ID] = uuid.uuid4().hex
+
+
+def _tagged(block, scene):
+    """``keys.tagged`` plus the scene's bake id; returns the block."""
+    tagged(block, scene)[BAKE_ID] = scene[BAKE_ID]
+    return block
+
+
+def _ours(block, scene) -> bool:
+    """Made by a bake of ``scene``: by its bake id, else by its action's (the telemetry empty), else
+    (baked before the ids) by the scene's name."""
+    tag = block.get(BAKE_ID)
+    anim = getattr(block, "animation_data", None)
+    if tag is None and block.get(TAG) is not None and anim is not None and anim.action is not None:
+        tag = anim.action.get(BAKE_ID)
+    return tag == scene.get(BAKE_ID) if tag is not None else block.get(TAG) == scene.name
+
+
+def _rest_ours(obj, scene):
+    """The body's stored pose if a bake of ``scene`` stored it (one without an id: any), else None."""
+    rest = obj.get(REST_KEY)
+    if rest is not None and rest.get("bake", scene.get(BAKE_ID)) == scene.get(BAKE_ID):
+        return rest
+    return None
+
+
 # --------------------------------------------------------------------------- arrows
 def arrow_geometry(torque: bool, segments: int = 16):
     """(vertices, faces) of an arrow of length 1 along +Z from the origin; torques get a torus."""
@@ -104,7 +145,7 @@ def arrow_geometry(torque: bool, segments: int = 16):
 
 
 def _material(scene, kind):
-    mat = tagged(bpy.data.materials.new(f"MBD_{kind.title()}"), scene)
+    mat = _tagged(bpy.data.materials.new(f"MBD_{kind.title()}"), scene)
     mat.diffuse_color = COLORS[kind]  # the solid-mode viewport colour
     tree = getattr(mat, "node_tree", None)
     bsdf = tree.nodes.get("Principled BSDF") if tree else None
@@ -114,7 +155,7 @@ def _material(scene, kind):
 
 
 def _arrow_mesh(scene, kind):
-    mesh = tagged(bpy.data.meshes.new(f"MBD_Arrow_{kind.title()}"), scene)
+    mesh = _tagged(bpy.data.meshes.new(f"MBD_Arrow_{kind.title()}"), scene)
     verts, faces = arrow_geometry(kind == "torque")
     mesh.from_pydata(verts, [], faces)
     mesh.materials.append(_material(scene, kind))
@@ -145,11 +186,12 @@ def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, lengt
     """One keyed arrow object: at ``point_m`` (m, world), along ``vector``, ``length_mm`` long."""
     if kind not in meshes:
         meshes[kind] = _arrow_mesh(scene, kind)
-    obj = tagged(bpy.data.objects.new(name, meshes[kind]), scene)
+    obj = _tagged(bpy.data.objects.new(name, meshes[kind]), scene)
     collection.objects.link(obj)
     obj.rotation_mode = "QUATERNION"
     size = length_mm / mm_per_unit(scene)
     fcurves = new_action_fcurves(scene, obj, obj.name)
+    _tagged(obj.animation_data.action, scene)
     key(fcurves, "location", frames, point_m * 1000.0 / mm_per_unit(scene))
     key(fcurves, "rotation_quaternion", frames, z_to(vector))
     key(fcurves, "scale", frames, np.repeat(size[:, None], 3, axis=1))
@@ -158,7 +200,7 @@ def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, lengt
 
 def _bake_arrows(scene, results, count, frames, times, scales, report):
     """An arrow per force/torque and per contact, for the kinds in ``scales`` (mm per N, N·mm or N)."""
-    collection = tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
+    collection = _tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
     scene.collection.children.link(collection)
     meshes = {}
     t = results.t[:count]
@@ -183,27 +225,40 @@ def _bake_arrows(scene, results, count, frames, times, scales, report):
 
 
 # --------------------------------------------------------------------------- bake / clear
-def _remember(obj):
+def _remember(obj, scene):
     """Store what baking changes on a body, for clear()."""
+    rest = obj.get(REST_KEY)
+    if rest is not None:
+        # a body shared with a scene whose bake still animates it: this bake
+        # replaces that animation, the pose from before any bake stays
+        rest["bake"] = scene[BAKE_ID]
+        return
     anim = obj.animation_data
     action = anim.action if anim else None
     slot = getattr(anim, "action_slot", None) if action else None
-    obj[REST_KEY] = {
+    rest = {
         "matrix": [x for row in obj.matrix_world for x in row],
         "location": tuple(obj.location), "rotation_mode": obj.rotation_mode,
         "rotation_quaternion": tuple(obj.rotation_quaternion),
         "rotation_euler": tuple(obj.rotation_euler),
         "rotation_axis_angle": tuple(obj.rotation_axis_angle),
         "had_animation_data": anim is not None,
-        "action": action.name if action else "",
         "slot": slot.identifier if slot else "",
+        "bake": scene[BAKE_ID],
     }
+    if action is not None:
+        # the action itself, not its name: an ID property is a user, so the
+        # unassigned action is saved with the file (and found when renamed)
+        rest["action"] = action
+    obj[REST_KEY] = rest
 
 
 def _restore(obj, rest):
     anim = obj.animation_data
     if anim is not None:
-        previous = bpy.data.actions.get(rest.get("action", ""))
+        previous = rest.get("action")
+        if isinstance(previous, str):   # baked before the action was kept by reference
+            previous = bpy.data.actions.get(previous)
         anim.action = previous
         if previous is not None and rest.get("slot") and hasattr(previous, "slots"):
             slot = next((s for s in previous.slots if s.identifier == rest["slot"]), None)
@@ -234,6 +289,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     count = min(len(results.t), len(results.position), len(results.orientation))
     if count == 0:
         return report
+    _claim_bake_id(scene)
     t = results.t[:count]
     frames, times = frame_times(scene, float(t[-1]))
     report.frames = len(frames)
@@ -244,9 +300,10 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         if obj is None:
             report.missing.append(name)
             continue
-        _remember(obj)
+        _remember(obj, scene)
         obj.rotation_mode = "QUATERNION"
         fcurves = new_action_fcurves(scene, obj, f"MBD_{name}")
+        _tagged(obj.animation_data.action, scene)
         key(fcurves, "location", frames, position[:, k])
         key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))
         report.bodies.append(name)
@@ -259,27 +316,43 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         _bake_arrows(scene, results, count, frames, times, scales, report)
     if telemetry:
         obj, report.channels = bake_telemetry(scene, results, count, frames, times)
+        # the empty's own custom properties are its channels (and mbd_bake): its action carries the id
+        _tagged(obj.animation_data.action, scene)
         report.telemetry = obj.name
     scene.frame_set(scene.frame_current)  # show the animation at once
     return report
 
 
 def clear(scene) -> int:
-    """Remove everything bake created for ``scene``; returns how many data-blocks were removed."""
+    """Remove everything bake created for ``scene``; returns how many data-blocks were removed.
+
+    Objects and collections go when linked in this scene and in no other
+    scene but one with the same bake id (a Linked Copy: the same bake); other
+    data-blocks when nothing uses them any more. So a Full Copy's bake (the
+    same id, its own objects) and any other scene's stay.
+    """
     for obj in scene.objects:
-        rest = obj.get(REST_KEY)
+        rest = _rest_ours(obj, scene)
         if rest is not None:
             _restore(obj, rest)
+    tag = scene.get(BAKE_ID)
+    others = [s for s in bpy.data.scenes if s != scene and not (tag and s.get(BAKE_ID) == tag)]
+    elsewhere = {c for s in others for c in s.collection.children_recursive}
+    objects = [o for o in scene.objects if _ours(o, scene) and not any(s in others for s in o.users_scene)]
+    # a set: a collection with two parents is listed twice
+    collections = {c for c in scene.collection.children_recursive if _ours(c, scene) and c not in elsewhere}
     removed = 0
-    for data in (bpy.data.objects, bpy.data.actions, bpy.data.meshes, bpy.data.materials,
-                 bpy.data.collections):
-        for block in [b for b in data if b.get(TAG) == scene.name]:
+    for data, blocks in ((bpy.data.objects, objects), (bpy.data.collections, collections)):
+        for block in blocks:
+            data.remove(block)
+            removed += 1
+    # then whatever nothing uses, in dependency order: a collection uses its
+    # objects, an object its action and mesh, a mesh its materials
+    for data in (bpy.data.collections, bpy.data.objects, bpy.data.actions, bpy.data.meshes, bpy.data.materials):
+        for block in [b for b in data if b.users == 0 and _ours(b, scene)]:
             data.remove(block)
             removed += 1
     for layer in scene.view_layers:
         layer.update()
     return removed
 
-
-def is_baked(scene) -> bool:
-    return any(obj.get(REST_KEY) is not None or obj.get(TAG) == scene.name for obj in scene.objects)

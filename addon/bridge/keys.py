@@ -18,6 +18,8 @@ import numpy as np
 from .scene_to_model import scene_fps
 
 TAG = "mbd_bake"
+#: on a scene, its bake id (kept through a rename); on a data-block, the id of the bake that made it
+BAKE_ID = "mbd_bake_tag"
 _LINEAR = 1  # Keyframe.interpolation enum value of 'LINEAR'
 
 

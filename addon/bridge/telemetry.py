@@ -24,7 +24,7 @@ import bpy
 import numpy as np
 
 from ..corelink import core
-from .keys import TAG, key, new_action_fcurves, resample, tagged
+from .keys import BAKE_ID, TAG, key, new_action_fcurves, resample, tagged
 
 OBJECT_NAME = "MBD_Telemetry"
 #: Blender's limit on the length of an ID property name, in UTF-8 bytes
@@ -133,9 +133,14 @@ def data_path(name: str) -> str:
 
 
 def telemetry_object(scene):
-    """The scene's telemetry empty, or None."""
-    return next((o for o in scene.objects if o.type == "EMPTY" and o.get(TAG) == scene.name
-                 and o.name.startswith(OBJECT_NAME)), None)
+    """The scene's telemetry empty, or None: by the bake id on its action (kept when the scene is
+    renamed), or, baked before the ids, by the scene's name."""
+    def ours(o):
+        action = o.animation_data.action if o.animation_data else None
+        tag = action.get(BAKE_ID) if action is not None else None
+        return tag == scene.get(BAKE_ID) if tag is not None else o.get(TAG) == scene.name
+    return next((o for o in scene.objects if o.type == "EMPTY" and o.get(TAG) is not None
+                 and o.name.startswith(OBJECT_NAME) and ours(o)), None)
 
 
 def bake(scene, results, count: int, frames, times):

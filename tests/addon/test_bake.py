@@ -162,3 +162,136 @@ def test_simulating_a_baked_scene_starts_from_the_rest_pose(addon):
     scene.frame_set(13)   # the bob is half-way down now
     bpy.ops.mbd.simulate()
     np.testing.assert_allclose(results_of(scene).position, first, atol=1e-9)
+
+
+def baked_blocks():
+    """Names of every data-block a bake made, by kind."""
+    return {kind: sorted(b.name for b in getattr(bpy.data, kind) if b.get("mbd_bake"))
+            for kind in ("objects", "actions", "meshes", "materials", "collections")}
+
+
+@pytest.mark.parametrize("fake_user", [False, True])
+def test_the_users_action_survives_saving_a_baked_file(addon, tmp_path, fake_user):
+    scene, bob = ms.pendulum()
+    bob.keyframe_insert("location", frame=1)
+    bob.animation_data.action.name = "UserAnim"
+    bob.animation_data.action.use_fake_user = fake_user
+    slot = getattr(bob.animation_data, "action_slot", None)
+    slot = slot.identifier if slot else None
+    bpy.ops.mbd.bake()
+    assert bob.animation_data.action.name == "MBD_Bob"
+    path = str(tmp_path / "baked.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)   # the add-on stays registered
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    bob = bpy.data.objects["Bob"]
+    action = bob.animation_data.action
+    assert action is not None and action.name == "UserAnim"
+    if slot is not None:
+        assert bob.animation_data.action_slot.identifier == slot
+    assert sorted((fc.data_path, fc.array_index) for fc in ms.fcurves_of(bob)) == [("location", i) for i in range(3)]
+    assert ms.sampled(bob, "location", [1]).tolist() == [[1.0, 0.0, 0.0]]
+    # kept by the bake without a fake user: the user's choice is left as it was
+    assert action.use_fake_user == fake_user and action.users == 1 + fake_user
+    assert [a.name for a in bpy.data.actions] == ["UserAnim"]
+
+
+def test_clear_finds_the_bake_after_the_scene_is_renamed(addon):
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob)
+    before = ms.snapshot()
+    bpy.ops.mbd.bake()
+    first = baked_blocks()
+    assert first["objects"] == ["MBD_Arrow_Push", "MBD_Telemetry"] and first["collections"] == ["MBD Arrows"]
+    scene.name = "Renamed"
+    from addon.bridge.telemetry import telemetry_object
+    assert telemetry_object(scene).name == "MBD_Telemetry"     # the panel still points to it
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert ms.snapshot() == before and "_mbd_rest" not in bob
+    assert not any(baked_blocks().values())
+    bpy.ops.mbd.bake()   # simulates again: the results were the old name's
+    assert baked_blocks() == first   # no MBD_Arrow_Push.001 & co.
+    scene.name = "Again"
+    bpy.ops.mbd.bake()   # replaces the bake, as Clear found it
+    assert baked_blocks() == first
+
+
+def test_clear_recognises_a_bake_tagged_with_the_scene_name(addon):
+    """Files baked before the scene's bake id: data-blocks tagged with the scene's name, the action by name."""
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob)
+    bob.keyframe_insert("location", frame=1)
+    user_action = bob.animation_data.action.name
+    before = ms.snapshot()
+    bpy.ops.mbd.bake()
+    del scene["mbd_bake_tag"]
+    for blocks in (bpy.data.objects, bpy.data.actions, bpy.data.meshes, bpy.data.materials, bpy.data.collections):
+        for block in blocks:
+            block.pop("mbd_bake_tag", None)
+    rest = bob["_mbd_rest"]
+    del rest["bake"]
+    rest["action"] = user_action
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert ms.snapshot() == before and bob.animation_data.action.name == user_action
+    assert not any(baked_blocks().values())
+
+
+def pendulum_in_new_scene(name):
+    assert bpy.ops.scene.new(type="NEW") == {"FINISHED"}
+    bpy.context.scene.name = name
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob)
+    return scene, bob
+
+
+def scene_state(scene):
+    """What a bake put in ``scene``: objects with their actions, collections, and the meshes' materials."""
+    bpy.context.view_layer.update()
+    return (sorted((o.name, o.animation_data.action.name if o.animation_data and o.animation_data.action else "",
+                    "_mbd_rest" in o, tuple(m.name for m in getattr(o.data, "materials", ())))
+                   for o in scene.objects),
+            sorted(c.name for c in scene.collection.children_recursive))
+
+
+@pytest.mark.parametrize("second", ["NEW", "FULL_COPY"])
+def test_clearing_a_scene_leaves_another_scenes_bake(addon, second):
+    first, bob = ms.pendulum()
+    ms.add_force(first, bob)
+    bpy.ops.mbd.bake()
+    if second == "NEW":
+        other, _ = pendulum_in_new_scene("Other")
+        bpy.ops.mbd.bake()
+    else:   # the copy has the same bake id and its own copies of the baked objects (not of the material)
+        assert bpy.ops.scene.new(type="FULL_COPY") == {"FINISHED"}
+        other = bpy.context.scene
+        assert other["mbd_bake_tag"] == first["mbd_bake_tag"]
+    kept = scene_state(other)
+    assert any(name.startswith("MBD_Arrow_Push") for name, *_ in kept[0])
+    bpy.context.window.scene = first
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert scene_state(other) == kept
+    assert not any(o.name.startswith("MBD_") or "_mbd_rest" in o for o in first.objects)
+    assert not first.collection.children
+    # then the second scene's Clear removes the rest
+    bpy.context.window.scene = other
+    bpy.ops.mbd.clear()
+    assert not any(baked_blocks().values())
+
+
+def test_a_linked_copy_shares_the_bake(addon):
+    """A Linked Copy shares the objects, baked bodies and arrows alike: its Clear clears both scenes."""
+    first, bob = ms.pendulum()
+    ms.add_force(first, bob)
+    bpy.ops.mbd.bake()
+    assert bpy.ops.scene.new(type="LINK_COPY") == {"FINISHED"}
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert not any(baked_blocks().values()) and "_mbd_rest" not in bob
+    assert not first.collection.children
+    # baking the copy again gives it a bake id of its own: the first scene's Clear leaves that bake
+    bpy.ops.mbd.bake()
+    copy = bpy.context.scene
+    assert copy["mbd_bake_tag"] != first["mbd_bake_tag"]
+    kept = scene_state(copy)
+    bpy.context.window.scene = first
+    bpy.ops.mbd.clear()
+    assert scene_state(copy) == kept and "_mbd_rest" in bob
