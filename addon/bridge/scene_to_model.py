@@ -207,7 +207,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             if problem:
                 out.error(path, problem)
                 continue
-            active = [c.name for c in obj.constraints if not c.mute and c.influence > 0 and c.is_valid]
+            active = _active_constraints(obj)
             if active:
                 # they act after the baked keys, so the viewport would not show what was simulated
                 out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} override the "
@@ -234,6 +234,13 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))
         else:
             body = body_of(obj)
+            active = _active_constraints(obj) if body is not None else ()
+            if active:
+                # its pose on the body comes from the parent chain, which constraints do not enter
+                out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} are ignored: the "
+                                    f"frame is placed on body {body.name!r} by its parent and its own transform, "
+                                    "not where the viewport shows it; mute or remove them, or apply them "
+                                    "(Apply Visual Transform)")
             matrix = obj.matrix_world if body is None else relative_to_body(obj, body)
             if matrix.to_3x3().determinant() < 0:
                 # decompose() turns left-handed axes into a rotation with all three reversed
@@ -359,6 +366,11 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         raise SceneError(out.problems)
     out.warnings.extend(str(w) for w in compiled.warnings)
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)))
+
+
+def _active_constraints(obj) -> list[str]:
+    """The names of the object's constraints that act: not muted, influence above 0, valid."""
+    return [c.name for c in obj.constraints if not c.mute and c.influence > 0 and c.is_valid]
 
 
 def _mirroring(obj) -> list[str]:

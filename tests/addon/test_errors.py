@@ -230,3 +230,21 @@ def test_constraints_on_a_body_are_warned_unless_muted(addon):
     assert warned() == []
     limit.mute, limit.influence = False, 0.0
     assert warned() == []
+
+
+def test_constraints_on_a_frame_on_a_body_are_warned_as_ignored(addon):
+    # its pose comes from the parent chain, so a Copy Location moving it in the viewport changes nothing
+    from addon.bridge.scene_to_model import scene_to_model
+    scene, bob = ms.pendulum()
+    target = ms.frame("Target", (0.3, 0.0, 0.0))
+    copy = scene.objects["Bob_pivot"].constraints.new("COPY_LOCATION")
+    copy.target = target
+
+    def warned():
+        return [w for w in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+                if w.startswith("object 'Bob_pivot'")]
+    assert warned() == ["object 'Bob_pivot': its constraints 'Copy Location' are ignored: the frame is placed on "
+                        "body 'Bob' by its parent and its own transform, not where the viewport shows it; mute "
+                        "or remove them, or apply them (Apply Visual Transform)"]
+    copy.mute = True
+    assert warned() == []
