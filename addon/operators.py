@@ -29,7 +29,7 @@ class Problem:
     index: int = -1
 
 
-#: scene name -> the problems found by the last check (shown in the panel)
+#: scene key (runner.key) -> the problems found by the last check (shown in the panel)
 PROBLEMS: dict[str, list[Problem]] = {}
 
 _GROUP_ITEMS = tuple((g, LABELS[g], "") for g in GROUPS)
@@ -89,18 +89,18 @@ def gather(op, context):
     try:
         gathered = scene_to_model(scene, context.evaluated_depsgraph_get())
     except SceneError as exc:
-        PROBLEMS[scene.name] = [problem(scene, m) for m in exc.messages]
+        PROBLEMS[runner.key(scene)] = [problem(scene, m) for m in exc.messages]
         op.report({"ERROR"}, str(exc))
         return None
-    PROBLEMS[scene.name] = []
+    PROBLEMS[runner.key(scene)] = []
     for warning in gathered.warnings:
         op.report({"WARNING"}, warning)
     return gathered
 
 
-def conclude(op, job, scene_name):
+def conclude(op, job, scene_key):
     """Report a finished job and keep its results; returns the operator result."""
-    runner.JOBS.pop(scene_name, None)
+    runner.JOBS.pop(scene_key, None)
     if job.error is not None:
         # ModelError / SolverError: the mechanism cannot be solved (e.g. not assemblable)
         op.report({"ERROR"}, f"Simulation failed: {job.error}")
@@ -108,10 +108,10 @@ def conclude(op, job, scene_name):
     if not len(job.results.t):
         # cancelled before the first frame (while contact geometry was prepared): nothing to keep,
         # and the scene's previous results stay
-        kept = "; the previous results are kept" if scene_name in runner.RESULTS else ""
+        kept = "; the previous results are kept" if scene_key in runner.RESULTS else ""
         op.report({"WARNING"}, f"Simulation {job.results.message}{kept}")
         return {"CANCELLED"}
-    entry = job.store(scene_name)
+    entry = job.store(scene_key)
     for warning in entry.warnings:
         if warning not in job.warnings:     # gather() reported those before the run
             op.report({"WARNING"}, warning)
@@ -136,10 +136,10 @@ def run_sync(op, context):
         return None
     job = runner.Job(gathered.compiled, gathered.warnings, reactions=context.scene.mbd.display.bake_telemetry,
                      fingerprint=runner.fingerprint(gathered.model)).run()
-    conclude(op, job, context.scene.name)
+    conclude(op, job, runner.key(context.scene))
     if job.error is not None or job.results is None or not len(job.results.t):
         return None     # nothing new: never the previous run's results in its place
-    return runner.RESULTS.get(context.scene.name)
+    return runner.RESULTS.get(runner.key(context.scene))
 
 
 def _stale(scene, context, entry) -> str:
@@ -189,11 +189,11 @@ class MBD_OT_simulate(bpy.types.Operator):
     bake: BoolProperty(name="Bake When Done", default=False)
 
     _timer = None
-    _scene_name = ""
+    _scene_key = None
 
     @classmethod
     def poll(cls, context):
-        return context.scene is not None and context.scene.name not in runner.JOBS
+        return context.scene is not None and runner.key(context.scene) not in runner.JOBS
 
     def execute(self, context):
         if run_sync(self, context) is None:
@@ -206,8 +206,8 @@ class MBD_OT_simulate(bpy.types.Operator):
         gathered = gather(self, context)
         if gathered is None:
             return {"CANCELLED"}
-        self._scene_name = context.scene.name
-        runner.JOBS[self._scene_name] = runner.Job(gathered.compiled, gathered.warnings,
+        self._scene_key = runner.key(context.scene)
+        runner.JOBS[self._scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                                    reactions=context.scene.mbd.display.bake_telemetry,
                                                    fingerprint=runner.fingerprint(gathered.model)).start()
         wm = context.window_manager
@@ -217,7 +217,7 @@ class MBD_OT_simulate(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
-        job = runner.JOBS.get(self._scene_name)
+        job = runner.JOBS.get(self._scene_key)
         if job is None:  # unregistered or a file was loaded meanwhile
             self._stop(context)
             return {"CANCELLED"}
@@ -235,14 +235,14 @@ class MBD_OT_simulate(bpy.types.Operator):
         if not job.done:
             return {"PASS_THROUGH"}
         self._stop(context)
-        result = conclude(self, job, self._scene_name)
+        result = conclude(self, job, self._scene_key)
         if (self.bake and job.error is None and job.results is not None and len(job.results.t)
-                and context.scene.name == self._scene_name):
+                and runner.key(context.scene) == self._scene_key):
             return self._bake(context)
         return result
 
     def cancel(self, context):
-        job = runner.JOBS.pop(self._scene_name, None)
+        job = runner.JOBS.pop(self._scene_key, None)
         if job is not None:
             job.cancel()
         self._stop(context)
@@ -268,11 +268,11 @@ class MBD_OT_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return context.scene is not None and context.scene.name not in runner.JOBS
+        return context.scene is not None and runner.key(context.scene) not in runner.JOBS
 
     def execute(self, context):
         scene = context.scene
-        entry = runner.RESULTS.get(scene.name)
+        entry = runner.RESULTS.get(runner.key(scene))
         if entry is None:
             if not bpy.app.background:
                 self.report({"ERROR"}, "Nothing to bake: run Simulate first")
@@ -333,10 +333,10 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
 
     @classmethod
     def poll(cls, context):
-        return context.scene is not None and context.scene.name in runner.RESULTS
+        return context.scene is not None and runner.key(context.scene) in runner.RESULTS
 
     def execute(self, context):
-        entry = runner.RESULTS.get(context.scene.name)
+        entry = runner.RESULTS.get(runner.key(context.scene))
         if entry is None:
             self.report({"ERROR"}, "No results: run Simulate first")
             return {"CANCELLED"}

@@ -2,7 +2,7 @@
 
 Nothing here touches bpy: the worker thread only sees the compiled core
 model, so Blender data is never read or written off the main thread. Results
-are cached per scene name (not per Scene reference: references to Blender
+are cached per scene by :func:`key` (not per Scene reference: references to Blender
 data must not outlive an undo step or a file load).
 """
 from __future__ import annotations
@@ -22,15 +22,21 @@ class Entry:
     fingerprint: str = ""  # of the model that was solved (:func:`fingerprint`)
 
 
+def key(scene) -> int:
+    """A scene's key in :data:`RESULTS` and :data:`JOBS`: its session-wide id, which a rename keeps
+    (these caches live for the session; a file load empties them)."""
+    return scene.session_uid
+
+
 def fingerprint(model) -> str:
     """A digest of a core Model: the same for the same mechanism, settings and meshes."""
     text = json.dumps(core.model_to_dict(model), sort_keys=True, default=repr)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-#: scene name -> the last results of that scene
+#: scene key -> the last results of that scene
 RESULTS: dict[str, Entry] = {}
-#: scene name -> the job running for it
+#: scene key -> the job running for it
 JOBS: dict[str, "Job"] = {}
 
 
@@ -106,13 +112,13 @@ class Job:
             self._thread.join(timeout)
         return self
 
-    def store(self, scene_name: str) -> Entry | None:
+    def store(self, scene_key: int) -> Entry | None:
         """Keep the results (complete or partial) as the scene's last results."""
         if self.results is None:
             return None
         warnings = self.warnings + [str(w) for w in self.results.warnings]
-        RESULTS[scene_name] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint)
-        return RESULTS[scene_name]
+        RESULTS[scene_key] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint)
+        return RESULTS[scene_key]
 
 
 def describe(results) -> str:

@@ -251,8 +251,8 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         row = col.row(align=True)
         row.operator("mbd.clear", icon="TRASH")
         row.operator("mbd.export_csv", icon="EXPORT")
-        job = runner.JOBS.get(scene.name)
-        entry = runner.RESULTS.get(scene.name)
+        job = runner.JOBS.get(runner.key(scene))
+        entry = runner.RESULTS.get(runner.key(scene))
         if job is not None:
             layout.label(text=f"{job.status()} (Esc cancels)", icon="TIME")
         elif entry is not None:
@@ -261,7 +261,7 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         telemetry = telemetry_object(scene)
         if telemetry is not None:
             layout.label(text=f"Telemetry: select {telemetry.name}, open the Graph Editor", icon="GRAPH")
-        problems = PROBLEMS.get(scene.name)
+        problems = PROBLEMS.get(runner.key(scene))
         if problems:
             box = layout.box()
             box.label(text=f"{len(problems)} problem(s); click one to select its object", icon="ERROR")
@@ -356,7 +356,7 @@ def _draw_force(layout, f, data):
     if f.actuator:
         layout.prop(f, "max_velocity", text="Max Velocity (rad/s)" if f.type == "TORQUE" else "Max Velocity (mm/s)")
         layout.prop(f, "allow_braking")
-        entry = runner.RESULTS.get(f.id_data.name)
+        entry = runner.RESULTS.get(runner.key(f.id_data))
         power = entry.results.max_powers().get(f.name) if entry is not None else None
         if power is not None:
             law = "T max · ω max" if f.type == "TORQUE" else "F max · v max"

@@ -102,7 +102,8 @@ def addon_module(name):
 
 def results_entry(scene):
     """The add-on's last results of the scene."""
-    return addon_module("runner").RESULTS.get(scene.name)
+    runner = addon_module("runner")
+    return runner.RESULTS.get(runner.key(scene))
 
 
 def copy_spline_files(scene, source, target):

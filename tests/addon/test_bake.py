@@ -10,7 +10,7 @@ import mbd_scenes as ms
 
 def results_of(scene):
     from addon import runner
-    return runner.RESULTS[scene.name].results
+    return runner.RESULTS[runner.key(scene)].results
 
 
 @pytest.mark.parametrize("scale", [1.0, 0.001], ids=["m", "mm"])

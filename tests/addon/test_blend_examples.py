@@ -54,7 +54,7 @@ def solve(name, folder=FOLDER):
     assert "Claim" in note and "What to look at" in note
     assert bpy.ops.mbd.validate() == {"FINISHED"}
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
-    res = runner.RESULTS[scene.name].results
+    res = runner.RESULTS[runner.key(scene)].results
     assert res.success, res.message
     frames = scene.frame_end - scene.frame_start + 1
     assert len(res.t) == frames     # one output per scene frame
@@ -333,7 +333,7 @@ def test_spline_force_follows_the_csv_from_any_working_directory(registered, tmp
     from addon import runner
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "copy.blend"))
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
-    np.testing.assert_allclose(runner.RESULTS[bpy.context.scene.name].results.force_magnitude[:, 0], 3.0)
+    np.testing.assert_allclose(runner.RESULTS[runner.key(bpy.context.scene)].results.force_magnitude[:, 0], 3.0)
 
 
 def test_step_and_if_switch_at_the_right_times(registered):

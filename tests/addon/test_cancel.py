@@ -33,7 +33,7 @@ def test_cancel_through_the_progress_callback_keeps_partial_results(addon):
     results = job.run().results
     assert job.error is None and results.status == "cancelled" and len(reports) == 2
     assert reports[0] <= len(results.t) < 24_001
-    job.store(scene.name)
+    job.store(runner.key(scene))
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     keys = [k.co[0] for k in ms.fcurves_of(bob)[0].keyframe_points]
     assert keys == list(range(1, len(results.t) + 1))

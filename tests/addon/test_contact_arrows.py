@@ -8,7 +8,7 @@ import mbd_scenes as ms
 
 def results_of(scene):
     from addon import runner
-    return runner.RESULTS[scene.name].results
+    return runner.RESULTS[runner.key(scene)].results
 
 
 @pytest.fixture

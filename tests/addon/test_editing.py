@@ -48,7 +48,7 @@ def test_output_rate_other_than_the_frame_rate_is_resampled(addon):
     scene, bob = ms.pendulum()
     scene.mbd.solver.use_scene_fps, scene.mbd.solver.output_rate = False, 48.0
     bpy.ops.mbd.bake()
-    res = runner.RESULTS[scene.name].results
+    res = runner.RESULTS[runner.key(scene)].results
     assert len(res.t) == 49
     # frame f is t = (f - 1) / 24, every second 48 Hz sample
     np.testing.assert_allclose(ms.sampled(bob, "location", range(1, 26)), res.position[::2, 0], atol=1e-6)

@@ -80,17 +80,18 @@ def test_parented_body_and_wrong_roles_name_the_object(addon):
 
 
 def test_problems_are_listed_for_the_panel(addon):
+    from addon import runner
     from addon.operators import PROBLEMS
     scene, bob = ms.pendulum()
     scene.mbd.joints["Hinge"].frame_j = None
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
-    (p,) = PROBLEMS[scene.name]
+    (p,) = PROBLEMS[runner.key(scene)]
     # with the object a click selects: the joint's frame that is set
     assert (p.message, p.object, p.group, p.index) == ("joint 'Hinge': Frame J is not set", "Pivot", "joints", 0)
     scene.mbd.joints["Hinge"].frame_j = scene.objects["Bob_pivot"]
     assert bpy.ops.mbd.validate() == {"FINISHED"}
-    assert PROBLEMS[scene.name] == []
+    assert PROBLEMS[runner.key(scene)] == []
 
 
 def test_formula_errors_for_the_panel(addon):

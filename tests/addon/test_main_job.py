@@ -171,7 +171,7 @@ def test_the_tutorials_steps_build_a_pendulum_that_keeps_its_energy(addon, tmp_p
     scene = tool.build_tutorial_scene()
     assert bpy.ops.mbd.validate() == {"FINISHED"} and bpy.ops.mbd.simulate() == {"FINISHED"}
     from addon import runner
-    res = runner.RESULTS[scene.name].results
+    res = runner.RESULTS[runner.key(scene)].results
     assert res.success and len(res.t) == 49
     (hinge,) = scene.mbd.joints
     assert (hinge.name, hinge.type, hinge.frame_i.name, hinge.frame_j.name) == \

@@ -71,7 +71,7 @@ def modal(addon, monkeypatch):
         """``MBD_OT_simulate``'s own methods on a plain object."""
         bake = False
         _timer = None
-        _scene_name = ""
+        _scene_key = None
 
         def __init__(self):
             self.reports = []
@@ -111,12 +111,12 @@ def test_modal_simulate_runs_in_a_thread_and_keeps_the_results(modal):
     assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
     wm = context.window_manager
     assert wm.calls == [("timer_add", 0.1), ("modal_handler_add",), ("progress_begin", 0, 100)]
-    assert scene.name in runner.JOBS
+    assert runner.key(scene) in runner.JOBS
     # while it runs: a second Simulate or a Bake is refused, other events pass through
     assert not bpy.ops.mbd.simulate.poll() and not bpy.ops.mbd.bake.poll()
     assert op.modal(context, event("MOUSEMOVE")) == {"PASS_THROUGH"}
     assert run_to_end(op, context) == {"FINISHED"}
-    assert scene.name not in runner.JOBS and bpy.ops.mbd.bake.poll()
+    assert runner.key(scene) not in runner.JOBS and bpy.ops.mbd.bake.poll()
     assert wm.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
     assert wm.progress and all(0.0 <= p <= 100.0 for p in wm.progress)
     texts = context.workspace.texts
@@ -125,7 +125,7 @@ def test_modal_simulate_runs_in_a_thread_and_keeps_the_results(modal):
     assert op.reports[-1] == ("INFO", "Simulated 25 frames, t = 0..1 s")
     # the scene is not changed, and the results are those of a synchronous run
     assert bob.animation_data is None
-    results = runner.RESULTS[scene.name].results
+    results = runner.RESULTS[runner.key(scene)].results
     # the core's deferred channels were computed in the worker thread, not left to Bake
     assert "_pending" not in results.__dict__ and results.stats["deferred_wall_time"] > 0
     reference = runner.Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
@@ -142,7 +142,7 @@ def test_without_telemetry_the_reactions_wait_for_their_first_read(modal):
     scene.mbd.display.bake_telemetry = False
     assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
     assert run_to_end(op, context) == {"FINISHED"}
-    results = runner.RESULTS[scene.name].results
+    results = runner.RESULTS[runner.key(scene)].results
     assert "_pending" in results.__dict__
     reference = runner.Job(_compiled(scene)).run().results           # reactions=True: computed in the job
     assert "_pending" not in reference.__dict__
@@ -161,7 +161,7 @@ def test_esc_cancels_and_keeps_the_frames_computed_so_far(modal):
     scene, bob = ms.pendulum()
     scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0   # far longer than we wait
     assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
-    job = runner.JOBS[scene.name]
+    job = runner.JOBS[runner.key(scene)]
     time.sleep(0.3)
     assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
     assert op.modal(context, event("ESC", "RELEASE")) == {"PASS_THROUGH"}   # only the press cancels
@@ -169,7 +169,7 @@ def test_esc_cancels_and_keeps_the_frames_computed_so_far(modal):
     assert op.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"}     # swallowed: it is ours
     assert job.cancelled
     assert run_to_end(op, context) == {"FINISHED"}
-    results = runner.RESULTS[scene.name].results
+    results = runner.RESULTS[runner.key(scene)].results
     assert results.status == "cancelled" and 0 < len(results.t) < 24_001
     level, text = op.reports[-1]
     assert level == "WARNING" and text.startswith("Simulated cancelled:") and "partial results kept" in text
@@ -193,11 +193,11 @@ def test_esc_while_the_contact_geometry_is_prepared_keeps_the_previous_results(m
     ball.modifiers[-1].levels = 3
     bpy.ops.object.modifier_apply(modifier=ball.modifiers[-1].name)
     previous = runner.Entry(results=SimpleNamespace(t=[0.0]), warnings=[])
-    runner.RESULTS[scene.name] = previous
+    runner.RESULTS[runner.key(scene)] = previous
     from core.contacts import geometry
     geometry._cache.clear()
     assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
-    job = runner.JOBS[scene.name]
+    job = runner.JOBS[runner.key(scene)]
     deadline = time.monotonic() + 60
     while "body 'Ball'" not in job.stage:        # (after the meshes, and maybe the floor's index)
         assert time.monotonic() < deadline and not job.done, "no preparation stage was reported"
@@ -208,7 +208,7 @@ def test_esc_while_the_contact_geometry_is_prepared_keeps_the_previous_results(m
     assert op.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"}
     assert run_to_end(op, context) == {"CANCELLED"}
     assert job.results.status == "cancelled" and len(job.results.t) == 0
-    assert runner.RESULTS[scene.name] is previous
+    assert runner.RESULTS[runner.key(scene)] is previous
     assert op.reports[-1] == ("WARNING", "Simulation cancelled by the user while the contact geometry was "
                                          "prepared: no frames computed; the previous results are kept")
 
@@ -227,10 +227,10 @@ def test_loading_a_file_meanwhile_ends_the_operator(modal):
     scene, _ = ms.pendulum()
     scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0
     op.invoke(context, event("LEFTMOUSE", "PRESS"))
-    job = runner.JOBS[scene.name]
+    job = runner.JOBS[runner.key(scene)]
     operators._forget_on_load(None)          # what the load_post handler does
     assert op.modal(context, event("TIMER")) == {"CANCELLED"}
-    assert job.cancelled and scene.name not in runner.RESULTS
+    assert job.cancelled and runner.key(scene) not in runner.RESULTS
     assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
     assert job.wait(30).done
 
@@ -241,9 +241,9 @@ def test_blender_cancelling_the_operator_stops_the_job(modal):
     scene, _ = ms.pendulum()
     scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0
     op.invoke(context, event("LEFTMOUSE", "PRESS"))
-    job = runner.JOBS[scene.name]
+    job = runner.JOBS[runner.key(scene)]
     op.cancel(context)                       # e.g. the window is closed
-    assert job.cancelled and scene.name not in runner.JOBS
+    assert job.cancelled and runner.key(scene) not in runner.JOBS
     assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
     assert context.workspace.texts[-1] is None
 
@@ -300,7 +300,7 @@ def test_a_failure_in_the_worker_thread_becomes_a_report(modal, monkeypatch):
     assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
     assert run_to_end(op, context) == {"CANCELLED"}
     assert op.reports[-1] == ("ERROR", "Simulation failed: the constraint Jacobian is singular at t = 0.1 s")
-    assert scene.name not in runner.JOBS and scene.name not in runner.RESULTS
+    assert runner.key(scene) not in runner.JOBS and runner.key(scene) not in runner.RESULTS
     assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
     assert context.workspace.texts[-1] is None and bob.animation_data is None
 
@@ -327,7 +327,7 @@ def _bake_after_a_failed_reaction_solve(run, scene, bob):
     from addon import runner
     ms.add_force(scene, bob, value="20")
     reports = run()
-    entry = runner.RESULTS[scene.name]
+    entry = runner.RESULTS[runner.key(scene)]
     assert entry.results.force_names == ("Push",)
     assert any(level == "WARNING" and "could not be computed" in text and "the motion is kept" in text
                for level, text in reports)
@@ -400,3 +400,15 @@ def test_a_warning_found_before_the_run_is_reported_once(addon):
     assert operators.MBD_OT_simulate.execute(op, bpy.context) == {"FINISHED"}
     warned = [text for level, text in reports if level == "WARNING" and "override the baked motion" in text]
     assert len(warned) == 1, reports
+
+
+def test_the_results_stay_with_a_renamed_scene(addon):
+    """Renaming the scene after Simulate keeps its results for Bake, the panel and CSV export."""
+    from addon import runner
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    results = runner.RESULTS[runner.key(scene)].results
+    scene.name = "Renamed"
+    assert bpy.ops.mbd.export_csv.poll() and runner.RESULTS[runner.key(scene)].results is results
+    assert bpy.ops.mbd.bake() == {"FINISHED"} and runner.RESULTS[runner.key(scene)].results is results
+    assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25

@@ -10,7 +10,7 @@ def test_baked_file_reopened_without_the_addon_keeps_the_animation(addon, tmp_pa
     scene, bob = ms.pendulum(0.001)
     ms.add_force(scene, bob)
     bpy.ops.mbd.bake()
-    expected = runner.RESULTS[scene.name].results.position[:, 0] / 0.001   # Blender units (mm)
+    expected = runner.RESULTS[runner.key(scene)].results.position[:, 0] / 0.001   # Blender units (mm)
     path = tmp_path / "baked.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
 

@@ -12,7 +12,7 @@ SCALE = 1.0     # a scene in metres: the telemetry is in mm all the same, not in
 
 def results_of(scene):
     from addon import runner
-    return runner.RESULTS[scene.name].results
+    return runner.RESULTS[runner.key(scene)].results
 
 
 def telemetry_of(scene):

@@ -119,7 +119,7 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
     assert "9 problem(s); click one to select its object" in labels(draw_all(bob))
-    runner.JOBS[scene.name] = runner.Job(None)
+    runner.JOBS[runner.key(scene)] = runner.Job(None)
     try:
         assert any(text.startswith("Simulating t = 0 s (0%) (Esc cancels)") for text in labels(draw_all(bob)))
     finally:
@@ -182,7 +182,7 @@ def test_spline_button_writes_a_path_relative_to_the_saved_blend(addon, tmp_path
     # and the model reads it: the force follows the table
     bpy.ops.mbd.simulate()
     from addon import runner
-    res = runner.RESULTS[scene.name].results
+    res = runner.RESULTS[runner.key(scene)].results
     np.testing.assert_allclose(res.force_magnitude[12, 0], checked.expression(0.5), rtol=1e-12)
     assert "25 frames, t = 0..1 s" in labels(draw_all(bob))
 
