@@ -3,8 +3,11 @@ and ``python -m core check MODEL.json`` (validate and summarise without solving)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
+import threading
 
 from . import ModelError, SolverError, compile_model, load_model, simulate
 from .units import from_si
@@ -46,6 +49,25 @@ def _check(path) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _ctrl_c_cancels(flag: list):
+    """While solving, Ctrl-C cancels the run (the core then returns the frames so far) instead of
+    killing it; a second Ctrl-C stops at once. Only the main thread can handle signals."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if flag:
+            raise KeyboardInterrupt
+        flag.append(True)
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -62,21 +84,41 @@ def main(argv=None) -> int:
     try:
         if args.command == "check":
             return _check(args.model)
-        progress = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
-        results = simulate(args.model, progress=progress)
-        if progress:
+        show = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
+        interrupted = []
+
+        def progress(p):
+            if show:
+                show(p)
+            return not interrupted
+        with _ctrl_c_cancels(interrupted):
+            results = simulate(args.model, progress=progress)
+        if show:
             sys.stderr.write("\n")
         print(f"{args.model}: {results.summary()}")
+        if interrupted:
+            print(f"  cancelled by Ctrl-C at t = {results.t[-1] if len(results.t) else 0:.6g} s; the frames so far "
+                  "are written")
         for name, power in results.max_powers().items():
             print(f"  actuator {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
         for w in results.warnings:
             print(f"  warning: {w}")
-        if args.csv:
-            results.to_csv(args.csv)
-            print(f"  CSV written to {args.csv}")
-        if args.npz:
-            results.save(args.npz)
-            print(f"  results saved to {args.npz}")
+        unwritten = False
+        for what, write, path in (("CSV", results.to_csv, args.csv), ("results", results.save, args.npz)):
+            if not path:
+                continue
+            try:
+                write(path)
+            except OSError as exc:   # the other file is still written
+                print(f"error: cannot write the {what} to {path}: {exc.strerror or exc}", file=sys.stderr)
+                unwritten = True
+            except RuntimeError as exc:     # the deferred channels (Results.compute_deferred)
+                print(f"error: cannot write the {what} to {path}: {exc}", file=sys.stderr)
+                unwritten = True
+            else:
+                print(f"  {what} written to {path}")
+        if unwritten:
+            return 4
         return 0 if results.success else 1
     except ModelError as exc:
         print(f"error: the model {args.model} has problems:", file=sys.stderr)

@@ -231,7 +231,8 @@ class Results:
             writer.writerows(data.tolist())
 
     def save(self, path: str | os.PathLike) -> None:
-        """Save to a compressed ``.npz`` (SI units); read back with :func:`load_results`."""
+        """Save to a compressed ``.npz`` (SI units) at exactly ``path`` (no suffix added); read back
+        with :func:`load_results`."""
         arrays, meta = {}, {}
         for f in fields(self):
             value = getattr(self, f.name)
@@ -239,7 +240,8 @@ class Results:
                 arrays[f.name] = value
             else:
                 meta[f.name] = list(value) if isinstance(value, tuple) else value
-        np.savez_compressed(path, __meta__=np.array(json.dumps(meta, default=float)), **arrays)
+        with open(path, "wb") as fh:    # a file object: NumPy would append .npz to a name without it
+            np.savez_compressed(fh, __meta__=np.array(json.dumps(meta, default=float)), **arrays)
 
 
 def load_results(path: str | os.PathLike) -> Results:

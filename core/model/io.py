@@ -9,6 +9,7 @@ import dataclasses
 import difflib
 import json
 import os
+import stat
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -38,6 +39,11 @@ def load_model(path: str | os.PathLike) -> spec.Model:
     """
     path = Path(path)
     try:
+        # a device or a pipe would be read forever (/dev/zero) or block (a FIFO)
+        if path.exists() and not path.is_dir() and not stat.S_ISREG(path.stat().st_mode):
+            raise ModelError([Issue("error", "unreadable-file", str(path),
+                                    "is not a regular file (a device or a pipe); a model file is JSON text",
+                                    "Choose the model's .json file.")])
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ModelError([Issue("error", "unreadable-file", str(path), f"cannot read the file: {exc.strerror or exc}")]) from None
@@ -50,6 +56,11 @@ def load_model(path: str | os.PathLike) -> spec.Model:
     except json.JSONDecodeError as exc:
         raise ModelError([Issue("error", "bad-json", str(path),
                                 f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]) from None
+    except ValueError as exc:       # Python's limit on the digits of a whole number
+        raise ModelError([Issue("error", "bad-json", str(path), f"not a usable JSON model: {exc}")]) from None
+    except RecursionError:
+        raise ModelError([Issue("error", "bad-json", str(path),
+                                "not a usable JSON model: its lists or objects are nested too deeply")]) from None
     return model_from_dict(data, base_dir=path.resolve().parent)
 
 

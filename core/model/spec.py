@@ -73,7 +73,11 @@ class _Checker:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.error(fieldname, f"must be a number, got {value!r}")
             return value
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:       # a whole number beyond float range, e.g. 400 digits
+            self.error(fieldname, f"must be finite, got a {len(str(abs(value)))}-digit number")
+            return value
         if not math.isfinite(value):
             self.error(fieldname, f"must be finite, got {value!r}")
         elif positive and value <= 0:
@@ -87,6 +91,9 @@ class _Checker:
             vec = tuple(float(x) for x in value)
         except (TypeError, ValueError):
             self.error(fieldname, f"must be a list of {n} numbers, got {value!r}")
+            return value
+        except OverflowError:       # a whole number beyond float range
+            self.error(fieldname, "must contain finite numbers, got a whole number beyond 1.8e308")
             return value
         if len(vec) != n or any(isinstance(x, bool) for x in value):
             self.error(fieldname, f"must be a list of {n} numbers, got {value!r}")

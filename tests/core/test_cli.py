@@ -125,3 +125,61 @@ def test_check_and_simulate_report_an_actuators_rated_power(tiny_pendulum, tmp_p
     solved = run("simulate", path)
     assert solved.returncode == 0, solved.stderr
     assert "actuator 'drive': N_max = F_max*v_max/4 = 75 W" in solved.stdout
+
+
+def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendulum, tmp_path):
+    """Exit 4: the run succeeded, an output file could not be written (named on stderr)."""
+    npz = tmp_path / "results.dat"                     # any name: written as given, no .npz added
+    r = run("simulate", tiny_pendulum, "--csv", tmp_path / "no_such_dir" / "x.csv", "--npz", npz)
+    assert r.returncode == 4 and "Traceback" not in r.stderr
+    assert f"error: cannot write the CSV to {tmp_path / 'no_such_dir' / 'x.csv'}: No such file or directory" in r.stderr
+    assert f"results written to {npz}" in r.stdout and npz.is_file()
+    from core.results import load_results
+    assert len(load_results(npz).t) == 11
+
+
+def test_ctrl_c_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path):
+    import signal
+    import time
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data["settings"].update(end_time=2000.0, output_rate=100)     # minutes of work
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    out_csv = tmp_path / "so_far.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "core", "simulate", str(path), "--csv", str(out_csv)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)                                   # past the imports and the start of the run
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in stderr, stderr
+    assert "cancelled by Ctrl-C at t = " in stdout and "CSV written to" in stdout
+    with open(out_csv, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert 2 <= len(rows) - 1 < 200_001
+
+
+@pytest.mark.parametrize("text, reason", [
+    ('{"bodies": [' * 100_000, "nested too deeply"),
+    ('{"version": ' + "9" * 5000 + "}", "not a usable JSON model"),
+])
+def test_json_beyond_the_parsers_limits_is_a_model_error(tmp_path, text, reason):
+    path = tmp_path / "odd.json"
+    path.write_text(text, encoding="utf-8")
+    r = run("check", path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and reason in r.stderr, r.stderr
+
+
+def test_a_whole_number_beyond_float_range_is_a_field_error(tiny_pendulum, tmp_path):
+    text = tiny_pendulum.read_text(encoding="utf-8")
+    data = json.loads(text)
+    data["bodies"][0]["density"] = 1.0
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(data).replace('"density": 1.0', '"density": 1' + "0" * 400), encoding="utf-8")
+    r = run("check", path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "density: must be finite, got a 401-digit number" in r.stderr
+
+
+def test_a_device_is_not_read_as_a_model():
+    r = run("check", "/dev/zero", timeout=20)
+    assert r.returncode == 2 and "is not a regular file (a device or a pipe)" in r.stderr

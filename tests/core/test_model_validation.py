@@ -416,3 +416,16 @@ def test_a_regularization_of_one_or_more_is_rejected():
         model_from_dict(data)
     data["settings"] = {"regularization": 0.5}
     assert model_from_dict(data).settings.regularization == 0.5
+
+
+def test_a_force_and_a_spring_of_one_name_are_an_error():
+    """Output columns are named by element: a spring and a bushing would both give C.force, a force
+    and a contact C.point; so forces, springs, bushings and contacts share one set of names."""
+    data = _base()
+    data["forces"] = [{"name": "C", "body": "arm", "frame": "RF_2", "value": "1"}]
+    data["springs"] = [{"name": "C", "frame_i": "RF_1", "frame_j": "RF_2", "stiffness": 1}]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "spring 'C': name: the name is also used by force 'C', and the results name their columns by element "
+        "(X.force, X.point). Give each force, spring, bushing and contact its own name."]
