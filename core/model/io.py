@@ -102,7 +102,8 @@ def model_from_dict(data, *, base_dir: str | os.PathLike | None = None) -> spec.
         raise ModelError([Issue("error", "bad-format", "model", f"expected a JSON object, got {type(data).__name__}")])
     if data.get("format", FORMAT) != FORMAT:
         issues.append(Issue("error", "bad-format", "format", f"expected {FORMAT!r}, got {data.get('format')!r}"))
-    if data.get("version", VERSION) != VERSION:
+    version = data.get("version", VERSION)
+    if type(version) is not int or version != VERSION:     # (true and 1.0 equal 1 in Python)
         issues.append(Issue("error", "bad-format", "version",
                             f"this program reads version {VERSION}, got {data.get('version')!r}"))
     units = data.get("units", UNITS)

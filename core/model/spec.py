@@ -235,7 +235,10 @@ class TriangleMesh:
             c.error("vertices", f"need at least 4 vertices of 3 coordinates, got {len(verts)}")
         elif not all(math.isfinite(x) for v in verts for x in v):
             c.error("vertices", "contain a non-finite coordinate")
-        if len(faces) < 4 or any(len(f) != 3 for f in faces):
+        if any(len(f) != 3 for f in faces):
+            k = next(k for k, f in enumerate(faces) if len(f) != 3)
+            c.error("faces", f"must be triangles of 3 vertex indices; face {k} has {len(faces[k])}")
+        elif len(faces) < 4:
             c.error("faces", f"need at least 4 triangles of 3 vertex indices, got {len(faces)}")
         elif any(not 0 <= i < len(verts) for f in faces for i in f):
             c.error("faces", f"refer to a vertex index outside 0..{len(verts) - 1}")

@@ -273,6 +273,21 @@ def test_triangle_mesh_rejects_fractional_indices():
         model_from_dict(data)
 
 
+def test_triangle_mesh_names_a_face_that_is_not_a_triangle():
+    data = _base()
+    data["bodies"][0]["geometry"] = {"type": "mesh", "vertices": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]],
+                                     "faces": [[0, 2, 1], [0, 1, 3, 2], [0, 3, 2], [1, 2, 3]]}
+    with pytest.raises(ModelError, match=r"body 'arm': geometry: faces: must be triangles of 3 vertex indices; "
+                                         r"face 1 has 4"):
+        model_from_dict(data)
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_the_version_is_the_whole_number_1(version):
+    with pytest.raises(ModelError, match=f"version: this program reads version 1, got {version!r}"):
+        model_from_dict(_base(version=version))
+
+
 def test_bad_header_and_group_types():
     data = _base(format="other", version=7, frames={"name": "x"}, name=3)
     with pytest.raises(ModelError) as info:
