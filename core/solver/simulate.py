@@ -412,8 +412,8 @@ class _Run:
 
     def overflow(self):
         raise SolverError("the initial state cannot be computed in double precision (its values overflow); "
-                          f"the largest number in the model is {_largest_number(self.cm.model)}: check its "
-                          "units and value")
+                          f"the most extreme number in the model is {_most_extreme_number(self.cm.model)}: "
+                          "check its units and value")
 
     def run(self) -> Results:
         sysm, s = self.sys, self.s
@@ -753,8 +753,9 @@ class _Run:
         return results
 
 
-def _largest_number(model) -> str:
-    """'body 'B': velocity = -1e+300': the numeric field of largest magnitude in ``model`` (user units)."""
+def _most_extreme_number(model) -> str:
+    """'body 'B': velocity = -1e+300': the numeric field in ``model`` (user units) whose non-zero
+    magnitude is farthest from 1 in orders of magnitude (1e300 and 1e-300 alike overflow)."""
     best, where = -1.0, "none"
     groups = [("settings", (model.settings,))] + [(g, getattr(model, g)) for g in spec.ELEMENT_WORDS]
     for group, elements in groups:
@@ -763,9 +764,10 @@ def _largest_number(model) -> str:
             for f in fields(el):
                 value = getattr(el, f.name)
                 numbers = value if isinstance(value, tuple) else (value,)
-                numbers = [float(x) for x in numbers if isinstance(x, (int, float)) and not isinstance(x, bool)]
-                if numbers and max(map(abs, numbers)) > best:
-                    best, where = max(map(abs, numbers)), f"{label}: {f.name} = {value!r}"
+                numbers = [abs(math.log10(abs(float(x)))) for x in numbers
+                           if isinstance(x, (int, float)) and not isinstance(x, bool) and x]
+                if numbers and max(numbers) > best:
+                    best, where = max(numbers), f"{label}: {f.name} = {value!r}"
     return where
 
 

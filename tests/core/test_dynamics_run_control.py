@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import core
-from core.model import Body, Frame, Joint, Model, Motion, SolverSettings, SpringDamper
+from core.model import Body, Box, Frame, Joint, Model, Motion, SolverSettings, SpringDamper
 from core.results import Results
 
 simulate_module = importlib.import_module("core.solver.simulate")
@@ -278,7 +278,11 @@ def test_batched_post_processing_matches_the_per_frame_loop(monkeypatch):
     (lambda m: dataclasses.replace(m, frames=(dataclasses.replace(m.frames[0], position=(1e300, 0.0, 0.0)),
                                               m.frames[1])),
      "frame 'pivot': position = (1e+300, 0.0, 0.0)"),
-], ids=["velocity", "frame"])
+    # a density off by hundreds of orders the other way: 1/m overflows (gravity was named)
+    (lambda m: dataclasses.replace(m, bodies=(dataclasses.replace(m.bodies[0], mass=None, inertia=None,
+                                                                  geometry=Box(size=(10, 10, 10)), density=1e-308),)),
+     "body 'bob': density = 1e-308"),
+], ids=["velocity", "frame", "tiny density"])
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")   # numpy's own overflow warnings on the way
 def test_values_that_overflow_double_precision_are_reported_by_name(change, named):
     # a units slip of hundreds of orders of magnitude: every step would be NaN, and the SVD of the
