@@ -134,9 +134,17 @@ def run_sync(op, context):
     gathered = gather(op, context)
     if gathered is None:
         return None
-    job = runner.Job(gathered.compiled, gathered.warnings, reactions=context.scene.mbd.display.bake_telemetry,
-                     fingerprint=runner.fingerprint(gathered.model)).run()
-    conclude(op, job, runner.key(context.scene))
+    scene_key = runner.key(context.scene)
+    # registered while it runs, as a modal run's job is: Simulate's poll sees it, and a headless
+    # script's Ctrl-C handler finds it to cancel
+    job = runner.JOBS[scene_key] = runner.Job(gathered.compiled, gathered.warnings,
+                                              reactions=context.scene.mbd.display.bake_telemetry,
+                                              fingerprint=runner.fingerprint(gathered.model))
+    try:
+        job.run()
+    finally:    # a KeyboardInterrupt must not leave Simulate greyed out
+        runner.JOBS.pop(scene_key, None)
+    conclude(op, job, scene_key)
     if job.error is not None or job.results is None or not len(job.results.t):
         return None     # nothing new: never the previous run's results in its place
     return runner.RESULTS.get(runner.key(context.scene))

@@ -14,9 +14,12 @@ Writes into DIR (default ``out/<example name>`` under the current directory):
 simulates again), ``frames/<name>_NNNN.png`` (Workbench renders of the
 baked mechanism, arrows visible) and ``<name>.gif`` (needs Pillow; skipped
 with a note when it is missing, e.g. inside Blender), then prints each path.
-The example file itself is never written. Exit status: 0 done, 1 the model
-is invalid or the run failed (partial results are still baked, saved and
-rendered), 2 the file cannot be opened or the arguments are wrong.
+The example file itself is never written. Ctrl-C during the simulation
+cancels it as Esc does in Blender; at any other time, or pressed again, it
+stops the job at once. Exit status: 0 done, 1 the model is invalid or the run
+failed or was cancelled (partial results are still baked, saved and
+rendered), 2 the file cannot be opened, the output directory cannot be
+created or the arguments are wrong, 130 stopped at once by Ctrl-C.
 """
 import argparse
 import contextlib
@@ -30,18 +33,15 @@ import bpy
 from mathutils import Vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from simulate_blend import REPO, ensure_addon, exit_process  # noqa: E402  (tools/ is not a package)
+from simulate_blend import (  # noqa: E402  (tools/ is not a package)
+    REPO, BlendError, CtrlC, addon_module, ensure_addon, exit_process, open_blend, reported, results_entry,
+    script_args, simulate)
 
 DEFAULT_EXAMPLE = REPO / "blend_examples" / "slider_crank_emotor.blend"
 CAMERA_NAME = "MBD_Camera"
 #: camera direction (from the mechanism towards the camera) by the axis along which it is thinnest:
 #: a planar mechanism is seen nearly face-on, slightly from above and the side
 VIEWS = {0: (1.0, 0.3, 0.35), 1: (0.3, -1.0, 0.35), 2: (0.25, -0.45, 1.0)}
-
-
-def reported(exc) -> str:
-    """An operator's report as raised by ``bpy.ops``, without Blender's 'Error: ' prefixes."""
-    return "\n".join(line.removeprefix("Error: ") for line in str(exc).strip().splitlines())
 
 
 class JobError(Exception):
@@ -53,12 +53,6 @@ class JobError(Exception):
 
 
 def parse_args(argv):
-    # under Blender the script's own arguments follow "--" (none without it: the rest are Blender's);
-    # under the bpy module (bpy.app.module) they are argv[1:]
-    if "--" in argv:
-        args = argv[argv.index("--") + 1:]
-    else:
-        args = argv[1:] if getattr(bpy.app, "module", True) else []
     parser = argparse.ArgumentParser(prog="main_job.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("blend", nargs="?", help=f"example .blend (default: {DEFAULT_EXAMPLE.relative_to(REPO)}, "
                                                  "or the file Blender opened)")
@@ -66,7 +60,7 @@ def parse_args(argv):
     parser.add_argument("--frames", type=int, default=36, metavar="N",
                         help="frames to render at most, at one step over the scene's range (default 36; 0: none)")
     parser.add_argument("--size", default="640x360", metavar="WxH", help="render size in pixels (default 640x360)")
-    parsed = parser.parse_args(args)
+    parsed = parser.parse_args(script_args(argv))
     try:
         w, h = (int(v) for v in parsed.size.lower().split("x"))
         if w < 8 or h < 8:
@@ -84,26 +78,23 @@ def open_example(blend):
     if blend is None and bpy.data.filepath:
         return Path(bpy.data.filepath)
     path = Path(blend).resolve() if blend else DEFAULT_EXAMPLE
-    if not path.is_file():
-        hint = " (the bundled examples are written by tools/make_blend_examples.py)" \
-            if path.parent == DEFAULT_EXAMPLE.parent else ""
-        raise JobError(f"no such file: {path}{hint}", 2)
     try:
-        bpy.ops.wm.open_mainfile(filepath=str(path))
-    except RuntimeError as exc:
-        raise JobError(f"cannot open {path} as a .blend file: {reported(exc)}", 2) from None
+        open_blend(path)
+    except BlendError as exc:
+        hint = " (the bundled examples are written by tools/make_blend_examples.py)" \
+            if not path.exists() and path.parent == DEFAULT_EXAMPLE.parent else ""
+        raise JobError(f"{exc}{hint}", 2) from None
     return path
 
 
-def addon_module(name):
-    """A module of the registered add-on: the checkout's ``addon`` or an installed extension."""
-    return sys.modules[bpy.types.MBD_OT_simulate.__module__.rsplit(".", 1)[0] + "." + name]
-
-
-def results_entry(scene):
-    """The add-on's last results of the scene."""
-    runner = addon_module("runner")
-    return runner.RESULTS.get(runner.key(scene))
+def check_out_dir(out: Path):
+    """Fail now, not after the run, when the output directory cannot be created; nothing is created
+    yet (an invalid model writes nothing)."""
+    existing = next(p for p in (out, *out.parents) if os.path.exists(p))   # False also where stat is denied
+    why = (f"{existing} is not a directory" if not existing.is_dir() else
+           f"{existing} is not writable" if not os.access(existing, os.W_OK | os.X_OK) else "")
+    if why:
+        raise JobError(f"cannot write the outputs in {out} (--out): {why}", 2)
 
 
 def copy_spline_files(scene, source, target):
@@ -129,19 +120,17 @@ def copy_spline_files(scene, source, target):
     return copies
 
 
-def solve_and_bake(scene):
-    """Validate, simulate and bake; returns the simulation's error message ('' when it succeeded)."""
+def solve_and_bake(scene, ctrl_c):
+    """Validate, simulate (Ctrl-C cancels) and bake; returns the simulation's error message ('' when
+    it did not fail). Partial results, of a run that failed or was cancelled part-way, are baked too."""
     try:
         bpy.ops.mbd.validate()
     except RuntimeError as exc:   # the operator's ERROR report: every problem of the model
         raise JobError(f"the model is invalid:\n{reported(exc)}") from None
-    failure = ""
-    try:
-        bpy.ops.mbd.simulate()
-    except RuntimeError as exc:
-        if results_entry(scene) is None:
-            raise JobError(f"the simulation failed:\n{reported(exc)}") from None
-        failure = reported(exc)   # partial results are kept: bake and save them too
+    failure = simulate(ctrl_c)
+    if results_entry(scene) is None:
+        raise JobError(f"the simulation failed:\n{failure}" if failure else
+                       "cancelled by Ctrl-C before the first frame; nothing written")
     bpy.ops.mbd.bake()
     return failure
 
@@ -276,40 +265,47 @@ def spread(first, last, count):
 
 def run(args):
     """The whole job; returns (written paths by label, problems that make it fail after writing)."""
-    example = open_example(args.blend)
-    name = example.stem
-    out = Path(args.out).resolve() if args.out else Path.cwd() / "out" / name
-    ensure_addon()
-    scene = bpy.context.scene
-    note = bpy.data.texts.get("README")   # the bundled examples say what they show
-    if note is not None:
-        print(f"main_job: {name}: {note.as_string().strip()}\n")
-    failure = solve_and_bake(scene)
-    problems = [f"the simulation failed; the frames before the failure were baked:\n{failure}"] if failure else []
-    out.mkdir(parents=True, exist_ok=True)
-    written = {}
-    csv_path = out / f"{name}_results.csv"   # not <name>.csv: an example's own data file may be called so
-    bpy.ops.mbd.export_csv(filepath=str(csv_path))
-    written["CSV (units in the header)"] = csv_path
-    frames = spread(scene.frame_start, scene.frame_end, args.frames)
-    if frames and scene.camera is None:
-        add_camera(scene, spread(scene.frame_start, scene.frame_end, 12), args.size)
-    blend_path = out / f"{name}_baked.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend_path), copy=True)
-    written["baked .blend"] = blend_path
-    for copy in copy_spline_files(scene, example.parent.resolve(), out):
-        written[f"spline data for the baked .blend ({copy.name})"] = copy
-    if frames and not visible_meshes(scene):
-        problems.append("nothing to render: the scene has no visible mesh (--frames 0 renders nothing)")
-    elif frames:
-        pngs = render_frames(scene, name, frames, args.size, out / "frames")
-        written[f"{len(pngs)} rendered frames"] = pngs[0].parent
-        fps = scene.render.fps / scene.render.fps_base
-        step = frames[1] - frames[0] if len(frames) > 1 else 1
-        gif = write_gif(pngs, out / f"{name}.gif", step / fps)
-        if gif is not None:
-            written["GIF"] = gif
-    return written, problems
+    with CtrlC("main_job") as ctrl_c:
+        example = open_example(args.blend)
+        name = example.stem
+        out = Path(args.out).resolve() if args.out else Path.cwd() / "out" / name
+        check_out_dir(out)
+        ensure_addon()
+        scene = bpy.context.scene
+        note = bpy.data.texts.get("README")   # the bundled examples say what they show
+        if note is not None:
+            print(f"main_job: {name}: {note.as_string().strip()}\n")
+        failure = solve_and_bake(scene, ctrl_c)
+        results = results_entry(scene).results
+        problems = []
+        if failure:
+            problems.append(f"the simulation failed; the frames before the failure were baked:\n{failure}")
+        elif results.status == "cancelled":     # only Ctrl-C cancels here
+            problems.append(f"cancelled by Ctrl-C at t = {results.t[-1]:.6g} s; the frames so far were written")
+        out.mkdir(parents=True, exist_ok=True)
+        written = {}
+        csv_path = out / f"{name}_results.csv"   # not <name>.csv: an example's own data file may be called so
+        bpy.ops.mbd.export_csv(filepath=str(csv_path))
+        written["CSV (units in the header)"] = csv_path
+        frames = spread(scene.frame_start, scene.frame_end, args.frames)
+        if frames and scene.camera is None:
+            add_camera(scene, spread(scene.frame_start, scene.frame_end, 12), args.size)
+        blend_path = out / f"{name}_baked.blend"
+        bpy.ops.wm.save_as_mainfile(filepath=str(blend_path), copy=True)
+        written["baked .blend"] = blend_path
+        for copy in copy_spline_files(scene, example.parent.resolve(), out):
+            written[f"spline data for the baked .blend ({copy.name})"] = copy
+        if frames and not visible_meshes(scene):
+            problems.append("nothing to render: the scene has no visible mesh (--frames 0 renders nothing)")
+        elif frames:
+            pngs = render_frames(scene, name, frames, args.size, out / "frames")
+            written[f"{len(pngs)} rendered frames"] = pngs[0].parent
+            fps = scene.render.fps / scene.render.fps_base
+            step = frames[1] - frames[0] if len(frames) > 1 else 1
+            gif = write_gif(pngs, out / f"{name}.gif", step / fps)
+            if gif is not None:
+                written["GIF"] = gif
+        return written, problems
 
 
 def main(argv=None) -> int:

@@ -9,12 +9,20 @@ With the ``bpy`` module from PyPI::
     python tools/simulate_blend.py FILE.blend [--bake] [--csv OUT.csv] [--save OUT.blend]
 
 Uses the installed Multibody Dynamics extension when Blender has it enabled,
-else registers the add-on from this checkout. Exits with status 1 and the
-list of problems on stderr when the model is bad or the run fails.
+else registers the add-on from this checkout. A run that fails part-way or is
+cancelled with Ctrl-C still bakes, exports and saves the frames computed
+before it; an output that cannot be written is reported and the others are
+still written. Exit status: 0 done, 1 the model is invalid, the run failed or
+was cancelled, or an output could not be written (the problems on stderr),
+2 the file cannot be opened or the arguments are wrong, 130 stopped at once
+by Ctrl-C (pressed again, or outside the simulation).
 """
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import bpy
@@ -22,15 +30,46 @@ import bpy
 REPO = Path(__file__).resolve().parents[1]
 
 
+def run_by_blender() -> bool:
+    """Whether the ``blender`` program runs this script, rather than the ``bpy`` module's Python."""
+    return not getattr(bpy.app, "module", True)
+
+
+def script_args(argv):
+    """The script's own arguments: under Blender those after "--" (none without it: the rest, such as
+    ``-b FILE --python SCRIPT``, are Blender's); under the bpy module argv[1:]."""
+    if "--" in argv:
+        return argv[argv.index("--") + 1:]
+    return [] if run_by_blender() else argv[1:]
+
+
 def parse_args(argv):
-    # under Blender the script's own arguments follow "--"; under the bpy module they are argv[1:]
-    args = argv[argv.index("--") + 1:] if "--" in argv else argv[1:]
     parser = argparse.ArgumentParser(prog="simulate_blend.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("blend", nargs="?", help=".blend to open (default: the file Blender opened)")
     parser.add_argument("--bake", action="store_true", help="bake keyframes and force arrows")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the results, units in the header")
     parser.add_argument("--save", metavar="OUT.blend", help="save the .blend (after --bake)")
-    return parser.parse_args(args)
+    return parser.parse_args(script_args(argv))
+
+
+def reported(exc) -> str:
+    """An operator's report as raised by ``bpy.ops``, without Blender's 'Error: ' prefixes."""
+    return "\n".join(line.removeprefix("Error: ") for line in str(exc).strip().splitlines())
+
+
+class BlendError(Exception):
+    """No .blend to work on, or one that cannot be opened (status 2)."""
+
+
+def open_blend(path: Path):
+    if path.is_dir():
+        raise BlendError(f"{path} is a directory, not a .blend file")
+    if not path.is_file():
+        raise BlendError(f"no such file: {path}")
+    try:
+        bpy.ops.wm.open_mainfile(filepath=str(path))
+    except RuntimeError as exc:
+        raise BlendError(f"cannot open {path} as a .blend file: {reported(exc)}") from None
 
 
 def ensure_addon():
@@ -41,32 +80,148 @@ def ensure_addon():
     addon.register()
 
 
+def addon_module(name):
+    """A module of the registered add-on: the checkout's ``addon`` or an installed extension."""
+    return sys.modules[bpy.types.MBD_OT_simulate.__module__.rsplit(".", 1)[0] + "." + name]
+
+
+def results_entry(scene):
+    """The add-on's last results of the scene (complete or partial); None without any."""
+    runner = addon_module("runner")
+    return runner.RESULTS.get(runner.key(scene))
+
+
+class CtrlC:
+    """Ctrl-C (SIGINT) while a script runs, as a context manager.
+
+    During :func:`simulate` it cancels the run as Esc does in Blender: the core
+    returns the frames so far, which the script then bakes and writes. At any
+    other time, or pressed again, it stops the script at once (status 130).
+    Python's KeyboardInterrupt would not do: raised inside an operator, Blender
+    turns it into an error report holding the traceback, and nothing is written.
+    A SIGINT ignored from the start (a shell's background job) stays ignored.
+    """
+
+    def __init__(self, prog):
+        self.prog = prog
+        self.pressed = False        # during the simulation
+        self._simulating = False
+        self._writing = False       # the outputs, after the simulation
+        self._previous = None
+        self._stderr = None
+
+    def __enter__(self):
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.SIG_IGN and threading.current_thread() is threading.main_thread():
+            # None: a handler installed from C (Blender's), which cannot be put back
+            self._previous = signal.SIG_DFL if previous is None else previous
+            self._stderr = os.dup(2)    # main_job points fd 2 at /dev/null while it renders
+            signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc):
+        if self._stderr is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            os.close(self._stderr)
+            self._stderr = None
+
+    def _say(self, text):
+        # os.write: a print here could re-enter a print the signal interrupted
+        os.write(self._stderr, f"\n{self.prog}: {text}\n".encode())
+
+    def _on_sigint(self, signum, frame):
+        if self._simulating and not self.pressed and self._cancel_jobs():
+            self.pressed = True
+            self._say("Ctrl-C: cancelling the simulation; the frames so far are kept (Ctrl-C again stops at once)")
+            return
+        self._say("stopped by Ctrl-C; " + ("a file being written may be incomplete" if self._writing else
+                                           "nothing written"))
+        for stream in (sys.stdout, sys.stderr):    # e.g. main_job's list of what it wrote, in a pipe
+            with contextlib.suppress(RuntimeError, OSError):    # a write the signal interrupted
+                stream.flush()
+        os._exit(130)
+
+    def _cancel_jobs(self) -> bool:
+        """Cancel the running simulation jobs; False when none runs yet (the scene is still read)."""
+        # Simulate runs its job inside the operator (operators.run_sync), which registers it in
+        # runner.JOBS meanwhile; the core asks the job about every 0.1 s whether to go on
+        jobs = list(addon_module("runner").JOBS.values())
+        for job in jobs:
+            job.cancel()
+        return bool(jobs)
+
+    @contextlib.contextmanager
+    def cancelling(self):
+        """Let Ctrl-C cancel the add-on's simulation job while the block runs."""
+        self._simulating = True
+        try:
+            yield
+        finally:
+            self._simulating = False
+            self._writing = True
+
+
+def simulate(ctrl_c) -> str:
+    """Simulate the scene, Ctrl-C cancelling; the operator's error report ('' when it did not fail).
+
+    The results entry then holds what was computed: complete, partial (failed
+    or cancelled part-way) or none (a bad model, a run that could not start).
+    """
+    with ctrl_c.cancelling():
+        try:
+            bpy.ops.mbd.simulate()
+        except RuntimeError as exc:     # operators report problems as errors, which bpy.ops raises
+            return reported(exc)
+    return ""
+
+
+def solve_and_write(args, ctrl_c) -> int:
+    """Simulate, then bake and write what was computed, even part of a run; returns the exit status."""
+    name = bpy.data.filepath
+    failure = simulate(ctrl_c)
+    entry = results_entry(bpy.context.scene)
+    if entry is None:
+        print(f"simulate_blend: {name}: {failure or 'cancelled by Ctrl-C before the first frame; nothing written'}",
+              file=sys.stderr)
+        return 1
+    if failure:     # the frames before the failure are kept: written all the same
+        print(f"simulate_blend: {name}: {failure}", file=sys.stderr)
+    status = 1 if failure else 0
+    wrote = False
+    steps = (("--bake", args.bake, bpy.ops.mbd.bake),
+             ("--csv", args.csv, lambda: bpy.ops.mbd.export_csv(filepath=str(Path(args.csv).resolve()))),
+             ("--save", args.save, lambda: bpy.ops.wm.save_as_mainfile(filepath=str(Path(args.save).resolve()))))
+    for option, wanted, step in steps:
+        if not wanted:
+            continue
+        try:
+            step()
+        except RuntimeError as exc:     # reported; the other outputs are still written
+            print(f"simulate_blend: {option}: {reported(exc)}", file=sys.stderr)
+            status = 1
+        else:
+            wrote |= option in ("--csv", "--save")
+    if entry.results.status == "cancelled":     # only Ctrl-C cancels here
+        print(f"simulate_blend: cancelled by Ctrl-C at t = {entry.results.t[-1]:.6g} s"
+              + ("; the frames so far were written" if wrote else ""), file=sys.stderr)
+        status = 1
+    return status
+
+
 def main(argv=None) -> int:
     args = parse_args(sys.argv if argv is None else argv)
-    if args.blend:
-        path = Path(args.blend).resolve()
-        if not path.is_file():
-            print(f"simulate_blend: no such file: {path}", file=sys.stderr)
+    with CtrlC("simulate_blend") as ctrl_c:
+        try:
+            if args.blend:
+                open_blend(Path(args.blend).resolve())
+            elif not bpy.data.filepath:
+                raise BlendError("give a .blend file (blender -b FILE.blend --python ... or "
+                                 "python simulate_blend.py FILE.blend)")
+        except BlendError as exc:
+            print(f"simulate_blend: {exc}", file=sys.stderr)
             return 2
-        bpy.ops.wm.open_mainfile(filepath=str(path))
-    elif not bpy.data.filepath:
-        print("simulate_blend: give a .blend file (blender -b FILE.blend --python ... or "
-              "python simulate_blend.py FILE.blend)", file=sys.stderr)
-        return 2
-    ensure_addon()
-    try:
-        # operators report problems as errors, which bpy.ops raises as RuntimeError
-        bpy.ops.mbd.simulate()
-        if args.bake:
-            bpy.ops.mbd.bake()
-        if args.csv:
-            bpy.ops.mbd.export_csv(filepath=str(Path(args.csv).resolve()))
-        if args.save:
-            bpy.ops.wm.save_as_mainfile(filepath=str(Path(args.save).resolve()))
-    except RuntimeError as exc:
-        print(f"simulate_blend: {bpy.data.filepath or 'scene'}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        ensure_addon()
+        return solve_and_write(args, ctrl_c)
 
 
 def exit_process(code: int):

@@ -66,6 +66,10 @@ class Progress:
 _DIVERGED = 1e100
 
 
+#: an adaptive run has stalled when this many steps in a row are shorter than this fraction of
+#: the run: a mass or stiffness hundreds of orders of magnitude off makes a time scale the run
+#: would crawl through forever (a stiff contact's impact steps stay above 1e-8 of its run)
+_TINY_STEPS, _TINY_STEP_FRACTION = 1000, 1e-15
 #: a run has stalled when this many projection restarts fall within ...
 _STALL_RESTARTS = 20
 #: ... this fraction of an output interval
@@ -492,6 +496,7 @@ class _Run:
         t, y = 0.0, y0
         first_step = None
         restarts: list[float] = []  # times of the recent projection restarts
+        tiny_steps = 0
         # without a jac, scipy's implicit methods difference one full evaluation per column
         held = batch.supports(sysm) or len(sysm.contacts)
         extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT and held else {}
@@ -513,6 +518,13 @@ class _Run:
                 if solver.status == "failed":
                     raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; "
                                   f"{self.likely_cause(solver.t, solver.y)}")
+                tiny_steps = tiny_steps + 1 if solver.step_size < _TINY_STEP_FRACTION * t_end else 0
+                if tiny_steps >= _TINY_STEPS:
+                    raise _Failed(f"the integrator stalled at t = {solver.t:.6g} s: {_TINY_STEPS} steps in a row "
+                                  f"were shorter than {_TINY_STEP_FRACTION * t_end:.3g} s (the last "
+                                  f"{solver.step_size:.3g} s), so something in the model acts on a time scale "
+                                  "far below the run's: a mass, inertia, stiffness or damping off by orders of "
+                                  f"magnitude?; {self.likely_cause(solver.t, solver.y)}")
                 self.check_state(solver.t, solver.y)
                 if len(sysm.contacts):
                     sysm.contacts.note_accepted(sysm.accepted_contact_depths(solver.t, solver.y))

@@ -9,6 +9,7 @@ import bpy
 import numpy as np
 
 import mbd_scenes as ms
+from test_tools import long_pendulum_file, run_with_ctrl_c
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tools" / "main_job.py"
@@ -145,7 +146,20 @@ def test_a_missing_or_unreadable_example_is_a_clear_error(tmp_path, capsys):
     junk.write_text("not a blend file")
     status, _, err = job(capsys, junk, "--out", tmp_path / "out")
     assert status == 2 and f"main_job: cannot open {junk} as a .blend file: File format is not supported" in err
+    status, _, err = job(capsys, tmp_path, "--out", tmp_path / "out")
+    assert status == 2 and f"main_job: {tmp_path} is a directory, not a .blend file" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_output_directory_that_cannot_be_created_is_named_before_the_run(addon, tmp_path, capsys):
+    model = pendulum_file(tmp_path)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    status, _, err = job(capsys, model, "--out", a_file / "sub", *TINY)
+    assert status == 2 and "Traceback" not in err
+    assert f"main_job: cannot write the outputs in {a_file / 'sub'} (--out): {a_file} is not a directory" in err
+    from addon import runner
+    assert not runner.RESULTS      # nothing was simulated
 
 
 def test_a_scene_with_nothing_to_render_still_writes_the_csv_and_the_baked_file(addon, tmp_path, capsys):
@@ -211,3 +225,15 @@ def test_a_run_that_fails_part_way_keeps_the_frames_before_the_failure(addon, tm
         rows = list(csv.reader(fh))
     assert 2 <= len(rows) < 1 + 25 and float(rows[1][0]) == 0.0     # the frames before the failure only
     assert paths["baked .blend"].is_file() and len(list(paths["2 rendered frames"].glob("*.png"))) == 2
+
+
+def test_ctrl_c_cancels_the_run_and_the_frames_so_far_are_written(addon, tmp_path):
+    model = long_pendulum_file(tmp_path)
+    proc = run_with_ctrl_c(SCRIPT, model, "--out", tmp_path / "out", "--frames", "0", cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "main_job: cancelled by Ctrl-C at t = " in proc.stderr
+    assert proc.stderr.rstrip().endswith(" s; the frames so far were written")
+    paths = written(proc.stdout)
+    with open(paths["CSV (units in the header)"], newline="", encoding="utf-8") as fh:
+        assert 2 <= len(list(csv.reader(fh))) < 1 + 24_001
+    assert paths["baked .blend"].is_file()

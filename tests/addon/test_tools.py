@@ -1,5 +1,7 @@
-"""The headless script and the extension build, run as separate processes like a user would."""
+"""The headless script and the extension build, run as separate processes like a user would (a few in this
+process, for speed)."""
 import csv
+import importlib.util
 import subprocess
 import sys
 import zipfile
@@ -17,6 +19,52 @@ SCRIPT = ROOT / "tools" / "simulate_blend.py"
 def run(*args, cwd=ROOT):
     return subprocess.run([sys.executable, *map(str, args)], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
+
+
+def simulate_blend():
+    """tools/simulate_blend.py as a module, to call its main() in this process (tools/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("simulate_blend", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def csv_rows(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def long_pendulum_file(tmp_path):
+    """The 1 m pendulum for 1000 s in RK4 steps of 0.1 ms: minutes of work, a few frames every 0.1 s."""
+    scene, bob = ms.pendulum(0.001)
+    s = scene.mbd.solver
+    s.use_scene_range, s.end_time, s.integrator, s.step = False, 1000.0, "RK4", 1e-4
+    path = tmp_path / "long.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return path
+
+
+def run_with_ctrl_c(script, *args, cwd, twice=False):
+    """Run a tools/ script as a separate process started from a terminal, pressing Ctrl-C at the
+    simulation's second progress report: a SIGINT sent to the process or, ``twice``, its handler called
+    twice over (a second press before the cancel took effect)."""
+    press = ("handler = signal.getsignal(signal.SIGINT); handler(signal.SIGINT, None); handler(signal.SIGINT, None)"
+             if twice else "os.kill(os.getpid(), signal.SIGINT)")
+    probe = (
+        "import os, runpy, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)   # as from a terminal (not ignored)\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from addon import runner\n"
+        "reports, progress = [], runner.Job.progress\n"
+        "def progress_then_ctrl_c(job, info):\n"
+        "    reports.append(info)\n"
+        "    if len(reports) == 2:\n"
+        f"        {press}\n"
+        "    return progress(job, info)\n"
+        "runner.Job.progress = progress_then_ctrl_c\n"
+        f"sys.argv = [{str(script)!r}, *{list(map(str, args))!r}]\n"
+        f"runpy.run_path({str(script)!r}, run_name='__main__')\n")
+    return subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def test_simulate_blend_bakes_exports_and_saves(addon, tmp_path):
@@ -57,6 +105,86 @@ def test_simulate_blend_fails_clearly_on_a_bad_model(addon, tmp_path):
 def test_simulate_blend_needs_a_file(tmp_path):
     proc = run(SCRIPT, tmp_path / "missing.blend")
     assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+def test_simulate_blend_says_why_a_file_cannot_be_opened(tmp_path, capsys):
+    junk = tmp_path / "junk.blend"
+    junk.write_text("not a blend file")
+    tool = simulate_blend()
+    assert tool.main(["simulate_blend.py", str(junk)]) == 2
+    assert f"simulate_blend: cannot open {junk} as a .blend file: File format is not supported" \
+        in capsys.readouterr().err
+    assert tool.main(["simulate_blend.py", str(tmp_path)]) == 2
+    assert f"simulate_blend: {tmp_path} is a directory, not a .blend file" in capsys.readouterr().err
+
+
+def test_simulate_blend_writes_the_frames_before_a_failure(addon, tmp_path):
+    """The force jumps to 1e300 N at t = 1 s: the run diverges there, after 24 of 49 frames."""
+    scene, bob = ms.pendulum(0.001, frames=49)
+    ms.add_force(scene, bob, "Push", "step(t; 1; 0; 1.1; 1e300)")
+    model = tmp_path / "diverges.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    out_csv, out_blend = tmp_path / "out.csv", tmp_path / "out.blend"
+    proc = run(SCRIPT, model, "--bake", "--csv", out_csv, "--save", out_blend)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"simulate_blend: {model}: Simulation failed, the frames before the failure are kept: failed: 24 frames" \
+        in proc.stderr                                  # Blender's own "Error: " prefix stripped
+    assert "blend: Error:" not in proc.stderr
+    assert len(csv_rows(out_csv)) == 1 + 24 and out_blend.is_file()
+
+
+def test_simulate_blend_still_saves_when_the_csv_cannot_be_written(addon, tmp_path, capsys):
+    scene, _ = ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    out_blend = tmp_path / "out.blend"
+    status = simulate_blend().main(["simulate_blend.py", str(model), "--bake", "--csv", str(not_a_dir / "out.csv"),
+                                    "--save", str(out_blend)])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert f"simulate_blend: --csv: Cannot write '{not_a_dir / 'out.csv'}': Not a directory" in err
+    assert out_blend.is_file()
+
+
+def test_ctrl_c_cancels_simulate_blend_and_writes_the_frames_so_far(addon, tmp_path):
+    model = long_pendulum_file(tmp_path)
+    out_csv, out_blend = tmp_path / "so_far.csv", tmp_path / "so_far.blend"
+    proc = run_with_ctrl_c(SCRIPT, model, "--bake", "--csv", out_csv, "--save", out_blend, cwd=tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "simulate_blend: Ctrl-C: cancelling the simulation; the frames so far are kept" in proc.stderr
+    assert "simulate_blend: cancelled by Ctrl-C at t = " in proc.stderr
+    assert proc.stderr.rstrip().endswith(" s; the frames so far were written")
+    rows = csv_rows(out_csv)
+    assert 2 <= len(rows) < 1 + 24_001
+    bpy.ops.wm.open_mainfile(filepath=str(out_blend))
+    assert len(ms.fcurves_of(bpy.data.objects["Bob"])[0].keyframe_points) == len(rows) - 1
+
+
+def test_a_second_ctrl_c_stops_simulate_blend_at_once(addon, tmp_path):
+    model = long_pendulum_file(tmp_path)
+    out_csv = tmp_path / "never.csv"
+    proc = run_with_ctrl_c(SCRIPT, model, "--csv", out_csv, cwd=tmp_path, twice=True)
+    assert proc.returncode == 130 and "Traceback" not in proc.stderr, proc.stderr
+    assert "simulate_blend: stopped by Ctrl-C; nothing written" in proc.stderr
+    assert not out_csv.exists()
+
+
+def test_simulate_blend_under_blender_takes_the_opened_file_and_no_arguments_without_dashes(
+        addon, tmp_path, monkeypatch, capsys):
+    """``blender -b FILE --python tools/simulate_blend.py``: Blender's own arguments are not the script's."""
+    scene, _ = ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    tool = simulate_blend()
+    monkeypatch.setattr(tool, "run_by_blender", lambda: True)
+    argv = ["blender", "-b", str(model), "--python", str(SCRIPT)]
+    assert tool.main(argv) == 0, capsys.readouterr().err
+    from addon import runner
+    assert len(runner.RESULTS[runner.key(bpy.context.scene)].results.t) == 25
+    out_csv = tmp_path / "out.csv"
+    assert tool.main([*argv, "--", "--csv", str(out_csv)]) == 0 and len(csv_rows(out_csv)) == 1 + 25
 
 
 def test_extension_zip_vendors_the_core_in_its_own_namespace(tmp_path):

@@ -323,3 +323,20 @@ def test_a_fixed_step_run_reports_and_cancels_within_an_output_frame():
     assert r.status == "cancelled" and len(r.t) == 1          # t = 0 only: frame 1 was not reached
     assert 0 < r.stats["steps"] < 100_000
     assert len(seen) >= 2 and 0.0 < seen[-1] < 0.1            # reported from inside the first frame
+
+
+def test_a_run_crawling_at_steps_far_below_its_time_scale_fails_instead_of_hanging():
+    """A density 1e-200 with a 50 N·mm·s/rad damper: the damping time m/c is ~1e-200 s.
+
+    No step of an explicit method survives that, so the adaptive run crawled on for hours;
+    it must stop after a bounded number of such steps and blame the model's scales.
+    """
+    model = pendulum(end_time=2.0)
+    bob = dataclasses.replace(model.bodies[0], mass=None, inertia=None, geometry=Box(size=(400, 20, 20)),
+                              density=1e-200)
+    damper = SpringDamper(name="friction", type="rotational", frame_i="pivot", frame_j="pin",
+                          stiffness=0.0, damping=50.0)
+    r = core.simulate(dataclasses.replace(model, bodies=(bob,), springs=(damper,)))
+    assert r.status == "failed"
+    assert "stalled" in r.message and "orders of magnitude" in r.message
+    assert len(r.t) >= 1 and np.all(np.isfinite(r.com))
