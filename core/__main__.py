@@ -128,6 +128,9 @@ def main(argv=None) -> int:
     except SolverError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt:   # Ctrl-C outside the run, or pressed twice: no traceback, the shell's status
+        print("\nstopped by Ctrl-C", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -183,3 +183,17 @@ def test_a_whole_number_beyond_float_range_is_a_field_error(tiny_pendulum, tmp_p
 def test_a_device_is_not_read_as_a_model():
     r = run("check", "/dev/zero", timeout=20)
     assert r.returncode == 2 and "is not a regular file (a device or a pipe)" in r.stderr
+
+
+def test_a_second_ctrl_c_stops_at_once_with_the_shells_status(tiny_pendulum, monkeypatch, capsys):
+    import signal
+    from core import __main__ as cli
+
+    def pressed_twice(model, progress):     # the handler the CLI installs, as two Ctrl-C would call it
+        handler = signal.getsignal(signal.SIGINT)
+        handler(signal.SIGINT, None)
+        handler(signal.SIGINT, None)
+    monkeypatch.setattr(cli, "simulate", pressed_twice)
+    assert cli.main(["simulate", str(tiny_pendulum)]) == 130
+    assert "stopped by Ctrl-C" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is not None and signal.getsignal(signal.SIGINT).__name__ != "handler"
