@@ -88,6 +88,40 @@ def _pose(matrix: Matrix):
     return loc, rot
 
 
+def _sheared(matrix: Matrix) -> bool:
+    """Whether the axes of ``matrix`` are not perpendicular (a rotated child of a non-uniform scale)."""
+    cols = [matrix.col[i].to_3d() for i in range(3)]
+    if min(c.length for c in cols) <= 0.0:
+        return False
+    cols = [c.normalized() for c in cols]
+    # float32 transforms leave about 1e-7; 1e-5 is 0.0006 deg
+    return max(abs(cols[0].dot(cols[1])), abs(cols[1].dot(cols[2])), abs(cols[2].dot(cols[0]))) > 1e-5
+
+
+def _frame_pose(matrix: Matrix):
+    """(location, unit quaternion) of a frame's matrix; a sheared one keeps its Z axis (the joint axis)
+    as shown and gets the X axis nearest the shown one, perpendicular to it."""
+    if not _sheared(matrix):
+        return _pose(matrix)
+    z = matrix.col[2].to_3d().normalized()
+    x = matrix.col[0].to_3d()
+    x = x - z * x.dot(z)
+    if x.length < 1e-9:
+        return _pose(matrix)
+    x.normalize()
+    rot = Matrix((x, z.cross(x), z)).transposed().to_quaternion()
+    rot.normalize()
+    return matrix.to_translation(), rot
+
+
+def _driven(obj) -> list[str]:
+    """The transform channels of ``obj`` that Bake keys and a driver (not muted) overrides."""
+    anim = obj.animation_data
+    paths = {"location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle"}
+    return list(dict.fromkeys(d.data_path for d in (anim.drivers if anim else ())
+                              if d.data_path in paths and not d.mute))
+
+
 def _has_deltas(obj) -> bool:
     return (any(obj.delta_location) or any(obj.delta_rotation_euler)
             or tuple(obj.delta_rotation_quaternion) != (1.0, 0.0, 0.0, 0.0)
@@ -111,12 +145,35 @@ def relative_to_body(obj, body) -> Matrix:
     matrices, so that it does not depend on the frame the body is animated
     at (a baked scene re-simulates from exactly the same model).
     """
+    _, _, scale = rest_matrix(body).decompose()
+    return Matrix.Diagonal((*scale, 1.0)) @ _in_body(obj, body)
+
+
+def _in_body(obj, body) -> Matrix:
+    """The matrix of ``obj`` in the local (scaled) space of its ancestor ``body``, at the body's rest pose."""
     chain = Matrix.Identity(4)
     while obj is not body:
-        chain = obj.matrix_parent_inverse @ obj.matrix_basis @ chain
+        chain = _local(obj, body) @ chain
         obj = obj.parent
-    _, _, scale = rest_matrix(body).decompose()
-    return Matrix.Diagonal((*scale, 1.0)) @ chain
+    return chain
+
+
+def _local(obj, body) -> Matrix:
+    """The matrix of ``obj`` in its parent's space, with the body at its rest pose."""
+    own = obj.matrix_parent_inverse @ obj.matrix_basis
+    if obj.parent_type == "OBJECT":
+        return own
+    parent_now = obj.parent.matrix_world
+    if obj.parent_type == "VERTEX":
+        # parented to one vertex: the object follows the vertex's world position without turning,
+        # world = Translation(vertex) @ own; the vertex in the parent's space is rigid, so the
+        # pose is taken where the vertex is with the body at rest (a baked body has moved)
+        vertex = parent_now.inverted_safe() @ (obj.matrix_world.translation - own.translation)
+        parent_rest = rest_matrix(body) @ _in_body(obj.parent, body)
+        return parent_rest.inverted_safe() @ Matrix.Translation(parent_rest @ vertex) @ own
+    # three vertices, a bone: the offset lives in the evaluated parent, and the object turns
+    # with it, so the ratio of the world matrices is the same at any frame
+    return parent_now.inverted_safe() @ obj.matrix_world
 
 
 def mesh_arrays(obj, depsgraph, scale_mm: float):
@@ -212,6 +269,11 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 # they act after the baked keys, so the viewport would not show what was simulated
                 out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} override the "
                                     "baked motion; mute or remove them (Object Constraint properties)")
+            driven = _driven(obj)
+            if driven:
+                # drivers are evaluated after the keys, so the baked motion would not show
+                out.warnings.append(f"{path}: drivers on {', '.join(driven)} override the baked motion; "
+                                    "remove them (right-click the field > Delete Drivers)")
             verts, tris = mesh_arrays(obj, depsgraph, unit)
             if len(tris) == 0:
                 out.error(path, "the mesh has no faces; a body needs a closed mesh")
@@ -241,6 +303,22 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                                     f"frame is placed on body {body.name!r} by its parent and its own transform, "
                                     "not where the viewport shows it; mute or remove them, or apply them "
                                     "(Apply Visual Transform)")
+            between = [] if body is None else _ancestors(obj)[:_ancestors(obj).index(body)]
+            held = [(o.name, _active_constraints(o)) for o in between]
+            held = [f"{', '.join(map(repr, names))} of {name!r}" for name, names in held if names]
+            if held:
+                # the parents between the frame and its body are taken by their own transforms too
+                out.warnings.append(f"{path}: the constraints {'; '.join(held)} are ignored: the frame is "
+                                    f"placed on body {body.name!r} by its parents' own transforms, not where "
+                                    "the viewport shows it; mute or remove them, or apply them (Apply Visual "
+                                    "Transform)")
+            world_active = _active_constraints(obj) if body is None else ()
+            if world_active:
+                # a Child Of a body looks like a parent, but the frame stays on the world
+                out.warnings.append(f"{path}: the frame is on the world (no parent is a body), fixed where it "
+                                    f"is now; its constraints {', '.join(map(repr, world_active))} do not move it "
+                                    "during the run. To put it on a body, parent it to the body (Ctrl+P) "
+                                    "instead of a constraint")
             matrix = obj.matrix_world if body is None else relative_to_body(obj, body)
             if matrix.to_3x3().determinant() < 0:
                 # decompose() turns left-handed axes into a rotation with all three reversed
@@ -251,7 +329,16 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                                 f"all three reversed; select {select} and apply the scale (Ctrl+A > Scale), "
                                 "or use positive scale")
                 continue
-            loc, rot = _pose(matrix)
+            if _sheared(matrix):
+                # a rotated frame under a non-uniform scale: its axes are not perpendicular, no rotation
+                # gives them; the model keeps the Z axis (the joint axis) as shown
+                by = [o.name for o in _ancestors(obj) if len(set(round(abs(x), 6) for x in o.scale)) > 1]
+                out.warnings.append(f"{path}: its axes are not perpendicular (sheared by the non-uniform scale "
+                                    f"of {', '.join(map(repr, by)) or 'a parent'}); the model uses its Z axis as "
+                                    "shown and an X axis made perpendicular to it. Apply the scale of the "
+                                    "parent (Ctrl+A > Scale) and check the frame's axes, or do not rotate "
+                                    "the frame under a non-uniform scale")
+            loc, rot = _frame_pose(matrix)
             frames.append(out.build(lambda: spec.Frame(
                 name=obj.name, body=None if body is None else body.name,
                 position=tuple(loc * unit), orientation=tuple(rot))))
@@ -371,6 +458,15 @@ def scene_to_model(scene, depsgraph) -> Gathered:
 def _active_constraints(obj) -> list[str]:
     """The names of the object's constraints that act: not muted, influence above 0, valid."""
     return [c.name for c in obj.constraints if not c.mute and c.influence > 0 and c.is_valid]
+
+
+def _ancestors(obj) -> list:
+    """The parents of ``obj``, nearest first."""
+    found = []
+    while obj.parent is not None:
+        obj = obj.parent
+        found.append(obj)
+    return found
 
 
 def _mirroring(obj) -> list[str]:

@@ -1,0 +1,209 @@
+"""Scenes as Blender users build them: parenting, shear, drivers, constraints, modifiers, units, frame rates.
+
+Each test checks what the user sees: the simulated motion against the viewport's
+objects, or a message naming the object.
+"""
+import math
+
+import bpy
+import numpy as np
+from mathutils import Euler, Matrix, Quaternion, Vector
+
+import mbd_scenes as ms
+
+
+def gathered(scene):
+    from addon.bridge.scene_to_model import scene_to_model
+    bpy.context.view_layer.update()
+    return scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+
+
+def results(scene):
+    from addon import runner
+    bpy.ops.mbd.simulate()
+    return runner.RESULTS[runner.key(scene)].results
+
+
+def frame_world(g, name, unit_m=1.0):
+    """The world matrix (Blender units, no scale) the model gives frame ``name``."""
+    frames = {f.name: f for f in g.model.frames}
+    bodies = {b.name: b for b in g.model.bodies}
+
+    def pose(x):
+        return Matrix.Translation(Vector(x.position) / (1000.0 * unit_m)) @ Quaternion(x.orientation).to_matrix().to_4x4()
+    f = frames[name]
+    return pose(f) if f.body is None else pose(bodies[f.body]) @ pose(f)
+
+
+def test_frame_parented_to_a_vertex_is_where_the_viewport_shows_it(addon):
+    # the bob's pivot frame hangs on a vertex of the bob (Ctrl+P > Vertex), offset back to the hinge at
+    # the origin: the model took its local location as relative to the bob's origin, 50 mm off the vertex
+    scene, bob = ms.pendulum()
+    reference = results(scene).position[:, 0].copy()
+    pivot = scene.objects["Bob_pivot"]
+    vertex = bob.matrix_world @ bob.data.vertices[5].co
+    pivot.parent, pivot.parent_type, pivot.parent_vertices = bob, "VERTEX", (5, 0, 0)
+    pivot.matrix_parent_inverse = Matrix.Identity(4)
+    pivot.location = -vertex
+    bpy.context.view_layer.update()
+    assert pivot.matrix_world.translation.length < 1e-6      # the viewport: on the hinge
+    g = gathered(scene)
+    # float32 locations: 1e-7 m = 1e-4 mm
+    assert (frame_world(g, "Bob_pivot").translation - pivot.matrix_world.translation).length < 1e-6
+    assert not any("assembly" in w for w in g.warnings)
+    # the same pendulum as with an ordinary parent: the bob swings the same way (results in m;
+    # float32 frame position, 1e-4 mm, and the solver's tolerances: within 0.05 mm over the second)
+    np.testing.assert_allclose(results(scene).position[:, 0], reference, atol=5e-5)
+    # baked and at another frame, the model is the same (the bob has moved, the frame with it)
+    bpy.ops.mbd.bake()
+    scene.frame_set(13)
+    moved = gathered(scene)
+    assert (bob.matrix_world.translation - Vector((1.0, 0.0, 0.0))).length > 0.01
+    np.testing.assert_allclose([f.position for f in moved.model.frames if f.name == "Bob_pivot"][0],
+                               [f.position for f in g.model.frames if f.name == "Bob_pivot"][0], atol=1e-3)
+
+
+def test_sheared_frame_keeps_the_z_axis_the_viewport_shows(addon):
+    # a body scaled (1, 1, 3) with its hinge frame turned 45 deg about X: the frame's axes are sheared
+    # (Y and Z 37 deg apart); decomposing took a Z axis 24 deg away from the arrow the user sees
+    scene, bob = ms.pendulum()
+    bob.scale = (1.0, 1.0, 3.0)
+    pivot_b = scene.objects["Bob_pivot"]
+    pivot_b.matrix_parent_inverse = Matrix.Identity(4)
+    pivot_b.location = (-1.0, 0.0, 0.0)            # the bob's local frame: the hinge at the origin
+    pivot_b.rotation_euler = (math.radians(45.0), 0.0, 0.0)
+    bpy.context.view_layer.update()
+    shown = pivot_b.matrix_world.to_3x3().col[2].normalized()
+    # the world frame's Z along the axis shown
+    pivot = scene.objects["Pivot"]
+    pivot.rotation_euler = Vector((0.0, 0.0, 1.0)).rotation_difference(shown).to_euler()
+    g = gathered(scene)
+    model_z = frame_world(g, "Bob_pivot").to_3x3().col[2]
+    assert math.degrees(model_z.angle(shown)) < 1e-3      # float32 rotations
+    (warning,) = [w for w in g.warnings if "not perpendicular" in w]
+    assert "object 'Bob_pivot'" in warning and "'Bob'" in warning
+    assert not any("misaligned" in w or "differ by" in w for w in g.warnings)
+    # the bob swings about the axis shown: its centre stays in the plane through the hinge
+    # perpendicular to it (results in m; the solver's constraint tolerance: 1e-3 mm)
+    res = results(scene)
+    along = res.position[:, 0] @ np.array(shown)
+    np.testing.assert_allclose(along, along[0], atol=1e-6)
+    assert np.ptp(res.position[:, 0, 2]) > 0.1          # and it does swing: 10 cm and more
+
+
+def test_drivers_on_a_body_are_reported(addon):
+    scene, bob = ms.pendulum()
+    bob.driver_add("location", 2).driver.expression = "0.0"
+    bob.driver_add("rotation_euler", 0).driver.expression = "0.0"
+    bob.driver_add("scale", 0).driver.expression = "1.0"       # not keyed by Bake: no matter
+    (warning,) = [w for w in gathered(scene).warnings if "driver" in w]
+    assert warning.startswith("object 'Bob': drivers on location, rotation_euler override")
+    for fc in bob.animation_data.drivers:
+        fc.mute = True
+    assert not any("driver" in w for w in gathered(scene).warnings)
+
+
+def test_child_of_a_body_on_a_world_frame_is_reported(addon):
+    # Child Of looks like a parent in the viewport, but the frame stays on the world in the model
+    scene, bob = ms.pendulum()
+    rf = ms.frame("Grip", (1.0, 0.0, 0.05))
+    child_of = rf.constraints.new("CHILD_OF")
+    child_of.target = bob
+    bpy.context.view_layer.update()
+    child_of.inverse_matrix = bob.matrix_world.inverted()
+    g = gathered(scene)
+    assert [f.body for f in g.model.frames if f.name == "Grip"] == [None]
+    (warning,) = [w for w in g.warnings if "'Grip'" in w]
+    assert "on the world" in warning and "'Child Of'" in warning and "Ctrl+P" in warning
+    child_of.mute = True
+    assert not any("'Grip'" in w for w in gathered(scene).warnings)
+
+
+def test_constraint_on_a_parent_between_frame_and_body_is_reported(addon):
+    # the frame hangs on an empty on the bob; the empty's Limit Location lifts it 0.5 m in the viewport,
+    # but the model places the frame by the parents' own transforms
+    scene, bob = ms.pendulum()
+    holder = bpy.data.objects.new("Holder", None)
+    scene.collection.objects.link(holder)
+    holder.parent = bob
+    limit = holder.constraints.new("LIMIT_LOCATION")
+    limit.use_min_z, limit.min_z = True, 0.5
+    rf = ms.frame("RF")
+    rf.parent = holder
+    (warning,) = [w for w in gathered(scene).warnings if "'RF'" in w]
+    assert "'Limit Location' of 'Holder'" in warning and "body 'Bob'" in warning
+    limit.mute = True
+    assert not any("'RF'" in w for w in gathered(scene).warnings)
+
+
+# --------------------------------------------------------------------------- verified as correct
+
+def test_body_mass_comes_from_the_evaluated_mesh_as_the_viewport_shows_it(addon):
+    scene, bob = ms.pendulum()
+    bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 1000.0
+
+    def mass():
+        c = gathered(scene).compiled
+        return c.mass[c.body_names.index("Bob")]
+    single = mass()
+    array = bob.modifiers.new("Array", "ARRAY")
+    array.count, array.relative_offset_displace = 3, (3.0, 0.0, 0.0)
+    assert abs(mass() / single - 3.0) < 1e-6    # three separate spheres
+    array.show_viewport = False                      # off in the viewport: not in the model either
+    assert abs(mass() / single - 1.0) < 1e-12
+    # a linked duplicate scaled 2x: the same mesh data, 8x the volume
+    twin = bob.copy()
+    twin.name, twin.location, twin.scale = "Twin", (3.0, 0.0, 0.0), (2.0, 2.0, 2.0)
+    scene.collection.objects.link(twin)
+    c = gathered(scene).compiled
+    assert abs(c.mass[c.body_names.index("Twin")] / single - 8.0) < 1e-5
+
+
+def test_rotation_modes_and_frame_deltas_give_the_pose_shown(addon):
+    for mode, setter in (("ZXY", lambda o: setattr(o, "rotation_euler", (0.3, 0.4, 0.5))),
+                         ("QUATERNION", lambda o: setattr(o, "rotation_quaternion", (1.0, 0.2, 0.3, 0.1))),
+                         ("AXIS_ANGLE", lambda o: setattr(o, "rotation_axis_angle", (0.7, 1.0, 2.0, 3.0)))):
+        addon.unregister()
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        addon.register()
+        scene, bob = ms.pendulum()
+        bob.rotation_mode = mode
+        setter(bob)
+        rf = ms.frame("RF", (1.0, 0.0, 0.05), (0.2, 0.0, 0.0), parent=bob)
+        rf.delta_location, rf.delta_rotation_euler = (0.0, 0.0, 0.01), (0.0, 0.3, 0.0)
+        g = gathered(scene)
+        body = next(b for b in g.model.bodies if b.name == "Bob")
+        assert math.degrees(Quaternion(body.orientation).rotation_difference(
+            bob.matrix_world.to_quaternion()).angle) < 1e-4, mode
+        shown = rf.matrix_world
+        model = frame_world(g, "RF")
+        assert (model.translation - shown.translation).length < 1e-6, mode     # 1e-3 mm
+        assert math.degrees(model.to_quaternion().rotation_difference(shown.to_quaternion()).angle) < 1e-4
+
+
+def test_ntsc_frame_rate_and_a_late_start_frame(addon):
+    # 29.97 fps (30 / 1.001), frames 50..80: t = (frame - 50) / 29.97
+    scene, bob = ms.pendulum()
+    scene.render.fps, scene.render.fps_base = 30, 1.001
+    scene.frame_start, scene.frame_end = 50, 80
+    scene.frame_set(3)
+    res = results(scene)
+    assert len(res.t) == 31
+    assert abs(res.t[-1] - 30 / (30 / 1.001)) < 1e-6         # fps_base is a float32: 5e-8 relative
+    bpy.ops.mbd.bake()
+    np.testing.assert_allclose(ms.sampled(bob, "location", range(50, 81)), res.position[:, 0],
+                               atol=1e-6)
+
+
+def test_validate_and_simulate_leave_an_edge_case_scene_as_it_was(addon):
+    scene, bob = ms.pendulum()
+    bob.scale = (1.0, 1.0, 3.0)
+    bob.modifiers.new("Sub", "SUBSURF")
+    rf = ms.frame("RF", (1.0, 0.0, 0.0), (0.7, 0.0, 0.0), parent=bob)
+    rf.parent_type, rf.parent_vertices = "VERTEX", (3, 0, 0)
+    scene.frame_set(7)
+    before = ms.snapshot(), [tuple(o.matrix_world.col[i]) for o in bpy.data.objects for i in range(4)]
+    bpy.ops.mbd.validate()
+    bpy.ops.mbd.simulate()
+    assert (ms.snapshot(), [tuple(o.matrix_world.col[i]) for o in bpy.data.objects for i in range(4)]) == before
+    assert scene.frame_current == 7
