@@ -4,13 +4,25 @@ File rules
 ----------
 * The file must be a regular file of at most 50 MB (50 * 1024 * 1024 bytes);
   devices, FIFOs, directories and anything under ``/dev``, ``/proc`` or
-  ``/sys`` are refused.  Text is read as UTF-8 (a BOM is ignored).
+  ``/sys`` are refused.  Text is read as UTF-8 (a BOM is ignored), or as
+  UTF-16 when it starts with a UTF-16 BOM or has a 0 byte in every other place,
+  or UTF-32 with a BOM.
 * Each line is split into fields by one delimiter for the whole file, detected
   among comma, semicolon, tab and runs of whitespace: the one giving the most
-  valid rows among the first 200 non-empty lines (ties in that order).
+  valid rows, then the most rows with a decimal comma, among the first 200
+  lines that give either with any delimiter (ties in that order).  Cells may be quoted
+  (``"0","1.5"``).
 * A row is valid when its first field (time, s) and second field (value)
   are finite numbers with ``.`` as decimal separator; further fields are
-  ignored.  Other rows (headers, comments, blank lines) are skipped.
+  ignored.  Rows whose value is empty, nan or infinite, or whose time is nan
+  or infinite, are skipped, and so are lines whose first field is text
+  (headers, comments, "end of data") and blank lines.
+* Errors naming the file and line: a number with a comma inside (``1,5``: a
+  decimal comma or thousands separator), anywhere; after the first valid row,
+  a line whose first field starts like a number but that is no valid row
+  (``2,abc``, ``1.5D+00``, ``0:01``, ``1_0``, an empty time before a number).
+  Before the first valid row such lines are taken for headers; when fewer than
+  2 valid rows are found the error names the first of them.
 * At least 2 valid rows are needed.
 * Normalisation: rows are sorted by time; identical duplicate rows are
   collapsed into one; rows with the same time but different values are
@@ -26,9 +38,12 @@ the first value, after the last time the last value, and the derivatives are
 """
 from __future__ import annotations
 
+import csv
 import math
 import os
+import re
 import stat
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -112,11 +127,26 @@ class Spline:
 
 
 def resolve_path(raw: str, base_dir: str | os.PathLike | None) -> Path:
-    """Resolve a path written in a formula against ``base_dir`` (or the cwd)."""
-    try:
-        path = Path(raw)
+    """Resolve a path written in a formula against ``base_dir`` (or the cwd).
+
+    Where ``\\`` is no folder separator (macOS, Linux), a path written on Windows
+    (``data\\force.csv``) that names no file as it is is read with ``/`` for ``\\``.
+    A leading ``//`` is Blender's "relative to the .blend": relative to ``base_dir``.
+    """
+    def absolute(text: str) -> Path:
+        path = Path(text)
         if not path.is_absolute():
             path = Path(base_dir if base_dir is not None else os.getcwd()) / path
+        return path
+
+    if raw.startswith("//"):   # (a UNC path is \\server\share, which stays as it is)
+        raw = raw[2:]
+    try:
+        path = absolute(raw)
+        if os.sep == "/" and "\\" in raw and not path.exists():
+            windows = absolute(raw.replace("\\", "/"))
+            if windows.exists():
+                path = windows
         return path.resolve()
     except (OSError, RuntimeError, TypeError, ValueError) as exc:
         raise ExpressionError(f"cannot resolve spline path {raw!r}: {exc}") from exc
@@ -130,10 +160,7 @@ def load_spline(path: Path) -> Spline:
     ExpressionError
         Without a column; the parser adds it.
     """
-    times, values, nrows = _parse(_read(path))
-    if nrows < 2:
-        raise ExpressionError(
-            f"spline file '{path}' has {nrows} valid (time, value) row(s); at least 2 are needed")
+    times, values, nrows = _parse(_read(path), path)
     if len(times) < 2:
         raise ExpressionError(
             f"spline file '{path}' has {nrows} valid rows but only 1 distinct time; "
@@ -172,29 +199,151 @@ def _read(path: Path) -> bytes:
     return data
 
 
-def _row(line: str, delimiter: str | None) -> tuple[float, float] | None:
-    fields = line.split(delimiter)
-    if len(fields) < 2:
-        return None
+_VALID, _SKIP, _BAD = 0, 1, 2
+# a field that would be a number with '.' for ',' (European locale: "1,5")
+_DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+(?:[eE][+-]?\d+)?")
+# a field that starts like a number: in the data, a line with such a first field is data
+_NUMBER_LIKE = re.compile(r"[+-]?\.?\d")
+
+
+def _number(field: str) -> float | None:
+    """``field`` as a float; None unless it is a plain decimal number, nan or inf."""
     try:
-        t, v = float(fields[0]), float(fields[1])
+        x = float(field)
     except ValueError:
         return None
-    return (t, v) if math.isfinite(t) and math.isfinite(v) else None
+    return None if "_" in field else x  # float() takes "1_000", a Python-only spelling
 
 
-def _parse(data: bytes) -> tuple[np.ndarray, np.ndarray, int]:
+def _fields(line: str, delimiter: str | None) -> list[str]:
+    if delimiter is None:
+        fields = line.split()
+    elif '"' in line:   # quoted cells, as spreadsheets write them: "0","1.5"
+        try:
+            fields = next(csv.reader([line], delimiter=delimiter), [])
+        except csv.Error:   # e.g. a field over 128 kB: no number
+            fields = line.split(delimiter)
+    else:
+        return line.split(delimiter)
+    return [f[1:-1] if len(f) > 1 and f[0] == f[-1] == '"' else f for f in fields]
+
+
+def _decimal_comma(field: str) -> str:
+    return (f"'{field.strip()}' has a comma inside the number (a decimal comma or a thousands "
+            "separator); numbers must use '.' as decimal separator and no thousands separator "
+            "(export the table so, or replace the decimal ',' by '.')")
+
+
+def _classify(line: str, delimiter: str | None) -> tuple[int, object]:
+    """``(_VALID, (t, v))``, ``(_SKIP, why)`` or ``(_BAD, what is wrong)`` for one line.
+
+    ``_BAD`` is given for decimal commas and for lines whose first field starts like a
+    number but that are no (time, value) row; the caller decides where those are errors.
+    """
+    fields = _fields(line, delimiter)
+    first = fields[0].strip() if fields else ""
+    t = _number(first)
+    if t is None:
+        if _DECIMAL_COMMA.fullmatch(first):
+            return _BAD, _decimal_comma(first)
+        if _NUMBER_LIKE.match(first):
+            return _BAD, (f"the time '{first}' in the first column is not a number "
+                          "(it must be the time in seconds, e.g. 0.25)")
+        if not first and len(fields) > 1 and _number(fields[1]) is not None:
+            return _BAD, "the first column (time) is empty"
+        return _SKIP, "text"
+    if len(fields) < 2 or not fields[1].strip():
+        return _SKIP, "missing value"
+    second = fields[1].strip()
+    v = _number(second)
+    if v is None:
+        if _DECIMAL_COMMA.fullmatch(second):
+            return _BAD, _decimal_comma(second)
+        return _BAD, f"the value '{second}' in the second column is not a number"
+    if not (math.isfinite(t) and math.isfinite(v)):
+        return _SKIP, "not finite"
+    return _VALID, (t, v)
+
+
+def _shown(line: str) -> str:
+    text = line.strip()
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _decode(data: bytes) -> str:
+    # "utf-8" plus removeprefix, not "utf-8-sig": that codec is imported lazily
+    # ("utf-16" has a built-in fast path, like "utf-8").
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):  # UTF-32 with a BOM
+        return data.decode("utf-32", errors="replace")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with a BOM ("Unicode text" of Excel)
+        return data.decode("utf-16", errors="replace")
+    head = data[:4096]
+    if len(head) >= 4 and head.count(0) * 3 >= len(head):  # UTF-16 without a BOM: every 2nd byte 0
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        if odd > 0.9 * len(head) // 2 and even == 0:
+            return (b"\xff\xfe" + data).decode("utf-16", errors="replace")
+        if even > 0.9 * len(head) // 2 and odd == 0:
+            return (b"\xfe\xff" + data).decode("utf-16", errors="replace")
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def _parse(data: bytes, path: Path) -> tuple[np.ndarray, np.ndarray, int]:
     """Return the normalised times and values and the number of valid rows."""
-    # "utf-8" plus removeprefix, not "utf-8-sig": that codec is imported lazily.
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    lines = [s for s in text.splitlines() if s.strip()]
-    sample = lines[:_SAMPLE_LINES]
-    delimiter = max(_DELIMITERS,
-                    key=lambda d: sum(_row(s, d) is not None for s in sample))
-    rows = [r for r in (_row(s, delimiter) for s in lines) if r is not None]
-    if not rows:
-        return np.empty(0), np.empty(0), 0
-    t, v = np.array(rows, dtype=np.float64).T
+    lines = _decode(data).splitlines()
+    # The delimiter: the one giving the most (time, value) rows, then the most rows
+    # with a decimal comma (to report them), in the first lines that give either
+    # with any delimiter.
+    scores = {d: [0, 0] for d in _DELIMITERS}
+    sampled = 0
+    for line in lines:
+        if sampled == _SAMPLE_LINES:
+            break
+        hit = False
+        for d in _DELIMITERS:
+            kind, what = _classify(line, d)
+            if kind == _VALID or (kind == _BAD and "a comma inside" in what):
+                scores[d][kind != _VALID] += 1
+                hit = True
+        sampled += hit
+    delimiter = max(_DELIMITERS, key=scores.__getitem__)  # ties: the first
+
+    times, values = array("d"), array("d")   # 16 bytes a row, not a tuple's 100
+    first_bad = None  # before the first row a bad line is taken for a header (and named if no rows)
+    for n, line in enumerate(lines, 1):
+        if '"' not in line:  # the common case, fast
+            fields = line.split(delimiter)
+            if len(fields) >= 2 and "_" not in fields[0] and "_" not in fields[1]:
+                try:
+                    t, v = float(fields[0]), float(fields[1])
+                except ValueError:
+                    pass
+                else:
+                    if math.isfinite(t) and math.isfinite(v):
+                        times.append(t)
+                        values.append(v)
+                        continue
+        if not line.strip():
+            continue
+        kind, what = _classify(line, delimiter)
+        if kind == _VALID:
+            times.append(what[0])
+            values.append(what[1])
+        elif kind == _BAD:
+            if times or "a comma inside" in what:
+                raise ExpressionError(
+                    f"spline file '{path}', line {n} ({_shown(line)}): {what}; fix or delete the line")
+            if first_bad is None:
+                first_bad = n, line, what
+    nrows = len(times)
+    if nrows < 2:
+        hint = ""
+        if first_bad is not None:
+            n, line, what = first_bad
+            hint = f"; line {n} ({_shown(line)}) is not one: {what}"
+        raise ExpressionError(
+            f"spline file '{path}' has {nrows} valid (time, value) row(s); at least 2 are needed"
+            + hint)
+    t, v = np.frombuffer(times, dtype=np.float64), np.frombuffer(values, dtype=np.float64)
     order = np.lexsort((v, t))  # by time, then value
     t, v = t[order], v[order]
     # Identical duplicate rows collapse ...
@@ -204,4 +353,4 @@ def _parse(data: bytes) -> tuple[np.ndarray, np.ndarray, int]:
     # ... and the remaining same-time rows are averaged.
     times, index, counts = np.unique(t, return_inverse=True, return_counts=True)
     values = np.bincount(index, weights=v) / counts
-    return times, values, len(rows)
+    return times, values, nrows

@@ -288,3 +288,157 @@ def test_malformed_spline_calls(tmp_path, text, reason):
         compile_expression(text, base_dir=tmp_path)
     assert info.value.reason == reason
     assert info.value.column is not None
+
+
+# --- files as exported by spreadsheets, MATLAB and data loggers ----------------
+
+@pytest.mark.parametrize("text, line, shown", [
+    # European Excel; these rows were silently dropped
+    ("t;F\n0;0\n0,5;1,2\n1;2\n", 3, "'0,5' has a comma inside the number"),
+    ("0;0\n1;2\n1,5;3\n", 3, "'1,5' has a comma inside the number"),
+    ("0\t0\n1\t2,5\n2\t3\n", 2, "'2,5' has a comma inside the number"),
+    ("0,0;0,0\n0,5;1,2\n1,0;2,0\n", 1, "'0,0' has a comma inside the number"),  # no valid row at all
+    ('"0,5";"1,5"\n"1,0";"2,5"\n', 1, "'0,5' has a comma inside the number"),
+    ('time,value\n0,"1,500"\n1,"2,000"\n', 2, "'1,500' has a comma inside the number"),  # thousands
+])
+def test_decimal_commas_are_an_error_naming_the_line(tmp_path, text, line, shown):
+    with pytest.raises(ExpressionError) as info:
+        spline_of(tmp_path, "f.csv", text)
+    reason = info.value.reason
+    assert f"f.csv', line {line} (" in reason and shown in reason
+    assert "'.' as decimal separator" in reason
+
+
+@pytest.mark.parametrize("text, line, shown", [
+    ("0,1\n1,abc\n2,4\n", 2, "the value 'abc' in the second column is not a number"),
+    ("0,1\n1.5,2.5D+00\n2,4\n", 2, "the value '2.5D+00' in the second column is not a number"),
+    ("0,1\n0:01:30,2\n2,4\n", 2, "the time '0:01:30' in the first column is not a number"),
+    ("0 1\n1 2\n2 4\n1000 rows\n", 4, "the value 'rows'"),
+    ("0,1\n1_0,2\n20,4\n", 2, "the time '1_0'"),           # float() would read 10
+    ("0,1\n,2\n2,4\n", 2, "the first column (time) is empty"),
+    ("0,1\n1,#DIV/0!\n2,4\n", 2, "the value '#DIV/0!'"),
+])
+def test_a_bad_data_row_is_an_error_not_silently_skipped(tmp_path, text, line, shown):
+    with pytest.raises(ExpressionError) as info:
+        spline_of(tmp_path, "f.csv", text)
+    assert f"f.csv', line {line} (" in info.value.reason
+    assert shown in info.value.reason and "fix or delete the line" in info.value.reason
+
+
+def test_empty_value_cells_are_skipped_like_nan(tmp_path):
+    expr = spline_of(tmp_path, "f.csv", "0,1\n1,\n2,4\n3\n4,nan\n")
+    assert expr(2.0) == 4.0 and expr(1.0) == pytest.approx(2.5)   # straight line (0,1)-(2,4)
+
+
+def test_too_few_rows_names_the_first_line_that_looked_like_data(tmp_path):
+    with pytest.raises(ExpressionError) as info:
+        spline_of(tmp_path, "f.csv", "date,force\n2024-05-01 12:00:00,1.5\n2024-05-01 12:00:01,1.7\n")
+    reason = info.value.reason
+    assert "has 0 valid (time, value) row(s); at least 2 are needed" in reason
+    assert "line 2 ('2024-05-01 12:00:00,1.5')" in reason and "time in seconds" in reason
+
+
+def test_quoted_cells(tmp_path):
+    text = '"time","value"\n' + "".join(f'"{t}","{v}"\n' for t, v in zip(TIMES, VALUES))
+    assert_knots(spline_of(tmp_path, "f.csv", text))
+    text = '"time" "value"\n' + "".join(f'"{t}" "{v}"\n' for t, v in zip(TIMES, VALUES))
+    assert_knots(spline_of(tmp_path, "g.dat", text))
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_utf16_files(tmp_path, encoding):
+    text = "Zeit [s]\tKraft [µN]\r\n" + csv(sep="\t").replace("\n", "\r\n")
+    data = text.encode(encoding)
+    if encoding == "utf-16-be":
+        data = b"\xfe\xff" + data       # Excel "Unicode text" has a BOM; -le is without
+    (tmp_path / "f.txt").write_bytes(data)
+    assert_knots(compile_expression("spline(f.txt)", base_dir=tmp_path))
+
+
+def test_long_header_does_not_hide_the_delimiter(tmp_path):
+    text = "".join(f"# logger header line {i}\n" for i in range(300)) + csv(sep="\t")
+    assert_knots(spline_of(tmp_path, "f.txt", text))
+
+
+def test_excel_and_matlab_number_formats(tmp_path):
+    text = ("Time;Force\r\n0;0\r\n1.0E+00;2.000000e+00\r\n2;1\r\n3.;5\r\n4.5;4;;\r\n;;\r\n")
+    assert_knots(spline_of(tmp_path, "f.csv", text))
+    text = "".join(f"   {t:.7e}   {v:.7e}\n" for t, v in zip(TIMES, VALUES))   # MATLAB save -ascii
+    assert_knots(spline_of(tmp_path, "g.dat", text))
+    (tmp_path / "cr.csv").write_bytes(csv().replace("\n", "\r").encode())    # old Mac line ends
+    assert_knots(compile_expression("spline(cr.csv)", base_dir=tmp_path))
+
+
+def test_three_points_match_a_hand_computed_akima(tmp_path):
+    # (0,0) (1,1) (2,0): slopes 1, -1 extended by Akima to 5, 3 | 1, -1 | -3, -5; knot
+    # derivatives 2, 0, -2, so on [0, 1] the cubic is 2t - t^2
+    expr = spline_of(tmp_path, "f.csv", "0,0\n1,1\n2,0\n")
+    assert expr(0.5) == pytest.approx(0.75, abs=1e-15)
+    assert expr.d1(0.5) == pytest.approx(1.0, abs=1e-14)
+    assert expr.d2(0.5) == pytest.approx(-2.0, abs=1e-13)
+    assert expr.d1(1.0) == pytest.approx(0.0, abs=1e-14) and expr(1.5) == pytest.approx(0.75, abs=1e-15)
+
+
+def test_velocity_continuous_at_knots_acceleration_jumps(tmp_path):
+    expr = spline_of(tmp_path, "f.csv", csv())
+    h = 1e-9
+    jumps = []
+    for k in TIMES[1:-1]:
+        assert expr.d1(k - h) == pytest.approx(expr.d1(k + h), abs=1e-6)
+        assert expr(k - h) == pytest.approx(expr(k + h), abs=1e-7)
+        jumps.append(abs(expr.d2(k - h) - expr.d2(k + h)))
+    assert max(jumps) > 1.0    # C1, not C2, as the docs say
+
+
+def test_windows_relative_path_on_posix(tmp_path):
+    if os.sep != "/":
+        pytest.skip("'\\' is a folder separator here")
+    (tmp_path / "data").mkdir()
+    write(tmp_path / "data", "force.csv", csv())
+    expr = compile_expression("spline(data\\force.csv)", base_dir=tmp_path)
+    assert_knots(expr)
+    assert expr.spline_paths == (tmp_path / "data" / "force.csv",) or \
+        list(expr.spline_paths) == [tmp_path / "data" / "force.csv"]
+    with pytest.raises(ExpressionError, match="not found"):
+        compile_expression("spline(data\\missing.csv)", base_dir=tmp_path)
+
+
+def test_a_million_rows_load(tmp_path):
+    t = np.linspace(0.0, 100.0, 1_000_001)
+    path = tmp_path / "big.csv"
+    path.write_text("time,value\n" + "\n".join(f"{a:.6f},{3 * a:.6f}" for a in t) + "\n")
+    expr = compile_expression("spline(big.csv)", base_dir=tmp_path)
+    assert expr(50.00005) == pytest.approx(150.00015, abs=1e-9) and expr.d1(12.3) == pytest.approx(3.0)
+
+
+def test_reading_any_file_format_imports_nothing(tmp_path, monkeypatch):
+    # the formula safety tests forbid imports while compiling; codecs and csv are not lazy here
+    import builtins
+    files = {"a.txt": csv(sep="\t").encode("utf-16"), "b.txt": csv(sep="\t").encode("utf-16-le"),
+             "c.txt": csv().encode("utf-32"), "d.csv": ('"t","F"\n' + csv()).encode(),
+             "e.csv": b"\xef\xbb\xbf0;0\r\n0,5;1\r\n"}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError(f"import {args[0]}")
+    monkeypatch.setattr(builtins, "__import__", forbidden)
+    for name in ("a.txt", "b.txt", "c.txt", "d.csv"):
+        assert_knots(compile_expression(f"spline({name})", base_dir=tmp_path))
+    with pytest.raises(ExpressionError, match="line 2 .* has a comma inside the number"):
+        compile_expression("spline(e.csv)", base_dir=tmp_path)
+
+
+def test_a_huge_quoted_line_is_no_traceback(tmp_path):
+    # csv's field limit (128 kB) raised csv.Error through the parser
+    text = csv() + '"' + "x" * 300_000 + '",1\n'
+    assert_knots(spline_of(tmp_path, "f.csv", text))
+
+
+@pytest.mark.parametrize("written", ["//data/force.csv", "//data\\force.csv"])
+def test_blenders_relative_spelling_is_relative_to_the_model(tmp_path, written):
+    (tmp_path / "data").mkdir()
+    write(tmp_path / "data", "force.csv", csv())
+    expr = compile_expression(f"spline({written})", base_dir=tmp_path)
+    assert_knots(expr)
+    assert list(expr.spline_paths) == [tmp_path / "data" / "force.csv"]
