@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import trimesh
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial import ConvexHull, QhullError
 
 from ..errors import MeshError
@@ -23,6 +25,25 @@ FALLBACKS = ("none", "convex_hull")
 #: a closed mesh whose |volume| is below this fraction of its bounding-box
 #: cube (largest extent cubed) is treated as flat (zero volume)
 _FLAT_VOLUME_FRACTION = 1e-9
+
+#: vertices of each shell tested for lying inside the other shells
+_SHELL_SAMPLES = 8
+
+#: a point this close to a triangle's plane, relative to its distances to
+#: the corners, lies on it
+_ON_SURFACE = 1e-9
+
+#: rays across the region where closed shells overlap (parts joined without a Boolean
+#: union): the overlap is integrated by a midpoint rule on this many rays
+_OVERLAP_RAYS = 1 << 14
+
+#: the overlap's rays run along the x axis of this frame, oblique to the mesh's axes
+_RAY_FRAME = trimesh.transformations.quaternion_matrix(
+    np.array([1.0, 1.0 / np.pi, 1.0 / np.e, 1.0 / np.sqrt(7.0)]) / np.linalg.norm(
+        [1.0, 1.0 / np.pi, 1.0 / np.e, 1.0 / np.sqrt(7.0)]))[:3, :3]
+
+#: (points x triangles) per block of winding numbers: bounds the memory to ~100 MB
+_WINDING_CHUNK = 1 << 20
 
 #: relative tolerance of the triangle inequality I1 + I2 >= I3 on explicit
 #: inertia: a thin plate sits exactly on the bound, and values copied from a
@@ -126,8 +147,18 @@ def mass_properties_from_mesh(
     f = mesh.faces
     mesh.update_faces((f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0]))
 
-    triangles = mesh.triangles
+    # integrate about the bounding-box centre: about a far origin the moments
+    # are small differences of huge terms (a 1 mm cube 10 m out loses 3 digits)
+    points = mesh.vertices[np.unique(mesh.faces)]
+    origin = 0.5 * (points.min(axis=0) + points.max(axis=0)) if len(points) else np.zeros(3)
+    points = points - origin
+    triangles = mesh.triangles - origin
     defect = _solid_defect(mesh.faces, len(mesh.vertices))
+    overlap = np.zeros(10)
+    if defect is None:
+        triangles, labels, defect = _oriented_shells(triangles, _shell_labels(mesh.faces, len(mesh.vertices)))
+        if defect is None and labels[-1] > 0:
+            overlap = _overlap_moments(triangles, labels)
     if defect is not None:
         problem, fix = defect
         if fallback == "none":
@@ -136,7 +167,7 @@ def mass_properties_from_mesh(
                 "or give mass and inertia explicitly"
             )
         try:
-            triangles = _convex_hull_triangles(mesh.vertices[np.unique(mesh.faces)])
+            triangles = _convex_hull_triangles(points)
         except QhullError:
             raise MeshError(
                 f"body {name!r}: {problem}, and its convex hull has no volume (the vertices are flat); "
@@ -144,27 +175,38 @@ def mass_properties_from_mesh(
             ) from None
         _log.warning("body %r: %s; using its convex hull for the mass properties", name, problem)
 
-    # signed volume: sum of the tetrahedra spanned by the origin and each face
-    volume = np.einsum("ij,ij->", triangles[:, 0], np.cross(triangles[:, 1], triangles[:, 2])) / 6.0
-    scale = np.ptp(triangles.reshape(-1, 3), axis=0).max() if len(triangles) else 0.0
-    if not abs(volume) > _FLAT_VOLUME_FRACTION * scale**3:
+    volume = _tetra_volumes(triangles).sum()
+    if not abs(volume) > _FLAT_VOLUME_FRACTION * _extent(triangles) ** 3:
         raise MeshError(
             f"body {name!r}: mesh encloses no volume ({volume:.3g} m^3: it is flat or empty); "
             "model the body as a solid, or give mass and inertia explicitly"
         )
-    if volume < 0.0:
-        # consistently wound but every normal points inwards: an export
-        # convention, not a user error
-        triangles = triangles[:, ::-1]
     props = trimesh.triangles.mass_properties(triangles, density=1.0)
+    volume, com, inertia = props.volume, props.center_mass, props.inertia
+    if abs(overlap[0]) > _FLAT_VOLUME_FRACTION * abs(volume):
+        volume, com, inertia = _with_overlap(volume, com, inertia, overlap)
+        _log.info("body %r: closed shells of the mesh overlap by %.3g %% of its volume; the overlap is "
+                  "counted once", name, -100.0 * overlap[0] / volume)
     if density is None:
-        density = mass / props.volume
+        density = mass / volume
     return _with_principal(
-        mass=density * props.volume,
-        com=props.center_mass,
-        inertia=density * props.inertia,
-        volume=props.volume,
+        mass=density * volume,
+        com=com + origin,
+        inertia=density * inertia,
+        volume=volume,
     )
+
+
+def _with_overlap(volume, com, inertia, overlap):
+    """(volume, centre, inertia about it) of a unit-density solid plus ``overlap`` moments (10,)."""
+    # second moments ∫ r rᵀ dV about the origin from the inertia I = tr(S) E − S about the centre
+    second = (np.trace(inertia) / 2.0 * np.eye(3) - inertia) + volume * np.outer(com, com)
+    xx, yy, zz, xy, yz, zx = overlap[4:]
+    second = second + np.array([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]])
+    volume = volume + overlap[0]
+    com = (volume - overlap[0]) / volume * com + overlap[1:4] / volume
+    about_com = second - volume * np.outer(com, com)
+    return volume, com, np.trace(about_com) * np.eye(3) - about_com
 
 
 def explicit_mass_properties(*, name: str, mass: float, com, inertia) -> MassProperties:
@@ -269,7 +311,11 @@ def _solid_defect(faces: np.ndarray, n_vertices: int) -> tuple[str, str] | None:
     if open_edges or shared:
         counts = [f"{open_edges} open edges"] * bool(open_edges)
         counts += [f"{shared} edges shared by more than two faces"] * bool(shared)
-        return f"mesh is not closed ({', '.join(counts)})", "close the mesh"
+        # more than two faces on an edge: duplicate faces, or parts touching along the edge
+        fix = "close the mesh" if open_edges else (
+            "delete duplicate faces, and join parts that touch along an edge with a Boolean union "
+            "or make them separate bodies")
+        return f"mesh is not closed ({', '.join(counts)})", fix
     _, directed_uses = np.unique(tail * n_vertices + head, return_counts=True)
     flipped = np.count_nonzero(directed_uses > 1)
     if flipped:
@@ -278,6 +324,219 @@ def _solid_defect(faces: np.ndarray, n_vertices: int) -> tuple[str, str] | None:
             "recalculate the normals to point outside",
         )
     return None
+
+
+def _tetra_volumes(triangles: np.ndarray) -> np.ndarray:
+    """Signed volumes ``(m,)`` of the tetrahedra spanned by the origin and each triangle."""
+    return np.einsum("ij,ij->i", triangles[:, 0], np.cross(triangles[:, 1], triangles[:, 2])) / 6.0
+
+
+def _extent(triangles: np.ndarray) -> float:
+    """Largest bounding-box side of ``triangles (m, 3, 3)``, 0 when there are none."""
+    return float(np.ptp(triangles.reshape(-1, 3), axis=0).max()) if len(triangles) else 0.0
+
+
+def _shell_labels(faces: np.ndarray, n_vertices: int) -> np.ndarray:
+    """Shell index of each face: faces joined through shared edges.
+
+    Only for a mesh without defect (every edge in exactly two faces).  Edges,
+    not vertices: two shells touching at a vertex may be wound differently.
+    """
+    tail = faces.reshape(-1)
+    head = faces[:, [1, 2, 0]].reshape(-1)
+    face_of_edge = np.argsort(np.minimum(tail, head) * n_vertices + np.maximum(tail, head)) // 3
+    pairs = face_of_edge.reshape(-1, 2).T
+    graph = coo_matrix((np.ones(pairs.shape[1]), tuple(pairs)), shape=(len(faces), len(faces)))
+    return connected_components(graph, directed=False)[1]
+
+
+def _oriented_shells(triangles: np.ndarray, labels: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, tuple[str, str] | None]:
+    """``(triangles wound outwards, their shell labels, None)``, or ``(…, (problem, fix))``.
+
+    Each shell of ``triangles`` (shell ``labels``) is consistently wound, but
+    a shell's volume counts with the sign of its winding: a shell inside
+    another must face into it (a cavity), any other outwards.  A shell
+    nested in ``d`` others is therefore wound outwards iff ``d`` is even.  A
+    mesh with every shell the wrong way is inside out (an export convention)
+    and is inverted; some shells the wrong way is ambiguous (a joined part,
+    or a cavity?): a defect.  Shells that intersect (parts joined without a
+    Boolean union) must all face outwards; their overlap is taken once by
+    :func:`_overlap_moments`.  The triangles come back sorted by shell.
+    """
+    if not len(triangles):
+        return triangles, labels, None
+    order = np.argsort(labels, kind="stable")
+    triangles, labels = triangles[order], labels[order]
+    counts = np.bincount(labels)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    lo = np.minimum.reduceat(triangles.min(axis=1), starts)
+    hi = np.maximum.reduceat(triangles.max(axis=1), starts)
+    volumes = np.bincount(labels, _tetra_volumes(triangles), minlength=len(counts))
+    # a flat shell adds no volume and has no meaningful winding
+    sign = np.where(np.abs(volumes) > _FLAT_VOLUME_FRACTION * np.max(hi - lo, axis=1) ** 3,
+                    np.sign(volumes), 0.0)
+
+    depth = np.zeros(len(counts), dtype=int)
+    crossing = False
+    if len(counts) > 1:
+        # a few vertices of each shell, tested against every other shell whose box holds them
+        picks = starts[:, None] + (np.linspace(0.0, 1.0, _SHELL_SAMPLES) * (counts[:, None] - 1)).astype(int)
+        samples = triangles[picks, 0]
+        for shell in range(len(counts)):
+            near = np.all((samples >= lo[shell]) & (samples <= hi[shell]), axis=-1)
+            near[shell] = False
+            if not near.any():
+                continue
+            w = np.zeros(near.shape)
+            w[near] = np.abs(_winding_numbers(samples[near], triangles[starts[shell]:starts[shell] + counts[shell]]))
+            # a vertex on the other shell (touching shells) is nan or a fraction: undecided
+            inside, outside = (w > 0.75).any(axis=1), (w < 0.25).any(axis=1)
+            crossing |= bool(np.any(inside & outside))
+            depth += inside
+    # intersecting shells have no nesting to go by: parts joined as they are (Ctrl+J) face outwards
+    expected = np.ones(len(counts)) if crossing else np.where(depth % 2 == 0, 1.0, -1.0)
+    wrong = sign == -expected
+    if np.all(wrong | (sign == 0.0)):
+        return triangles[:, ::-1], labels, None
+    if wrong.any() and crossing:
+        return triangles, labels, (
+            f"the mesh has {len(counts)} closed shells that intersect each other, and "
+            f"{np.count_nonzero(wrong)} of them face the other way (inwards)",
+            "flip the normals of those shells so that all face outwards, or make separate parts separate "
+            "bodies",
+        )
+    if wrong.any():
+        return triangles, labels, (
+            f"the mesh has {len(counts)} closed shells and {np.count_nonzero(wrong)} of them face the wrong way "
+            "relative to the others (an outer surface must face out of the solid; a shell inside another is a cavity and must "
+            "face into it)",
+            "flip the normals of those shells, or make separate parts separate bodies",
+        )
+    return triangles, labels, None
+
+
+def _overlap_moments(triangles: np.ndarray, labels: np.ndarray, rays: int = _OVERLAP_RAYS) -> np.ndarray:
+    """What taking the union of the shells adds to the sum of their moments: ``(10,)``, m^3 ... m^5.
+
+    The moments are ∫ (1, x, y, z, x², y², z², xy, yz, zx) dV.  The rays run
+    along an oblique direction: the length of a ray's chord through the
+    overlap is then continuous across the rays and the midpoint rule's error
+    second order, where along an axis the faces parallel to it (every face of
+    a box) make it jump and the error first order.
+    """
+    m = _ray_moments(triangles @ _RAY_FRAME.T, labels, rays)
+    first = _RAY_FRAME.T @ m[1:4]
+    xx, yy, zz, xy, yz, zx = m[4:]
+    second = _RAY_FRAME.T @ np.array([[xx, xy, zx], [xy, yy, yz], [zx, yz, zz]]) @ _RAY_FRAME
+    return np.r_[m[0], first, np.diag(second), second[0, 1], second[1, 2], second[2, 0]]
+
+
+def _ray_moments(triangles: np.ndarray, labels: np.ndarray, rays: int) -> np.ndarray:
+    """:func:`_overlap_moments` in the frame of ``triangles``, with rays along its x axis.
+
+    The sum of the shells counts a region covered by ``k`` shells ``k`` times;
+    the union once.  Along rays parallel to x through the region where the
+    shells' boxes overlap, both are exact (the crossings with the triangles bound the intervals, and
+    the polynomials integrate in closed form); across the rays the integral is
+    a midpoint rule on a grid of about ``rays`` rays.  Where a ray meets no
+    overlap the two agree to rounding, so the error is the midpoint rule's on
+    the overlap alone.  ``triangles`` wound outwards, sorted by ``labels``.
+    """
+    counts = np.bincount(labels)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    lo = np.minimum.reduceat(triangles.min(axis=1), starts)
+    hi = np.maximum.reduceat(triangles.max(axis=1), starts)
+    # the (y, z) box of every overlap of two shells' boxes (shell by shell: k² pairs could be many)
+    box_lo, box_hi = np.full(2, np.inf), np.full(2, -np.inf)
+    shells = np.zeros(len(counts), bool)
+    for i in range(len(counts) - 1):
+        olo, ohi = np.maximum(lo[i], lo[i + 1:]), np.minimum(hi[i], hi[i + 1:])
+        meet = np.all(olo < ohi, axis=1)
+        if meet.any():
+            shells[i] = True
+            shells[i + 1:] |= meet
+            box_lo, box_hi = np.minimum(box_lo, olo[meet, 1:].min(axis=0)), np.maximum(box_hi, ohi[meet, 1:].max(axis=0))
+    if not shells.any():
+        return np.zeros(10)
+    (y0, z0), (y1, z1) = box_lo, box_hi
+    tri = triangles[shells[labels]]
+    tri = tri[(tri[:, :, 1].max(axis=1) > y0) & (tri[:, :, 1].min(axis=1) < y1)
+              & (tri[:, :, 2].max(axis=1) > z0) & (tri[:, :, 2].min(axis=1) < z1)]
+    ny = max(1, round(np.sqrt(rays * (y1 - y0) / (z1 - z0))))
+    nz = max(1, rays // ny)
+    hy, hz = (y1 - y0) / ny, (z1 - z0) / nz
+    # rays through the cell centres of a grid shifted by irrational fractions of a cell (and one
+    # cell larger: no overlap is outside the box): off the edges of a mesh built on round numbers,
+    # where a hit would count one crossing twice or not at all
+    y0, z0, ny, nz = y0 - hy / np.pi, z0 - hz / np.e, ny + 1, nz + 1
+    off_y = off_z = 0.5
+
+    # every (triangle, ray) pair whose ray lies in the triangle's (y, z) box
+    def span(axis, start, h, off, n):
+        first = np.clip(np.ceil((tri[:, :, axis].min(axis=1) - start) / h - off), 0, n).astype(np.int64)
+        last = np.clip(np.floor((tri[:, :, axis].max(axis=1) - start) / h - off), -1, n - 1).astype(np.int64)
+        return first, np.maximum(last - first + 1, 0)
+    fy, cy = span(1, y0, hy, off_y, ny)
+    fz, cz = span(2, z0, hz, off_z, nz)
+    pairs = cy * cz
+    t = np.repeat(np.arange(len(tri)), pairs)
+    local = np.arange(pairs.sum()) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+    iy, iz = fy[t] + local // cz[t], fz[t] + local % cz[t]
+    y, z = y0 + (iy + off_y) * hy, z0 + (iz + off_z) * hz
+
+    a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
+
+    def edge(p, q):     # twice the signed area of (p, q, ray) in the (y, z) plane
+        return (q[:, 1] - p[:, 1]) * (z - p[:, 2]) - (q[:, 2] - p[:, 2]) * (y - p[:, 1])
+    ea, eb, ec = edge(b, c), edge(c, a), edge(a, b)   # opposite a, b, c
+    d = ea + eb + ec    # the x component of the normal (b − a) × (c − a)
+    sd = np.sign(d)
+    hit = (ea * sd > 0.0) & (eb * sd > 0.0) & (ec * sd > 0.0)   # inside, off the edges; d ≠ 0
+    ray = (iy * nz + iz)[hit]
+    x = ((ea * a[:, 0] + eb * b[:, 0] + ec * c[:, 0]) / np.where(hit, d, 1.0))[hit]
+    y, z, exits = y[hit], z[hit], sd[hit]     # outward normal along +x: the ray leaves the solid
+    if not len(ray):
+        return np.zeros(10)
+    order = np.lexsort((x, ray))
+    ray, x, y, z, exits = ray[order], x[order], y[order], z[order], exits[order]
+
+    # covering count after each crossing, ray by ray
+    step = -exits
+    after = np.cumsum(step)
+    first = np.flatnonzero(np.r_[True, ray[1:] != ray[:-1]])
+    size = np.diff(np.r_[first, len(ray)])
+    after -= np.repeat(after[first] - step[first], size)
+    before = after - step
+    # a ray with an unbalanced count met an edge: its crossings are not trusted
+    balanced = np.repeat(after[np.r_[first[1:], len(ray)] - 1] == 0, size)
+    union = np.where((before <= 0) & (after > 0), -1.0, 0.0) + np.where((before > 0) & (after <= 0), 1.0, 0.0)
+    weight = np.where(balanced, union - exits, 0.0) * (hy * hz)
+    x2 = x * x
+    return np.array([x, x2 / 2, y * x, z * x, x2 * x / 3, y * y * x, z * z * x, y * x2 / 2, y * z * x,
+                     z * x2 / 2]) @ weight
+
+
+def _winding_numbers(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Winding numbers ``(k,)`` of the closed surface ``triangles (m, 3, 3)`` around ``points (k, 3)``.
+
+    Sum of the triangles' solid angles (Van Oosterom and Strackee) over 4 pi,
+    in chunks of points to bound the memory; nan for a point on the surface.
+    """
+    out = np.empty(len(points))
+    step = max(1, _WINDING_CHUNK // len(triangles))
+    for first in range(0, len(points), step):
+        r = triangles[None] - points[first:first + step, None, None]
+        a, b, c = r[..., 0, :], r[..., 1, :], r[..., 2, :]
+        la, lb, lc = (np.linalg.norm(v, axis=-1) for v in (a, b, c))
+        num = np.einsum("...i,...i", a, np.cross(b, c))
+        den = (la * lb * lc + np.einsum("...i,...i", a, b) * lc + np.einsum("...i,...i", a, c) * lb
+               + np.einsum("...i,...i", b, c) * la)
+        # on a triangle (coplanar, den <= 0) the angle is +-2 pi by the sign of a rounded zero
+        on = (np.abs(num) <= _ON_SURFACE * la * lb * lc) & (den <= _ON_SURFACE * la * lb * lc)
+        w = np.arctan2(num, den).sum(axis=1) / (2.0 * np.pi)
+        out[first:first + step] = np.where(on.any(axis=1), np.nan, w)
+    return out
 
 
 def _convex_hull_triangles(points: np.ndarray) -> np.ndarray:
