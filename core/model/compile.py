@@ -25,6 +25,7 @@ from ..errors import ExpressionError, Issue, MeshError, ModelError
 from ..expressions import compile_expression
 from ..spatial import quat_to_matrix
 from ..units import to_si
+from ..units import unit as user_unit
 from . import spec
 from .mass import MassProperties, explicit_mass_properties, mass_properties_from_mesh
 
@@ -115,6 +116,25 @@ def _not_finite(expr, path: str, settings, what) -> list[Issue]:
 _SCAN_PER_FRAME, _SCAN_MIN, _SCAN_MAX = 16, 4096, 1 << 19
 #: intervals followed down to a point by :func:`_discontinuity`, the largest mismatches first
 _SCAN_SUSPECTS = 16
+
+
+def _starts_away(expr, path, mode, dof) -> list[Issue]:
+    """A displacement motion whose formula is not 0 at t = 0 (a warning): the joint's coordinate is 0
+    in the assembly as built, so the run starts by moving the bodies to the formula's value."""
+    if mode != "displacement":
+        return []
+    try:
+        start = float(expr(0.0))
+    except (ArithmeticError, ValueError, TypeError):
+        return []   # _not_finite reports it
+    # 1e-9 rad or mm: rounding in a formula such as sin(2*pi*t)
+    if not np.isfinite(start) or abs(start) <= 1e-9:
+        return []
+    unit = "rad" if dof == "rotation" else user_unit("length")
+    return [Issue("warning", "motion-starts-away", path,
+                  f"the formula is {start:.6g} {unit} at t = 0, not 0: a joint's coordinate is 0 as the "
+                  f"model is built, so the run starts by moving the bodies to {start:.6g} {unit}; subtract "
+                  "the formula's value at t = 0 to start from the assembly as built")]
 
 
 def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
@@ -274,15 +294,28 @@ def compile_model(model: spec.Model) -> CompiledModel:
         return markers.add(k, r.T @ (p_W - xc), r.T @ axes_W)
 
     def marker_pair(path, fi, fj, check_axes):
-        """Markers for an element between two frames: j takes i's axes at t = 0."""
+        """Markers for an element between two frames: j takes i's axes at t = 0.
+
+        ``check_axes``: warn unless the Z axes are parallel (True), unless frame_j's Z is
+        square to frame_i's Y ("universal"), or not at all (False).
+        """
         pi, ai = frame_world(fi)
         pj, aj = frame_world(fj)
-        if check_axes:
+        if check_axes is True:
             cosang = np.clip(ai[:, 2] @ aj[:, 2], -1.0, 1.0)
             if np.arccos(cosang) > _AXIS_ALIGN_TOL:
                 issues.append(Issue("warning", "misaligned-axes", path,
                                     f"the Z axes of frames {fi!r} and {fj!r} differ by "
                                     f"{np.degrees(np.arccos(cosang)):.3g} deg; the element uses frame_i's axes"))
+        if check_axes == "universal":
+            # the cross's arm on body j is frame_i's Y: shaft j (Z of frame_j) must be square to it
+            off = np.degrees(np.arcsin(np.clip(abs(ai[:, 1] @ aj[:, 2]), 0.0, 1.0)))
+            if np.radians(off) > _AXIS_ALIGN_TOL:
+                issues.append(Issue("warning", "misaligned-axes", path,
+                                    f"the shaft of frame {fj!r} (its Z axis) is {off:.3g} deg off square to the "
+                                    f"cross arm Y of frame {fi!r}, so the joint is no Cardan joint between the "
+                                    f"two shafts; turn frame {fi!r} about its Z until frame {fj!r}'s Z lies in "
+                                    f"its XZ plane"))
         # frame_j's marker takes frame_i's axes (at frame_j's point): joint
         # angles, slides and bushing rotations start at 0 in the assembly
         return (marker_on(frames[fi].body, pi, ai), marker_on(frames[fj].body, pj, ai), pi, pj)
@@ -291,6 +324,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
     for j in model.joints:
         path = f"joint {j.name!r}"
         mi, mj, pi, pj = marker_pair(path, j.frame_i, j.frame_j,
+                                     "universal" if j.type == "universal" else
                                      j.type in ("revolute", "prismatic", "cylindrical", "planar"))
         length = None
         if j.type == "distance":
@@ -317,6 +351,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
                               ("value", "velocity", "acceleration") if m.mode == "displacement" else
                               ("value", "rate of change"))
         issues += _discontinuity(expr, f"motion {m.name!r}: value", model.settings, m.mode)
+        issues += _starts_away(expr, f"motion {m.name!r}: value", m.mode, dof)
         scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
                             mode=m.mode, expr=expr, scale=scale))

@@ -437,7 +437,9 @@ class _Run:
             self.warnings.append(Issue(
                 "warning", "large-assembly-correction", "model",
                 f"the initial positions were corrected to satisfy the joints: {_moves(sysm, sysm.y0, y0)}",
-                "Check that the frames of each joint coincide at t = 0."))
+                "Check that the frames of each joint coincide at t = 0"
+                + (", and the motions' values there" if any(w.code == "motion-starts-away" for w in self.warnings)
+                   else "") + "."))
         self.check_given_velocities(held, y0)
         redundant = self.redundant = sysm.redundancy(0.0, y0)
         if redundant:
