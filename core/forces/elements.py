@@ -262,7 +262,11 @@ class Bushings:
         Ai = K.A[..., mi, :, :]
         delta = self.offset(K, mi, mj) - self.d0
         phi = rotation_vector(np.einsum("...kji,...kjl->...kil", Ai, K.A[..., mj, :, :]))
-        delta_dot = np.einsum("...kji,...kj->...ki", Ai, K.vp[..., mj, :] - K.vp[..., mi, :])
+        # δ̇ is the rate of δ = A_iᵀ (p_j − p_i) seen from marker i's turning axes:
+        # A_iᵀ (ṗ_j − ṗ_i − ω_i × (p_j − p_i)); without the ω_i term two bodies turning
+        # together as one, marker j off marker i, would be damped as if sliding apart
+        rel_v = K.vp[..., mj, :] - K.vp[..., mi, :] - cross(K.w[..., mi, :], K.p[..., mj, :] - K.p[..., mi, :])
+        delta_dot = np.einsum("...kji,...kj->...ki", Ai, rel_v)
         phi_dot = np.einsum("...kji,...kj->...ki", Ai, K.w[..., mj, :] - K.w[..., mi, :])
         return Ai, delta, phi, delta_dot, phi_dot
 

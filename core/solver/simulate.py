@@ -70,6 +70,9 @@ _DIVERGED = 1e100
 #: the run: a mass or stiffness hundreds of orders of magnitude off makes a time scale the run
 #: would crawl through forever (a stiff contact's impact steps stay above 1e-8 of its run)
 _TINY_STEPS, _TINY_STEP_FRACTION = 1000, 1e-15
+#: m/s or rad/s: redundant constraint rows disagreeing by more at t = 0 contradict each other
+#: (the velocity projection leaves ~1e-12 where they agree)
+_CONFLICT_RATE = 1e-6
 #: a run has stalled when this many projection restarts fall within ...
 _STALL_RESTARTS = 20
 #: ... this fraction of an output interval
@@ -286,6 +289,21 @@ class _Run:
         """(n,) J: each moving body's kinetic energy."""
         return 0.5 * self.cm.mass * np.einsum("ij,ij->i", B.v, B.v) + 0.5 * np.einsum("ki,kij,kj->k", B.w, B.I_W, B.w)
 
+    def check_consistent_rates(self, y0):
+        """Redundant rows must agree: two motions and a gear pair, or two gear pairs, on the same
+        joints can ask for rates no motion has (the run would fail at the first step that cannot
+        reconcile them, blamed on a singular position)."""
+        residual = np.abs(self.sys.velocity_residual(0.0, y0))
+        worst = float(np.max(residual, initial=0.0))
+        if worst <= _CONFLICT_RATE:
+            return
+        # the least-squares projection spreads the contradiction over the rows that make it
+        names = dict.fromkeys(self._row_name(int(r)) for r in np.flatnonzero(residual > 1e-3 * worst))
+        raise SolverError(
+            f"the motions and couplers contradict each other at t = 0: {', '.join(names)} ask for joint rates "
+            f"that no motion has (they disagree by up to {worst:.3g} m/s or rad/s); remove one of the motions "
+            "or correct a ratio")
+
     def _row_name(self, row: int) -> str:
         """'joint 'x'', 'motion 'y'' or 'gear pair 'z'' owning a constraint row."""
         owners = self.sys.layout.row_owner()
@@ -443,6 +461,7 @@ class _Run:
         self.check_given_velocities(held, y0)
         redundant = self.redundant = sysm.redundancy(0.0, y0)
         if redundant:
+            self.check_consistent_rates(y0)
             self.warnings.append(Issue(
                 "warning", "redundant-constraints", "model",
                 f"{redundant} constraint equation(s) are redundant; the motion is solved, "

@@ -550,23 +550,23 @@ class System:
         instead a dict of what an output frame reports without the constraint solve: the
         forces' per-element outputs, C, J u − v*, the bodies and the coordinates
         (:meth:`reactions` gives the rest)."""
-        B, rows, F, extra = self._state(t, y, details)
+        B, rows, F, extra, coords = self._state(t, y, details)
         m = self.n_rows
         if details:
             return dict(extra, C=rows.C if m else np.zeros(0),
                         vel_error=(self._J_dot(rows, y[self.sl_u]) - rows.vel_target) if m else np.zeros(0),
-                        bodies=B, coords=rows.coords if m else None)
+                        bodies=B, coords=coords)
         udot, lam = self._accelerations(y, B, rows, F)
         if m or len(self.contacts):
             self._recent.append((t, y, rows, self.contacts.depths() if len(self.contacts) else None))
-        return udot, B, rows.coords if m else None
+        return udot, B, coords
 
     def reactions(self, t, y):
         """What the output frames leave to their first read (:mod:`.reactions`), at (t, y):
         u̇ (n, 6) as [v̇, ω̇], λ (m,), each joint's generalized reaction on each body
         (joints, n+1, 6; the ground's row zero) and the bodies."""
         n, m = self.n, self.n_rows
-        B, rows, F, _ = self._state(t, y, False)
+        B, rows, F, _, _ = self._state(t, y, False)
         udot, lam = self._accelerations(y, B, rows, F)
         jw = np.zeros((len(self.cm.joints), n + 1, 6))
         if m and len(self._jw_index):
@@ -582,8 +582,16 @@ class System:
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
         rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
-        F, extra = self.forces(t, B, K, rows.coords if rows is not None else None, details)
-        return B, rows, F, extra
+        coords = self._coords_of(B, K, y, rows)
+        F, extra = self.forces(t, B, K, coords, details)
+        return B, rows, F, extra, coords
+
+    def _coords_of(self, B, K, y, rows):
+        """The measured coordinates: the rows' own, or measured alone when there are no rows
+        (a torsion spring between bodies that no joint holds)."""
+        if rows is not None or not len(self._coords):
+            return None if rows is None else rows.coords
+        return self._coordinates(K if K is not None else self.kinematics(B), y[self.sl_a])
 
     def _accelerations(self, y, B: Bodies, rows: Rows | None, F):
         """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y."""
@@ -639,7 +647,8 @@ class System:
         verdict = self._spring_verdict(h)
         settled = verdict is not None and not (verdict[0].any() or verdict[1].any())
         lines = None if self.sparse else []
-        F, _ = self.forces(t, B, K, rows.coords if rows else None, details=False, gyroscopic=False, lines=lines,
+        coords = self._coords_of(B, K, y, rows)
+        F, _ = self.forces(t, B, K, coords, details=False, gyroscopic=False, lines=lines,
                            spring_lines=not settled)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
@@ -660,10 +669,10 @@ class System:
                  if lines else None)
         if rows is None:
             if stiff is None:
-                return B, u_free, None
+                return B, u_free, coords
             u = self._implicit_step(B, stiff, u_free, h, Mi=Mi)
             self._tally_implicit(stiff, u, h)
-            return B, u, None
+            return B, u, coords
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
 
@@ -678,7 +687,7 @@ class System:
             u = solve(u_free)
         if stiff is not None:
             self._tally_implicit(stiff, u, h)
-        return B, u, rows.coords
+        return B, u, coords
 
     def _spring_verdict(self, h):
         """The springs' kept (stiffness, damping) verdicts of :meth:`_implicit_elements` for this
@@ -908,6 +917,13 @@ class System:
         length = float(np.max(Cp[~self.row_is_angle], initial=0.0))
         ang = float(np.max(Cp[self.row_is_angle], initial=0.0))
         return length, ang, float(np.max(np.abs(vel - rows.vel_target)))
+
+    def velocity_residual(self, t, y) -> np.ndarray:
+        """(m,) J u − v* of every constraint row (m/s or rad/s): non-zero where rows contradict."""
+        if not self.n_rows:
+            return np.zeros(0)
+        rows = self._rows(self.bodies(y), y[self.sl_a], t)
+        return self._J_dot(rows, y[self.sl_u]) - rows.vel_target
 
     def project(self, t, y, held=None):
         """Project positions onto C = 0 (M-weighted Newton) and velocities onto J u = v*.

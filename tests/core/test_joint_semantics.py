@@ -374,3 +374,22 @@ def test_a_displacement_motion_starting_away_from_zero_is_named_in_a_warning():
     quiet = core.simulate(dataclasses.replace(model, motions=(Motion(name="drive", joint="j",
                                                                      value="sin(2*pi*t)"),)))
     assert not [w for w in quiet.warnings if "motion 'drive'" in w]
+
+
+@pytest.mark.parametrize("motions, couplers, named", [
+    # external gears counter-rotate: both joints driven forward contradict the pair
+    ([Motion(name="M", joint="J1", value="t"), Motion(name="N", joint="J2", value="t")],
+     [GearPair(name="G", joint_i="J1", joint_j="J2", ratio=1)], "motion 'M', motion 'N', gear pair 'G'"),
+    ([Motion(name="N", joint="J2", value="t")],
+     [GearPair(name="G", joint_i="J1", joint_j="J2", ratio=1), GearPair(name="H", joint_i="J1", joint_j="J2", ratio=2)],
+     "gear pair 'G', gear pair 'H'"),
+], ids=["gear-and-two-motions", "two-gears"])
+def test_contradicting_motions_and_couplers_are_an_error_naming_them(motions, couplers, named):
+    # they ran with a "redundant" warning and failed a few steps later, blamed on a singular position
+    with pytest.raises(core.SolverError, match="contradict each other at t = 0") as info:
+        core.simulate(_two(motions=motions, couplers=couplers))
+    assert named in str(info.value)
+    # the same with rates that agree runs (θ1 = −θ2 for ratio 1)
+    agreeing = [Motion(name="M", joint="J1", value="-t"), Motion(name="N", joint="J2", value="t")]
+    r = core.simulate(_two(motions=agreeing, couplers=[couplers[0]]))
+    assert r.status == "success"
