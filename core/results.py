@@ -43,17 +43,17 @@ class Results:
     t: np.ndarray                       # (T,) s
     body_names: tuple
     position: np.ndarray                # (T, n, 3) m, body frame origin, world
-    orientation: np.ndarray             # (T, n, 4) (w, x, y, z), sign-continuous
+    orientation: np.ndarray             # (T, n, 4) (w, x, y, z): body axes into world, sign-continuous
     com: np.ndarray                     # (T, n, 3) m
     velocity: np.ndarray                # (T, n, 3) m/s of the COM
     angular_velocity: np.ndarray        # (T, n, 3) rad/s, world axes
-    acceleration: np.ndarray            # (T, n, 3) m/s²
-    angular_acceleration: np.ndarray    # (T, n, 3) rad/s²
+    acceleration: np.ndarray            # (T, n, 3) m/s² of the COM
+    angular_acceleration: np.ndarray    # (T, n, 3) rad/s², world axes
     joint_names: tuple
     joint_force: np.ndarray             # (T, nj, 3) N on the body of frame_j, world axes
     joint_torque: np.ndarray            # (T, nj, 3) N·m on that body about the joint point
     motion_names: tuple
-    motion_effort: np.ndarray           # (T, nm) N (translation) or N·m (rotation)
+    motion_effort: np.ndarray           # (T, nm) N or N·m the drive applies to frame_j's body along/about Z of frame_i
     motion_is_rotation: np.ndarray      # (nm,) bool
     force_names: tuple
     force_is_torque: np.ndarray         # (nf,) bool
@@ -71,7 +71,7 @@ class Results:
     contact_names: tuple
     contact_force: np.ndarray           # (T, nc, 3) N, total contact force on body_i (normal + friction)
     kinetic_energy: np.ndarray          # (T,) J
-    potential_energy: np.ndarray        # (T,) J, gravity
+    potential_energy: np.ndarray        # (T,) J, gravity: −Σ m g·x_com (zero with the COMs at the world origin)
     elastic_energy: np.ndarray          # (T,) J, springs, bushings and contacts (Hertz: k δ^(e+1)/(e+1) a vertex)
     constraint_error: np.ndarray        # (T,) m, largest |C| of length-type rows
     constraint_error_angle: np.ndarray  # (T,) rad, largest |C| of angle-type rows
