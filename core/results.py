@@ -87,14 +87,23 @@ class Results:
     contact_normal_force: np.ndarray | None = None    # (T, nc) N, |sum of the normal forces on body_i|
     contact_friction_force: np.ndarray | None = None  # (T, nc) N, |sum of the friction forces on body_i|
     contact_depth: np.ndarray | None = None           # (T, nc) m, deepest penetration
+    # joint coordinates, 0 as the model is built (as a motion's value); NaN where the type has none
+    # (an angle: revolute and cylindrical joints; a slide: prismatic and cylindrical); None -> NaN
+    joint_angle: np.ndarray | None = None             # (T, nj) rad, frame_j about Z of frame_i, unwrapped
+    joint_angle_rate: np.ndarray | None = None        # (T, nj) rad/s
+    joint_slide: np.ndarray | None = None             # (T, nj) m, frame_j's origin along Z of frame_i
+    joint_slide_rate: np.ndarray | None = None        # (T, nj) m/s
 
     def __post_init__(self):
         T, nc = np.shape(self.contact_force)[:2]
-        for name, shape in (("contact_point", (T, nc, 3)), ("contact_normal_force", (T, nc)),
-                            ("contact_friction_force", (T, nc)), ("contact_depth", (T, nc))):
+        nj = len(self.joint_names)
+        for name, shape, fill in (("contact_point", (T, nc, 3), 0.0), ("contact_normal_force", (T, nc), 0.0),
+                                  ("contact_friction_force", (T, nc), 0.0), ("contact_depth", (T, nc), 0.0),
+                                  ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
+                                  ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan)):
             value = getattr(self, name)
             if value is None:
-                setattr(self, name, np.zeros(shape))
+                setattr(self, name, np.full(shape, fill))
             elif np.shape(value) != shape:
                 raise ValueError(f"Results.{name}: expected shape {shape}, got {np.shape(value)}")
 
@@ -189,6 +198,12 @@ class Results:
                 add(f"{name}.angular_acceleration.{axis}", self.angular_acceleration[:, k, a],
                     "angular_acceleration")
         for k, name in enumerate(self.joint_names):
+            if not np.all(np.isnan(self.joint_angle[:, k])):
+                add(f"{name}.angle", self.joint_angle[:, k], "angle")
+                add(f"{name}.angle_rate", self.joint_angle_rate[:, k], "angular_velocity")
+            if not np.all(np.isnan(self.joint_slide[:, k])):
+                add(f"{name}.slide", self.joint_slide[:, k], "length")
+                add(f"{name}.slide_rate", self.joint_slide_rate[:, k], "velocity")
             for a, axis in enumerate("xyz"):
                 add(f"{name}.reaction_force.{axis}", self.joint_force[:, k, a], "force")
             for a, axis in enumerate("xyz"):

@@ -4,7 +4,7 @@ One empty per scene, ``MBD_Telemetry`` (tagged like everything bake makes,
 so Clear removes it), holds one custom property per channel, keyed on the
 same scene frames as the bodies. The channels are those of the CSV export
 (``Results.to_csv``) except the orientation quaternions, which the bodies'
-own rotation keys already show: body kinematics, joint reactions, motion
+own rotation keys already show: body kinematics, joint angles and slides, joint reactions, motion
 efforts, applied forces and torques (value, vector, point, power), spring
 and bushing forces, contacts (force, point, normal and friction force,
 depth), energies and constraint errors.
@@ -64,6 +64,13 @@ def channels(results) -> list[Channel]:
         add(g, name, "angular_acceleration", "angular_acceleration", r.angular_acceleration[:, k], "world axes")
     for k, name in enumerate(r.joint_names):
         g = f"{name} (joint)"
+        if not np.all(np.isnan(r.joint_angle[:, k])):
+            add(g, name, "angle", "angle", r.joint_angle[:, k],
+                "turn of Frame J about Z of Frame I, 0 as built, counting whole turns")
+            add(g, name, "angle_rate", "angular_velocity", r.joint_angle_rate[:, k], "rate of the angle")
+        if not np.all(np.isnan(r.joint_slide[:, k])):
+            add(g, name, "slide", "length", r.joint_slide[:, k], "Frame J's origin along Z of Frame I, 0 as built")
+            add(g, name, "slide_rate", "velocity", r.joint_slide_rate[:, k], "rate of the slide")
         add(g, name, "reaction_force", "force", r.joint_force[:, k],
             "reaction force on the body of Frame J, world axes")
         add(g, name, "reaction_torque", "torque", r.joint_torque[:, k],

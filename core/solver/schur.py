@@ -24,6 +24,10 @@ from scipy.sparse.linalg import splu
 SPARSE_ABOVE = 10_000
 #: most iterative-refinement passes
 _REFINEMENTS = 6
+#: a refinement that stalls with its residual above this (relative, squared) tries a Krylov step
+_STALLED2 = (1e-6) ** 2
+#: directions of that step
+_KRYLOV = 4
 #: a refined residual this small (relative, squared) is at rounding level: stop
 _ROUNDING2 = (1e-15) ** 2
 POSV, _POTRS, _PBTRF, _PBTRS = lapack.get_lapack_funcs(("posv", "potrs", "pbtrf", "pbtrs"), (np.zeros((1, 1)),))
@@ -247,12 +251,22 @@ class BlockSchur:
 
 def _refine(S, product, b, x=None):
     """Iterative refinement of As x = b (``product(x)`` = As x) with the regularised inverse S
-    (see :func:`solve`), from x = S(b)."""
+    (see :func:`solve`), from x = S(b).
+
+    A pass shrinks the error by β/(β + μ) along each eigenvector of As (eigenvalue μ): nearly
+    nothing where μ ≪ β. That is a redundant row's null space (μ = 0, the part of b it cannot
+    meet: left alone), but also a consistent, ill-conditioned system (a point mass on an arm:
+    μ ~ I/(m L²) ~ 1e-9), where the plain passes stall at a wrong λ. Then the residual is
+    minimised over a few Krylov directions S r, (S As) S r, … instead (GMRES with S as the
+    preconditioner), which resolves those few small eigenvalues at once; a part of b that no
+    direction reduces (the null space) leaves it unchanged.
+    """
     if x is None:
         x = S(b)
     r = b - product(x)
     rn = r @ r
-    small = _ROUNDING2 * (b @ b)
+    bb = b @ b
+    small = _ROUNDING2 * bb
     for _ in range(_REFINEMENTS):
         if not rn > small:
             break
@@ -260,9 +274,31 @@ def _refine(S, product, b, x=None):
         r_new = b - product(x_new)
         rn_new = r_new @ r_new
         if not rn_new < 0.25 * rn:
-            break
+            if not rn > _STALLED2 * bb:
+                break
+            x_new, r_new, rn_new = _krylov_step(S, product, b, x, r)
+            if not rn_new < 0.25 * rn:
+                break
         x, r, rn = x_new, r_new, rn_new
     return x
+
+
+def _krylov_step(S, product, b, x, r):
+    """(x, b − As x, its squared norm) with x moved by the combination of the directions
+    S r, (S As) S r, … that minimises the residual."""
+    D, W = [], []
+    d = S(r)
+    for _ in range(_KRYLOV):
+        w = product(d)
+        D.append(d)
+        W.append(w)
+        d = S(w)
+    D, W = np.array(D).T, np.array(W).T
+    # directions As hardly moves (the null space) get no weight: rcond drops them
+    c = np.linalg.lstsq(W, r, rcond=1e-10)[0]
+    x = x + D @ c
+    r = b - product(x)
+    return x, r, r @ r
 
 
 def solve_batch(A, rhs, beta):
@@ -302,4 +338,8 @@ def solve_batch(A, rhs, beta):
         r = np.where(better[:, None], r_new, r)
         rn = np.where(better, rn_new, rn)
         active = better & (rn > small)
+    # stalled far from the solution (an ill-conditioned item, see _refine): the Krylov step
+    stalled = np.flatnonzero(rn > _STALLED2 * np.einsum("ki,ki->k", b, b))
+    for i in stalled:
+        x[i] = _refine(lambda v: S[i] @ v, As[i].dot, b[i], x[i])
     return x * inv_d

@@ -25,7 +25,7 @@ from ..errors import Issue, SolverError
 from ..model import spec
 from ..model.compile import CompiledModel, compile_model
 from ..results import DEFERRED, Results
-from ..spatial import quat_unwrap
+from ..spatial import quat_to_matrix, quat_unwrap
 from . import batch
 from .interpolate import StepHermite
 from .reactions import frame_dynamics
@@ -757,6 +757,8 @@ class _Run:
                 out["constraint_error"][k] = np.max(Cp[~sysm.row_is_angle], initial=0.0)
                 out["constraint_error_angle"][k] = np.max(Cp[sysm.row_is_angle], initial=0.0)
                 out["velocity_error"][k] = np.max(np.abs(d["vel_error"]), initial=0.0)
+        out.update(joint_coordinates(cm, self.t_out[:T], out["com"], out["orientation"], out["velocity"],
+                                     out["angular_velocity"]))
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
         self.check_contacts(out, T)
@@ -784,6 +786,70 @@ class _Run:
             **out)
         results.defer(lambda: frame_dynamics(sysm, t_out, states))
         return results
+
+
+#: the joint types with an angle (about Z of frame_i) and with a slide (along it)
+_ANGLE_JOINTS, _SLIDE_JOINTS = ("revolute", "cylindrical"), ("prismatic", "cylindrical")
+
+
+def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_velocity) -> dict:
+    """Every joint's angle and slide over the frames: ``joint_angle`` (T, nj) rad,
+    ``joint_angle_rate`` rad/s, ``joint_slide`` m, ``joint_slide_rate`` m/s; NaN where the
+    joint type has none (an angle: revolute and cylindrical; a slide: prismatic and cylindrical).
+
+    The angle is frame_j's turn about Z of frame_i and the slide frame_j's origin along it,
+    both 0 as the model is built (where frame_j's marker has frame_i's axes), as a motion's
+    value is. The angle is unwrapped over the frames: of the branches 2π apart, each frame
+    takes the one nearest the previous frame's angle plus the trapezoid of the rates, so a
+    shaft turning several times between two frames keeps count.
+    """
+    T, nj, n = len(t), len(cm.joints), cm.n_bodies
+    out = {key: np.full((T, nj), np.nan) for key in ("joint_angle", "joint_angle_rate", "joint_slide",
+                                                       "joint_slide_rate")}
+    if not nj or not T or not n:
+        return out
+    mi = np.array([j["mi"] for j in cm.joints])
+    mj = np.array([j["mj"] for j in cm.joints])
+
+    def markers(m, com, R, v, w):
+        """World point, axes, point velocity, angular velocity of markers ``m``: (T, k, ...)."""
+        k = cm.marker_body[m]
+        on = k >= 0
+        kk = np.where(on, k, 0)
+        r = np.where(on[None, :, None], np.einsum("tkab,kb->tka", R[:, kk], cm.marker_r[m]), 0.0)
+        p = np.where(on[None, :, None], com[:, kk] + r, cm.marker_r[m])
+        A = np.where(on[None, :, None, None], R[:, kk] @ cm.marker_axes[m], cm.marker_axes[m])
+        w = np.where(on[None, :, None], w[:, kk], 0.0)
+        v = np.where(on[None, :, None], v[:, kk] + np.cross(w, r), 0.0)
+        return p, A, v, w
+
+    def poses(com, orientation, v, w):
+        R = quat_to_matrix(orientation)
+        return markers(mi, com, R, v, w), markers(mj, com, R, v, w)
+
+    (pi, Ai, vi, wi), (pj, Aj, vj, wj) = poses(com, orientation, velocity, angular_velocity)
+    z = Ai[..., :, 2]
+    d = pj - pi
+    kinds = np.array([j["type"] for j in cm.joints])
+    turns, slides = np.isin(kinds, _ANGLE_JOINTS), np.isin(kinds, _SLIDE_JOINTS)
+    if turns.any():
+        rel = np.swapaxes(Ai, -1, -2) @ Aj      # frame_j's axes in frame_i's: a turn about Z
+        wrapped = np.arctan2(rel[..., 1, 0] - rel[..., 0, 1], rel[..., 0, 0] + rel[..., 1, 1])
+        rate = np.einsum("tki,tki->tk", z, wj - wi)
+        step = np.diff(wrapped, axis=0)
+        guess = 0.5 * (rate[1:] + rate[:-1]) * np.diff(t)[:, None]
+        step += 2.0 * np.pi * np.round((guess - step) / (2.0 * np.pi))
+        angle = wrapped[:1] + np.concatenate([np.zeros((1, nj)), np.cumsum(step, axis=0)])
+        out["joint_angle"][:, turns], out["joint_angle_rate"][:, turns] = angle[:, turns], rate[:, turns]
+    if slides.any():
+        # measured from the model as built, as a prismatic motion is
+        still = np.zeros((1, n, 3))
+        (pi0, Ai0, _, _), (pj0, _, _, _) = poses(cm.x0[None], cm.q0[None], still, still)
+        zero = np.einsum("tki,tki->tk", Ai0[..., :, 2], pj0 - pi0)
+        slide = np.einsum("tki,tki->tk", z, d) - zero
+        rate = np.einsum("tki,tki->tk", z, vj - vi) + np.einsum("tki,tki->tk", np.cross(wi, z), d)
+        out["joint_slide"][:, slides], out["joint_slide_rate"][:, slides] = slide[:, slides], rate[:, slides]
+    return out
 
 
 def _most_extreme_number(model) -> str:

@@ -85,7 +85,7 @@ def test_every_csv_channel_is_keyed_on_every_frame(baked, tmp_path):
         checked.add(prop)
     # nothing else than those (the tag is the only other custom property)
     assert set(obj.keys()) - {"mbd_bake"} == checked
-    assert len(checked) == 6 + 2 + 1 + 2 * 4 + 1 + 2 + 4 + 2   # bodies, joints, motion, forces, ...
+    assert len(checked) == 6 + 2 + 2 + 1 + 2 * 4 + 1 + 2 + 4 + 2   # bodies, joints (reactions, angle and rate), motion, forces, ...
 
 
 def test_values_are_in_user_units(baked):

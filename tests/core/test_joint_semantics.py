@@ -393,3 +393,43 @@ def test_contradicting_motions_and_couplers_are_an_error_naming_them(motions, co
     agreeing = [Motion(name="M", joint="J1", value="-t"), Motion(name="N", joint="J2", value="t")]
     r = core.simulate(_two(motions=agreeing, couplers=[couplers[0]]))
     assert r.status == "success"
+
+
+# --------------------------------------------------------------------------- joint coordinates in the results
+@pytest.mark.parametrize("jtype, dof, value, angle, slide", [
+    # 300 rad/s at 10 frames a second: 30 rad (nearly 5 turns) between frames, counted
+    ("revolute", None, "300*t + 50*t**2", lambda t: 300 * t + 50 * t**2, None),
+    ("revolute", None, "0.3 + t", lambda t: 0.3 + t, None),
+    ("prismatic", None, "20*t**2", None, lambda t: 20 * t**2),
+    ("cylindrical", "rotation", "-4*t", lambda t: -4 * t, lambda t: 0 * t),
+], ids=["fast-revolute", "starts-away", "prismatic", "cylindrical"])
+def test_joint_angles_and_slides_are_results_and_csv_columns(tmp_path, jtype, dof, value, angle, slide):
+    """A motion's value is the joint's coordinate: the results report it, 0 as built.
+
+    1e-6 covers the default rtol 1e-6 on the motion's rows (their drift is projected below
+    the projection tolerance, 1e-6 m or rad); the rates likewise, per second.
+    """
+    r = _simulate(_driven(jtype, value, dof=dof))
+    t = r.t
+    if angle is None:
+        assert np.all(np.isnan(r.joint_angle))
+    else:
+        np.testing.assert_allclose(r.joint_angle[:, 0], angle(t), atol=1e-6)
+        rate = (angle(t + 1e-6) - angle(t - 1e-6)) / 2e-6
+        np.testing.assert_allclose(r.joint_angle_rate[:, 0], rate, atol=1e-5 * max(1.0, np.abs(rate).max()))
+    if slide is None:
+        assert np.all(np.isnan(r.joint_slide))
+    else:
+        np.testing.assert_allclose(r.joint_slide[:, 0] * 1e3, slide(t), atol=1e-6)
+        rate = (slide(t + 1e-6) - slide(t - 1e-6)) / 2e-6
+        np.testing.assert_allclose(r.joint_slide_rate[:, 0] * 1e3, rate, atol=1e-5)
+    r.to_csv(tmp_path / "out.csv")
+    header = (tmp_path / "out.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert ("J.angle [rad]" in header) == (angle is not None)
+    assert ("J.slide [mm]" in header) == (slide is not None)
+    assert ("J.slide_rate [mm/s]" in header) == (slide is not None)
+
+
+def test_joints_without_an_angle_or_slide_report_none():
+    r = _simulate(_driven("spherical", None))
+    assert r.joint_angle.shape == (len(r.t), 1) and np.all(np.isnan(r.joint_angle)) and np.all(np.isnan(r.joint_slide))
