@@ -66,6 +66,12 @@ class Progress:
 _DIVERGED = 1e100
 
 
+def _stop(answer) -> bool:
+    """Whether a progress callback's answer cancels: False, numpy's False_ (``p.time < 0.5``) or 0;
+    None (a callback that returns nothing) goes on."""
+    return answer is not None and not answer
+
+
 #: an adaptive run has stalled when this many steps in a row are shorter than this fraction of
 #: the run: a mass or stiffness hundreds of orders of magnitude off makes a time scale the run
 #: would crawl through forever (a stiff contact's impact steps stay above 1e-8 of its run)
@@ -102,7 +108,7 @@ def simulate(model, *, progress=None, settings: spec.SolverSettings | None = Non
     ----------
     model : Model, CompiledModel, or path to a model file
     progress : callable(Progress) -> bool | None, optional
-        Called about every 0.1 s of wall time; returning ``False`` cancels the
+        Called about every 0.1 s of wall time; returning ``False`` (or any false value but None) cancels the
         run, which then returns the frames computed so far with status
         ``"cancelled"``.
     settings : SolverSettings, optional
@@ -142,8 +148,8 @@ class _Run:
         # the contact meshes are cleaned and transformed (hull, decimation) as the system is
         # built: say so first; a cancel then (a decimation stops at once) is honoured before the
         # first step
-        self.cancel_asked = bool(progress is not None and cm.model.contacts and progress(
-            Progress(0.0, 0.0, 0, 0.0, "preparing the contact meshes")) is False)
+        self.cancel_asked = bool(progress is not None and cm.model.contacts and _stop(progress(
+            Progress(0.0, 0.0, 0, 0.0, "preparing the contact meshes"))))
         self.sys = System(cm, self.stop_preparing)
         self.warnings = list(cm.warnings) + self.sys.contacts.issues
         dt = 1.0 / self.s.output_rate
@@ -210,7 +216,7 @@ class _Run:
             return
         self.last_report = now
         info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start)
-        if self.progress(info) is False:
+        if _stop(self.progress(info)):
             raise _Cancelled()
 
     def stop_preparing(self) -> bool:
@@ -219,8 +225,8 @@ class _Run:
         now = time.perf_counter()
         if self.progress is not None and not self.cancel_asked and now - self.last_report >= _PROGRESS_INTERVAL:
             self.last_report = now
-            self.cancel_asked = self.progress(Progress(0.0, 0.0, 0, now - self.start,
-                                                       "preparing the contact meshes")) is False
+            self.cancel_asked = _stop(self.progress(Progress(0.0, 0.0, 0, now - self.start,
+                                                             "preparing the contact meshes")))
         return self.cancel_asked
 
     def preparing(self, contact, body):
@@ -231,7 +237,7 @@ class _Run:
         self.last_report = now
         info = Progress(0.0, 0.0, 0, now - self.start,
                         f"preparing the geometry of body {body!r} for contact {contact!r}")
-        if self.progress(info) is False:
+        if _stop(self.progress(info)):
             raise _Cancelled()
 
     def check_state(self, t, y):
