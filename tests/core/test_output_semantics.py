@@ -321,6 +321,10 @@ def _expected_columns(res):
             out.update({f"{n}.{q}.{ax}": (u, getattr(res, q)[:, k, a]) for a, ax in enumerate("xyz")})
         out.update({f"{n}.orientation.{ax}": ("1", res.orientation[:, k, a]) for a, ax in enumerate("wxyz")})
     for k, n in enumerate(res.joint_names):
+        if not np.isnan(res.joint_angle[0, k]):
+            out[f"{n}.angle"], out[f"{n}.angle_rate"] = ("rad", res.joint_angle[:, k]), ("rad/s", res.joint_angle_rate[:, k])
+        if not np.isnan(res.joint_slide[0, k]):
+            out[f"{n}.slide"], out[f"{n}.slide_rate"] = ("mm", res.joint_slide[:, k]), ("mm/s", res.joint_slide_rate[:, k])
         out.update({f"{n}.reaction_force.{ax}": ("N", res.joint_force[:, k, a]) for a, ax in enumerate("xyz")})
         out.update({f"{n}.reaction_torque.{ax}": ("N*mm", res.joint_torque[:, k, a]) for a, ax in enumerate("xyz")})
     for k, n in enumerate(res.motion_names):
@@ -383,6 +387,8 @@ def test_csv_every_column_states_the_unit_of_its_numbers(tmp_path):
     # slide s = t²/2 m up the rail (a = 1 m/s²), the spring (1000 N/m, 10 N·s/m) pulls back
     tension = 1000 * 0.5 * res.t ** 2 + 10 * res.t
     np.testing.assert_allclose(res.motion_effort[:, 0], 2.0 * (1.0 + G) + tension, atol=1e-9)
+    np.testing.assert_allclose(res.joint_slide[:, 0], 0.5 * res.t ** 2, atol=1e-9)   # the motion's value
+    np.testing.assert_allclose(res.joint_slide_rate[:, 0], res.t, atol=1e-8)
     assert res.contact_normal_force.max() > 10                      # the ball lands within the run
     path = tmp_path / "all.csv"
     res.to_csv(path)
