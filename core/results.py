@@ -21,7 +21,8 @@ __all__ = ["Results", "load_results", "DEFERRED"]
 
 #: the channels a run may leave to be computed on first use (:meth:`Results.defer`): they take a
 #: constraint solve per output frame, which a run that is only baked or plotted for its motion skips
-DEFERRED = ("acceleration", "angular_acceleration", "joint_force", "joint_torque", "motion_effort")
+DEFERRED = ("acceleration", "angular_acceleration", "joint_force", "joint_torque", "motion_effort",
+            "coupler_effort")
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Results:
     motion_names: tuple
     motion_effort: np.ndarray           # (T, nm) N or N·m the drive applies to frame_j's body along/about Z of frame_i
     motion_is_rotation: np.ndarray      # (nm,) bool
+    coupler_effort: np.ndarray          # (T, nc, 2) N·m or N, see coupler_names
     force_names: tuple
     force_is_torque: np.ndarray         # (nf,) bool
     force_magnitude: np.ndarray         # (T, nf) N or N·m (signed, along the axis)
@@ -93,10 +95,16 @@ class Results:
     joint_angle_rate: np.ndarray | None = None        # (T, nj) rad/s
     joint_slide: np.ndarray | None = None             # (T, nj) m, frame_j's origin along Z of frame_i
     joint_slide_rate: np.ndarray | None = None        # (T, nj) m/s
+    # what each gear pair or rack and pinion applies along its two joints' coordinates, as a motion's
+    # effort: (on joint_i's, on joint_j's) = gear (N·m, N·m), rack and pinion (pinion N·m, rack N)
+    coupler_names: tuple = ()
+    coupler_is_rack: np.ndarray | None = None         # (nc,) bool
 
     def __post_init__(self):
         T, nc = np.shape(self.contact_force)[:2]
-        nj = len(self.joint_names)
+        nj, ncp = len(self.joint_names), len(self.coupler_names)
+        if self.coupler_is_rack is None:
+            self.coupler_is_rack = np.zeros(ncp, bool)
         for name, shape, fill in (("contact_point", (T, nc, 3), 0.0), ("contact_normal_force", (T, nc), 0.0),
                                   ("contact_friction_force", (T, nc), 0.0), ("contact_depth", (T, nc), 0.0),
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
@@ -124,8 +132,8 @@ class Results:
             values = compute()
         except Exception as exc:
             # (an AttributeError raised in here would otherwise read as a missing channel)
-            raise RuntimeError(f"the accelerations, joint reactions and motion efforts could not be computed "
-                               f"({type(exc).__name__}: {exc}); the other results are intact") from exc
+            raise RuntimeError(f"the accelerations, joint reactions and efforts of motions and couplers could not "
+                               f"be computed ({type(exc).__name__}: {exc}); the other results are intact") from exc
         self.__dict__.update({name: values[name] for name in DEFERRED})
         self.__dict__.pop("_pending", None)     # (another thread may have finished first)
         self.stats["deferred_wall_time"] = time.perf_counter() - start
@@ -210,6 +218,9 @@ class Results:
                 add(f"{name}.reaction_torque.{axis}", self.joint_torque[:, k, a], "torque")
         for k, name in enumerate(self.motion_names):
             add(f"{name}.effort", self.motion_effort[:, k], "torque" if self.motion_is_rotation[k] else "force")
+        for k, name in enumerate(self.coupler_names):
+            for (label, kind), effort in zip(coupler_channels(self.coupler_is_rack[k]), self.coupler_effort[:, k].T):
+                add(f"{name}.{label}", effort, kind)
         for k, name in enumerate(self.force_names):
             kind = "torque" if self.force_is_torque[k] else "force"
             add(f"{name}.value", self.force_magnitude[:, k], kind)
@@ -259,6 +270,12 @@ class Results:
             np.savez_compressed(fh, __meta__=np.array(json.dumps(meta, default=float)), **arrays)
 
 
+def coupler_channels(is_rack) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(label, quantity kind) of a coupler's two efforts, on joint_i's and joint_j's coordinate."""
+    return (("pinion_torque", "torque"), ("rack_force", "force")) if is_rack else \
+        (("torque_i", "torque"), ("torque_j", "torque"))
+
+
 def load_results(path: str | os.PathLike) -> Results:
     """Read results saved with :meth:`Results.save`."""
     with np.load(path, allow_pickle=False) as data:
@@ -267,4 +284,5 @@ def load_results(path: str | os.PathLike) -> Results:
     for key, value in meta.items():
         if isinstance(value, list):
             meta[key] = tuple(value)
+    arrays.setdefault("coupler_effort", np.zeros((len(arrays["t"]), 0, 2)))   # files from before couplers had it
     return Results(**arrays, **meta)

@@ -5,7 +5,7 @@ so Clear removes it), holds one custom property per channel, keyed on the
 same scene frames as the bodies. The channels are those of the CSV export
 (``Results.to_csv``) except the orientation quaternions, which the bodies'
 own rotation keys already show: body kinematics, joint angles and slides, joint reactions, motion
-efforts, applied forces and torques (value, vector, point, power), spring
+and coupler efforts, applied forces and torques (value, vector, point, power), spring
 and bushing forces, contacts (force, point, normal and friction force,
 depth), energies and constraint errors.
 
@@ -79,6 +79,13 @@ def channels(results) -> list[Channel]:
         rotation = bool(r.motion_is_rotation[k])
         add(f"{name} (motion)", name, "effort", "torque" if rotation else "force", r.motion_effort[:, k],
             f"the {'torque' if rotation else 'force'} the motion drive applies")
+    for k, name in enumerate(r.coupler_names):
+        rack = bool(r.coupler_is_rack[k])
+        for (label, kind), effort, joint in zip(core.results.coupler_channels(rack), r.coupler_effort[:, k].T,
+                                                ("Joint I", "Joint J") if not rack else ("the pinion's joint",
+                                                                                        "the rack's joint")):
+            add(f"{name} ({'rack and pinion' if rack else 'gear pair'})", name, label, kind, effort,
+                f"what the {'rack and pinion' if rack else 'gear pair'} applies along {joint}'s coordinate")
     for k, name in enumerate(r.force_names):
         torque = bool(r.force_is_torque[k])
         kind, what = ("torque", "torque") if torque else ("force", "force")

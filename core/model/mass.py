@@ -409,8 +409,8 @@ def _oriented_shells(triangles: np.ndarray, labels: np.ndarray
     if wrong.any():
         return triangles, labels, (
             f"the mesh has {len(counts)} closed shells and {np.count_nonzero(wrong)} of them face the wrong way "
-            "relative to the others (an outer surface must face out of the solid; a shell inside another is a cavity and must "
-            "face into it)",
+            "relative to the others (an outer surface must face out of the solid; a shell inside another is a cavity "
+            "and must face into it)",
             "flip the normals of those shells, or make separate parts separate bodies",
         )
     return triangles, labels, None
@@ -456,7 +456,8 @@ def _ray_moments(triangles: np.ndarray, labels: np.ndarray, rays: int) -> np.nda
         if meet.any():
             shells[i] = True
             shells[i + 1:] |= meet
-            box_lo, box_hi = np.minimum(box_lo, olo[meet, 1:].min(axis=0)), np.maximum(box_hi, ohi[meet, 1:].max(axis=0))
+            box_lo = np.minimum(box_lo, olo[meet, 1:].min(axis=0))
+            box_hi = np.maximum(box_hi, ohi[meet, 1:].max(axis=0))
     if not shells.any():
         return np.zeros(10)
     (y0, z0), (y1, z1) = box_lo, box_hi

@@ -26,12 +26,13 @@ def frame_dynamics(sysm: System, t, states) -> dict:
     Returns arrays in SI: ``acceleration``, ``angular_acceleration`` (T, n, 3),
     ``joint_force``, ``joint_torque`` (T, joints, 3) (on frame_j's body, or minus the
     reaction on frame_i's body when frame_j is on the ground; the torque about the
-    joint point p_j) and ``motion_effort`` (T, motions).
+    joint point p_j), ``motion_effort`` (T, motions) and ``coupler_effort`` (T, couplers, 2).
     """
     cm = sysm.cm
     T, n, nj, nm = len(states), sysm.n, len(cm.joints), sysm.n_motions
     out = dict(acceleration=np.zeros((T, n, 3)), angular_acceleration=np.zeros((T, n, 3)),
-               joint_force=np.zeros((T, nj, 3)), joint_torque=np.zeros((T, nj, 3)), motion_effort=np.zeros((T, nm)))
+               joint_force=np.zeros((T, nj, 3)), joint_torque=np.zeros((T, nj, 3)), motion_effort=np.zeros((T, nm)),
+               coupler_effort=np.zeros((T, len(cm.couplers), 2)))
     if T == 0:
         return out
     mj_marker = np.array([j["mj"] for j in cm.joints], int)
@@ -41,6 +42,10 @@ def frame_dynamics(sysm: System, t, states) -> dict:
     body = np.where(use_j, mj_body, mi_body)
     sign = np.where(use_j, 1.0, -1.0)[:, None]
     motion_rows = slice(sysm.layout.n_rows, sysm.layout.n_rows + nm)
+    # a coupler's row is c_i q_i + c_j q_j = 0 of its joints' coordinates: λ c along each, as a
+    # motion's row q − f gives λ as its effort
+    coupler_rows = slice(motion_rows.stop, motion_rows.stop + len(cm.couplers))
+    coeffs = np.array([c["coeffs"] for c in cm.couplers], float).reshape(-1, 2)
     states = np.asarray(states)
     r_j = np.tile(cm.marker_r[mj_marker], 3)
 
@@ -64,6 +69,7 @@ def frame_dynamics(sysm: System, t, states) -> dict:
                 if nj:
                     out["joint_force"][sl], out["joint_torque"][sl] = joints(b.packed, batch.joint_wrenches(sysm, b))
                 out["motion_effort"][sl] = b.lam[:, motion_rows]
+                out["coupler_effort"][sl] = b.lam[:, coupler_rows, None] * coeffs
             return out
         for k in range(T):
             udot, lam, jw, B = sysm.reactions(t[k], states[k])
@@ -71,4 +77,5 @@ def frame_dynamics(sysm: System, t, states) -> dict:
             if nj:
                 out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw)
             out["motion_effort"][k] = lam[motion_rows]
+            out["coupler_effort"][k] = lam[coupler_rows, None] * coeffs
     return out

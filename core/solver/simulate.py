@@ -777,6 +777,8 @@ class _Run:
             joint_names=tuple(j["name"] for j in cm.joints),
             motion_names=tuple(m["name"] for m in cm.motions),
             motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
+            coupler_names=tuple(c["name"] for c in cm.couplers),
+            coupler_is_rack=np.array([c["type"] == "rack_pinion" for c in cm.couplers], bool),
             force_names=sysm.applied.names, force_is_torque=sysm.applied.torque.copy(),
             actuator_max_power=sysm.applied.max_power() if nf else np.zeros(0),
             spring_names=tuple(ts_names) + tuple(rs_names),

@@ -433,3 +433,29 @@ def test_joint_angles_and_slides_are_results_and_csv_columns(tmp_path, jtype, do
 def test_joints_without_an_angle_or_slide_report_none():
     r = _simulate(_driven("spherical", None))
     assert r.joint_angle.shape == (len(r.t), 1) and np.all(np.isnan(r.joint_angle)) and np.all(np.isnan(r.joint_slide))
+
+
+def test_a_gear_pair_reports_the_torques_it_transmits(tmp_path):
+    """J1 driven at 1 rad/s, ratio 2 (external), a 500 N·mm load on G2: both at constant speed.
+
+    The pair's row θ1 + 2 θ2 = 0 applies (λ, 2λ) along the coordinates: on J2 it balances the
+    load (−0.5 N·m), so on J1 −0.25 N·m, which the drive balances (+0.25 N·m): power in = out.
+    """
+    model = dataclasses.replace(_gears(2.0, motion=None, torque=500), motions=(Motion(name="M", joint="J1", value="t"),))
+    r = _simulate(model)
+    assert r.coupler_names == ("G",) and not r.coupler_is_rack[0]
+    np.testing.assert_allclose(r.coupler_effort[:, 0], np.tile([-0.25, -0.5], (len(r.t), 1)), atol=1e-9)
+    np.testing.assert_allclose(r.motion_effort[:, 0], 0.25, atol=1e-9)
+    r.to_csv(tmp_path / "g.csv")
+    header = (tmp_path / "g.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert "G.torque_i [N*mm]" in header and "G.torque_j [N*mm]" in header
+
+
+def test_a_rack_and_pinion_reports_the_pinion_torque_and_the_rack_force():
+    """The rack (3 kg) accelerated at 20 mm/s² by the pinion (r = 10 mm): the rack force is
+    m a = 0.06 N, the pinion torque it costs r · 0.06 N = 0.6 N·mm against it."""
+    r = _simulate(dataclasses.replace(_rack("Jp", "t**2"), settings=ONE_SECOND))
+    assert r.coupler_is_rack[0]
+    # the pinion turns by t² rad: the rack slides 10 t² mm, a = 20 mm/s²
+    np.testing.assert_allclose(r.coupler_effort[:, 0, 1], 3.0 * 0.02, atol=1e-9)
+    np.testing.assert_allclose(r.coupler_effort[:, 0, 0], -0.01 * 3.0 * 0.02, atol=1e-11)
