@@ -471,20 +471,34 @@ def _ray_moments(triangles: np.ndarray, labels: np.ndarray, rays: int) -> np.nda
     # cell larger: no overlap is outside the box): off the edges of a mesh built on round numbers,
     # where a hit would count one crossing twice or not at all
     y0, z0, ny, nz = y0 - hy / np.pi, z0 - hz / np.e, ny + 1, nz + 1
-    off_y = off_z = 0.5
 
-    # every (triangle, ray) pair whose ray lies in the triangle's (y, z) box
-    def span(axis, start, h, off, n):
-        first = np.clip(np.ceil((tri[:, :, axis].min(axis=1) - start) / h - off), 0, n).astype(np.int64)
-        last = np.clip(np.floor((tri[:, :, axis].max(axis=1) - start) / h - off), -1, n - 1).astype(np.int64)
+    def expand(counts):
+        """(owner, k) of every k < counts[owner], owner by owner."""
+        owner = np.repeat(np.arange(len(counts)), counts)
+        return owner, np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+
+    def grid(lo, hi, start, h, n):
+        """First index and count of the grid lines start + (k + ½) h, 0 <= k < n, within [lo, hi]."""
+        first = np.clip(np.ceil((lo - start) / h - 0.5), 0, n).astype(np.int64)
+        last = np.clip(np.floor((hi - start) / h - 0.5), -1, n - 1).astype(np.int64)
         return first, np.maximum(last - first + 1, 0)
-    fy, cy = span(1, y0, hy, off_y, ny)
-    fz, cz = span(2, z0, hz, off_z, nz)
-    pairs = cy * cz
-    t = np.repeat(np.arange(len(tri)), pairs)
-    local = np.arange(pairs.sum()) - np.repeat(np.cumsum(pairs) - pairs, pairs)
-    iy, iz = fy[t] + local // cz[t], fz[t] + local % cz[t]
-    y, z = y0 + (iy + off_y) * hy, z0 + (iz + off_z) * hz
+
+    # the rays through each triangle, row by row: a row's z-interval is where the line y = const
+    # cuts the triangle (its bounding box would hold many empty rays for a long, thin triangle)
+    fy, cy = grid(tri[:, :, 1].min(axis=1), tri[:, :, 1].max(axis=1), y0, hy, ny)
+    t, row = expand(cy)
+    iy = fy[t] + row
+    y = y0 + (iy + 0.5) * hy
+    p, q = tri[t], tri[t][:, [1, 2, 0]]
+    dy = q[:, :, 1] - p[:, :, 1]
+    u = (y[:, None] - p[:, :, 1]) / np.where(dy != 0.0, dy, 1.0)
+    cut = (dy != 0.0) & (u >= 0.0) & (u <= 1.0)
+    zc = p[:, :, 2] + u * (q[:, :, 2] - p[:, :, 2])
+    fz, cz = grid(np.where(cut, zc, np.inf).min(axis=1), np.where(cut, zc, -np.inf).max(axis=1), z0, hz, nz)
+    k, col = expand(cz)
+    t, iy, y = t[k], iy[k], y[k]
+    iz = fz[k] + col
+    z = z0 + (iz + 0.5) * hz
 
     a, b, c = tri[t, 0], tri[t, 1], tri[t, 2]
 
