@@ -245,8 +245,14 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         return obj.name
 
     bodies, frames = [], []
+    shown = {o.name for o in depsgraph.view_layer.objects}
     for obj in marked:
         path = f"object {obj.name!r}"
+        if obj.name not in shown:
+            # excluding a collection hides it from the view layer, not from the scene's mechanism
+            out.warnings.append(f"{path}: it is in a collection excluded from view layer "
+                                f"{depsgraph.view_layer.name!r}, but still part of the mechanism (it moves, and "
+                                "its keys are baked, unseen); set its Role to None to leave it out")
         if obj.mbd.role == "BODY":
             if obj.type not in _MESH_TYPES:
                 out.error(path, f"a body must be a mesh, this is a {obj.type.lower()} object")

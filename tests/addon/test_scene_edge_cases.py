@@ -207,3 +207,19 @@ def test_validate_and_simulate_leave_an_edge_case_scene_as_it_was(addon):
     bpy.ops.mbd.simulate()
     assert (ms.snapshot(), [tuple(o.matrix_world.col[i]) for o in bpy.data.objects for i in range(4)]) == before
     assert scene.frame_current == 7
+
+
+def test_a_body_in_an_excluded_collection_is_reported(addon):
+    # unchecking a collection hides it from the view layer, not from the mechanism
+    scene, bob = ms.pendulum()
+    hidden = bpy.data.collections.new("Parked")
+    scene.collection.children.link(hidden)
+    for coll in list(bob.users_collection):
+        coll.objects.unlink(bob)
+    hidden.objects.link(bob)
+    assert not [w for w in gathered(scene).warnings if "excluded" in w]
+    bpy.context.view_layer.layer_collection.children["Parked"].exclude = True
+    g = gathered(scene)
+    (warning,) = [w for w in g.warnings if "excluded" in w]
+    assert warning.startswith("object 'Bob': it is in a collection excluded from view layer")
+    assert [b.name for b in g.model.bodies] == ["Bob"]      # still simulated, as the warning says
