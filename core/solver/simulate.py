@@ -835,28 +835,31 @@ def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_
         R = quat_to_matrix(orientation)
         return markers(mi, com, R, v, w), markers(mj, com, R, v, w)
 
-    (pi, Ai, vi, wi), (pj, Aj, vj, wj) = poses(com, orientation, velocity, angular_velocity)
-    z = Ai[..., :, 2]
-    d = pj - pi
     kinds = np.array([j["type"] for j in cm.joints])
     turns, slides = np.isin(kinds, _ANGLE_JOINTS), np.isin(kinds, _SLIDE_JOINTS)
-    if turns.any():
+    still = np.zeros((1, n, 3))
+    (pi0, Ai0, _, _), (pj0, _, _, _) = poses(cm.x0[None], cm.q0[None], still, still)
+    zero = np.einsum("tki,tki->tk", Ai0[..., :, 2], pj0 - pi0)[0]    # the slides as built
+    wrapped = np.zeros((T, nj))
+    # in chunks of frames: the markers' (T, joints, 3, 3) axes of a long run would fill the memory
+    for start in range(0, T, _COLLECT_CHUNK):
+        sl = slice(start, start + _COLLECT_CHUNK)
+        (pi, Ai, vi, wi), (pj, Aj, vj, wj) = poses(com[sl], orientation[sl], velocity[sl], angular_velocity[sl])
+        z, d = Ai[..., :, 2], pj - pi
         rel = np.swapaxes(Ai, -1, -2) @ Aj      # frame_j's axes in frame_i's: a turn about Z
-        wrapped = np.arctan2(rel[..., 1, 0] - rel[..., 0, 1], rel[..., 0, 0] + rel[..., 1, 1])
-        rate = np.einsum("tki,tki->tk", z, wj - wi)
-        step = np.diff(wrapped, axis=0)
-        guess = 0.5 * (rate[1:] + rate[:-1]) * np.diff(t)[:, None]
-        step += 2.0 * np.pi * np.round((guess - step) / (2.0 * np.pi))
-        angle = wrapped[:1] + np.concatenate([np.zeros((1, nj)), np.cumsum(step, axis=0)])
-        out["joint_angle"][:, turns], out["joint_angle_rate"][:, turns] = angle[:, turns], rate[:, turns]
-    if slides.any():
-        # measured from the model as built, as a prismatic motion is
-        still = np.zeros((1, n, 3))
-        (pi0, Ai0, _, _), (pj0, _, _, _) = poses(cm.x0[None], cm.q0[None], still, still)
-        zero = np.einsum("tki,tki->tk", Ai0[..., :, 2], pj0 - pi0)
-        slide = np.einsum("tki,tki->tk", z, d) - zero
-        rate = np.einsum("tki,tki->tk", z, vj - vi) + np.einsum("tki,tki->tk", np.cross(wi, z), d)
-        out["joint_slide"][:, slides], out["joint_slide_rate"][:, slides] = slide[:, slides], rate[:, slides]
+        wrapped[sl] = np.arctan2(rel[..., 1, 0] - rel[..., 0, 1], rel[..., 0, 0] + rel[..., 1, 1])
+        out["joint_angle_rate"][sl] = np.einsum("tki,tki->tk", z, wj - wi)
+        out["joint_slide"][sl] = np.einsum("tki,tki->tk", z, d) - zero
+        out["joint_slide_rate"][sl] = (np.einsum("tki,tki->tk", z, vj - vi)
+                                       + np.einsum("tki,tki->tk", np.cross(wi, z), d))
+    rate = out["joint_angle_rate"]
+    step = np.diff(wrapped, axis=0)
+    guess = 0.5 * (rate[1:] + rate[:-1]) * np.diff(t)[:, None]
+    step += 2.0 * np.pi * np.round((guess - step) / (2.0 * np.pi))
+    out["joint_angle"] = wrapped[:1] + np.concatenate([np.zeros((1, nj)), np.cumsum(step, axis=0)])
+    for key, has in (("joint_angle", turns), ("joint_angle_rate", turns), ("joint_slide", slides),
+                     ("joint_slide_rate", slides)):
+        out[key][:, ~has] = np.nan
     return out
 
 
