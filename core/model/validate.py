@@ -152,6 +152,7 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                  hint="An actuator's value is its maximum force or torque: use a formula of t."
                  if f.actuator else "")
 
+    pairs: dict[frozenset, str] = {}    # the contact already on each pair of bodies
     for c in model.contacts:
         path = f"contact {c.name!r}"
         ok = True
@@ -171,6 +172,14 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
         elif ok and bodies[c.body_i].fixed and bodies[c.body_j].fixed:
             _err(issues, f"{path}: body_i, body_j",
                  "both bodies are fixed; the contact connects nothing that moves", code="grounded-pair")
+        elif ok and frozenset((c.body_i, c.body_j)) in pairs:
+            # each contact pushes on its own: two on one pair would double the force
+            _err(issues, f"{path}: body_i, body_j",
+                 f"bodies {c.body_i!r} and {c.body_j!r} already have contact "
+                 f"{pairs[frozenset((c.body_i, c.body_j))]!r}; two contacts on one pair double the force",
+                 "Keep one contact per pair of bodies.", code="duplicate-contact")
+        if ok:
+            pairs.setdefault(frozenset((c.body_i, c.body_j)), c.name)
 
     if model.bodies and all(b.fixed for b in model.bodies):
         _warn(issues, "model", "every body is fixed; nothing will move", code="nothing-moves")

@@ -209,3 +209,13 @@ def test_a_contact_with_itself_or_a_body_without_geometry_is_an_error_naming_the
         Model(bodies=(Body(name="Ball", geometry=Sphere(radius=20.0), mass=1.0),
                       Body(name="Naked", mass=1.0, inertia=(1, 1, 1, 0, 0, 0))),
               contacts=(Contact(name="Cx", body_i="Ball", body_j=bj, stiffness=1.0),))
+
+
+def test_a_second_contact_on_the_same_pair_is_an_error_naming_the_first():
+    # each contact pushes on its own: C1 and C2 on Ball/Plate (either order) doubled the force silently
+    bodies = (Body(name="Ball", geometry=Sphere(radius=20.0), mass=1.0),
+              Body(name="Plate", geometry=Sphere(radius=50.0), fixed=True))
+    with pytest.raises(ModelError, match="contact 'C2': body_i, body_j: bodies 'Plate' and 'Ball' already have "
+                                         "contact 'C1'; two contacts on one pair double the force"):
+        Model(bodies=bodies, contacts=(Contact(name="C1", body_i="Ball", body_j="Plate", stiffness=1.0),
+                                       Contact(name="C2", body_i="Plate", body_j="Ball", stiffness=1.0)))
