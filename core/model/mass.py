@@ -350,6 +350,14 @@ def _shell_labels(faces: np.ndarray, n_vertices: int) -> np.ndarray:
     return connected_components(graph, directed=False)[1]
 
 
+def _shell_boxes(triangles: np.ndarray, labels: np.ndarray):
+    """Per shell of ``triangles`` sorted by ``labels``: triangle count, first index, box corners."""
+    counts = np.bincount(labels)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    return (counts, starts, np.minimum.reduceat(triangles.min(axis=1), starts),
+            np.maximum.reduceat(triangles.max(axis=1), starts))
+
+
 def _oriented_shells(triangles: np.ndarray, labels: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, tuple[str, str] | None]:
     """``(triangles wound outwards, their shell labels, None)``, or ``(…, (problem, fix))``.
@@ -368,10 +376,7 @@ def _oriented_shells(triangles: np.ndarray, labels: np.ndarray
         return triangles, labels, None
     order = np.argsort(labels, kind="stable")
     triangles, labels = triangles[order], labels[order]
-    counts = np.bincount(labels)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    lo = np.minimum.reduceat(triangles.min(axis=1), starts)
-    hi = np.maximum.reduceat(triangles.max(axis=1), starts)
+    counts, starts, lo, hi = _shell_boxes(triangles, labels)
     volumes = np.bincount(labels, _tetra_volumes(triangles), minlength=len(counts))
     # a flat shell adds no volume and has no meaningful winding
     sign = np.where(np.abs(volumes) > _FLAT_VOLUME_FRACTION * np.max(hi - lo, axis=1) ** 3,
@@ -443,10 +448,7 @@ def _ray_moments(triangles: np.ndarray, labels: np.ndarray, rays: int) -> np.nda
     overlap the two agree to rounding, so the error is the midpoint rule's on
     the overlap alone.  ``triangles`` wound outwards, sorted by ``labels``.
     """
-    counts = np.bincount(labels)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    lo = np.minimum.reduceat(triangles.min(axis=1), starts)
-    hi = np.maximum.reduceat(triangles.max(axis=1), starts)
+    counts, _, lo, hi = _shell_boxes(triangles, labels)
     # the (y, z) box of every overlap of two shells' boxes (shell by shell: k² pairs could be many)
     box_lo, box_hi = np.full(2, np.inf), np.full(2, -np.inf)
     shells = np.zeros(len(counts), bool)
