@@ -311,7 +311,7 @@ def test_torsion_spring_on_a_body_no_joint_holds(integrator):
     omega = np.sqrt(k * 1e-3 / (izz * 1e-6))
     expected = w0 / omega * np.sin(omega * r.t)
     # about Z only: the angle is the rotation vector's z. Measured: 1e-6 rad for the stepper at
-    # h = 0.1 ms (hω = 0.005, second order in the phase over 1.6 periods), 4e-9 for DOP853 at the
-    # default rtol 1e-6, below 1e-9 for RK4 and Radau; 10x margins
+    # h = 0.1 ms (hω = 0.005), 4e-9 for DOP853 at the default rtol 1e-8, below 1e-9 for RK4 and
+    # Radau; 10x margins
     angle = np.array([rotation_vector(quat_to_matrix(q)[None])[0, 2] for q in r.orientation[:, 0]])
     np.testing.assert_allclose(angle, expected, atol=1e-5 if integrator == "stepper" else 1e-7)

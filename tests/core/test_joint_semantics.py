@@ -406,8 +406,8 @@ def test_contradicting_motions_and_couplers_are_an_error_naming_them(motions, co
 def test_joint_angles_and_slides_are_results_and_csv_columns(tmp_path, jtype, dof, value, angle, slide):
     """A motion's value is the joint's coordinate: the results report it, 0 as built.
 
-    1e-6 covers the default rtol 1e-6 on the motion's rows (their drift is projected below
-    the projection tolerance, 1e-6 m or rad); the rates likewise, per second.
+    1e-6 is the projection tolerance (m or rad) the motion's rows are held to at the default
+    rtol 1e-8; the rates likewise, per second.
     """
     r = _simulate(_driven(jtype, value, dof=dof))
     t = r.t

@@ -417,8 +417,8 @@ def test_shell_wound_against_the_others_raises(flips, offset):
 
 
 #: parts joined without a Boolean union: the overlap is integrated by a midpoint rule over
-#: 2^14 oblique rays, second order; measured 1e-7 to 1.4e-5 relative on a rotated box, a box
-#: and a cylinder, two spheres and two crossing bars
+#: 2^14 oblique rays, second order; measured 1e-7 to 1.4e-5 relative on two overlapping boxes,
+#: a turned box, a box and a cylinder, two spheres, and 1e-6 to 1e-5 on this file's cases
 UNION = 1e-4
 
 

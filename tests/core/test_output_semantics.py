@@ -431,7 +431,7 @@ def test_a_point_mass_pendulum_runs_and_its_pin_carries_3mg_sin_phi(inertia, int
     J M⁻¹ Jᵀ is then as ill-conditioned (its smallest scaled eigenvalue ~ I/(m L²)), and the
     regularisation β = 1e-8 swamped it: the refinement stalled at a wrong λ and the run failed
     at t = 0.19 s ("the constraints could not be satisfied"). Pin force 3 m g sin φ (released
-    level); 0.02 N of 29 N covers the default rtol 1e-6 and the stepper's first order at 0.1 ms
+    level); 0.02 N of 29 N covers DOP853 at rtol 1e-6 and the stepper's first order at 0.1 ms
     (measured 0.005 and 0.011 N).
     """
     settings = {"rtol": 1e-6, "atol": 1e-8, "step": 1e-4}
