@@ -116,6 +116,32 @@ class AppliedForces:
         wrench = scatter(n, b, np.concatenate([force, moment], axis=-1))
         return wrench, magnitude, vec, point, magnitude * speed
 
+    def actuator_lines(self, t, R, v, w):
+        """The actuators' lines of action for the stepper's implicit elements (see
+        System._implicit_elements): ``(body, e, a, c, f0, push)`` with the extension s
+        growing against the push, ṡ = e·v + a·ω = −(push speed), so that the force
+        resisting s, f = F_max (1 + ṡ/v_max) = f₀ + c (ṡ' − ṡ), is linear in ṡ with
+        c = |F_max|/v_max. Without braking the force cannot turn negative: push only.
+        Arrays (k,) or (k, 3) over the actuators; None when there are none."""
+        act = np.flatnonzero(self.actuator)
+        if not len(act):
+            return None
+        b = self.body[act]
+        Rb = R[b]
+        axis, torque = self.axis[act], self.torque[act]
+        direction = np.where(self.space_fixed[act, None], axis, np.einsum("kij,kj->ki", Rb, axis))
+        value = self.values(t)[act]
+        push_dir = np.where(value < 0.0, -1.0, 1.0)[:, None] * direction
+        r_W = np.einsum("kij,kj->ki", Rb, self.r_B[act])
+        e = np.where(torque[:, None], 0.0, -push_dir)
+        a = np.where(torque[:, None], -push_dir, -cross(r_W, push_dir))
+        along = _dot(v[b] + cross(w[b], r_W), push_dir)
+        along = np.where(torque, _dot(w[b], push_dir), along)
+        vmax = self.vmax[act]
+        brake = self.braking[act]
+        f0 = np.where(~brake & (along > vmax), 0.0, np.abs(value) * (1.0 - along / vmax))
+        return b, e, a, np.abs(value) / vmax, f0, ~brake
+
     def max_power(self) -> np.ndarray:
         """N_max = |F_max| · v_max / 4 of each actuator at t = 0 (nan for plain forces)."""
         vmax = np.where(self.actuator, self.vmax, 0.0)  # plain forces: no 0 · inf

@@ -57,6 +57,8 @@ _IMPLICIT_H_DAMP = 0.5
 _IMPLICIT_PASSES = 4
 #: steps for which the stepper keeps its springs' explicit/implicit verdicts
 _SPRING_RECHECK = 16
+#: owners of non-contact lines: springs and bushings (verdicts kept), actuators (judged every step)
+_SPRING, _ACTUATOR = -1, -2
 _XYZ = np.arange(3)
 _ZERO33 = np.zeros((1, 3, 3))
 
@@ -302,6 +304,7 @@ class System:
         self.implicit_damped = np.zeros(len(self.contacts))
         # the springs' implicit verdicts (stiffness, damping), the steps they still hold for, at step h
         self._spring_flags, self._spring_left, self._spring_h = None, 0, None
+        self._actuators_h = (None, False)   # (h, whether an actuator may be too stiff for step h)
         self._gravity_only = not (len(self.applied.names) or len(self.tsprings.mi) or len(self.rsprings.mi)
                                   or len(self.bushings.names) or len(self.contacts))
         self.y0 = y0
@@ -478,14 +481,15 @@ class System:
 
     # ------------------------------------------------------------------ dynamics
     def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True, gyroscopic=True, lines=None,
-               spring_lines=True):
+               spring_lines=True, actuator_lines=True):
         """Generalized applied forces (2, n, 3): [force, torque about the COM] per body, world axes.
 
         With ``details`` also a dict of per-element outputs (else None). K may be
         None when the model has no springs, bushings or measured coordinates.
         ``gyroscopic``: include −ω × I_W ω (the stepper integrates it itself).
-        ``lines``: a list to which the spring-dampers (unless not ``spring_lines``) and the
-        touching contact points append their lines of action (see :meth:`_implicit_elements`).
+        ``lines``: a list to which the spring-dampers (unless not ``spring_lines``), the
+        actuators (unless not ``actuator_lines``) and the touching contact points append
+        their lines of action (see :meth:`_implicit_elements`).
         """
         n = self.n
         F = self._f_gravity.copy()
@@ -503,6 +507,13 @@ class System:
         if len(self.applied.names):
             w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.R, B.x, B.v, B.w)
             wrench = add(w)
+            if lines is not None and actuator_lines:   # judged every step: F_max follows its formula
+                act = self.applied.actuator_lines(t, B.R, B.v, B.w)
+                if act is not None:
+                    b, e, a, c, f0, push = act
+                    k = len(b)
+                    lines.append((b, np.full(k, -1), e, a, np.zeros_like(a), np.zeros(k), c, f0, push,
+                                  np.full(k, _ACTUATOR), np.full(k, -1)))
         if self._needs_kin and K is None:
             K = self.kinematics(B)
         if len(self.tsprings.mi):
@@ -649,7 +660,7 @@ class System:
         lines = None if self.sparse else []
         coords = self._coords_of(B, K, y, rows)
         F, _ = self.forces(t, B, K, coords, details=False, gyroscopic=False, lines=lines,
-                           spring_lines=not settled)
+                           spring_lines=not settled, actuator_lines=self._actuators_may_be_stiff(B, h))
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
 
@@ -689,6 +700,27 @@ class System:
             self._tally_implicit(stiff, u, h)
         return B, u, coords
 
+    def _actuators_may_be_stiff(self, B: Bodies, h) -> bool:
+        """Whether an actuator's slope c = |F_max|/v_max may need the implicit step h: always
+        for a formula of t; for a constant F_max when h·c/m_e > :data:`_IMPLICIT_H_DAMP` with the
+        free body's largest 1/m_e (1/m + |r|²/I_min, or 1/I_min for a torque), kept per h."""
+        ap = self.applied
+        if not ap.actuator.any():
+            return False
+        if self._actuators_h[0] != h:
+            act = np.flatnonzero(ap.actuator)
+            if np.isnan(ap.const[act]).any():
+                verdict = True
+            else:
+                b = ap.body[act]
+                inv_i = np.linalg.eigvalsh(B.I_W_inv[b])[:, -1]
+                r2 = np.einsum("ki,ki->k", ap.r_B[act], ap.r_B[act])
+                w = np.where(ap.torque[act], inv_i, self._inv_mass[b] + r2 * inv_i)
+                c = np.abs(ap.const[act] * ap.scale[act]) / ap.vmax[act]
+                verdict = bool(np.any(h * c * w > _IMPLICIT_H_DAMP))
+            self._actuators_h = (h, verdict)
+        return self._actuators_h[1]
+
     def _spring_verdict(self, h):
         """The springs' kept (stiffness, damping) verdicts of :meth:`_implicit_elements` for this
         step, or None when a fresh look is due (every :data:`_SPRING_RECHECK` steps, or h changed)."""
@@ -718,9 +750,9 @@ class System:
         keep the verdicts); contact points are judged every step. Returns None when no
         element needs it.
         """
-        springs_alone = all(len(ln[9]) == 0 or ln[9][0] < 0 for ln in lines)
+        springs_alone = all(len(ln[9]) == 0 or ln[9][0] == _SPRING for ln in lines)
         b1, b2, lin, a1, a2, k, c, f0, push, owner, point = (np.concatenate(z) for z in zip(*lines))
-        spring = owner < 0
+        spring = owner == _SPRING
         judge = ~spring if cached is not None else np.ones(len(k), bool)
         if cached is not None and springs_alone:
             stiff, damp = cached[0].copy(), cached[1].copy()
@@ -822,7 +854,7 @@ class System:
         st = stiff
         if not st.any_push:
             return
-        on = st.active & st.push
+        on = st.active & st.push & (st.owner >= 0)
         rate2 = (st.G[:, on].T @ u) ** 2
         np.add.at(self.implicit_loss, st.owner[on], 0.5 * h * (st.D[on] - st.C[on]) * rate2)
         np.add.at(self.implicit_damped, st.owner[on], h * st.c[on] * rate2)
@@ -1098,7 +1130,7 @@ class _Stiff:
 
 def _spring_flags(k):
     """(push only, owner, point) of k spring or bushing lines: both ways, no contact."""
-    return np.zeros(k, bool), np.full(k, -1), np.full(k, -1)
+    return np.zeros(k, bool), np.full(k, _SPRING), np.full(k, -1)
 
 
 def _contact_lines(B: Bodies, pair, a, b, det, prm, first):

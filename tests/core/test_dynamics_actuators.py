@@ -135,3 +135,83 @@ def test_linear_actuator_without_braking_pushes_nothing_beyond_max_velocity():
     assert beyond.sum() > 5
     assert np.all(r.force_magnitude[beyond, 0] == 0.0)
     np.testing.assert_allclose(r.acceleration[beyond, 0, 0], 5.0, rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- the stepper
+def stepped(model, step=1e-3):
+    from dataclasses import replace
+    return replace(model, settings=replace(model.settings, integrator="stepper", step=step))
+
+
+def stiff_carriage(vmax=0.02, push=0.0, braking=True, sense=1.0, end_time=0.05):
+    """The carriage of :func:`linear_actuator` with v_max = 0.02 mm/s: τ = m v_max / F_max = 2 µs,
+    500 times shorter than the stepper's 1 ms (explicitly taken, v would overshoot by h/τ per step)."""
+    model = linear_actuator(push=push, braking=braking, end_time=end_time)
+    forces = tuple(Force(name=f.name, body=f.body, frame=f.frame, value=str(sense * float(f.value)), axis="Z",
+                         actuator=f.actuator, max_velocity=vmax if f.actuator else None,
+                         allow_braking=braking) for f in model.forces)
+    from dataclasses import replace
+    return stepped(replace(model, forces=forces))
+
+
+@pytest.mark.parametrize("sense", [1.0, -1.0], ids=["forward", "reverse"])
+def test_stepper_takes_a_stiff_actuator_implicitly(sense):
+    """Backward Euler on m v̇ = F_max (1 − v/v_max) has the fixed point v_max exactly and, with
+    h/τ = 500, reaches it within (1 + h/τ)⁻¹ per step: from the second step on v = v_max to
+    rounding, never above (the explicit step would give v_max·h/τ = 10 mm/s and diverge)."""
+    r = core.simulate(stiff_carriage(sense=sense))
+    assert r.success, r.message
+    v = sense * r.velocity[1:, 0, 0]
+    np.testing.assert_allclose(v, 2e-5, rtol=1e-12)
+    k = r.force_names.index("actuator")
+    np.testing.assert_allclose(r.force_magnitude[1:, k], 0.0, atol=1e-9)  # at v_max it pushes nothing
+
+
+def test_stepper_stiff_actuator_brakes_a_push_to_the_balance_speed():
+    """Push 50 N with braking: the balance F_max (1 − v/v_max) = −50 N at v = 1.5 v_max, the force −50 N."""
+    r = core.simulate(stiff_carriage(push=50.0))
+    assert r.success, r.message
+    np.testing.assert_allclose(r.velocity[1:, 0, 0], 3e-5, rtol=1e-9)
+    np.testing.assert_allclose(r.force_magnitude[1:, r.force_names.index("actuator")], -50.0, rtol=1e-6)
+
+
+def test_stepper_stiff_actuator_without_braking_lets_a_push_run_on():
+    """Without braking the stiff actuator pushes nothing beyond v_max: the 50 N push accelerates the
+    10 kg carriage at 5 m/s² from v_max on, reached at t* = τ ln 3 = 2.2 µs: v = v_max + 5 (t − t*).
+    The first step's end force would pull, so the actuator is released for it (v' = 5 h): after it
+    the stepper is exact for the constant push, and the first step's error, below v_max, stays."""
+    r = core.simulate(stiff_carriage(push=50.0, braking=False))
+    assert r.success, r.message
+    v, t = r.velocity[:, 0, 0], r.t
+    after = t > 1.5e-3
+    np.testing.assert_allclose(v[after], 2e-5 + 5.0 * (t[after] - 2e-6 * np.log(3.0)), rtol=0, atol=2e-5)
+    assert np.all(np.diff(v[after]) == pytest.approx(5.0 * 5e-3, rel=1e-9))
+    assert np.all(r.force_magnitude[after, r.force_names.index("actuator")] == 0.0)
+
+
+def test_stepper_stiff_e_motor_holds_its_maximum_speed():
+    """The e-motor of :func:`test_e_motor_reaches_load_speed` with ω_max = 0.01 rad/s (τ = 50 µs, h/τ = 20)
+    against a 500 N·mm load: ω = ω_max (1 − T_load/T_max) = 7.5e-3 rad/s from the first frame on."""
+    model = Model(
+        bodies=(Body(name="wheel", mass=3.0, inertia=(6e3, 6e3, 1e4, 0, 0, 0)),),
+        frames=(Frame(name="axle"), Frame(name="hub", body="wheel")),
+        joints=(Joint(name="bearing", type="revolute", frame_i="axle", frame_j="hub"),),
+        forces=(Force(name="motor", type="torque", body="wheel", frame="hub", value="2000",
+                      actuator=True, max_velocity=0.01),
+                Force(name="load", type="torque", body="wheel", frame="hub", value="-500")),
+        settings=SolverSettings(end_time=0.1, output_rate=100))
+    r = core.simulate(stepped(model))
+    assert r.success, r.message
+    np.testing.assert_allclose(r.angular_velocity[2:, 0, 2], 7.5e-3, rtol=1e-9)
+    np.testing.assert_allclose(r.force_magnitude[2:, 0], 0.5, rtol=1e-6)
+
+
+def test_stepper_keeps_a_mild_actuator_explicit_and_first_order():
+    """τ = 20 ms, h = 1 ms: the actuator stays explicit (h c/m = 0.05); forward Euler on the
+    exponential is within h/(2τ) e⁻¹ ≈ 2.5 % of v_max at worst; measured against the closed form."""
+    r = core.simulate(stepped(linear_actuator(end_time=0.1)))
+    assert r.success, r.message
+    v = r.velocity[:, 0, 0]
+    err = np.max(np.abs(v - 0.2 * (1 - np.exp(-r.t / 0.02))))
+    assert err < 0.025 * 0.2
+    assert np.all(v <= 0.2)
