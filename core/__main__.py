@@ -40,9 +40,12 @@ def _check(path) -> int:
     print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
     for m in model.motions:
         print(f"  motion {m.name!r}: {m.mode} = {m.value}")
-    powers = dict(zip(system.applied.names, system.applied.max_power()))
+    times = [k * (1.0 / model.settings.output_rate) for k in range(model.settings.frame_count())]   # the run's output times
+    powers = dict(zip(system.applied.names, system.applied.max_power(times)))
     for f in model.forces:
-        rated = f" (actuator, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W at t = 0)" if f.actuator else ""
+        varying = "" if system.applied.exprs[system.applied.names.index(f.name)].is_constant else \
+            ", the largest |F_max| of the run"
+        rated = f" (actuator, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
         print(f"  {f.type} {f.name!r}: value = {f.value}{rated}")
     for w in cm.warnings:
         print(f"  warning: {w}")

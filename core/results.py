@@ -63,7 +63,7 @@ class Results:
     force_vector: np.ndarray            # (T, nf, 3) N or N·m, world
     force_point: np.ndarray             # (T, nf, 3) m, application point, world
     force_power: np.ndarray             # (T, nf) W
-    actuator_max_power: np.ndarray      # (nf,) W, N_max = F_max v_max / 4 (nan for plain forces)
+    actuator_max_power: np.ndarray      # (nf,) W, N_max = max |F_max| v_max / 4 (nan for plain forces)
     spring_names: tuple
     spring_is_rotational: np.ndarray    # (ns,) bool
     spring_force: np.ndarray            # (T, ns) N tension or N·m torque
@@ -176,8 +176,9 @@ class Results:
         return text + (f" ({self.message})" if self.message else "")
 
     def max_powers(self) -> dict[str, float]:
-        """N_max = F_max·v_max/4 (W) of each actuator and e-motor by name, at t = 0 (the manual's
-        rated power: the most the force–velocity law F_max(1 − v/v_max) delivers, at v_max/2)."""
+        """N_max = F_max·v_max/4 (W) of each actuator and e-motor by name (the manual's rated power:
+        the most the force–velocity law F_max(1 − v/v_max) delivers, at v_max/2), F_max the
+        largest |F_max(t)| over the run's output times."""
         return {name: float(p) for name, p in zip(self.force_names, self.actuator_max_power) if np.isfinite(p)}
 
     # ------------------------------------------------------------------ export

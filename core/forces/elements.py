@@ -142,10 +142,12 @@ class AppliedForces:
         f0 = np.where(~brake & (along > vmax), 0.0, np.abs(value) * (1.0 - along / vmax))
         return b, e, a, np.abs(value) / vmax, f0, ~brake
 
-    def max_power(self) -> np.ndarray:
-        """N_max = |F_max| · v_max / 4 of each actuator at t = 0 (nan for plain forces)."""
+    def max_power(self, t) -> np.ndarray:
+        """N_max = |F_max| · v_max / 4 of each actuator, F_max its largest over the times ``t``
+        (s, (T,): the run's output times) when it follows a formula; nan for plain forces."""
         vmax = np.where(self.actuator, self.vmax, 0.0)  # plain forces: no 0 · inf
-        return np.where(self.actuator, np.abs(self.values(0.0)) * vmax / 4.0, np.nan)
+        f_max = np.max(np.abs(self.values(np.atleast_1d(np.asarray(t, float)))), axis=0)
+        return np.where(self.actuator, f_max * vmax / 4.0, np.nan)
 
 
 @dataclass(frozen=True)

@@ -93,8 +93,7 @@ def _not_finite(expr, path: str, settings, what) -> list[Issue]:
     """An error when the formula (``what[0]``) or its time derivatives (``what[1:]``) are not
     finite at some output time of the run (t = 0 included): the solver would turn that into
     a diverged run with no hint to the formula."""
-    dt = 1.0 / settings.output_rate                   # the run's output times (core.solver.simulate)
-    count = int(math.floor(settings.end_time / dt + 1e-9)) + 1
+    dt, count = 1.0 / settings.output_rate, settings.frame_count()    # the run's output times
     for start in range(0, count, _FINITE_CHUNK):     # chunks bound the memory of long runs
         t = np.arange(start, min(start + _FINITE_CHUNK, count)) * dt
         for name, f in zip(what, (expr, expr.d1, expr.d2)):
@@ -393,7 +392,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         mi, mj, pi, pj = marker_pair(f"spring {s.name!r}", s.frame_i, s.frame_j, s.type == "rotational")
         if s.type == "translational":
             free = to_si(s.free_length, "length") if s.free_length is not None else float(np.linalg.norm(pj - pi))
-            springs.append(dict(name=s.name, type=s.type, mi=mi, mj=mj, free=free,
+            springs.append(dict(name=s.name, type=s.type, mi=mi, mj=mj, free=free, measured=s.free_length is None,
                                 k=to_si(s.stiffness, "stiffness"), c=to_si(s.damping, "damping"),
                                 preload=to_si(s.preload, "force")))
         else:

@@ -679,6 +679,10 @@ class SolverSettings:
                     f"or the end time to at least {1.0 / values['output_rate']:.4g} s")
         _finish(self, c, **values)
 
+    def frame_count(self) -> int:
+        """Output frames of the run: at multiples of 1/``output_rate`` from 0 to ``end_time``."""
+        return int(math.floor(self.end_time / (1.0 / self.output_rate) + 1e-9)) + 1
+
     def baumgarte_rate(self) -> float:
         """The Baumgarte rate α (1/s) the run uses: ``baumgarte``, or when that is None
         :data:`PROJECTED_BAUMGARTE` for the integrators that project every step and

@@ -219,7 +219,11 @@ def test_a_run_that_fails_part_way_keeps_the_frames_before_the_failure(addon, tm
     assert "main_job: the simulation failed; the frames before the failure were baked" in proc.stderr
     # 24 fps: three steps of 1/72 s in each frame
     assert "the solution diverged" in proc.stderr and ("the fixed step 0.0138889 s (Step 0.02 s, shortened to fit "
-                                                       "whole steps in each output frame) may be too large") in proc.stderr
+                                                       "whole steps in each output frame) is beyond the stability limit "
+                                                       "of the model's fastest mode (see the stiff-model warning)"
+                                                       ) in proc.stderr
+    # warned before the run: ω = sqrt(1e6 N/m / 1 kg) = 1000 rad/s, RK4 stable below 2.79 ms
+    assert "settings: step: the fixed step 0.0139 s is 4.98 times RK4's stability limit 0.00279 s" in proc.stderr
     paths = written(proc.stdout)
     with open(paths["CSV (units in the header)"], newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))

@@ -119,7 +119,8 @@ def test_simulate_blend_says_why_a_file_cannot_be_opened(tmp_path, capsys):
 
 
 def test_simulate_blend_writes_the_frames_before_a_failure(addon, tmp_path):
-    """The force jumps to 1e300 N at t = 1 s: the run diverges there, after 24 of 49 frames."""
+    """The force ramps to 1e300 N from t = 1 s: the run diverges there, after 25 of 49 frames (t = 0..1 s;
+    DOP853 shortens the overflowing steps until it cannot, and says it diverged)."""
     scene, bob = ms.pendulum(0.001, frames=49)
     ms.add_force(scene, bob, "Push", "step(t; 1; 0; 1.1; 1e300)")
     model = tmp_path / "diverges.blend"
@@ -127,10 +128,11 @@ def test_simulate_blend_writes_the_frames_before_a_failure(addon, tmp_path):
     out_csv, out_blend = tmp_path / "out.csv", tmp_path / "out.blend"
     proc = run(SCRIPT, model, "--bake", "--csv", out_csv, "--save", out_blend)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert f"simulate_blend: {model}: Simulation failed, the frames before the failure are kept: failed: 24 frames" \
+    assert f"simulate_blend: {model}: Simulation failed, the frames before the failure are kept: failed: 25 frames" \
         in proc.stderr                                  # Blender's own "Error: " prefix stripped
+    assert "the solution diverged (NaN, infinite or unbounded values) at t = 1 s" in proc.stderr
     assert "blend: Error:" not in proc.stderr
-    assert len(csv_rows(out_csv)) == 1 + 24 and out_blend.is_file()
+    assert len(csv_rows(out_csv)) == 1 + 25 and out_blend.is_file()
 
 
 def test_simulate_blend_still_saves_when_the_csv_cannot_be_written(addon, tmp_path, capsys):

@@ -349,3 +349,111 @@ def test_a_progress_callback_answering_numpys_false_cancels():
     # 200 s of pendulum take seconds, so the callback (every 0.1 s of wall time) comes
     r = core.simulate(pendulum(end_time=200.0), progress=lambda p: np.float64(p.time) < 0.0)
     assert r.status == "cancelled" and r.t[-1] < 200.0
+
+
+# ----------------------------------------------------------------------------- stiff models
+def stiff_slider(k, mass, integrator="DOP853", end_time=1.0, free_length=None, **settings):
+    """A block on a rail (X) held by a spring of k N/mm to the ground, at rest at its free length:
+    the only fast mode is ω = sqrt(k/m)."""
+    return Model(
+        bodies=(Body(name="block", mass=mass, inertia=(500.0, 500.0, 500.0, 0, 0, 0), position=(200.0, 0, 0)),),
+        frames=(Frame(name="rail", orientation=ALONG_X), Frame(name="shoe", body="block", orientation=ALONG_X),
+                Frame(name="anchor")),
+        joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe"),),
+        springs=(SpringDamper(name="stiff spring", frame_i="anchor", frame_j="shoe", stiffness=k,
+                              free_length=free_length),),
+        settings=SolverSettings(integrator=integrator, end_time=end_time, gravity=(0.0, 0.0, 0.0), **settings))
+
+
+def cart_with_actuator(vmax, integrator="DOP853"):
+    """1 kg cart on a rail, actuator F_max = 100 N: τ = m v_max / F_max, the rate 1/τ."""
+    from core.model import Force
+    return Model(
+        bodies=(Body(name="cart", mass=1.0, inertia=(500.0, 500.0, 500.0, 0, 0, 0)),),
+        frames=(Frame(name="rail", orientation=ALONG_X), Frame(name="mount", body="cart", orientation=ALONG_X)),
+        joints=(Joint(name="guide", type="prismatic", frame_i="rail", frame_j="mount"),),
+        forces=(Force(name="ram", body="cart", frame="mount", value="100", actuator=True, max_velocity=vmax),),
+        settings=SolverSettings(integrator=integrator, end_time=1.0, gravity=(0.0, 0.0, 0.0)))
+
+
+def stiff_warning(r):
+    """The stiff-model warning's text (the results keep warnings as text), or None."""
+    found = [w for w in r.warnings if "stability limit" in w or "the model is stiff" in w]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def rate_in(text) -> float:
+    import re
+    return float(re.search(r"rate ([0-9.e+-]+) 1/s", text).group(1))
+
+
+def test_a_stiff_actuator_is_reported_before_the_run_and_the_run_crawls_instead_of_failing():
+    """v_max = 1e-6 mm/s: τ = 1e-9 / 100 s, the rate 1e11 1/s (power iteration on the equations at
+    t = 0: a linear law, so to its 3 printed digits). DOP853's first trial steps overflow; they are
+    rejected and shortened (formerly the run failed, "diverged", at t = 1.4e-4 s); cancelled at the first
+    progress report the run says it was cancelled, with the warning naming the body, the actuator and BDF."""
+    r = core.simulate(cart_with_actuator(1e-6), progress=lambda p: False)
+    assert r.status == "cancelled", r.message
+    w = stiff_warning(r)
+    assert w is not None and w.startswith("settings: integrator: the model is stiff for DOP853")
+    assert rate_in(w) == pytest.approx(1e11, rel=5e-3)
+    assert "body 'cart' (acted on by actuator 'ram')" in w and "Use BDF or Radau" in w
+
+
+def test_bdf_runs_the_stiff_actuator_without_the_warning():
+    r = core.simulate(cart_with_actuator(1e-3, integrator="BDF"))
+    assert r.success, r.message
+    assert stiff_warning(r) is None
+    np.testing.assert_allclose(r.velocity[1:, 0, 0], 1e-6, rtol=1e-6)
+
+
+def test_the_fastest_rate_of_a_stiff_spring_is_its_angular_frequency():
+    """k = 1e7 N/mm on 0.01 kg: ω = sqrt(1e10 / 0.01) = 1e6 rad/s; a complex pair ±iω, whose power
+    iterates turn in their plane: the mean growth of the last ten is within 2 % of ω. DOP853 (stable to
+    |λ| h ≈ 6) needs some 1.7e5 steps for 1 s: reported. For 0.5 s (8e4 steps) it is not."""
+    r = core.simulate(stiff_slider(1e7, 0.01), progress=lambda p: False)
+    w = stiff_warning(r)
+    assert w is not None and rate_in(w) == pytest.approx(1e6, rel=0.02)
+    assert "body 'block' (acted on by spring 'stiff spring')" in w
+    short = core.simulate(stiff_slider(1e7, 0.01, end_time=0.5, output_rate=10), progress=lambda p: False)
+    assert stiff_warning(short) is None
+
+
+def test_rk4_beyond_its_stability_limit_is_warned_and_the_failure_points_at_it():
+    """k = 1e4 N/mm on 1 kg: ω = 3162 rad/s, RK4 stable for h < 2.83/ω = 0.89 ms (|R(i h ω)| = 2.1 a
+    step at 1 ms): the block started 1 mm off its free length diverges, warned before the run, and the
+    failure points at the warning; at 0.5 ms neither."""
+    model = stiff_slider(1e4, 1.0, integrator="RK4", step=1e-3, free_length=199.0)
+    r = core.simulate(model)
+    w = stiff_warning(r)
+    assert w is not None and w.startswith("settings: step:") and "will diverge" in w
+    assert rate_in(w) == pytest.approx(np.sqrt(1e7), rel=0.02)
+    assert r.status == "failed" and "see the stiff-model warning" in r.message
+    ok = core.simulate(dataclasses.replace(model, settings=dataclasses.replace(model.settings, step=5e-4)))
+    assert ok.success and stiff_warning(ok) is None
+
+
+@pytest.mark.parametrize("name", ["pendulum", "crank_rocker", "slider_crank", "andrews_squeezer",
+                                  "flyball_governor", "bricard"])
+def test_the_examples_are_not_stiff(name):
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.json"
+    r = core.simulate(path, progress=lambda p: False)
+    assert stiff_warning(r) is None
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "RK45"])
+def test_a_force_that_overflows_whatever_the_step_is_a_divergence_at_its_time(integrator):
+    """A push ramping to 1e300 N from t = 0.5 s: the trial steps overflow however short they are
+    made (the adaptive methods reject an overflowing trial step and shorten it, which a stiff
+    element needs); when they cannot be shortened further the run says it diverged at 0.5 s,
+    keeping the 26 frames of 0..0.5 s."""
+    from core.model import Force
+    model = pendulum(integrator=integrator, end_time=1.0, output_rate=50)
+    model = dataclasses.replace(model, forces=(Force(name="push", body="bob", frame="pin", axis="X",
+                                                     value="step(t; 0.5; 0; 0.6; 1e300)"),))
+    r = core.simulate(model)
+    assert r.status == "failed" and len(r.t) == 26
+    assert r.message.startswith("the solution diverged (NaN, infinite or unbounded values) at t = 0.5 s: every "
+                                "trial step from there overflowed, however short; body 'bob'")

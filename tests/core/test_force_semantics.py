@@ -315,3 +315,44 @@ def test_torsion_spring_on_a_body_no_joint_holds(integrator):
     # Radau; 10x margins
     angle = np.array([rotation_vector(quat_to_matrix(q)[None])[0, 2] for q in r.orientation[:, 0]])
     np.testing.assert_allclose(angle, expected, atol=1e-5 if integrator == "stepper" else 1e-7)
+
+
+# ----------------------------------------------------------------------------- rests after the assembly
+ALONG_X = (S2, 0.0, S2, 0.0)
+
+
+def test_a_springs_default_free_length_is_measured_after_the_assembly_correction():
+    """A block on a rail along X placed 0.5 mm off it (Y), a 1e4 N/mm spring to an anchor 100 mm
+    beside the rail: the correction onto the rail shortens the spring by 0.22 mm, which measured
+    before it was a 2.2 kN pull. The default free length means "unloaded as assembled": tension 0
+    at t = 0 (to the projection's 1e-12 m, so 1e-5 N), and the block stays where it is."""
+    model = Model(
+        bodies=(Body(name="block", mass=1.0, inertia=(500.0, 500.0, 500.0, 0, 0, 0), position=(200.0, 0.5, 0.0)),),
+        frames=(Frame(name="rail", orientation=ALONG_X), Frame(name="shoe", body="block", orientation=ALONG_X),
+                Frame(name="anchor", position=(0.0, 100.0, 0.0))),
+        joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe"),),
+        springs=(SpringDamper(name="spring", frame_i="anchor", frame_j="shoe", stiffness=1e4),),
+        settings=SolverSettings(end_time=0.2, output_rate=50, gravity=(0.0, 0.0, 0.0), rtol=1e-10, atol=1e-12))
+    r = core.simulate(model)
+    assert r.success, r.message
+    assert any("corrected" in w for w in r.warnings)
+    np.testing.assert_allclose(r.spring_force[:, 0], 0.0, atol=1e-5)
+    np.testing.assert_allclose(r.com[:, 0] - [0.2, 0.0, 0.0], 0.0, atol=1e-9)
+    assert np.max(np.abs(r.elastic_energy)) < 1e-12
+
+
+def test_a_bushings_rest_is_measured_after_the_assembly_correction():
+    """A wheel on a Z hinge placed 0.3 mm off it (Y), a 1000 N/mm bushing to the ground 50 mm out along X:
+    measured before the correction its rest would be 0.3 mm off, 300 N at 50 mm, 15 N·m spinning the
+    wheel. Measured after it the bushing is unloaded as assembled and the wheel stays at rest."""
+    model = Model(
+        bodies=(Body(name="wheel", mass=1.0, inertia=(500.0, 500.0, 1000.0, 0, 0, 0), position=(0.0, 0.3, 0.0)),),
+        frames=(Frame(name="axle"), Frame(name="hub", body="wheel"),
+                Frame(name="b0", position=(50.0, 0.0, 0.0)), Frame(name="b1", body="wheel", position=(50.0, 0.0, 0.0))),
+        joints=(Joint(name="hinge", type="revolute", frame_i="axle", frame_j="hub"),),
+        bushings=(Bushing(name="mount", frame_i="b0", frame_j="b1", stiffness=(1e3, 1e3, 1e3)),),
+        settings=SolverSettings(end_time=0.2, output_rate=50, gravity=(0.0, 0.0, 0.0), rtol=1e-10, atol=1e-12))
+    r = core.simulate(model)
+    assert r.success, r.message
+    np.testing.assert_allclose(r.bushing_force[:, 0], 0.0, atol=1e-5)
+    np.testing.assert_allclose(r.angular_velocity[:, 0], 0.0, atol=1e-9)
