@@ -57,6 +57,10 @@ _IMPLICIT_H_DAMP = 0.5
 _IMPLICIT_PASSES = 4
 #: steps for which the stepper keeps its springs' explicit/implicit verdicts
 _SPRING_RECHECK = 16
+#: most velocity columns (6 per body) of a model on the sparse path whose stepper still takes stiff
+#: elements implicitly, with dense algebra in the steps that have any: 486 columns (the 81 bodies
+#: of the N-four-bar) cost ~10 ms such a step
+_IMPLICIT_COLUMNS = 600
 #: owners of non-contact lines: springs and bushings (verdicts kept), actuators (judged every step)
 _SPRING, _ACTUATOR = -1, -2
 _XYZ = np.arange(3)
@@ -379,8 +383,11 @@ class System:
         b = np.arange(n)[:, None, None]
         i, j = np.arange(3)[None, :, None], np.arange(3)[None, None, :]
         self._Mi_ang = ((3 * n + 3 * b + i) * (6 * n) + 3 * n + 3 * b + j).ravel()
-        self._Mi0 = np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)])) if not self.sparse else None
-        self._M0 = np.diag(np.concatenate([np.repeat(self.mass, 3), np.zeros(3 * n)])) if not self.sparse else None
+        #: the stepper takes stiff elements implicitly (dense algebra): every model on the dense
+        #: path, and those on the sparse path up to _IMPLICIT_COLUMNS velocity columns
+        self.implicit_lines = not self.sparse or 6 * n <= _IMPLICIT_COLUMNS
+        self._Mi0 = np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)])) if self.implicit_lines else None
+        self._M0 = np.diag(np.concatenate([np.repeat(self.mass, 3), np.zeros(3 * n)])) if self.implicit_lines else None
         # per-joint generalized reaction of each joint's rows on each body (results)
         owner = self.layout.row_owner()
         nj = len(cm.joints)
@@ -673,7 +680,7 @@ class System:
         # the springs' kept verdict: while it says "all explicit", their lines are not even built
         verdict = self._spring_verdict(h)
         settled = verdict is not None and not (verdict[0].any() or verdict[1].any())
-        lines = None if self.sparse else []
+        lines = [] if self.implicit_lines else None
         coords = self._coords_of(B, K, y, rows)
         F, _ = self.forces(t, B, K, coords, details=False, gyroscopic=False, lines=lines,
                            spring_lines=not settled, actuator_lines=self._actuators_may_be_stiff(B, h))
@@ -694,10 +701,18 @@ class System:
         Mi = None if self.sparse else self._minv(B)
         stiff = (self._implicit_elements(B, lines, h, y[self.sl_u], rows, Mi, None if settled else verdict)
                  if lines else None)
+        Mi_step = Mi
+        if stiff is not None and Mi is None:
+            # a model on the sparse path with elements to take implicitly: that step is solved
+            # with dense matrices (the joints' recheck of the elements' masses was skipped)
+            Mi_step = self._Mi0.copy()
+            np.put(Mi_step, self._Mi_ang, B.I_W_inv)
+            if rows is not None:
+                rows._J = rows.J.toarray()
         if rows is None:
             if stiff is None:
                 return B, u_free, coords
-            u = self._implicit_step(B, stiff, u_free, h, Mi=Mi)
+            u = self._implicit_step(B, stiff, u_free, h, Mi=Mi_step)
             self._tally_implicit(stiff, u, h)
             return B, u, coords
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
@@ -706,7 +721,7 @@ class System:
         def solve(u_free):
             if stiff is None:
                 return self._constrained(B, rows, u_free, b, Mi)[0]
-            return self._implicit_step(B, stiff, u_free, h, rows, b, Mi)
+            return self._implicit_step(B, stiff, u_free, h, rows, b, Mi_step)
         u = solve(u_free)
         # jointed bodies that their gyroscopic torque turns at all (none turning about a principal axis)
         if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
@@ -931,7 +946,7 @@ class System:
         Small models use the dense J and M⁻¹ (``Mi``); large ones J's blocks
         (:class:`.schur.BlockSchur`).
         """
-        if not self.sparse:
+        if not self.sparse or Mi is not None:   # (a sparse model's implicit step brings a dense Mi and J)
             J = rows.J
             JM = J @ Mi
             lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta)
