@@ -58,6 +58,7 @@ class Job:
         self.fraction = 0.0
         self.time = 0.0
         self.stage = ""        # what the core prepares before its first step ("" once integrating)
+        self.note = ""         # why the run is slow (the core's Progress.note)
         self.results = None
         self.error: Exception | None = None
         #: why the deferred channels could not be computed (the motion is kept)
@@ -66,14 +67,15 @@ class Job:
         self._thread: threading.Thread | None = None
 
     def progress(self, info) -> bool:
-        self.fraction, self.time, self.stage = info.fraction, info.time, info.stage
+        self.fraction, self.time, self.stage, self.note = info.fraction, info.time, info.stage, info.note
         return not self._cancel.is_set()
 
     def status(self) -> str:
         """What the job is doing, for the status bar and the panel."""
         if self.stage:
             return self.stage[0].upper() + self.stage[1:]
-        return f"Simulating t = {self.time:.3g} s ({self.fraction:.0%})"
+        text = f"Simulating t = {self.time:.3g} s ({self.fraction:.0%})"
+        return f"{text}; {self.note}" if self.note else text
 
     def cancel(self):
         self._cancel.set()

@@ -15,7 +15,7 @@ from .units import from_si
 
 def _progress_printer(stream):
     def show(p):
-        text = p.stage or f"{p.fraction * 100:5.1f} %  t = {p.time:.4g} s"
+        text = p.stage or f"{p.fraction * 100:5.1f} %  t = {p.time:.4g} s" + (f"  ({p.note})" if p.note else "")
         stream.write(f"\r  {text}  ({p.wall_time:.1f} s)\x1b[K")     # \x1b[K: clear the rest of the line
         stream.flush()
     return show

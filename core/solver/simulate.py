@@ -61,6 +61,7 @@ class Progress:
     frames: int         # output frames computed so far
     wall_time: float    # s since the run started
     stage: str = ""     # before integrating, what is being prepared (e.g. a contact's geometry)
+    note: str = ""      # while integrating, why it is slow (a stiff model for the integrator chosen)
 
 
 #: a state component beyond this (m, m/s, rad/s, quaternion) has diverged: squaring it
@@ -174,6 +175,7 @@ class _Run:
         self.last_finite = (None, None)  # (t, y) of the last finite state evaluated
         self.logged = 0  # warnings already logged (a stiff model's are logged before the run)
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
+        self.note = ""           # Progress.note
 
     # -------------------------------------------------------------- helpers
     def fun(self, t, y):
@@ -233,7 +235,7 @@ class _Run:
         if self.progress is None or (not force and now - self.last_report < _PROGRESS_INTERVAL):
             return
         self.last_report = now
-        info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start)
+        info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start, note=self.note)
         if _stop(self.progress(info)):
             raise _Cancelled()
 
@@ -590,6 +592,7 @@ class _Run:
             steps = t_end / h_stable
             if steps <= _STIFF_STEPS:
                 return
+            self.note = f"stiff for {s.integrator} (steps below {h_stable:.2g} s): BDF or Radau would be faster"
             issue = Issue("warning", "stiff-model", "settings: integrator",
                           f"the model is stiff for {s.integrator}: its fastest mode ({mode}) moves {where}; an explicit "
                           f"method is stable only with steps below about {h_stable:.2g} s, some {steps:.2g} steps "

@@ -259,7 +259,8 @@ def test_a_bad_model_is_reported_before_any_thread_starts(modal):
 
 
 def test_each_timer_tick_shows_the_jobs_progress(modal, monkeypatch):
-    """A stand-in core run that stops at fractions the test chooses: each TIMER shows where it is."""
+    """A stand-in core run that stops at fractions the test chooses: each TIMER shows where it is, and
+    the core's note on a stiff model once it gives one."""
     import threading
     from addon import runner
     op, context = modal
@@ -268,9 +269,12 @@ def test_each_timer_tick_shows_the_jobs_progress(modal, monkeypatch):
     steps = [threading.Event() for _ in range(3)]
     reached = [threading.Event() for _ in range(3)]
 
+    stiff = "stiff for DOP853 (steps below 6e-08 s): BDF or Radau would be faster"
+    notes = ("", "", stiff)
+
     def simulate(compiled, progress):
         for k, fraction in enumerate((0.25, 0.5, 0.75)):
-            progress(SimpleNamespace(fraction=fraction, time=fraction * 2.0, stage=""))
+            progress(SimpleNamespace(fraction=fraction, time=fraction * 2.0, stage="", note=notes[k]))
             reached[k].set()
             assert steps[k].wait(30)
         return real(compiled)
@@ -282,7 +286,8 @@ def test_each_timer_tick_shows_the_jobs_progress(modal, monkeypatch):
         assert reached[k].wait(30)
         assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
         assert wm.progress[-1] == pytest.approx(100.0 * fraction)
-        assert texts[-1] == f"Multibody: Simulating t = {fraction * 2.0:.3g} s ({fraction:.0%}), Esc to cancel"
+        note = f"; {notes[k]}" if notes[k] else ""
+        assert texts[-1] == f"Multibody: Simulating t = {fraction * 2.0:.3g} s ({fraction:.0%}){note}, Esc to cancel"
         steps[k].set()
     assert run_to_end(op, context) == {"FINISHED"}
     assert texts[-1] is None and wm.calls[-1] == ("progress_end",)

@@ -107,8 +107,10 @@ def test_the_progress_line_shows_the_preparation_stage_then_the_time():
     show = _progress_printer(out)
     show(Progress(0.0, 0.0, 0, 1.3, "preparing the geometry of body 'Ball' for contact 'Touch'"))
     show(Progress(0.5, 1.0, 51, 2.5))
+    show(Progress(0.6, 1.2, 61, 3.0, note="stiff for DOP853"))
     assert out.getvalue() == ("\r  preparing the geometry of body 'Ball' for contact 'Touch'  (1.3 s)\x1b[K"
-                              "\r   50.0 %  t = 1 s  (2.5 s)\x1b[K")
+                              "\r   50.0 %  t = 1 s  (2.5 s)\x1b[K"
+                              "\r   60.0 %  t = 1.2 s  (stiff for DOP853)  (3.0 s)\x1b[K")
 
 
 def test_check_and_simulate_report_an_actuators_rated_power(tiny_pendulum, tmp_path):

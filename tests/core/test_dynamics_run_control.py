@@ -393,8 +393,15 @@ def test_a_stiff_actuator_is_reported_before_the_run_and_the_run_crawls_instead_
     t = 0: a linear law, so to its 3 printed digits). DOP853's first trial steps overflow; they are
     rejected and shortened (formerly the run failed, "diverged", at t = 1.4e-4 s); cancelled at the first
     progress report the run says it was cancelled, with the warning naming the body, the actuator and BDF."""
-    r = core.simulate(cart_with_actuator(1e-6), progress=lambda p: False)
+    calls = []
+
+    def cancel(info):
+        calls.append(info)
+        return False
+    r = core.simulate(cart_with_actuator(1e-6), progress=cancel)
     assert r.status == "cancelled", r.message
+    # the progress says why it is slow while it runs
+    assert calls[-1].note == "stiff for DOP853 (steps below 6e-11 s): BDF or Radau would be faster"
     w = stiff_warning(r)
     assert w is not None and w.startswith("settings: integrator: the model is stiff for DOP853")
     assert rate_in(w) == pytest.approx(1e11, rel=5e-3)
