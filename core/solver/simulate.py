@@ -89,6 +89,8 @@ _STALL_FRACTION = 1e-6
 #: power iterations estimating the fastest rate of the equations at t = 0 (the mean growth of
 #: the last few is the estimate: a dominant complex pair makes single ratios oscillate)
 _STIFF_ITERATIONS, _STIFF_MEAN = 40, 10
+#: ... stopped after this many when every growth was below the rate that matters by this factor
+_STIFF_EARLY, _STIFF_MARGIN = 8, 1e-2
 #: |λ| h an explicit Runge-Kutta step keeps stable: RK4's interval on the real axis is 2.79 and
 #: on the imaginary one 2.83; Dormand-Prince's are about 3.3 and 0 (its error control keeps it
 #: near the real one), DOP853's about 6
@@ -532,10 +534,13 @@ class _Run:
             log.warning("%s", w)
         return self.collect(status, message, redundant, moved)
 
-    def fastest_rate(self, y):
+    def fastest_rate(self, y, floor=0.0):
         """(ρ, v): the spectral radius (1/s) of ∂f/∂y at t = 0 by power iteration on directional
         differences (40 evaluations, no Jacobian), and the last iterate, which lies in the fastest
-        modes' subspace. Matches the eigenvalues of the full Jacobian within 3 % on the examples."""
+        modes' subspace. Matches the eigenvalues of the full Jacobian within 3 % on the examples.
+        Stops early with the largest growth so far when, after a few iterations, every growth was
+        below ``floor`` by :data:`_STIFF_MARGIN` (a random start holds ~1/√n of any mode, so a mode
+        as fast as ``floor`` would have shown): most models take 9 evaluations, not 41."""
         sysm = self.sys
         # contacts are left out: their stiffness comes and goes with each impact, and a contact
         # touching at t = 0 says nothing about the run (the adaptive step follows them, bounded
@@ -554,6 +559,8 @@ class _Run:
                     return (0.0, v) if norm == 0.0 else (np.nan, v)
                 logs.append(math.log(norm))
                 v = Jv / norm
+                if len(logs) == _STIFF_EARLY and max(logs) < math.log(_STIFF_MARGIN * floor):
+                    return math.exp(max(logs)), v
         finally:
             sysm.contacts = contacts
         return math.exp(sum(logs[-_STIFF_MEAN:]) / _STIFF_MEAN), v
@@ -568,14 +575,16 @@ class _Run:
         limit = _STABLE_H_RHO.get(s.integrator)
         if limit is None or sysm.n == 0 or self.t_out[-1] <= 0:
             return
+        t_end = self.t_out[-1]
+        floor = limit / self.fixed_step() if s.integrator == "RK4" else _STIFF_STEPS * limit / t_end
         try:
             with np.errstate(all="ignore"):
-                rho, v = self.fastest_rate(y0)
+                rho, v = self.fastest_rate(y0, floor)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             return   # a state the run itself will report on
         if not rho > 0.0:
             return
-        t_end, h_stable = self.t_out[-1], limit / rho
+        h_stable = limit / rho
         mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s"
         where = self.fastest_body(y0, v)
         if s.integrator == "RK4":
