@@ -177,8 +177,8 @@ class MBD_PG_solver(PropertyGroup):
         ("BDF", "BDF", "Implicit, adaptive (stiff)"),
         ("Radau", "Radau", "Implicit, adaptive (stiff)"),
         ("LSODA", "LSODA", "Switches between stiff and non-stiff"),
-        ("stepper", "Stepper", "Fast velocity-level fixed-step stepper; stiff contacts, springs and bushings "
-                               "are taken implicitly, so long steps stay stable (impacts then lose energy)"),
+        ("stepper", "Stepper", "Fast velocity-level fixed-step stepper; stiff contacts, springs, bushings and "
+                               "actuators are taken implicitly, so long steps stay stable (impacts then lose energy)"),
     ), default="DOP853")
     use_scene_range: BoolProperty(name="Use Scene Range", default=True,
                                   description="End time from the scene's frame range and frame rate")
