@@ -95,6 +95,9 @@ _STIFF_EARLY, _STIFF_MARGIN = 8, 1e-2
 #: on the imaginary one 2.83; Dormand-Prince's are about 3.3 and 0 (its error control keeps it
 #: near the real one), DOP853's about 6
 _STABLE_H_RHO = {"RK45": 3.3, "DOP853": 6.0, "RK4": 2.79}
+#: the modes of a part spinning at ω reach about 2ω (attitude ½ω, precession up to ω): up to this
+#: multiple of the fastest spin, a fast mode is the motion itself
+_SPIN_MODES = 4.0
 #: an adaptive explicit run is reported as stiff when stability alone would need this many steps
 _STIFF_STEPS = 1e5
 #: singular values of the constraint Jacobian below this fraction of the largest
@@ -583,6 +586,11 @@ class _Run:
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             return   # a state the run itself will report on
         if not rho > 0.0:
+            return
+        # a part spinning at ω has modes of that order (its attitude turns, it precesses), which
+        # every method must follow: that is the motion, not stiffness
+        w = sysm.bodies(y0).w
+        if rho <= _SPIN_MODES * float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0))):
             return
         h_stable = limit / rho
         mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s"

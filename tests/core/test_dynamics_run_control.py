@@ -464,3 +464,12 @@ def test_a_force_that_overflows_whatever_the_step_is_a_divergence_at_its_time(in
     assert r.status == "failed" and len(r.t) == 26
     assert r.message.startswith("the solution diverged (NaN, infinite or unbounded values) at t = 0.5 s: every "
                                 "trial step from there overflowed, however short; body 'bob'")
+
+
+def test_a_fast_spinning_part_is_not_reported_as_stiff():
+    """A spindle at 2e6 rad/s has modes of 3.6e6/s (its attitude and precession): every integrator
+    must follow them, so it is the motion, not stiffness, and no stiff-model warning is given."""
+    model = Model(bodies=(Body(name="spindle", mass=0.1, inertia=(10.0, 10.0, 20.0, 0, 0, 0),
+                               angular_velocity=(0.0, 1.0, 2e6)),),
+                  settings=SolverSettings(end_time=1.0, output_rate=10, gravity=(0, 0, 0)))
+    assert stiff_warning(core.simulate(model, progress=lambda p: False)) is None
