@@ -127,22 +127,24 @@ def test_stiff_spring_bdf_with_the_batched_jacobian(monkeypatch):
     The implicit method's Jacobian comes from one batched evaluation of all
     perturbed states (core.solver.batch). Against the closed form, BDF at rtol
     1e-8 stays within 1e-7 m over 8 periods (measured 1.6e-8 m on a 50 mm
-    amplitude), as with scipy's own column-by-column differences (measured
-    1.3e-8 m, 2262 evaluations against 1882).
+    amplitude), as with the differences taken column by column.
     """
     from dataclasses import replace
     model = slider(k=1000.0, c=0.5, gravity=(0.0, 0.0, 0.0))
     model = replace(model, settings=SolverSettings(end_time=0.05, output_rate=2000, integrator="BDF",
                                                    rtol=1e-8, atol=1e-11, gravity=(0.0, 0.0, 0.0)))
+    from core.solver import batch
+    calls = []
+    real = batch.jacobian
+    monkeypatch.setattr(batch, "jacobian", lambda *a: calls.append(1) or real(*a))
     batched = core.simulate(model)
-    monkeypatch.setattr("core.solver.batch.supports", lambda sysm, springs=False: False)
-    scipy_fd = core.simulate(model)
+    assert len(calls) == batched.stats["jacobian_evaluations"] > 0
+    monkeypatch.setattr(batch, "supports", lambda sysm, springs=False: False)
+    columns = core.simulate(model)
     ref = oscillator(batched.t, 0.150, 0.050, np.sqrt(1e6), 250.0)
-    for r in (batched, scipy_fd):
+    for r in (batched, columns):
         assert r.success, r.message
         assert np.max(np.abs(r.com[:, 0, 0] - ref)) < 1e-7
-    assert batched.stats["jacobian_evaluations"] > 0
-    assert batched.stats["rhs_evaluations"] < scipy_fd.stats["rhs_evaluations"]
 
 
 def test_batched_equations_with_springs_and_bushings_match_single_evaluations():
