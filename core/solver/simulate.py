@@ -103,6 +103,9 @@ _STABLE_H_RHO = {"RK45": 3.3, "DOP853": 6.0, "RK4": 2.79}
 #: the modes of a part spinning at ω reach about 2ω (attitude ½ω, precession up to ω): up to this
 #: multiple of the fastest spin, a fast mode is the motion itself
 _SPIN_MODES = 4.0
+#: the progress notes the step size while the running mean (weight of the newest step) of an
+#: adaptive run's steps is below this fraction of an output interval (a million steps a frame)
+_STEP_MEAN_WEIGHT, _CRAWL = 0.05, 1e-6
 #: an adaptive explicit run is reported as stiff when stability alone would need this many steps
 _STIFF_STEPS = 1e5
 #: singular values of the constraint Jacobian below this fraction of the largest
@@ -186,6 +189,7 @@ class _Run:
         self.logged = 0  # warnings already logged (a stiff model's are logged before the run)
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
         self.note = ""           # Progress.note
+        self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
 
     # -------------------------------------------------------------- helpers
     def fun(self, t, y):
@@ -251,7 +255,10 @@ class _Run:
         if self.progress is None or (not force and now - self.last_report < _PROGRESS_INTERVAL):
             return
         self.last_report = now
-        info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start, note=self.note)
+        note = self.note
+        if not note and self.step_mean is not None and self.step_mean < _CRAWL / self.s.output_rate:
+            note = f"steps of {self.step_mean:.2g} s"
+        info = Progress(min(t / self.s.end_time, 1.0), t, len(self.states), now - self.start, note=note)
         if _stop(self.progress(info)):
             raise _Cancelled()
 
@@ -694,6 +701,8 @@ class _Run:
                     raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; "
                                   f"{self.likely_cause(solver.t, solver.y)}")
                 tiny_steps = tiny_steps + 1 if solver.step_size < _TINY_STEP_FRACTION * t_end else 0
+                self.step_mean = solver.step_size if self.step_mean is None else (
+                    self.step_mean + _STEP_MEAN_WEIGHT * (solver.step_size - self.step_mean))
                 if tiny_steps >= _TINY_STEPS:
                     raise _Failed(f"the integrator stalled at t = {solver.t:.6g} s: {_TINY_STEPS} steps in a row "
                                   f"were shorter than {_TINY_STEP_FRACTION * t_end:.3g} s (the last "

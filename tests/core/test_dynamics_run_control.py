@@ -473,3 +473,21 @@ def test_a_fast_spinning_part_is_not_reported_as_stiff():
                                angular_velocity=(0.0, 1.0, 2e6)),),
                   settings=SolverSettings(end_time=1.0, output_rate=10, gravity=(0, 0, 0)))
     assert stiff_warning(core.simulate(model, progress=lambda p: False)) is None
+
+
+def test_the_progress_gives_the_step_size_while_an_adaptive_run_crawls():
+    """A 1 kg ball pressed 0.01 mm into a plate whose contact damps at 5e5 N·s/mm (a rate of 5e8/s):
+    contacts are not in the stiff-model check, and DOP853 crawls at steps of ~1e-7 s, below a
+    millionth of the 1 s output interval; the progress note gives their size."""
+    from test_dynamics_contacts import _sphere_model
+    model = _sphere_model(24.99, 5e5, 1.0)
+    model = dataclasses.replace(model, settings=dataclasses.replace(model.settings, output_rate=1.0))
+    notes = []
+
+    def watch(info):
+        notes.append(info.note)
+        return len(notes) < 5
+    r = core.simulate(model, progress=watch)
+    assert r.status == "cancelled" and stiff_warning(r) is None
+    assert notes[-1].startswith("steps of ") and notes[-1].endswith(" s")
+    assert 1e-8 < float(notes[-1].split()[2]) < 1e-6
