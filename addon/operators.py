@@ -181,6 +181,14 @@ class MBD_OT_validate(bpy.types.Operator):
         gathered = gather(self, context)
         if gathered is None:
             return {"CANCELLED"}
+        try:    # what a run would warn of before its first step: the assembly, a stiff model
+            issues = runner.core.check(gathered.compiled)
+        except (runner.core.ModelError, runner.core.SolverError) as exc:
+            self.report({"ERROR"}, f"The mechanism cannot be simulated: {exc}")
+            return {"CANCELLED"}
+        for text in dict.fromkeys(str(issue) for issue in issues):
+            if text not in gathered.warnings:
+                self.report({"WARNING"}, text)
         m = gathered.model
         moving = sum(not b.fixed for b in m.bodies)
         self.report({"INFO"}, f"Mechanism OK: {len(m.bodies)} bodies ({moving} moving), {len(m.frames)} frames, "

@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 
-from . import ModelError, SolverError, compile_model, load_model, simulate
+from . import ModelError, SolverError, check, compile_model, load_model, simulate
 from .units import from_si
 
 
@@ -47,7 +47,7 @@ def _check(path) -> int:
             ", the largest |F_max| of the run"
         rated = f" (actuator, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
         print(f"  {f.type} {f.name!r}: value = {f.value}{rated}")
-    for w in cm.warnings:
+    for w in check(cm):     # the model's, the assembly's and a stiff model's: what a run warns of first
         print(f"  warning: {w}")
     return 0
 

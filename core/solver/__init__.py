@@ -1,4 +1,4 @@
 """Equations of motion, integrators and the ``simulate`` front door."""
-from .simulate import Progress, simulate
+from .simulate import Progress, check, simulate
 
-__all__ = ["Progress", "simulate"]
+__all__ = ["Progress", "check", "simulate"]

@@ -146,21 +146,43 @@ def simulate(model, *, progress=None, settings: spec.SolverSettings | None = Non
     SolverError
         when the mechanism cannot be assembled at t = 0.
     """
+    cm = _compiled(model, settings, "simulate")
+    # An evaluation is many small products: BLAS threads only add synchronisation
+    # (measured: N-four-bar same wall time at half the CPU, crank-rocker 7 % faster).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _Run(cm, progress).run()
+
+
+def check(model, *, settings: spec.SolverSettings | None = None) -> list[Issue]:
+    """The warnings a run of ``model`` gives before its first step, without integrating.
+
+    The model's own (compile), the assembly at t = 0 (a large correction, redundant joints)
+    and a model too stiff for its explicit integrator (with the body and elements behind it).
+    Contacts' overlap at t = 0 is left to the run (it needs the contact meshes prepared).
+    Takes what :func:`simulate` takes and raises what it raises before the first step
+    (ModelError, SolverError: e.g. a mechanism that cannot be assembled).
+    """
+    cm = _compiled(model, settings, "check")
+    with threadpool_limits(limits=1, user_api="blas"):
+        run = _Run(cm, None)
+        y0, _, _ = run.assemble()
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            run.check_stiffness(y0, log_now=False)
+    return list(run.warnings)
+
+
+def _compiled(model, settings, caller) -> CompiledModel:
+    """A Model, CompiledModel or model file path as the CompiledModel to run, ``settings`` applied."""
     if isinstance(model, (str, os.PathLike)):
         from ..model.io import load_model
         model = load_model(Path(model))
     if isinstance(model, spec.Model):
         if settings is not None:
             model = replace(model, settings=settings)
-        cm = compile_model(model)
-    elif isinstance(model, CompiledModel):
-        cm = model if settings is None else replace(model, settings=settings)
-    else:
-        raise TypeError(f"simulate() takes a Model, CompiledModel or a model file path, got {type(model).__name__}")
-    # An evaluation is many small products: BLAS threads only add synchronisation
-    # (measured: N-four-bar same wall time at half the CPU, crank-rocker 7 % faster).
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _Run(cm, progress).run()
+        return compile_model(model)
+    if isinstance(model, CompiledModel):
+        return model if settings is None else replace(model, settings=settings)
+    raise TypeError(f"{caller}() takes a Model, CompiledModel or a model file path, got {type(model).__name__}")
 
 
 class _Run:
@@ -489,8 +511,11 @@ class _Run:
                           f"the most extreme number in the model is {_most_extreme_number(self.cm.model)}: "
                           "check its units and value")
 
-    def run(self) -> Results:
-        sysm, s = self.sys, self.s
+    def assemble(self):
+        """``(y0, redundant rows, correction)``: the state put on the joints at t = 0, with the
+        start's warnings (assembly correction, redundant joints); SolverError when the mechanism
+        cannot be assembled or its given velocities contradict each other."""
+        sysm = self.sys
         self.check_initial_state()
         held = self.given_velocities()
         with np.errstate(all="ignore"):
@@ -520,6 +545,11 @@ class _Run:
                 "warning", "redundant-constraints", "model",
                 f"{redundant} constraint equation(s) are redundant; the motion is solved, "
                 "but the split of reaction forces among the redundant joints is not unique"))
+        return y0, redundant, moved
+
+    def run(self) -> Results:
+        sysm, s = self.sys, self.s
+        y0, redundant, moved = self.assemble()
         status, message = "success", ""
         try:
             if self.cancel_asked:
@@ -586,7 +616,7 @@ class _Run:
             sysm.contacts = contacts
         return math.exp(sum(logs[-_STIFF_MEAN:]) / _STIFF_MEAN), v
 
-    def check_stiffness(self, y0):
+    def check_stiffness(self, y0, log_now=True):
         """A warning before the run when the explicit integrator chosen is held to steps far shorter
         than the run by a fast element (a stiff spring or bushing on a light part, an actuator with
         a small v_max; not contacts, see :meth:`fastest_rate`): the adaptive methods would crawl
@@ -635,9 +665,10 @@ class _Run:
                           "Use BDF or Radau (made for stiff models) or the stepper; or check the units and "
                           "values of what acts on that body.")
         self.warnings.append(issue)
-        for w in self.warnings[self.logged:]:
-            log.warning("%s", w)
-        self.logged = len(self.warnings)
+        if log_now:
+            for w in self.warnings[self.logged:]:
+                log.warning("%s", w)
+            self.logged = len(self.warnings)
 
     def fastest_body(self, y, v) -> str:
         """"body 'X' (acted on by …)": the body with the largest share of the kinetic energy of

@@ -249,3 +249,20 @@ def test_constraints_on_a_frame_on_a_body_are_warned_as_ignored(addon):
                         "or remove them, or apply them (Apply Visual Transform)"]
     copy.mute = True
     assert warned() == []
+
+
+def test_validate_reports_what_a_run_would_warn_of_before_its_first_step(addon):
+    """A 1e9 N/mm spring on the 1 kg bob (ω = 1e6 rad/s) under DOP853: Validate says the model is stiff
+    for it, naming the bob and the spring, without simulating."""
+    from addon.operators import MBD_OT_validate
+    scene, bob = ms.pendulum(0.001)
+    spring = scene.mbd.springs.add()
+    spring.name, spring.stiffness = "Stiff", 1e9
+    spring.frame_i = ms.frame("Top", (1000.0, 0.0, 500.0))
+    spring.frame_j = ms.frame("On_bob", (1000.0, 0.0, 0.0), parent=bob)
+    op = Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    (stiff,) = [text for level, text in op.reports if level == "WARNING" and "stiff" in text]
+    assert stiff.startswith("settings: integrator: the model is stiff for DOP853")
+    assert "body 'Bob' (acted on by spring 'Stiff')" in stiff and "Use BDF or Radau" in stiff
+    assert bob.animation_data is None     # nothing was run or baked

@@ -491,3 +491,24 @@ def test_the_progress_gives_the_step_size_while_an_adaptive_run_crawls():
     assert r.status == "cancelled" and stiff_warning(r) is None
     assert notes[-1].startswith("steps of ") and notes[-1].endswith(" s")
     assert 1e-8 < float(notes[-1].split()[2]) < 1e-6
+
+
+def test_check_gives_the_start_warnings_without_integrating():
+    """core.check: the warnings a run gives before its first step (here the stiff-model one, as an
+    Issue with its code and path), in a fraction of the time the run would crawl; a mechanism that
+    cannot be assembled raises the run's SolverError."""
+    import time
+    t0 = time.perf_counter()
+    issues = core.check(cart_with_actuator(1e-6))
+    assert time.perf_counter() - t0 < 5.0
+    (stiff,) = [i for i in issues if i.code == "stiff-model"]
+    assert stiff.path == "settings: integrator" and "actuator 'ram'" in stiff.message
+    assert core.check(pendulum()) == []
+    impossible = Model(
+        bodies=(Body(name="b", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0)),),
+        frames=(Frame(name="g1"), Frame(name="g2", position=(500.0, 0, 0)), Frame(name="p", body="b"),
+                Frame(name="q", body="b")),
+        joints=(Joint(name="ball", type="spherical", frame_i="g1", frame_j="p"),
+                Joint(name="rod", type="distance", frame_i="g2", frame_j="q", length=100.0)))
+    with pytest.raises(core.SolverError, match="cannot be assembled"):
+        core.check(impossible)
