@@ -472,9 +472,10 @@ class System:
             return sparse.csr_matrix((data, self._J_indices, self._J_indptr), shape=(m, cols))
         return np.bincount(self._flat, weights=blocks.ravel(), minlength=m * cols).reshape(m, cols)
 
-    def _minv(self, B: Bodies):
-        """M⁻¹ (6n, 6n), split layout, dense or CSR like J."""
-        if self.sparse:
+    def _minv(self, B: Bodies, dense=False):
+        """M⁻¹ (6n, 6n), split layout, dense or CSR like J (dense when asked: the sparse path's
+        implicit steps)."""
+        if self.sparse and not dense:
             data = np.concatenate([self._Mi_lin, B.I_W_inv.ravel()])
             return sparse.csr_matrix((data, self._Mi_indices, self._Mi_indptr), shape=(6 * self.n, 6 * self.n))
         Mi = self._Mi0.copy()
@@ -705,8 +706,7 @@ class System:
         if stiff is not None and Mi is None:
             # a model on the sparse path with elements to take implicitly: that step is solved
             # with dense matrices (the joints' recheck of the elements' masses was skipped)
-            Mi_step = self._Mi0.copy()
-            np.put(Mi_step, self._Mi_ang, B.I_W_inv)
+            Mi_step = self._minv(B, dense=True)
             if rows is not None:
                 rows._J = rows.J.toarray()
         if rows is None:
