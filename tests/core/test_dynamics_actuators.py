@@ -208,12 +208,12 @@ def test_stepper_stiff_e_motor_holds_its_maximum_speed():
 
 def test_stepper_keeps_a_mild_actuator_explicit_and_first_order():
     """τ = 20 ms, h = 1 ms: the actuator stays explicit (h c/m = 0.05); forward Euler on the
-    exponential is within h/(2τ) e⁻¹ ≈ 2.5 % of v_max at worst; measured against the closed form."""
+    exponential is within about h/(2τ) e⁻¹ = 0.9 % of v_max at worst (measured 0.94 %); 1.2 % allowed."""
     r = core.simulate(stepped(linear_actuator(end_time=0.1)))
     assert r.success, r.message
     v = r.velocity[:, 0, 0]
     err = np.max(np.abs(v - 0.2 * (1 - np.exp(-r.t / 0.02))))
-    assert err < 0.025 * 0.2
+    assert err < 0.012 * 0.2
     assert np.all(v <= 0.2)
 
 

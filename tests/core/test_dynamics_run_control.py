@@ -476,8 +476,8 @@ def test_a_fast_spinning_part_is_not_reported_as_stiff():
 
 
 def test_the_progress_gives_the_step_size_while_an_adaptive_run_crawls():
-    """A 1 kg ball pressed 0.01 mm into a plate whose contact damps at 5e5 N·s/mm (a rate of 5e8/s):
-    contacts are not in the stiff-model check, and DOP853 crawls at steps of ~1e-7 s, below a
+    """A 1 kg ball pressed 0.01 mm into a plate whose contact damps at 5e5 N·s/mm: contacts are not
+    in the stiff-model check, and DOP853 crawls at steps of ~1e-7 s (measured 1.1e-7 s), below a
     millionth of the 1 s output interval; the progress note gives their size."""
     from test_dynamics_contacts import _sphere_model
     model = _sphere_model(24.99, 5e5, 1.0)
