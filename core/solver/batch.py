@@ -133,7 +133,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
         a = sysm.alpha
         gamma = acc_t + 2.0 * a * vel_t - quad - 2.0 * a * Ju - a * a * C
         lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), gamma - np.einsum("kmc,kc->km", J, u0),
-                                sysm.beta)
+                                sysm.beta, J)
         udot = u0 + np.einsum("km,kmc->kc", lam, JM)
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))
@@ -172,14 +172,14 @@ def project_near(sysm: System, Y, t=0.0) -> np.ndarray:
     b = evaluate(sysm, Y, t)
     keep = sysm._position_keep
     J, JM = b.J[:, keep], b.JM[:, keep]
-    lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), b.C[:, keep], sysm.beta)
+    lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), b.C[:, keep], sysm.beta, J)
     delta = -np.einsum("km,kmc->kc", lam, JM)
     Y = Y.copy()
     Y[:, sysm.sl_x] += delta[:, :3 * n]
     q = b.packed[:, :n, 9:13].reshape(-1, 4)
     Y[:, sysm.sl_q] = rotated(q, delta[:, 3 * n:].reshape(-1, 3)).reshape(len(Y), 4 * n)
     b = evaluate(sysm, Y, t)
-    lam = schur.solve_batch(np.einsum("kmc,klc->kml", b.JM, b.J), b.Ju, sysm.beta)
+    lam = schur.solve_batch(np.einsum("kmc,klc->kml", b.JM, b.J), b.Ju, sysm.beta, b.J)
     Y[:, sysm.sl_u] -= np.einsum("km,kmc->kc", lam, b.JM)
     return Y
 

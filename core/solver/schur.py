@@ -30,6 +30,11 @@ _STALLED2 = (1e-6) ** 2
 _KRYLOV = 4
 #: a refined residual this small (relative, squared) is at rounding level: stop
 _ROUNDING2 = (1e-15) ** 2
+#: the Krylov step leaves eigenvalues of the scaled matrix below this to the regularisation
+#: (a redundant row's null space: rounding level of the unit-diagonal matrix)
+_NULL = 1e-13
+#: ... and directions whose rows nearly cancel (:func:`dependence` below this multiple of β)
+_DEPENDENT = 1.0
 POSV, _POTRS, _PBTRF, _PBTRS = lapack.get_lapack_funcs(("posv", "potrs", "pbtrf", "pbtrs"), (np.zeros((1, 1)),))
 _SBMV = blas.get_blas_funcs("sbmv", (np.zeros((1, 1)),))
 #: banded storage is used while it holds at most this share of the dense matrix
@@ -41,7 +46,7 @@ def use_sparse(rows: int, cols: int) -> bool:
     return rows * cols >= SPARSE_ABOVE
 
 
-def solve(A, rhs, beta):
+def solve(A, rhs, beta, J=None):
     """λ of (A + β diag(A)) λ = rhs, refined towards A λ = rhs; A dense (m, m) or sparse.
 
     Rows mix very different scales (1/m against 1/I of a small body), so the
@@ -58,6 +63,10 @@ def solve(A, rhs, beta):
     rounding level, or when a pass no longer halves the residual: the part of
     b that redundant rows cannot meet stays in the residual, and refining it
     would only inflate the (non-unique) null-space part of λ.
+
+    J, the rows' Jacobian (A = J M⁻¹ Jᵀ; dense, sparse or as :func:`dependence` takes it),
+    lets the refinement tell a mechanism at a singular position from one that is only
+    ill-conditioned by its masses (:func:`_krylov_step`); without it both are resolved.
     """
     diag = A.diagonal()
     inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
@@ -71,13 +80,13 @@ def solve(A, rhs, beta):
                       permc_spec="MMD_AT_PLUS_A")
         except RuntimeError:  # exactly singular even with β (β = 0): least squares
             return np.linalg.lstsq(As.toarray(), b, rcond=None)[0] * inv_d
-        return _refine(lu.solve, As.dot, b) * inv_d
+        return _refine(lu.solve, As.dot, b, beta, dependence=_judge(J, inv_d)) * inv_d
     As = A * (inv_d[:, None] * inv_d)
     # factor and first solve in one LAPACK call
     c, x, info = POSV(As + beta_eye(len(b), beta), b, lower=False, overwrite_a=True)
     if info != 0:
         return np.linalg.lstsq(As, b, rcond=None)[0] * inv_d
-    return _refine(lambda v: _POTRS(c, v, lower=False)[0], As.dot, b, x) * inv_d
+    return _refine(lambda v: _POTRS(c, v, lower=False)[0], As.dot, b, beta, x, _judge(J, inv_d)) * inv_d
 
 
 class BandedSchur:
@@ -117,13 +126,13 @@ class BandedSchur:
         """The matrix (CSR) of the pattern's values ``data``."""
         return sparse.csr_matrix((data, (self.rows, self.cols)), shape=(self.m, self.m))
 
-    def solve(self, data, rhs, beta):
+    def solve(self, data, rhs, beta, J=None):
         """λ of (A + β diag(A)) λ = rhs, refined towards A λ = rhs, as :func:`solve` does."""
         if not self.banded:
-            return solve(self.matrix(data), rhs, beta)
+            return solve(self.matrix(data), rhs, beta, J)
         band = np.zeros((self.m, self.bandwidth + 1))
         band.flat[self._band_at] = data[self._upper]
-        return self.solve_band(band, rhs, beta)
+        return self.solve_band(band, rhs, beta, J)
 
     def band_position(self, rows, cols):
         """Flat positions in the band (m, bandwidth + 1) of :meth:`solve_band` of the entries
@@ -132,7 +141,7 @@ class BandedSchur:
         lo, hi = np.minimum(ri, ci), np.maximum(ri, ci)
         return hi * (self.bandwidth + 1) + self.bandwidth + lo - hi
 
-    def solve_band(self, band, rhs, beta):
+    def solve_band(self, band, rhs, beta, J=None):
         """:meth:`solve` from A's upper band in the permuted order: ``band[j, kd + i − j]`` =
         A[perm[i], perm[j]] for i ≤ j (kd = :attr:`bandwidth`; LAPACK's upper band storage,
         transposed). The whole refinement runs in the permuted order."""
@@ -151,9 +160,9 @@ class BandedSchur:
             off = r != c
             A = sparse.csr_matrix((np.concatenate([band[col, slot], band[col, slot][off]]),
                                    (np.concatenate([r, c[off]]), np.concatenate([c, r[off]]))), shape=(m, m))
-            return solve(A, rhs, beta)
+            return solve(A, rhs, beta, J)
         x = _refine(lambda v: _PBTRS(c, v, lower=False)[0], lambda x: _SBMV(kd, 1.0, ab, x),
-                    rhs[self.perm] * inv_d) * inv_d
+                    rhs[self.perm] * inv_d, beta, dependence=_judge(J, inv_d, self.inv)) * inv_d
         return x[self.inv]
 
 
@@ -239,17 +248,35 @@ class BlockSchur:
         JM[:, 3:] = np.einsum("gj,gjk->gk", Jg[:, 3:], np.take(I_W_inv, self._g_body, axis=0))
         values = np.einsum("pj,pj->p", np.take(JM, self._first, axis=0), np.take(Jg, self._second, axis=0))
         A = np.bincount(self._at, weights=values, minlength=self._size)
+        J = _BlockTranspose(self, Jg)
         if self.banded.banded:
-            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta)
+            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J)
         else:
             A += np.bincount(self._at_mirror, weights=values[self._mirror], minlength=self._size)
-            lam = self.banded.solve(A, rhs, beta)
+            lam = self.banded.solve(A, rhs, beta, J)
         du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
                          minlength=6 * self.n).reshape(self.n, 6)
         return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
 
 
-def _refine(S, product, b, x=None):
+class _BlockTranspose:
+    """Jᵀλ from :class:`BlockSchur`'s summed blocks, as :func:`dependence` takes J (built only
+    when a refinement takes a Krylov step)."""
+
+    def __init__(self, bs: BlockSchur, Jg):
+        self.bs, self.Jg = bs, Jg
+
+    def __call__(self, lam):
+        bs = self.bs
+        return np.stack([np.bincount(bs._du_at, weights=(self.Jg * lam[bs._g_row, k, None]).ravel(),
+                                     minlength=6 * bs.n) for k in range(lam.shape[1])], axis=1)
+
+    @property
+    def row_norms2(self):
+        return np.bincount(self.bs._g_row, weights=np.einsum("gj,gj->g", self.Jg, self.Jg), minlength=self.bs.m)
+
+
+def _refine(S, product, b, beta, x=None, dependence=None):
     """Iterative refinement of As x = b (``product(x)`` = As x) with the regularised inverse S
     (see :func:`solve`), from x = S(b).
 
@@ -276,16 +303,26 @@ def _refine(S, product, b, x=None):
         if not rn_new < 0.25 * rn:
             if not rn > _STALLED2 * bb:
                 break
-            x_new, r_new, rn_new = _krylov_step(S, product, b, x, r)
+            x_new, r_new, rn_new = _krylov_step(S, product, b, x, r, beta, dependence)
             if not rn_new < 0.25 * rn:
                 break
         x, r, rn = x_new, r_new, rn_new
     return x
 
 
-def _krylov_step(S, product, b, x, r):
+def _krylov_step(S, product, b, x, r, beta, dependence=None):
     """(x, b − As x, its squared norm) with x moved by the combination of the directions
-    S r, (S As) S r, … that minimises the residual."""
+    S r, (S As) S r, … that minimises the residual.
+
+    Only Ritz vectors of those directions take part, and not those that the regularisation
+    must keep: a Ritz value (the eigenvalue of As resolved) at rounding level (a redundant
+    row's null space), or constraint rows that nearly cancel along it (``dependence`` below
+    β, see :func:`dependence`). A mechanism passing a singular position has such a direction,
+    its eigenvalue falling through zero; resolved, it put λ ~ 3e9 on the IFToMM N-four-bar,
+    accelerations of 2e4 m/s² whose rounding (0.5 m/s²) kept Radau's Newton iterations from
+    converging at any step above 1e-11 s. The point mass's small eigenvalue instead comes from
+    its masses (1/I against 1/m), with rows far from cancelling: that one is resolved.
+    """
     D, W = [], []
     d = S(r)
     for _ in range(_KRYLOV):
@@ -294,15 +331,52 @@ def _krylov_step(S, product, b, x, r):
         W.append(w)
         d = S(w)
     D, W = np.array(D).T, np.array(W).T
-    # directions As hardly moves (the null space) get no weight: rcond drops them
-    c = np.linalg.lstsq(W, r, rcond=1e-10)[0]
-    x = x + D @ c
+    # an orthonormal basis of the directions (they grow nearly parallel) and As on it
+    U, s, Vt = np.linalg.svd(D, full_matrices=False)
+    keep = s > 1e-8 * s[0]
+    Q, AQ = U[:, keep], W @ (Vt[keep].T / s[keep])
+    theta, Y = np.linalg.eigh(0.5 * (Q.T @ AQ + AQ.T @ Q))
+    resolved = theta >= _NULL
+    if dependence is not None and resolved.any():
+        resolved[resolved] = dependence(Q @ Y[:, resolved]) >= _DEPENDENT * beta
+    if not resolved.any():
+        return x, r, r @ r
+    Y = Y[:, resolved]
+    c = np.linalg.lstsq(AQ @ Y, r, rcond=None)[0]
+    x = x + Q @ (Y @ c)
     r = b - product(x)
     return x, r, r @ r
 
 
-def solve_batch(A, rhs, beta):
-    """:func:`solve` for a batch of dense systems A (k, m, m), rhs (k, m) -> λ (k, m).
+def dependence(J, inv_d=None, order=None):
+    """ν(Z) (k,) = ‖Jᵀλ‖² / Σᵢ ‖Jᵢ‖² λᵢ² of the multiplier directions λ = inv_d ∘ Z (Z: (m, k),
+    rows taken in ``order`` of J's rows when given), for the Krylov step: about 1 when J's rows
+    are far from dependent along λ, 0 when they cancel (a redundant joint, a singular
+    position), whatever the masses. J: dense (m, c), sparse, or a callable λ ↦ Jᵀλ (m, k) →
+    (c, k) with its rows' squared norms as ``J.row_norms2``."""
+    def nu(Z):   # J is read only here: most solves never take the Krylov step
+        if callable(J):
+            transpose, norms2 = J, J.row_norms2
+        elif sparse.issparse(J):
+            transpose, norms2 = J.T.dot, np.asarray(J.multiply(J).sum(axis=1)).ravel()
+        else:
+            transpose, norms2 = J.T.dot, np.einsum("ij,ij->i", J, J)
+        lam = Z if inv_d is None else Z * inv_d[:, None]
+        if order is not None:
+            lam = lam[order]
+        force = transpose(lam)
+        return np.einsum("ck,ck->k", force, force) / np.maximum(norms2 @ lam ** 2, 1e-300)
+    return nu
+
+
+def _judge(J, inv_d, order=None):
+    """:func:`dependence` of J for a refinement, or None without J."""
+    return None if J is None else dependence(J, inv_d, order)
+
+
+def solve_batch(A, rhs, beta, J=None):
+    """:func:`solve` for a batch of dense systems A (k, m, m), rhs (k, m) -> λ (k, m); J (k, m, c)
+    the rows' Jacobians as :func:`solve` takes them.
 
     One batched inverse of the scaled, regularised matrices and the refinement of
     :func:`solve` on all items at once, each item stopping by its own test. Its
@@ -321,7 +395,8 @@ def solve_batch(A, rhs, beta):
     try:
         S = np.linalg.inv(As + beta_eye(m, beta))
     except np.linalg.LinAlgError:
-        return np.array([solve(a, r, beta) for a, r in zip(A, rhs)]).reshape(rhs.shape)
+        return np.array([solve(a, r, beta, None if J is None else J[i])
+                         for i, (a, r) in enumerate(zip(A, rhs))]).reshape(rhs.shape)
     x = np.einsum("kij,kj->ki", S, b)
     r = b - np.einsum("kij,kj->ki", As, x)
     rn = np.einsum("ki,ki->k", r, r)
@@ -341,5 +416,6 @@ def solve_batch(A, rhs, beta):
     # stalled far from the solution (an ill-conditioned item, see _refine): the Krylov step
     stalled = np.flatnonzero(rn > _STALLED2 * np.einsum("ki,ki->k", b, b))
     for i in stalled:
-        x[i] = _refine(lambda v: S[i] @ v, As[i].dot, b[i], x[i])
+        x[i] = _refine(lambda v: S[i] @ v, As[i].dot, b[i], beta, x[i],
+                       None if J is None else _judge(J[i], inv_d[i]))
     return x * inv_d

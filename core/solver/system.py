@@ -949,7 +949,7 @@ class System:
         if not self.sparse or Mi is not None:   # (a sparse model's implicit step brings a dense Mi and J)
             J = rows.J
             JM = J @ Mi
-            lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta)
+            lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta, J)
             return u_free + JM.T @ lam, lam
         bs = self._block_schur
         lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target - bs.product(rows.blocks, u_free),
@@ -1109,7 +1109,7 @@ class System:
             return self._constrained(B, rows, np.zeros(6 * self.n), residual, Mi)[0]
         J = rows.J[keep]
         JM = J @ self._minv(B)
-        return JM.T @ schur.solve(JM @ J.T, residual, self.beta)
+        return JM.T @ schur.solve(JM @ J.T, residual, self.beta, J)
 
     def _resync_angles(self, t, y):
         """Set the tracked angles to the geometric angles nearest to them."""

@@ -100,3 +100,26 @@ def test_block_schur_on_a_chain_sums_into_the_band():
     end_body = np.concatenate([np.arange(m) // 3, np.arange(m) // 3 + 1])
     bs = _check_block_schur(m, n, end_row, end_body, rng)
     assert bs.banded.banded and bs.banded.bandwidth <= 8
+
+
+def test_dependence_is_one_for_independent_rows_and_zero_for_cancelling_ones():
+    J = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 2.0, 0.0]])
+    nu = schur.dependence(J)(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -1.0]]))
+    np.testing.assert_allclose(nu, [1.0, 0.0], atol=1e-15)
+
+
+@pytest.mark.parametrize("eps", [1e-5, 3e-5])
+def test_rows_that_nearly_cancel_stay_regularised(eps):
+    """A unit mass held by two rows at an angle ε to each other (a mechanism next to a singular
+    position), asked to move by 1 and 1.001 along them: the exact solve needs λ ~ 1e-3/ε² and a
+    force of 1e-3/ε (100 at ε = 1e-5). The scaled eigenvalue ε²/4 is below β, so only the
+    refinement's Krylov step could resolve it; told J, it sees the rows cancel along that
+    direction (dependence ε²/2 < β) and leaves the regularised force (about 1.1). Without J it
+    cannot tell this from a point mass's ill-conditioning and resolves it."""
+    J = np.array([[1.0, 0.0], [1.0, eps]])
+    A, b = J @ J.T, np.array([1.0, 1.001])
+    exact = np.linalg.norm(J.T @ np.linalg.solve(A, b))
+    assert exact == pytest.approx(1e-3 / eps, rel=1e-2)
+    # both solves carry the rounding of a matrix conditioned 4/ε² (4e10): 1e-4 relative
+    assert np.linalg.norm(J.T @ schur.solve(A, b, 1e-8)) == pytest.approx(exact, rel=1e-4)
+    assert np.linalg.norm(J.T @ schur.solve(A, b, 1e-8, J)) < 2.0
