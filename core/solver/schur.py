@@ -12,10 +12,10 @@ Patterns without a narrow band, and the rest of the large-model code, use
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
-from scipy import sparse
+from scipy import linalg, sparse
 from scipy.linalg import blas, lapack
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
@@ -89,6 +89,61 @@ def solve(A, rhs, beta, J=None):
     return _refine(lambda v: _POTRS(c, v, lower=False)[0], As.dot, b, beta, x, _judge(J, inv_d)) * inv_d
 
 
+def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
+    """:func:`solve` of A − U K⁻¹ Uᵀ in place of A, for ``low_rank`` = (U (m, k), K (k, k)
+    symmetric positive definite), or of A alone when it is None; A dense or sparse.
+
+    Springs and contacts that the stepper takes implicitly turn M into M + h G D Gᵀ, whose
+    inverse is M⁻¹ − M⁻¹G K⁻¹ Gᵀ M⁻¹ with K = (hD)⁻¹ + Gᵀ M⁻¹ G; the constraints' matrix then
+    loses U K⁻¹ Uᵀ, U = J M⁻¹ G. Its regularised inverse comes from A's own factor by the
+    Woodbury identity ((A + βD − U K⁻¹ Uᵀ)⁻¹ = F + F U (K − Uᵀ F U)⁻¹ Uᵀ F, F = (A + βD)⁻¹), and the
+    refinement runs against the updated matrix; the scaling and β stay A's.
+    """
+    if low_rank is None:
+        return solve(A, rhs, beta, J)
+    U, K = low_rank
+    diag = A.diagonal()
+    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    try:
+        if isinstance(A, np.ndarray):
+            As = A * (inv_d[:, None] * inv_d)
+            factor, product = linalg.cho_factor(As + beta_eye(len(inv_d), beta), check_finite=False), As.dot
+            S = partial(linalg.cho_solve, factor, check_finite=False)
+        else:
+            A = A.tocsr()
+            rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+            As = sparse.csr_matrix((A.data * inv_d[rows] * inv_d[A.indices], A.indices, A.indptr), shape=A.shape)
+            S = splu((As + beta * sparse.identity(A.shape[0], format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
+            product = As.dot
+        S, product = _updated(S, product, U * inv_d[:, None], K)
+    except (RuntimeError, linalg.LinAlgError):
+        return _singular_low_rank(A, rhs, U, K)
+    return _refine(S, product, rhs * inv_d, beta, dependence=_judge(J, inv_d)) * inv_d
+
+
+def _updated(S, product, Us, K):
+    """(S, product) of a scaled matrix As, turned into those of As − Us K⁻¹ Usᵀ (Woodbury).
+    LinAlgError when the updated matrix is singular even with β (β = 0)."""
+    Y = S(Us)
+    capacitance = linalg.cho_factor(K - Us.T @ Y, check_finite=False)
+    K_factor = linalg.cho_factor(K, check_finite=False)
+
+    def solve_updated(v):
+        y = S(v)
+        return y + Y @ linalg.cho_solve(capacitance, Us.T @ y, check_finite=False)
+
+    def product_updated(x):
+        return product(x) - Us @ linalg.cho_solve(K_factor, Us.T @ x, check_finite=False)
+    return solve_updated, product_updated
+
+
+def _singular_low_rank(A, rhs, U, K):
+    """Least squares of A − U K⁻¹ Uᵀ, dense: a matrix singular even with β (β = 0 on a redundant
+    mechanism), as :func:`solve` takes it."""
+    A = A if isinstance(A, np.ndarray) else A.toarray()
+    return np.linalg.lstsq(A - U @ np.linalg.solve(K, U.T), rhs, rcond=None)[0]
+
+
 class BandedSchur:
     """:func:`solve` for matrices with one fixed symmetric sparsity pattern.
 
@@ -126,13 +181,23 @@ class BandedSchur:
         """The matrix (CSR) of the pattern's values ``data``."""
         return sparse.csr_matrix((data, (self.rows, self.cols)), shape=(self.m, self.m))
 
-    def solve(self, data, rhs, beta, J=None):
-        """λ of (A + β diag(A)) λ = rhs, refined towards A λ = rhs, as :func:`solve` does."""
+    def solve(self, data, rhs, beta, J=None, low_rank=None):
+        """λ of (A + β diag(A)) λ = rhs, refined towards A λ = rhs, as :func:`solve` does
+        (with ``low_rank`` see :func:`solve_low_rank`)."""
         if not self.banded:
-            return solve(self.matrix(data), rhs, beta, J)
+            return solve_low_rank(self.matrix(data), rhs, beta, low_rank, J)
         band = np.zeros((self.m, self.bandwidth + 1))
         band.flat[self._band_at] = data[self._upper]
-        return self.solve_band(band, rhs, beta, J)
+        return self.solve_band(band, rhs, beta, J, low_rank)
+
+    def matrix_of_band(self, band):
+        """A (CSR, original order) from :meth:`solve_band`'s band."""
+        kd = self.bandwidth
+        col, slot = np.nonzero(band)
+        r, c = self.perm[col - kd + slot], self.perm[col]   # band[col, slot]: A[perm[col - kd + slot], perm[col]]
+        off = r != c
+        return sparse.csr_matrix((np.concatenate([band[col, slot], band[col, slot][off]]),
+                                  (np.concatenate([r, c[off]]), np.concatenate([c, r[off]]))), shape=(self.m, self.m))
 
     def band_position(self, rows, cols):
         """Flat positions in the band (m, bandwidth + 1) of :meth:`solve_band` of the entries
@@ -141,7 +206,7 @@ class BandedSchur:
         lo, hi = np.minimum(ri, ci), np.maximum(ri, ci)
         return hi * (self.bandwidth + 1) + self.bandwidth + lo - hi
 
-    def solve_band(self, band, rhs, beta, J=None):
+    def solve_band(self, band, rhs, beta, J=None, low_rank=None):
         """:meth:`solve` from A's upper band in the permuted order: ``band[j, kd + i − j]`` =
         A[perm[i], perm[j]] for i ≤ j (kd = :attr:`bandwidth`; LAPACK's upper band storage,
         transposed). The whole refinement runs in the permuted order."""
@@ -155,14 +220,15 @@ class BandedSchur:
         regularised[kd] += beta
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
         if info != 0:  # not positive definite even with β (β = 0 on a redundant mechanism)
-            col, slot = np.nonzero(band)
-            r, c = self.perm[col - kd + slot], self.perm[col]   # band[col, slot]: A[perm[col - kd + slot], perm[col]]
-            off = r != c
-            A = sparse.csr_matrix((np.concatenate([band[col, slot], band[col, slot][off]]),
-                                   (np.concatenate([r, c[off]]), np.concatenate([c, r[off]]))), shape=(m, m))
-            return solve(A, rhs, beta, J)
-        x = _refine(lambda v: _PBTRS(c, v, lower=False)[0], lambda x: _SBMV(kd, 1.0, ab, x),
-                    rhs[self.perm] * inv_d, beta, dependence=_judge(J, inv_d, self.inv)) * inv_d
+            return solve_low_rank(self.matrix_of_band(band), rhs, beta, low_rank, J)
+        S, product = (lambda v: _PBTRS(c, v, lower=False)[0]), (lambda x: _SBMV(kd, 1.0, ab, x))
+        if low_rank is not None:
+            U, K = low_rank
+            try:
+                S, product = _updated(S, product, U[self.perm] * inv_d[:, None], K)
+            except linalg.LinAlgError:
+                return _singular_low_rank(self.matrix_of_band(band), rhs, U, K)
+        x = _refine(S, product, rhs[self.perm] * inv_d, beta, dependence=_judge(J, inv_d, self.inv)) * inv_d
         return x[self.inv]
 
 
@@ -236,10 +302,12 @@ class BlockSchur:
         return np.bincount(self.end_row, weights=np.einsum("ej,ej->e", blocks, u[self.end_cols]),
                            minlength=self.m)
 
-    def solve(self, blocks, inv_mass, I_W_inv, rhs, beta):
+    def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None):
         """λ of (J M⁻¹ Jᵀ + βD) λ = rhs (as :func:`solve`) and M⁻¹ Jᵀ λ (6n,), split layout.
 
-        ``inv_mass`` (n,) 1/kg, ``I_W_inv`` (n, 3, 3) world-axes inverse inertias.
+        ``inv_mass`` (n,) 1/kg, ``I_W_inv`` (n, 3, 3) world-axes inverse inertias. With
+        ``low_rank`` = (U, K) the matrix is J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (:func:`solve_low_rank`); the
+        second result stays M⁻¹ Jᵀ λ.
         """
         Jg = np.bincount(self._group_at, weights=blocks.ravel(), minlength=6 * self._groups).reshape(-1, 6)
         JM = np.empty_like(Jg)              # J M⁻¹ per block
@@ -250,10 +318,10 @@ class BlockSchur:
         A = np.bincount(self._at, weights=values, minlength=self._size)
         J = _BlockTranspose(self, Jg)
         if self.banded.banded:
-            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J)
+            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J, low_rank)
         else:
             A += np.bincount(self._at_mirror, weights=values[self._mirror], minlength=self._size)
-            lam = self.banded.solve(A, rhs, beta, J)
+            lam = self.banded.solve(A, rhs, beta, J, low_rank)
         du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
                          minlength=6 * self.n).reshape(self.n, 6)
         return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])

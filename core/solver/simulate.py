@@ -442,7 +442,7 @@ class _Run:
         stepper's implicit contacts, with the energy that changes form in the run as the scale."""
         sysm, s = self.sys, self.s
         implicit = None
-        if s.integrator == "stepper" and sysm.implicit_lines and len(sysm.contacts):
+        if s.integrator == "stepper" and len(sysm.contacts):
             implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T))
         for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else self.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit):

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import sparse
+from scipy import linalg, sparse
 
 from ..contacts import ContactSet
 from ..forces.elements import AppliedForces, Bushings, RotationalSprings, TranslationalSprings
@@ -57,10 +57,6 @@ _IMPLICIT_H_DAMP = 0.5
 _IMPLICIT_PASSES = 4
 #: steps for which the stepper keeps its springs' explicit/implicit verdicts
 _SPRING_RECHECK = 16
-#: most velocity columns (6 per body) of a model on the sparse path whose stepper still takes stiff
-#: elements implicitly, with dense algebra in the steps that have any (measured, one BLAS thread, a
-#: train of carts on stiff springs: 1.7 ms such a step at 20 bodies, 26 ms at 81, 42 ms at 100)
-_IMPLICIT_COLUMNS = 600
 #: owners of non-contact lines: springs and bushings (verdicts kept), actuators (judged every step)
 _SPRING, _ACTUATOR = -1, -2
 _XYZ = np.arange(3)
@@ -383,11 +379,8 @@ class System:
         b = np.arange(n)[:, None, None]
         i, j = np.arange(3)[None, :, None], np.arange(3)[None, None, :]
         self._Mi_ang = ((3 * n + 3 * b + i) * (6 * n) + 3 * n + 3 * b + j).ravel()
-        #: the stepper takes stiff elements implicitly (dense algebra): every model on the dense
-        #: path, and those on the sparse path up to _IMPLICIT_COLUMNS velocity columns
-        self.implicit_lines = not self.sparse or 6 * n <= _IMPLICIT_COLUMNS
-        self._Mi0 = np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)])) if self.implicit_lines else None
-        self._M0 = np.diag(np.concatenate([np.repeat(self.mass, 3), np.zeros(3 * n)])) if self.implicit_lines else None
+        self._Mi0 = None if self.sparse else np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)]))
+        self._M0 = None if self.sparse else np.diag(np.concatenate([np.repeat(self.mass, 3), np.zeros(3 * n)]))
         # per-joint generalized reaction of each joint's rows on each body (results)
         owner = self.layout.row_owner()
         nj = len(cm.joints)
@@ -472,10 +465,9 @@ class System:
             return sparse.csr_matrix((data, self._J_indices, self._J_indptr), shape=(m, cols))
         return np.bincount(self._flat, weights=blocks.ravel(), minlength=m * cols).reshape(m, cols)
 
-    def _minv(self, B: Bodies, dense=False):
-        """M⁻¹ (6n, 6n), split layout, dense or CSR like J (dense when asked: the sparse path's
-        implicit steps)."""
-        if self.sparse and not dense:
+    def _minv(self, B: Bodies):
+        """M⁻¹ (6n, 6n), split layout, dense or CSR like J."""
+        if self.sparse:
             data = np.concatenate([self._Mi_lin, B.I_W_inv.ravel()])
             return sparse.csr_matrix((data, self._Mi_indices, self._Mi_indptr), shape=(6 * self.n, 6 * self.n))
         Mi = self._Mi0.copy()
@@ -681,7 +673,7 @@ class System:
         # the springs' kept verdict: while it says "all explicit", their lines are not even built
         verdict = self._spring_verdict(h)
         settled = verdict is not None and not (verdict[0].any() or verdict[1].any())
-        lines = [] if self.implicit_lines else None
+        lines = []
         coords = self._coords_of(B, K, y, rows)
         F, _ = self.forces(t, B, K, coords, details=False, gyroscopic=False, lines=lines,
                            spring_lines=not settled, actuator_lines=self._actuators_may_be_stiff(B, h))
@@ -702,17 +694,12 @@ class System:
         Mi = None if self.sparse else self._minv(B)
         stiff = (self._implicit_elements(B, lines, h, y[self.sl_u], rows, Mi, None if settled else verdict)
                  if lines else None)
-        Mi_step = Mi
-        if stiff is not None and Mi is None:
-            # a model on the sparse path with elements to take implicitly: that step is solved
-            # with dense matrices (the joints' recheck of the elements' masses was skipped)
-            Mi_step = self._minv(B, dense=True)
-            if rows is not None:
-                rows._J = rows.J.toarray()
+        # (on the sparse path the joints' recheck of the elements' masses is skipped)
+        implicit_step = self._implicit_step_sparse if self.sparse else self._implicit_step
         if rows is None:
             if stiff is None:
                 return B, u_free, coords
-            u = self._implicit_step(B, stiff, u_free, h, Mi=Mi_step)
+            u = implicit_step(B, stiff, u_free, h)
             self._tally_implicit(stiff, u, h)
             return B, u, coords
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
@@ -721,7 +708,7 @@ class System:
         def solve(u_free):
             if stiff is None:
                 return self._constrained(B, rows, u_free, b, Mi)[0]
-            return self._implicit_step(B, stiff, u_free, h, rows, b, Mi_step)
+            return implicit_step(B, stiff, u_free, h, rows, b)
         u = solve(u_free)
         # jointed bodies that their gyroscopic torque turns at all (none turning about a principal axis)
         if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
@@ -831,18 +818,22 @@ class System:
                       owner[keep], c[keep], point[keep])
 
     def _lines_matrix(self, b1, b2, e, a1, a2):
-        """G (6n, k), split layout: column j maps u to ṡ_j = e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂
-        (for a force along e through points r₁, r₂ from the COMs, a = r × e; for a torque
-        about e, e = 0 and a = the axis); the ground's (-1) ends add nothing."""
+        """G (6n, k), split layout, dense or CSC like J: column j maps u to ṡ_j = e·(v₁ − v₂) +
+        a₁·ω₁ − a₂·ω₂ (for a force along e through points r₁, r₂ from the COMs, a = r × e; for a
+        torque about e, e = 0 and a = the axis); the ground's (-1) ends add nothing."""
         n, E = self.n, len(b1)
         body = np.stack([b1, b2], axis=1)                                          # (E, 2)
         at = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
         vals = np.concatenate([np.stack([e, -e], axis=1), np.stack([a1, -a2], axis=1)], axis=2)
         on = (body >= 0)[..., None]
+        if self.sparse:   # 12 entries a column, 6 at the ground
+            keep = np.broadcast_to(on, at.shape).ravel()
+            column = np.broadcast_to(np.arange(E)[:, None, None], at.shape).ravel()[keep]
+            return sparse.csc_matrix((vals.ravel()[keep], (at.ravel()[keep], column)), shape=(6 * n, E))
         flat = np.where(on, at, 0) * E + np.arange(E)[:, None, None]
         return np.bincount(flat.ravel(), weights=(vals * on).ravel(), minlength=6 * n * E).reshape(6 * n, E)
 
-    def _implicit_step(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None, Mi=None):
+    def _implicit_step(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None):
         """The stepper's new velocities (6n,) with the elements of :meth:`_implicit_elements`
         at their end-of-step forces f = f₀ + D ṡ' − C ṡ (linearly implicit: the extension
         moves by h ṡ'), so (M + h G D Gᵀ) u' = M u_free + h G C ṡ, then the joints'
@@ -868,13 +859,50 @@ class System:
             pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)
             if not pull.any():
                 break
-            # released with their friction; their explicit forces taken back
-            pull |= active & ~st.push & (st.point >= 0) & np.isin(st.point, st.point[pull])
-            active &= ~pull
-            Mi = self._minv(B) if Mi is None else Mi
-            u_free = u_free + h * (Mi @ (st.G[:, pull] @ st.f0[pull]))
+            active, u_free = self._release(B, st, active, pull, u_free, h)
         st.active = active
         return u
+
+    def _implicit_step_sparse(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None):
+        """:meth:`_implicit_step` on the sparse path, with no dense (6n, 6n) matrix: by Woodbury's
+        identity (M + h G D Gᵀ)⁻¹ = M⁻¹ − M⁻¹G K⁻¹ Gᵀ M⁻¹ with K = (hD)⁻¹ + Gᵀ M⁻¹ G (k × k for the
+        k lines), and the joints' matrix J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (U = J M⁻¹ G) is solved from the
+        banded factor of J M⁻¹ Jᵀ by the same identity (:func:`.schur.solve_low_rank`)."""
+        st = stiff
+        Mi = self._minv(B)
+        active = np.ones(len(st.D), bool)
+        for _ in range(_IMPLICIT_PASSES):
+            key = active.tobytes()
+            if key not in st.inverse:
+                Ga = st.G[:, np.flatnonzero(active)]
+                MiG = (Mi @ Ga).tocsc()
+                K = (Ga.T @ MiG).toarray() + np.diag(1.0 / (h * st.D[active]))
+                U = (rows.J @ MiG).toarray() if rows is not None else None
+                st.inverse[key] = (Ga, MiG, K, linalg.cho_factor(K, check_finite=False), U)
+            Ga, MiG, K, K_factor, U = st.inverse[key]
+            z = u_free + MiG @ (h * (st.C * st.rate)[active])
+            u = z - MiG @ linalg.cho_solve(K_factor, Ga.T @ z, check_finite=False)
+            if rows is not None:
+                bs = self._block_schur
+                lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, b - bs.product(rows.blocks, u),
+                                   self.beta, low_rank=(U, K))
+                u = u + du - MiG @ linalg.cho_solve(K_factor, U.T @ lam, check_finite=False)
+            if not st.any_push:
+                break
+            pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)
+            if not pull.any():
+                break
+            active, u_free = self._release(B, st, active, pull, u_free, h)
+        st.active = active
+        return u
+
+    def _release(self, B: Bodies, st: "_Stiff", active, pull, u_free, h):
+        """(active, u_free) with the contact points ``pull`` released with their friction: their
+        explicit forces are taken back out of u_free."""
+        pull = np.flatnonzero(pull | (active & ~st.push & (st.point >= 0) & np.isin(st.point, st.point[pull])))
+        active = active.copy()
+        active[pull] = False
+        return active, u_free + h * self._minv_dot(B, st.G[:, pull] @ st.f0[pull])
 
     def _tally_implicit(self, stiff: "_Stiff", u, h):
         """Add a step's energy taken out by implicit contact stiffness to :attr:`implicit_loss`,
@@ -886,7 +914,7 @@ class System:
         if not st.any_push:
             return
         on = st.active & st.push & (st.owner >= 0)
-        rate2 = (st.G[:, on].T @ u) ** 2
+        rate2 = (st.G[:, np.flatnonzero(on)].T @ u) ** 2
         np.add.at(self.implicit_loss, st.owner[on], 0.5 * h * (st.D[on] - st.C[on]) * rate2)
         np.add.at(self.implicit_damped, st.owner[on], h * st.c[on] * rate2)
 
@@ -946,7 +974,7 @@ class System:
         Small models use the dense J and M⁻¹ (``Mi``); large ones J's blocks
         (:class:`.schur.BlockSchur`).
         """
-        if not self.sparse or Mi is not None:   # (a sparse model's implicit step brings a dense Mi and J)
+        if not self.sparse or Mi is not None:
             J = rows.J
             JM = J @ Mi
             lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta, J)
@@ -1144,11 +1172,11 @@ def _solve_regularised(A, R):
 
 
 class _Stiff:
-    """A step's implicitly treated elements (System._implicit_elements): G (6n, k) with
-    ṡ = Gᵀu (split layout), D = h k + c and C = c of their implicit parts, ṡ at the step's
-    start, f₀, push-only flags, contact index (-1: a spring), damping c and contact point
-    (-1: none), all (k,); with
-    the step's mass matrix and the inverses of M + h G D Gᵀ per active set once solved."""
+    """A step's implicitly treated elements (System._implicit_elements): G (6n, k; dense, or CSC
+    on the sparse path) with ṡ = Gᵀu (split layout), D = h k + c and C = c of their implicit
+    parts, ṡ at the step's start, f₀, push-only flags, contact index (-1: a spring), damping c
+    and contact point (-1: none), all (k,); with the step's mass matrix and, per active set once
+    solved, the inverse of M + h G D Gᵀ (dense path) or its Woodbury factors (sparse path)."""
 
     __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "any_push", "M", "inverse", "active")
 

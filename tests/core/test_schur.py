@@ -75,6 +75,19 @@ def _check_block_schur(m, n, end_row, end_body, rng):
     exact = np.linalg.solve(A, rhs)
     np.testing.assert_allclose(lam, exact, rtol=0, atol=1e-10 * np.max(np.abs(exact)))
     np.testing.assert_allclose(du, Mi @ J.T @ lam, rtol=0, atol=1e-12 * np.max(np.abs(du)))
+    # stiff lines taken implicitly: J (M + G W Gᵀ)⁻¹ Jᵀ = A − U K⁻¹ Uᵀ (Woodbury), with
+    # K = W⁻¹ + Gᵀ M⁻¹ G and U = J M⁻¹ G; W spans six orders (soft to stiff lines)
+    G = rng.normal(size=(6 * n, 7)) * (rng.uniform(size=(6 * n, 7)) < 0.2)
+    W = 10.0 ** rng.uniform(-2, 4, 7)
+    K, U = np.diag(1.0 / W) + G.T @ Mi @ G, J @ Mi @ G
+    updated = J @ np.linalg.inv(np.linalg.inv(Mi) + (G * W) @ G.T) @ J.T
+    assert np.linalg.cond(updated) < 1e5
+    lam, du = bs.solve(blocks, inv_mass, I_inv, rhs, 1e-8, low_rank=(U, K))
+    exact = np.linalg.solve(updated, rhs)
+    np.testing.assert_allclose(lam, exact, rtol=0, atol=1e-9 * np.max(np.abs(exact)))
+    np.testing.assert_allclose(du, Mi @ J.T @ lam, rtol=0, atol=1e-12 * np.max(np.abs(du)))
+    np.testing.assert_allclose(schur.solve_low_rank(A, rhs, 1e-8, (U, K)), exact, rtol=0,
+                               atol=1e-9 * np.max(np.abs(exact)))
     return bs
 
 
