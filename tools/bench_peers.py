@@ -937,6 +937,8 @@ def sweeps(problem: Problem, quick):
                 ("BDF rtol 1e-8 atol 1e-10", dict(integrator="BDF", rtol=1e-8, atol=1e-10)),
                 ("LSODA rtol 1e-6 atol 1e-8", dict(integrator="LSODA", rtol=1e-6, atol=1e-8)),
                 ("LSODA rtol 1e-8 atol 1e-10", dict(integrator="LSODA", rtol=1e-8, atol=1e-10)),
+                ("LSODA rtol 1e-9 atol 1e-11", dict(integrator="LSODA", rtol=1e-9, atol=1e-11)),
+                ("LSODA rtol 1e-10 atol 1e-12", dict(integrator="LSODA", rtol=1e-10, atol=1e-12)),
                 ("Radau rtol 1e-6 atol 1e-8", dict(integrator="Radau", rtol=1e-6, atol=1e-8)),
                 ("DOP853 rtol 1e-6 atol 1e-8", dict(integrator="DOP853", rtol=1e-6, atol=1e-8)),
                 # the fixed-step modes that stay stable on the stiff couplers: MuJoCo's implicitfast
