@@ -885,7 +885,7 @@ class System:
             if rows is not None:
                 bs = self._block_schur
                 lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, b - bs.product(rows.blocks, u),
-                                   self.beta, low_rank=(U, K))
+                                   self.beta, low_rank=(U, K) if len(K) else None)
                 u = u + du - MiG @ linalg.cho_solve(K_factor, U.T @ lam, check_finite=False)
             if not st.any_push:
                 break
