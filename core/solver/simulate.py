@@ -338,8 +338,7 @@ class _Run:
                         "mode (see the stiff-model warning): use a smaller step, or BDF or Radau")
         try:
             if sysm.n_rows:
-                B = sysm.bodies(y)
-                C, J, *_ = sysm.constraints(sysm.kinematics(B), y[sysm.sl_a], t)
+                C = sysm.constraint_rows(t, y).C
                 Cp = np.where(sysm.position_rows, np.abs(C), 0.0)
                 worst = int(np.argmax(Cp))
                 if Cp[worst] > self.s.projection_tolerance:
@@ -347,8 +346,7 @@ class _Run:
                             "position (e.g. a four-bar reaching a dead point) or a stiff force" + hint)
                 # near a dead point the Jacobian is nearly rank deficient: fewer singular
                 # values stand clear (1e-4 of the largest) than the rank it had at t = 0
-                sv = np.linalg.svd(J.reshape(sysm.n_rows, -1), compute_uv=False)
-                if np.sum(sv > _NEAR_SINGULAR * sv[0]) < sysm.n_rows - self.redundant:
+                if sysm.redundancy(t, y, _NEAR_SINGULAR) > self.redundant:
                     return ("the mechanism reached a singular position where its joints lose a degree of "
                             "freedom (e.g. a four-bar at a dead point, or a crank driven past the reach of "
                             "its rod)" + hint)

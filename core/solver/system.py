@@ -1149,16 +1149,29 @@ class System:
         tracked = y[self.sl_a]
         y[self.sl_a] = tracked + wrap(geo - tracked)
 
-    def redundancy(self, t, y) -> int:
-        """Number of redundant constraint rows at (t, y): rows − rank(J)."""
+    def constraint_rows(self, t, y) -> Rows:
+        """The constraint rows at (t, y) (J assembled on first use)."""
+        return self._rows(self.bodies(y), y[self.sl_a], t)
+
+    def redundancy(self, t, y, rel=None) -> int:
+        """Number of redundant constraint rows at (t, y): rows − rank(J), a singular value below
+        ``rel`` of the largest counting as zero (None: rounding level). Models on the sparse path
+        take the eigenvalues of J Jᵀ with unit diagonal instead of J's singular values
+        (:meth:`.schur.BlockSchur.rank_deficiency`)."""
         if not self.n_rows:
             return 0
-        J = self._rows(self.bodies(y), y[self.sl_a], t).J
+        rows = self.constraint_rows(t, y)
+        if self.sparse:
+            deficiency = self._block_schur.rank_deficiency(rows.blocks, rel)
+            if deficiency is not None:
+                return deficiency
+        J = rows.J
         Jf = J.toarray() if sparse.issparse(J) else J
         if Jf.size == 0:
             return self.n_rows
         sv = np.linalg.svd(Jf, compute_uv=False)
-        tol = max(Jf.shape) * np.finfo(float).eps * (sv[0] if len(sv) else 0.0) * 1e3
+        top = sv[0] if len(sv) else 0.0
+        tol = top * (max(Jf.shape) * np.finfo(float).eps * 1e3 if rel is None else rel)
         return int(self.n_rows - np.sum(sv > tol))
 
 

@@ -136,3 +136,42 @@ def test_rows_that_nearly_cancel_stay_regularised(eps):
     # both solves carry the rounding of a matrix conditioned 4/ε² (4e10): 1e-4 relative
     assert np.linalg.norm(J.T @ schur.solve(A, b, 1e-8)) == pytest.approx(exact, rel=1e-4)
     assert np.linalg.norm(J.T @ schur.solve(A, b, 1e-8, J)) < 2.0
+
+
+@pytest.mark.parametrize("tilt, band_count", [(1e-3, 8), (1e-6, 9)])
+def test_rank_deficiency_from_the_band_equals_the_svd_count(tilt, band_count):
+    """A chain of 40 bodies (3 rows per joint) with 7 rows repeated (redundant), one row a
+    combination of two others on the same bodies, and a near twin of a row tilted by ``tilt``.
+    An SVD of J counts 8 redundant rows either way (the twin's singular value is 2e-4 or 2e-7 of
+    the largest). The banded eigenvalues of J Jᵀ count the same 8 when the twin stands clear of
+    their resolution (about 5e-5 of the largest singular value) and 9 when it is below it; with
+    a threshold of 1e-2 (a mechanism near a singular position) the twin counts."""
+    rng = np.random.default_rng(7)
+    n = 40
+    base_rows = 3 * (n - 1)
+    body = np.arange(base_rows) // 3
+    dup = rng.choice(base_rows, 7, replace=False)
+    combo = base_rows + 7
+    end_row = np.concatenate([np.arange(base_rows), np.arange(base_rows), base_rows + np.arange(7),
+                              base_rows + np.arange(7), [combo, combo], [combo + 1, combo + 1]])
+    end_body = np.concatenate([body, body + 1, body[dup], body[dup] + 1, [body[0], body[0] + 1],
+                               [body[3], body[3] + 1]])
+    m = combo + 2
+    blocks = rng.normal(size=(len(end_row), 6))
+    k = 2 * base_rows
+    blocks[k:k + 7] = blocks[dup]                                  # repeated rows
+    blocks[k + 7:k + 14] = blocks[base_rows + dup]
+    blocks[k + 14:k + 16] = 2.0 * blocks[[0, base_rows]] - 0.5 * blocks[[1, base_rows + 1]]   # a combination
+    twin = blocks[[3, base_rows + 3]].copy()
+    twin[:, 3:] += tilt * rng.normal(size=(2, 3))
+    blocks[k + 16:k + 18] = twin
+    bs = schur.BlockSchur(m, n, end_row, end_body)
+    assert bs.banded.banded
+    J = np.zeros((m, 6 * n))
+    for e, (r, b) in enumerate(zip(end_row, end_body)):
+        J[r, 3 * b:3 * b + 3] += blocks[e, :3]
+        J[r, 3 * n + 3 * b:3 * n + 3 * b + 3] += blocks[e, 3:]
+    sv = np.linalg.svd(J, compute_uv=False)
+    assert m - np.sum(sv > max(J.shape) * np.finfo(float).eps * sv[0] * 1e3) == 8
+    assert bs.rank_deficiency(blocks) == band_count
+    assert bs.rank_deficiency(blocks, 1e-2) == 9
