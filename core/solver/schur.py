@@ -39,6 +39,11 @@ POSV, _POTRS, _PBTRF, _PBTRS = lapack.get_lapack_funcs(("posv", "potrs", "pbtrf"
 _SBMV = blas.get_blas_funcs("sbmv", (np.zeros((1, 1)),))
 #: banded storage is used while it holds at most this share of the dense matrix
 _BAND_SHARE = 0.25
+#: a low-rank update with more columns than this is solved as one augmented sparse system
+#: instead of by Woodbury's identity (the stepper on a train of carts on stiff springs, a column
+#: each, ms a step by Woodbury / augmented: 49 columns 2.6 / 3.0, 99 4.3 / 4.4, 199 15 / 4.1,
+#: 399 49 / 6.7)
+_AUGMENT_ABOVE = 100
 
 
 def use_sparse(rows: int, cols: int) -> bool:
@@ -96,8 +101,11 @@ def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
     Springs and contacts that the stepper takes implicitly turn M into M + h G D Gᵀ, whose
     inverse is M⁻¹ − M⁻¹G K⁻¹ Gᵀ M⁻¹ with K = (hD)⁻¹ + Gᵀ M⁻¹ G; the constraints' matrix then
     loses U K⁻¹ Uᵀ, U = J M⁻¹ G. Its regularised inverse comes from A's own factor by the
-    Woodbury identity ((A + βD − U K⁻¹ Uᵀ)⁻¹ = F + F U (K − Uᵀ F U)⁻¹ Uᵀ F, F = (A + βD)⁻¹), and the
-    refinement runs against the updated matrix; the scaling and β stay A's.
+    Woodbury identity ((A + βD − U K⁻¹ Uᵀ)⁻¹ = F + F U (K − Uᵀ F U)⁻¹ Uᵀ F, F = (A + βD)⁻¹), or,
+    for a sparse A with more than :data:`_AUGMENT_ABOVE` columns in U, from one sparse LU of
+    [[A + βD, U], [Uᵀ, K]] (its first block row, with Uᵀλ + Kμ = 0, is the updated system); the
+    refinement runs against the updated matrix; the scaling and β stay A's. U and K may be
+    sparse.
     """
     if low_rank is None:
         return solve(A, rhs, beta, J)
@@ -105,20 +113,51 @@ def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
     diag = A.diagonal()
     inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
     try:
+        if not isinstance(A, np.ndarray) and U.shape[1] > _AUGMENT_ABOVE:
+            S, product = _augmented(_scaled(A, inv_d), beta, sparse.csr_matrix(U).multiply(inv_d[:, None]).tocsr(),
+                                    sparse.csc_matrix(K))
+            return _refine(S, product, rhs * inv_d, beta, dependence=_judge(J, inv_d)) * inv_d
+        U, K = _dense(U), _dense(K)
         if isinstance(A, np.ndarray):
             As = A * (inv_d[:, None] * inv_d)
             factor, product = linalg.cho_factor(As + beta_eye(len(inv_d), beta), check_finite=False), As.dot
             S = partial(linalg.cho_solve, factor, check_finite=False)
         else:
-            A = A.tocsr()
-            rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
-            As = sparse.csr_matrix((A.data * inv_d[rows] * inv_d[A.indices], A.indices, A.indptr), shape=A.shape)
+            As = _scaled(A, inv_d)
             S = splu((As + beta * sparse.identity(A.shape[0], format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
             product = As.dot
         S, product = _updated(S, product, U * inv_d[:, None], K)
     except (RuntimeError, linalg.LinAlgError):
         return _singular_low_rank(A, rhs, U, K)
     return _refine(S, product, rhs * inv_d, beta, dependence=_judge(J, inv_d)) * inv_d
+
+
+def _scaled(A, inv_d):
+    """The sparse A (CSR) scaled as inv_d[i] A[i, j] inv_d[j]."""
+    A = A.tocsr()
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    return sparse.csr_matrix((A.data * inv_d[rows] * inv_d[A.indices], A.indices, A.indptr), shape=A.shape)
+
+
+def _dense(X):
+    return X.toarray() if sparse.issparse(X) else X
+
+
+def _augmented(As, beta, Us, K):
+    """(S, product) of As − Us K⁻¹ Usᵀ (all sparse) from one sparse LU of the augmented matrix
+    [[As + βI, Us], [Usᵀ, K]]; RuntimeError when it is singular."""
+    m = As.shape[0]
+    lu = splu(sparse.bmat([[As + beta * sparse.identity(m, format="csr"), Us], [Us.T, K]], format="csc"),
+              permc_spec="MMD_AT_PLUS_A")
+    K_lu = splu(K)
+    pad = np.zeros(K.shape[0])
+
+    def solve_updated(v):
+        return lu.solve(np.concatenate([v, pad]))[:m]
+
+    def product_updated(x):
+        return As @ x - Us @ K_lu.solve(Us.T @ x)
+    return solve_updated, product_updated
 
 
 def _updated(S, product, Us, K):
@@ -140,8 +179,8 @@ def _updated(S, product, Us, K):
 def _singular_low_rank(A, rhs, U, K):
     """Least squares of A − U K⁻¹ Uᵀ, dense: a matrix singular even with β (β = 0 on a redundant
     mechanism), as :func:`solve` takes it."""
-    A = A if isinstance(A, np.ndarray) else A.toarray()
-    return np.linalg.lstsq(A - U @ np.linalg.solve(K, U.T), rhs, rcond=None)[0]
+    U, K = _dense(U), _dense(K)
+    return np.linalg.lstsq(_dense(A) - U @ np.linalg.solve(K, U.T), rhs, rcond=None)[0]
 
 
 class BandedSchur:
@@ -210,6 +249,8 @@ class BandedSchur:
         """:meth:`solve` from A's upper band in the permuted order: ``band[j, kd + i − j]`` =
         A[perm[i], perm[j]] for i ≤ j (kd = :attr:`bandwidth`; LAPACK's upper band storage,
         transposed). The whole refinement runs in the permuted order."""
+        if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
+            return solve_low_rank(self.matrix_of_band(band), rhs, beta, low_rank, J)
         m, kd = self.m, self.bandwidth
         diag = band[:, kd]
         inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
@@ -223,7 +264,7 @@ class BandedSchur:
             return solve_low_rank(self.matrix_of_band(band), rhs, beta, low_rank, J)
         S, product = (lambda v: _PBTRS(c, v, lower=False)[0]), (lambda x: _SBMV(kd, 1.0, ab, x))
         if low_rank is not None:
-            U, K = low_rank
+            U, K = _dense(low_rank[0]), _dense(low_rank[1])
             try:
                 S, product = _updated(S, product, U[self.perm] * inv_d[:, None], K)
             except linalg.LinAlgError:

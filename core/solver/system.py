@@ -25,7 +25,8 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import linalg, sparse
+from scipy import sparse
+from scipy.sparse.linalg import splu
 
 from ..contacts import ContactSet
 from ..forces.elements import AppliedForces, Bushings, RotationalSprings, TranslationalSprings
@@ -876,17 +877,21 @@ class System:
             if key not in st.inverse:
                 Ga = st.G[:, np.flatnonzero(active)]
                 MiG = (Mi @ Ga).tocsc()
-                K = (Ga.T @ MiG).toarray() + np.diag(1.0 / (h * st.D[active]))
-                U = (rows.J @ MiG).toarray() if rows is not None else None
-                st.inverse[key] = (Ga, MiG, K, linalg.cho_factor(K, check_finite=False), U)
-            Ga, MiG, K, K_factor, U = st.inverse[key]
-            z = u_free + MiG @ (h * (st.C * st.rate)[active])
-            u = z - MiG @ linalg.cho_solve(K_factor, Ga.T @ z, check_finite=False)
+                # sparse: lines couple only through shared bodies
+                K = (Ga.T @ MiG + sparse.diags(1.0 / (h * st.D[active]))).tocsc()
+                U = (rows.J @ MiG).tocsr() if rows is not None else None
+                st.inverse[key] = (Ga, MiG, K, splu(K).solve if K.shape[0] else None, U)
+            Ga, MiG, K, K_solve, U = st.inverse[key]
+            if K_solve is None:   # every line released
+                u = u_free
+            else:
+                z = u_free + MiG @ (h * (st.C * st.rate)[active])
+                u = z - MiG @ K_solve(Ga.T @ z)
             if rows is not None:
                 bs = self._block_schur
                 lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, b - bs.product(rows.blocks, u),
-                                   self.beta, low_rank=(U, K) if len(K) else None)
-                u = u + du - MiG @ linalg.cho_solve(K_factor, U.T @ lam, check_finite=False)
+                                   self.beta, low_rank=(U, K) if K_solve is not None else None)
+                u = u + du - (MiG @ K_solve(U.T @ lam) if K_solve is not None else 0.0)
             if not st.any_push:
                 break
             pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)

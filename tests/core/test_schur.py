@@ -88,6 +88,16 @@ def _check_block_schur(m, n, end_row, end_body, rng):
     np.testing.assert_allclose(du, Mi @ J.T @ lam, rtol=0, atol=1e-12 * np.max(np.abs(du)))
     np.testing.assert_allclose(schur.solve_low_rank(A, rhs, 1e-8, (U, K)), exact, rtol=0,
                                atol=1e-9 * np.max(np.abs(exact)))
+    # many lines: one sparse LU of the augmented system instead (U and K sparse)
+    from scipy import sparse
+    low_rank = (sparse.csr_matrix(U), sparse.csc_matrix(K))
+    for augment_above in (0, 10 ** 9):
+        schur._AUGMENT_ABOVE = augment_above
+        try:
+            lam, _ = bs.solve(blocks, inv_mass, I_inv, rhs, 1e-8, low_rank=low_rank)
+        finally:
+            schur._AUGMENT_ABOVE = 100
+        np.testing.assert_allclose(lam, exact, rtol=0, atol=1e-9 * np.max(np.abs(exact)))
     return bs
 
 
