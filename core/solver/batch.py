@@ -114,16 +114,18 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
             Ju = np.bincount(flat, weights=np.einsum("kej,kej->ke", blocks, u[:, sysm._end_cols]).ravel(),
                              minlength=k * m).reshape(k, m) - vel_t
         return Batch(P, I_W, None, None, C, Ju, blocks, None, elastic, tuple(applied), None, None)
-    Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
-    size = Mi[0].size
-    np.put(Mi, (np.arange(k)[:, None] * size + sysm._Mi_ang).ravel(), I_W_inv)
-    u0 = np.einsum("kij,kj->ki", Mi, F.reshape(k, 6 * n))
+    # M⁻¹ f per body; the dense (k, 6n, 6n) M⁻¹ only where J M⁻¹ needs it (60 free bodies: 0.8 GB)
+    F = F.reshape(k, 2, n, 3)
+    u0 = np.concatenate([(F[:, 0] * sysm._inv_mass[:, None]).reshape(k, 3 * n),
+                         np.einsum("knij,knj->kni", I_W_inv, F[:, 1]).reshape(k, 3 * n)], axis=1)
     lam = np.zeros((k, m))
     C = Ju = np.zeros((k, m))
     blocks = np.zeros((k, 0, 6))
     udot = u0
     J = JM = np.zeros((k, 0, 6 * n))
     if m:
+        Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
+        np.put(Mi, (np.arange(k)[:, None] * Mi[0].size + sysm._Mi_ang).ravel(), I_W_inv)
         C, quad, blocks, vel_t, acc_t = _rows(sysm, P, K, coords, t)
         cols = 6 * n
         flat = (np.arange(k)[:, None] * (m * cols) + sysm._flat).ravel()

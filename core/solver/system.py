@@ -58,6 +58,10 @@ _IMPLICIT_H_DAMP = 0.5
 _IMPLICIT_PASSES = 4
 #: steps for which the stepper keeps its springs' explicit/implicit verdicts
 _SPRING_RECHECK = 16
+#: bodies from which a model with no joint takes the stepper's implicit lines sparse (measured on
+#: free bodies in a line joined by stiff springs, ms a step dense / sparse: 20 bodies 1.5 / 2.5,
+#: 50 8.9 / 2.7, 100 37 / 2.3)
+_SPARSE_LINES_BODIES = 30
 #: owners of non-contact lines: springs and bushings (verdicts kept), actuators (judged every step)
 _SPRING, _ACTUATOR = -1, -2
 _XYZ = np.arange(3)
@@ -367,13 +371,17 @@ class System:
             self._nnz = len(pattern)
             self._J_indices = pattern % (6 * n)
             self._J_indptr = np.searchsorted(pattern // (6 * n), np.arange(m + 1))
-            # M⁻¹: 1/m on the linear diagonal, then 3×3 blocks of I_W⁻¹ (row-major)
-            lin = np.arange(3 * n)
-            blk = 3 * n + 3 * np.arange(n)[:, None, None] + np.zeros((1, 3, 1), int) + np.arange(3)
-            self._Mi_indices = np.concatenate([lin, blk.ravel()])
-            self._Mi_indptr = np.concatenate([np.arange(3 * n + 1), 3 * n + 3 * np.arange(1, 3 * n + 1)])
         else:
             self._flat = flat
+        # M⁻¹ as CSR: 1/m on the linear diagonal, then 3×3 blocks of I_W⁻¹ (row-major)
+        lin = np.arange(3 * n)
+        blk = 3 * n + 3 * np.arange(n)[:, None, None] + np.zeros((1, 3, 1), int) + np.arange(3)
+        self._Mi_indices = np.concatenate([lin, blk.ravel()])
+        self._Mi_indptr = np.concatenate([np.arange(3 * n + 1), 3 * n + 3 * np.arange(1, 3 * n + 1)])
+        #: the stepper's implicit lines are sparse (Woodbury or an augmented LU around the
+        #: block-diagonal M⁻¹): on the sparse path, and for many bodies with no joint at all
+        #: (a pile of parts in contact), where the dense path inverted a 6n × 6n matrix a step
+        self._sparse_lines = self.sparse or (m == 0 and n >= _SPARSE_LINES_BODIES)
         self._inv_mass = 1.0 / self.mass
         self._inv_mass_ext = np.append(self._inv_mass, 0.0)      # the ground last
         self._Mi_lin = np.repeat(self._inv_mass, 3)
@@ -466,9 +474,9 @@ class System:
             return sparse.csr_matrix((data, self._J_indices, self._J_indptr), shape=(m, cols))
         return np.bincount(self._flat, weights=blocks.ravel(), minlength=m * cols).reshape(m, cols)
 
-    def _minv(self, B: Bodies):
-        """M⁻¹ (6n, 6n), split layout, dense or CSR like J."""
-        if self.sparse:
+    def _minv(self, B: Bodies, csr=False):
+        """M⁻¹ (6n, 6n), split layout, dense or CSR like J (CSR when asked)."""
+        if self.sparse or csr:
             data = np.concatenate([self._Mi_lin, B.I_W_inv.ravel()])
             return sparse.csr_matrix((data, self._Mi_indices, self._Mi_indptr), shape=(6 * self.n, 6 * self.n))
         Mi = self._Mi0.copy()
@@ -623,10 +631,10 @@ class System:
 
     def _accelerations(self, y, B: Bodies, rows: Rows | None, F):
         """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y."""
+        if rows is None:   # per body: a dense M⁻¹ of 200 free bodies cost 1.5 ms an evaluation
+            return self._minv_dot(B, F.ravel()), self._zeros_m
         Mi = None if self.sparse else self._minv(B)
         u0 = self._minv_dot(B, F.ravel(), Mi)
-        if rows is None:
-            return u0, self._zeros_m
         a = self.alpha
         # γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets)
         gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, y[self.sl_u])
@@ -692,11 +700,11 @@ class System:
 
         spun = self._spin(B, F[1], h, free) if len(free) else None
         u_free, gyro = free_velocity(B.w)
-        Mi = None if self.sparse else self._minv(B)
+        Mi = None if self.sparse or rows is None else self._minv(B)
         stiff = (self._implicit_elements(B, lines, h, y[self.sl_u], rows, Mi, None if settled else verdict)
                  if lines else None)
         # (on the sparse path the joints' recheck of the elements' masses is skipped)
-        implicit_step = self._implicit_step_sparse if self.sparse else self._implicit_step
+        implicit_step = self._implicit_step_sparse if self._sparse_lines else self._implicit_step
         if rows is None:
             if stiff is None:
                 return B, u_free, coords
@@ -827,7 +835,7 @@ class System:
         at = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
         vals = np.concatenate([np.stack([e, -e], axis=1), np.stack([a1, -a2], axis=1)], axis=2)
         on = (body >= 0)[..., None]
-        if self.sparse:   # 12 entries a column, 6 at the ground
+        if self._sparse_lines:   # 12 entries a column, 6 at the ground
             keep = np.broadcast_to(on, at.shape).ravel()
             column = np.broadcast_to(np.arange(E)[:, None, None], at.shape).ravel()[keep]
             return sparse.csc_matrix((vals.ravel()[keep], (at.ravel()[keep], column)), shape=(6 * n, E))
@@ -870,7 +878,7 @@ class System:
         k lines), and the joints' matrix J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (U = J M⁻¹ G) is solved from the
         banded factor of J M⁻¹ Jᵀ by the same identity (:func:`.schur.solve_low_rank`)."""
         st = stiff
-        Mi = self._minv(B)
+        Mi = self._minv(B, csr=True)
         active = np.ones(len(st.D), bool)
         for _ in range(_IMPLICIT_PASSES):
             key = active.tobytes()

@@ -266,3 +266,32 @@ def test_stepper_turns_a_heavy_top_with_the_gyroscopic_torque_at_the_mean_veloci
     assert np.max(np.abs(r.com[:, 0] / TOP["l"] - _top_axis(r.t))) < 0.05
     e = r.total_energy
     assert np.max(np.abs(e - e[0])) < 0.02
+
+
+def _free_bodies(n, **settings):
+    """n tumbling 1 kg bodies (principal moments 100, 200, 300 kg·mm²) 100 mm apart, no joint."""
+    bodies = tuple(Body(name=f"b{i}", mass=1.0, inertia=(100.0, 200.0, 300.0, 0, 0, 0), position=(100.0 * i, 0, 0),
+                        velocity=(0.0, 0.0, 1000.0), angular_velocity=(1.0, 2.0, 30.0)) for i in range(n))
+    return Model(bodies=bodies, settings=SolverSettings(**settings))
+
+
+@pytest.mark.parametrize("integrator", ["BDF", "Radau"])
+def test_many_free_bodies_take_a_sparse_jacobian(integrator):
+    """40 bodies that nothing couples: the Jacobian (521 states) is 13 × 13 blocks, and BDF and
+    Radau get it sparse, so they factorise with a sparse LU (200 such bodies: 0.2 s took 17 s
+    with the dense one). Free flight: z = v t − g t²/2 within rtol 1e-8's 1e-6 mm; each body's
+    angular momentum in world axes, I_W ω, is conserved to 1e-6 relative."""
+    from scipy import sparse
+    from core.solver.simulate import _Run, _compiled
+    model = _free_bodies(40, integrator=integrator, end_time=0.2, rtol=1e-8, atol=1e-10)
+    run = _Run(_compiled(model, None, "test"), None)
+    y0, *_ = run.assemble()
+    assert sparse.issparse(run.jacobian(0.0, y0))
+    r = core.simulate(model)
+    assert r.success, r.message
+    z = 1000.0 * r.t - 0.5 * 9810.0 * r.t ** 2
+    np.testing.assert_allclose(r.com[:, :, 2] * 1e3, np.broadcast_to(z[:, None], (len(r.t), 40)), rtol=0, atol=1e-6)
+    R = quat_to_matrix(r.orientation)
+    I_B = np.diag([100.0, 200.0, 300.0]) * 1e-6
+    L = np.einsum("tbij,jk,tblk,tbl->tbi", R, I_B, R, r.angular_velocity)
+    np.testing.assert_allclose(L, np.broadcast_to(L[0], L.shape), rtol=0, atol=1e-6 * np.abs(L[0]).max())
