@@ -388,8 +388,9 @@ class System:
         b = np.arange(n)[:, None, None]
         i, j = np.arange(3)[None, :, None], np.arange(3)[None, None, :]
         self._Mi_ang = ((3 * n + 3 * b + i) * (6 * n) + 3 * n + 3 * b + j).ravel()
-        self._Mi0 = None if self.sparse else np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)]))
-        self._M0 = None if self.sparse else np.diag(np.concatenate([np.repeat(self.mass, 3), np.zeros(3 * n)]))
+        # dense (6n, 6n) M⁻¹ for the joints' solve on the dense path, and M for the dense implicit step
+        self._Mi0 = None if self.sparse or m == 0 else np.diag(np.concatenate([self._Mi_lin, np.zeros(3 * n)]))
+        self._M0 = None if self._sparse_lines else np.diag(np.concatenate([np.repeat(self.mass, 3), np.zeros(3 * n)]))
         # per-joint generalized reaction of each joint's rows on each body (results)
         owner = self.layout.row_owner()
         nj = len(cm.joints)
