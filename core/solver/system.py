@@ -854,24 +854,16 @@ class System:
         if st.M is None:
             st.M = self._M0.copy()
             np.put(st.M, self._Mi_ang, B.I_W)
-        active = np.ones(len(st.D), bool)
-        for _ in range(_IMPLICIT_PASSES):
+
+        def solve(active, u_free):
             key = active.tobytes()
             if key not in st.inverse:
                 Ga = st.G[:, active]
                 st.inverse[key] = np.linalg.inv(st.M + h * (Ga * st.D[active]) @ Ga.T)
             Mt_inv = st.inverse[key]
             u = Mt_inv @ (st.M @ u_free + h * (st.G[:, active] @ (st.C * st.rate)[active]))
-            if rows is not None:
-                u = self._constrained(B, rows, u, b, Mt_inv)[0]
-            if not st.any_push:
-                break
-            pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)
-            if not pull.any():
-                break
-            active, u_free = self._release(B, st, active, pull, u_free, h)
-        st.active = active
-        return u
+            return u if rows is None else self._constrained(B, rows, u, b, Mt_inv)[0]
+        return self._active_set(B, st, u_free, h, solve)
 
     def _implicit_step_sparse(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None):
         """:meth:`_implicit_step` on the sparse path, with no dense (6n, 6n) matrix: by Woodbury's
@@ -880,8 +872,8 @@ class System:
         banded factor of J M⁻¹ Jᵀ by the same identity (:func:`.schur.solve_low_rank`)."""
         st = stiff
         Mi = self._minv(B, csr=True)
-        active = np.ones(len(st.D), bool)
-        for _ in range(_IMPLICIT_PASSES):
+
+        def solve(active, u_free):
             key = active.tobytes()
             if key not in st.inverse:
                 Ga = st.G[:, np.flatnonzero(active)]
@@ -901,22 +893,27 @@ class System:
                 lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, b - bs.product(rows.blocks, u),
                                    self.beta, low_rank=(U, K) if K_solve is not None else None)
                 u = u + du - (MiG @ K_solve(U.T @ lam) if K_solve is not None else 0.0)
+            return u
+        return self._active_set(B, st, u_free, h, solve)
+
+    def _active_set(self, B: Bodies, st: "_Stiff", u_free, h, solve):
+        """The implicit step's passes: ``solve(active, u_free)`` gives the new velocities with the
+        lines ``active``; a contact point whose end force would pull is released with its friction
+        (its explicit force taken back out of u_free) and the step solved again."""
+        active = np.ones(len(st.D), bool)
+        for _ in range(_IMPLICIT_PASSES):
+            u = solve(active, u_free)
             if not st.any_push:
                 break
             pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)
             if not pull.any():
                 break
-            active, u_free = self._release(B, st, active, pull, u_free, h)
+            pull = np.flatnonzero(pull | (active & ~st.push & (st.point >= 0) & np.isin(st.point, st.point[pull])))
+            active = active.copy()
+            active[pull] = False
+            u_free = u_free + h * self._minv_dot(B, st.G[:, pull] @ st.f0[pull])
         st.active = active
         return u
-
-    def _release(self, B: Bodies, st: "_Stiff", active, pull, u_free, h):
-        """(active, u_free) with the contact points ``pull`` released with their friction: their
-        explicit forces are taken back out of u_free."""
-        pull = np.flatnonzero(pull | (active & ~st.push & (st.point >= 0) & np.isin(st.point, st.point[pull])))
-        active = active.copy()
-        active[pull] = False
-        return active, u_free + h * self._minv_dot(B, st.G[:, pull] @ st.f0[pull])
 
     def _tally_implicit(self, stiff: "_Stiff", u, h):
         """Add a step's energy taken out by implicit contact stiffness to :attr:`implicit_loss`,
