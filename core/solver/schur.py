@@ -238,6 +238,16 @@ class BandedSchur:
         return sparse.csr_matrix((np.concatenate([band[col, slot], band[col, slot][off]]),
                                   (np.concatenate([r, c[off]]), np.concatenate([c, r[off]]))), shape=(self.m, self.m))
 
+    def scaled_band(self, band):
+        """(ab, inv_d): the Jacobi-scaled matrix (unit diagonal) in LAPACK's upper band storage
+        (kd + 1, m) from :meth:`solve_band`'s band, and the scale 1/sqrt(diag) (permuted order)."""
+        kd = self.bandwidth
+        diag = band[:, kd]
+        inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+        # entry (i, j) scales by inv_d[i] inv_d[j]; the band's padding (i < 0) is zero
+        row_scale = np.take(np.concatenate([np.zeros(kd), inv_d]), self._band_rows)
+        return (band * inv_d[:, None] * row_scale).T, inv_d
+
     def band_position(self, rows, cols):
         """Flat positions in the band (m, bandwidth + 1) of :meth:`solve_band` of the entries
         (rows, cols) of A (original order), each put in the upper triangle."""
@@ -252,11 +262,7 @@ class BandedSchur:
         if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
             return solve_low_rank(self.matrix_of_band(band), rhs, beta, low_rank, J)
         m, kd = self.m, self.bandwidth
-        diag = band[:, kd]
-        inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
-        # entry (i, j) scales by inv_d[i] inv_d[j]; the band's padding (i < 0) is zero
-        row_scale = np.take(np.concatenate([np.zeros(kd), inv_d]), self._band_rows)
-        ab = (band * inv_d[:, None] * row_scale).T
+        ab, inv_d = self.scaled_band(band)
         regularised = ab.copy(order="F")
         regularised[kd] += beta
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
@@ -380,11 +386,7 @@ class BlockSchur:
         Jg = np.bincount(self._group_at, weights=blocks.ravel(), minlength=6 * self._groups).reshape(-1, 6)
         values = np.einsum("pj,pj->p", np.take(Jg, self._first, axis=0), np.take(Jg, self._second, axis=0))
         band = np.bincount(self._at, weights=values, minlength=self._size).reshape(self.m, -1)
-        kd = bs.bandwidth
-        diag = band[:, kd]
-        inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
-        row_scale = np.take(np.concatenate([np.zeros(kd), inv_d]), bs._band_rows)
-        eig = linalg.eigvals_banded((band * inv_d[:, None] * row_scale).T, lower=False, check_finite=False)
+        eig = linalg.eigvals_banded(bs.scaled_band(band)[0], lower=False, check_finite=False)
         zero = 1e3 * self.m * np.finfo(float).eps if rel is None else rel * rel
         return int(np.sum(eig <= zero * eig.max(initial=0.0)))
 

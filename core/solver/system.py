@@ -866,7 +866,8 @@ class System:
         return self._active_set(B, st, u_free, h, solve)
 
     def _implicit_step_sparse(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None):
-        """:meth:`_implicit_step` on the sparse path, with no dense (6n, 6n) matrix: by Woodbury's
+        """:meth:`_implicit_step` on the sparse path (and for many unjointed bodies), with no dense
+        (6n, 6n) matrix: by Woodbury's
         identity (M + h G D Gᵀ)⁻¹ = M⁻¹ − M⁻¹G K⁻¹ Gᵀ M⁻¹ with K = (hD)⁻¹ + Gᵀ M⁻¹ G (k × k for the
         k lines), and the joints' matrix J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (U = J M⁻¹ G) is solved from the
         banded factor of J M⁻¹ Jᵀ by the same identity (:func:`.schur.solve_low_rank`)."""
