@@ -867,10 +867,10 @@ class System:
 
     def _implicit_step_sparse(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None):
         """:meth:`_implicit_step` on the sparse path (and for many unjointed bodies), with no dense
-        (6n, 6n) matrix: by Woodbury's
-        identity (M + h G D Gᵀ)⁻¹ = M⁻¹ − M⁻¹G K⁻¹ Gᵀ M⁻¹ with K = (hD)⁻¹ + Gᵀ M⁻¹ G (k × k for the
-        k lines), and the joints' matrix J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (U = J M⁻¹ G) is solved from the
-        banded factor of J M⁻¹ Jᵀ by the same identity (:func:`.schur.solve_low_rank`)."""
+        (6n, 6n) matrix: by Woodbury's identity (M + h G D Gᵀ)⁻¹ = M⁻¹ − M⁻¹G K⁻¹ Gᵀ M⁻¹ with
+        K = (hD)⁻¹ + Gᵀ M⁻¹ G (k × k for the k lines, sparse), and the joints' matrix
+        J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (U = J M⁻¹ G) is solved from the banded factor of J M⁻¹ Jᵀ by the same
+        identity or an augmented sparse LU (:func:`.schur.solve_low_rank`)."""
         st = stiff
         Mi = self._minv(B, csr=True)
 
