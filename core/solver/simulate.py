@@ -215,6 +215,7 @@ class _Run:
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
         self.note = ""           # Progress.note
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
+        self.column_groups = _column_groups(self.sys, cm) if self.s.integrator in _IMPLICIT else None
 
     # -------------------------------------------------------------- helpers
     def fun(self, t, y):
@@ -242,8 +243,12 @@ class _Run:
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
-        jac = (batch.jacobian(self.sys, y, t) if batch.supports(self.sys) and self.sys.n_rows * len(y) <= _BATCH_JACOBIAN
-               else self.column_jacobian(t, y))
+        if self.column_groups is not None:
+            jac = self.column_jacobian(t, y, self.column_groups)
+        elif batch.supports(self.sys) and self.sys.n_rows * len(y) <= _BATCH_JACOBIAN:
+            jac = batch.jacobian(self.sys, y, t)
+        else:
+            jac = self.column_jacobian(t, y)
         if self.s.integrator != "LSODA" and len(y) >= _SPARSE_JACOBIAN_SIZE:
             nonzero = np.count_nonzero(jac)
             if nonzero <= _SPARSE_JACOBIAN_SHARE * jac.size:
@@ -252,7 +257,7 @@ class _Run:
                 return sparse.csc_matrix(jac)
         return jac
 
-    def column_jacobian(self, t, y):
+    def column_jacobian(self, t, y, groups=None):
         """Forward differences column by column (steps as :func:`batch.jacobian`), the touching
         contacts held: for models with contacts and those on the sparse path.
 
@@ -265,7 +270,8 @@ class _Run:
         recomputed its Jacobian every other step and had done 734 steps of 1 s in 60 s; with
         these it takes 83 steps and 11 Jacobians in 1.0 s (Radau 4.3 s). A column costs an
         evaluation (the N-four-bar with N = 40: 1053 of them, seconds), so the columns report
-        progress, and a cancel stops the run there.
+        progress, and a cancel stops the run there. With ``groups`` (:func:`_column_groups`) one
+        evaluation differences a whole group of columns.
         """
         sysm = self.sys
         B = sysm.bodies(y)
@@ -274,6 +280,14 @@ class _Run:
             f0 = sysm.rhs(t, y)
             h = np.sqrt(np.finfo(float).eps) * np.maximum(np.abs(y), 1.0)
             h = (y + h) - y
+            if groups is not None:
+                jac = np.zeros((len(y), len(y)))
+                for cols, rows, owner in groups:
+                    yj = y.copy()
+                    yj[cols] += h[cols]
+                    jac[rows, owner] = (sysm.rhs(t, yj)[rows] - f0[rows]) / h[owner]
+                    self.report(t)
+                return jac
             jac = np.empty((len(y), len(y)))
             for j in range(len(y)):
                 yj = y.copy()
@@ -1104,3 +1118,44 @@ def _vec(x) -> str:
     """A vector for a message, components at rounding level of the largest shown as 0."""
     x = np.where(np.abs(x) > 1e-9 * np.max(np.abs(x), initial=0.0), x, 0.0)
     return "(" + ", ".join(f"{c:.4g}" for c in x + 0.0) + ")"
+
+
+def _column_groups(sysm: System, cm: CompiledModel):
+    """Groups of state columns that one evaluation can difference together, or None.
+
+    In a model with no joint, applied force or tracked angle, a body's equations depend only on
+    its own state and on the bodies a spring, bushing or contact couples to it. Bodies coloured
+    so that no two of one colour are coupled or share a coupled body (greedy distance-2
+    colouring) can then be perturbed together, one state component at a time: 13 evaluations a
+    colour instead of 13 a body (200 free bodies: 13 instead of 2600). Each group is
+    (its columns, the rows they move, the column each of those rows belongs to).
+    """
+    n = sysm.n
+    if n < 2 or sysm.n_rows or sysm.n_angles or cm.forces:
+        return None
+    links = [(cm.marker_body[e["mi"]], cm.marker_body[e["mj"]]) for e in cm.springs + cm.bushings]
+    links += list(zip(sysm.contacts.bi, sysm.contacts.bj)) if len(sysm.contacts) else []
+    near = [{b} for b in range(n)]
+    for a, b in links:
+        if a >= 0 and b >= 0:
+            near[a].add(b)
+            near[b].add(a)
+    color = np.full(n, -1)
+    for b in range(n):
+        taken = {color[c] for a in near[b] for c in near[a]}
+        color[b] = next(c for c in range(n) if c not in taken)
+    # each body's 13 state indices in component order: x (3), q (4), v (3), w (3)
+    states = np.concatenate([3 * np.arange(n)[:, None] + np.arange(3), 3 * n + 4 * np.arange(n)[:, None] + np.arange(4),
+                             7 * n + 3 * np.arange(n)[:, None] + np.arange(3),
+                             10 * n + 3 * np.arange(n)[:, None] + np.arange(3)], axis=1)
+    if int(color.max()) + 1 == n:
+        return None
+    groups = []
+    for c in range(int(color.max()) + 1):
+        bodies = np.flatnonzero(color == c)
+        for k in range(13):
+            cols = states[bodies, k]
+            rows = [states[sorted(near[b])].ravel() for b in bodies]
+            owner = np.repeat(cols, [len(r) for r in rows])
+            groups.append((cols, np.concatenate(rows), owner))
+    return groups
