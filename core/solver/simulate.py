@@ -1144,14 +1144,15 @@ def _column_groups(sysm: System, cm: CompiledModel):
     for b in range(n):
         taken = {color[c] for a in near[b] for c in near[a]}
         color[b] = next(c for c in range(n) if c not in taken)
-    # each body's 13 state indices in component order: x (3), q (4), v (3), w (3)
-    states = np.concatenate([3 * np.arange(n)[:, None] + np.arange(3), 3 * n + 4 * np.arange(n)[:, None] + np.arange(4),
-                             7 * n + 3 * np.arange(n)[:, None] + np.arange(3),
-                             10 * n + 3 * np.arange(n)[:, None] + np.arange(3)], axis=1)
-    if int(color.max()) + 1 == n:
+    colors = int(color.max()) + 1
+    if colors == n:   # nothing to group
         return None
+    # each body's 13 state indices in component order: x (3), q (4), v (3), w (3)
+    body = np.arange(n)[:, None]
+    states = np.concatenate([3 * body + np.arange(3), 3 * n + 4 * body + np.arange(4),
+                             7 * n + 3 * body + np.arange(3), 10 * n + 3 * body + np.arange(3)], axis=1)
     groups = []
-    for c in range(int(color.max()) + 1):
+    for c in range(colors):
         bodies = np.flatnonzero(color == c)
         for k in range(13):
             cols = states[bodies, k]
