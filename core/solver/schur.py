@@ -132,6 +132,41 @@ def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
     return _refine(S, product, rhs * inv_d, beta, dependence=_judge(J, inv_d)) * inv_d
 
 
+def solve_many(A, R, beta):
+    """Λ (m, k) of (A + β diag(A)) Λ = R for k right-hand sides at once, A sparse (m, m):
+    :func:`solve`'s scaling and regularisation, one sparse LU, and its refinement passes
+    taken on the whole block while they shrink its residual fourfold (no Krylov step:
+    directions the passes cannot resolve stay regularised, as the singular ones do in
+    :func:`solve`). For the implicit methods' Jacobians (:func:`.jacobian.linearised`)."""
+    diag = A.diagonal()
+    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    As = _scaled(A, inv_d)
+    B = R * inv_d[:, None]
+    try:
+        lu = splu((As + beta * sparse.identity(A.shape[0], format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
+    except RuntimeError:  # exactly singular even with β (β = 0): least squares
+        return np.linalg.lstsq(As.toarray(), B, rcond=None)[0] * inv_d[:, None]
+    return _refine_many(lu.solve, As, B) * inv_d[:, None]
+
+
+def _refine_many(S, As, B):
+    """:func:`_refine`'s passes on a block of right-hand sides B (m, k), the regularised inverse
+    S and the matrix As (sparse), while a pass shrinks the block's residual fourfold."""
+    X = S(B)
+    res = B - As @ X
+    rn, small = np.sum(res * res), _ROUNDING2 * np.sum(B * B)
+    for _ in range(_REFINEMENTS):
+        if not rn > small:
+            break
+        X_new = X + S(res)
+        res_new = B - As @ X_new
+        rn_new = np.sum(res_new * res_new)
+        if not rn_new < 0.25 * rn:
+            break
+        X, res, rn = X_new, res_new, rn_new
+    return X
+
+
 def _scaled(A, inv_d):
     """The sparse A (CSR) scaled as inv_d[i] A[i, j] inv_d[j]."""
     A = A.tocsr()
@@ -356,6 +391,20 @@ class BlockSchur:
         ``low_rank`` = (U, K) the matrix is J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (:func:`solve_low_rank`); the
         second result stays M⁻¹ Jᵀ λ.
         """
+        Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
+        J = _BlockTranspose(self, Jg)
+        if self.banded.banded:
+            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J, low_rank)
+        else:
+            lam = self.banded.solve(A, rhs, beta, J, low_rank)
+        du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
+                         minlength=6 * self.n).reshape(self.n, 6)
+        return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
+
+
+    def _matrix(self, blocks, inv_mass, I_W_inv):
+        """(J's blocks summed per row and body, J M⁻¹ of those, J M⁻¹ Jᵀ as the band (m × (kd + 1),
+        flat) or, without a narrow band, the pattern's values)."""
         Jg = np.bincount(self._group_at, weights=blocks.ravel(), minlength=6 * self._groups).reshape(-1, 6)
         JM = np.empty_like(Jg)              # J M⁻¹ per block
         np.multiply(Jg[:, :3], np.take(inv_mass, self._g_body)[:, None], out=JM[:, :3])
@@ -363,16 +412,29 @@ class BlockSchur:
         JM[:, 3:] = np.einsum("gj,gjk->gk", Jg[:, 3:], np.take(I_W_inv, self._g_body, axis=0))
         values = np.einsum("pj,pj->p", np.take(JM, self._first, axis=0), np.take(Jg, self._second, axis=0))
         A = np.bincount(self._at, weights=values, minlength=self._size)
-        J = _BlockTranspose(self, Jg)
-        if self.banded.banded:
-            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J, low_rank)
-        else:
+        if not self.banded.banded:
             A += np.bincount(self._at_mirror, weights=values[self._mirror], minlength=self._size)
-            lam = self.banded.solve(A, rhs, beta, J, low_rank)
-        du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
-                         minlength=6 * self.n).reshape(self.n, 6)
-        return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
+        return Jg, JM, A
 
+    def solve_many(self, blocks, inv_mass, I_W_inv, R, beta):
+        """Λ (m, k) of (J M⁻¹ Jᵀ + βD) Λ = R (m, k), as :func:`solve_many` (banded: one banded
+        Cholesky and k right-hand sides per LAPACK call)."""
+        _, _, A = self._matrix(blocks, inv_mass, I_W_inv)
+        bs = self.banded
+        if not bs.banded:
+            return solve_many(bs.matrix(A), R, beta)
+        kd = bs.bandwidth
+        ab, inv_d = bs.scaled_band(A.reshape(self.m, -1))
+        regularised = ab.copy(order="F")
+        regularised[kd] += beta
+        c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
+        if info != 0:
+            return solve_many(bs.matrix_of_band(A.reshape(self.m, -1)), R, beta)
+        # the scaled matrix in the band's order, both triangles, for the refinement's products
+        upper = sparse.dia_matrix((ab[::-1], np.arange(kd + 1)), shape=(self.m, self.m)).tocsr()
+        As = upper + sparse.triu(upper, 1, format="csr").T
+        X = _refine_many(lambda V: _PBTRS(c, V, lower=False)[0], As, R[bs.perm] * inv_d[:, None])
+        return (X * inv_d[:, None])[bs.inv]
 
     def rank_deficiency(self, blocks, rel=None):
         """Rows − rank(J), from the eigenvalues of J Jᵀ with unit diagonal (banded: O(m kd²) where

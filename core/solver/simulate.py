@@ -26,7 +26,7 @@ from ..model import spec
 from ..model.compile import CompiledModel, compile_model
 from ..results import DEFERRED, Results
 from ..spatial import quat_to_matrix, quat_unwrap
-from . import batch
+from . import batch, jacobian
 from .interpolate import StepHermite
 from .reactions import frame_dynamics
 from .system import System, rotated
@@ -215,7 +215,10 @@ class _Run:
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
         self.note = ""           # Progress.note
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
-        self.column_groups = _column_groups(self.sys, cm) if self.s.integrator in _IMPLICIT else None
+        implicit = self.s.integrator in _IMPLICIT
+        self.column_groups = jacobian.column_groups(self.sys, cm) if implicit else None
+        batched = batch.supports(self.sys) and self.sys.n_rows * self.sys.size <= _BATCH_JACOBIAN
+        self.linear_groups = jacobian.linear_groups(self.sys, cm) if implicit and not batched else None
 
     # -------------------------------------------------------------- helpers
     def fun(self, t, y):
@@ -236,18 +239,21 @@ class _Run:
         return self.sys.rhs(t, y)
 
     def jacobian(self, t, y):
-        """∂f/∂y for the implicit methods: one batched evaluation instead of one per column
-        where :mod:`.batch` covers the model and it is small enough to pay (:data:`_BATCH_JACOBIAN`),
-        else column differences with the contacts held."""
+        """∂f/∂y for the implicit methods: one batched evaluation where :mod:`.batch` covers the
+        model and it is small enough to pay (:data:`_BATCH_JACOBIAN`); else for jointed models
+        the linearised solve's groups (:func:`.jacobian.linearised`), for unjointed ones colour
+        groups of columns where they group, or column differences; the contacts held."""
         self.n_jac += 1
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
-        if self.column_groups is not None:
+        if self.linear_groups is not None:
+            jac = self.linearised_jacobian(t, y)
+        elif self.column_groups is not None:
             jac = self.column_jacobian(t, y, self.column_groups)
         elif batch.supports(self.sys) and self.sys.n_rows * len(y) <= _BATCH_JACOBIAN:
             jac = batch.jacobian(self.sys, y, t)
-        else:
+        else:   # no joints: the rows of the right-hand side are its own
             jac = self.column_jacobian(t, y)
         if self.s.integrator != "LSODA" and len(y) >= _SPARSE_JACOBIAN_SIZE:
             nonzero = np.count_nonzero(jac)
@@ -257,9 +263,20 @@ class _Run:
                 return sparse.csc_matrix(jac)
         return jac
 
+    def linearised_jacobian(self, t, y):
+        """:func:`.jacobian.linearised` with the touching contacts held (see :meth:`column_jacobian`)."""
+        sysm = self.sys
+        B = sysm.bodies(y)
+        sysm.contacts.freeze(B.x, B.R)
+        try:
+            return jacobian.linearised(sysm, t, y, self.linear_groups, self.report)
+        finally:
+            sysm.contacts.frozen = None
+
     def column_jacobian(self, t, y, groups=None):
         """Forward differences column by column (steps as :func:`batch.jacobian`), the touching
-        contacts held: for models with contacts and those on the sparse path.
+        contacts held: for models with no joint (in groups where :func:`.jacobian.column_groups`
+        finds them).
 
         Each column would otherwise repeat the contact search, which is most of an
         evaluation's cost (gear teeth: ~1.3 of 1.7 ms); held, a column re-measures only
@@ -268,9 +285,9 @@ class _Run:
         scipy's own differences (its step adapted per column) were worse than these on the
         sparse path, whose solve refines to a varying depth: BDF on the N-four-bar with N = 10
         recomputed its Jacobian every other step and had done 734 steps of 1 s in 60 s; with
-        these it takes 83 steps and 11 Jacobians in 1.0 s (Radau 4.3 s). A column costs an
-        evaluation (the N-four-bar with N = 40: 1053 of them, seconds), so the columns report
-        progress, and a cancel stops the run there. With ``groups`` (:func:`_column_groups`) one
+        these it took 83 steps and 11 Jacobians in 1.0 s (Radau 4.3 s). A column costs an
+        evaluation (the N-four-bar with N = 40: 1053 of them, 0.6 s), so the columns report
+        progress, and a cancel stops the run there. With ``groups`` (:func:`.jacobian.column_groups`) one
         evaluation differences a whole group of columns.
         """
         sysm = self.sys
@@ -1118,45 +1135,3 @@ def _vec(x) -> str:
     """A vector for a message, components at rounding level of the largest shown as 0."""
     x = np.where(np.abs(x) > 1e-9 * np.max(np.abs(x), initial=0.0), x, 0.0)
     return "(" + ", ".join(f"{c:.4g}" for c in x + 0.0) + ")"
-
-
-def _column_groups(sysm: System, cm: CompiledModel):
-    """Groups of state columns that one evaluation can difference together, or None.
-
-    In a model with no joint, applied force or tracked angle, a body's equations depend only on
-    its own state and on the bodies a spring, bushing or contact couples to it. Bodies coloured
-    so that no two of one colour are coupled or share a coupled body (greedy distance-2
-    colouring) can then be perturbed together, one state component at a time: 13 evaluations a
-    colour instead of 13 a body (200 free bodies: 13 instead of 2600). Each group is
-    (its columns, the rows they move, the column each of those rows belongs to).
-    """
-    n = sysm.n
-    if n < 2 or sysm.n_rows or sysm.n_angles or cm.forces:
-        return None
-    links = [(cm.marker_body[e["mi"]], cm.marker_body[e["mj"]]) for e in cm.springs + cm.bushings]
-    links += list(zip(sysm.contacts.bi, sysm.contacts.bj)) if len(sysm.contacts) else []
-    near = [{b} for b in range(n)]
-    for a, b in links:
-        if a >= 0 and b >= 0:
-            near[a].add(b)
-            near[b].add(a)
-    color = np.full(n, -1)
-    for b in range(n):
-        taken = {color[c] for a in near[b] for c in near[a]}
-        color[b] = next(c for c in range(n) if c not in taken)
-    colors = int(color.max()) + 1
-    if colors == n:   # nothing to group
-        return None
-    # each body's 13 state indices in component order: x (3), q (4), v (3), w (3)
-    body = np.arange(n)[:, None]
-    states = np.concatenate([3 * body + np.arange(3), 3 * n + 4 * body + np.arange(4),
-                             7 * n + 3 * body + np.arange(3), 10 * n + 3 * body + np.arange(3)], axis=1)
-    groups = []
-    for c in range(colors):
-        bodies = np.flatnonzero(color == c)
-        for k in range(13):
-            cols = states[bodies, k]
-            rows = [states[sorted(near[b])].ravel() for b in bodies]
-            owner = np.repeat(cols, [len(r) for r in rows])
-            groups.append((cols, np.concatenate(rows), owner))
-    return groups

@@ -360,7 +360,7 @@ class System:
         end_body = np.concatenate([self.rows.end_body, np.array(ce_body, int)])
         cols = schur.split_columns(end_body, n)
         # every Jacobian block's row and columns, for J u from the blocks alone (batched output)
-        self._end_row, self._end_cols = end_row, cols
+        self._end_row, self._end_cols, self._end_body = end_row, cols, end_body
         # bodies that no constraint row acts on (see velocity_step)
         self._unjointed = np.setdiff1d(np.arange(n), end_body)
         self.sparse = schur.use_sparse(m, 6 * n)
@@ -651,6 +651,60 @@ class System:
         if self.n_angles:
             parts.append(self._coordinate_rates(B.w_ext, coords, self.angle_coords))
         return np.concatenate(parts)
+
+    def linear_residual(self, t, y, udot, lam):
+        """:meth:`rhs` with the accelerations' solve replaced by the residuals of its equations
+        at fixed u̇ (6n,) and λ (m,) (for :func:`.jacobian.linearised`):
+        ``[ẋ, q̇, F + Jᵀλ − M u̇, angle rates, γ − J u̇]`` (size + m,), split layout.
+
+        At the u̇, λ of the solve at y both residuals vanish (the second up to the
+        regularisation's part), and a small change of y changes each of them only where the
+        changed body acts: its own force, the bodies its joints and force elements couple to it,
+        the rows of its joints. M δu̇ − Jᵀδλ = δr₁, J δu̇ = δr₂ then gives the accelerations'
+        change with the unchanged constraint matrix.
+        """
+        B = self.bodies(y)
+        K = self.kinematics(B) if self._needs_kin else None
+        rows = self._rows(B, y[self.sl_a], t, K)
+        F, _ = self.forces(t, B, K, rows.coords, details=False)
+        n, u = self.n, y[self.sl_u]
+        Mu = np.concatenate([udot[:3 * n] * np.repeat(self.mass, 3),
+                             np.einsum("bij,bj->bi", B.I_W, udot[3 * n:].reshape(n, 3)).ravel()])
+        Jt_lam = np.bincount(self._end_cols.ravel(), weights=(rows.blocks * lam[self._end_row, None]).ravel(),
+                             minlength=6 * n)
+        a = self.alpha
+        gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, u)
+        if self.n_motions:
+            gamma += rows.acc_target + 2.0 * a * rows.vel_target
+        J_udot = np.bincount(self._end_row, weights=np.einsum("ej,ej->e", rows.blocks, udot[self._end_cols]),
+                             minlength=self.n_rows)
+        qdot = (B.q[:, :, None] * B.w[:, None, :]).reshape(n, 12) @ _QD
+        parts = [y[self.sl_v], qdot.ravel(), F.ravel() + Jt_lam - Mu]
+        if self.n_angles:
+            parts.append(self._coordinate_rates(B.w_ext, rows.coords, self.angle_coords))
+        parts.append(gamma - J_udot)
+        return np.concatenate(parts)
+
+    def accelerations_of(self, t, y):
+        """(u̇ (6n,), λ (m,), bodies, rows) of the solve at (t, y), as :meth:`rhs` takes them."""
+        B, rows, F, _, _ = self._state(t, y, False)
+        udot, lam = self._accelerations(y, B, rows, F)
+        return udot, lam, B, rows
+
+    def solve_linearised(self, B: Bodies, rows: Rows, D1, D2):
+        """δu̇ (6n, k) of M δu̇ − Jᵀδλ = D1 (6n, k), J δu̇ = D2 (m, k) with the matrices of
+        (B, rows), the constraint matrix regularised as the solve at that state
+        (:func:`.schur.solve_many`)."""
+        Mi = self._minv(B, csr=True)
+        J = rows.J if sparse.issparse(rows.J) else sparse.csr_matrix(rows.J)
+        X = Mi @ D1
+        JM = J @ Mi
+        R = D2 - J @ X
+        if self.sparse:
+            lam = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
+        else:
+            lam = schur.solve_many((JM @ J.T).tocsc(), R, self.beta)
+        return X + JM.T @ lam
 
     @staticmethod
     def _coordinate_rates(w_ext, coords, idx):

@@ -520,23 +520,23 @@ def test_check_gives_the_start_warnings_without_integrating():
         core.check(impossible)
 
 
-def test_a_column_jacobian_reports_and_cancels_from_within(monkeypatch):
-    # Radau on the sparse path differences its Jacobian column by column, one evaluation each
-    # (the N-four-bar with N = 40: 1053 columns, seconds): the columns report progress, so a
-    # cancel is taken there instead of after the Jacobian
+def test_a_jacobian_reports_and_cancels_from_within(monkeypatch):
+    # Radau on the sparse path differences its Jacobian in groups of columns, one evaluation each
+    # (the N-four-bar with N = 10: 52 groups): the groups report progress, so a cancel is taken
+    # there instead of after the Jacobian
     from test_iftomm import n_four_bar_model
     monkeypatch.setattr(simulate_module, "_PROGRESS_INTERVAL", 0.0)
     jacobians, calls = [0], []
-    column_jacobian = simulate_module._Run.column_jacobian
+    linearised_jacobian = simulate_module._Run.linearised_jacobian
 
     def counted(self, t, y):
         jacobians[0] += 1
-        return column_jacobian(self, t, y)
-    monkeypatch.setattr(simulate_module._Run, "column_jacobian", counted)
+        return linearised_jacobian(self, t, y)
+    monkeypatch.setattr(simulate_module._Run, "linearised_jacobian", counted)
 
     def progress(info):
         calls.append(jacobians[0])
-        return len(calls) < 40      # the 40th report comes from the first Jacobian's columns
+        return len(calls) < 40      # the 40th report comes from the first Jacobian's groups
     r = core.simulate(n_four_bar_model(n=10, end=1.0, integrator="Radau"), progress=progress)
     assert r.status == "cancelled" and len(r.t) == 1
     assert jacobians[0] == 1 and calls[-1] == 1 and len(calls) == 40
