@@ -88,7 +88,7 @@ def column_groups(sysm: System, cm: CompiledModel):
 
 def linear_groups(sysm: System, cm: CompiledModel):
     """Groups for :func:`linearised` (as :func:`column_groups`, rows indexing
-    :meth:`.System.linear_residual`) of a jointed model, else None.
+    :meth:`.System.linear_residual`) of a jointed model whose bodies group, else None.
 
     Body b moves its own ẋ and q̇, the force residual of every body coupled to it, the rates
     of the angles measured at its joints and the residuals of its joints' rows. The tracked
@@ -100,6 +100,8 @@ def linear_groups(sysm: System, cm: CompiledModel):
         return None
     near = _couplings(sysm, cm)
     color = _colours(near)
+    if color.max() + 1 == n:   # nothing groups (two meshing gears): the plain columns cost no more
+        return None
     angle_of = [[] for _ in range(n)]
     if sysm.n_angles:
         mb = cm.marker_body
