@@ -13,6 +13,7 @@ and solves for all columns at once with the constraint matrix of the unperturbed
 from __future__ import annotations
 
 import numpy as np
+from scipy import linalg
 
 from ..model.compile import CompiledModel
 from .system import System
@@ -151,3 +152,69 @@ def linearised(sysm: System, t, y, groups, report=None):
     jac = D[:size]
     jac[acc] = sysm.solve_linearised(B, rows, D[acc], D[size:])
     return jac
+
+
+class KinematicElimination:
+    """LU of scipy's Radau and BDF iteration matrices (c I − J, I − c J) by eliminating the
+    positions first.
+
+    The positions' rows of J are ẋ = v and q̇ = ½ q ⊗ ω: a body's x and q rows touch only its
+    own q, v and ω. So the iteration matrix's position block is block diagonal (7 × 7 a body) and
+    its position-by-velocity block has a 7 × 6 block a body: the Schur complement on the
+    velocities and tracked angles, S = A_UU − A_UK A_KK⁻¹ A_KU, costs a few small products, and
+    one dense LU of S (6n + angles square) replaces the LU of the whole matrix (13n + angles):
+    about an eighth of the work. A matrix without that pattern (checked at every factorisation)
+    is factorised whole.
+    """
+
+    def __init__(self, n: int, size: int):
+        b = np.arange(n)[:, None]
+        self.n, self.size = n, size
+        self.K = np.concatenate([3 * b + np.arange(3), 3 * n + 4 * b + np.arange(4)], axis=1)   # (n, 7)
+        self.Ub = np.concatenate([3 * b + np.arange(3), 3 * n + 3 * b + np.arange(3)], axis=1)   # (n, 6) in U
+        self._k = self.K.ravel()
+        self._kk = (self.K[:, :, None], self.K[:, None, :])
+        self._ku = (self.K[:, :, None], 7 * n + self.Ub[:, None, :])
+
+    #: position rows' entries outside their bodies' blocks up to this share of the rows' sum are
+    #: rounding (a forward difference of an unchanged quantity is exactly zero)
+    _OFF_BLOCK = 1e-12
+
+    def factor(self, A):
+        """The factors of A (size × size), as :meth:`solve` takes them."""
+        n7 = 7 * self.n
+        KK, KU = A[self._kk], A[self._ku]                 # (n, 7, 7), (n, 7, 6)
+        inside = np.abs(KK).sum() + np.abs(KU).sum()
+        if np.abs(A[:n7]).sum() - inside > self._OFF_BLOCK * inside:
+            return None, linalg.lu_factor(A, overwrite_a=True, check_finite=False)
+        try:
+            KK_inv = np.linalg.inv(KK)
+        except np.linalg.LinAlgError:
+            return None, linalg.lu_factor(A, overwrite_a=True, check_finite=False)
+        Z = KK_inv @ KU                                    # A_KK⁻¹ A_KU, (n, 7, 6)
+        A_UK = A[n7:, self._k]                             # (u, 7n), body by body
+        u = len(A_UK)
+        S = A[n7:, n7:].copy()
+        S[:, self.Ub.ravel()] -= (A_UK.reshape(u, -1, 7).transpose(1, 0, 2) @ Z).transpose(1, 0, 2).reshape(u, -1)
+        return (KK_inv, Z, A_UK), linalg.lu_factor(S, overwrite_a=True, check_finite=False)
+
+    def solve(self, factors, b):
+        """x of A x = b (b (size,), real or complex) from :meth:`factor`'s result."""
+        blocks, lu = factors
+        if blocks is None:
+            return linalg.lu_solve(lu, b, check_finite=False)
+        KK_inv, Z, A_UK = blocks
+        n7 = 7 * self.n
+        t = (KK_inv @ b[self.K][:, :, None])[:, :, 0]
+        y_U = linalg.lu_solve(lu, b[n7:] - A_UK @ t.ravel(), check_finite=False)
+        x = np.empty(self.size, dtype=np.result_type(t, y_U))
+        x[self.K] = t - (Z @ y_U[self.Ub][:, :, None])[:, :, 0]
+        x[n7:] = y_U
+        return x
+
+    def install(self, solver):
+        """Use this LU in a scipy Radau or BDF ``solver`` (its ``lu``/``solve_lu`` hooks)."""
+        def lu(A):
+            solver.nlu += 1
+            return self.factor(A)
+        solver.lu, solver.solve_lu = lu, self.solve
