@@ -401,7 +401,6 @@ class BlockSchur:
                          minlength=6 * self.n).reshape(self.n, 6)
         return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
 
-
     def _matrix(self, blocks, inv_mass, I_W_inv):
         """(J's blocks summed per row and body, J M⁻¹ of those, J M⁻¹ Jᵀ as the band (m × (kd + 1),
         flat) or, without a narrow band, the pattern's values)."""

@@ -636,12 +636,15 @@ class System:
             return self._minv_dot(B, F.ravel()), self._zeros_m
         Mi = None if self.sparse else self._minv(B)
         u0 = self._minv_dot(B, F.ravel(), Mi)
+        return self._constrained(B, rows, u0, self._gamma(rows, y[self.sl_u]), Mi)
+
+    def _gamma(self, rows: Rows, u):
+        """γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets), the rows' accelerations."""
         a = self.alpha
-        # γ = a* − J̇u − 2α(J u − v*) − α² C (a*, v*: motion targets)
-        gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, y[self.sl_u])
+        gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, u)
         if self.n_motions:
             gamma += rows.acc_target + 2.0 * a * rows.vel_target
-        return self._constrained(B, rows, u0, gamma, Mi)
+        return gamma
 
     def rhs(self, t, y):
         """dy/dt for the integrators."""
@@ -672,10 +675,7 @@ class System:
                              np.einsum("bij,bj->bi", B.I_W, udot[3 * n:].reshape(n, 3)).ravel()])
         Jt_lam = np.bincount(self._end_cols.ravel(), weights=(rows.blocks * lam[self._end_row, None]).ravel(),
                              minlength=6 * n)
-        a = self.alpha
-        gamma = -(rows.quad + a * a * rows.C) - 2.0 * a * self._J_dot(rows, u)
-        if self.n_motions:
-            gamma += rows.acc_target + 2.0 * a * rows.vel_target
+        gamma = self._gamma(rows, u)
         J_udot = np.bincount(self._end_row, weights=np.einsum("ej,ej->e", rows.blocks, udot[self._end_cols]),
                              minlength=self.n_rows)
         qdot = (B.q[:, :, None] * B.w[:, None, :]).reshape(n, 12) @ _QD
