@@ -328,9 +328,10 @@ class ContactPair:
             (R_P, x_P), (R_T, x_T) = poses[p], poses[1 - p]
             target = geoms[1 - p]
             cand, _ = geoms[p].vertices_in_box(R_T.T @ R_P, R_T.T @ (x_P - x_T), target.lo, target.hi)
-            inside = target.contains(cand)
-            pen = self._index[p].query(cand, self.depth_limit)
-            inside[pen.index] = False                                          # within the band
+            # inside, and farther than the band from the surface (a vertex exactly on it is inside
+            # by the ray test but at depth 0, which is no penetration: two parts placed touching)
+            pen = self._index[p].query(cand, self.depth_limit, clearance=True)
+            inside = target.contains(cand) & (pen.clearance > 0.0)
             self.stats.initial_deepest = max(self.stats.initial_deepest, float(np.max(pen.depth, initial=0.0)))
             deep = int(np.count_nonzero(inside))
             if deep:
