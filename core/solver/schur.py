@@ -146,24 +146,29 @@ def solve_many(A, R, beta):
         lu = splu((As + beta * sparse.identity(A.shape[0], format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
     except RuntimeError:  # exactly singular even with β (β = 0): least squares
         return np.linalg.lstsq(As.toarray(), B, rcond=None)[0] * inv_d[:, None]
-    return _refine_many(lu.solve, As, B) * inv_d[:, None]
+    return _refine_many(lu.solve, B, beta) * inv_d[:, None]
 
 
-def _refine_many(S, As, B):
-    """:func:`_refine`'s passes on a block of right-hand sides B (m, k), the regularised inverse
-    S and the matrix As (sparse), while a pass shrinks the block's residual fourfold."""
-    X = S(B)
-    res = B - As @ X
-    rn, small = np.sum(res * res), _ROUNDING2 * np.sum(B * B)
+def _refine_many(S, B, beta):
+    """:func:`_refine`'s passes on a block of right-hand sides B (m, k) with S the inverse of the
+    regularised matrix As + βI, while a pass shrinks the block's residual fourfold.
+
+    With S exact the residual needs no product with As: B − As X₀ = βX₀ for X₀ = S(B), and after
+    a pass X₁ = X₀ + S(r₀) it is β(X₁ − X₀). (The factorisation's own rounding, which a
+    product would show, is far below what a Jacobian needs.)"""
+    small = _ROUNDING2 * np.sum(B * B)
+    X = S(B)                     # may overwrite B
+    res = beta * X
+    rn = np.sum(res * res)
     for _ in range(_REFINEMENTS):
         if not rn > small:
             break
-        X_new = X + S(res)
-        res_new = B - As @ X_new
+        dX = S(res)
+        res_new = beta * dX
         rn_new = np.sum(res_new * res_new)
         if not rn_new < 0.25 * rn:
             break
-        X, res, rn = X_new, res_new, rn_new
+        X, res, rn = X + dX, res_new, rn_new
     return X
 
 
@@ -429,10 +434,9 @@ class BlockSchur:
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
         if info != 0:
             return solve_many(bs.matrix_of_band(A.reshape(self.m, -1)), R, beta)
-        # the scaled matrix in the band's order, both triangles, for the refinement's products
-        upper = sparse.dia_matrix((ab[::-1], np.arange(kd + 1)), shape=(self.m, self.m)).tocsr()
-        As = upper + sparse.triu(upper, 1, format="csr").T
-        X = _refine_many(lambda V: _PBTRS(c, V, lower=False)[0], As, R[bs.perm] * inv_d[:, None])
+        # Fortran order throughout: LAPACK's, so that no pass copies the block
+        B = np.asfortranarray(R[bs.perm] * inv_d[:, None])
+        X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, beta)
         return (X * inv_d[:, None])[bs.inv]
 
     def rank_deficiency(self, blocks, rel=None):
