@@ -224,6 +224,7 @@ class _Run:
         implicit = self.s.integrator in _IMPLICIT
         self.column_groups = jacobian.column_groups(self.sys, cm) if implicit else None
         self.linear_groups = jacobian.linear_groups(self.sys, cm) if implicit else None
+        self.sparse_jacobian = None   # whether the Jacobians go to scipy as sparse matrices
         self.elimination = (jacobian.KinematicElimination(self.sys.n, self.sys.size)
                             if self.s.integrator in ("Radau", "BDF") and self.sys.n >= _ELIMINATE_FROM else None)
 
@@ -267,13 +268,13 @@ class _Run:
             jac = batch.jacobian(self.sys, y, t)
         else:   # no joints: the rows of the right-hand side are its own
             jac = self.column_jacobian(t, y)
-        if self.s.integrator != "LSODA" and len(y) >= _SPARSE_JACOBIAN_SIZE:
-            nonzero = np.count_nonzero(jac)
-            if nonzero <= _SPARSE_JACOBIAN_SHARE * jac.size:
-                # bodies that no joint couples (a pile of parts): BDF and Radau then factorise with a
-                # sparse LU (200 free bodies: 2601 states, 0.2 s in 17 s with dense LU)
-                return sparse.csc_matrix(jac)
-        return jac
+        if self.sparse_jacobian is None:
+            # bodies that no joint couples (a pile of parts): BDF and Radau then factorise with a
+            # sparse LU (200 free bodies: 2601 states, 0.2 s in 17 s with dense LU). Decided once:
+            # scipy keeps the first Jacobian's kind for the run's identity and LU
+            self.sparse_jacobian = (self.s.integrator != "LSODA" and len(y) >= _SPARSE_JACOBIAN_SIZE
+                                    and np.count_nonzero(jac) <= _SPARSE_JACOBIAN_SHARE * jac.size)
+        return sparse.csc_matrix(jac) if self.sparse_jacobian else jac
 
     def linearised_jacobian(self, t, y):
         """:func:`.jacobian.linearised` with the touching contacts held (see :meth:`column_jacobian`)."""
