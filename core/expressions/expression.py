@@ -56,6 +56,16 @@ class Expression:
         """The second time derivative at ``t`` (value unit per second squared)."""
         return self._run(2, t)
 
+    def derivatives(self, t: float) -> tuple[float, float, float]:
+        """(value, first, second derivative) at one time ``t`` (s), in one call: the solver's
+        motions need all three at every evaluation."""
+        try:
+            with np.errstate(all="ignore"):
+                x = np.float64(t)
+                return tuple(float(f(x)) for f in self._programs)
+        except Exception as exc:
+            raise self._failure(exc) from exc
+
     def _run(self, which: int, t):
         f = self._programs[which]
         if type(t) is float or isinstance(t, _SCALARS):

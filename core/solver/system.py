@@ -502,6 +502,8 @@ class System:
 
     def _motion_targets(self, t):
         """Targets f, ḟ, f̈ of the motions at time(s) t: (..., motions) each, SI."""
+        if np.ndim(t) == 0:   # one state (an evaluation): one call per motion
+            return np.array([e.derivatives(t) for e in self.motion_exprs]).T * self.motion_scale
         return [np.stack([np.broadcast_to(getattr(e, name)(t), np.shape(t)) for e in self.motion_exprs],
                          axis=-1) * self.motion_scale for name in ("__call__", "d1", "d2")]
 

@@ -437,3 +437,18 @@ def test_deeply_nested_derivatives_stay_fast():
     t = np.linspace(0, 1, 1000)
     assert np.all(np.isfinite(expr.d2(t)))
     assert abs(expr.d1(0.5) - _fd(expr, 0.5)) <= 1e-6
+
+
+@pytest.mark.parametrize("text", ["2*pi*t", "sin(3*t) + t^2", "5", "if(t - 1; t; 0)"])
+def test_derivatives_give_the_value_and_both_derivatives_in_one_call(text):
+    """The solver's motions take (f, ḟ, f̈) at every evaluation from one call, bit for bit the
+    three separate ones."""
+    expr = compile_expression(text)
+    for t in (0.0, 0.4, 1.7):
+        assert expr.derivatives(t) == (expr(t), expr.d1(t), expr.d2(t))
+        assert all(type(v) is float for v in expr.derivatives(t))
+
+
+def test_derivatives_follow_numpy_on_domain_errors():
+    f, d1, _ = compile_expression("sqrt(t) + 1").derivatives(0.0)    # as each call alone: no exception
+    assert f == 1.0 and math.isinf(d1)
