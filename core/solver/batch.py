@@ -69,14 +69,15 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     s = Rs[..., 9:]
     P[:, :n, 9:13] = q / np.sqrt(s)
     P[:, :n, 13:] = Rs[..., :9] / s
-    # einsum, not stacked matmuls: those make one BLAS call per small matrix, which
-    # under load (threads competing for busy cores) costs up to 100x more
+    # stacked matmuls: BLAS runs single-threaded here (simulate and the reactions limit it), where
+    # one call per small matrix on threads competing for busy cores cost up to 100x more
     R = P[:, :n, 13:].reshape(k, n, 3, 3)
-    I_W = np.einsum("knij,njl,knml->knim", R, sysm.I_B, R)
-    I_W_inv = np.einsum("knij,njl,knml->knim", R, sysm.I_B_inv, R)
+    Rt = R.transpose(0, 1, 3, 2)
+    I_W = R @ sysm.I_B @ Rt
+    I_W_inv = R @ sysm.I_B_inv @ Rt
     w = P[:, :n, 6:9]
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
-    F[:, 1] -= cross(w, np.einsum("knij,knj->kni", I_W, w))
+    F[:, 1] -= cross(w, (I_W @ w[..., None])[..., 0])
     K = kinematics(sysm, P) if sysm._needs_kin else None
     coords = sysm._coordinates(K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
     elastic = dict(spring_tension=np.zeros((k, 0)), torsion_torque=np.zeros((k, 0)),
@@ -117,7 +118,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     # M⁻¹ f per body; the dense (k, 6n, 6n) M⁻¹ only where J M⁻¹ needs it (60 free bodies: 0.8 GB)
     F = F.reshape(k, 2, n, 3)
     u0 = np.concatenate([(F[:, 0] * sysm._inv_mass[:, None]).reshape(k, 3 * n),
-                         np.einsum("knij,knj->kni", I_W_inv, F[:, 1]).reshape(k, 3 * n)], axis=1)
+                         (I_W_inv @ F[:, 1, :, :, None]).reshape(k, 3 * n)], axis=1)
     lam = np.zeros((k, m))
     C = Ju = np.zeros((k, m))
     blocks = np.zeros((k, 0, 6))
@@ -130,13 +131,12 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
         cols = 6 * n
         flat = (np.arange(k)[:, None] * (m * cols) + sysm._flat).ravel()
         J = np.bincount(flat, weights=blocks.ravel(), minlength=k * m * cols).reshape(k, m, cols)
-        JM = np.einsum("kmc,kcd->kmd", J, Mi)
-        Ju = np.einsum("kmc,kc->km", J, u)
+        JM = J @ Mi
+        Ju = (J @ u[:, :, None])[:, :, 0]
         a = sysm.alpha
         gamma = acc_t + 2.0 * a * vel_t - quad - 2.0 * a * Ju - a * a * C
-        lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), gamma - np.einsum("kmc,kc->km", J, u0),
-                                sysm.beta, J)
-        udot = u0 + np.einsum("km,kmc->kc", lam, JM)
+        lam = schur.solve_batch(JM @ J.transpose(0, 2, 1), gamma - (J @ u0[:, :, None])[:, :, 0], sysm.beta, J)
+        udot = u0 + (lam[:, None, :] @ JM)[:, 0]
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))
     if sysm.n_angles:
