@@ -46,11 +46,9 @@ _ENERGY_GAIN = 0.05
 _PROGRESS_INTERVAL = 0.1
 #: implicit scipy methods, which take a Jacobian
 _IMPLICIT = ("BDF", "Radau", "LSODA")
-#: for models whose bodies do not group (see _Run.jacobian) the batched Jacobian (one evaluation
-#: of all perturbed states, each with its dense solve) pays while rows × state size stays below
-#: this; beyond, differences column by column are cheaper (measured: Andrews' squeezer, 50 × 91,
-#: 0.022 s batched against 0.026 s; the N-four-bar with N = 4, 65 × 117, 0.061 against 0.021 s,
-#: and with N = 6, 95 × 169, 0.31 against 0.046 s)
+#: the batched Jacobian (one evaluation of all perturbed states, each with its dense solve) pays
+#: while rows × state size stays below this; beyond, the linearised groups or differences column
+#: by column are cheaper (see _Run.jacobian)
 _BATCH_JACOBIAN = 6000
 #: BDF and Radau get a sparse Jacobian from this many states on when at most this share of its
 #: entries is non-zero (LSODA takes dense ones only)
@@ -223,7 +221,8 @@ class _Run:
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
         implicit = self.s.integrator in _IMPLICIT
         self.column_groups = jacobian.column_groups(self.sys, cm) if implicit else None
-        self.linear_groups = jacobian.linear_groups(self.sys, cm) if implicit else None
+        batched = batch.supports(self.sys) and self.sys.n_rows * self.sys.size <= _BATCH_JACOBIAN
+        self.linear_groups = jacobian.linear_groups(self.sys, cm) if implicit and not batched else None
         self.sparse_jacobian = None   # whether the Jacobians go to scipy as sparse matrices
         self.elimination = (jacobian.KinematicElimination(self.sys.n, self.sys.size)
                             if self.s.integrator in ("Radau", "BDF") and self.sys.n >= _ELIMINATE_FROM else None)
@@ -247,15 +246,15 @@ class _Run:
         return self.sys.rhs(t, y)
 
     def jacobian(self, t, y):
-        """∂f/∂y for the implicit methods, by forward differences: for jointed models whose bodies
-        group, the linearised solve's groups (:func:`.jacobian.linearised`), for unjointed ones
-        colour groups of columns; else one batched evaluation where :mod:`.batch` covers the model
-        and it is small enough to pay (:data:`_BATCH_JACOBIAN`), else column by column. The
-        touching contacts are held.
+        """∂f/∂y for the implicit methods, by forward differences: one batched evaluation where
+        :mod:`.batch` covers the model and it is small enough to pay (:data:`_BATCH_JACOBIAN`);
+        else for jointed models whose bodies group the linearised solve's groups
+        (:func:`.jacobian.linearised`), for unjointed ones colour groups of columns, else column
+        by column. The touching contacts are held.
 
-        Measured per Jacobian (ms, linearised / batched / column by column): the N-four-bar with
-        N = 2 (35 rows, 65 states) 5.7 / 7.4 / 7.6, N = 6 9.1 / 161 / 47; Andrews' squeezer
-        15 / 18 / 26; Bricard 4.5 / 5.1 / 8.8."""
+        Measured per Jacobian (ms, linearised / batched / column by column): Bricard (30 rows,
+        65 states) 4.2 / 2.5 / 7.4; Andrews' squeezer (50 × 91) 14.7 / 9.4 / 24.6; the
+        N-four-bar with N = 4 (65 × 117) 6.6 / 33 / 20, N = 6 (95 × 169) 8.5 / 86 / 44."""
         self.n_jac += 1
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "

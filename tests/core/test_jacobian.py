@@ -91,9 +91,9 @@ def test_groups_never_share_a_moved_row():
     assert np.array_equal(np.sort(np.concatenate(seen)), np.arange(13 * n))
 
 
-def test_a_jointless_model_takes_the_plain_column_groups():
+def test_a_jointed_model_takes_the_linearised_groups_not_the_plain_ones():
     run = _Run(_compiled(_spatial_chain(), None, "test"), None)
-    assert jacobian.column_groups(run.sys, run.cm) is None  # jointed: the linearised groups instead
+    assert jacobian.column_groups(run.sys, run.cm) is None
     assert run.column_groups is None and run.linear_groups is not None
 
 
@@ -121,25 +121,29 @@ def _central(sysm, t, y):
     return ref
 
 
-@pytest.mark.parametrize("example", ["andrews_squeezer", "bricard"])
-def test_small_models_take_the_linearised_jacobian(example):
-    """Below the sparse path (dense J and M⁻¹) the linearised Jacobian replaces the batched one
-    where the bodies group (per Jacobian: Andrews' squeezer 15 against 18 ms, Bricard 4.5 against
-    5.1 ms). It is also the more accurate: it differences the solve's equations, not the solve,
-    whose result carries a rounding of ~1e-7 relative that a √ε step amplifies ~1e8 times.
-    Against central differences of the right-hand side, relative to the largest entry, measured:
-    Andrews 5.3e-6 linearised, 0.15 batched; Bricard 2.0e-6 and 4.5e-5. 1e-5 allowed (the
-    truncation error of forward differences at √ε steps)."""
-    from pathlib import Path
-    from dataclasses import replace
-    from core.model import load_model
-    model = load_model(Path(__file__).parents[2] / "examples" / f"{example}.json")
-    run = _Run(_compiled(replace(model, settings=replace(model.settings, integrator="Radau")), None, "test"), None)
+@pytest.mark.parametrize("n", [4, 6])
+def test_dense_models_above_the_batch_take_the_linearised_jacobian(n):
+    """Below the sparse path (dense J and M⁻¹) but above the batched Jacobian's size (rows ×
+    states > 6000) the linearised Jacobian replaces column differences: the N-four-bar with N = 4
+    (65 rows, 117 states) and 6 (95 × 169), per Jacobian 6.6 and 8.5 ms against 20 and 44 ms.
+    Against central differences of the right-hand side, relative to the largest entry, measured
+    1.4e-6 for both; 1e-5 allowed (the truncation error of forward differences at √ε steps)."""
+    from test_iftomm import n_four_bar_model
+    run = _Run(_compiled(n_four_bar_model(n=n, end=1.0, integrator="Radau"), None, "test"), None)
     assert not run.sys.sparse and run.linear_groups is not None
     t, y = _moving_state(run)
     lin, ref = run.jacobian(t, y), _central(run.sys, t, y)
     err = np.max(np.abs(lin - ref)) / np.max(np.abs(ref))
     assert err < 1e-5, err
+
+
+def test_small_models_keep_the_batched_jacobian():
+    from pathlib import Path
+    from dataclasses import replace
+    from core.model import load_model
+    model = load_model(Path(__file__).parents[2] / "examples" / "andrews_squeezer.json")
+    run = _Run(_compiled(replace(model, settings=replace(model.settings, integrator="Radau")), None, "test"), None)
+    assert run.linear_groups is None and run.column_groups is None
 
 
 def test_with_contacts_held_the_linearised_jacobian_equals_central_differences():
