@@ -1,5 +1,6 @@
 """The implicit methods' Jacobians on the sparse path (core/solver/jacobian.py)."""
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -203,3 +204,21 @@ def test_the_iteration_matrix_eliminated_by_positions_solves_as_the_dense_lu(c):
     assert factors[0] is None
     np.testing.assert_allclose(run.elimination.solve(factors, b), linalg.lu_solve(linalg.lu_factor(A), b),
                                rtol=0, atol=1e-12 * np.abs(dense).max())
+
+
+def test_a_stiff_chain_on_the_sparse_path_takes_few_implicit_steps():
+    """The chain with its three torsion springs made stiff and heavily damped (1e9 N·mm/rad,
+    1e6 N·mm·s/rad on links of ~200 kg·mm²: modes near −5e3 1/s), 0.2 s: BDF, with the
+    linearised Jacobians and the positions eliminated from its iteration matrices, follows Radau
+    at rtol 1e-9 within 1e-3 mm (measured 7.6e-6 mm; against DOP853 at rtol 1e-9 the same) in few steps:
+    measured 205, where DOP853 at rtol 1e-6 needed 11 227 (three minutes; not run here)."""
+    chain = _spatial_chain("BDF")
+    stiff = tuple(replace(s, stiffness=1e9, damping=1e6) if s.type == "rotational" else s for s in chain.springs)
+    model = replace(chain, springs=stiff)
+    run = _Run(_compiled(model, None, "test"), None)
+    assert run.sys.sparse and run.linear_groups is not None and run.elimination is not None
+    r = core.simulate(model)
+    ref = core.simulate(model, settings=replace(model.settings, integrator="Radau", rtol=1e-9, atol=1e-11))
+    assert r.success and ref.success
+    assert np.max(np.abs(r.com - ref.com)) * 1e3 < 1e-3
+    assert r.stats["steps"] < 400
