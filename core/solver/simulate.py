@@ -265,7 +265,7 @@ class _Run:
             jac = self.column_jacobian(t, y, self.column_groups)
         elif batch.supports(self.sys) and self.sys.n_rows * len(y) <= _BATCH_JACOBIAN:
             jac = batch.jacobian(self.sys, y, t)
-        else:   # no joints: the rows of the right-hand side are its own
+        else:   # bodies that do not group, with contacts or beyond the batch (two meshing gears)
             jac = self.column_jacobian(t, y)
         if self.sparse_jacobian is None:
             # bodies that no joint couples (a pile of parts): BDF and Radau then factorise with a
@@ -287,8 +287,9 @@ class _Run:
 
     def column_jacobian(self, t, y, groups=None):
         """Forward differences column by column (steps as :func:`batch.jacobian`), the touching
-        contacts held: for models with no joint (in groups where :func:`.jacobian.column_groups`
-        finds them).
+        contacts held: for unjointed models (in the groups of :func:`.jacobian.column_groups`
+        where their bodies group) and for those whose bodies do not group that the batch does
+        not cover (two meshing gears).
 
         Each column would otherwise repeat the contact search, which is most of an
         evaluation's cost (gear teeth: ~1.3 of 1.7 ms); held, a column re-measures only
