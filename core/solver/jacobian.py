@@ -19,7 +19,7 @@ from ..model.compile import CompiledModel
 from .system import System
 
 
-def _couplings(sysm: System, cm: CompiledModel, rows=True):
+def _couplings(sysm: System, cm: CompiledModel):
     """Per body, the set of bodies whose equations its state enters (itself included)."""
     n = sysm.n
     mb = cm.marker_body
@@ -28,7 +28,7 @@ def _couplings(sysm: System, cm: CompiledModel, rows=True):
         links += list(zip(sysm.contacts.bi, sysm.contacts.bj))
     if len(sysm._coords):
         links += list(zip(mb[sysm.coord_mi], mb[sysm.coord_mj]))
-    if rows and sysm.n_rows:
+    if sysm.n_rows:
         on_row = {}
         for r, b in zip(sysm._end_row, sysm._end_body):
             on_row.setdefault(int(r), set()).add(int(b))
@@ -130,10 +130,9 @@ def linearised(sysm: System, t, y, groups, report=None):
     solve for the accelerations' columns (:meth:`.System.solve_linearised`).
 
     The N-four-bar with N = 40 (81 bodies, 1053 states): 4 colours, 52 residual evaluations
-    and one banded solve with 1053 right-hand sides (70-130 ms), where differencing the
+    and one banded solve with 1053 right-hand sides (65-130 ms), where differencing the
     right-hand side column by column took 1053 evaluations with a constraint solve each
-    (0.6-0.7 s). ``report(t)`` is
-    called after each group (progress and cancel). The contacts are expected held
+    (0.6-0.7 s). ``report(t)`` is called after each group (progress and cancel). The contacts are expected held
     (:meth:`.ContactSet.freeze`) by the caller, as for the column differences.
     """
     n, size = sysm.n, sysm.size
