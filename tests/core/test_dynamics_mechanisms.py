@@ -1,4 +1,5 @@
-"""Closed-loop planar mechanisms, gears, rack-and-pinion, a Cardan joint and a spatial slider-crank against closed forms.
+"""Closed-loop planar mechanisms, gears, rack-and-pinion, a Cardan joint and a spatial
+slider-crank against closed forms.
 
 The planar mechanisms lie in the world x-y plane with hinge axes along world Z.
 Every joint frame is given world-aligned axes (a link's frames carry the
