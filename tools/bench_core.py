@@ -3,7 +3,9 @@
 Run ``python tools/bench_core.py`` (default: 10 s simulations), ``--quick``
 (short end times, well under two minutes, for smoke testing) or ``--full``
 (adds MuJoCo at dt = 1e-5); ``--verdict`` measures only the target (crank-rocker,
-finer rtol and atol sweep, best of 3) and ``--profile`` runs cProfile on the crank-rocker.
+finer rtol and atol sweep, best of 3), ``--profile`` runs cProfile on the crank-rocker and
+``--implicit`` runs this project's implicit methods on the N-four-bar with N = 4, 10 and 40
+(no MuJoCo).
 MuJoCo is needed (``pip install mujoco``, the
 ``bench`` extra); the core never imports it.
 
@@ -471,7 +473,8 @@ def record(problem, engine, setting, run, ref, end_time):
     else:
         note = f"{run['status']} at t = {done:g} s: {run['message'][:120]}"
     row = dict(problem=problem, engine=engine, setting=setting, wall=run["wall"], cpu=run["cpu"], err=err,
-               constraint=run["constraint"], evals=run["evals"], note=note, end=end_time)
+               constraint=run["constraint"], evals=run["evals"], note=note, end=end_time,
+               jacobians=run.get("stats", {}).get("jacobian_evaluations", 0))
     ROWS.append(row)
     print(f"  {engine:8s} {setting:32s} {run['wall']:9.3f} s (cpu {run['cpu']:8.3f} s, best of "
           f"{run.get('repeats', 1)})  err {err:9.2e} m  "
@@ -566,6 +569,8 @@ def print_table():
     print("|" + "---|" * len(head))
     for r in ROWS:
         setting = r["setting"] + (f" ({r['note']})" if r["note"] else "")
+        if r["jacobians"]:
+            setting += f", {r['jacobians']} Jacobians"
         print(f"| {r['problem']} ({r['end']:g} s) | {r['engine']} | {setting} | {r['wall']:.3f} | {r['cpu']:.3f} | "
               f"{r['err']:.2e} | {r['constraint']:.2e} | {r['evals']} |")
 
@@ -596,6 +601,28 @@ def verdict(problem, target=1e-6, mj_setting="RK4 dt 0.0001"):
               f"(the project is {'faster' if ratio < 1 else 'slower'} by x{max(ratio, 1 / ratio):.2f})")
 
 
+IMPLICIT_SETTINGS = [(f"{m} rtol 1e-6 atol 1e-8", dict(integrator=m, rtol=1e-6, atol=1e-8))
+                     for m in ("Radau", "BDF", "LSODA", "DOP853")]
+
+
+def bench_implicit(end, budget):
+    """The implicit methods on the N-four-bar at three sizes (docs/benchmarks.md, "Implicit methods
+    on jointed models"): their Jacobians and iteration matrices are what grows with the model."""
+    print(f"machine: {machine_line()}")
+    print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
+    print(f"date: {time.strftime('%Y-%m-%d %H:%M %Z')}")
+    print(f"core: {core_version()}")
+    print(f"start: {load_line()}")
+    global REPEAT_BELOW
+    REPEAT_BELOW = 0.0        # one run each: the large ones take minutes
+    t = np.arange(int(round(end * OUTPUT_RATE)) + 1) / OUTPUT_RATE
+    for n in (4, 10, 40):
+        bench_problem(f"N-four-bar N={n}", n_four_bar(n), end, reference_n_four_bar(t, N=n), [],
+                      IMPLICIT_SETTINGS, budget=budget)
+    print(f"\nend: {load_line()}")
+    print_table()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = ap.add_mutually_exclusive_group()
@@ -615,11 +642,18 @@ def main(argv=None):
     ap.add_argument("--iftomm", action="store_true",
                     help="only IFToMM A02 as specified: the N-four-bar N=40 for 20 s, MuJoCo RK4 dt 1e-4 "
                          "against this project's DOP853 rtol 1e-8 with the default and a 1e-8 regularisation")
+    ap.add_argument("--implicit", action="store_true",
+                    help="only the implicit methods (Radau, BDF, LSODA at rtol 1e-6, DOP853 beside them) "
+                         "on the N-four-bar with N = 4, 10 and 40 for --nfourbar-end s (default 2); "
+                         "no MuJoCo needed")
     ap.add_argument("--profile", metavar="SETTING", nargs="?", const="DOP853 rtol 1e-10 atol 1e-12",
                     choices=[label for label, _ in PROJECT_SETTINGS],
                     help="only profile this project's crank-rocker run at SETTING with cProfile")
     args = ap.parse_args(argv)
     logging.getLogger("core").setLevel(logging.ERROR)  # the redundancy warning is reported once below
+    if args.implicit:
+        bench_implicit(args.nfourbar_end or 2.0, args.budget)
+        return
     if mujoco is None:
         sys.exit("MuJoCo is not installed: pip install mujoco (the project's 'bench' extra)")
     print(f"machine: {machine_line()}")
