@@ -936,6 +936,7 @@ def sweeps(problem: Problem, quick):
         proj = [("BDF rtol 1e-6 atol 1e-8", dict(integrator="BDF", rtol=1e-6, atol=1e-8)),
                 ("BDF rtol 1e-8 atol 1e-10", dict(integrator="BDF", rtol=1e-8, atol=1e-10)),
                 ("LSODA rtol 1e-6 atol 1e-8", dict(integrator="LSODA", rtol=1e-6, atol=1e-8)),
+                ("LSODA rtol 1e-7 atol 1e-9", dict(integrator="LSODA", rtol=1e-7, atol=1e-9)),
                 ("LSODA rtol 1e-8 atol 1e-10", dict(integrator="LSODA", rtol=1e-8, atol=1e-10)),
                 ("LSODA rtol 1e-9 atol 1e-11", dict(integrator="LSODA", rtol=1e-9, atol=1e-11)),
                 ("LSODA rtol 1e-10 atol 1e-12", dict(integrator="LSODA", rtol=1e-10, atol=1e-12)),
