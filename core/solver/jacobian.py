@@ -162,8 +162,8 @@ class KinematicElimination:
     its position-by-velocity block has a 7 × 6 block a body: the Schur complement on the
     velocities and tracked angles, S = A_UU − A_UK A_KK⁻¹ A_KU, costs a few small products, and
     one dense LU of S (6n + angles square) replaces the LU of the whole matrix (13n + angles):
-    about an eighth of the work. A matrix without that pattern (checked at every factorisation)
-    is factorised whole.
+    (6/13)³, about a tenth of the LU's arithmetic (measured with the gathers: 3-4 times faster for
+    81 bodies). A matrix without that pattern (checked at every factorisation) is factorised whole.
     """
 
     def __init__(self, n: int, size: int):
