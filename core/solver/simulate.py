@@ -221,8 +221,9 @@ class _Run:
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
         implicit = self.s.integrator in _IMPLICIT
         self.column_groups = jacobian.column_groups(self.sys, cm) if implicit else None
-        batched = batch.supports(self.sys) and self.sys.n_rows * self.sys.size <= _BATCH_JACOBIAN
-        self.linear_groups = jacobian.linear_groups(self.sys, cm) if implicit and not batched else None
+        #: the batched Jacobian covers the model and is small enough to pay (_BATCH_JACOBIAN)
+        self.batched = batch.supports(self.sys) and self.sys.n_rows * self.sys.size <= _BATCH_JACOBIAN
+        self.linear_groups = jacobian.linear_groups(self.sys, cm) if implicit and not self.batched else None
         self.sparse_jacobian = None   # whether the Jacobians go to scipy as sparse matrices
         self.elimination = (jacobian.KinematicElimination(self.sys.n, self.sys.size)
                             if self.s.integrator in ("Radau", "BDF") and self.sys.n >= _ELIMINATE_FROM else None)
@@ -263,7 +264,7 @@ class _Run:
             jac = self.linearised_jacobian(t, y)
         elif self.column_groups is not None:
             jac = self.column_jacobian(t, y, self.column_groups)
-        elif batch.supports(self.sys) and self.sys.n_rows * len(y) <= _BATCH_JACOBIAN:
+        elif self.batched:
             jac = batch.jacobian(self.sys, y, t)
         else:   # bodies that do not group, with contacts or beyond the batch (two meshing gears)
             jac = self.column_jacobian(t, y)

@@ -678,13 +678,11 @@ class System:
         Jt_lam = np.bincount(self._end_cols.ravel(), weights=(rows.blocks * lam[self._end_row, None]).ravel(),
                              minlength=6 * n)
         gamma = self._gamma(rows, u)
-        J_udot = np.bincount(self._end_row, weights=np.einsum("ej,ej->e", rows.blocks, udot[self._end_cols]),
-                             minlength=self.n_rows)
         qdot = (B.q[:, :, None] * B.w[:, None, :]).reshape(n, 12) @ _QD
         parts = [y[self.sl_v], qdot.ravel(), F.ravel() + Jt_lam - Mu]
         if self.n_angles:
             parts.append(self._coordinate_rates(B.w_ext, rows.coords, self.angle_coords))
-        parts.append(gamma - J_udot)
+        parts.append(gamma - self._J_dot(rows, udot))
         return np.concatenate(parts)
 
     def accelerations_of(self, t, y):
