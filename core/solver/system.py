@@ -1055,6 +1055,10 @@ class System:
         # scipy evaluates at t + h, which may differ from the step's end time in the last bit
         return next((r for r in self._recent if r[1] is y and abs(r[0] - t) <= 1e-12 * max(1.0, abs(t))), None)
 
+    def evaluated_at(self, t, y) -> bool:
+        """Whether one of the last evaluations was at this very state (its rows are at hand)."""
+        return self._evaluated(t, y) is not None
+
     def accepted_contact_depths(self, t, y):
         """(k,) m: each contact's deepest penetration at (t, y) when one of the last evaluations
         was at that state (an explicit step's end), else at the last contact evaluation (an
