@@ -6,7 +6,7 @@ progress can be reported and the run cancelled; fixed-step RK4; and the
 velocity-level Lagrange-multiplier ``stepper`` of seeds 001/004. Between
 steps the constraint error is watched: when it exceeds
 ``settings.projection_tolerance`` the state is projected back onto the
-constraints and the adaptive method restarts from there.
+constraints and the adaptive method goes on from there (BDF in place, the others restarted).
 """
 from __future__ import annotations
 
@@ -839,6 +839,12 @@ class _Run:
                         self.emit(solver.t, lambda tt, d=dense: d(tt))
                 self.report(solver.t)
                 y_new, projected = self.maybe_project(solver.t, solver.y, step_end=True)
+                if projected and isinstance(solver, integrate.BDF):
+                    # in place: BDF's history is differences from D[0], so the next prediction
+                    # moves with the state; a restart would fall back to order 1 and short
+                    # steps, which drift off again at once (Baumgarte off: a projection a step)
+                    solver.D[0] = solver.y = y_new
+                    continue
                 if projected:
                     t, y = solver.t, y_new
                     restarts = restarts[-(_STALL_RESTARTS - 1):] + [t]
