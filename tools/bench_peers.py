@@ -1065,26 +1065,46 @@ def print_table():
               f"{r['cpu']:.3f} | {r['err']:.2e} {r['unit']} | {cons} | {r['steps']} |")
 
 
-def print_verdict():
-    """For every completed peer run: the cheapest completed project run at least as accurate, and
-    the CPU-time ratio project / peer (below 1: this project is faster at that error). The project's
-    time is that of core.simulate, which returns the motion; the ratio with the accelerations and
-    reactions read as well (computed on first read) follows in brackets."""
-    print("\nAt equal error (target: this project faster than every peer; ratio = project CPU / peer CPU):")
+def verdicts():
+    """For every completed peer run: (problem key, problem name, peer row, the cheapest completed
+    project run at least as accurate or None, ratio project / peer CPU, the same with the
+    project's reactions read)."""
+    out = []
     for key in dict.fromkeys(r["key"] for r in ROWS):
         mine = [r for r in ROWS if r["key"] == key and r["engine"] == "project" and r["complete"]]
         for peer in (r for r in ROWS if r["key"] == key and r["engine"] != "project" and r["complete"]):
             ok = [r for r in mine if r["err"] <= peer["err"]]
-            head = f"  {peer['problem']}: {peer['engine']} {peer['setting']} ({peer['err']:.2e} {peer['unit']}, " \
-                   f"{peer['cpu']:.3f} s)"
-            if not ok:
-                print(f"{head}: no project run reached that error")
-                continue
-            best = min(ok, key=lambda r: r["cpu"])
-            ratio = best["cpu"] / peer["cpu"] if peer["cpu"] > 0 else float("inf")
-            full = (best["cpu"] + best["reactions_cpu"]) / peer["cpu"] if peer["cpu"] > 0 else float("inf")
-            print(f"{head}: project {best['setting']} {best['cpu']:.3f} s ({best['err']:.2e}), "
-                  f"ratio {ratio:.3g} {'MET' if ratio < 1 else 'NOT MET'} (with the reactions read: {full:.3g})")
+            best = min(ok, key=lambda r: r["cpu"]) if ok else None
+            ratio = full = math.nan
+            if best is not None:
+                ratio = best["cpu"] / peer["cpu"] if peer["cpu"] > 0 else math.inf
+                full = (best["cpu"] + best["reactions_cpu"]) / peer["cpu"] if peer["cpu"] > 0 else math.inf
+            out.append((key, peer["problem"], peer, best, ratio, full))
+    return out
+
+
+def print_verdict():
+    """Each peer run against the cheapest project run at least as accurate (:func:`verdicts`):
+    below 1 this project is faster at that error. The project's time is that of core.simulate,
+    which returns the motion; the ratio with the accelerations and reactions read as well
+    (computed on first read) follows in brackets. Then the count per problem."""
+    print("\nAt equal error (target: this project faster than every peer; ratio = project CPU / peer CPU):")
+    counts = {}
+    for key, name, peer, best, ratio, full in verdicts():
+        head = f"  {name}: {peer['engine']} {peer['setting']} ({peer['err']:.2e} {peer['unit']}, " \
+               f"{peer['cpu']:.3f} s)"
+        c = counts.setdefault(name, [0, 0, 0])
+        if best is None:
+            c[2] += 1
+            print(f"{head}: no project run reached that error")
+            continue
+        c[0 if ratio < 1 else 1] += 1
+        print(f"{head}: project {best['setting']} {best['cpu']:.3f} s ({best['err']:.2e}), "
+              f"ratio {ratio:.3g} {'MET' if ratio < 1 else 'NOT MET'} (with the reactions read: {full:.3g})")
+    if counts:
+        print("\n| problem | lines | MET | NOT MET | no project run as accurate |\n|---|---|---|---|---|")
+        for name, c in list(counts.items()) + [("all", [sum(x) for x in zip(*counts.values())])]:
+            print(f"| {name} | {sum(c)} | {c[0]} | {c[1]} | {c[2]} |")
 
 
 COLOURS = {"project": "tab:red", "MuJoCo": "tab:blue", "Exudyn": "tab:green", "Exudyn 2D": "darkolivegreen",
