@@ -255,11 +255,12 @@ class _Run:
         return self.sys.rhs(t, y)
 
     def jacobian(self, t, y):
-        """∂f/∂y for the implicit methods, by forward differences: one batched evaluation where
-        :mod:`.batch` covers the model and it is small enough to pay (:data:`_BATCH_JACOBIAN`);
-        else for jointed models whose bodies group the linearised solve's groups
-        (:func:`.jacobian.linearised`), for unjointed ones colour groups of columns, else column
-        by column. The touching contacts are held.
+        """∂f/∂y for the implicit methods, by forward differences: for unjointed models whose
+        bodies group, colour groups of columns (each an evaluation without a constraint solve);
+        else one batched evaluation where :mod:`.batch` covers the model and it is small enough
+        to pay (:data:`_BATCH_JACOBIAN`); else for jointed models whose bodies group the
+        linearised solve's groups (:func:`.jacobian.linearised`); else column by column. The
+        touching contacts are held.
 
         Measured per Jacobian (ms, linearised / batched / column by column): Bricard (30 rows,
         65 states) 4.2 / 2.5 / 7.4; Andrews' squeezer (50 × 91) 14.7 / 9.4 / 24.6; the
