@@ -8,6 +8,9 @@ from .geometry import prepare_geometry
 from .pair import ContactPair, ContactParams
 
 _ZERO = np.zeros(3)
+#: relative widening of the set's vectorised box test, so that it keeps every pair whose
+#: boxes the pair's own test (the same arithmetic in another order) finds overlapping
+BOX_SLACK = 1e-9
 #: h·ω of a fixed step against a contact's oscillation at its deepest depth above which
 #: depth_issues warns, and the h·ω of the step it advises
 STEP_OMEGA = 0.3
@@ -68,6 +71,27 @@ class ContactSet:
         self.bj = np.array(bj, int)
         self.reach = np.array(reach, float).reshape(-1, 2)
         self.band = np.array(band, float)
+        # the broad phase of every pair at once: each side's local box and, for a fixed body,
+        # its pose (a moving side's pose comes from the state)
+        k = len(self.pairs)
+        self._box_centre = np.array([[p.geom_i.centre, p.geom_j.centre] for p in self.pairs], float).reshape(k, 2, 3)
+        self._box_half = np.array([[p.geom_i.half, p.geom_j.half] for p in self.pairs], float).reshape(k, 2, 3)
+        self._side_body = np.stack([self.bi, self.bj], axis=1).reshape(k, 2)
+        self._side_fixed = np.array([[f is not None for f in fx] for fx in self.fixed], bool).reshape(k, 2)
+        self._fixed_R = np.tile(np.eye(3), (k, 2, 1, 1))
+        self._fixed_x = np.zeros((k, 2, 3))
+        for c, fx in enumerate(self.fixed):
+            for side, pose in enumerate(fx):
+                if pose is not None:
+                    self._fixed_R[c, side], self._fixed_x[c, side] = pose
+        #: (k,) m: each pair's deepest penetration in its last evaluation (0 where none)
+        self.last_depth = np.zeros(k)
+        #: (k,) m: each pair's deepest penetration at a state the integrator accepted
+        #: (:meth:`note_accepted`): an adaptive method's trial stages and rejected steps can
+        #: go far deeper than any state of the solution
+        self.deepest = np.zeros(k)
+        #: pairs whose boxes overlapped at the last evaluation (their stats describe it)
+        self._touched = np.zeros(k, bool)
         #: per pair, the support of :meth:`freeze` while a Jacobian is differenced, else None
         self.frozen = None
 
@@ -84,6 +108,33 @@ class ContactSet:
                 pose += (v[b], w[b]) if fixed is None else (_ZERO, _ZERO)
             out.append(pose)
         return out
+
+    def overlapping(self, x, R) -> np.ndarray:
+        """Indices of the pairs whose two world-axis boxes overlap (the broad phase of every
+        pair at once; a pair's own :meth:`~core.contacts.pair.ContactPair.overlaps` is the same
+        test). x, R: COM positions and rotations of the moving bodies."""
+        if not self.pairs:
+            return np.zeros(0, dtype=np.int64)
+        # row -1 (the ground's) of the state's arrays is never a fixed side's pose: masked below
+        Rs = np.where(self._side_fixed[..., None, None], self._fixed_R, R[self._side_body])
+        xs = np.where(self._side_fixed[..., None], self._fixed_x, x[self._side_body])
+        c = np.einsum("kaij,kaj->kai", Rs, self._box_centre) + xs
+        h = np.einsum("kaij,kaj->kai", np.abs(Rs), self._box_half)
+        gap = np.abs(c[:, 0] - c[:, 1]) - (h[:, 0] + h[:, 1])
+        slack = BOX_SLACK * (np.abs(c[:, 0]) + np.abs(c[:, 1]) + h[:, 0] + h[:, 1])
+        return np.flatnonzero(np.all(gap <= slack, axis=1))
+
+    def _mark_evaluated(self, pairs) -> None:
+        """Only the pairs in ``pairs`` are evaluated now: the others' last-evaluation figures
+        are zeroed (their boxes are apart), on the pairs that were evaluated the last time."""
+        self.last_depth[:] = 0.0
+        now = np.zeros(len(self.pairs), bool)
+        now[pairs] = True
+        for c in np.flatnonzero(self._touched & ~now):
+            st = self.pairs[c].stats
+            st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
+            st.last_deepest = 0.0
+        self._touched = now
 
     def prepare(self, tick=None) -> None:
         """Build every pair's surface indices now (see :meth:`ContactPair.prepare`);
@@ -118,20 +169,19 @@ class ContactSet:
         return dict(contact_queries=sum(p.stats.total_queries for p in self.pairs),
                     contact_skipped=sum(p.stats.total_skipped for p in self.pairs),
                     contact_tests=sum(p.stats.total_pairs for p in self.pairs),
-                    contact_deepest=max(p.stats.deepest for p in self.pairs))
+                    contact_deepest=float(self.deepest.max()))
 
     def depths(self) -> np.ndarray:
         """(k,) m: each pair's deepest penetration in its last evaluation (0 where none)."""
-        return np.array([p.stats.last_deepest for p in self.pairs])
+        return self.last_depth.copy()
 
     def note_accepted(self, depths) -> None:
-        """Fold :meth:`depths` of a state the integrator accepted into each pair's ``stats.deepest``."""
-        for pair, d in zip(self.pairs, depths):
-            pair.stats.deepest = max(pair.stats.deepest, float(d))
+        """Fold :meth:`depths` of a state the integrator accepted into :attr:`deepest`."""
+        np.maximum(self.deepest, depths, out=self.deepest)
 
     def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None) -> list:
         """Warnings after a run from each contact's deepest penetration at an accepted
-        state (``stats.deepest``, see :meth:`note_accepted`).
+        state (:attr:`deepest`, see :meth:`note_accepted`).
 
         * Depth within 10 % of the depth band: vertices past the band get no
           force, so parts may have passed through each other.
@@ -169,7 +219,7 @@ class ContactSet:
         turn = np.concatenate([np.asarray(free_turn, float), [0.0]])
         for c, (name, pair, i, j, band, reach) in enumerate(zip(self.names, self.pairs, self.bi, self.bj, self.band,
                                                                self.reach)):
-            deepest = pair.stats.deepest
+            deepest = float(self.deepest[c])
             if deepest <= 0.0:
                 continue
             start = pair.stats.initial_deepest
@@ -240,17 +290,27 @@ class ContactSet:
         """
         wrench = np.zeros((n + 1, 6))
         force_i = np.zeros((len(self.pairs), 3))
-        for k, pair in enumerate(self.pairs):
+        frozen = self.frozen
+        if frozen is not None:
+            # the held pairs' boxes overlapped when they were frozen: no broad phase
+            todo = [k for k, support in enumerate(frozen) if support is not None]
+        else:
+            todo = self.overlapping(x, R)
+            self._mark_evaluated(todo)
+        for k in todo:
+            pair = self.pairs[k]
             a, b = self.bi[k], self.bj[k]
             pose_i, pose_j = self._poses(k, x, R, v, w)
-            if self.frozen is not None:
-                wi, wj = pair.evaluate_frozen(self.frozen[k], *pose_i, *pose_j)
+            if frozen is not None:
+                wi, wj = pair.evaluate_frozen(frozen[k], *pose_i, *pose_j)
             elif points is not None:
                 wi, wj, det = pair.evaluate(*pose_i, *pose_j, details=True)
                 if len(det.depths):
                     points.append((k, a, b, det, pair.params))
             else:
                 wi, wj = pair.evaluate(*pose_i, *pose_j)
+            if frozen is None:
+                self.last_depth[k] = pair.stats.last_deepest
             wrench[a] += wi
             wrench[b] += wj
             force_i[k] = wi[:3]
@@ -261,10 +321,10 @@ class ContactSet:
         :meth:`evaluate` measures their depths from frozen tangent planes instead of
         searching (the implicit integrators' Jacobian, see ContactPair.evaluate_frozen).
         x, R: COM positions and rotations of the moving bodies."""
-        supports = []
-        for k, pair in enumerate(self.pairs):
+        supports = [None] * len(self.pairs)
+        for k in self.overlapping(x, R):
             pose_i, pose_j = self._poses(k, x, R)
-            supports.append(pair.freeze(*pose_i, *pose_j))
+            supports[k] = self.pairs[k].freeze(*pose_i, *pose_j)
         self.frozen = supports
 
     def telemetry(self, n, x, R, v, w) -> dict:
@@ -286,7 +346,10 @@ class ContactSet:
         k = len(self.pairs)
         out = dict(force=np.zeros((k, 3)), point=np.zeros((k, 3)), normal_force=np.zeros(k),
                    friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k))
-        for c, pair in enumerate(self.pairs):
+        todo = self.overlapping(x, R)
+        self._touched[todo] = True       # their stats now describe this state: zeroed when apart
+        for c in todo:
+            pair = self.pairs[c]
             pose_i, pose_j = self._poses(c, x, R, v, w)
             wi, _, det = pair.evaluate(*pose_i, *pose_j, details=True)
             out["force"][c] = wi[:3]

@@ -181,12 +181,13 @@ class ContactStats:
     their last answer, vertices sent to the nearest-surface query (after
     candidate reduction), point-triangle tests, and contact points.
     ``total_*`` add up over all evaluations; ``last_deepest`` is the largest
-    depth that gave a force in the last evaluation (m), and ``deepest`` the
-    largest of those at the states the integrator accepted
-    (:meth:`~core.contacts.bodies.ContactSet.note_accepted`): an adaptive
-    method's trial stages and rejected steps can go far deeper than any state
-    of the solution. ``initial_deepest``: the deepest penetration within the
-    band at t = 0 (:meth:`ContactPair.deep_overlap`), m.
+    depth that gave a force in the last evaluation (m). ``initial_deepest``:
+    the deepest penetration within the band at t = 0
+    (:meth:`ContactPair.deep_overlap`), m. A
+    :class:`~core.contacts.bodies.ContactSet` does not call a pair whose box is
+    apart from the other's (its broad phase runs on every pair at once): such
+    an evaluation counts in neither ``evaluations`` nor
+    ``broad_phase_rejections``, and it zeroes the last evaluation's figures.
     """
 
     evaluations: int = 0
@@ -201,7 +202,6 @@ class ContactStats:
     total_pairs: int = 0
     initial_deepest: float = 0.0
     last_deepest: float = 0.0
-    deepest: float = 0.0
 
     def reset(self) -> None:
         for name in self.__slots__:

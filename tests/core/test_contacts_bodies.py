@@ -1,0 +1,124 @@
+"""The contacts of a model together (core.contacts.bodies.ContactSet): the broad phase of every
+pair at once, and what the pairs it leaves out report."""
+import itertools
+
+import numpy as np
+import pytest
+
+import core
+import core.contacts.pair
+from core.contacts.bodies import ContactSet
+from core.model import Body, Box, Contact, Model, SolverSettings, Sphere
+from core.model.compile import compile_model
+from core.spatial import axis_angle_to_quat, quat_to_matrix
+
+
+def _contacts(bodies, pairs, damping=0.0):
+    return tuple(Contact(name=f"{a}-{b}", body_i=a, body_j=b, stiffness=1e4, exponent=1.5, damping=damping,
+                         max_penetration=0.1) for a, b in pairs)
+
+
+def _scatter_model():
+    """Three moving parts and two fixed ones (one turned and moved off the origin); every pair that
+    has a moving part is a contact."""
+    bodies = (Body(name="A", geometry=Box(size=(20, 10, 6)), mass=0.1),
+              Body(name="B", geometry=Sphere(radius=8.0, subdivisions=1), mass=0.1),
+              Body(name="C", geometry=Box(size=(4, 30, 4)), mass=0.1, position=(5, 0, 0)),
+              Body(name="Plate", geometry=Box(size=(60, 60, 5)), fixed=True, position=(0, 0, -20)),
+              Body(name="Post", geometry=Box(size=(5, 5, 40)), fixed=True, position=(25, 10, 0),
+                   orientation=(0.9238795, 0.0, 0.3826834, 0.0)))
+    pairs = [(a.name, b.name) for a, b in itertools.combinations(bodies, 2) if not (a.fixed and b.fixed)]
+    return Model(name="scatter", bodies=bodies, contacts=_contacts(bodies, pairs))
+
+
+def test_the_broad_phase_of_all_pairs_at_once_keeps_exactly_the_pairs_whose_boxes_overlap():
+    cs = ContactSet(compile_model(_scatter_model()))
+    rng = np.random.default_rng(3)
+    n = 3
+    seen = set()
+    for trial in range(300):
+        x = rng.uniform(-0.04, 0.04, (n, 3))
+        R = np.stack([quat_to_matrix(axis_angle_to_quat(rng.normal(size=3), rng.uniform(0, np.pi)))
+                      for _ in range(n)])
+        want = [k for k, pair in enumerate(cs.pairs)
+                if pair.overlaps(*itertools.chain.from_iterable(cs._poses(k, x, R)))]
+        assert list(cs.overlapping(x, R)) == want
+        seen.update((k, k in want) for k in range(len(cs.pairs)))
+    # every pair, moving-moving and moving-fixed (both ways round), was seen overlapping and apart
+    assert len(cs.pairs) == 9 and seen == {(k, hit) for k in range(9) for hit in (True, False)}
+
+
+@pytest.mark.parametrize("gap", [0.0, 1e-12])
+def test_boxes_placed_exactly_face_to_face_overlap_in_both_broad_phases(gap):
+    # 10 mm cubes side by side along x, their faces exactly touching (or 1e-12 m into each other)
+    bodies = (Body(name="L", geometry=Box(size=(10, 10, 10)), mass=0.1),
+              Body(name="R", geometry=Box(size=(10, 10, 10)), mass=0.1, position=(10, 0, 0)))
+    cs = ContactSet(compile_model(Model(name="faces", bodies=bodies, contacts=_contacts(bodies, [("L", "R")]))))
+    x = np.array([[0.0, 0.0, 0.0], [0.01 - gap, 0.0, 0.0]])
+    R = np.stack([np.eye(3), np.eye(3)])
+    assert cs.pairs[0].overlaps(R[0], x[0], R[1], x[1])
+    assert list(cs.overlapping(x, R)) == [0]
+
+
+def _pile():
+    """Four cubes dropped in a row onto a plate, the middle two onto each other; every pair a contact,
+    damped about critically (0.5 N·s/mm against a 50 g cube on the linearised stiffness at 0.01 mm)."""
+    bodies = [Body(name="Plate", geometry=Box(size=(200, 60, 10)), fixed=True, position=(0, 0, -5))]
+    # the upper cube of the stack is smaller: its corners press on the lower one's top face
+    places = [(-60, 0, 15, 10), (0, 0, 12, 10), (0, 0, 30, 6), (60, 0, 20, 10)]
+    bodies += [Body(name=f"cube{k}", geometry=Box(size=(a, a, a)), mass=0.05, position=(x, y, z))
+               for k, (x, y, z, a) in enumerate(places)]
+    names = [b.name for b in bodies]
+    return Model(name="pile", bodies=tuple(bodies),
+                 contacts=_contacts(bodies, itertools.combinations(names, 2), damping=0.5),
+                 settings=SolverSettings(end_time=0.3, output_rate=100, integrator="stepper", step=1e-4))
+
+
+def test_pairs_whose_boxes_stay_apart_are_never_evaluated_and_the_run_is_unchanged(monkeypatch):
+    calls = {}
+    evaluate = core.contacts.pair.ContactPair.evaluate
+
+    def spy(self, *args, **kw):
+        key = (self.geom_i.name, self.geom_j.name)
+        calls[key] = calls.get(key, 0) + 1
+        return evaluate(self, *args, **kw)
+
+    monkeypatch.setattr(core.contacts.pair.ContactPair, "evaluate", spy)
+    fast = core.simulate(_pile())
+    assert fast.success
+    touched = set(calls)
+    # the outer cubes only ever meet the plate; the two stacked ones meet each other and the plate
+    apart = {("cube0", "cube3"), ("cube0", "cube1"), ("cube0", "cube2"), ("cube1", "cube3"), ("cube2", "cube3")}
+    assert not touched & apart
+    assert {("Plate", "cube0"), ("Plate", "cube1"), ("cube1", "cube2"), ("Plate", "cube3")} <= touched
+    on_lower = fast.contact_force[:, fast.contact_names.index("cube1-cube2"), 2]     # the upper cube presses
+    assert np.all(on_lower <= 0.0)
+    assert on_lower[-1] == pytest.approx(-0.05 * 9.81, rel=0.02)         # at rest: its weight
+
+    # the same run with every pair evaluated at every state (each pair's own broad phase)
+    calls.clear()
+    monkeypatch.setattr(ContactSet, "overlapping", lambda self, x, R: np.arange(len(self.pairs)))
+    every = core.simulate(_pile())
+    assert set(calls) >= apart
+    assert fast.stats["rhs_evaluations"] == every.stats["rhs_evaluations"]
+    np.testing.assert_array_equal(fast.position, every.position)
+    np.testing.assert_array_equal(fast.contact_force, every.contact_force)
+    assert fast.stats["contact_deepest"] == every.stats["contact_deepest"]
+
+
+def test_a_pair_that_separates_reports_no_depth_and_no_contacts_from_its_last_touch():
+    bodies = (Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.1),
+              Body(name="Plate", geometry=Box(size=(100, 100, 10)), fixed=True, position=(0, 0, -5)))
+    cs = ContactSet(compile_model(Model(name="drop", bodies=bodies, contacts=_contacts(bodies, [("Ball", "Plate")]))))
+    R = np.eye(3)[None]
+    zero = np.zeros((1, 3))
+    # the ball's lowest vertex 0.05 mm into the plate, then 5 mm above it
+    cs.evaluate(1, np.array([[0.0, 0.0, 0.00995]]), R, zero, zero)
+    stats = cs.pairs[0].stats
+    assert stats.contacts > 0 and cs.depths()[0] == pytest.approx(5e-5, rel=1e-6)
+    cs.note_accepted(cs.depths())
+    wrench, force = cs.evaluate(1, np.array([[0.0, 0.0, 0.015]]), R, zero, zero)
+    assert not wrench.any() and not force.any()
+    assert cs.depths()[0] == 0.0
+    assert stats.contacts == stats.candidates == stats.queries == 0 and stats.last_deepest == 0.0
+    assert cs.deepest[0] == pytest.approx(5e-5, rel=1e-6)       # the deepest accepted state stays
