@@ -8,7 +8,11 @@ table then gives the simulated time reached; candidate reduction on unless
 ``--gear-no-reduction``; ``--gears-only`` skips the narrow phase, ``--gear-save DIR``
 keeps each run's t, ω_A, ω_B); ``--pairs`` adds the cost of one ``ContactPair.evaluate``
 for a box resting on a plate, a sphere on a plate and the gear pair at a
-tooth contact).
+tooth contact); ``--broad`` adds the broad phase of many contacts: N parts
+apart, every pair of them a contact, one contact evaluation of them all with
+the broad phase of every pair at once (``ContactSet.overlapping``) against
+each pair's own box test in a Python loop (what it replaced); ``--broad-only``
+runs just that).
 
 Targets are tori (major radius 50 mm, minor 15 mm) of about 1k, 10k and 100k
 triangles.  Query points play the candidate vertices of a penetrator: points
@@ -36,6 +40,7 @@ build time and size.  Depth band: the default contact's (δ_max = 0.1 mm:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -102,9 +107,14 @@ def main(argv=None) -> int:
     ap.add_argument("--gear-methods", default="DOP853,RK45,Radau,BDF,LSODA,RK4,stepper",
                     help="comma-separated integrators of the gear run")
     ap.add_argument("--gears-only", action="store_true", help="only the gear run (skip the narrow phase)")
+    ap.add_argument("--broad", action="store_true", help="also time the broad phase of N parts apart, all pairs")
+    ap.add_argument("--broad-only", action="store_true", help="only the broad phase")
     ap.add_argument("--gear-step", type=float, default=1e-5, help="fixed step (s) of RK4 and the stepper")
     ap.add_argument("--gear-save", metavar="DIR", help="save t, ω_A, ω_B of each gear run to DIR/gears_<method>.npz")
     args = ap.parse_args(argv)
+    if args.broad_only:
+        bench_broad()
+        return 0
     if args.gears_only:
         bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save,
                     args.gear_step)
@@ -184,6 +194,8 @@ def main(argv=None) -> int:
         print("brute-force check:", "passed" if ok_all else "FAILED")
     if args.pairs:
         bench_pairs()
+    if args.broad:
+        bench_broad()
     if args.gears:
         bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save,
                     args.gear_step)
@@ -264,6 +276,47 @@ def bench_pairs(n: int = 200, repeats: int = 15):
         st = pair.stats
         print("{:>18} {:>10.3f} {:>10} {:>8} {:>8} {:>9} {:>12.4g}".format(
             name, ms, st.candidates, st.skipped, st.queries, st.contacts, np.linalg.norm(w[:3])))
+
+
+def broad_model(n: int):
+    """``n`` 10 mm cubes 30 mm apart on a square grid, every pair of them a contact (mm, kg)."""
+    import itertools
+
+    from core.model import Body, Box, Contact, Model
+
+    side = math.ceil(math.sqrt(n))
+    bodies = tuple(Body(name=f"part{k}", geometry=Box(size=(10, 10, 10)), mass=0.01,
+                        position=(30.0 * (k % side), 30.0 * (k // side), 0.0)) for k in range(n))
+    contacts = tuple(Contact(name=f"{a.name}-{b.name}", body_i=a.name, body_j=b.name, stiffness=1e4, exponent=1.5,
+                             damping=0.0, max_penetration=0.1) for a, b in itertools.combinations(bodies, 2))
+    return Model(name=f"apart{n}", bodies=bodies, contacts=contacts)
+
+
+def bench_broad(sizes=(5, 10, 20, 40), repeats: int = REPEATS):
+    """CPU time of one contact evaluation of :func:`broad_model` (nothing touches), best of ``repeats``."""
+    from core.contacts.bodies import ContactSet
+    from core.model.compile import compile_model
+
+    print(f"\nbroad phase: N parts apart, every pair a contact; one evaluation of all contacts "
+          f"(best CPU time of {repeats} x 100)\n")
+    print("{:>6} {:>8} {:>16} {:>18} {:>8}".format("parts", "pairs", "all at once µs", "pair by pair µs", "ratio"))
+    for n in sizes:
+        cm = compile_model(broad_model(n))
+        cs = ContactSet(cm)
+        x = np.array([b.position for b in cm.model.bodies], float) * 1e-3      # the cubes' centres, m
+        R = np.tile(np.eye(3), (n, 1, 1))
+        v = w = np.zeros((n, 3))
+
+        def pair_by_pair():
+            for k, pair in enumerate(cs.pairs):
+                pose_i, pose_j = cs._poses(k, x, R, v, w)
+                pair.evaluate(*pose_i, *pose_j)
+
+        assert not cs.evaluate(n, x, R, v, w)[0].any()
+        ours = best_time(lambda: [cs.evaluate(n, x, R, v, w) for _ in range(100)], repeats) / 100
+        theirs = best_time(lambda: [pair_by_pair() for _ in range(100)], repeats) / 100
+        print("{:>6} {:>8} {:>16.1f} {:>18.1f} {:>7.1f}x".format(n, len(cs.pairs), ours * 1e6, theirs * 1e6,
+                                                                 theirs / ours))
 
 
 def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = True, step: float = 1e-5):
