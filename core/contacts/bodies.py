@@ -5,7 +5,8 @@ import numpy as np
 
 from ..errors import Issue
 from .geometry import prepare_geometry
-from .pair import ContactPair, ContactParams
+from .distance import Penetration, _empty_penetration
+from .pair import ContactPair, ContactParams, _empty_details
 
 _ZERO = np.zeros(3)
 #: relative widening of the set's vectorised box test, so that it keeps every pair whose
@@ -294,27 +295,56 @@ class ContactSet:
         if frozen is not None:
             # the held pairs' boxes overlapped when they were frozen: no broad phase
             todo = [k for k, support in enumerate(frozen) if support is not None]
+            answers = [self.pairs[k].evaluate_frozen(frozen[k], *pose_i, *pose_j)
+                       for k in todo for pose_i, pose_j in [self._poses(k, x, R, v, w)]]
         else:
             todo = self.overlapping(x, R)
             self._mark_evaluated(todo)
-        for k in todo:
-            pair = self.pairs[k]
+            answers = self._evaluate_pairs(todo, x, R, v, w, details=points is not None)
+        for k, out in zip(todo, answers):
             a, b = self.bi[k], self.bj[k]
-            pose_i, pose_j = self._poses(k, x, R, v, w)
-            if frozen is not None:
-                wi, wj = pair.evaluate_frozen(frozen[k], *pose_i, *pose_j)
-            elif points is not None:
-                wi, wj, det = pair.evaluate(*pose_i, *pose_j, details=True)
-                if len(det.depths):
-                    points.append((k, a, b, det, pair.params))
-            else:
-                wi, wj = pair.evaluate(*pose_i, *pose_j)
+            wi, wj = out[0], out[1]
             if frozen is None:
-                self.last_depth[k] = pair.stats.last_deepest
+                self.last_depth[k] = self.pairs[k].stats.last_deepest
+                if points is not None and len(out[2].depths):
+                    points.append((k, a, b, out[2], self.pairs[k].params))
             wrench[a] += wi
             wrench[b] += wj
             force_i[k] = wi[:3]
         return wrench, force_i
+
+    def _evaluate_pairs(self, todo, x, R, v, w, details=False) -> list:
+        """:meth:`ContactPair.evaluate` of the pairs ``todo``, (wrench_i, wrench_j[, details])
+        each, with one surface-index query for all the directions into the same target.
+
+        A query costs its calls more than its points when it has few (a resting part has a
+        handful of candidates), so parts resting on one floor, or balls in a row, make one
+        query of each target instead of one per pair and direction.
+        """
+        started, groups = [], {}
+        for k in todo:
+            pair = self.pairs[k]
+            (R_i, x_i, v_i, w_i), (R_j, x_j, v_j, w_j) = self._poses(k, x, R, v, w)
+            poses = pair.begin(R_i, x_i, R_j, x_j)
+            works = [] if poses is None else [pair.start_direction(p, poses) for p in pair.penetrators]
+            started.append((pair, poses, works, (v_i, w_i, v_j, w_j)))
+            for work in works:
+                key = (id(work.index), pair.depth_limit, work.known is not None)
+                groups.setdefault(key, []).append(work)
+        answers = {}
+        for (_, limit, clearance), works in groups.items():
+            for work, pen in zip(works, _query_together(works, limit, clearance)):
+                answers[id(work)] = pen
+        out = []
+        for pair, poses, works, vel in started:
+            if poses is None:
+                zero = (np.zeros(6), np.zeros(6))
+                out.append((*zero, _empty_details()) if details else zero)
+                continue
+            found = [(work.p, r) for work in works
+                     if (r := pair.finish_direction(work, answers[id(work)])) is not None]
+            out.append(pair.conclude(found, poses, *vel, details=details))
+        return out
 
     def freeze(self, x, R):
         """Hold the contacts touching at these poses: until ``frozen`` is reset to None,
@@ -348,10 +378,8 @@ class ContactSet:
                    friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k))
         todo = self.overlapping(x, R)
         self._touched[todo] = True       # their stats now describe this state: zeroed when apart
-        for c in todo:
+        for c, (wi, _, det) in zip(todo, self._evaluate_pairs(todo, x, R, v, w, details=True)):
             pair = self.pairs[c]
-            pose_i, pose_j = self._poses(c, x, R, v, w)
-            wi, _, det = pair.evaluate(*pose_i, *pose_j, details=True)
             out["force"][c] = wi[:3]
             if not len(det.depths):
                 continue
@@ -365,3 +393,29 @@ class ContactSet:
             e = pair.params.exponent
             out["energy"][c] = pair.params.k * np.sum(det.depths ** (e + 1.0)) / (e + 1.0)
         return out
+
+
+def _query_together(works, limit, clearance) -> list:
+    """The surface-index answers of directions ``works`` into one target (one query for all
+    of their points; each answer as if its direction had asked alone, the point-triangle
+    tests counted on the first)."""
+    index = works[0].index
+    pts = [w.cand[w.ask] for w in works]
+    if not any(len(q) for q in pts):
+        return [_empty_penetration(clearance=np.zeros(0) if clearance else None) for _ in works]
+    if len(works) == 1:
+        return [index.query(pts[0], limit, works[0].cell, clearance=clearance)]
+    cell = None
+    if any(w.cell is not None for w in works):
+        cell = np.concatenate([w.cell if w.cell is not None else index.cells(q) for w, q in zip(works, pts)])
+    pen = index.query(np.concatenate(pts), limit, cell, clearance=clearance)
+    ends = np.cumsum([len(q) for q in pts])
+    starts = ends - np.array([len(q) for q in pts])
+    cut = np.searchsorted(pen.index, np.concatenate([[0], ends]))
+    out = []
+    for n, (s, e) in enumerate(zip(starts, ends)):
+        a, b = cut[n], cut[n + 1]
+        out.append(Penetration(pen.index[a:b] - s, pen.depth[a:b], pen.normal[a:b], pen.closest[a:b],
+                               pen.pairs if n == 0 else 0,
+                               None if pen.clearance is None else pen.clearance[s:e]))
+    return out

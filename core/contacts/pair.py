@@ -245,6 +245,30 @@ class ContactDetails:
         return self.normal_force[:, None] * self.normals + self.friction_force
 
 
+@dataclass(slots=True)
+class Direction:
+    """One direction of an evaluation between :meth:`ContactPair.start_direction` and
+    :meth:`ContactPair.finish_direction`: penetrator ``p``'s candidates ``cand`` (k, 3) in the
+    target's frame (vertex ids ``ids``), the frame map (``M``, ``t``: penetrator to target;
+    ``R_T``, ``x_T``: target to world), the target's surface ``index``, the penetrator's
+    clearance memory ``known`` (or None), and what to ask the index: the candidates ``ask``
+    (an index array, or a slice of all) with their cells ``cell`` when known; ``flat_tri``:
+    with candidate reduction, each candidate's flat-cell triangle (-1 not flat, -2 no cell)."""
+
+    p: int
+    cand: np.ndarray
+    ids: np.ndarray
+    M: np.ndarray
+    t: np.ndarray
+    R_T: np.ndarray
+    x_T: np.ndarray
+    index: object
+    known: tuple | None
+    ask: object = None
+    cell: np.ndarray | None = None
+    flat_tri: np.ndarray | None = None
+
+
 def _empty_details() -> ContactDetails:
     z3 = np.zeros((0, 3))
     return ContactDetails(z3, z3, np.zeros(0), np.zeros(0), z3, np.zeros(0, dtype=np.int64), z3)
@@ -341,6 +365,16 @@ class ContactPair:
     # ----------------------------------------------------------- narrow phase
     def _direction(self, p: int, poses):
         """Contacts of penetrator ``p`` (0: i, 1: j) in the other body (world arrays)."""
+        work = self.start_direction(p, poses)
+        return self.finish_direction(work, work.index.query(work.cand[work.ask], self.depth_limit, work.cell,
+                                                             clearance=work.known is not None))
+
+    def start_direction(self, p: int, poses) -> "Direction":
+        """The first half of a direction: its candidates in the target's frame, less those
+        skipped within their clearance and (with candidate reduction) those in flat cells;
+        :attr:`Direction.ask` are the ones left for the target's surface-index query, whose
+        answer :meth:`finish_direction` takes (several directions into one target can share a
+        query: :meth:`~core.contacts.bodies.ContactSet.evaluate`)."""
         prm = self.params
         P, T = (self.geom_i, self.geom_j) if p == 0 else (self.geom_j, self.geom_i)
         R_P, x_P = poses[p]
@@ -360,14 +394,25 @@ class ContactPair:
             todo = np.flatnonzero(np.einsum("ij,ij->i", d, d) >= r2[ids])
             self.stats.skipped += len(cand) - len(todo)
             cand, ids = cand[todo], ids[todo]
-        clear = None
+        work = Direction(p, cand, ids, M, t, R_T, x_T, index, known)
         if prm.candidate_reduction and len(cand) > prm.reduction_threshold:
             # candidates in flat cells get the exact depth from the cell's plane
             # without a query; candidates in no cell cannot touch; the rest are queried
             cell = index.cells(cand)
-            tri = index.flat_cells()[cell]           # >= 0 flat, -1 not flat, -2 no cell
-            rest = np.flatnonzero(tri == -1)
-            pen = index.query(cand[rest], self.depth_limit, cell[rest], clearance=known is not None)
+            work.flat_tri = tri = index.flat_cells()[cell]     # >= 0 flat, -1 not flat, -2 no cell
+            work.ask = np.flatnonzero(tri == -1)
+            work.cell = cell[work.ask]
+        else:
+            work.ask = slice(None)
+        return work
+
+    def finish_direction(self, work: "Direction", pen):
+        """The second half of a direction (see :meth:`start_direction`), given the query's
+        answer ``pen`` for the points ``work.ask``: the contacts in world arrays, or None."""
+        cand, index, known = work.cand, work.index, work.known
+        clear = None
+        if work.flat_tri is not None:
+            tri, rest = work.flat_tri, work.ask
             hit, depth, nrm = rest[pen.index], pen.depth, pen.normal
             flat = np.flatnonzero(tri >= 0)
             if len(flat):
@@ -387,22 +432,57 @@ class ContactPair:
                 clear[none] = index.cell_margin(cand[none])
             self.stats.queries += len(rest)
         else:
-            pen = index.query(cand, self.depth_limit, clearance=known is not None)
             hit, depth, nrm = pen.index, pen.depth, pen.normal
             clear = pen.clearance
             self.stats.queries += len(cand)
         if clear is not None and len(cand):
             at, r2 = known
-            at[ids] = cand
-            r2[ids] = np.where(clear > 0.0, clear * clear, -1.0)
+            at[work.ids] = cand
+            r2[work.ids] = np.where(clear > 0.0, clear * clear, -1.0)
         self.stats.pairs += pen.pairs
         if len(hit) == 0:
             return None
+        R_T, x_T, t, M = work.R_T, work.x_T, work.t, work.M
         pt_T = cand[hit] + (0.5 * depth)[:, None] * nrm
         # the support: each vertex in its own body's frame, and the target's tangent plane
         # n · p = offset in the target's frame (see :meth:`freeze`)
         support = ((cand[hit] - t) @ M, nrm, np.einsum("ij,ij->i", nrm, cand[hit]) + depth)
         return pt_T @ R_T.T + x_T, nrm @ R_T.T, depth, support
+
+    def begin(self, R_i, x_i, R_j, x_j):
+        """Start an evaluation whose directions the caller runs (see
+        :meth:`~core.contacts.bodies.ContactSet.evaluate`): resets the last evaluation's
+        figures; the poses as float arrays, or None when the boxes are apart."""
+        st = self.stats
+        st.evaluations += 1
+        st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
+        st.last_deepest = 0.0
+        R_i = np.asarray(R_i, dtype=float)
+        R_j = np.asarray(R_j, dtype=float)
+        x_i = np.asarray(x_i, dtype=float)
+        x_j = np.asarray(x_j, dtype=float)
+        if not self.overlaps(R_i, x_i, R_j, x_j):
+            st.broad_phase_rejections += 1
+            return None
+        return (R_i, x_i), (R_j, x_j)
+
+    def conclude(self, found, poses, v_i, w_i, v_j, w_j, details: bool = False):
+        """The wrenches (and details) of an evaluation from its directions' contacts ``found``,
+        a list of (penetrator, :meth:`finish_direction`'s answer) without the Nones."""
+        st = self.stats
+        st.total_skipped += st.skipped
+        st.total_queries += st.queries
+        st.total_pairs += st.pairs
+        if not found:
+            zero = (np.zeros(6), np.zeros(6))
+            return (*zero, _empty_details()) if details else zero
+        pts = np.concatenate([r[0] for _, r in found])
+        nrm = np.concatenate([r[1] for _, r in found])
+        depth = np.concatenate([r[2] for _, r in found])
+        s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
+        st.contacts = len(depth)
+        st.last_deepest = float(depth.max())
+        return self._wrenches(pts, nrm, depth, s, poses[0][1], v_i, w_i, poses[1][1], v_j, w_j, details)
 
     def evaluate(self, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j, details: bool = False):
         """Contact wrenches on the two bodies.
@@ -426,36 +506,12 @@ class ContactPair:
             ``[force (3), torque about the COM (3)]`` on each body, world, N and N·m.
         (wrench_i, wrench_j, details) when ``details``.
         """
-        st = self.stats
-        st.evaluations += 1
-        st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
-        st.last_deepest = 0.0
-        R_i = np.asarray(R_i, dtype=float)
-        R_j = np.asarray(R_j, dtype=float)
-        x_i = np.asarray(x_i, dtype=float)
-        x_j = np.asarray(x_j, dtype=float)
-        zero = (np.zeros(6), np.zeros(6))
-        if not self.overlaps(R_i, x_i, R_j, x_j):
-            st.broad_phase_rejections += 1
+        poses = self.begin(R_i, x_i, R_j, x_j)
+        if poses is None:
+            zero = (np.zeros(6), np.zeros(6))
             return (*zero, _empty_details()) if details else zero
-        poses = ((R_i, x_i), (R_j, x_j))
-        found = []
-        for p in self.penetrators:
-            r = self._direction(p, poses)
-            if r is not None:
-                found.append((p, r))
-        st.total_skipped += st.skipped
-        st.total_queries += st.queries
-        st.total_pairs += st.pairs
-        if not found:
-            return (*zero, _empty_details()) if details else zero
-        pts = np.concatenate([r[0] for _, r in found])
-        nrm = np.concatenate([r[1] for _, r in found])
-        depth = np.concatenate([r[2] for _, r in found])
-        s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
-        st.contacts = len(depth)
-        st.last_deepest = float(depth.max())
-        return self._wrenches(pts, nrm, depth, s, x_i, v_i, w_i, x_j, v_j, w_j, details)
+        found = [(p, r) for p in self.penetrators if (r := self._direction(p, poses)) is not None]
+        return self.conclude(found, poses, v_i, w_i, v_j, w_j, details)
 
     def freeze(self, R_i, x_i, R_j, x_j):
         """The contact support at this pose, for :meth:`evaluate_frozen`; None when nothing touches.

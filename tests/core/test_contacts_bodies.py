@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import core
+import core.contacts.distance
 import core.contacts.pair
 from core.contacts.bodies import ContactSet
 from core.model import Body, Box, Contact, Model, SolverSettings, Sphere
@@ -76,14 +77,14 @@ def _pile():
 
 def test_pairs_whose_boxes_stay_apart_are_never_evaluated_and_the_run_is_unchanged(monkeypatch):
     calls = {}
-    evaluate = core.contacts.pair.ContactPair.evaluate
+    begin = core.contacts.pair.ContactPair.begin
 
     def spy(self, *args, **kw):
         key = (self.geom_i.name, self.geom_j.name)
         calls[key] = calls.get(key, 0) + 1
-        return evaluate(self, *args, **kw)
+        return begin(self, *args, **kw)
 
-    monkeypatch.setattr(core.contacts.pair.ContactPair, "evaluate", spy)
+    monkeypatch.setattr(core.contacts.pair.ContactPair, "begin", spy)
     fast = core.simulate(_pile())
     assert fast.success
     touched = set(calls)
@@ -122,3 +123,43 @@ def test_a_pair_that_separates_reports_no_depth_and_no_contacts_from_its_last_to
     assert cs.depths()[0] == 0.0
     assert stats.contacts == stats.candidates == stats.queries == 0 and stats.last_deepest == 0.0
     assert cs.deepest[0] == pytest.approx(5e-5, rel=1e-6)       # the deepest accepted state stays
+
+
+def test_directions_into_one_target_share_a_query_and_get_the_answers_they_get_alone(monkeypatch):
+    # three balls pressed into one plate at different depths, two of them touching each other too
+    bodies = (Body(name="Plate", geometry=Box(size=(200, 100, 10)), fixed=True, position=(0, 0, -5)),
+              *(Body(name=f"ball{k}", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.1) for k in range(3)))
+    pairs = [("Plate", "ball0"), ("Plate", "ball1"), ("Plate", "ball2"), ("ball1", "ball2")]
+    model = Model(name="balls", bodies=bodies, contacts=_contacts(bodies, pairs, damping=0.2))
+    x = np.array([[-0.05, 0.0, 0.0098], [0.0, 0.0, 0.0097], [0.0196, 0.0, 0.0099]])
+    R = np.stack([quat_to_matrix(axis_angle_to_quat(a, 0.3 * k)) for k, a in enumerate(np.eye(3))])
+    v = np.array([[0.0, 0.0, -0.01], [0.002, 0.0, 0.0], [0.0, -0.001, 0.003]])
+    w = np.array([[0.0, 0.5, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -2.0]])
+    together, alone = ContactSet(compile_model(model)), ContactSet(compile_model(model))
+    asked = []
+    query = core.contacts.distance.SurfaceIndex.query
+
+    def spy(self, p, *args, **kw):
+        asked.append((id(self), len(p)))
+        return query(self, p, *args, **kw)
+
+    monkeypatch.setattr(core.contacts.distance.SurfaceIndex, "query", spy)
+    wrench, force = together.evaluate(3, x, R, v, w)
+    plate = id(together.pairs[0]._index[1])
+    assert all(id(pair._index[1]) == plate for pair in together.pairs[:3])    # one prepared plate
+    # one query into the plate for the three balls' candidates; none where there are none
+    into_plate = [n for target, n in asked if target == plate]
+    assert len(into_plate) == 1 and all(n > 0 for _, n in asked)
+    assert into_plate[0] == sum(p.stats.queries for p in together.pairs[:3])
+    asked.clear()
+    want = np.zeros_like(wrench)
+    for k, pair in enumerate(alone.pairs):
+        pose_i, pose_j = alone._poses(k, x, R, v, w)
+        wi, wj = pair.evaluate(*pose_i, *pose_j)
+        want[alone.bi[k]] += wi
+        want[alone.bj[k]] += wj
+        np.testing.assert_allclose(force[k], wi[:3], rtol=1e-12, atol=1e-15)
+        assert together.pairs[k].stats.contacts == pair.stats.contacts > 0
+    assert [n for target, n in asked if target == plate] == [p.stats.queries for p in alone.pairs[:3]]
+    np.testing.assert_allclose(wrench, want, rtol=1e-12, atol=1e-15)
+    assert sum(p.stats.pairs for p in together.pairs) == sum(p.stats.pairs for p in alone.pairs)

@@ -529,13 +529,13 @@ def test_the_depth_warning_counts_accepted_states_not_an_adaptive_methods_trial_
     from scipy.optimize import brentq
 
     trial = []
-    evaluate = core.contacts.pair.ContactPair.evaluate
+    conclude = core.contacts.pair.ContactPair.conclude      # the end of each evaluation
 
     def spy(self, *args, **kw):
-        out = evaluate(self, *args, **kw)
+        out = conclude(self, *args, **kw)
         trial.append(self.stats.last_deepest)
         return out
-    monkeypatch.setattr(core.contacts.pair.ContactPair, "evaluate", spy)
+    monkeypatch.setattr(core.contacts.pair.ContactPair, "conclude", spy)
     m = _sphere_model(45.0, 0.0, 0.35, k=1e4, integrator="RK45")
     r = core.simulate(m)
     assert r.success and r.contact_force[:, 0, 2].max() > 0.0
