@@ -6,7 +6,7 @@ import numpy as np
 from ..errors import Issue
 from .geometry import prepare_geometry
 from .distance import Penetration, _empty_penetration
-from .pair import ContactPair, ContactParams, _empty_details
+from .pair import ContactLaw, ContactPair, ContactParams, _empty_details, contact_wrenches
 
 _ZERO = np.zeros(3)
 #: relative widening of the set's vectorised box test, so that it keeps every pair whose
@@ -85,6 +85,8 @@ class ContactSet:
             for side, pose in enumerate(fx):
                 if pose is not None:
                     self._fixed_R[c, side], self._fixed_x[c, side] = pose
+        #: the pairs' force laws as arrays, for :func:`~core.contacts.pair.contact_wrenches`
+        self.law = ContactLaw.of([p.params for p in self.pairs])
         #: (k,) m: each pair's deepest penetration in its last evaluation (0 where none)
         self.last_depth = np.zeros(k)
         #: (k,) m: each pair's deepest penetration at a state the integrator accepted
@@ -335,15 +337,28 @@ class ContactSet:
         for (_, limit, clearance), works in groups.items():
             for work, pen in zip(works, _query_together(works, limit, clearance)):
                 answers[id(work)] = pen
-        out = []
-        for pair, poses, works, vel in started:
+        zero = (np.zeros(6), np.zeros(6), _empty_details()) if details else (np.zeros(6), np.zeros(6))
+        out = [zero] * len(started)
+        touching, points, states = [], [], []
+        for n, (k, (pair, poses, works, (v_i, w_i, v_j, w_j))) in enumerate(zip(todo, started)):
             if poses is None:
-                zero = (np.zeros(6), np.zeros(6))
-                out.append((*zero, _empty_details()) if details else zero)
                 continue
             found = [(work.p, r) for work in works
                      if (r := pair.finish_direction(work, answers[id(work)])) is not None]
-            out.append(pair.conclude(found, poses, *vel, details=details))
+            got = pair.tally(found)
+            if got is not None:
+                touching.append((n, k))
+                points.append(got)
+                states.append((poses[0][1], v_i, w_i, poses[1][1], v_j, w_j))
+        if touching:
+            # the force law of every touching pair at once
+            counts = np.array([len(p[2]) for p in points])
+            cat = [np.concatenate(a) for a in zip(*points)]
+            state = [np.array(a, dtype=float) for a in zip(*states)]
+            w_i, w_j, det = contact_wrenches(*cat, np.array([k for _, k in touching]), counts, self.law, *state,
+                                             details=details)
+            for m, (n, _) in enumerate(touching):
+                out[n] = (w_i[m], w_j[m], det[m]) if details else (w_i[m], w_j[m])
         return out
 
     def freeze(self, x, R):

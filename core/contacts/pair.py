@@ -60,7 +60,7 @@ import numpy as np
 from ..spatial import cross
 from .geometry import ContactGeometry
 
-__all__ = ["ContactParams", "ContactPair", "ContactDetails", "ContactStats",
+__all__ = ["ContactParams", "ContactPair", "ContactDetails", "ContactStats", "ContactLaw", "contact_wrenches",
            "DEPTH_LIMIT_FACTOR", "DEPTH_LIMIT_MIN", "DEPTH_LIMIT_THICKNESS"]
 
 # The depth band: the deepest penetration that still gives a force; deeper
@@ -269,6 +269,9 @@ class Direction:
     flat_tri: np.ndarray | None = None
 
 
+_ONE = np.zeros(1, dtype=np.int64)
+
+
 def _empty_details() -> ContactDetails:
     z3 = np.zeros((0, 3))
     return ContactDetails(z3, z3, np.zeros(0), np.zeros(0), z3, np.zeros(0, dtype=np.int64), z3)
@@ -294,6 +297,7 @@ class ContactPair:
         self.geom_i = geom_i
         self.geom_j = geom_j
         self.params = params
+        self.law = ContactLaw.of([params])
         self.depth_limit = params.depth_band(min(geom_i.thickness, geom_j.thickness))
         if params.two_sided:
             self.penetrators = (0, 1)
@@ -469,20 +473,29 @@ class ContactPair:
     def conclude(self, found, poses, v_i, w_i, v_j, w_j, details: bool = False):
         """The wrenches (and details) of an evaluation from its directions' contacts ``found``,
         a list of (penetrator, :meth:`finish_direction`'s answer) without the Nones."""
+        points = self.tally(found)
+        if points is None:
+            zero = (np.zeros(6), np.zeros(6))
+            return (*zero, _empty_details()) if details else zero
+        return self._wrenches(*points, poses[0][1], v_i, w_i, poses[1][1], v_j, w_j, details)
+
+    def tally(self, found):
+        """The contact points of an evaluation's directions ``found`` (see :meth:`conclude`)
+        as (points, normals, depths, s) for :func:`contact_wrenches`, or None; adds the
+        evaluation to the statistics."""
         st = self.stats
         st.total_skipped += st.skipped
         st.total_queries += st.queries
         st.total_pairs += st.pairs
         if not found:
-            zero = (np.zeros(6), np.zeros(6))
-            return (*zero, _empty_details()) if details else zero
+            return None
         pts = np.concatenate([r[0] for _, r in found])
         nrm = np.concatenate([r[1] for _, r in found])
         depth = np.concatenate([r[2] for _, r in found])
         s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
         st.contacts = len(depth)
         st.last_deepest = float(depth.max())
-        return self._wrenches(pts, nrm, depth, s, poses[0][1], v_i, w_i, poses[1][1], v_j, w_j, details)
+        return pts, nrm, depth, s
 
     def evaluate(self, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j, details: bool = False):
         """Contact wrenches on the two bodies.
@@ -554,42 +567,96 @@ class ContactPair:
 
     def _wrenches(self, pts, nrm, depth, s, x_i, v_i, w_i, x_j, v_j, w_j, details):
         """Hertz force, damping and friction of the contact points; see :meth:`evaluate`."""
-        prm = self.params
-        v_i = np.asarray(v_i, dtype=float)
-        w_i = np.asarray(w_i, dtype=float)
-        v_j = np.asarray(v_j, dtype=float)
-        w_j = np.asarray(w_j, dtype=float)
-        # s = +1 where i penetrates (the penetrator is pushed along +n)
-        # velocity of i's material point minus j's at each contact point; the
-        # penetrator's velocity relative to the target is s * that
-        v_rel = (v_i + cross(w_i, pts - x_i)) - (v_j + cross(w_j, pts - x_j))
-        v_rel *= s[:, None]
-        vn = -np.einsum("ij,ij->i", v_rel, nrm)                 # approach speed, > 0 closing
-        dmax = prm.max_penetration
-        fn = prm.k * depth ** prm.exponent + prm.damping * (np.minimum(depth, dmax) / dmax) * vn
-        np.maximum(fn, 0.0, out=fn)
-        # force on the penetrator, then on i (times s)
-        f_pen = fn[:, None] * nrm
-        if prm.friction and prm.mu0 > 0.0:
-            vt = v_rel + vn[:, None] * nrm                      # slip of the penetrator
-            speed = np.sqrt(np.einsum("ij,ij->i", vt, vt))
-            x = speed / prm.v_tol
-            # μ0 tanh(x)/|v_t| written as μ0/v_tol · tanh(x)/x (finite at zero slip)
-            ratio = np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
-            ft_pen = -(prm.mu0 / prm.v_tol) * (fn * ratio)[:, None] * vt
-            f_pen = f_pen + ft_pen
-        f_i = f_pen * s[:, None]
-        G = f_i.sum(axis=0)
-        H = cross(pts, f_i).sum(axis=0)
-        wrench_i = np.concatenate([G, H - cross(x_i, G)])
-        wrench_j = np.concatenate([-G, -H + cross(x_j, G)])
-        if not details:
-            return wrench_i, wrench_j
-        n_i = nrm * s[:, None]
-        friction = prm.friction and prm.mu0 > 0.0
-        fric_i = (ft_pen * s[:, None]) if friction else np.zeros_like(pts)
-        det = ContactDetails(points=pts, normals=n_i, depths=depth, normal_force=fn,
-                             friction_force=fric_i,
-                             penetrator=np.where(s > 0, 0, 1).astype(np.int64),
-                             slip=(vt * s[:, None]) if friction else np.zeros_like(pts))
-        return wrench_i, wrench_j, det
+        w_i6, w_j6, det = contact_wrenches(pts, nrm, depth, s, _ONE, np.array([len(depth)]), self.law,
+                                           *(np.asarray(a, dtype=float)[None] for a in (x_i, v_i, w_i, x_j, v_j, w_j)),
+                                           details=details)
+        return (w_i6[0], w_j6[0], det[0]) if details else (w_i6[0], w_j6[0])
+
+
+@dataclass(frozen=True, slots=True)
+class ContactLaw:
+    """The force-law parameters of several pairs as arrays (p,), SI (see :class:`ContactParams`);
+    ``mu`` is 0 where friction is off."""
+
+    k: np.ndarray
+    exponent: np.ndarray
+    damping: np.ndarray
+    max_penetration: np.ndarray
+    mu: np.ndarray
+    v_tol: np.ndarray
+
+    @classmethod
+    def of(cls, params) -> "ContactLaw":
+        rows = np.array([(p.k, p.exponent, p.damping, p.max_penetration, p.mu0 if p.friction else 0.0, p.v_tol)
+                         for p in params], dtype=float).reshape(-1, 6)
+        return cls(*(np.ascontiguousarray(c) for c in rows.T))
+
+
+def contact_wrenches(pts, nrm, depth, s, pair, counts, law: ContactLaw, x_i, v_i, w_i, x_j, v_j, w_j,
+                     details: bool = False):
+    """Wrenches of the contact points of several pairs at once (the force law of the module notes).
+
+    Parameters
+    ----------
+    pts, nrm : (k, 3)
+        Contact points and unit normals of the target (along which the penetrator is pushed).
+    depth, s : (k,)
+        Depths, m; +1 where body i penetrates, -1 where body j does.
+    pair, counts : (q,) int
+        The points are grouped by pair: ``counts[a]`` points of law row ``pair[a]`` each, in order.
+    law : ContactLaw
+        Parameters by law row.
+    x_i, v_i, w_i, x_j, v_j, w_j : (q, 3)
+        Per group: the two bodies' COM positions, velocities and angular velocities (world).
+
+    Returns
+    -------
+    wrench_i, wrench_j : (q, 6)
+        ``[force, torque about the COM]`` on each group's bodies, N and N·m.
+    details : list of q :class:`ContactDetails`, or None unless ``details``.
+    """
+    starts = np.cumsum(counts) - counts
+    row = np.repeat(pair, counts)
+    at = np.repeat(np.arange(len(counts)), counts)
+    xi, xj = x_i[at], x_j[at]
+    # s = +1 where i penetrates (the penetrator is pushed along +n)
+    # velocity of i's material point minus j's at each contact point; the
+    # penetrator's velocity relative to the target is s * that
+    v_rel = (v_i[at] + cross(w_i[at], pts - xi)) - (v_j[at] + cross(w_j[at], pts - xj))
+    v_rel *= s[:, None]
+    vn = -np.einsum("ij,ij->i", v_rel, nrm)                 # approach speed, > 0 closing
+    dmax = law.max_penetration[row]
+    fn = law.k[row] * depth ** law.exponent[row] + law.damping[row] * (np.minimum(depth, dmax) / dmax) * vn
+    np.maximum(fn, 0.0, out=fn)
+    # force on the penetrator, then on i (times s)
+    f_pen = fn[:, None] * nrm
+    mu = law.mu[row]
+    friction = bool(np.any(mu > 0.0))
+    if friction:
+        v_tol = law.v_tol[row]
+        vt = v_rel + vn[:, None] * nrm                      # slip of the penetrator
+        speed = np.sqrt(np.einsum("ij,ij->i", vt, vt))
+        x = speed / v_tol
+        # μ0 tanh(x)/|v_t| written as μ0/v_tol · tanh(x)/x (finite at zero slip)
+        ratio = np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
+        ft_pen = -((mu / v_tol) * (fn * ratio))[:, None] * vt
+        f_pen = f_pen + ft_pen
+    f_i = f_pen * s[:, None]
+    if len(counts) == 1:        # (NumPy's sum rounds otherwise than reduceat: a pair alone as before)
+        G = f_i.sum(axis=0, keepdims=True)
+        H = cross(pts, f_i).sum(axis=0, keepdims=True)
+    else:
+        G = np.add.reduceat(f_i, starts)
+        H = np.add.reduceat(cross(pts, f_i), starts)
+    wrench_i = np.concatenate([G, H - cross(x_i, G)], axis=1)
+    wrench_j = np.concatenate([-G, -H + cross(x_j, G)], axis=1)
+    if not details:
+        return wrench_i, wrench_j, None
+    n_i = nrm * s[:, None]
+    fric_i = (ft_pen * s[:, None]) if friction else np.zeros_like(pts)
+    slip = (vt * np.where(mu > 0.0, s, 0.0)[:, None]) if friction else np.zeros_like(pts)
+    pen = np.where(s > 0, 0, 1).astype(np.int64)
+    det = [ContactDetails(points=pts[a:b], normals=n_i[a:b], depths=depth[a:b], normal_force=fn[a:b],
+                          friction_force=fric_i[a:b], penetrator=pen[a:b], slip=slip[a:b])
+           for a, b in zip(starts, starts + counts)]
+    return wrench_i, wrench_j, det

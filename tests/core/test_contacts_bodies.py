@@ -1,6 +1,7 @@
 """The contacts of a model together (core.contacts.bodies.ContactSet): the broad phase of every
 pair at once, and what the pairs it leaves out report."""
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -130,7 +131,10 @@ def test_directions_into_one_target_share_a_query_and_get_the_answers_they_get_a
     bodies = (Body(name="Plate", geometry=Box(size=(200, 100, 10)), fixed=True, position=(0, 0, -5)),
               *(Body(name=f"ball{k}", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.1) for k in range(3)))
     pairs = [("Plate", "ball0"), ("Plate", "ball1"), ("Plate", "ball2"), ("ball1", "ball2")]
-    model = Model(name="balls", bodies=bodies, contacts=_contacts(bodies, pairs, damping=0.2))
+    # friction on two of the contacts, with other coefficients: one force law for all at once
+    contacts = [replace(c, friction=k in (1, 3), friction_coefficient=0.2 + 0.1 * k, exponent=1.5 - 0.1 * k)
+                for k, c in enumerate(_contacts(bodies, pairs, damping=0.2))]
+    model = Model(name="balls", bodies=bodies, contacts=tuple(contacts))
     x = np.array([[-0.05, 0.0, 0.0098], [0.0, 0.0, 0.0097], [0.0196, 0.0, 0.0099]])
     R = np.stack([quat_to_matrix(axis_angle_to_quat(a, 0.3 * k)) for k, a in enumerate(np.eye(3))])
     v = np.array([[0.0, 0.0, -0.01], [0.002, 0.0, 0.0], [0.0, -0.001, 0.003]])
@@ -144,7 +148,11 @@ def test_directions_into_one_target_share_a_query_and_get_the_answers_they_get_a
         return query(self, p, *args, **kw)
 
     monkeypatch.setattr(core.contacts.distance.SurfaceIndex, "query", spy)
-    wrench, force = together.evaluate(3, x, R, v, w)
+    touching = []
+    wrench, force = together.evaluate(3, x, R, v, w, touching)
+    assert [t[0] for t in touching] == [0, 1, 2, 3]
+    for k, _, _, det, _ in touching:           # the slip is given where there is friction
+        assert np.any(det.slip) == (k in (1, 3)) and np.any(det.friction_force) == (k in (1, 3))
     plate = id(together.pairs[0]._index[1])
     assert all(id(pair._index[1]) == plate for pair in together.pairs[:3])    # one prepared plate
     # one query into the plate for the three balls' candidates; none where there are none

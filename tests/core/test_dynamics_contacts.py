@@ -176,14 +176,18 @@ def test_a_soft_contact_keeps_its_energy_because_the_depth_band_scales_with_the_
     # max(5 δ_max, 0.5 mm, 0.1 x the thinner part's thickness) = 1 mm for the 10 mm plate; with
     # the old fixed 0.5 mm (fraction 0) the deepest vertices pass the band, lose their force
     # and the ball falls into the plate.  Elastic contact: the energy after the bounce equals
-    # the energy before to the integrator's accuracy (rtol 1e-7 over ~100 steps: < 1e-5)
+    # the energy before to the integrator's accuracy: rtol 1e-7 over ~100 steps through a force
+    # whose second derivative is unbounded at the onset, with the lowest vertex at the band's
+    # edge (its force ends there).  Measured 5e-7 to 7.4e-5 relative as the force was changed by
+    # 1e-15 to 1e-14 relative (which steps are taken changes); hence 2e-4, far from the 50 % lost
+    # without the scaled band
     monkeypatch.setattr(core.contacts.pair, "DEPTH_LIMIT_THICKNESS", thickness_fraction)
     r = core.simulate(_sphere_model(45.0, 0.0, 0.1, k=100.0))
     assert r.success
     e = r.total_energy
     if conserved:
         assert r.contact_depth[:, 0].max() > 0.5e-3                     # deeper than the old band
-        assert e[-1] == pytest.approx(e[0], rel=1e-5)
+        assert e[-1] == pytest.approx(e[0], rel=2e-4)
         assert r.velocity[-1, 0, 2] > 0 and r.com[-1, 0, 2] > 0.025     # on its way up
     else:
         assert e[-1] < 0.5 * e[0]
@@ -529,13 +533,13 @@ def test_the_depth_warning_counts_accepted_states_not_an_adaptive_methods_trial_
     from scipy.optimize import brentq
 
     trial = []
-    conclude = core.contacts.pair.ContactPair.conclude      # the end of each evaluation
+    tally = core.contacts.pair.ContactPair.tally      # the end of each evaluation that found contacts
 
     def spy(self, *args, **kw):
-        out = conclude(self, *args, **kw)
+        out = tally(self, *args, **kw)
         trial.append(self.stats.last_deepest)
         return out
-    monkeypatch.setattr(core.contacts.pair.ContactPair, "conclude", spy)
+    monkeypatch.setattr(core.contacts.pair.ContactPair, "tally", spy)
     m = _sphere_model(45.0, 0.0, 0.35, k=1e4, integrator="RK45")
     r = core.simulate(m)
     assert r.success and r.contact_force[:, 0, 2].max() > 0.0
