@@ -316,8 +316,9 @@ class ContactSet:
         return wrench, force_i
 
     def _evaluate_pairs(self, todo, x, R, v, w, details=False) -> list:
-        """:meth:`ContactPair.evaluate` of the pairs ``todo``, (wrench_i, wrench_j[, details])
-        each, with one surface-index query for all the directions into the same target.
+        """:meth:`ContactPair.evaluate` of the pairs ``todo`` (from :meth:`overlapping`: their
+        boxes overlap), (wrench_i, wrench_j[, details]) each, with one surface-index query for
+        all the directions into the same target and one force-law evaluation for all pairs.
 
         A query costs its calls more than its points when it has few (a resting part has a
         handful of candidates), so parts resting on one floor, or balls in a row, make one
@@ -327,7 +328,7 @@ class ContactSet:
         for k in todo:
             pair = self.pairs[k]
             (R_i, x_i, v_i, w_i), (R_j, x_j, v_j, w_j) = self._poses(k, x, R, v, w)
-            poses = pair.begin(R_i, x_i, R_j, x_j)
+            poses = pair.begin(R_i, x_i, R_j, x_j, overlap=True)      # the pairs come from overlapping()
             works = [] if poses is None else [pair.start_direction(p, poses) for p in pair.penetrators]
             started.append((pair, poses, works, (v_i, w_i, v_j, w_j)))
             for work in works:

@@ -453,10 +453,11 @@ class ContactPair:
         support = ((cand[hit] - t) @ M, nrm, np.einsum("ij,ij->i", nrm, cand[hit]) + depth)
         return pt_T @ R_T.T + x_T, nrm @ R_T.T, depth, support
 
-    def begin(self, R_i, x_i, R_j, x_j):
+    def begin(self, R_i, x_i, R_j, x_j, overlap: bool | None = None):
         """Start an evaluation whose directions the caller runs (see
         :meth:`~core.contacts.bodies.ContactSet.evaluate`): resets the last evaluation's
-        figures; the poses as float arrays, or None when the boxes are apart."""
+        figures; the poses as float arrays, or None when the boxes are apart (``overlap``:
+        the caller's broad phase, when it has one)."""
         st = self.stats
         st.evaluations += 1
         st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
@@ -465,7 +466,7 @@ class ContactPair:
         R_j = np.asarray(R_j, dtype=float)
         x_i = np.asarray(x_i, dtype=float)
         x_j = np.asarray(x_j, dtype=float)
-        if not self.overlaps(R_i, x_i, R_j, x_j):
+        if not (self.overlaps(R_i, x_i, R_j, x_j) if overlap is None else overlap):
             st.broad_phase_rejections += 1
             return None
         return (R_i, x_i), (R_j, x_j)
