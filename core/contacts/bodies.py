@@ -1,6 +1,8 @@
 """The contacts of a compiled model: geometry in each body's COM frame, evaluated together."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..errors import Issue
@@ -12,6 +14,8 @@ _ZERO = np.zeros(3)
 #: relative widening of the set's vectorised box test, so that it keeps every pair whose
 #: boxes the pair's own test (the same arithmetic in another order) finds overlapping
 BOX_SLACK = 1e-9
+#: up to this many pairs, each pair's own box test is cheaper than the arrays' set-up
+FEW_PAIRS = 2
 #: h·ω of a fixed step against a contact's oscillation at its deepest depth above which
 #: depth_issues warns, and the h·ω of the step it advises
 STEP_OMEGA = 0.3
@@ -72,19 +76,23 @@ class ContactSet:
         self.bj = np.array(bj, int)
         self.reach = np.array(reach, float).reshape(-1, 2)
         self.band = np.array(band, float)
-        # the broad phase of every pair at once: each side's local box and, for a fixed body,
-        # its pose (a moving side's pose comes from the state)
+        # the broad phase of every pair at once, on its 2k sides (pair c's at 2c and 2c + 1): a
+        # fixed side's world box is its pose's, for good; a moving side's local box is turned and
+        # moved by its body's pose at each evaluation
         k = len(self.pairs)
-        self._box_centre = np.array([[p.geom_i.centre, p.geom_j.centre] for p in self.pairs], float).reshape(k, 2, 3)
-        self._box_half = np.array([[p.geom_i.half, p.geom_j.half] for p in self.pairs], float).reshape(k, 2, 3)
-        self._side_body = np.stack([self.bi, self.bj], axis=1).reshape(k, 2)
-        self._side_fixed = np.array([[f is not None for f in fx] for fx in self.fixed], bool).reshape(k, 2)
-        self._fixed_R = np.tile(np.eye(3), (k, 2, 1, 1))
-        self._fixed_x = np.zeros((k, 2, 3))
-        for c, fx in enumerate(self.fixed):
-            for side, pose in enumerate(fx):
-                if pose is not None:
-                    self._fixed_R[c, side], self._fixed_x[c, side] = pose
+        geoms = [g for p in self.pairs for g in (p.geom_i, p.geom_j)]
+        body = np.stack([self.bi, self.bj], axis=1).reshape(-1)
+        fixed = [pose for fx in self.fixed for pose in fx]
+        self._box_c = np.zeros((2 * k, 3))
+        self._box_h = np.zeros((2 * k, 3))
+        for side, (g, pose) in enumerate(zip(geoms, fixed)):
+            if pose is not None:
+                self._box_c[side], self._box_h[side] = ContactPair._world_box(g, *pose)
+        #: the moving sides, their bodies and their local boxes
+        self._moving = np.array([side for side, pose in enumerate(fixed) if pose is None], dtype=np.int64)
+        self._moving_body = body[self._moving]
+        self._moving_centre = np.array([geoms[side].centre for side in self._moving], float).reshape(-1, 3, 1)
+        self._moving_half = np.array([geoms[side].half for side in self._moving], float).reshape(-1, 3, 1)
         #: the pairs' force laws as arrays, for :func:`~core.contacts.pair.contact_wrenches`
         self.law = ContactLaw.of([p.params for p in self.pairs])
         #: (k,) m: each pair's deepest penetration in its last evaluation (0 where none)
@@ -94,7 +102,7 @@ class ContactSet:
         #: go far deeper than any state of the solution
         self.deepest = np.zeros(k)
         #: pairs whose boxes overlapped at the last evaluation (their stats describe it)
-        self._touched = np.zeros(k, bool)
+        self._touched = set()
         #: per pair, the support of :meth:`freeze` while a Jacobian is differenced, else None
         self.frozen = None
 
@@ -116,24 +124,23 @@ class ContactSet:
         """Indices of the pairs whose two world-axis boxes overlap (the broad phase of every
         pair at once; a pair's own :meth:`~core.contacts.pair.ContactPair.overlaps` is the same
         test). x, R: COM positions and rotations of the moving bodies."""
-        if not self.pairs:
-            return np.zeros(0, dtype=np.int64)
-        # row -1 (the ground's) of the state's arrays is never a fixed side's pose: masked below
-        Rs = np.where(self._side_fixed[..., None, None], self._fixed_R, R[self._side_body])
-        xs = np.where(self._side_fixed[..., None], self._fixed_x, x[self._side_body])
-        c = np.einsum("kaij,kaj->kai", Rs, self._box_centre) + xs
-        h = np.einsum("kaij,kaj->kai", np.abs(Rs), self._box_half)
-        gap = np.abs(c[:, 0] - c[:, 1]) - (h[:, 0] + h[:, 1])
-        slack = BOX_SLACK * (np.abs(c[:, 0]) + np.abs(c[:, 1]) + h[:, 0] + h[:, 1])
+        if len(self.pairs) <= FEW_PAIRS:
+            return [k for k, pair in enumerate(self.pairs)
+                    if pair.overlaps(*itertools.chain.from_iterable(self._poses(k, x, R)))]
+        c, h = self._box_c.copy(), self._box_h.copy()
+        Rm = R[self._moving_body]
+        c[self._moving] = (Rm @ self._moving_centre)[..., 0] + x[self._moving_body]
+        h[self._moving] = (np.abs(Rm) @ self._moving_half)[..., 0]
+        gap = np.abs(c[0::2] - c[1::2]) - (h[0::2] + h[1::2])
+        slack = BOX_SLACK * (np.abs(c).max() + h.max())
         return np.flatnonzero(np.all(gap <= slack, axis=1))
 
     def _mark_evaluated(self, pairs) -> None:
         """Only the pairs in ``pairs`` are evaluated now: the others' last-evaluation figures
         are zeroed (their boxes are apart), on the pairs that were evaluated the last time."""
         self.last_depth[:] = 0.0
-        now = np.zeros(len(self.pairs), bool)
-        now[pairs] = True
-        for c in np.flatnonzero(self._touched & ~now):
+        now = set(pairs)
+        for c in self._touched - now:
             st = self.pairs[c].stats
             st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
             st.last_deepest = 0.0
@@ -324,6 +331,9 @@ class ContactSet:
         handful of candidates), so parts resting on one floor, or balls in a row, make one
         query of each target instead of one per pair and direction.
         """
+        if len(todo) == 1:          # nothing to share: the pair alone
+            pose_i, pose_j = self._poses(todo[0], x, R, v, w)
+            return [self.pairs[todo[0]].evaluate(*pose_i, *pose_j, details=details, overlap=True)]
         started, groups = [], {}
         for k in todo:
             pair = self.pairs[k]
@@ -351,7 +361,10 @@ class ContactSet:
                 touching.append((n, k))
                 points.append(got)
                 states.append((poses[0][1], v_i, w_i, poses[1][1], v_j, w_j))
-        if touching:
+        if len(touching) == 1:
+            n, k = touching[0]
+            out[n] = self.pairs[k]._wrenches(*points[0], *states[0], details)
+        elif touching:
             # the force law of every touching pair at once
             counts = np.array([len(p[2]) for p in points])
             cat = [np.concatenate(a) for a in zip(*points)]
@@ -393,7 +406,7 @@ class ContactSet:
         out = dict(force=np.zeros((k, 3)), point=np.zeros((k, 3)), normal_force=np.zeros(k),
                    friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k))
         todo = self.overlapping(x, R)
-        self._touched[todo] = True       # their stats now describe this state: zeroed when apart
+        self._touched.update(todo)       # their stats now describe this state: zeroed when apart
         for c, (wi, _, det) in zip(todo, self._evaluate_pairs(todo, x, R, v, w, details=True)):
             pair = self.pairs[c]
             out["force"][c] = wi[:3]

@@ -269,9 +269,6 @@ class Direction:
     flat_tri: np.ndarray | None = None
 
 
-_ONE = np.zeros(1, dtype=np.int64)
-
-
 def _empty_details() -> ContactDetails:
     z3 = np.zeros((0, 3))
     return ContactDetails(z3, z3, np.zeros(0), np.zeros(0), z3, np.zeros(0, dtype=np.int64), z3)
@@ -498,7 +495,7 @@ class ContactPair:
         st.last_deepest = float(depth.max())
         return pts, nrm, depth, s
 
-    def evaluate(self, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j, details: bool = False):
+    def evaluate(self, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j, details: bool = False, overlap: bool | None = None):
         """Contact wrenches on the two bodies.
 
         Parameters
@@ -513,6 +510,8 @@ class ContactPair:
             Angular velocities, world, rad/s.
         details : bool
             Also return a :class:`ContactDetails` (telemetry; costs extra).
+        overlap : bool, optional
+            The caller's broad phase, when it has one (else the two boxes are tested here).
 
         Returns
         -------
@@ -520,7 +519,7 @@ class ContactPair:
             ``[force (3), torque about the COM (3)]`` on each body, world, N and N·m.
         (wrench_i, wrench_j, details) when ``details``.
         """
-        poses = self.begin(R_i, x_i, R_j, x_j)
+        poses = self.begin(R_i, x_i, R_j, x_j, overlap)
         if poses is None:
             zero = (np.zeros(6), np.zeros(6))
             return (*zero, _empty_details()) if details else zero
@@ -568,10 +567,10 @@ class ContactPair:
 
     def _wrenches(self, pts, nrm, depth, s, x_i, v_i, w_i, x_j, v_j, w_j, details):
         """Hertz force, damping and friction of the contact points; see :meth:`evaluate`."""
-        w_i6, w_j6, det = contact_wrenches(pts, nrm, depth, s, _ONE, np.array([len(depth)]), self.law,
-                                           *(np.asarray(a, dtype=float)[None] for a in (x_i, v_i, w_i, x_j, v_j, w_j)),
-                                           details=details)
-        return (w_i6[0], w_j6[0], det[0]) if details else (w_i6[0], w_j6[0])
+        v_i, w_i, v_j, w_j = (np.asarray(a, dtype=float) for a in (v_i, w_i, v_j, w_j))
+        wrench_i, wrench_j, det = contact_wrenches(pts, nrm, depth, s, 0, None, self.law,
+                                                   x_i, v_i, w_i, x_j, v_j, w_j, details=details)
+        return (wrench_i, wrench_j, det) if details else (wrench_i, wrench_j)
 
 
 @dataclass(frozen=True, slots=True)
@@ -604,7 +603,9 @@ def contact_wrenches(pts, nrm, depth, s, pair, counts, law: ContactLaw, x_i, v_i
     depth, s : (k,)
         Depths, m; +1 where body i penetrates, -1 where body j does.
     pair, counts : (q,) int
-        The points are grouped by pair: ``counts[a]`` points of law row ``pair[a]`` each, in order.
+        The points are grouped by pair: ``counts[a]`` points of law row ``pair[a]`` each, in
+        order. ``counts`` None: one pair, ``pair`` its law row (an int), and the states below
+        (3,) each.
     law : ContactLaw
         Parameters by law row.
     x_i, v_i, w_i, x_j, v_j, w_j : (q, 3)
@@ -612,18 +613,21 @@ def contact_wrenches(pts, nrm, depth, s, pair, counts, law: ContactLaw, x_i, v_i
 
     Returns
     -------
-    wrench_i, wrench_j : (q, 6)
+    wrench_i, wrench_j : (q, 6), or (6,) for one pair
         ``[force, torque about the COM]`` on each group's bodies, N and N·m.
-    details : list of q :class:`ContactDetails`, or None unless ``details``.
+    details : a list of q :class:`ContactDetails` (one pair: one), or None unless ``details``.
     """
-    starts = np.cumsum(counts) - counts
-    row = np.repeat(pair, counts)
-    at = np.repeat(np.arange(len(counts)), counts)
-    xi, xj = x_i[at], x_j[at]
+    one = counts is None
+    if one:     # its bodies' states and its law broadcast
+        row, xi, vi, wi, xj, vj, wj = pair, x_i, v_i, w_i, x_j, v_j, w_j
+    else:
+        row = np.repeat(pair, counts)
+        at = np.repeat(np.arange(len(counts)), counts)
+        xi, vi, wi, xj, vj, wj = x_i[at], v_i[at], w_i[at], x_j[at], v_j[at], w_j[at]
     # s = +1 where i penetrates (the penetrator is pushed along +n)
     # velocity of i's material point minus j's at each contact point; the
     # penetrator's velocity relative to the target is s * that
-    v_rel = (v_i[at] + cross(w_i[at], pts - xi)) - (v_j[at] + cross(w_j[at], pts - xj))
+    v_rel = (vi + cross(wi, pts - xi)) - (vj + cross(wj, pts - xj))
     v_rel *= s[:, None]
     vn = -np.einsum("ij,ij->i", v_rel, nrm)                 # approach speed, > 0 closing
     dmax = law.max_penetration[row]
@@ -632,7 +636,7 @@ def contact_wrenches(pts, nrm, depth, s, pair, counts, law: ContactLaw, x_i, v_i
     # force on the penetrator, then on i (times s)
     f_pen = fn[:, None] * nrm
     mu = law.mu[row]
-    friction = bool(np.any(mu > 0.0))
+    friction = bool(mu > 0.0) if one else bool(np.any(mu > 0.0))
     if friction:
         v_tol = law.v_tol[row]
         vt = v_rel + vn[:, None] * nrm                      # slip of the penetrator
@@ -643,20 +647,26 @@ def contact_wrenches(pts, nrm, depth, s, pair, counts, law: ContactLaw, x_i, v_i
         ft_pen = -((mu / v_tol) * (fn * ratio))[:, None] * vt
         f_pen = f_pen + ft_pen
     f_i = f_pen * s[:, None]
-    if len(counts) == 1:        # (NumPy's sum rounds otherwise than reduceat: a pair alone as before)
-        G = f_i.sum(axis=0, keepdims=True)
-        H = cross(pts, f_i).sum(axis=0, keepdims=True)
-    else:
+    if one:
+        G = f_i.sum(axis=0)
+        H = cross(pts, f_i).sum(axis=0)
+        wrench_i = np.concatenate([G, H - cross(x_i, G)])
+        wrench_j = np.concatenate([-G, -H + cross(x_j, G)])
+    else:       # (reduceat rounds otherwise than sum: one pair is summed as above)
+        starts = np.cumsum(counts) - counts
         G = np.add.reduceat(f_i, starts)
         H = np.add.reduceat(cross(pts, f_i), starts)
-    wrench_i = np.concatenate([G, H - cross(x_i, G)], axis=1)
-    wrench_j = np.concatenate([-G, -H + cross(x_j, G)], axis=1)
+        wrench_i = np.concatenate([G, H - cross(x_i, G)], axis=1)
+        wrench_j = np.concatenate([-G, -H + cross(x_j, G)], axis=1)
     if not details:
         return wrench_i, wrench_j, None
     n_i = nrm * s[:, None]
     fric_i = (ft_pen * s[:, None]) if friction else np.zeros_like(pts)
-    slip = (vt * np.where(mu > 0.0, s, 0.0)[:, None]) if friction else np.zeros_like(pts)
+    slip = (vt * (s if one else np.where(mu > 0.0, s, 0.0))[:, None]) if friction else np.zeros_like(pts)
     pen = np.where(s > 0, 0, 1).astype(np.int64)
+    if one:
+        return wrench_i, wrench_j, ContactDetails(points=pts, normals=n_i, depths=depth, normal_force=fn,
+                                                  friction_force=fric_i, penetrator=pen, slip=slip)
     det = [ContactDetails(points=pts[a:b], normals=n_i[a:b], depths=depth[a:b], normal_force=fn[a:b],
                           friction_force=fric_i[a:b], penetrator=pen[a:b], slip=slip[a:b])
            for a, b in zip(starts, starts + counts)]
