@@ -417,6 +417,66 @@ class MBD_OT_element_add(bpy.types.Operator):
                 if context.scene.mbd.active_joint < len(context.scene.mbd.joints) else ""
 
 
+def contact_pairs(bodies, existing):
+    """The pairs of ``bodies`` (name, fixed) that a contact between every two of them adds:
+    each unordered pair once, in the order given, without pairs of two fixed bodies (nothing
+    moves) and without the pairs in ``existing`` (a set of frozensets of two names).
+    Returns (pairs, already, both_fixed): the new (name, name) pairs and how many were skipped
+    for each reason."""
+    pairs, already, both_fixed = [], 0, 0
+    for k, (a, fixed_a) in enumerate(bodies):
+        for b, fixed_b in bodies[k + 1:]:
+            if fixed_a and fixed_b:
+                both_fixed += 1
+            elif frozenset((a, b)) in existing:
+                already += 1
+            else:
+                pairs.append((a, b))
+    return pairs, already, both_fixed
+
+
+class MBD_OT_contacts_between(bpy.types.Operator):
+    """Add a contact between every two selected bodies that have none yet, with the active
+    contact's settings (pairs of two fixed bodies are left out)"""
+    bl_idname = "mbd.contacts_between"
+    bl_label = "Contacts Between Selected"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def execute(self, context):
+        data = context.scene.mbd
+        bodies = sorted((o for o in context.selected_objects if o.mbd.role == "BODY"), key=lambda o: o.name)
+        if len(bodies) < 2:
+            self.report({"ERROR"}, "Select two or more bodies (objects whose role is Body)")
+            return {"CANCELLED"}
+        contacts = data.contacts
+        existing = {frozenset((c.body_i.name, c.body_j.name)) for c in contacts if c.body_i and c.body_j}
+        pairs, already, both_fixed = contact_pairs([(o.name, o.mbd.fixed) for o in bodies], existing)
+        index = data.active_contact
+        template = contacts[index] if 0 <= index < len(contacts) else None
+        settings = {} if template is None else {
+            name: getattr(template, name) for name in template.bl_rna.properties.keys()
+            if name not in ("rna_type", "name", "body_i", "body_j")}
+        by_name = {o.name: o for o in bodies}
+        for a, b in pairs:
+            item = contacts.add()
+            item.name = unique_name(contacts, LABELS["contacts"])
+            item.body_i, item.body_j = by_name[a], by_name[b]
+            for name, value in settings.items():
+                setattr(item, name, value)
+        if pairs:
+            data.active_contact = len(contacts) - 1
+        skipped = [f"{n} {what}" for n, what in ((already, "already had one"), (both_fixed, "of two fixed bodies"))
+                   if n]
+        self.report({"INFO"}, f"{len(pairs)} contact(s) added between {len(bodies)} bodies"
+                    + (f"; pairs skipped: {', '.join(skipped)}" if skipped else "")
+                    + ("" if template is None else f"; settings of {template.name!r}"))
+        return {"FINISHED"}
+
+
 class MBD_OT_element_remove(bpy.types.Operator):
     """Remove the active element"""
     bl_idname = "mbd.element_remove"
@@ -633,5 +693,5 @@ def remove_handlers():
 
 
 CLASSES = (MBD_OT_validate, MBD_OT_simulate, MBD_OT_bake, MBD_OT_clear, MBD_OT_export_csv,
-           MBD_OT_element_add, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame,
+           MBD_OT_element_add, MBD_OT_contacts_between, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame,
            MBD_OT_select_object, MBD_OT_spline_file)

@@ -320,6 +320,8 @@ class VIEW3D_PT_mbd_elements(_Panel, bpy.types.Panel):
         col = row.column(align=True)
         col.operator("mbd.element_add", text="", icon="ADD").group = group
         col.operator("mbd.element_remove", text="", icon="REMOVE").group = group
+        if group == "contacts":
+            layout.operator("mbd.contacts_between", icon="LINKED")
         collection = getattr(data, group)
         index = getattr(data, attr)
         if 0 <= index < len(collection):

@@ -60,3 +60,40 @@ def test_export_csv_reports_an_unwritable_path(addon, tmp_path):
     bpy.ops.mbd.simulate()
     with pytest.raises(RuntimeError, match="Cannot write"):
         bpy.ops.mbd.export_csv(filepath=str(tmp_path / "no" / "such" / "dir.csv"))
+
+
+def test_contacts_between_selected_bodies_take_the_active_contacts_settings(addon):
+    scene, ball, floor = ms.ball_on_floor()
+    touch = scene.mbd.contacts["Touch"]
+    touch.stiffness, touch.exponent, touch.method = 250.0, 1.0, "FINE"
+    others = [ms.uv_sphere(f"Ball{k}", 20.0, (100.0 * k, 0.0, 60.0)) for k in (1, 2)]
+    wall = ms.uv_sphere("Wall", 20.0, (0.0, 300.0, 60.0))
+    for obj in others + [wall]:
+        obj.mbd.role = "BODY"
+    wall.mbd.fixed = True
+    select(ball, floor, wall, *others, active=others[-1])
+    # 5 bodies, 10 pairs: Ball-Floor has "Touch", Floor-Wall are both fixed: 8 new contacts
+    assert bpy.ops.mbd.contacts_between() == {"FINISHED"}
+    contacts = scene.mbd.contacts
+    assert len(contacts) == 9
+    pairs = {frozenset((c.body_i.name, c.body_j.name)) for c in contacts}
+    assert len(pairs) == 9 and frozenset(("Floor", "Wall")) not in pairs
+    new = [c for c in contacts if c.name != "Touch"]
+    assert all((c.stiffness, c.exponent, c.method, c.friction, c.damping) == (250.0, 1.0, "FINE", True, 1.0)
+               for c in new)
+    assert scene.mbd.active_contact == len(contacts) - 1
+    # again: nothing left to add
+    assert bpy.ops.mbd.contacts_between() == {"FINISHED"} and len(contacts) == 9
+    # the model takes them all (names unique, no fixed pair)
+    from addon.bridge.scene_to_model import scene_to_model
+    model = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model
+    assert len(model.contacts) == 9
+
+
+def test_contacts_between_needs_two_selected_bodies(addon):
+    import pytest
+    scene, ball, floor = ms.ball_on_floor()
+    select(ball)
+    with pytest.raises(RuntimeError, match="Select two or more bodies"):
+        bpy.ops.mbd.contacts_between()
+    assert len(scene.mbd.contacts) == 1

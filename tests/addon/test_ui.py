@@ -112,6 +112,8 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
         # the formula's parse error is shown under the field; an actuator has no Spline button
         assert any("column" in text for text in labels(log))
         assert not operators(log, "mbd.spline_file")
+    if group == "contacts":
+        assert operators(log, "mbd.contacts_between") == [{}]
     if group == "motions":
         assert operators(log, "mbd.spline_file") == [{"target": "mbd.motions[0].value"}]
         assert any(text.startswith("t -0.2 … 2.2 s, value 0 … 3") for text in labels(log))
