@@ -436,8 +436,8 @@ def contact_pairs(bodies, existing):
 
 
 class MBD_OT_contacts_between(bpy.types.Operator):
-    """Add a contact between every two selected bodies that have none yet, with the active
-    contact's settings (pairs of two fixed bodies are left out)"""
+    """Add a contact between every two selected bodies that have none yet, named after them, with
+    the active contact's settings (pairs of two fixed bodies are left out)"""
     bl_idname = "mbd.contacts_between"
     bl_label = "Contacts Between Selected"
     bl_options = {"REGISTER", "UNDO"}
@@ -463,7 +463,7 @@ class MBD_OT_contacts_between(bpy.types.Operator):
         by_name = {o.name: o for o in bodies}
         for a, b in pairs:
             item = contacts.add()
-            item.name = unique_name(contacts, LABELS["contacts"])
+            item.name = unique_name(contacts, f"{a}-{b}")
             item.body_i, item.body_j = by_name[a], by_name[b]
             for name, value in settings.items():
                 setattr(item, name, value)

@@ -79,6 +79,9 @@ def test_contacts_between_selected_bodies_take_the_active_contacts_settings(addo
     pairs = {frozenset((c.body_i.name, c.body_j.name)) for c in contacts}
     assert len(pairs) == 9 and frozenset(("Floor", "Wall")) not in pairs
     new = [c for c in contacts if c.name != "Touch"]
+    assert sorted(c.name for c in new) == ["Ball-Ball1", "Ball-Ball2", "Ball-Wall", "Ball1-Ball2", "Ball1-Floor",
+                                           "Ball1-Wall", "Ball2-Floor", "Ball2-Wall"]
+    assert all(c.name == f"{c.body_i.name}-{c.body_j.name}" for c in new)
     assert all((c.stiffness, c.exponent, c.method, c.friction, c.damping) == (250.0, 1.0, "FINE", True, 1.0)
                for c in new)
     assert scene.mbd.active_contact == len(contacts) - 1
