@@ -120,7 +120,7 @@ class ContactSet:
             out.append(pose)
         return out
 
-    def overlapping(self, x, R) -> np.ndarray:
+    def overlapping(self, x, R) -> list[int]:
         """Indices of the pairs whose two world-axis boxes overlap (the broad phase of every
         pair at once; a pair's own :meth:`~core.contacts.pair.ContactPair.overlaps` is the same
         test). x, R: COM positions and rotations of the moving bodies."""
@@ -133,7 +133,7 @@ class ContactSet:
         h[self._moving] = (np.abs(Rm) @ self._moving_half)[..., 0]
         gap = np.abs(c[0::2] - c[1::2]) - (h[0::2] + h[1::2])
         slack = BOX_SLACK * (np.abs(c).max() + h.max())
-        return np.flatnonzero(np.all(gap <= slack, axis=1))
+        return np.flatnonzero(np.all(gap <= slack, axis=1)).tolist()
 
     def _mark_evaluated(self, pairs) -> None:
         """Only the pairs in ``pairs`` are evaluated now: the others' last-evaluation figures
