@@ -62,7 +62,7 @@ class ContactSet:
                         "outside are unreliable near its open edges, so vertices there can be pushed "
                         "the wrong way or not at all",
                         "Close the mesh (give a ground plane a thickness), or use the Convex Hull method."))
-            pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c))
+            pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c), names=(c.body_i, c.body_j))
             self.pairs.append(pair)
             self.fixed.append(tuple(fixed))
             self.names.append(c.name)
@@ -162,8 +162,8 @@ class ContactSet:
             for p, deep in pair.deep_overlap(*pose_i, *pose_j):
                 out.append(Issue(
                     "warning", "contact-initial-overlap", f"contact '{name}'",
-                    f"at t = 0, {deep} of the {len(geoms[p].vertices)} vertices of body '{geoms[p].name}' are inside "
-                    f"body '{geoms[1 - p].name}' deeper than the contact's depth band ({band * 1e3:.3g} mm): the "
+                    f"at t = 0, {deep} of the {len(geoms[p].vertices)} vertices of body '{pair.names[p]}' are inside "
+                    f"body '{pair.names[1 - p]}' deeper than the contact's depth band ({band * 1e3:.3g} mm): the "
                     "contact gives them no force, so the parts can pass through each other",
                     f"Place the parts so that they overlap by less than {band * 1e3:.3g} mm at the start."))
         return out

@@ -311,7 +311,9 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
         midpoints); convex_hull: the convex hull; decimation: quadric
         edge-collapse down to ``decimation_ratio`` of the triangles.
     name : str
-        For messages.
+        For messages. Bodies with the same mesh (content and method) share one prepared
+        geometry and its surface indices, which keeps the name it was first prepared under
+        (for logs; a contact names its bodies itself).
     stop : callable, optional
         Asked while a mesh is decimated; when it returns True (a cancel) the decimation
         ends early and the geometry, incomplete, is not cached.
@@ -347,8 +349,7 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
     h = hashlib.blake2b(digest_size=16)
     h.update(np.ascontiguousarray(v).tobytes())
     h.update(np.ascontiguousarray(f).tobytes())
-    key = (h.hexdigest(), v.shape, f.shape, method, name,
-           decimation_ratio if method == "decimation" else None)
+    key = (h.hexdigest(), v.shape, f.shape, method, decimation_ratio if method == "decimation" else None)
     hit = _cache.get(key)
     if hit is not None:
         _cache.move_to_end(key)

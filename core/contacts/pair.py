@@ -283,16 +283,21 @@ class ContactPair:
         The two bodies' meshes, each in its body's COM frame (a fixed body: its own
         frame, passed with its pose).
     params : ContactParams
+    names : (str, str), optional
+        The two bodies' names, for messages (default: the geometries' names).
 
     The targets' surface indices are built by :meth:`prepare` (before a run), or on the
     first evaluation.
     """
 
-    def __init__(self, geom_i: ContactGeometry, geom_j: ContactGeometry, params: ContactParams):
+    def __init__(self, geom_i: ContactGeometry, geom_j: ContactGeometry, params: ContactParams,
+                 names: tuple[str, str] | None = None):
         if not isinstance(params, ContactParams):
             raise TypeError(f"params must be ContactParams, got {type(params).__name__}")
         self.geom_i = geom_i
         self.geom_j = geom_j
+        #: the two bodies' names, for messages (a geometry is shared by the bodies of one mesh)
+        self.names = tuple(names) if names is not None else (geom_i.name, geom_j.name)
         self.params = params
         self.law = ContactLaw.of([params])
         self.depth_limit = params.depth_band(min(geom_i.thickness, geom_j.thickness))
@@ -317,9 +322,8 @@ class ContactPair:
         for p in self.penetrators:
             if p in self._index:
                 continue
-            target = geoms[1 - p]
-            index = target.surface_index(self.depth_limit,
-                                         tick=None if tick is None else (lambda: tick(target.name)))
+            target, name = geoms[1 - p], self.names[1 - p]
+            index = target.surface_index(self.depth_limit, tick=None if tick is None else (lambda: tick(name)))
             if index.closed:
                 n = len(geoms[p].vertices)
                 self._clear[p] = (np.zeros((n, 3)), np.full(n, -1.0))

@@ -9,6 +9,7 @@ import pytest
 import core
 import core.contacts.bodies
 import core.contacts.distance
+import core.contacts.geometry
 import core.contacts.pair
 from core.contacts.bodies import ContactSet
 from core.model import Body, Box, Contact, Model, SolverSettings, Sphere
@@ -83,7 +84,7 @@ def test_pairs_whose_boxes_stay_apart_are_never_evaluated_and_the_run_is_unchang
     begin = core.contacts.pair.ContactPair.begin
 
     def spy(self, *args, **kw):
-        key = (self.geom_i.name, self.geom_j.name)
+        key = self.names
         calls[key] = calls.get(key, 0) + 1
         return begin(self, *args, **kw)
 
@@ -173,3 +174,34 @@ def test_directions_into_one_target_share_a_query_and_get_the_answers_they_get_a
     assert [n for target, n in asked if target == plate] == [p.stats.queries for p in alone.pairs[:3]]
     np.testing.assert_allclose(wrench, want, rtol=1e-12, atol=1e-15)
     assert sum(p.stats.pairs for p in together.pairs) == sum(p.stats.pairs for p in alone.pairs)
+
+
+def test_identical_parts_share_one_prepared_mesh_and_messages_name_each_part(monkeypatch):
+    built = []
+    init = core.contacts.distance.SurfaceIndex.__init__
+
+    def spy(self, *args, **kw):
+        built.append(args[3])       # the band
+        return init(self, *args, **kw)
+
+    monkeypatch.setattr(core.contacts.distance.SurfaceIndex, "__init__", spy)
+    core.contacts.geometry.clear_cache()
+    bodies = (Body(name="Plate", geometry=Box(size=(200, 100, 10)), fixed=True, position=(0, 0, -5)),
+              *(Body(name=f"Cube{k}", geometry=Box(size=(10, 10, 10)), mass=0.1, position=(20.0 * k, 0, 4.0 * k))
+                for k in range(4)))
+    pairs = [("Plate", f"Cube{k}") for k in range(4)] + [("Cube0", "Cube1")]
+    cs = ContactSet(compile_model(Model(name="cubes", bodies=bodies, contacts=_contacts(bodies, pairs))))
+    cubes = {id(pair.geom_j) for pair in cs.pairs[:4]}
+    assert len(cubes) == 1 and cs.pairs[4].geom_i is cs.pairs[4].geom_j      # one prepared cube
+    assert [pair.names for pair in cs.pairs] == pairs
+    cs.prepare()
+    # two surface indices in all: the plate's and the cube's (every contact here has a 1 mm band)
+    assert len(built) == 2 and len(set(p.depth_limit for p in cs.pairs)) == 1
+    # Cube0 and Cube3 rest on the plate, Cube1 and Cube2 start 3 mm into it (past the band):
+    # each message names its own cube, though the cubes share their prepared mesh
+    x = np.array([[0.0, 0.0, 0.005], [0.02, 0.0, 0.002], [0.04, 0.0, 0.002], [0.06, 0.0, 0.005]])
+    issues = cs.overlap_issues(x, np.tile(np.eye(3), (4, 1, 1)))
+    assert sorted(i.path for i in issues) == ["contact 'Plate-Cube1'", "contact 'Plate-Cube2'"]
+    for issue in issues:
+        cube = issue.path.split("-")[1].rstrip("'")
+        assert f"vertices of body '{cube}' are inside body 'Plate'" in issue.message

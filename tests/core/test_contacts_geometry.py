@@ -114,11 +114,13 @@ def test_decimation_of_a_curved_surface_stays_close():
     assert hausdorff(std, dec) < 2e-4
 
 
-def test_prepare_is_cached_by_content_method_and_name():
+def test_prepare_is_cached_by_content_and_method():
     clear_cache()
     v, f = box_mesh((0.01, 0.01, 0.01))
     a = prepare_geometry(v, f, "fine", name="c")
     assert prepare_geometry(v.copy(), f.copy(), "fine", name="c") is a
+    # another body with the same mesh shares the prepared geometry (and its surface indices)
+    assert prepare_geometry(v.copy(), f.copy(), "fine", name="d") is a
     assert prepare_geometry(v, f, "standard", name="c") is not a
     assert prepare_geometry(v * 2, f, "fine", name="c") is not a
 
