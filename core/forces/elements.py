@@ -72,49 +72,102 @@ class AppliedForces:
 
     def values(self, t) -> np.ndarray:
         """Formula values at time t in SI (the F_max of actuators): (k,), or (T, k) for T times."""
+        if self._varying.size == 0 and np.ndim(t) == 0:
+            return self._const_si
         raw = np.broadcast_to(self.const, np.shape(t) + self.const.shape).copy()
-        for k in np.flatnonzero(np.isnan(self.const)):
+        for k in self._varying:
             raw[..., k] = self.exprs[k](t)
         return raw * self.scale
 
-    def evaluate(self, t, R, x, v, w):
+    @cached_property
+    def _varying(self):
+        return np.flatnonzero(np.isnan(self.const))
+
+    @cached_property
+    def _const_si(self):
+        """The values of a model whose formulas are all constant (read only)."""
+        out = self.const * self.scale
+        out.flags.writeable = False
+        return out
+
+    @cached_property
+    def _map(self):
+        """(T (k, 22, 12), C (k, 12)): a packed body row Z (see :class:`core.solver.system.Bodies`,
+        R row-major at 13) -> Z T + C = [G (6), d (3), r (3)] of each element: G the wrench per unit
+        magnitude, d the world direction, r = R r_B the arm. Every part is linear in R: a
+        body-fixed force's moment r × d = R (r_B × a), a space-fixed one's (R r_B) × a."""
+        k = len(self.body)
+        T, C = np.zeros((k, 22, 12)), np.zeros((k, 12))
+        force, fixed = ~self.torque[:, None], self.space_fixed[:, None]
+        a, r = self.axis, self.r_B
+
+        def rotated(col, vec):     # Z T[:, :, col:col+3] = R vec
+            for i in range(3):
+                T[:, 13 + 3 * i:16 + 3 * i, col + i] += vec
+
+        rotated(0, np.where(force & ~fixed, a, 0.0))
+        rotated(3, np.where(force & ~fixed, np.cross(r, a), 0.0) + np.where(~force & ~fixed, a, 0.0))
+        rotated(6, np.where(~fixed, a, 0.0))
+        rotated(9, r)
+        sf = np.where(force & fixed, a, 0.0)
+        for i, j, e in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):    # (R r) × a, row i: x_j a_e − x_e a_j
+            T[:, 13 + 3 * j:16 + 3 * j, 3 + i] += sf[:, e, None] * r
+            T[:, 13 + 3 * e:16 + 3 * e, 3 + i] -= sf[:, j, None] * r
+        C[:, 0:3] = np.where(force & fixed, a, 0.0)
+        C[:, 3:6] = np.where(~force & fixed, a, 0.0)
+        C[:, 6:9] = np.where(fixed, a, 0.0)
+        return T, C
+
+    @cached_property
+    def _cutoff(self):
+        """(k,) actuators without braking: they push nothing beyond v_max."""
+        return self.actuator & ~self.braking
+
+    def evaluate(self, t, packed, details=True):
         """Generalized forces and per-element outputs.
 
-        R, x, v, w: (n, 3, 3), (n, 3), (n, 3), (n, 3) body rotations, COM
-        positions, velocities, angular velocities (world). Returns
-        ``(wrench (n+1, 6), magnitude (k,), vector (k, 3), point (k, 3), power (k,))``.
-        With a batch of T states (leading axis T on R, x, v, w) t is a scalar or (T,)
-        and every result carries the leading axis.
+        ``packed`` (n+1, 22): the bodies' packed arrays (see :class:`core.solver.system.Bodies`),
+        or (T, n+1, 22) for a batch of T states, with t a scalar or (T,); every result then
+        carries the leading axis. Returns ``(wrench (n+1, 6), magnitude (k,), vector (k, 3),
+        point (k, 3), power (k,))``, the last three None unless ``details``.
+
+        Per element, G = [d, r × d] for a force along d applied at arm r, [0, d] for a torque:
+        the wrench per unit of magnitude and, dotted with the body's (v, ω), the speed along d.
         """
-        n = x.shape[-2]
-        lead = x.shape[:-2]
+        n = packed.shape[-2] - 1
+        lead = packed.shape[:-2]
         if len(self.body) == 0:
             z = np.zeros(lead + (0, 3))
             return np.zeros(lead + (n + 1, 6)), np.zeros(lead + (0,)), z, z, np.zeros(lead + (0,))
-        b = self.body
-        Rb = R[..., b, :, :]
-        direction = np.where(self.space_fixed[:, None], self.axis, np.einsum("...kij,kj->...ki", Rb, self.axis))
-        r_W = np.einsum("...kij,kj->...ki", Rb, self.r_B)
-        point = x[..., b, :] + r_W
-        wb = w[..., b, :]
-        v_point = v[..., b, :] + cross(wb, r_W)
-        speed = np.where(self.torque, _dot(wb, direction), _dot(v_point, direction))
+        Z = np.take(packed, self.body, axis=-2)
+        T, C = self._map
+        Grd = (Z[..., None, :] @ T)[..., 0, :] + C
+        G = Grd[..., :6]
         value = self.values(t)
         if lead and np.ndim(t) == 0:
             value = np.broadcast_to(value, lead + value.shape)
-        # an actuator's characteristic falls with the speed in the sense it pushes: a
-        # negative F_max pushes along −axis, so its speed is measured along −axis too
-        # (else the force would grow with speed and the body run away)
-        along = np.where(value < 0.0, -speed, speed)
-        factor = np.where(self.actuator, 1.0 - along / self.vmax, 1.0)
-        # without braking an actuator pushes nothing beyond its maximum velocity
-        factor = np.where(self.actuator & ~self.braking & (along > self.vmax), 0.0, factor)
-        magnitude = value * factor
-        vec = magnitude[..., None] * direction
-        force = np.where(self.torque[:, None], 0.0, vec)
-        moment = np.where(self.torque[:, None], vec, cross(r_W, vec))
-        wrench = scatter(n, b, np.concatenate([force, moment], axis=-1))
-        return wrench, magnitude, vec, point, magnitude * speed
+        speed = None
+        if self._has_actuator or details:
+            speed = _dot(G, Z[..., 3:9])
+        if self._has_actuator:
+            # an actuator's characteristic falls with the speed in the sense it pushes: a
+            # negative F_max pushes along −axis, so its speed is measured along −axis too
+            # (else the force would grow with speed and the body run away)
+            along = np.where(value < 0.0, -speed, speed)
+            factor = np.where(self.actuator, 1.0 - along / self.vmax, 1.0)
+            # without braking an actuator pushes nothing beyond its maximum velocity
+            factor = np.where(self._cutoff & (along > self.vmax), 0.0, factor)
+            magnitude = value * factor
+        else:
+            magnitude = value
+        wrench = scatter(n, self.body, G * magnitude[..., None])
+        if not details:
+            return wrench, magnitude, None, None, None
+        return wrench, magnitude, magnitude[..., None] * Grd[..., 6:9], Z[..., 0:3] + Grd[..., 9:], magnitude * speed
+
+    @cached_property
+    def _has_actuator(self):
+        return bool(self.actuator.any())
 
     def actuator_lines(self, t, R, v, w):
         """The actuators' lines of action for the stepper's implicit elements (see
@@ -152,7 +205,10 @@ class AppliedForces:
 
 @dataclass(frozen=True)
 class TranslationalSprings:
-    """Spring-dampers along the line between two markers."""
+    """Spring-dampers along the line between two markers, evaluated straight from the packed
+    body arrays (see :class:`core.solver.system.Bodies`): the ends' points and arms in one
+    stacked product, then per end G = [u, r × u], the rate of the length per unit of its body's
+    (v, ω), which gives both the length's rate and the end's wrench."""
 
     names: tuple[str, ...]
     mi: np.ndarray
@@ -161,50 +217,74 @@ class TranslationalSprings:
     k: np.ndarray         # N/m
     c: np.ndarray         # N·s/m
     preload: np.ndarray   # N
+    end_body: np.ndarray  # (2k,) body of each end, the j ends first (-1: the ground)
+    end_map: np.ndarray   # (2k, 22, 6) packed body row -> [point, arm from the COM] of the end
+    n_bodies: int         # moving bodies: the wrench has a row per body and the ground's
 
     @classmethod
-    def from_compiled(cls, springs) -> "TranslationalSprings":
+    def from_compiled(cls, springs, marker_body, marker_map, n_bodies) -> "TranslationalSprings":
+        """``marker_body`` (markers,) and ``marker_map`` (markers, 22, ≥6): the model's markers'
+        bodies and :func:`core.solver.system.marker_map` of them."""
         s = [x for x in springs if x["type"] == "translational"]
         col = lambda key, dt=float: np.array([x[key] for x in s], dt)  # noqa: E731
-        return cls(tuple(x["name"] for x in s), col("mi", int), col("mj", int), col("free"), col("k"),
-                   col("c"), col("preload"))
+        mi, mj = col("mi", int), col("mj", int)
+        ends = np.concatenate([mj, mi])
+        return cls(tuple(x["name"] for x in s), mi, mj, col("free"), col("k"), col("c"), col("preload"),
+                   np.asarray(marker_body, int)[ends], np.ascontiguousarray(marker_map[ends, :, :6]), n_bodies)
 
-    def evaluate(self, K, n, energy=True):
-        """(wrench (n+1, 6), tension (k,) N, length (k,) m, energy J); the energy is None
-        unless asked for (the integrators' evaluations do not need it).
+    @cached_property
+    def _sign(self):
+        """(2k, k): +1 at a spring's j end, −1 at its i end (the length grows with p_j − p_i)."""
+        k = len(self.mi)
+        return np.concatenate([np.eye(k), -np.eye(k)])
 
-        K's arrays may carry leading batch axes (..., markers, 3); the results
-        then carry them too.
-        """
-        if len(self.mi) == 0:
-            return np.zeros((n + 1, 6)), np.zeros(0), np.zeros(0), 0.0
-        ends = self.ends
-        d = K.p[..., self.mj, :] - K.p[..., self.mi, :]
+    @cached_property
+    def _both(self):
+        """(k, 2k): a spring's value copied onto both its ends."""
+        return np.abs(self._sign.T)
+
+    def _ends(self, packed):
+        """(Z (..., 2k, 22) the ends' body rows, length (..., k), u (..., k, 3) unit from i to j,
+        G (..., 2k, 6))."""
+        k = len(self.mi)
+        Z = np.take(packed, self.end_body, axis=-2)
+        pr = (Z[..., None, :] @ self.end_map)[..., 0, :]
+        d = pr[..., :k, :3] - pr[..., k:, :3]
         length = np.sqrt(_dot(d, d))
         u = d / np.maximum(length, 1e-300)[..., None]
-        rate = _dot(u, K.vp[..., self.mj, :] - K.vp[..., self.mi, :])
+        uu = np.concatenate([u, u], axis=-2)
+        return Z, length, u, np.concatenate([uu, cross(pr[..., 3:], uu)], axis=-1)
+
+    def evaluate(self, packed, energy=True):
+        """(wrench (..., n+1, 6), tension (..., k) N, length (..., k) m, energy J) from the packed
+        body arrays (..., n+1, 22), leading batch axes kept; the energy is None unless asked for
+        (the integrators' evaluations do not need it)."""
+        if len(self.mi) == 0:
+            lead = packed.shape[:-2]
+            return np.zeros(lead + (self.n_bodies + 1, 6)), np.zeros(lead + (0,)), np.zeros(lead + (0,)), 0.0
+        Z, length, _, G = self._ends(packed)
+        rate = _dot(G, Z[..., 3:9]) @ self._sign
         stretch = length - self.free
         tension = self.k * stretch + self.c * rate + self.preload
-        f = tension[..., None] * u  # pulls j towards i and i towards j
-        F = np.concatenate([-f, f], axis=-2)
-        wrench = scatter(n, K.b[ends], np.concatenate([F, cross(K.r[..., ends, :], F)], axis=-1))
+        # the end's wrench is −(its sign) · tension · G: a tension pulls the ends together
+        wrench = self._scatter @ (G * (tension @ self._both)[..., None])
         if not energy:
             return wrench, tension, length, None
         return wrench, tension, length, np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
 
     @cached_property
-    def ends(self):
-        """(2k,) markers: the springs' j ends, then their i ends."""
-        return np.concatenate([self.mj, self.mi])
+    def _scatter(self):
+        """(n + 1, 2k): −(the end's sign) into its body's row."""
+        return scatter(self.n_bodies, self.end_body, np.diag(-self._sign.sum(axis=1)))
 
-    def lines(self, K):
-        """(body_j, arm_j, body_i, arm_i, direction) of each spring at one state: its
-        length grows at direction · (velocity of j's point − velocity of i's point);
-        arms (k, 3) m from each body's COM, direction (k, 3) unit from i to j, bodies -1
-        for the ground (the stepper's implicit treatment of stiff springs)."""
-        d = K.p[self.mj] - K.p[self.mi]
-        u = d / np.maximum(np.sqrt(_dot(d, d)), 1e-300)[:, None]
-        return K.b[self.mj], K.r[self.mj], K.b[self.mi], K.r[self.mi], u
+    def lines(self, packed):
+        """(body_j, body_i, direction, a_j, a_i) of each spring at one state: its length grows at
+        direction · (v_j − v_i) + a_j · ω_j − a_i · ω_i, direction (k, 3) unit from i to j,
+        a = arm × direction (k, 3) m, bodies -1 for the ground (the stepper's implicit
+        treatment of stiff springs)."""
+        k = len(self.mi)
+        _, _, u, G = self._ends(packed)
+        return self.end_body[:k], self.end_body[k:], u, G[:k, 3:], G[k:, 3:]
 
 
 @dataclass(frozen=True)

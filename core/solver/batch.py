@@ -89,10 +89,10 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
         F[:, 0] += wrench[..., :n, :3]
         F[:, 1] += wrench[..., :n, 3:]
     if len(sysm.applied.names):
-        wrench, *applied = sysm.applied.evaluate(t, R, P[:, :n, 0:3], P[:, :n, 3:6], w)
+        wrench, *applied = sysm.applied.evaluate(t, P)
         add(wrench)
     if len(sysm.tsprings.mi):
-        wrench, elastic["spring_tension"], _, e = sysm.tsprings.evaluate(K, n)
+        wrench, elastic["spring_tension"], _, e = sysm.tsprings.evaluate(P)
         add(wrench)
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.rsprings.mi):

@@ -262,7 +262,8 @@ class System:
 
         # --- forces
         self.applied = AppliedForces.from_compiled(cm.forces)
-        self.tsprings = TranslationalSprings.from_compiled(cm.springs)
+        self._marker_map = marker_map(cm.marker_r, cm.marker_axes)
+        self.tsprings = TranslationalSprings.from_compiled(cm.springs, cm.marker_body, self._marker_map, n)
         self.rsprings = RotationalSprings(
             names=tuple(sp["name"] for sp in rot),
             mi=np.array([sp["mi"] for sp in rot], int), mj=np.array([sp["mj"] for sp in rot], int),
@@ -289,8 +290,8 @@ class System:
         self._f_gravity[0] = self.mass[:, None] * self.gravity
 
         self._build_rows(cm)
-        self._marker_map = marker_map(cm.marker_r, cm.marker_axes)
-        self._needs_kin = bool(len(self._coords) or len(self.tsprings.mi) or len(cm.bushings))
+        # the spring-dampers measure their ends themselves (TranslationalSprings)
+        self._needs_kin = bool(len(self._coords) or len(cm.bushings))
 
         y0 = self.pack(cm.x0, cm.q0, cm.v0, cm.w0, np.zeros(self.n_angles))
         B0 = self.bodies(y0)
@@ -533,7 +534,7 @@ class System:
         def add(w):
             return w if wrench is None else wrench + w
         if len(self.applied.names):
-            w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.R, B.x, B.v, B.w)
+            w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.packed, details)
             wrench = add(w)
             if lines is not None and actuator_lines:   # judged every step: F_max follows its formula
                 act = self.applied.actuator_lines(t, B.R, B.v, B.w)
@@ -545,12 +546,11 @@ class System:
         if self._needs_kin and K is None:
             K = self.kinematics(B)
         if len(self.tsprings.mi):
-            w, tension, length, e_t = self.tsprings.evaluate(K, n, details)
+            w, tension, length, e_t = self.tsprings.evaluate(B.packed, details)
             wrench = add(w)
             if lines is not None and spring_lines:
                 ts = self.tsprings
-                bj, rj, bi, ri, u = ts.lines(K)
-                lines.append((bj, bi, u, cross(rj, u), cross(ri, u), ts.k, ts.c, tension) + _spring_flags(len(u)))
+                lines.append(ts.lines(B.packed) + (ts.k, ts.c, tension) + _spring_flags(len(ts.k)))
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
             rate = self._coordinate_rates(B.w_ext, coords, ci)

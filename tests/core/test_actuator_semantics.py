@@ -39,8 +39,11 @@ def _one(value, vmax, braking, torque=False, r_B=(0.0, 0.0, 0.0)):
 
 
 def _eval(af, v=(0.0, 0.0, 0.0), w=(0.0, 0.0, 0.0)):
-    R = np.eye(3)[None]
-    _, mag, vec, point, power = af.evaluate(0.0, R, np.zeros((1, 3)), np.array([v], float), np.array([w], float))
+    packed = np.zeros((2, 22))   # one body at the origin, unrotated, and the ground
+    packed[0, 3:6], packed[0, 6:9] = v, w
+    packed[:, 9] = 1.0
+    packed[:, 13:] = np.eye(3).ravel()
+    _, mag, vec, point, power = af.evaluate(0.0, packed)
     return mag[0], power[0]
 
 
@@ -232,3 +235,78 @@ def test_non_finite_actuator_value_is_refused_before_the_run():
     with pytest.raises(ModelError) as e:
         core.simulate(carriage(value="sqrt(0.05 - t)", end_time=0.1))
     assert "force 'actuator': value" in str(e.value) and "nan" in str(e.value)
+
+
+def test_wrenches_of_every_kind_of_element_on_moving_turned_bodies():
+    """Forces and torques, body or space fixed, plain or actuators (either sign of F_max, with
+    and without braking), one following a formula of t, on two moving, turned bodies: each
+    element's magnitude, vector, point, power and the summed wrench against the law written
+    out here (d = R axis or axis; r = R r_B; v_point = v + ω × r; speed d · v_point, or d · ω
+    for a torque; moment r × F), and a batch of states each as alone."""
+    from core.spatial import quat_to_matrix
+
+    class _Expr:
+        def __init__(self, fn, constant):
+            self.fn, self.is_constant = fn, constant
+
+        def __call__(self, t):
+            return self.fn(t)
+
+    specs = [  # body, r_B, axis, space fixed, torque, value(t), actuator, v_max, braking
+        (0, (0.1, -0.2, 0.05), (1.0, 0.0, 0.0), False, False, lambda t: 30.0, False, None, True),
+        (1, (0.0, 0.3, 0.0), (0.0, 0.6, 0.8), True, False, lambda t: -12.0, False, None, True),
+        (0, (0.2, 0.0, 0.0), (0.0, 0.0, 1.0), False, True, lambda t: 4.0 + 2.0 * t, False, None, True),
+        (1, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), True, True, lambda t: -3.0, False, None, True),
+        (1, (-0.1, 0.1, 0.2), (0.0, 0.0, 1.0), False, False, lambda t: 50.0, True, 0.7, True),
+        (0, (0.05, 0.05, 0.0), (1.0, 0.0, 0.0), True, False, lambda t: -40.0, True, 0.2, False),
+        (0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False, True, lambda t: 8.0, True, 0.5, False),
+    ]
+    af = AppliedForces.from_compiled([dict(
+        name=f"e{i}", body=b, r_B=r, axis=a, space_fixed=sf, type="torque" if tq else "force", scale=1.0,
+        actuator=act, max_velocity=vmax, allow_braking=brk, expr=_Expr(fn, i != 2))
+        for i, (b, r, a, sf, tq, fn, act, vmax, brk) in enumerate(specs)])
+    rng = np.random.default_rng(11)
+
+    def state():
+        q = rng.normal(size=(2, 4))
+        q /= np.linalg.norm(q, axis=1)[:, None]
+        x, v, w = rng.normal(size=(3, 2, 3))
+        packed = np.zeros((3, 22))
+        packed[:2, 0:3], packed[:2, 3:6], packed[:2, 6:9], packed[:2, 9:13] = x, v, w, q
+        packed[2, 9] = 1.0
+        packed[:, 13:] = np.concatenate([[quat_to_matrix(qq).ravel() for qq in q], [np.eye(3).ravel()]])
+        return packed
+
+    def expected(t, packed):
+        wrench = np.zeros((3, 6))
+        out = []
+        for b, r_B, axis, sf, tq, fn, act, vmax, brk in specs:
+            x, v, w, R = packed[b, 0:3], packed[b, 3:6], packed[b, 6:9], packed[b, 13:].reshape(3, 3)
+            d = np.array(axis) if sf else R @ np.array(axis)
+            r = R @ np.array(r_B)
+            speed = d @ w if tq else d @ (v + np.cross(w, r))
+            value = fn(t)
+            mag = value
+            if act:
+                along = speed if value >= 0 else -speed
+                mag = 0.0 if (not brk and along > vmax) else value * (1.0 - along / vmax)
+            vec = mag * d
+            wrench[b] += np.concatenate([np.zeros(3), vec]) if tq else np.concatenate([vec, np.cross(r, vec)])
+            out.append((mag, vec, x + r, mag * speed))
+        return wrench, out
+
+    states, times = [state() for _ in range(4)], [0.0, 0.3, 1.1, 2.0]
+    for t, packed in zip(times, states):
+        wrench, mag, vec, point, power = af.evaluate(t, packed)
+        want, per = expected(t, packed)
+        np.testing.assert_allclose(wrench, want, rtol=0, atol=1e-12)
+        for k, (m_k, vec_k, point_k, power_k) in enumerate(per):
+            assert mag[k] == pytest.approx(m_k, abs=1e-12)
+            np.testing.assert_allclose(vec[k], vec_k, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(point[k], point_k, rtol=0, atol=1e-12)
+            assert power[k] == pytest.approx(power_k, abs=1e-12)
+        assert np.array_equal(af.evaluate(t, packed, details=False)[0], wrench)
+    batched = af.evaluate(np.array(times), np.stack(states))
+    for i, (t, packed) in enumerate(zip(times, states)):
+        for got, want in zip(batched, af.evaluate(t, packed)):
+            np.testing.assert_allclose(got[i], want, rtol=1e-14, atol=1e-14)

@@ -386,3 +386,72 @@ def test_an_unjointed_chain_differences_its_jacobian_in_colour_groups():
     mass = 0.1 + 0.01 * np.arange(n)
     z = (r.com[:, :, 2] - r.com[0, :, 2]) @ mass / mass.sum()
     np.testing.assert_allclose(z * 1e3, 100.0 * r.t - 0.5 * 9810.0 * r.t ** 2, rtol=0, atol=1e-3)
+
+
+def test_spring_wrenches_against_the_lines_between_the_marker_points():
+    """Each spring-damper's wrench on its bodies, from the packed body arrays, against the line
+    between its two marker points computed here from the quaternions: force −T u on the j end
+    and +T u on the i end (u unit from i to j, T = k (L − L₀) + c L̇ + P), moments arm × force,
+    the ground's share dropped; L̇ checked by central differences of L along the motion. The
+    wrenches' power is then −T L̇ (the force is the gradient of the spring's own length)."""
+    from core.model.compile import compile_model
+    from core.solver.system import System
+    from core.spatial import quat_to_matrix
+    model = Model(
+        bodies=(Body(name="A", mass=2.0, inertia=(3e4, 4e4, 5e4, 0, 0, 0), position=(10, 20, 30)),
+                Body(name="B", mass=1.0, inertia=(2e4, 1e4, 1.5e4, 0, 0, 0), position=(200, -50, 80),
+                     orientation=(0.8, 0.3, 0.1, -0.2))),
+        frames=(Frame(name="a", body="A", position=(50, 10, -20)), Frame(name="b", body="B", position=(-30, 40, 10)),
+                Frame(name="o", position=(-100, 0, 40))),
+        springs=(SpringDamper(name="AB", frame_i="a", frame_j="b", stiffness=0.5, damping=0.01, free_length=100.0,
+                              preload=2.0),
+                 SpringDamper(name="oA", frame_i="o", frame_j="a", stiffness=2.0, damping=0.03, free_length=30.0),
+                 SpringDamper(name="Bo", frame_i="b", frame_j="o", stiffness=1.0, damping=0.0, free_length=500.0)))
+    cm = compile_model(model)
+    sysm = System(cm)
+    rng = np.random.default_rng(5)
+    y = sysm.y0 + 0.05 * rng.normal(size=sysm.size)
+    n = sysm.n
+    x, q = y[sysm.sl_x].reshape(n, 3), y[sysm.sl_q].reshape(n, 4)
+    v, w = y[sysm.sl_v].reshape(n, 3), y[sysm.sl_w].reshape(n, 3)
+    R = np.array([quat_to_matrix(qq / np.linalg.norm(qq)) for qq in q])
+
+    def point(m, s=0.0):
+        """Marker m's world point s seconds on (the bodies' velocities held), its arm, its velocity."""
+        b, r_B = cm.marker_body[m], cm.marker_r[m]
+        if b < 0:
+            return r_B, r_B, np.zeros(3)
+        wn = np.linalg.norm(w[b])
+        K = np.cross(np.eye(3), w[b] / wn)
+        arm = (np.eye(3) + np.sin(wn * s) * K + (1 - np.cos(wn * s)) * K @ K) @ R[b] @ r_B
+        return x[b] + s * v[b] + arm, arm, v[b] + np.cross(w[b], arm)
+
+    ts = sysm.tsprings
+    wrench, tension, length, energy = ts.evaluate(sysm.bodies(y).packed)
+    expect = np.zeros((n + 1, 6))
+    power = 0.0
+    for k, (mi, mj) in enumerate(zip(ts.mi, ts.mj)):
+        (pi, ri, vi), (pj, rj, vj) = point(mi), point(mj)
+        L = np.linalg.norm(pj - pi)
+        u = (pj - pi) / L
+        rate = u @ (vj - vi)
+        h = 1e-5
+        L_rate = (np.linalg.norm(point(mj, h)[0] - point(mi, h)[0])
+                  - np.linalg.norm(point(mj, -h)[0] - point(mi, -h)[0])) / (2 * h)
+        assert abs(L_rate - rate) < 1e-8 * max(1.0, abs(rate))
+        T = ts.k[k] * (L - ts.free[k]) + ts.c[k] * rate + ts.preload[k]
+        assert tension[k] == pytest.approx(T, rel=1e-12)
+        assert length[k] == pytest.approx(L, rel=1e-12)
+        for m, sign, arm in ((mj, -1.0, rj), (mi, 1.0, ri)):
+            F = sign * T * u
+            expect[cm.marker_body[m]] += np.concatenate([F, np.cross(arm, F)])
+        power -= T * rate
+    np.testing.assert_allclose(wrench[:n], expect[:n], rtol=0, atol=1e-12 * np.abs(expect).max())
+    got_power = np.sum(wrench[:n, :3] * v) + np.sum(wrench[:n, 3:] * w)
+    assert got_power == pytest.approx(power, rel=1e-10)
+    # a batch of states: each as alone
+    Y = np.stack([y, sysm.y0])
+    batched = ts.evaluate(np.stack([sysm.bodies(yy).packed for yy in Y]))
+    for i, yy in enumerate(Y):
+        for got, want in zip(batched, ts.evaluate(sysm.bodies(yy).packed)):
+            np.testing.assert_allclose(np.asarray(got)[i], want, rtol=1e-14, atol=1e-14)
