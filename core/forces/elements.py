@@ -255,36 +255,31 @@ class TranslationalSprings:
         uu = np.concatenate([u, u], axis=-2)
         return Z, length, u, np.concatenate([uu, cross(pr[..., 3:], uu)], axis=-1)
 
-    def evaluate(self, packed, energy=True):
+    def evaluate(self, packed, energy=True, lines=False):
         """(wrench (..., n+1, 6), tension (..., k) N, length (..., k) m, energy J) from the packed
         body arrays (..., n+1, 22), leading batch axes kept; the energy is None unless asked for
-        (the integrators' evaluations do not need it)."""
-        if len(self.mi) == 0:
-            lead = packed.shape[:-2]
-            return np.zeros(lead + (self.n_bodies + 1, 6)), np.zeros(lead + (0,)), np.zeros(lead + (0,)), 0.0
-        Z, length, _, G = self._ends(packed)
+        (the integrators' evaluations do not need it). With ``lines`` (one state) also the
+        springs' lines of action for the stepper's implicit treatment of stiff springs:
+        ``(body_j, body_i, direction, a_j, a_i)``, the length growing at direction · (v_j − v_i)
+        + a_j · ω_j − a_i · ω_i, direction (k, 3) unit from i to j, a = arm × direction (k, 3) m,
+        bodies -1 for the ground."""
+        k = len(self.mi)
+        Z, length, u, G = self._ends(packed)
         rate = _dot(G, Z[..., 3:9]) @ self._sign
         stretch = length - self.free
         tension = self.k * stretch + self.c * rate + self.preload
         # the end's wrench is −(its sign) · tension · G: a tension pulls the ends together
         wrench = self._scatter @ (G * (tension @ self._both)[..., None])
-        if not energy:
-            return wrench, tension, length, None
-        return wrench, tension, length, np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1)
+        out = (wrench, tension, length,
+               np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1) if energy else None)
+        if lines:
+            return out + ((self.end_body[:k], self.end_body[k:], u, G[:k, 3:], G[k:, 3:]),)
+        return out
 
     @cached_property
     def _scatter(self):
         """(n + 1, 2k): −(the end's sign) into its body's row."""
         return scatter(self.n_bodies, self.end_body, np.diag(-self._sign.sum(axis=1)))
-
-    def lines(self, packed):
-        """(body_j, body_i, direction, a_j, a_i) of each spring at one state: its length grows at
-        direction · (v_j − v_i) + a_j · ω_j − a_i · ω_i, direction (k, 3) unit from i to j,
-        a = arm × direction (k, 3) m, bodies -1 for the ground (the stepper's implicit
-        treatment of stiff springs)."""
-        k = len(self.mi)
-        _, _, u, G = self._ends(packed)
-        return self.end_body[:k], self.end_body[k:], u, G[:k, 3:], G[k:, 3:]
 
 
 @dataclass(frozen=True)

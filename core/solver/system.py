@@ -546,11 +546,13 @@ class System:
         if self._needs_kin and K is None:
             K = self.kinematics(B)
         if len(self.tsprings.mi):
-            w, tension, length, e_t = self.tsprings.evaluate(B.packed, details)
-            wrench = add(w)
+            ts = self.tsprings
             if lines is not None and spring_lines:
-                ts = self.tsprings
-                lines.append(ts.lines(B.packed) + (ts.k, ts.c, tension) + _spring_flags(len(ts.k)))
+                w, tension, length, e_t, line = ts.evaluate(B.packed, details, lines=True)
+                lines.append(line + (ts.k, ts.c, tension) + _spring_flags(len(ts.k)))
+            else:
+                w, tension, length, e_t = ts.evaluate(B.packed, details)
+            wrench = add(w)
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
             rate = self._coordinate_rates(B.w_ext, coords, ci)
