@@ -79,7 +79,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
     F[:, 1] -= cross(w, (I_W @ w[..., None])[..., 0])
     K = kinematics(sysm, P) if sysm._needs_kin else None
-    coords = sysm._coordinates(K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
+    coords = sysm._coordinates(P, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
     elastic = dict(spring_tension=np.zeros((k, 0)), torsion_torque=np.zeros((k, 0)),
                    bushing_force=np.zeros((k, 0, 3)), bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
     z = np.zeros((k, 0, 3))

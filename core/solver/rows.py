@@ -34,6 +34,7 @@ import numpy as np
 from scipy import sparse
 
 from ..spatial import CROSS_MAP as EPS
+from ..spatial import cross
 
 #: U = [u, u̇, ũ] and W = [w, ẇ, w̃] (9 each) give (u·w, ũ·w + 2u̇·ẇ + u·w̃) as
 #: (U[_PROD_U] * W[_PROD_W]) @ _PROD_SUM: only the 12 products used, not all 81
@@ -221,3 +222,50 @@ class JointRows:
         cR, P = sel[..., 2 * m:2 * m + E, 9:], sel[..., 2 * m + E:, :3]
         blocks = ((cR[..., :, None] * P[..., None, :]).reshape(-1, 12) @ _BLOCK_MAP).reshape(lead + (E, 6))
         return C, quad, blocks
+
+
+class AngleRows:
+    """The measured joint angles (motions, gear pairs, torsion springs) from the packed body
+    arrays: θ = atan2(y_i · x_j, x_i · x_j), the rotation of marker j about Z of marker i, as
+    :func:`core.joints.primitives.angle` computes it from the marker kinematics, here with one
+    stacked product for the axes x_i, y_i, z_i and x_j (each linear in its body's R).
+
+    Parameters
+    ----------
+    mi, mj : (c,) int
+        The markers of each angle.
+    marker_body : (markers,) int
+        Each marker's body (-1: the ground, the packed arrays' last row).
+    marker_axes : (markers, 3, 3)
+        Each marker's axes as columns, body axes.
+    """
+
+    def __init__(self, mi, mj, marker_body, marker_axes):
+        c = len(mi)
+        self.c = c
+        self.body = np.concatenate([marker_body[mi], marker_body[mj]]).astype(np.intp)
+        # packed row (R row-major at 13) -> [x, y, z] of marker i's axes; [x] of marker j's
+        T = np.zeros((2 * c, 22, 9))
+        for row in range(3):
+            for axis in range(3):
+                T[:c, 13 + 3 * row:16 + 3 * row, 3 * axis + row] = marker_axes[mi][:, :, axis]
+            T[c:, 13 + 3 * row:16 + 3 * row, row] = marker_axes[mj][:, :, 0]
+        self.map = T
+
+    def evaluate(self, packed):
+        """``(theta (..., c) wrapped, Ji (..., c, 6), Jj (..., c, 6), quad (..., c))`` for packed
+        body arrays (..., n+1, 22): J [0, ∓z_i] (the rate z_i · (ω_j − ω_i), exact while the Z
+        axes stay parallel, which the joint's other rows see to) and J̇u = (ω_i × z_i) · (ω_j − ω_i)."""
+        c = self.c
+        Z = np.take(packed, self.body, axis=-2)
+        V = (Z[..., None, :] @ self.map)[..., 0, :]
+        xj = V[..., c:, 0:3]
+        zi = V[..., :c, 6:9]
+        theta = np.arctan2(np.einsum("...i,...i->...", V[..., :c, 3:6], xj),
+                           np.einsum("...i,...i->...", V[..., :c, 0:3], xj))
+        wi = Z[..., :c, 6:9]
+        quad = np.einsum("...i,...i->...", cross(wi, zi), Z[..., c:, 6:9] - wi)
+        J = np.zeros(zi.shape[:-2] + (2 * c, 6))
+        J[..., :c, 3:] = -zi
+        J[..., c:, 3:] = zi
+        return theta, J[..., :c, :], J[..., c:, :], quad

@@ -35,7 +35,7 @@ from ..joints import primitives as prim
 from ..model.compile import CompiledModel
 from ..spatial import cross, skew
 from . import schur
-from .rows import JointRows
+from .rows import AngleRows, JointRows
 
 #: Newton iterations of the position projection before giving up
 _PROJECTION_ITERATIONS = 12
@@ -290,8 +290,13 @@ class System:
         self._f_gravity[0] = self.mass[:, None] * self.gravity
 
         self._build_rows(cm)
-        # the spring-dampers measure their ends themselves (TranslationalSprings)
-        self._needs_kin = bool(len(self._coords) or len(cm.bushings))
+        self._angles = AngleRows(self.coord_mi[self.angle_coords], self.coord_mj[self.angle_coords],
+                                 cm.marker_body, cm.marker_axes)
+        self._coord_bi = cm.marker_body[self.coord_mi]
+        self._coord_bj = cm.marker_body[self.coord_mj]
+        # the marker kinematics, for what does not measure itself from the packed body arrays
+        # (the spring-dampers and the joint angles do)
+        self._needs_kin = bool(len(self.slide_coords) or len(self.rsprings.mi) or len(cm.bushings))
 
         y0 = self.pack(cm.x0, cm.q0, cm.v0, cm.w0, np.zeros(self.n_angles))
         B0 = self.bodies(y0)
@@ -426,25 +431,28 @@ class System:
         return marker_kinematics(B.packed, self.cm.marker_body, self._marker_map, B)
 
     # ------------------------------------------------------------------ constraints
-    def _coordinates(self, K, angles):
+    def _coordinates(self, packed, K, angles):
         """Values (unwrapped), Jacobian blocks and quad terms of the measured joint coordinates.
 
-        K and ``angles`` may carry leading batch axes (core.solver.batch); the results then do.
-        Returns ``(val (..., c), Ji (..., c, 6), Jj (..., c, 6), bi, bj, quad (..., c))``.
+        ``packed`` (the bodies' packed arrays), K (marker kinematics, needed only for slide
+        coordinates) and ``angles`` may carry leading batch axes (core.solver.batch); the
+        results then do. Returns ``(val (..., c), Ji (..., c, 6), Jj (..., c, 6), bi, bj,
+        quad (..., c))``.
         """
+        if not len(self.slide_coords):   # angles alone: in coordinate order already
+            theta, Ji, Jj, quad = self._angles.evaluate(packed)
+            return angles + wrap(theta - angles), Ji, Jj, self._coord_bi, self._coord_bj, quad
         lead, nc = np.shape(angles)[:-1], len(self._coords)
         val, quad = np.zeros(lead + (nc,)), np.zeros(lead + (nc,))
         Ji, Jj = np.zeros(lead + (nc, 6)), np.zeros(lead + (nc, 6))
-        for idx, fn in ((self.angle_coords, prim.angle), (self.slide_coords, prim.slide)):
-            if len(idx):
-                rows = fn(K, self.coord_mi[idx], self.coord_mj[idx])
-                val[..., idx], Ji[..., idx, :], Jj[..., idx, :], quad[..., idx] = rows.C, rows.Ji, rows.Jj, rows.quad
+        ac, sc = self.angle_coords, self.slide_coords
         if self.n_angles:
-            val[..., self.angle_coords] = angles + wrap(val[..., self.angle_coords] - angles)
-        val[..., self.slide_coords] -= self.slide_zero[self.slide_coords]
-        bi = self.cm.marker_body[self.coord_mi]
-        bj = self.cm.marker_body[self.coord_mj]
-        return val, Ji, Jj, bi, bj, quad
+            theta, Ji[..., ac, :], Jj[..., ac, :], quad[..., ac] = self._angles.evaluate(packed)
+            val[..., ac] = angles + wrap(theta - angles)
+        rows = prim.slide(K, self.coord_mi[sc], self.coord_mj[sc])
+        val[..., sc], Ji[..., sc, :], Jj[..., sc, :], quad[..., sc] = rows.C, rows.Ji, rows.Jj, rows.quad
+        val[..., sc] -= self.slide_zero[sc]
+        return val, Ji, Jj, self._coord_bi, self._coord_bj, quad
 
     def _rows(self, B: Bodies, angles, t, K=None) -> Rows:
         """Every constraint row at (t, state); K (marker kinematics) is needed only with coordinates."""
@@ -452,7 +460,9 @@ class System:
         vel_t = acc_t = self._zeros_m
         coords = None
         if len(self._coords):
-            coords = self._coordinates(K if K is not None else self.kinematics(B), angles)
+            if K is None and len(self.slide_coords):
+                K = self.kinematics(B)
+            coords = self._coordinates(B.packed, K, angles)
             val, Ji, Jj, _, _, cquad = coords
             W = self.combo_W
             C = np.concatenate([C, W @ val])
@@ -632,7 +642,9 @@ class System:
         (a torsion spring between bodies that no joint holds)."""
         if rows is not None or not len(self._coords):
             return None if rows is None else rows.coords
-        return self._coordinates(K if K is not None else self.kinematics(B), y[self.sl_a])
+        if K is None and len(self.slide_coords):
+            K = self.kinematics(B)
+        return self._coordinates(B.packed, K, y[self.sl_a])
 
     def _accelerations(self, y, B: Bodies, rows: Rows | None, F):
         """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y."""

@@ -139,3 +139,49 @@ def test_sparse_and_dense_assembly_agree(monkeypatch):
         fd, fs = dense.rhs(0.0, y), sparse.rhs(0.0, y)
         np.testing.assert_allclose(fs, fd, rtol=0, atol=1e-9 * np.max(np.abs(fd)))
     assert dense.redundancy(0.0, dense.y0) == sparse.redundancy(0.0, dense.y0) == 12
+
+
+def test_measured_angles_from_the_packed_arrays_match_the_marker_kinematics():
+    """The joint angles that motions, gear pairs and torsion springs measure come from the packed
+    body arrays (core.solver.rows.AngleRows); against core.joints.primitives.angle on the marker
+    kinematics at random states (off the joints, a ground-side marker among them, turned marker
+    frames), to rounding, for one state and a batch; and the rows of a model whose coordinates
+    are angles alone (that path skips the slides) against finite differences."""
+    from core.joints import primitives as prim
+    q = (np.cos(0.3), 0, np.sin(0.3), 0)
+    m = Model(
+        bodies=(Body(name="G1", mass=1.0, inertia=(1e3, 1e3, 2e3, 0, 0, 0)),
+                Body(name="G2", mass=1.0, inertia=(1e3, 1e3, 2e3, 0, 0, 0), position=(100, 0, 0),
+                     orientation=(0.8, 0.3, 0.1, -0.2)),
+                Body(name="A", mass=1.0, inertia=(1e3, 2e3, 3e3, 0, 0, 0), position=(0, 80, 20))),
+        frames=(Frame(name="O1", orientation=q), Frame(name="g1", body="G1", orientation=q),
+                Frame(name="O2", position=(100, 0, 0), orientation=(0.6, 0.0, 0.8, 0.0)),
+                Frame(name="g2", body="G2", position=(0, 0, 0), orientation=(0.6, 0.0, 0.8, 0.0)),
+                Frame(name="a1", body="G1", position=(0, 80, 20), orientation=(0.9, 0.1, -0.3, 0.2)),
+                Frame(name="a2", body="A", position=(0, 80, 20), orientation=(0.9, 0.1, -0.3, 0.2))),
+        joints=(Joint(name="h1", type="revolute", frame_i="O1", frame_j="g1"),
+                Joint(name="h2", type="revolute", frame_i="O2", frame_j="g2"),
+                Joint(name="h3", type="revolute", frame_i="a1", frame_j="a2")),
+        couplers=(GearPair(name="gp", joint_i="h1", joint_j="h2", ratio=2.0),),
+        motions=(Motion(name="drive", joint="h1", value="0.5*t"), Motion(name="turn", joint="h3", value="0.2*t")),
+    )
+    system = System(compile_model(m))
+    assert system.n_angles == 3 and not len(system.slide_coords) and not system._needs_kin
+    rng = np.random.default_rng(4)
+    ac = system.angle_coords
+    states = []
+    for _ in range(5):
+        y = system.y0 + 0.3 * rng.normal(size=system.size)
+        B = system.bodies(y)
+        want = prim.angle(system.kinematics(B), system.coord_mi[ac], system.coord_mj[ac])
+        theta, Ji, Jj, quad = system._angles.evaluate(B.packed)
+        np.testing.assert_allclose(theta, want.C, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(Ji, want.Ji, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(Jj, want.Jj, rtol=0, atol=1e-13)
+        np.testing.assert_allclose(quad, want.quad, rtol=0, atol=1e-12)
+        states.append(B.packed)
+    batched = system._angles.evaluate(np.stack(states))
+    for i, packed in enumerate(states):
+        for got, alone in zip(batched, system._angles.evaluate(packed)):
+            np.testing.assert_allclose(got[i], alone, rtol=0, atol=1e-14)
+    _check_rows(system, system.y0, t=0.3, consistent=True)
