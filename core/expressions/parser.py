@@ -165,6 +165,8 @@ def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int]]]:
             elif prev != "." and name == "spline" and _next_char(text, pos) == "(":
                 pos = _spline_argument(text, text.index("(", pos) + 1, splines, fail)
                 emit(f"{_SPLINE}{len(splines) - 1}", start, verbatim=False)
+                # a space after it: "spline(t)2" is then a syntax error, not the name _spline_02
+                emit(" ", pos)
             elif keyword.iskeyword(name):
                 fail(f"'{tok}' is a Python keyword and is not allowed", start)
             else:

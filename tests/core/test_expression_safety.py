@@ -272,3 +272,12 @@ def test_random_token_soup(tokens, spline_dir):
 @given(tokens=st.lists(st.sampled_from(TOKENS), max_size=40))
 def test_random_token_soup_with_spaces(tokens, spline_dir):
     compile_and_evaluate(" ".join(tokens), spline_dir)
+
+
+@pytest.mark.parametrize("text", ["spline(a.csv)t", "spline(a.csv)2", "spline(a.csv)spline(a.csv)", "spline(a.csv)pi"])
+def test_a_spline_call_run_into_the_next_token_is_a_syntax_error(text, spline_dir):
+    # found by test_random_token_soup: the call's placeholder name ran into what followed
+    # ("_spline_0t", "_spline_02"), which raised ValueError or IndexError or read another spline
+    with pytest.raises(ExpressionError) as exc:
+        compile_expression(text, base_dir=spline_dir)
+    assert exc.value.column == len("spline(a.csv)") + 1
