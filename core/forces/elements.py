@@ -294,17 +294,20 @@ class RotationalSprings:
     k: np.ndarray         # N·m/rad
     c: np.ndarray         # N·m·s/rad
     preload: np.ndarray   # N·m
+    body_i: np.ndarray    # body of marker i (-1: the ground)
+    body_j: np.ndarray    # body of marker j
 
-    def evaluate(self, K, n, theta, rate):
-        """(wrench (n+1, 6), torque (k,) N·m on j about z_i, energy J); K, theta and rate may
-        carry leading batch axes, as in :meth:`TranslationalSprings.evaluate`."""
+    def evaluate(self, axis, n, theta, rate):
+        """(wrench (n+1, 6), torque (k,) N·m on j about z_i, energy J) from the springs' axes
+        z_i (k, 3), world, their angles θ and rates; axis, theta and rate may carry leading
+        batch axes, as in :meth:`TranslationalSprings.evaluate`."""
         if len(self.mi) == 0:
             return np.zeros((n + 1, 6)), np.zeros(0), 0.0
         twist = theta - self.free
         torque = -(self.k * twist + self.c * rate + self.preload)
-        tau = torque[..., None] * K.A[..., 2][..., self.mi, :]
+        tau = torque[..., None] * axis
         zero = np.zeros_like(tau)
-        wrench = scatter(n, K.b[np.concatenate([self.mj, self.mi])],
+        wrench = scatter(n, np.concatenate([self.body_j, self.body_i]),
                          np.concatenate([np.concatenate([zero, tau], axis=-1),
                                          np.concatenate([zero, -tau], axis=-1)], axis=-2))
         energy = np.sum(0.5 * self.k * twist ** 2 + self.preload * twist, axis=-1)

@@ -98,7 +98,8 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     if len(sysm.rsprings.mi):
         ci = sysm.rsprings.coord
         rate = sysm._coordinate_rates(P[:, :, 6:9], coords, ci)
-        wrench, elastic["torsion_torque"], e = sysm.rsprings.evaluate(K, n, coords[0][:, ci], rate)
+        wrench, elastic["torsion_torque"], e = sysm.rsprings.evaluate(coords[2][:, ci, 3:], n, coords[0][:, ci],
+                                                                      rate)
         add(wrench)
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.bushings.names):

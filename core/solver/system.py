@@ -269,7 +269,9 @@ class System:
             mi=np.array([sp["mi"] for sp in rot], int), mj=np.array([sp["mj"] for sp in rot], int),
             coord=np.array(rot_coords, int), free=np.array([sp["free"] for sp in rot], float),
             k=np.array([sp["k"] for sp in rot], float), c=np.array([sp["c"] for sp in rot], float),
-            preload=np.array([sp["preload"] for sp in rot], float))
+            preload=np.array([sp["preload"] for sp in rot], float),
+            body_i=cm.marker_body[np.array([sp["mi"] for sp in rot], int)],
+            body_j=cm.marker_body[np.array([sp["mj"] for sp in rot], int)])
 
         # --- state layout
         self.sl_x = slice(0, 3 * n)
@@ -295,8 +297,8 @@ class System:
         self._coord_bi = cm.marker_body[self.coord_mi]
         self._coord_bj = cm.marker_body[self.coord_mj]
         # the marker kinematics, for what does not measure itself from the packed body arrays
-        # (the spring-dampers and the joint angles do)
-        self._needs_kin = bool(len(self.slide_coords) or len(self.rsprings.mi) or len(cm.bushings))
+        # (the spring-dampers, the joint angles and the torsion springs on them do)
+        self._needs_kin = bool(len(self.slide_coords) or len(cm.bushings))
 
         y0 = self.pack(cm.x0, cm.q0, cm.v0, cm.w0, np.zeros(self.n_angles))
         B0 = self.bodies(y0)
@@ -566,12 +568,12 @@ class System:
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
             rate = self._coordinate_rates(B.w_ext, coords, ci)
-            w, rs_torque, e_r = self.rsprings.evaluate(K, n, coords[0][ci], rate)
+            axis = coords[2][ci, 3:]    # z_i: the angle's Jacobian on body j is [0, z_i]
+            w, rs_torque, e_r = self.rsprings.evaluate(axis, n, coords[0][ci], rate)
             wrench = add(w)
             if lines is not None and spring_lines:     # about marker i's z axis, turning j against i
                 rs = self.rsprings
-                axis = K.A[rs.mi, :, 2]
-                lines.append((K.b[rs.mj], K.b[rs.mi], np.zeros_like(axis), axis, axis, rs.k, rs.c, -rs_torque)
+                lines.append((rs.body_j, rs.body_i, np.zeros_like(axis), axis, axis, rs.k, rs.c, -rs_torque)
                              + _spring_flags(len(axis)))
         if len(self.bushings.names):
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n)
