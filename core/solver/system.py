@@ -58,6 +58,8 @@ _IMPLICIT_H_DAMP = 0.5
 _IMPLICIT_PASSES = 4
 #: steps for which the stepper keeps its springs' explicit/implicit verdicts
 _SPRING_RECHECK = 16
+#: the stepper's lines-of-action layouts kept (keyed by the lines' bodies; contacts' points vary)
+_LINE_SLOTS = 64
 #: bodies from which a model with no joint takes the stepper's implicit lines sparse (measured on
 #: free bodies in a line joined by stiff springs, ms a step dense / sparse: 20 bodies 1.5 / 2.5,
 #: 50 8.9 / 2.7, 100 37 / 2.3)
@@ -317,6 +319,7 @@ class System:
         self.implicit_damped = np.zeros(len(self.contacts))
         # the springs' implicit verdicts (stiffness, damping), the steps they still hold for, at step h
         self._spring_flags, self._spring_left, self._spring_h = None, 0, None
+        self._line_slots = {}   # _lines_matrix's index arrays by the lines' bodies
         self._actuators_h = (None, False)   # (h, whether an actuator may be too stiff for step h)
         self._gravity_only = not (len(self.applied.names) or len(self.tsprings.mi) or len(self.rsprings.mi)
                                   or len(self.bushings.names) or len(self.contacts))
@@ -849,7 +852,8 @@ class System:
         element needs it.
         """
         springs_alone = all(len(ln[9]) == 0 or ln[9][0] == _SPRING for ln in lines)
-        b1, b2, lin, a1, a2, k, c, f0, push, owner, point = (np.concatenate(z) for z in zip(*lines))
+        b1, b2, lin, a1, a2, k, c, f0, push, owner, point = (lines[0] if len(lines) == 1 else
+                                                             (np.concatenate(z) for z in zip(*lines)))
         spring = owner == _SPRING
         judge = ~spring if cached is not None else np.ones(len(k), bool)
         if cached is not None and springs_alone:
@@ -902,16 +906,20 @@ class System:
         a₁·ω₁ − a₂·ω₂ (for a force along e through points r₁, r₂ from the COMs, a = r × e; for a
         torque about e, e = 0 and a = the axis); the ground's (-1) ends add nothing."""
         n, E = self.n, len(b1)
-        body = np.stack([b1, b2], axis=1)                                          # (E, 2)
-        at = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
         vals = np.concatenate([np.stack([e, -e], axis=1), np.stack([a1, -a2], axis=1)], axis=2)
-        on = (body >= 0)[..., None]
+        key = (b1.tobytes(), b2.tobytes())
+        if key not in self._line_slots:   # the lines' bodies repeat from step to step
+            body = np.stack([b1, b2], axis=1)                                      # (E, 2)
+            at = np.concatenate([3 * body[..., None] + _XYZ, 3 * n + 3 * body[..., None] + _XYZ], axis=2)
+            on = np.broadcast_to((body >= 0)[..., None], at.shape).ravel()
+            if len(self._line_slots) >= _LINE_SLOTS:
+                self._line_slots.clear()
+            column = np.broadcast_to(np.arange(E)[:, None, None], at.shape).ravel()
+            self._line_slots[key] = (on, at.ravel()[on], column[on], (at.ravel() * E + column)[on])
+        on, row, column, flat = self._line_slots[key]
         if self._sparse_lines:   # 12 entries a column, 6 at the ground
-            keep = np.broadcast_to(on, at.shape).ravel()
-            column = np.broadcast_to(np.arange(E)[:, None, None], at.shape).ravel()[keep]
-            return sparse.csc_matrix((vals.ravel()[keep], (at.ravel()[keep], column)), shape=(6 * n, E))
-        flat = np.where(on, at, 0) * E + np.arange(E)[:, None, None]
-        return np.bincount(flat.ravel(), weights=(vals * on).ravel(), minlength=6 * n * E).reshape(6 * n, E)
+            return sparse.csc_matrix((vals.ravel()[on], (row, column)), shape=(6 * n, E))
+        return np.bincount(flat, weights=vals.ravel()[on], minlength=6 * n * E).reshape(6 * n, E)
 
     def _implicit_step(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None):
         """The stepper's new velocities (6n,) with the elements of :meth:`_implicit_elements`
