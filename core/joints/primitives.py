@@ -103,23 +103,6 @@ def distance(K, mi, mj, length) -> Rows:
     return Rows(C, Ji, Jj, K.b[mi], K.b[mj], quad)
 
 
-def angle(K, mi, mj) -> Rows:
-    """Rotation of marker j about Z of marker i, θ = atan2(y_i·x_j, x_i·x_j) in (−π, π].
-
-    The returned ``C`` is that wrapped angle; callers unwrap it. The rate is
-    z_i · (w_j − w_i), exact while the Z axes stay parallel (the joint's other
-    rows keep them so). K may carry leading batch axes, as for :func:`dot2`.
-    """
-    Ai, xj = K.A[..., mi, :, :], K.A[..., 0][..., mj, :]
-    xi, yi, zi = Ai[..., 0], Ai[..., 1], Ai[..., 2]
-    theta = np.arctan2(_dot(yi, xj), _dot(xi, xj))
-    zeros = np.zeros_like(zi)
-    wi, wj = K.w[..., mi, :], K.w[..., mj, :]
-    quad = _dot(cross(wi, zi), wj - wi)
-    return Rows(theta, np.concatenate([zeros, -zi], axis=-1), np.concatenate([zeros, zi], axis=-1),
-                K.b[mi], K.b[mj], quad)
-
-
 def slide(K, mi, mj) -> Rows:
     """Translation of marker j along Z of marker i, s = z_i · (p_j − p_i)."""
     return dot2(K, mi, np.full(len(mi), 2), mj)

@@ -226,9 +226,9 @@ class JointRows:
 
 class AngleRows:
     """The measured joint angles (motions, gear pairs, torsion springs) from the packed body
-    arrays: θ = atan2(y_i · x_j, x_i · x_j), the rotation of marker j about Z of marker i, as
-    :func:`core.joints.primitives.angle` computes it from the marker kinematics, here with one
-    stacked product for the axes x_i, y_i, z_i and x_j (each linear in its body's R).
+    arrays: θ = atan2(y_i · x_j, x_i · x_j) in (−π, π], the rotation of marker j about Z of
+    marker i (callers unwrap it), with one stacked product for the axes x_i, y_i, z_i and x_j
+    (each linear in its body's R).
 
     Parameters
     ----------

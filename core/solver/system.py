@@ -460,7 +460,7 @@ class System:
         return val, Ji, Jj, self._coord_bi, self._coord_bj, quad
 
     def _rows(self, B: Bodies, angles, t, K=None) -> Rows:
-        """Every constraint row at (t, state); K (marker kinematics) is needed only with coordinates."""
+        """Every constraint row at (t, state); K (marker kinematics) is needed only with slide coordinates."""
         C, quad, blocks = self.rows.evaluate(B.packed)
         vel_t = acc_t = self._zeros_m
         coords = None
@@ -1237,9 +1237,7 @@ class System:
         """Set the tracked angles to the geometric angles nearest to them."""
         if not self.n_angles:
             return
-        K = self.kinematics(self.bodies(y))
-        ac = self.angle_coords
-        geo = prim.angle(K, self.coord_mi[ac], self.coord_mj[ac]).C
+        geo = self._angles.evaluate(self.bodies(y).packed)[0]
         tracked = y[self.sl_a]
         y[self.sl_a] = tracked + wrap(geo - tracked)
 

@@ -143,11 +143,11 @@ def test_sparse_and_dense_assembly_agree(monkeypatch):
 
 def test_measured_angles_from_the_packed_arrays_match_the_marker_kinematics():
     """The joint angles that motions, gear pairs and torsion springs measure come from the packed
-    body arrays (core.solver.rows.AngleRows); against core.joints.primitives.angle on the marker
-    kinematics at random states (off the joints, a ground-side marker among them, turned marker
-    frames), to rounding, for one state and a batch; and the rows of a model whose coordinates
-    are angles alone (that path skips the slides) against finite differences."""
-    from core.joints import primitives as prim
+    body arrays (core.solver.rows.AngleRows): against θ = atan2(y_i·x_j, x_i·x_j), J = [0, ∓z_i]
+    and J̇u = (ω_i × z_i)·(ω_j − ω_i) written out from the marker kinematics at random states (off
+    the joints, a ground-side marker among them, turned marker frames), to rounding, for one
+    state and a batch; and the rows of a model whose coordinates are angles alone (that path
+    skips the slides) against finite differences."""
     q = (np.cos(0.3), 0, np.sin(0.3), 0)
     m = Model(
         bodies=(Body(name="G1", mass=1.0, inertia=(1e3, 1e3, 2e3, 0, 0, 0)),
@@ -173,12 +173,15 @@ def test_measured_angles_from_the_packed_arrays_match_the_marker_kinematics():
     for _ in range(5):
         y = system.y0 + 0.3 * rng.normal(size=system.size)
         B = system.bodies(y)
-        want = prim.angle(system.kinematics(B), system.coord_mi[ac], system.coord_mj[ac])
+        K = system.kinematics(B)
+        A_i, x_j = K.A[system.coord_mi[ac]], K.A[system.coord_mj[ac], :, 0]   # axes as columns
+        x_i, y_i, z_i = A_i[..., 0], A_i[..., 1], A_i[..., 2]
+        w_i, w_j = K.w[system.coord_mi[ac]], K.w[system.coord_mj[ac]]
         theta, Ji, Jj, quad = system._angles.evaluate(B.packed)
-        np.testing.assert_allclose(theta, want.C, rtol=0, atol=1e-13)
-        np.testing.assert_allclose(Ji, want.Ji, rtol=0, atol=1e-13)
-        np.testing.assert_allclose(Jj, want.Jj, rtol=0, atol=1e-13)
-        np.testing.assert_allclose(quad, want.quad, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(theta, np.arctan2(np.sum(y_i * x_j, 1), np.sum(x_i * x_j, 1)), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(Ji, np.concatenate([np.zeros_like(z_i), -z_i], 1), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(Jj, np.concatenate([np.zeros_like(z_i), z_i], 1), rtol=0, atol=1e-13)
+        np.testing.assert_allclose(quad, np.sum(np.cross(w_i, z_i) * (w_j - w_i), 1), rtol=0, atol=1e-12)
         states.append(B.packed)
     batched = system._angles.evaluate(np.stack(states))
     for i, packed in enumerate(states):
