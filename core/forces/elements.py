@@ -123,13 +123,14 @@ class AppliedForces:
         """(k,) actuators without braking: they push nothing beyond v_max."""
         return self.actuator & ~self.braking
 
-    def evaluate(self, t, packed, details=True):
+    def evaluate(self, t, packed, details=True, lines=False):
         """Generalized forces and per-element outputs.
 
         ``packed`` (n+1, 22): the bodies' packed arrays (see :class:`core.solver.system.Bodies`),
         or (T, n+1, 22) for a batch of T states, with t a scalar or (T,); every result then
         carries the leading axis. Returns ``(wrench (n+1, 6), magnitude (k,), vector (k, 3),
-        point (k, 3), power (k,))``, the last three None unless ``details``.
+        point (k, 3), power (k,))``, the last three None unless ``details``; with ``lines`` (one
+        state) also the actuators' lines of action (:meth:`_actuator_lines`).
 
         Per element, G = [d, r × d] for a force along d applied at arm r, [0, d] for a torque:
         the wrench per unit of magnitude and, dotted with the body's (v, ω), the speed along d.
@@ -147,7 +148,7 @@ class AppliedForces:
         if lead and np.ndim(t) == 0:
             value = np.broadcast_to(value, lead + value.shape)
         speed = None
-        if self._has_actuator or details:
+        if self._has_actuator or details or lines:
             speed = _dot(G, Z[..., 3:9])
         if self._has_actuator:
             # an actuator's characteristic falls with the speed in the sense it pushes: a
@@ -161,39 +162,37 @@ class AppliedForces:
         else:
             magnitude = value
         wrench = scatter(n, self.body, G * magnitude[..., None])
-        if not details:
-            return wrench, magnitude, None, None, None
-        return wrench, magnitude, magnitude[..., None] * Grd[..., 6:9], Z[..., 0:3] + Grd[..., 9:], magnitude * speed
+        out = (wrench, magnitude) + ((magnitude[..., None] * Grd[..., 6:9], Z[..., 0:3] + Grd[..., 9:],
+                                      magnitude * speed) if details else (None, None, None))
+        if lines:
+            return out + (self._actuator_lines(G, value, speed),)
+        return out
 
     @cached_property
     def _has_actuator(self):
         return bool(self.actuator.any())
 
-    def actuator_lines(self, t, R, v, w):
+    def _actuator_lines(self, G, value, speed):
         """The actuators' lines of action for the stepper's implicit elements (see
         System._implicit_elements): ``(body, e, a, c, f0, push)`` with the extension s
         growing against the push, ṡ = e·v + a·ω = −(push speed), so that the force
         resisting s, f = F_max (1 + ṡ/v_max) = f₀ + c (ṡ' − ṡ), is linear in ṡ with
-        c = |F_max|/v_max. Without braking the force cannot turn negative: push only.
-        Arrays (k,) or (k, 3) over the actuators; None when there are none."""
-        act = np.flatnonzero(self.actuator)
+        c = |F_max|/v_max: [e, a] = −sign(F_max) G. Without braking the force cannot turn
+        negative: push only. Arrays (k,) or (k, 3) over the actuators; None when there are none.
+        """
+        act = self._actuators
         if not len(act):
             return None
-        b = self.body[act]
-        Rb = R[b]
-        axis, torque = self.axis[act], self.torque[act]
-        direction = np.where(self.space_fixed[act, None], axis, np.einsum("kij,kj->ki", Rb, axis))
-        value = self.values(t)[act]
-        push_dir = np.where(value < 0.0, -1.0, 1.0)[:, None] * direction
-        r_W = np.einsum("kij,kj->ki", Rb, self.r_B[act])
-        e = np.where(torque[:, None], 0.0, -push_dir)
-        a = np.where(torque[:, None], -push_dir, -cross(r_W, push_dir))
-        along = _dot(v[b] + cross(w[b], r_W), push_dir)
-        along = np.where(torque, _dot(w[b], push_dir), along)
-        vmax = self.vmax[act]
-        brake = self.braking[act]
-        f0 = np.where(~brake & (along > vmax), 0.0, np.abs(value) * (1.0 - along / vmax))
-        return b, e, a, np.abs(value) / vmax, f0, ~brake
+        sign = np.where(value[act] < 0.0, -1.0, 1.0)
+        ea = -sign[:, None] * G[act]
+        along = sign * speed[act]
+        vmax, brake, f_max = self.vmax[act], self.braking[act], np.abs(value[act])
+        f0 = np.where(~brake & (along > vmax), 0.0, f_max * (1.0 - along / vmax))
+        return self.body[act], ea[:, :3], ea[:, 3:], f_max / vmax, f0, ~brake
+
+    @cached_property
+    def _actuators(self):
+        return np.flatnonzero(self.actuator)
 
     def max_power(self, t) -> np.ndarray:
         """N_max = |F_max| · v_max / 4 of each actuator, F_max its largest over the times ``t``

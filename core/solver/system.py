@@ -549,15 +549,17 @@ class System:
         def add(w):
             return w if wrench is None else wrench + w
         if len(self.applied.names):
-            w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.packed, details)
-            wrench = add(w)
             if lines is not None and actuator_lines:   # judged every step: F_max follows its formula
-                act = self.applied.actuator_lines(t, B.R, B.v, B.w)
-                if act is not None:
-                    b, e, a, c, f0, push = act
-                    k = len(b)
-                    lines.append((b, np.full(k, -1), e, a, np.zeros_like(a), np.zeros(k), c, f0, push,
-                                  np.full(k, _ACTUATOR), np.full(k, -1)))
+                w, fmag, fvec, fpoint, fpower, act = self.applied.evaluate(t, B.packed, details, lines=True)
+            else:
+                w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.packed, details)
+                act = None
+            wrench = add(w)
+            if act is not None:
+                b, e, a, c, f0, push = act
+                k = len(b)
+                lines.append((b, np.full(k, -1), e, a, np.zeros_like(a), np.zeros(k), c, f0, push,
+                              np.full(k, _ACTUATOR), np.full(k, -1)))
         if self._needs_kin and K is None:
             K = self.kinematics(B)
         if len(self.tsprings.mi):
