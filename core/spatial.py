@@ -151,22 +151,33 @@ def matrix_to_quat(R) -> np.ndarray:
     the branches are vectorised.
     """
     R = np.asarray(R, dtype=float)
-    r00, r01, r02 = R[..., 0, 0], R[..., 0, 1], R[..., 0, 2]
-    r10, r11, r12 = R[..., 1, 0], R[..., 1, 1], R[..., 1, 2]
-    r20, r21, r22 = R[..., 2, 0], R[..., 2, 1], R[..., 2, 2]
-    K = np.stack(
-        [
-            np.stack([1.0 + r00 + r11 + r22, r21 - r12, r02 - r20, r10 - r01], axis=-1),
-            np.stack([r21 - r12, 1.0 + r00 - r11 - r22, r01 + r10, r02 + r20], axis=-1),
-            np.stack([r02 - r20, r01 + r10, 1.0 - r00 + r11 - r22, r12 + r21], axis=-1),
-            np.stack([r10 - r01, r02 + r20, r12 + r21, 1.0 - r00 - r11 + r22], axis=-1),
-        ],
-        axis=-2,
-    )
+    K = (R.reshape(R.shape[:-2] + (9,)) @ _SHEPPERD_MAP + _SHEPPERD_ONE).reshape(R.shape[:-2] + (4, 4))
     best = np.argmax(np.diagonal(K, axis1=-2, axis2=-1), axis=-1)
     q = np.take_along_axis(K, best[..., np.newaxis, np.newaxis], axis=-2)[..., 0, :]
     q = quat_normalize(q)
     return np.where(q[..., :1] < 0.0, -q, q)
+
+
+def _shepperd():
+    """(9, 16) map of R (row-major) and the (16,) constant part of :func:`matrix_to_quat`'s K:
+    K = [[1 + r00 + r11 + r22, r21 − r12, r02 − r20, r10 − r01],
+         [r21 − r12, 1 + r00 − r11 − r22, r01 + r10, r02 + r20],
+         [r02 − r20, r01 + r10, 1 − r00 + r11 − r22, r12 + r21],
+         [r10 − r01, r02 + r20, r12 + r21, 1 − r00 − r11 + r22]]."""
+    terms = {  # K entry (row, column): [(sign, i, j) of r_ij]
+        (0, 0): [(1, 0, 0), (1, 1, 1), (1, 2, 2)], (0, 1): [(1, 2, 1), (-1, 1, 2)],
+        (0, 2): [(1, 0, 2), (-1, 2, 0)], (0, 3): [(1, 1, 0), (-1, 0, 1)],
+        (1, 1): [(1, 0, 0), (-1, 1, 1), (-1, 2, 2)], (1, 2): [(1, 0, 1), (1, 1, 0)],
+        (1, 3): [(1, 0, 2), (1, 2, 0)], (2, 2): [(-1, 0, 0), (1, 1, 1), (-1, 2, 2)],
+        (2, 3): [(1, 1, 2), (1, 2, 1)], (3, 3): [(-1, 0, 0), (-1, 1, 1), (1, 2, 2)]}
+    M, one = np.zeros((9, 4, 4)), np.eye(4)
+    for (a, b), entry in terms.items():
+        for sign, i, j in entry:
+            M[3 * i + j, a, b] = M[3 * i + j, b, a] = sign
+    return M.reshape(9, 16), one.ravel()
+
+
+_SHEPPERD_MAP, _SHEPPERD_ONE = _shepperd()
 
 
 def quat_rotate(q, v) -> np.ndarray:
