@@ -338,8 +338,9 @@ class Bushings:
         """Position of marker j in marker i's axes (m), (k, 3)."""
         return np.einsum("...kji,...kj->...ki", K.A[..., mi, :, :], K.p[..., mj, :] - K.p[..., mi, :])
 
-    def evaluate(self, K, n):
-        """(wrench (n+1, 6), force on j (k, 3) N world, torque on j (k, 3) N·m world, energy J).
+    def evaluate(self, K, n, energy=True):
+        """(wrench (n+1, 6), force on j (k, 3) N world, torque on j (k, 3) N·m world, energy J);
+        the energy is None unless asked for (the integrators' evaluations do not need it).
 
         K's arrays may carry leading batch axes; the results then carry them too.
         """
@@ -355,10 +356,20 @@ class Bushings:
         arms = np.concatenate([K.r[..., mj, :], arm_i], axis=-2)
         F = np.concatenate([f, f], axis=-2)
         T = np.concatenate([tau, tau], axis=-2) + cross(arms, F)
-        sign = np.repeat([1.0, -1.0], len(mi))[:, None]
-        wrench = scatter(n, K.b[np.concatenate([mj, mi])], sign * np.concatenate([F, T], axis=-1))
-        energy = np.sum(0.5 * self.k * delta ** 2 + 0.5 * self.kr * phi ** 2, axis=(-2, -1))
-        return wrench, f, tau, energy
+        wrench = scatter(n, K.b[self._ends], self._sign * np.concatenate([F, T], axis=-1))
+        if not energy:
+            return wrench, f, tau, None
+        return wrench, f, tau, np.sum(0.5 * self.k * delta ** 2 + 0.5 * self.kr * phi ** 2, axis=(-2, -1))
+
+    @cached_property
+    def _ends(self):
+        """(2k,) markers: the j ends, then the i ends."""
+        return np.concatenate([self.mj, self.mi])
+
+    @cached_property
+    def _sign(self):
+        """(2k, 1): +1 on the j ends, −1 on the i ends."""
+        return np.repeat([1.0, -1.0], len(self.mi))[:, None]
 
     def _state(self, K):
         """Marker i's axes (..., k, 3, 3) and, in them, the offset δ from rest, the rotation

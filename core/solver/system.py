@@ -581,7 +581,7 @@ class System:
                 lines.append((rs.body_j, rs.body_i, np.zeros_like(axis), axis, axis, rs.k, rs.c, -rs_torque)
                              + _spring_flags(len(axis)))
         if len(self.bushings.names):
-            w, bforce, btorque, e_b = self.bushings.evaluate(K, n)
+            w, bforce, btorque, e_b = self.bushings.evaluate(K, n, details)
             wrench = add(w)
             if lines is not None and spring_lines:
                 lines.extend(part + _spring_flags(len(part[0])) for part in self.bushings.lines(K))
