@@ -12,7 +12,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from ..spatial import cross, matrix_to_quat
+from ..spatial import cross, matrix_to_quat, quat_conj, quat_mul
 
 
 def _dot(a, b):
@@ -325,13 +325,18 @@ class Bushings:
     kr: np.ndarray   # (k, 3) N·m/rad
     cr: np.ndarray   # (k, 3) N·m·s/rad
     d0: np.ndarray   # (k, 3) m, rest offset of marker j in marker i's axes
+    right: np.ndarray  # (2, k, 4, 4): q -> q ⊗ (marker i's, j's quaternion in its body)
 
     @classmethod
-    def from_compiled(cls, bushings, d0) -> "Bushings":
+    def from_compiled(cls, bushings, d0, marker_axes) -> "Bushings":
+        """``marker_axes`` (markers, 3, 3): every marker's axes as columns in its body's frame."""
         col = lambda key: np.array([b[key] for b in bushings], float).reshape(-1, 3)  # noqa: E731
-        return cls(tuple(b["name"] for b in bushings), np.array([b["mi"] for b in bushings], int),
-                   np.array([b["mj"] for b in bushings], int), col("k"), col("c"), col("kr"), col("cr"),
-                   np.asarray(d0, float).reshape(-1, 3))
+        mi, mj = (np.array([b[key] for b in bushings], int) for key in ("mi", "mj"))
+        local = matrix_to_quat(np.asarray(marker_axes, float)[np.stack([mi, mj])])     # (2, k, 4)
+        # (q ⊗ p)_a = Σ_b q_b (e_b ⊗ p)_a
+        right = np.stack([quat_mul(e, local) for e in np.eye(4)], axis=-1)
+        return cls(tuple(b["name"] for b in bushings), mi, mj, col("k"), col("c"), col("kr"), col("cr"),
+                   np.asarray(d0, float).reshape(-1, 3), right)
 
     @staticmethod
     def offset(K, mi, mj):
@@ -377,7 +382,10 @@ class Bushings:
         mi, mj = self.mi, self.mj
         Ai = K.A[..., mi, :, :]
         delta = self.offset(K, mi, mj) - self.d0
-        phi = rotation_vector(np.einsum("...kji,...kjl->...kil", Ai, K.A[..., mj, :, :]))
+        # the turn of marker j against marker i: conj(q_i) ⊗ q_j, q = (the body's) ⊗ (the marker's in it)
+        qi = np.einsum("kab,...kb->...ka", self.right[0], K.q[..., mi, :])
+        qj = np.einsum("kab,...kb->...ka", self.right[1], K.q[..., mj, :])
+        phi = quat_rotation_vector(np.einsum("...ka,...kb,abc->...kc", qi, qj, _CONJ_PRODUCT))
         # δ̇ is the rate of δ = A_iᵀ (p_j − p_i) seen from marker i's turning axes:
         # A_iᵀ (ṗ_j − ṗ_i − ω_i × (p_j − p_i)); without the ω_i term two bodies turning
         # together as one, marker j off marker i, would be damped as if sliding apart
@@ -407,8 +415,21 @@ class Bushings:
 
 def rotation_vector(R: np.ndarray) -> np.ndarray:
     """Rotation vectors (..., 3) of rotation matrices (..., 3, 3)."""
-    q = matrix_to_quat(R)
-    s = np.linalg.norm(q[..., 1:], axis=-1)
-    ang = 2.0 * np.arctan2(s, q[..., 0])
-    scale = np.where(s > 1e-12, ang / np.maximum(s, 1e-300), 2.0)
-    return q[..., 1:] * scale[..., None]
+    return quat_rotation_vector(matrix_to_quat(R))
+
+
+def quat_rotation_vector(q: np.ndarray) -> np.ndarray:
+    """Rotation vectors (..., 3), angle in [0, π], of unit quaternions (..., 4) (q and −q alike)."""
+    v = np.where(q[..., :1] < 0.0, -q[..., 1:], q[..., 1:])
+    s = np.sqrt(np.einsum("...i,...i->...", v, v))
+    scale = np.where(s > 1e-12, 2.0 * np.arctan2(s, np.abs(q[..., 0])) / np.maximum(s, 1e-300), 2.0)
+    return v * scale[..., None]
+
+
+def _conj_product() -> np.ndarray:
+    """(4, 4, 4): conj(a) ⊗ b = Σ a_a b_b T[a, b]."""
+    e = np.eye(4)
+    return np.array([[quat_mul(quat_conj(e[a]), e[b]) for b in range(4)] for a in range(4)])
+
+
+_CONJ_PRODUCT = _conj_product()

@@ -108,6 +108,7 @@ class Kinematics:
     A: np.ndarray    # (m, 3, 3) marker axes as columns
     vp: np.ndarray   # (m, 3) velocity of the marker point
     w: np.ndarray    # (m, 3) angular velocity of the marker's body
+    q: np.ndarray    # (m, 4) unit quaternion of the marker's body
     bodies: "Bodies"  # None for batched kinematics (core.solver.batch)
 
 
@@ -181,7 +182,7 @@ def marker_kinematics(packed, b, T, bodies=None) -> Kinematics:
     pra = (Z[..., None, :] @ T)[..., 0, :]
     r, w = pra[..., 3:6], Z[..., 6:9]
     return Kinematics(b=b, p=pra[..., 0:3], r=r, A=pra[..., 6:].reshape(pra.shape[:-1] + (3, 3)),
-                      vp=Z[..., 3:6] + cross(w, r), w=w, bodies=bodies)
+                      vp=Z[..., 3:6] + cross(w, r), w=w, q=Z[..., 9:13], bodies=bodies)
 
 
 def wrap(angle):
@@ -311,7 +312,7 @@ class System:
             self.slide_zero[self.slide_coords] = sl.C
         self.bushings = Bushings.from_compiled(
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
-                                         np.array([b["mj"] for b in cm.bushings], int)))
+                                         np.array([b["mj"] for b in cm.bushings], int)), cm.marker_axes)
         self.contacts = ContactSet(cm, stop)
         #: per contact, J: energy taken out by the stepper's implicit contact stiffness, and by
         #: the contact's own damping at those points (see _tally_implicit)

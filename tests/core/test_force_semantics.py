@@ -356,3 +356,40 @@ def test_a_bushings_rest_is_measured_after_the_assembly_correction():
     assert r.success, r.message
     np.testing.assert_allclose(r.bushing_force[:, 0], 0.0, atol=1e-5)
     np.testing.assert_allclose(r.angular_velocity[:, 0], 0.0, atol=1e-9)
+
+
+def test_bushing_rotation_vector_from_quaternions_matches_the_axes():
+    """The bushing's rotation vector of marker j against marker i comes from the quaternions
+    conj(q_i) ⊗ q_j; against the rotation vector of the axes' matrix A_iᵀ A_j, at random states
+    whose turns range up to nearly π (the quaternions' sign flips on the way), to rounding, for
+    one state and a batch."""
+    from core.model.compile import compile_model
+    from core.solver import batch
+    from core.solver.system import System
+    model = Model(
+        bodies=(Body(name="A", mass=2.0, inertia=(3e4, 4e4, 5e4, 0, 0, 0), position=(10, 20, 30)),
+                Body(name="B", mass=1.0, inertia=(2e4, 1e4, 1.5e4, 0, 0, 0), position=(200, -50, 80),
+                     orientation=(0.8, 0.3, 0.1, -0.2))),
+        frames=(Frame(name="a", body="A", position=(50, 10, -20), orientation=(0.9, 0.1, -0.3, 0.2)),
+                Frame(name="b", body="B", position=(-30, 40, 10), orientation=(0.2, 0.7, 0.1, 0.6)),
+                Frame(name="o", position=(0, 0, 0), orientation=(0.5, 0.5, 0.5, 0.5))),
+        bushings=(Bushing(name="ab", frame_i="a", frame_j="b", stiffness=(1, 2, 3), rot_stiffness=(1e3, 2e3, 3e3)),
+                  Bushing(name="oa", frame_i="o", frame_j="a", stiffness=(1, 1, 1), rot_stiffness=(1e3, 1e3, 1e3))))
+    sysm = System(compile_model(model))
+    rng = np.random.default_rng(3)
+    Y = sysm.y0 + np.concatenate([np.zeros((40, 3 * sysm.n)), 2.0 * rng.normal(size=(40, 4 * sysm.n)),
+                                  np.zeros((40, sysm.size - 7 * sysm.n))], axis=1)
+    angles = []
+    for y in Y:
+        K = sysm.kinematics(sysm.bodies(y))
+        Ai, Aj = K.A[sysm.bushings.mi], K.A[sysm.bushings.mj]
+        want = rotation_vector(np.einsum("kji,kjl->kil", Ai, Aj))
+        phi = sysm.bushings._state(K)[2]
+        np.testing.assert_allclose(phi, want, rtol=0, atol=1e-13)
+        angles.append(np.linalg.norm(want, axis=1))
+    assert np.max(angles) > 2.8                  # turns near π were among them
+    K = batch.kinematics(sysm, np.stack([sysm.bodies(y).packed for y in Y[:5]]))
+    phis = sysm.bushings._state(K)[2]
+    for i, y in enumerate(Y[:5]):
+        np.testing.assert_allclose(phis[i], sysm.bushings._state(sysm.kinematics(sysm.bodies(y)))[2], rtol=0,
+                                   atol=1e-14)
