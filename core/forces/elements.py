@@ -413,11 +413,6 @@ class Bushings:
                  (self.kr * phi + self.cr * phi_dot).ravel()))
 
 
-def rotation_vector(R: np.ndarray) -> np.ndarray:
-    """Rotation vectors (..., 3) of rotation matrices (..., 3, 3)."""
-    return quat_rotation_vector(matrix_to_quat(R))
-
-
 def quat_rotation_vector(q: np.ndarray) -> np.ndarray:
     """Rotation vectors (..., 3), angle in [0, π], of unit quaternions (..., 4) (q and −q alike)."""
     v = np.where(q[..., :1] < 0.0, -q[..., 1:], q[..., 1:])

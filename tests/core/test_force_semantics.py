@@ -18,12 +18,17 @@ import numpy as np
 import pytest
 
 import core
-from core.forces.elements import rotation_vector
+from core.forces.elements import quat_rotation_vector
 from core.model import Body, Bushing, Force, Frame, Joint, Model, SolverSettings, SpringDamper
-from core.spatial import quat_to_matrix
+from core.spatial import matrix_to_quat, quat_to_matrix
 
 S2 = np.sqrt(0.5)
 TOL = 1e-7
+
+
+def rotation_vector(R):
+    """Rotation vectors (..., 3) of rotation matrices (..., 3, 3)."""
+    return quat_rotation_vector(matrix_to_quat(R))
 
 
 def settings(end_time, rate=50, gravity=(0.0, 0.0, 0.0)):
