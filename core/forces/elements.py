@@ -148,9 +148,9 @@ class AppliedForces:
         if lead and np.ndim(t) == 0:
             value = np.broadcast_to(value, lead + value.shape)
         speed = None
-        if self._has_actuator or details or lines:
+        if len(self._actuators) or details or lines:
             speed = _dot(G, Z[..., 3:9])
-        if self._has_actuator:
+        if len(self._actuators):
             # an actuator's characteristic falls with the speed in the sense it pushes: a
             # negative F_max pushes along −axis, so its speed is measured along −axis too
             # (else the force would grow with speed and the body run away)
@@ -167,10 +167,6 @@ class AppliedForces:
         if lines:
             return out + (self._actuator_lines(G, value, speed),)
         return out
-
-    @cached_property
-    def _has_actuator(self):
-        return bool(self.actuator.any())
 
     def _actuator_lines(self, G, value, speed):
         """The actuators' lines of action for the stepper's implicit elements (see
@@ -192,6 +188,7 @@ class AppliedForces:
 
     @cached_property
     def _actuators(self):
+        """(a,) the actuators' element indices."""
         return np.flatnonzero(self.actuator)
 
     def max_power(self, t) -> np.ndarray:
