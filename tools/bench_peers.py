@@ -919,8 +919,16 @@ def sweeps(problem: Problem, quick):
         proj = [("DOP853 rtol 1e-6 atol 1e-8", dict(integrator="DOP853", rtol=1e-6, atol=1e-8)),
                 ("DOP853 rtol 1e-8 atol 1e-10", dict(integrator="DOP853", rtol=1e-8, atol=1e-10)),
                 ("DOP853 rtol 1e-10 atol 1e-12", dict(integrator="DOP853", rtol=1e-10, atol=1e-12)),
+                # the tight end, for the peers' finest steps (errors of 1e-10 m/s and less)
+                ("DOP853 rtol 1e-11 atol 1e-13", dict(integrator="DOP853", rtol=1e-11, atol=1e-13)),
+                ("DOP853 rtol 1e-12 atol 1e-14", dict(integrator="DOP853", rtol=1e-12, atol=1e-14)),
                 ("RK4 step 1e-5", dict(integrator="RK4", step=1e-5)),
-                ("RK4 step 1e-6", dict(integrator="RK4", step=1e-6))]
+                ("RK4 step 1e-6", dict(integrator="RK4", step=1e-6)),
+                # the Hertz law is only C1 where a contact begins and ends, which costs an
+                # eighth-order method more than a fifth-order one at moderate tolerances
+                ("RK45 rtol 1e-6 atol 1e-8", dict(integrator="RK45", rtol=1e-6, atol=1e-8)),
+                ("RK45 rtol 1e-7 atol 1e-9", dict(integrator="RK45", rtol=1e-7, atol=1e-9)),
+                ("RK45 rtol 1e-8 atol 1e-10", dict(integrator="RK45", rtol=1e-8, atol=1e-10))]
         mj, ex, bl = [1e-5, 1e-6, 1e-7], [1e-5, 1e-6, 1e-7], [1e-5, 1e-6, 1e-7]
         if quick:
             proj, mj, ex, bl = proj[:1], mj[:1], ex[:1], bl[:1]
