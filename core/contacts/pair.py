@@ -368,11 +368,11 @@ class ContactPair:
         return out
 
     # ----------------------------------------------------------- narrow phase
-    def _direction(self, p: int, poses):
+    def _direction(self, p: int, poses, support: bool = False):
         """Contacts of penetrator ``p`` (0: i, 1: j) in the other body (world arrays)."""
         work = self.start_direction(p, poses)
         return self.finish_direction(work, work.index.query(work.cand[work.ask], self.depth_limit, work.cell,
-                                                             clearance=work.known is not None))
+                                                             clearance=work.known is not None), support)
 
     def start_direction(self, p: int, poses) -> "Direction":
         """The first half of a direction: its candidates in the target's frame, less those
@@ -411,9 +411,10 @@ class ContactPair:
             work.ask = slice(None)
         return work
 
-    def finish_direction(self, work: "Direction", pen):
+    def finish_direction(self, work: "Direction", pen, support: bool = False):
         """The second half of a direction (see :meth:`start_direction`), given the query's
-        answer ``pen`` for the points ``work.ask``: the contacts in world arrays, or None."""
+        answer ``pen`` for the points ``work.ask``: the contacts in world arrays (points,
+        normals, depths; with ``support`` also their support for :meth:`freeze`), or None."""
         cand, index, known = work.cand, work.index, work.known
         clear = None
         if work.flat_tri is not None:
@@ -447,12 +448,14 @@ class ContactPair:
         self.stats.pairs += pen.pairs
         if len(hit) == 0:
             return None
-        R_T, x_T, t, M = work.R_T, work.x_T, work.t, work.M
+        R_T, x_T = work.R_T, work.x_T
         pt_T = cand[hit] + (0.5 * depth)[:, None] * nrm
-        # the support: each vertex in its own body's frame, and the target's tangent plane
-        # n · p = offset in the target's frame (see :meth:`freeze`)
-        support = ((cand[hit] - t) @ M, nrm, np.einsum("ij,ij->i", nrm, cand[hit]) + depth)
-        return pt_T @ R_T.T + x_T, nrm @ R_T.T, depth, support
+        found = pt_T @ R_T.T + x_T, nrm @ R_T.T, depth
+        if not support:
+            return found
+        # each vertex in its own body's frame, and the target's tangent plane n · p = offset in
+        # the target's frame
+        return found + (((cand[hit] - work.t) @ work.M, nrm, np.einsum("ij,ij->i", nrm, cand[hit]) + depth),)
 
     def begin(self, R_i, x_i, R_j, x_j, overlap: bool | None = None):
         """Start an evaluation whose directions the caller runs (see
@@ -541,7 +544,7 @@ class ContactPair:
         if not self.overlaps(R_i, x_i, R_j, x_j):
             return None
         poses = ((R_i, x_i), (R_j, x_j))
-        found = [(p, r[3]) for p in self.penetrators if (r := self._direction(p, poses)) is not None]
+        found = [(p, r[3]) for p in self.penetrators if (r := self._direction(p, poses, support=True)) is not None]
         return found or None
 
     def evaluate_frozen(self, support, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j):
