@@ -942,7 +942,8 @@ def sweeps(problem: Problem, quick):
                  for dt in bl if pb]
         return runs
     if problem.key == "governor":
-        proj = [("BDF rtol 1e-6 atol 1e-8", dict(integrator="BDF", rtol=1e-6, atol=1e-8)),
+        proj = [("BDF rtol 1e-4 atol 1e-6", dict(integrator="BDF", rtol=1e-4, atol=1e-6)),
+                ("BDF rtol 1e-6 atol 1e-8", dict(integrator="BDF", rtol=1e-6, atol=1e-8)),
                 ("BDF rtol 1e-8 atol 1e-10", dict(integrator="BDF", rtol=1e-8, atol=1e-10)),
                 ("LSODA rtol 1e-6 atol 1e-8", dict(integrator="LSODA", rtol=1e-6, atol=1e-8)),
                 ("LSODA rtol 1e-7 atol 1e-9", dict(integrator="LSODA", rtol=1e-7, atol=1e-9)),
