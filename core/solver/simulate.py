@@ -701,6 +701,8 @@ class _Run:
     def newton_rate(self, y0) -> float:
         """The fastest rate ρ (1/s) of the equations at t = 0 that bounds BDF's and Radau's steps in
         a spinning model (:data:`_NEWTON_CONTRACTION`); 0 when it cannot be measured."""
+        if self.sys.n == 0:
+            return 0.0
         try:
             with np.errstate(all="ignore"):
                 rho = self.fastest_rate(y0)[0]
@@ -842,9 +844,10 @@ class _Run:
                     if len(sysm.contacts):
                         sysm.contacts.note_accepted(sysm.accepted_contact_depths(solver.t, solver.y))
                         cap = min(cap, max(sysm.contacts.step_bound(B.v, B.w), 1e-9))
-                    spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", B.w, B.w), initial=0.0)))
-                    if newton_rho and spin > 0.0:
-                        cap = min(cap, math.sqrt(_NEWTON_CONTRACTION / (newton_rho * spin)))
+                    if newton_rho:
+                        spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", B.w, B.w), initial=0.0)))
+                        if spin > 0.0:
+                            cap = min(cap, math.sqrt(_NEWTON_CONTRACTION / (newton_rho * spin)))
                     solver.max_step = cap
                 if project_steps:
                     solver.y, solver.f = sysm.project_step(solver.t, solver.y, solver.f)
