@@ -121,12 +121,13 @@ _SPIN_MODES = 4.0
 _STEP_MEAN_WEIGHT, _CRAWL = 0.05, 1e-6
 #: an adaptive explicit run is reported as stiff when stability alone would need this many steps
 _STIFF_STEPS = 1e5
-#: BDF and Radau keep the Jacobian of a step's start through its Newton iteration. In world axes a
-#: part spinning at ω turns that Jacobian, of norm about the fastest rate ρ, by ω h over a step,
-#: which leaves the iteration a contraction of about ρ ω h²: on the flyball governor (ρ 2223 1/s
-#: mid-run, ω 2π rad/s) Newton gave up on 41 % of the steps, at 8 ms. Their steps are held to
-#: ρ ω h² <= this, with ρ measured at t = 0 (8117 1/s there: steps up to 4.4 ms; 0.25, 1 and 2
-#: gave BDF rtol 1e-4 its error of 3.2e-6, 8.0e-6 and 2.9e-5 m in 2.9, 2.0 and 1.8 s)
+#: BDF keeps the Jacobian of a step's start through its Newton iteration. In world axes a part
+#: spinning at ω turns that Jacobian, of norm about the fastest rate ρ, by ω h over a step, which
+#: leaves the iteration a contraction of about ρ ω h²: on the flyball governor (ρ 2223 1/s mid-run,
+#: ω 2π rad/s) Newton gave up on 42 % of the steps, at 8 ms. BDF's steps are held to ρ ω h² <= this,
+#: with ρ measured at t = 0 (8117 1/s there: steps up to 4.4 ms; 0.25, 1 and 2 gave BDF rtol 1e-4
+#: its error of 3.2e-6, 8.0e-6 and 2.9e-5 m in 2.9, 2.0 and 1.8 s). Not Radau's: bounded, its
+#: error estimate (filtered through the same Jacobian) let rtol 1e-3 end 4e-2 m off, not 3.5e-5
 _NEWTON_CONTRACTION = 1.0
 #: singular values of the constraint Jacobian below this fraction of the largest
 #: mark a (nearly) singular position when a run fails
@@ -699,8 +700,8 @@ class _Run:
         return math.exp(sum(logs[-_STIFF_MEAN:]) / _STIFF_MEAN), v
 
     def newton_rate(self, y0) -> float:
-        """The fastest rate ρ (1/s) of the equations at t = 0 that bounds BDF's and Radau's steps in
-        a spinning model (:data:`_NEWTON_CONTRACTION`); 0 when it cannot be measured."""
+        """The fastest rate ρ (1/s) of the equations at t = 0 that bounds BDF's steps in a spinning
+        model (:data:`_NEWTON_CONTRACTION`); 0 when it cannot be measured."""
         if self.sys.n == 0:
             return 0.0
         try:
@@ -802,7 +803,7 @@ class _Run:
         restarts: list[float] = []  # times of the recent projection restarts
         tiny_steps = 0
         extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT else {}
-        newton_rho = self.newton_rate(y0) if s.integrator in ("BDF", "Radau") else 0.0
+        newton_rho = self.newton_rate(y0) if s.integrator == "BDF" else 0.0
         # DOP853's interpolant costs 3 extra evaluations per step holding an output time: smooth
         # models interpolate from the step ends instead (see interpolate.py)
         hermite = StepHermite(sysm, s.rtol, s.atol) if s.integrator == "DOP853" and not len(sysm.contacts) else None
