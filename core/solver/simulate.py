@@ -840,13 +840,14 @@ class _Run:
                                   f"magnitude?; {self.likely_cause(solver.t, solver.y)}")
                 self.check_state(solver.t, solver.y)
                 if len(sysm.contacts) or newton_rho:
-                    B = sysm.bodies(solver.y)
                     cap = s.max_step or np.inf
                     if len(sysm.contacts):
                         sysm.contacts.note_accepted(sysm.accepted_contact_depths(solver.t, solver.y))
+                        B = sysm.bodies(solver.y)
                         cap = min(cap, max(sysm.contacts.step_bound(B.v, B.w), 1e-9))
                     if newton_rho:
-                        spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", B.w, B.w), initial=0.0)))
+                        w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
+                        spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))
                         if spin > 0.0:
                             cap = min(cap, math.sqrt(_NEWTON_CONTRACTION / (newton_rho * spin)))
                     solver.max_step = cap
