@@ -181,12 +181,14 @@ class StepHermite:
 
 def _basis(z, times):
     """Newton basis Π (t − z_j) (T, len(z)) at ``times`` and its time derivative."""
-    W, dW = [], []
-    for t in times:
-        w, dw = [1.0], [0.0]
-        for zk in z[:-1].tolist():
-            dw.append(dw[-1] * (t - zk) + w[-1])
-            w.append(w[-1] * (t - zk))
-        W.append(w)
-        dW.append(dw)
-    return np.array(W), np.array(dW)
+    t = np.asarray(times, float)
+    d = t[:, None] - z[:-1]
+    W = np.empty((len(t), len(z)))
+    W[:, 0] = 1.0
+    np.cumprod(d, axis=1, out=W[:, 1:])
+    # (Π_{j<k} d_j)' = (Π_{j<k-1} d_j)' d_{k-1} + Π_{j<k-1} d_j: one column per node, all times at once
+    dW = np.empty_like(W)
+    dW[:, 0] = 0.0
+    for k in range(1, len(z)):
+        dW[:, k] = dW[:, k - 1] * d[:, k - 1] + W[:, k - 1]
+    return W, dW

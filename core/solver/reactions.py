@@ -10,11 +10,11 @@ the first time one of them is read.
 from __future__ import annotations
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ..spatial import cross
 from . import batch
 from .system import System
+from .threads import one_blas_thread
 
 #: output frames per batched evaluation
 CHUNK = 512
@@ -59,7 +59,7 @@ def frame_dynamics(sysm: System, t, states) -> dict:
         return wrench[..., :3], wrench[..., 3:] - cross(arm, wrench[..., :3])
 
     # as simulate: one BLAS thread for many small products
-    with threadpool_limits(limits=1, user_api="blas"), np.errstate(all="ignore"):
+    with one_blas_thread(), np.errstate(all="ignore"):
         if batch.supports(sysm):
             for start in range(0, T, CHUNK):
                 sl = slice(start, start + CHUNK)

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 from scipy import integrate, sparse
-from threadpoolctl import threadpool_limits
 
 from ..errors import Issue, SolverError
 from ..model import spec
@@ -30,6 +29,7 @@ from . import batch, jacobian
 from .interpolate import StepHermite
 from .reactions import frame_dynamics
 from .system import System, rotated
+from .threads import one_blas_thread
 
 log = logging.getLogger(__name__)
 
@@ -168,9 +168,7 @@ def simulate(model, *, progress=None, settings: spec.SolverSettings | None = Non
         when the mechanism cannot be assembled at t = 0.
     """
     cm = _compiled(model, settings, "simulate")
-    # An evaluation is many small products: BLAS threads only add synchronisation
-    # (measured: N-four-bar same wall time at half the CPU, crank-rocker 7 % faster).
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return _Run(cm, progress).run()
 
 
@@ -184,7 +182,7 @@ def check(model, *, settings: spec.SolverSettings | None = None) -> list[Issue]:
     (ModelError, SolverError: e.g. a mechanism that cannot be assembled).
     """
     cm = _compiled(model, settings, "check")
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         run = _Run(cm, None)
         y0, _, _ = run.assemble()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
