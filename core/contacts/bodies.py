@@ -20,6 +20,13 @@ FEW_PAIRS = 2
 #: depth_issues warns, and the h·ω of the step it advises
 STEP_OMEGA = 0.3
 STEP_OMEGA_ADVISED = 0.1
+#: a contact that would need more steps than this for its run gets :data:`STIFFNESS_HINT`
+ABSURD_STEPS = 1e5
+#: what a contact's stiffness should be near (Hertz: k = 4/3 E* sqrt(R), E* = 1.15e5 N/mm² steel
+#: on steel, R = 5 mm)
+STIFFNESS_HINT = ("Check the contact's stiffness and its units (k in N/mm^e: steel on steel at a 5 mm "
+                  "radius of curvature is about 3e5 N/mm^1.5) and that the parts do not start deep in "
+                  "each other.")
 #: energy taken out by the stepper's implicit contact stiffness, as a share of the energy that
 #: changes form in the run, above which depth_issues warns
 IMPLICIT_LOSS = 0.02
@@ -127,13 +134,18 @@ class ContactSet:
         if len(self.pairs) <= FEW_PAIRS:
             return [k for k, pair in enumerate(self.pairs)
                     if pair.overlaps(*itertools.chain.from_iterable(self._poses(k, x, R)))]
+        gap, c, h = self._box_gaps(x, R)
+        slack = BOX_SLACK * (np.abs(c).max() + h.max())
+        return np.flatnonzero(np.all(gap <= slack, axis=1)).tolist()
+
+    def _box_gaps(self, x, R):
+        """(gap (k, 3) per pair and axis between its two world-axis boxes, negative where they
+        overlap along it; the 2k sides' box centres and half sizes (2k, 3))"""
         c, h = self._box_c.copy(), self._box_h.copy()
         Rm = R[self._moving_body]
         c[self._moving] = (Rm @ self._moving_centre)[..., 0] + x[self._moving_body]
         h[self._moving] = (np.abs(Rm) @ self._moving_half)[..., 0]
-        gap = np.abs(c[0::2] - c[1::2]) - (h[0::2] + h[1::2])
-        slack = BOX_SLACK * (np.abs(c).max() + h.max())
-        return np.flatnonzero(np.all(gap <= slack, axis=1)).tolist()
+        return np.abs(c[0::2] - c[1::2]) - (h[0::2] + h[1::2]), c, h
 
     def _mark_evaluated(self, pairs) -> None:
         """Only the pairs in ``pairs`` are evaluated now: the others' last-evaluation figures
@@ -189,18 +201,32 @@ class ContactSet:
         """Fold :meth:`depths` of a state the integrator accepted into :attr:`deepest`."""
         np.maximum(self.deepest, depths, out=self.deepest)
 
-    def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None) -> list:
+    def oscillation(self, c: int, depth: float, mass, free_turn):
+        """(stiffness N/m, effective mass kg, ω 1/s) of contact ``c`` at penetration ``depth`` (m):
+        the slope e k δ^(e−1) of its force against the reduced mass of its bodies' effective
+        masses, with which it oscillates at ω = sqrt(stiffness / mass). ``mass`` (n,) kg;
+        ``free_turn`` (n,) 1/I_min (kg⁻¹m⁻²) of the bodies no joint holds, else 0: such a
+        body hit at its farthest vertex r also turns, 1/m_eff = 1/m + r²/I_min (a 20 mm cube:
+        m/5.5)."""
+        inv_m = np.append(1.0 / np.asarray(mass, float), 0.0)     # the ground (index -1) does not move
+        turn = np.append(np.asarray(free_turn, float), 0.0)
+        i, j = self.bi[c], self.bj[c]
+        r = self.reach[c]
+        m_red = 1.0 / (inv_m[i] + r[0] ** 2 * turn[i] + inv_m[j] + r[1] ** 2 * turn[j])
+        prm = self.pairs[c].params
+        stiffness = prm.exponent * prm.k * depth ** (prm.exponent - 1.0)
+        return stiffness, m_red, float(np.sqrt(stiffness / m_red))
+
+    def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None,
+                     run_time: float = 0.0) -> list:
         """Warnings after a run from each contact's deepest penetration at an accepted
         state (:attr:`deepest`, see :meth:`note_accepted`).
 
         * Depth within 10 % of the depth band: vertices past the band get no
           force, so parts may have passed through each other.
         * Fixed steps (``h`` in s; None for adaptive integrators): the contact
-          oscillates at ω = sqrt(e k δ^(e−1) / m) at depth δ, m the reduced
-          mass of its bodies' effective masses. ``mass`` (n,) kg; ``free_turn``
-          (n,) 1/I_min (kg⁻¹m⁻²) of the bodies no joint holds, else 0: such a
-          body hit at its farthest vertex r also turns, 1/m_eff = 1/m + r²/I_min
-          (a 20 mm cube: m/5.5). Explicit fixed steps lose stability near
+          oscillates at ω at its deepest penetration (:meth:`oscillation`, which
+          takes ``mass`` and ``free_turn``). Explicit fixed steps lose stability near
           h·ω = 2 (symplectic Euler); impacts go wrong far earlier. Measured on
           a 20 mm steel die dropped 60 mm on a plate (k = 1e4 N/mm^1.5, stepper,
           the first 0.3 s), h·ω at the deepest depth with m_eff: 0.26 (2e-5 s)
@@ -208,7 +234,10 @@ class ContactSet:
           2.1 (5e-5, 1e-4 s) threw it 0.8 and 2 m up; the bundled cam example (a
           follower on a prismatic joint, a linear contact held closed) runs at
           0.28. Above :data:`STEP_OMEGA` a warning advises the step at
-          :data:`STEP_OMEGA_ADVISED`.
+          :data:`STEP_OMEGA_ADVISED`; where that step would take more than
+          :data:`ABSURD_STEPS` for the ``run_time`` (s), it asks for the stiffness
+          and its units to be checked instead (a stiffness 1e10 times too large
+          wants steps of 1e-11 s).
         * ``implicit`` (loss (k,), damped (k,), scale) J: the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
           so the run stayed stable; per contact, the energy that took out and what
@@ -225,10 +254,7 @@ class ContactSet:
           or a block creeping down an incline at 1-5 ms steps: no warning.
         """
         out = []
-        inv_m = np.concatenate([1.0 / np.asarray(mass, float), [0.0]])
-        turn = np.concatenate([np.asarray(free_turn, float), [0.0]])
-        for c, (name, pair, i, j, band, reach) in enumerate(zip(self.names, self.pairs, self.bi, self.bj, self.band,
-                                                               self.reach)):
+        for c, (name, pair, band) in enumerate(zip(self.names, self.pairs, self.band)):
             deepest = float(self.deepest[c])
             if deepest <= 0.0:
                 continue
@@ -249,10 +275,7 @@ class ContactSet:
                     "Use a stiffer contact, or a smaller step."))
             if h is None:
                 continue
-            m_red = 1.0 / (inv_m[i] + reach[0] ** 2 * turn[i] + inv_m[j] + reach[1] ** 2 * turn[j])
-            prm = pair.params
-            stiffness = prm.exponent * prm.k * deepest ** (prm.exponent - 1.0)      # N/m
-            omega = float(np.sqrt(stiffness / m_red))
+            stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn)
             if implicit is not None:
                 loss, damped, scale = implicit[0][c], implicit[1][c], implicit[2]
                 if not (loss > IMPLICIT_LOSS * scale and loss > damped):
@@ -269,25 +292,48 @@ class ContactSet:
                     f"penetration ({deepest * 1e3:.3g} mm) its stiffness ({stiffness * 1e-3:.4g} N/mm) against an "
                     f"effective mass of {m_red:.4g} kg oscillates with a period of {2e3 * np.pi / omega:.3g} ms; "
                     + effect,
-                    f"Use a step of at most {STEP_OMEGA_ADVISED / omega:.2g} s, or an adaptive integrator (DOP853)."))
+                    f"Use a step of at most {STEP_OMEGA_ADVISED / omega:.2g} s, or an adaptive integrator (DOP853)."
+                    if run_time * omega / STEP_OMEGA_ADVISED <= ABSURD_STEPS else
+                    f"{STIFFNESS_HINT} A step short enough ({STEP_OMEGA_ADVISED / omega:.2g} s) would take "
+                    f"{run_time * omega / STEP_OMEGA_ADVISED:.2g} steps for this run."))
         return out
 
-    def step_bound(self, v, w) -> float:
+    def step_bound(self, x, R, v, w, accelerations=None) -> float:
         """Longest time step (s) in which no vertex can cross half of its contact's depth band.
 
         Vertices deeper than the band get no force (that is what keeps vertices
         deep inside a thin part from pushing), so an integrator step must not
         carry a vertex from outside to beyond the band: a ball would tunnel.
-        v, w: (n, 3) body velocities and angular velocities (world).
+        x, R, v, w: the moving bodies' COM positions (n, 3), rotations (n, 3, 3),
+        velocities and angular velocities (n, 3), world.
+
+        With ``accelerations`` ((n, 3) v̇ and ω̇, world, at the same state) a pair may
+        also cover the distance between its bodies' world-axis boxes, which every
+        vertex of one is from the other: the two close in at most at the sum of
+        their fastest vertices' speeds, s = |v| + |ω| r, and s grows at most at
+        |v̇| + |ω̇| r, so a step of h brings them s h + a h²/2 closer. A part
+        falling from afar is then not held to steps of its band; a pair whose
+        boxes touch keeps the band's bound. Without them (LSODA, which keeps no
+        derivative at hand) only the band.
         """
         if not self.pairs:
             return np.inf
-        v_ext = np.concatenate([np.linalg.norm(v, axis=1), [0.0]])
-        w_ext = np.concatenate([np.linalg.norm(w, axis=1), [0.0]])
-        speed = (v_ext[self.bi] + w_ext[self.bi] * self.reach[:, 0]
-                 + v_ext[self.bj] + w_ext[self.bj] * self.reach[:, 1])
+        def per_pair(lin, ang):
+            lin = np.append(np.linalg.norm(lin, axis=1), 0.0)       # the ground (index -1) at rest
+            ang = np.append(np.linalg.norm(ang, axis=1), 0.0)
+            return lin[self.bi] + ang[self.bi] * self.reach[:, 0] + lin[self.bj] + ang[self.bj] * self.reach[:, 1]
+        speed = per_pair(v, w)
         with np.errstate(divide="ignore"):
-            return float(np.min(0.5 * self.band / speed))
+            band = 0.5 * self.band / speed
+            if accelerations is None:
+                return float(np.min(band))
+            gap = np.maximum(self._box_gaps(x, R)[0], 0.0)
+            reach = 0.5 * self.band + np.sqrt(np.einsum("ij,ij->i", gap, gap))
+            acc = per_pair(*accelerations)
+            # the root of s h + a h²/2 = reach, in the form that keeps a → 0 and s → 0 exact;
+            # touching pairs keep the band's bound (their steps as before)
+            far = 2.0 * reach / (speed + np.sqrt(speed * speed + 2.0 * acc * reach))
+            return float(np.min(np.maximum(band, far)))
 
     def evaluate(self, n, x, R, v, w, points=None):
         """(wrench (n+1, 6) on the bodies, force on body_i of each contact (k, 3) N).

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy import integrate, sparse
 
+from ..contacts.bodies import STIFFNESS_HINT
 from ..errors import Issue, SolverError
 from ..model import spec
 from ..model.compile import CompiledModel, compile_model
@@ -121,6 +122,14 @@ _SPIN_MODES = 4.0
 _STEP_MEAN_WEIGHT, _CRAWL = 0.05, 1e-6
 #: an adaptive explicit run is reported as stiff when stability alone would need this many steps
 _STIFF_STEPS = 1e5
+#: LSODA is restarted with a longer step limit when its contacts' bound has risen this many times
+#: above the limit it runs with (it reads the limit only when it starts)
+_LSODA_RESTART = 4.0
+#: accepted steps between two looks at whether a contact holds an adaptive run's steps short
+_CONTACT_CHECK_EVERY = 200
+#: ... and the least ω h of the contact's oscillation at which it is what holds them (explicit
+#: methods step at ω h of 3-6 on a stiff mode, the implicit ones resolve its period at 0.1-1)
+_CONTACT_PACES = 0.05
 #: BDF keeps the Jacobian of a step's start through its Newton iteration. In world axes a part
 #: spinning at ω turns that Jacobian, of norm about the fastest rate ρ, by ω h over a step, which
 #: leaves the iteration a contraction of about ρ ω h²: on the flyball governor (ρ 2223 1/s mid-run,
@@ -233,6 +242,7 @@ class _Run:
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
         self.note = ""           # Progress.note
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
+        self.contact_warned = False   # check_contact_steps has warned
         implicit = self.s.integrator in _IMPLICIT
         self.column_groups = jacobian.column_groups(self.sys, cm) if implicit else None
         #: the batched Jacobian covers the model and is small enough to pay (_BATCH_JACOBIAN)
@@ -526,7 +536,8 @@ class _Run:
         if s.integrator == "stepper" and len(sysm.contacts):
             implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T))
         for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else self.fixed_step(),
-                                                sysm.mass, sysm.free_turn(), s.integrator, implicit):
+                                                sysm.mass, sysm.free_turn(), s.integrator, implicit,
+                                                run_time=float(self.t_out[-1])):
             self.warnings.append(issue)
             log.warning("%s", issue)
 
@@ -763,6 +774,46 @@ class _Run:
                 log.warning("%s", w)
             self.logged = len(self.warnings)
 
+    def check_contact_steps(self, t, depths):
+        """Once a run, while an adaptive method crawls: a warning when a touching contact's
+        stiffness at its current penetration holds the steps so short that the rest of the run
+        needs more than :data:`_STIFF_STEPS` of them (a stiffness off by orders of magnitude or
+        in the wrong units, parts started deep in each other). :meth:`check_stiffness` cannot see
+        it before the run; the progress note names the contact, and the warning is logged at once,
+        so the user can cancel and mend it (the frames so far are kept). Checked every
+        :data:`_CONTACT_CHECK_EVERY` steps: a short impact does not set the steps for long."""
+        if self.contact_warned or self.n_steps % _CONTACT_CHECK_EVERY or self.step_mean is None:
+            return
+        sysm, t_end = self.sys, float(self.t_out[-1])
+        left = (t_end - t) / self.step_mean
+        touching = np.flatnonzero(depths > 0.0)
+        if left <= _STIFF_STEPS or not len(touching):
+            return
+        mass, turn = sysm.mass, sysm.free_turn()
+        rates = [sysm.contacts.oscillation(c, float(depths[c]), mass, turn) for c in touching]
+        k = int(np.argmax([r[2] for r in rates]))
+        stiffness, m_red, omega = rates[k]
+        if omega * self.step_mean < _CONTACT_PACES:
+            return    # the steps are far shorter than the contact's period: something else sets them
+        c = int(touching[k])
+        name = sysm.contacts.names[c]
+        start = sysm.contacts.pairs[c].stats.initial_deepest
+        started = f" (the parts started {start * 1e3:.3g} mm into each other)" if start > 0.0 else ""
+        self.contact_warned = True
+        self.note = f"contact {name!r} holds the steps to {self.step_mean:.2g} s: check its stiffness"
+        issue = Issue("warning", "contact-too-stiff", f"contact '{name}'",
+                      f"the contact holds {self.s.integrator} to steps of about {self.step_mean:.2g} s: at its "
+                      f"penetration of {depths[c] * 1e3:.3g} mm{started} its stiffness "
+                      f"({stiffness * 1e-3:.4g} N/mm) against an effective mass of {m_red:.4g} kg oscillates "
+                      f"with a period of {2e3 * np.pi / omega:.3g} ms, which leaves some {left:.2g} steps to "
+                      f"the end of this {t_end:g} s run",
+                      f"{STIFFNESS_HINT} If the stiffness is right, the stepper takes a contact's stiffness "
+                      "implicitly at steps far longer than its period.")
+        self.warnings.append(issue)
+        for w in self.warnings[self.logged:]:
+            log.warning("%s", w)
+        self.logged = len(self.warnings)
+
     def fastest_body(self, y, v) -> str:
         """"body 'X' (acted on by …)": the body with the largest share of the kinetic energy of
         the velocity part of ``v`` (a mode's direction), and the force elements (but contacts) on it."""
@@ -808,9 +859,11 @@ class _Run:
         # the explicit methods' state is put back on the constraints after every step, in place (a
         # restart would cost scipy's first-step probe and step ramp every time)
         project_steps = s.integrator in spec.PROJECTED_INTEGRATORS and sysm.n_rows > 0
+        h_max = s.max_step or np.inf    # the next solver's longest step
         while t < t_end:
             solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
-                            max_step=s.max_step or np.inf, first_step=first_step, **extra)
+                            max_step=h_max, first_step=first_step, **extra)
+            lsoda_restart = False
             if self.elimination is not None and not sparse.issparse(solver.J):
                 self.elimination.install(solver)
             if hermite is not None:
@@ -840,15 +893,26 @@ class _Run:
                 if len(sysm.contacts) or newton_rho:
                     cap = s.max_step or np.inf
                     if len(sysm.contacts):
-                        sysm.contacts.note_accepted(sysm.accepted_contact_depths(solver.t, solver.y))
+                        depths = sysm.accepted_contact_depths(solver.t, solver.y)
+                        sysm.contacts.note_accepted(depths)
+                        self.check_contact_steps(solver.t, depths)
                         B = sysm.bodies(solver.y)
-                        cap = min(cap, max(sysm.contacts.step_bound(B.v, B.w), 1e-9))
+                        f = getattr(solver, "f", None)      # the explicit methods' and Radau's, at the step's end
+                        if isinstance(solver, integrate.BDF):  # its first backward difference, scaled to h
+                            f = solver.D[1] / (solver.h_abs * solver.direction)
+                        acc = None if f is None else (f[sysm.sl_v].reshape(-1, 3), f[sysm.sl_w].reshape(-1, 3))
+                        cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, acc), 1e-9))
                     if newton_rho:
                         w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
                         spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))
                         if spin > 0.0:
                             cap = min(cap, math.sqrt(_NEWTON_CONTRACTION / (newton_rho * spin)))
-                    solver.max_step = cap
+                    if not isinstance(solver, integrate.LSODA):
+                        solver.max_step = cap
+                    elif cap < h_max or cap > _LSODA_RESTART * h_max:
+                        # LSODA reads its longest step only when it starts (ODEPACK's HMAX):
+                        # restarted below the bound after this step, or above a bound risen far
+                        h_max, lsoda_restart = 0.5 * cap, True
                 if project_steps:
                     solver.y, solver.f = sysm.project_step(solver.t, solver.y, solver.f)
                 if hermite is not None:
@@ -873,6 +937,12 @@ class _Run:
                     # steps, which drift off again at once (Baumgarte off: a projection a step)
                     solver.D[0] = solver.y = y_new
                     continue
+                if lsoda_restart and not projected:
+                    t, y = solver.t, solver.y
+                    first_step = min(solver.step_size, h_max, t_end - t) if solver.step_size else None
+                    if first_step is not None and first_step <= 0:
+                        first_step = None
+                    break
                 if projected:
                     t, y = solver.t, y_new
                     restarts = restarts[-(_STALL_RESTARTS - 1):] + [t]
@@ -882,7 +952,7 @@ class _Run:
                         # towards zero, as when a motion drives a mechanism into a dead point
                         raise _Failed(f"the integrator stalled at t = {t:.6g} s ({_STALL_RESTARTS} projections "
                                       f"within {t - restarts[0]:.3g} s); {self.likely_cause(t, y)}")
-                    first_step = min(solver.step_size, t_end - t) if solver.step_size else None
+                    first_step = min(solver.step_size, h_max, t_end - t) if solver.step_size else None
                     if first_step is not None and first_step <= 0:
                         first_step = None
                     break

@@ -428,6 +428,69 @@ def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use
     assert "stepper step of 0.002 s is too large" in w
 
 
+@pytest.mark.parametrize("integrator, most_steps", [("DOP853", 150), ("RK45", 150), ("Radau", 200), ("BDF", 300),
+                                                     ("LSODA", None)])
+def test_a_ball_dropped_from_afar_never_passes_through_and_falls_in_long_steps(integrator, most_steps):
+    # dropped from rest 100 mm above the plate (1.4 m/s at the impact, 0.143 s): it bounces and is
+    # on its way up at 0.25 s. The step bound lets a step cover the gap between the two bodies'
+    # boxes as well as half the 1 mm depth band, so the fall takes a few long steps: DOP853 50
+    # steps in all, RK45 63, Radau 97, BDF 168, where the band alone held them to 334, 346, 397
+    # and 441. LSODA, which reads its step limit only when it starts, fell through the plate in
+    # one step of free fall (a polynomial motion, on which its error estimate is zero); it is now
+    # restarted under the bound
+    r = core.simulate(_sphere_model(125.0, 0.5, 0.25, k=1e4, integrator=integrator))
+    assert r.success
+    z = r.com[:, 0, 2] * 1e3 - 20.0      # the ball's bottom, mm (the plate's top at 5)
+    assert z.min() > 5.0 - 1.0
+    assert z[-1] > 5.0 + 10.0 and r.velocity[-1, 0, 2] > 0.0
+    if most_steps is not None:
+        assert r.stats["steps"] < most_steps
+
+
+def _block_resting(k, integrator, end_time=0.1, step=None):
+    """A 10 mm, 1 kg block just touching a fixed plate, contact damping 1 N·s/mm."""
+    block = Body(name="Block", geometry=Box(size=(10, 10, 10)), mass=1.0, position=(0, 0, 10.0))
+    plate = Body(name="Plate", geometry=Box(size=(100, 100, 10)), fixed=True)
+    return Model(bodies=(block, plate),
+                 contacts=(Contact(name="C", body_i="Block", body_j="Plate", stiffness=k, damping=1.0),),
+                 settings=SolverSettings(end_time=end_time, output_rate=1000, integrator=integrator,
+                                         **({"step": step} if step else {})))
+
+
+def test_a_contact_stiff_beyond_reason_is_named_while_an_adaptive_run_crawls():
+    # k = 1e15 N/mm^1.5 (a steel ball of 5 mm radius is about 3e5): resting, the block's contact
+    # oscillates with a period of about 5e-7 s and holds RK45 to steps of about 1e-7 s, a million
+    # for the 0.1 s run. Nothing before the run can see that; within 200 steps the progress note
+    # names the contact (the user cancels there) and the warning says what to check
+    notes = []
+
+    def progress(p):
+        notes.append(p.note)
+        return "contact 'C'" not in p.note
+
+    r = core.simulate(_block_resting(1e15, "RK45"), progress=progress)
+    assert r.status == "cancelled" and len(r.t) >= 1
+    assert notes[-1].startswith("contact 'C' holds the steps to") and "check its stiffness" in notes[-1]
+    (w,) = [w for w in r.warnings if "contact 'C'" in w]
+    assert "holds RK45 to steps of about" in w and "steps to the end of this 0.1 s run" in w
+    assert "Check the contact's stiffness and its units" in w and "the stepper" in w
+    # a stiffness of the right order: no such warning
+    sane = core.simulate(_block_resting(1e4, "RK45", end_time=0.02))
+    assert sane.success and not [w for w in sane.warnings if "holds RK45" in w]
+
+
+def test_the_stepper_asks_for_the_stiffness_to_be_checked_when_the_step_it_would_need_is_absurd():
+    # the same block at 0.1 ms steps: stable (the stiffness is taken implicitly), but a step short
+    # enough for the contact's period would take hundreds of millions of steps: checking the
+    # stiffness, not shortening the step, is the advice
+    r = core.simulate(_block_resting(1e15, "stepper", end_time=0.02, step=1e-4))
+    assert r.success
+    (w,) = [w for w in r.warnings if "contact 'C'" in w]
+    assert "stepper step of 0.0001 s is too large" in w
+    assert "Check the contact's stiffness and its units" in w and "would take" in w
+    assert "or an adaptive integrator" not in w
+
+
 @pytest.mark.parametrize("step, friction", [(1e-4, False), (1e-3, False), (1e-4, True), (1e-3, True)])
 def test_the_stepper_takes_a_stiff_contact_implicitly_and_a_dropped_die_never_gains_energy(step, friction):
     # a 20 mm steel die, tilted, dropped 60 mm onto the plate, no damping (k = 1e4 N/mm^1.5:
