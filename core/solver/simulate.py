@@ -860,6 +860,19 @@ class _Run:
         # restart would cost scipy's first-step probe and step ramp every time)
         project_steps = s.integrator in spec.PROJECTED_INTEGRATORS and sysm.n_rows > 0
         h_max = s.max_step or np.inf    # the next solver's longest step
+        last = [t, y]                   # the last accepted state (LSODA's accelerations)
+
+        def accelerations(solver):
+            """(v̇, ω̇) (n, 3) at the solver's accepted state: its derivative there (the explicit
+            methods' and Radau's), BDF's first backward difference scaled to its step, or for LSODA,
+            which keeps neither at hand, the change of the velocities over the step"""
+            f = getattr(solver, "f", None)
+            if isinstance(solver, integrate.BDF):
+                f = solver.D[1] / (solver.h_abs * solver.direction)
+            elif f is None and solver.t > last[0]:
+                f = (solver.y - last[1]) / (solver.t - last[0])
+            last[:] = solver.t, solver.y
+            return None if f is None else (f[sysm.sl_v].reshape(-1, 3), f[sysm.sl_w].reshape(-1, 3))
         while t < t_end:
             solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
                             max_step=h_max, first_step=first_step, **extra)
@@ -897,11 +910,7 @@ class _Run:
                         sysm.contacts.note_accepted(depths)
                         self.check_contact_steps(solver.t, depths)
                         B = sysm.bodies(solver.y)
-                        f = getattr(solver, "f", None)      # the explicit methods' and Radau's, at the step's end
-                        if isinstance(solver, integrate.BDF):  # its first backward difference, scaled to h
-                            f = solver.D[1] / (solver.h_abs * solver.direction)
-                        acc = None if f is None else (f[sysm.sl_v].reshape(-1, 3), f[sysm.sl_w].reshape(-1, 3))
-                        cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, acc), 1e-9))
+                        cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, accelerations(solver)), 1e-9))
                     if newton_rho:
                         w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
                         spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))
