@@ -61,14 +61,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     """
     n, m = sysm.n, sysm.n_rows
     k = len(Y)
-    # as System.bodies, so that both give the same numbers
-    P = np.broadcast_to(sysm._P_ground, (k, n + 1, 22)).copy()
-    P[:, :n, :9] = Y[:, sysm._gather_xvw]
-    q = Y[:, sysm.sl_q].reshape(k, n, 4)
-    Rs = ((q[..., :, None] * q[..., None, :]).reshape(-1, 16) @ _QRS).reshape(k, n, 10)
-    s = Rs[..., 9:]
-    P[:, :n, 9:13] = q / np.sqrt(s)
-    P[:, :n, 13:] = Rs[..., :9] / s
+    P = _packed(sysm, Y)
     # stacked matmuls: BLAS runs single-threaded here (simulate and the reactions limit it), where
     # one call per small matrix on threads competing for busy cores cost up to 100x more
     R = P[:, :n, 13:].reshape(k, n, 3, 3)
@@ -126,13 +119,8 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     udot = u0
     J = JM = np.zeros((k, 0, 6 * n))
     if m:
-        Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
-        np.put(Mi, (np.arange(k)[:, None] * Mi[0].size + sysm._Mi_ang).ravel(), I_W_inv)
         C, quad, blocks, vel_t, acc_t = _rows(sysm, P, K, coords, t)
-        cols = 6 * n
-        flat = (np.arange(k)[:, None] * (m * cols) + sysm._flat).ravel()
-        J = np.bincount(flat, weights=blocks.ravel(), minlength=k * m * cols).reshape(k, m, cols)
-        JM = J @ Mi
+        J, JM = _dense_rows(sysm, blocks, I_W_inv)
         Ju = (J @ u[:, :, None])[:, :, 0]
         a = sysm.alpha
         gamma = acc_t + 2.0 * a * vel_t - quad - 2.0 * a * Ju - a * a * C
@@ -168,22 +156,63 @@ def _rows(sysm: System, P, K, coords, t):
     return C, quad, blocks, vel_t, acc_t
 
 
+def _packed(sysm: System, Y) -> np.ndarray:
+    """The bodies' packed arrays (k, n+1, 22) of the states Y (k, size), as System.bodies packs
+    one state, so that both give the same numbers."""
+    n, k = sysm.n, len(Y)
+    P = np.broadcast_to(sysm._P_ground, (k, n + 1, 22)).copy()
+    P[:, :n, :9] = Y[:, sysm._gather_xvw]
+    q = Y[:, sysm.sl_q].reshape(k, n, 4)
+    Rs = ((q[..., :, None] * q[..., None, :]).reshape(-1, 16) @ _QRS).reshape(k, n, 10)
+    s = Rs[..., 9:]
+    P[:, :n, 9:13] = q / np.sqrt(s)
+    P[:, :n, 13:] = Rs[..., :9] / s
+    return P
+
+
+def _dense_rows(sysm: System, blocks, I_W_inv):
+    """(J (k, m, 6n), J M⁻¹ (k, m, 6n)) from the rows' Jacobian blocks (k, E, 6) and I_W⁻¹
+    (k, n, 3, 3)."""
+    k, n, m = len(blocks), sysm.n, sysm.n_rows
+    Mi = np.broadcast_to(sysm._Mi0, (k,) + sysm._Mi0.shape).copy()
+    np.put(Mi, (np.arange(k)[:, None] * Mi[0].size + sysm._Mi_ang).ravel(), I_W_inv)
+    cols = 6 * n
+    flat = (np.arange(k)[:, None] * (m * cols) + sysm._flat).ravel()
+    J = np.bincount(flat, weights=blocks.ravel(), minlength=k * m * cols).reshape(k, m, cols)
+    return J, J @ Mi
+
+
+def _constraint_rows(sysm: System, Y, t):
+    """(packed (k, n+1, 22), C (k, m), J u − v* (k, m), J, J M⁻¹ (k, m, 6n)) of the states Y:
+    what a projection needs, without the forces and the accelerations' solve of
+    :func:`evaluate`."""
+    n, k = sysm.n, len(Y)
+    P = _packed(sysm, Y)
+    R = P[:, :n, 13:].reshape(k, n, 3, 3)
+    I_W_inv = R @ sysm.I_B_inv @ R.transpose(0, 1, 3, 2)
+    K = kinematics(sysm, P) if sysm._needs_kin else None
+    coords = sysm._coordinates(P, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
+    C, _, blocks, vel_t, _ = _rows(sysm, P, K, coords, t)
+    J, JM = _dense_rows(sysm, blocks, I_W_inv)
+    return P, C, (J @ Y[:, sysm.sl_u, None])[:, :, 0] - vel_t, J, JM
+
+
 def project_near(sysm: System, Y, t=0.0) -> np.ndarray:
     """:meth:`System.project_near` for k states Y (k, size) at time t (a scalar or (k,)): one
     M-weighted Newton correction of the positions, then the velocities' at the new positions."""
     n = sysm.n
-    b = evaluate(sysm, Y, t)
+    P, C, _, J, JM = _constraint_rows(sysm, Y, t)
     keep = sysm._position_keep
-    J, JM = b.J[:, keep], b.JM[:, keep]
-    lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), b.C[:, keep], sysm.beta, J)
+    J, JM = J[:, keep], JM[:, keep]
+    lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), C[:, keep], sysm.beta, J)
     delta = -np.einsum("km,kmc->kc", lam, JM)
     Y = Y.copy()
     Y[:, sysm.sl_x] += delta[:, :3 * n]
-    q = b.packed[:, :n, 9:13].reshape(-1, 4)
+    q = P[:, :n, 9:13].reshape(-1, 4)
     Y[:, sysm.sl_q] = rotated(q, delta[:, 3 * n:].reshape(-1, 3)).reshape(len(Y), 4 * n)
-    b = evaluate(sysm, Y, t)
-    lam = schur.solve_batch(np.einsum("kmc,klc->kml", b.JM, b.J), b.Ju, sysm.beta, b.J)
-    Y[:, sysm.sl_u] -= np.einsum("km,kmc->kc", lam, b.JM)
+    _, _, Ju, J, JM = _constraint_rows(sysm, Y, t)
+    lam = schur.solve_batch(np.einsum("kmc,klc->kml", JM, J), Ju, sysm.beta, J)
+    Y[:, sysm.sl_u] -= np.einsum("km,kmc->kc", lam, JM)
     return Y
 
 
