@@ -775,40 +775,62 @@ class _Run:
             self.logged = len(self.warnings)
 
     def check_contact_steps(self, t, depths):
-        """Once a run, while an adaptive method crawls: a warning when a touching contact's
-        stiffness at its current penetration holds the steps so short that the rest of the run
-        needs more than :data:`_STIFF_STEPS` of them (a stiffness off by orders of magnitude or
-        in the wrong units, parts started deep in each other). :meth:`check_stiffness` cannot see
-        it before the run; the progress note names the contact, and the warning is logged at once,
-        so the user can cancel and mend it (the frames so far are kept). Checked every
-        :data:`_CONTACT_CHECK_EVERY` steps: a short impact does not set the steps for long."""
+        """Once a run, while an adaptive method crawls: a warning when a touching contact holds
+        the steps so short that the rest of the run needs more than :data:`_STIFF_STEPS` of them,
+        naming it and what to check. Its normal stiffness at the current penetration (a stiffness
+        off by orders of magnitude or in the wrong units, parts started deep in each other), or
+        its friction law's slope at zero slip, μ0 N / v_tol (a slip tolerance velocity far below
+        the sliding speeds that matter), against the bodies' effective mass.
+        :meth:`check_stiffness` cannot see either before the run; the progress note names the
+        contact, and the warning is logged at once, so the user can cancel and mend it (the
+        frames so far are kept). Checked every :data:`_CONTACT_CHECK_EVERY` steps: a short
+        impact does not set the steps for long."""
         if self.contact_warned or self.n_steps % _CONTACT_CHECK_EVERY or self.step_mean is None:
             return
         sysm, t_end = self.sys, float(self.t_out[-1])
+        contacts = sysm.contacts
         left = (t_end - t) / self.step_mean
         touching = np.flatnonzero(depths > 0.0)
         if left <= _STIFF_STEPS or not len(touching):
             return
         mass, turn = sysm.mass, sysm.free_turn()
-        rates = [sysm.contacts.oscillation(c, float(depths[c]), mass, turn) for c in touching]
-        k = int(np.argmax([r[2] for r in rates]))
-        stiffness, m_red, omega = rates[k]
-        if omega * self.step_mean < _CONTACT_PACES:
-            return    # the steps are far shorter than the contact's period: something else sets them
-        c = int(touching[k])
-        name = sysm.contacts.names[c]
-        start = sysm.contacts.pairs[c].stats.initial_deepest
-        started = f" (the parts started {start * 1e3:.3g} mm into each other)" if start > 0.0 else ""
+        best = None
+        for c in touching:
+            stiffness, m_red, omega = contacts.oscillation(int(c), float(depths[c]), mass, turn)
+            prm = contacts.pairs[c].params
+            slope = prm.mu0 * contacts.last_load[c] / prm.v_tol if prm.friction else 0.0   # N·s/m
+            rate = max(omega, slope / m_red)
+            if best is None or rate > best[0]:
+                best = (rate, int(c), stiffness, m_red, omega, slope)
+        rate, c, stiffness, m_red, omega, slope = best
+        if rate * self.step_mean < _CONTACT_PACES:
+            return    # the steps are far shorter than the contact's time scale: something else sets them
+        name = contacts.names[c]
         self.contact_warned = True
-        self.note = f"contact {name!r} holds the steps to {self.step_mean:.2g} s: check its stiffness"
-        issue = Issue("warning", "contact-too-stiff", f"contact '{name}'",
-                      f"the contact holds {self.s.integrator} to steps of about {self.step_mean:.2g} s: at its "
-                      f"penetration of {depths[c] * 1e3:.3g} mm{started} its stiffness "
-                      f"({stiffness * 1e-3:.4g} N/mm) against an effective mass of {m_red:.4g} kg oscillates "
-                      f"with a period of {2e3 * np.pi / omega:.3g} ms, which leaves some {left:.2g} steps to "
-                      f"the end of this {t_end:g} s run",
-                      f"{STIFFNESS_HINT} If the stiffness is right, the stepper takes a contact's stiffness "
-                      "implicitly at steps far longer than its period.")
+        where = (f"the contact holds {self.s.integrator} to steps of about {self.step_mean:.2g} s, which leaves some "
+                 f"{left:.2g} steps to the end of this {t_end:g} s run")
+        if omega >= slope / m_red:
+            start = contacts.pairs[c].stats.initial_deepest
+            started = f" (the parts started {start * 1e3:.3g} mm into each other)" if start > 0.0 else ""
+            self.note = f"contact {name!r} holds the steps to {self.step_mean:.2g} s: check its stiffness"
+            issue = Issue("warning", "contact-too-stiff", f"contact '{name}'",
+                          f"{where}: at its penetration of {depths[c] * 1e3:.3g} mm{started} its stiffness "
+                          f"({stiffness * 1e-3:.4g} N/mm) against an effective mass of {m_red:.4g} kg oscillates "
+                          f"with a period of {2e3 * np.pi / omega:.3g} ms",
+                          f"{STIFFNESS_HINT} If the stiffness is right, the stepper takes a contact's stiffness "
+                          "implicitly at steps far longer than its period.")
+        else:
+            prm = contacts.pairs[c].params
+            self.note = (f"contact {name!r} holds the steps to {self.step_mean:.2g} s: check its slip tolerance "
+                         "velocity")
+            issue = Issue("warning", "contact-too-stiff", f"contact '{name}'",
+                          f"{where}: its friction law μ0 tanh(v / v_tol) with a slip tolerance velocity of "
+                          f"{prm.v_tol * 1e3:.3g} mm/s rises at {slope * 1e-3:.4g} N·s/mm near zero slip "
+                          f"(μ0 {prm.mu0:g} of a {contacts.last_load[c]:.4g} N load), which against an effective "
+                          f"mass of {m_red:.4g} kg acts within {m_red / slope:.3g} s",
+                          "Raise the contact's slip tolerance velocity towards the sliding speeds that matter (the "
+                          "default is 10 mm/s; the friction reaches 76 % of μ0 at it), or use the stepper, which "
+                          "takes friction implicitly.")
         self.warnings.append(issue)
         for w in self.warnings[self.logged:]:
             log.warning("%s", w)

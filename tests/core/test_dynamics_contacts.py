@@ -494,6 +494,25 @@ def test_a_contact_stiff_beyond_reason_is_named_while_an_adaptive_run_crawls():
     assert sane.success and not [w for w in sane.warnings if "holds RK45" in w]
 
 
+def test_a_slip_tolerance_far_below_the_sliding_speeds_is_named_while_an_adaptive_run_crawls():
+    # a block resting on a 10° incline (μ0 0.5, it sticks) with v_tol 0.001 mm/s instead of the
+    # default 10: the tanh law rises at μ0 N / v_tol = 4844 N·s/mm near zero slip, which against
+    # an effective mass of 0.18 kg acts within 4e-8 s, and holds DOP853 to steps of 5e-7 s
+    notes = []
+
+    def progress(p):
+        notes.append(p.note)
+        return "contact 'C'" not in p.note
+
+    m = _block_on_incline(10.0, 0.5, 0.2, v_tol=1e-3)
+    r = core.simulate(replace(m, settings=replace(m.settings, rtol=1e-6, atol=1e-9)), progress=progress)
+    assert r.status == "cancelled"
+    assert notes[-1].startswith("contact 'C' holds the steps to") and "slip tolerance velocity" in notes[-1]
+    (w,) = [w for w in r.warnings if "contact 'C'" in w]
+    assert "holds DOP853 to steps of about" in w and "slip tolerance velocity of 0.001 mm/s" in w
+    assert "Raise the contact's slip tolerance velocity" in w and "the stepper" in w
+
+
 def test_the_stepper_asks_for_the_stiffness_to_be_checked_when_the_step_it_would_need_is_absurd():
     # the same block at 0.1 ms steps: stable (the stiffness is taken implicitly), but a step short
     # enough for the contact's period would take hundreds of millions of steps: checking the
