@@ -20,7 +20,8 @@ FEW_PAIRS = 2
 #: depth_issues warns, and the h·ω of the step it advises
 STEP_OMEGA = 0.3
 STEP_OMEGA_ADVISED = 0.1
-#: a contact that would need more steps than this for its run gets :data:`STIFFNESS_HINT`
+#: a contact that would need more steps than this for its run gets :data:`STIFFNESS_HINT` (after
+#: the run for a fixed step; while an adaptive run crawls, from the solver's check)
 ABSURD_STEPS = 1e5
 #: what a contact's stiffness should be near (Hertz: k = 4/3 E* sqrt(R), E* = 1.15e5 N/mm² steel
 #: on steel, R = 5 mm)
@@ -104,8 +105,8 @@ class ContactSet:
         self.law = ContactLaw.of([p.params for p in self.pairs])
         #: (k,) m: each pair's deepest penetration in its last evaluation (0 where none)
         self.last_depth = np.zeros(k)
-        #: (k,) N: the magnitude of each pair's force on body_i in its last evaluation
-        self.last_load = np.zeros(k)
+        #: (k, 3) N: each pair's force on body_i in its last evaluation (zero where none)
+        self.last_force = np.zeros((k, 3))
         #: (k,) m: each pair's deepest penetration at a state the integrator accepted
         #: (:meth:`note_accepted`): an adaptive method's trial stages and rejected steps can
         #: go far deeper than any state of the solution
@@ -153,7 +154,7 @@ class ContactSet:
         """Only the pairs in ``pairs`` are evaluated now: the others' last-evaluation figures
         are zeroed (their boxes are apart), on the pairs that were evaluated the last time."""
         self.last_depth[:] = 0.0
-        self.last_load[:] = 0.0
+        self.last_force[:] = 0.0
         now = set(pairs)
         for c in self._touched - now:
             st = self.pairs[c].stats
@@ -367,7 +368,7 @@ class ContactSet:
             wi, wj = out[0], out[1]
             if frozen is None:
                 self.last_depth[k] = self.pairs[k].stats.last_deepest
-                self.last_load[k] = float(np.sqrt(wi[:3] @ wi[:3]))
+                self.last_force[k] = wi[:3]
                 if points is not None and len(out[2].depths):
                     points.append((k, a, b, out[2], self.pairs[k].params))
             wrench[a] += wi

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from scipy import integrate, sparse
 
-from ..contacts.bodies import STIFFNESS_HINT
+from ..contacts.bodies import ABSURD_STEPS, STIFFNESS_HINT
 from ..errors import Issue, SolverError
 from ..model import spec
 from ..model.compile import CompiledModel, compile_model
@@ -776,7 +776,7 @@ class _Run:
 
     def check_contact_steps(self, t, depths):
         """Once a run, while an adaptive method crawls: a warning when a touching contact holds
-        the steps so short that the rest of the run needs more than :data:`_STIFF_STEPS` of them,
+        the steps so short that the rest of the run needs more than ``ABSURD_STEPS`` of them,
         naming it and what to check. Its normal stiffness at the current penetration (a stiffness
         off by orders of magnitude or in the wrong units, parts started deep in each other), or
         its friction law's slope at zero slip, μ0 N / v_tol (a slip tolerance velocity far below
@@ -791,18 +791,19 @@ class _Run:
         contacts = sysm.contacts
         left = (t_end - t) / self.step_mean
         touching = np.flatnonzero(depths > 0.0)
-        if left <= _STIFF_STEPS or not len(touching):
+        if left <= ABSURD_STEPS or not len(touching):
             return
         mass, turn = sysm.mass, sysm.free_turn()
         best = None
         for c in touching:
             stiffness, m_red, omega = contacts.oscillation(int(c), float(depths[c]), mass, turn)
             prm = contacts.pairs[c].params
-            slope = prm.mu0 * contacts.last_load[c] / prm.v_tol if prm.friction else 0.0   # N·s/m
+            load = float(np.linalg.norm(contacts.last_force[c]))
+            slope = prm.mu0 * load / prm.v_tol if prm.friction else 0.0   # N·s/m
             rate = max(omega, slope / m_red)
             if best is None or rate > best[0]:
-                best = (rate, int(c), stiffness, m_red, omega, slope)
-        rate, c, stiffness, m_red, omega, slope = best
+                best = (rate, int(c), stiffness, m_red, omega, slope, load)
+        rate, c, stiffness, m_red, omega, slope, load = best
         if rate * self.step_mean < _CONTACT_PACES:
             return    # the steps are far shorter than the contact's time scale: something else sets them
         name = contacts.names[c]
@@ -826,7 +827,7 @@ class _Run:
             issue = Issue("warning", "contact-too-stiff", f"contact '{name}'",
                           f"{where}: its friction law μ0 tanh(v / v_tol) with a slip tolerance velocity of "
                           f"{prm.v_tol * 1e3:.3g} mm/s rises at {slope * 1e-3:.4g} N·s/mm near zero slip "
-                          f"(μ0 {prm.mu0:g} of a {contacts.last_load[c]:.4g} N load), which against an effective "
+                          f"(μ0 {prm.mu0:g} of a {load:.4g} N load), which against an effective "
                           f"mass of {m_red:.4g} kg acts within {m_red / slope:.3g} s",
                           "Raise the contact's slip tolerance velocity towards the sliding speeds that matter (the "
                           "default is 10 mm/s; the friction reaches 76 % of μ0 at it), or use the stepper, which "
@@ -968,16 +969,11 @@ class _Run:
                     # steps, which drift off again at once (Baumgarte off: a projection a step)
                     solver.D[0] = solver.y = y_new
                     continue
-                if lsoda_restart and not projected:
-                    t, y = solver.t, solver.y
-                    first_step = min(solver.step_size, h_max, t_end - t) if solver.step_size else None
-                    if first_step is not None and first_step <= 0:
-                        first_step = None
-                    break
-                if projected:
+                if projected or lsoda_restart:
                     t, y = solver.t, y_new
-                    restarts = restarts[-(_STALL_RESTARTS - 1):] + [t]
-                    if (len(restarts) == _STALL_RESTARTS
+                    if projected:
+                        restarts = restarts[-(_STALL_RESTARTS - 1):] + [t]
+                    if (projected and len(restarts) == _STALL_RESTARTS
                             and t - restarts[0] < _STALL_FRACTION / s.output_rate):
                         # each restart drifts off the constraints at once: the steps shrink
                         # towards zero, as when a motion drives a mechanism into a dead point
