@@ -513,6 +513,22 @@ def test_a_slip_tolerance_far_below_the_sliding_speeds_is_named_while_an_adaptiv
     assert "Raise the contact's slip tolerance velocity" in w and "the stepper" in w
 
 
+def test_a_fixed_step_run_thrown_off_by_a_contact_is_reported_by_the_energy_check():
+    # RK4 at 0.1 ms on the block with k = 1e15 N/mm^1.5: its first step's stages sink it into the
+    # plate and it leaves at 39 km/s (0.098 J at the start, 7.6e8 J at the end). Every step began
+    # out of contact, so the contact's own step warning, from the accepted states, saw nothing and
+    # the run ended "successfully" without a word; the kinetic and potential energy rising above
+    # the total at the start now says so
+    r = core.simulate(_block_resting(1e15, "RK4", end_time=0.02, step=1e-4))
+    assert r.success and r.velocity[-1, 0, 2] > 1e3
+    (w,) = [w for w in r.warnings if "the total energy rose" in w]
+    assert "the motion is not to be trusted" in w
+    # the stepper at the same step keeps the block on the plate: no such warning
+    calm = core.simulate(_block_resting(1e15, "stepper", end_time=0.02, step=1e-4))
+    assert abs(calm.com[-1, 0, 2] * 1e3 - 10.0) < 1e-3
+    assert not [w for w in calm.warnings if "the total energy rose" in w]
+
+
 def test_the_stepper_asks_for_the_stiffness_to_be_checked_when_the_step_it_would_need_is_absurd():
     # the same block at 0.1 ms steps: stable (the stiffness is taken implicitly), but a step short
     # enough for the contact's period would take hundreds of millions of steps: checking the
