@@ -781,10 +781,11 @@ class _Run:
     def check_contact_steps(self, t, depths):
         """Once a run, while an adaptive method crawls: a warning when a touching contact holds
         the steps so short that the rest of the run needs more than ``ABSURD_STEPS`` of them,
-        naming it and what to check. Its normal stiffness at the current penetration (a stiffness
-        off by orders of magnitude or in the wrong units, parts started deep in each other), or
-        its friction law's slope at zero slip, μ0 N / v_tol (a slip tolerance velocity far below
-        the sliding speeds that matter), against the bodies' effective mass.
+        naming it and what to check, whichever is fastest against the bodies' effective mass: its
+        normal stiffness at the current penetration (a stiffness off by orders of magnitude or in
+        the wrong units, parts started deep in each other), its damping there (C, reached at
+        δ_max, far above the critical damping), or its friction law's slope at zero slip,
+        μ0 N / v_tol (a slip tolerance velocity far below the sliding speeds that matter).
         :meth:`check_stiffness` cannot see either before the run; the progress note names the
         contact, and the warning is logged at once, so the user can cancel and mend it (the
         frames so far are kept). Checked every :data:`_CONTACT_CHECK_EVERY` steps: a short
@@ -800,42 +801,49 @@ class _Run:
         mass, turn = sysm.mass, sysm.free_turn()
         best = None
         for c in touching:
-            stiffness, m_red, omega = contacts.oscillation(int(c), float(depths[c]), mass, turn)
+            depth = float(depths[c])
+            stiffness, m_red, omega = contacts.oscillation(int(c), depth, mass, turn)
             prm = contacts.pairs[c].params
             load = float(np.linalg.norm(contacts.last_force[c]))
-            slope = prm.mu0 * load / prm.v_tol if prm.friction else 0.0   # N·s/m
-            rate = max(omega, slope / m_red)
-            if best is None or rate > best[0]:
-                best = (rate, int(c), stiffness, m_red, omega, slope, load)
-        rate, c, stiffness, m_red, omega, slope, load = best
+            damping = prm.damping * min(depth, prm.max_penetration) / prm.max_penetration      # N·s/m
+            slope = prm.mu0 * load / prm.v_tol if prm.friction else 0.0                       # N·s/m
+            for rate, cause in ((omega, "stiffness"), (damping / m_red, "damping"), (slope / m_red, "friction")):
+                if best is None or rate > best[0]:
+                    best = (rate, cause, int(c), depth, stiffness, m_red, omega, damping, slope, load)
+        rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = best
         if rate * self.step_mean < _CONTACT_PACES:
             return    # the steps are far shorter than the contact's time scale: something else sets them
         name = contacts.names[c]
+        prm = contacts.pairs[c].params
         self.contact_warned = True
+        what = {"stiffness": "stiffness", "damping": "damping", "friction": "slip tolerance velocity"}[cause]
+        self.note = f"contact {name!r} holds the steps to {self.step_mean:.2g} s: check its {what}"
         where = (f"the contact holds {self.s.integrator} to steps of about {self.step_mean:.2g} s, which leaves some "
                  f"{left:.2g} steps to the end of this {t_end:g} s run")
-        if omega >= slope / m_red:
+        if cause == "stiffness":
             start = contacts.pairs[c].stats.initial_deepest
             started = f" (the parts started {start * 1e3:.3g} mm into each other)" if start > 0.0 else ""
-            self.note = f"contact {name!r} holds the steps to {self.step_mean:.2g} s: check its stiffness"
-            issue = Issue("warning", "contact-too-stiff", f"contact '{name}'",
-                          f"{where}: at its penetration of {depths[c] * 1e3:.3g} mm{started} its stiffness "
-                          f"({stiffness * 1e-3:.4g} N/mm) against an effective mass of {m_red:.4g} kg oscillates "
-                          f"with a period of {2e3 * np.pi / omega:.3g} ms",
-                          f"{STIFFNESS_HINT} If the stiffness is right, the stepper takes a contact's stiffness "
-                          "implicitly at steps far longer than its period.")
+            text = (f"{where}: at its penetration of {depth * 1e3:.3g} mm{started} its stiffness "
+                    f"({stiffness * 1e-3:.4g} N/mm) against an effective mass of {m_red:.4g} kg oscillates "
+                    f"with a period of {2e3 * np.pi / omega:.3g} ms")
+            hint = (f"{STIFFNESS_HINT} If the stiffness is right, the stepper takes a contact's stiffness "
+                    "implicitly at steps far longer than its period.")
+        elif cause == "damping":
+            text = (f"{where}: at its penetration of {depth * 1e3:.3g} mm its damping ({damping * 1e-3:.4g} N·s/mm "
+                    f"of the {prm.damping * 1e-3:.4g} reached at {prm.max_penetration * 1e3:.3g} mm) against an "
+                    f"effective mass of {m_red:.4g} kg acts within {m_red / damping:.3g} s; its critical "
+                    f"damping there is {2e-3 * math.sqrt(stiffness * m_red):.3g} N·s/mm")
+            hint = ("Check the contact's damping and its units (N·s/mm): a few times the critical damping already "
+                    "stops a bounce; or use the stepper, which takes a contact's damping implicitly.")
         else:
-            prm = contacts.pairs[c].params
-            self.note = (f"contact {name!r} holds the steps to {self.step_mean:.2g} s: check its slip tolerance "
-                         "velocity")
-            issue = Issue("warning", "contact-too-stiff", f"contact '{name}'",
-                          f"{where}: its friction law μ0 tanh(v / v_tol) with a slip tolerance velocity of "
-                          f"{prm.v_tol * 1e3:.3g} mm/s rises at {slope * 1e-3:.4g} N·s/mm near zero slip "
-                          f"(μ0 {prm.mu0:g} of a {load:.4g} N load), which against an effective "
-                          f"mass of {m_red:.4g} kg acts within {m_red / slope:.3g} s",
-                          "Raise the contact's slip tolerance velocity towards the sliding speeds that matter (the "
-                          "default is 10 mm/s; the friction reaches 76 % of μ0 at it), or use the stepper, which "
-                          "takes friction implicitly.")
+            text = (f"{where}: its friction law μ0 tanh(v / v_tol) with a slip tolerance velocity of "
+                    f"{prm.v_tol * 1e3:.3g} mm/s rises at {slope * 1e-3:.4g} N·s/mm near zero slip "
+                    f"(μ0 {prm.mu0:g} of a {load:.4g} N load), which against an effective "
+                    f"mass of {m_red:.4g} kg acts within {m_red / slope:.3g} s")
+            hint = ("Raise the contact's slip tolerance velocity towards the sliding speeds that matter (the "
+                    "default is 10 mm/s; the friction reaches 76 % of μ0 at it), or use the stepper, which "
+                    "takes friction implicitly.")
+        issue = Issue("warning", "contact-too-stiff", f"contact '{name}'", text, hint)
         self.warnings.append(issue)
         for w in self.warnings[self.logged:]:
             log.warning("%s", w)

@@ -494,6 +494,24 @@ def test_a_contact_stiff_beyond_reason_is_named_while_an_adaptive_run_crawls():
     assert sane.success and not [w for w in sane.warnings if "holds RK45" in w]
 
 
+def test_a_contact_damping_far_above_critical_is_named_while_an_adaptive_run_crawls():
+    # C = 1e6 N·s/mm (the block's contact is critically damped at about 0.2 N·s/mm): resting, the
+    # damping acts within a microsecond and holds RK45 to steps of 3e-6 s over the 1 s run
+    notes = []
+
+    def progress(p):
+        notes.append(p.note)
+        return "contact 'C'" not in p.note
+
+    m = _block_resting(1e4, "RK45", end_time=1.0)
+    r = core.simulate(replace(m, contacts=(replace(m.contacts[0], damping=1e6),)), progress=progress)
+    assert r.status == "cancelled"
+    assert notes[-1].startswith("contact 'C' holds the steps to") and notes[-1].endswith("check its damping")
+    (w,) = [w for w in r.warnings if "contact 'C'" in w]
+    assert "holds RK45 to steps of about" in w and "its critical damping there is" in w
+    assert "Check the contact's damping and its units" in w
+
+
 def test_a_slip_tolerance_far_below_the_sliding_speeds_is_named_while_an_adaptive_run_crawls():
     # a block resting on a 10° incline (μ0 0.5, it sticks) with v_tol 0.001 mm/s instead of the
     # default 10: the tanh law rises at μ0 N / v_tol = 4844 N·s/mm near zero slip, which against
