@@ -786,7 +786,7 @@ class _Run:
         the wrong units, parts started deep in each other), its damping there (C, reached at
         δ_max, far above the critical damping), or its friction law's slope at zero slip,
         μ0 N / v_tol (a slip tolerance velocity far below the sliding speeds that matter).
-        :meth:`check_stiffness` cannot see either before the run; the progress note names the
+        :meth:`check_stiffness` cannot see any of them before the run; the progress note names the
         contact, and the warning is logged at once, so the user can cancel and mend it (the
         frames so far are kept). Checked every :data:`_CONTACT_CHECK_EVERY` steps: a short
         impact does not set the steps for long."""
