@@ -1,7 +1,7 @@
 """Benchmark the contact narrow phase: cost per candidate vertex and speed-up over trimesh.
 
-Run ``python tools/bench_contacts.py`` (``--quick`` skips the 100k mesh;
-``--gears`` adds 1 s of simulated time of two meshing spur gears, ~5k
+Run ``python tools/bench_contacts.py`` (``--quick`` skips the 100k mesh, ``--huge`` adds a
+400k one: about 70 s to index, 130 MB; ``--gears`` adds 1 s of simulated time of two meshing spur gears, ~5k
 triangles each, driven by an e-motor against a load torque, per integrator
 (``--gear-methods``), each cancelled after ``--gear-budget`` CPU seconds: the
 table then gives the simulated time reached; candidate reduction on unless
@@ -14,7 +14,7 @@ the broad phase of every pair at once (``ContactSet.overlapping``) against
 each pair's own box test in a Python loop (what it replaced); ``--broad-only``
 runs just that).
 
-Targets are tori (major radius 50 mm, minor 15 mm) of about 1k, 10k and 100k
+Targets are tori (major radius 50 mm, minor 15 mm) of about 1k, 10k and 100k (and 400k)
 triangles.  Query points play the candidate vertices of a penetrator: points
 of the mesh's surface (uniform by area) moved along their face's normal by
 
@@ -51,6 +51,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.contacts import ContactParams, prepare_geometry  # noqa: E402
+from core.contacts.geometry import clear_cache  # noqa: E402
 from core.contacts.distance import closest_points_brute  # noqa: E402
 from core.contacts.shapes import torus_mesh  # noqa: E402
 
@@ -97,6 +98,7 @@ def best_time(fn, repeats=REPEATS):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="skip the 100k-triangle mesh")
+    ap.add_argument("--huge", action="store_true", help="add a 400k-triangle mesh (about 70 s to index)")
     ap.add_argument("--check", action="store_true", help="verify 2000 points against brute force")
     ap.add_argument("--points", type=int, default=N_POINTS)
     ap.add_argument("--gears", action="store_true", help="also run 1 s of the spur-gear pair per integrator")
@@ -127,7 +129,7 @@ def main(argv=None) -> int:
     except ImportError:
         have_trimesh = False
         print("trimesh.proximity.closest_point needs the 'rtree' package: comparison skipped")
-    sizes = [(32, 16), (100, 50)] + ([] if args.quick else [(316, 158)])
+    sizes = [(32, 16), (100, 50)] + ([] if args.quick else [(316, 158)]) + ([(632, 316)] if args.huge else [])
     rng = np.random.default_rng(0)
     # warm-up (the first second of a run measured ~2x slower on the shared machine)
     warm_mesh = torus(32, 16)
@@ -136,6 +138,7 @@ def main(argv=None) -> int:
     t_end = time.perf_counter() + 1.0
     while time.perf_counter() < t_end:
         warm.query(warm_pts, BAND)
+    clear_cache()       # the 1k row builds its own index (the warm-up's is the same mesh)
     rows = []
     ok_all = True
     for n_major, n_minor in sizes:
