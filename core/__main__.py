@@ -1,5 +1,10 @@
 """Command line: ``python -m core simulate MODEL.json [--csv OUT.csv] [--npz OUT.npz]``
-and ``python -m core check MODEL.json`` (validate and summarise without solving)."""
+and ``python -m core check MODEL.json`` (validate and summarise without solving).
+
+Both take the model file's solver settings unless an option overrides one for this run
+(``--integrator``, ``--end-time``, ``--output-rate``, ``--rtol``, ``--atol``, ``--max-step``,
+``--step``; the file is not changed): compare integrators or tolerances on a model without
+editing it."""
 from __future__ import annotations
 
 import argparse
@@ -8,9 +13,23 @@ import logging
 import signal
 import sys
 import threading
+from dataclasses import replace
 
 from . import ModelError, SolverError, check, compile_model, load_model, simulate
+from .model.spec import INTEGRATORS, PROJECTED_INTEGRATORS, SolverSettings
+from .solver.simulate import SCIPY_METHODS
 from .units import from_si
+
+#: the settings an option may override: (option, field, type, help)
+_SETTING_OPTIONS = (
+    ("--integrator", "integrator", str, f"integration method: {', '.join(INTEGRATORS)}"),
+    ("--end-time", "end_time", float, "simulated time, s"),
+    ("--output-rate", "output_rate", float, "output frames per second"),
+    ("--rtol", "rtol", float, "relative tolerance of the adaptive integrators"),
+    ("--atol", "atol", float, "absolute tolerance of the adaptive integrators (on the SI state)"),
+    ("--max-step", "max_step", float, "longest step of the adaptive integrators, s"),
+    ("--step", "step", float, "fixed step of RK4 and the stepper, s"),
+)
 
 
 def _progress_printer(stream):
@@ -21,8 +40,44 @@ def _progress_printer(stream):
     return show
 
 
-def _check(path) -> int:
-    model = load_model(path)
+def _add_setting_options(parser) -> None:
+    group = parser.add_argument_group("solver settings for this run (default: the model file's)")
+    for option, field, kind, text in _SETTING_OPTIONS:
+        group.add_argument(option, dest=field, type=kind, metavar=field.upper(),
+                           choices=INTEGRATORS if field == "integrator" else None, help=text)
+
+
+def _settings_line(s: SolverSettings) -> str:
+    """The settings a run uses, in one line."""
+    if s.integrator not in SCIPY_METHODS:       # RK4 and the stepper
+        how = f"step {s.step:g} s"
+    else:
+        how = f"rtol {s.rtol:g}, atol {s.atol:g}" + (f", max step {s.max_step:g} s" if s.max_step else "")
+        if s.integrator in PROJECTED_INTEGRATORS:
+            how += ", projected every step"
+    return f"{s.integrator} ({how}), {s.end_time:g} s at {s.output_rate:g} frames/s"
+
+
+class _OptionError(ModelError):
+    """Settings given on the command line that a run cannot take."""
+
+
+def _model(args):
+    """The model file with the command line's settings, or a ModelError naming the option."""
+    model = load_model(args.model)
+    given = {field: getattr(args, field) for _, field, _, _ in _SETTING_OPTIONS if getattr(args, field) is not None}
+    if not given:
+        return model
+    try:
+        settings = replace(model.settings, **given)
+    except ModelError as exc:
+        options = {field: option for option, field, _, _ in _SETTING_OPTIONS}
+        raise _OptionError([replace(i, path=f"option {options.get(i.path.split(': ')[-1], i.path)}")
+                            for i in exc.issues]) from None
+    return replace(model, settings=settings)
+
+
+def _check(model) -> int:
     cm = compile_model(model)
     from .solver.system import System
     system = System(cm)
@@ -38,6 +93,7 @@ def _check(path) -> int:
     redundant = system.redundancy(0.0, system.y0)
     dof = 6 * cm.n_bodies - (system.n_rows - redundant)
     print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
+    print(f"  settings: {_settings_line(model.settings)}")
     for m in model.motions:
         print(f"  motion {m.name!r}: {m.mode} = {m.value}")
     times = [k * (1.0 / model.settings.output_rate) for k in range(model.settings.frame_count())]   # the run's output times
@@ -79,14 +135,17 @@ def main(argv=None) -> int:
     p_sim.add_argument("--csv", help="write every channel to this CSV file (user units)")
     p_sim.add_argument("--npz", help="save the results to this .npz file (SI)")
     p_sim.add_argument("--quiet", action="store_true", help="no progress display")
+    _add_setting_options(p_sim)
     p_chk = sub.add_parser("check", help="validate a model file and summarise it without solving")
     p_chk.add_argument("model")
+    _add_setting_options(p_chk)
     args = parser.parse_args(argv)
     # warnings are printed with the summary below; keep the log quiet about them
     logging.getLogger('core').setLevel(logging.ERROR)
     try:
+        model = _model(args)
         if args.command == "check":
-            return _check(args.model)
+            return _check(model)
         show = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
         interrupted = []
 
@@ -95,10 +154,11 @@ def main(argv=None) -> int:
                 show(p)
             return not interrupted
         with _ctrl_c_cancels(interrupted):
-            results = simulate(args.model, progress=progress)
+            results = simulate(model, progress=progress)
         if show:
             sys.stderr.write("\n")
         print(f"{args.model}: {results.summary()}")
+        print(f"  settings: {_settings_line(model.settings)}")
         if interrupted:
             print(f"  cancelled by Ctrl-C at t = {results.t[-1] if len(results.t) else 0:.6g} s; the frames so far "
                   "are written")
@@ -124,7 +184,8 @@ def main(argv=None) -> int:
             return 4
         return 0 if results.success else 1
     except ModelError as exc:
-        print(f"error: the model {args.model} has problems:", file=sys.stderr)
+        what = "the solver settings given" if isinstance(exc, _OptionError) else f"the model {args.model}"
+        print(f"error: {what} {'have' if isinstance(exc, _OptionError) else 'has'} problems:", file=sys.stderr)
         for issue in exc.issues:
             print(f"  {issue}", file=sys.stderr)
         return 2

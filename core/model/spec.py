@@ -665,7 +665,7 @@ class SolverSettings:
             # β is relative to each row's own diagonal: at 1 it halves every constraint force
             c.error("regularization", f"must be below 1 (it is relative to each constraint's own scale; the "
                     f"default 1e-8 suits almost every model), got {values['regularization']:g}")
-        if isinstance(values["rtol"], float) and values["rtol"] < 1e-13:
+        if isinstance(values["rtol"], float) and 0.0 < values["rtol"] < 1e-13:
             c.error("rtol", f"must be at least 1e-13 (float64 precision), got {values['rtol']:g}")
         if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
                 and values["end_time"] * values["output_rate"] > 10_000_000):

@@ -71,6 +71,50 @@ def test_simulate_writes_csv_with_units(tiny_pendulum, tmp_path):
     assert out_npz.is_file()
 
 
+def test_options_override_the_files_solver_settings_for_one_run(tiny_pendulum, tmp_path):
+    before = tiny_pendulum.read_bytes()
+    out_csv = tmp_path / "rk4.csv"
+    r = run("simulate", tiny_pendulum, "--integrator", "RK4", "--step", "0.01", "--end-time", "0.1",
+            "--csv", out_csv)
+    assert r.returncode == 0, r.stderr
+    # 0.1 s in frames of 1/50 s (the file's rate), each two RK4 steps of four evaluations
+    assert ", 6 frames," in r.stdout
+    assert " 40 evaluations " in r.stdout
+    assert "  settings: RK4 (step 0.01 s), 0.1 s at 50 frames/s" in r.stdout.splitlines()
+    with open(out_csv, newline="", encoding="utf-8") as fh:
+        table = np.array(list(csv.reader(fh))[1:], float)
+    np.testing.assert_allclose(table[:, 0], np.linspace(0.0, 0.1, 6), atol=1e-12)
+    assert tiny_pendulum.read_bytes() == before                 # the file keeps its own settings
+
+    r = run("check", tiny_pendulum, "--integrator", "BDF", "--rtol", "1e-5", "--max-step", "0.002")
+    assert r.returncode == 0, r.stderr
+    assert "  settings: BDF (rtol 1e-05, atol 1e-10, max step 0.002 s), 0.2 s at 50 frames/s" in r.stdout.splitlines()
+    r = run("check", tiny_pendulum)
+    assert "  settings: DOP853 (rtol 1e-08, atol 1e-10, projected every step), 0.2 s at 50 frames/s" \
+        in r.stdout.splitlines()
+
+
+def test_bad_setting_options_exit_2_naming_each_option(tiny_pendulum, tmp_path):
+    out_csv = tmp_path / "unused.csv"
+    r = run("simulate", tiny_pendulum, "--rtol", "-1", "--step", "0", "--end-time", "1", "--output-rate", "0.5",
+            "--csv", out_csv)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "error: the solver settings given have problems:",
+        "  option --rtol: must be greater than 0, got -1",
+        "  option --step: must be greater than 0, got 0",
+        "  option --output-rate: 0.5 Hz gives no output frame after t = 0 in a run of 1 s; raise it to at "
+        "least 1 Hz or the end time to at least 2 s"]
+    assert not out_csv.exists()
+    r = run("check", tiny_pendulum, "--integrator", "Euler")
+    assert r.returncode == 2
+    assert "argument --integrator: invalid choice: 'Euler'" in r.stderr
+    r = run("check", tiny_pendulum, "--rtol", "tight")
+    assert r.returncode == 2
+    assert "argument --rtol: invalid float value: 'tight'" in r.stderr
+
+
 def test_bad_model_exits_2_and_lists_every_problem_on_stderr():
     r = run("check", DATA / "invalid" / "several_problems.json")
     assert r.returncode == 2

@@ -433,6 +433,17 @@ def test_a_regularization_of_one_or_more_is_rejected():
     assert model_from_dict(data).settings.regularization == 0.5
 
 
+@pytest.mark.parametrize("rtol, says", [
+    (-1.0, "settings: rtol: must be greater than 0, got -1"),
+    (1e-14, "settings: rtol: must be at least 1e-13 (float64 precision), got 1e-14")])
+def test_an_rtol_out_of_range_is_one_error_saying_why(rtol, says):
+    data = _base()
+    data["settings"] = {"rtol": rtol}
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [says]
+
+
 def test_a_force_and_a_spring_of_one_name_are_an_error():
     """Output columns are named by element: a spring and a bushing would both give C.force, a force
     and a contact C.point; so forces, springs, bushings and contacts share one set of names."""
