@@ -72,6 +72,7 @@ def _model(args):
         settings = replace(model.settings, **given)
     except ModelError as exc:
         options = {field: option for option, field, _, _ in _SETTING_OPTIONS}
+        # the settings' issues are at "settings: <field>"
         raise _OptionError([replace(i, path=f"option {options.get(i.path.split(': ')[-1], i.path)}")
                             for i in exc.issues]) from None
     return replace(model, settings=settings)
@@ -184,8 +185,9 @@ def main(argv=None) -> int:
             return 4
         return 0 if results.success else 1
     except ModelError as exc:
-        what = "the solver settings given" if isinstance(exc, _OptionError) else f"the model {args.model}"
-        print(f"error: {what} {'have' if isinstance(exc, _OptionError) else 'has'} problems:", file=sys.stderr)
+        header = ("the solver settings given have problems" if isinstance(exc, _OptionError)
+                  else f"the model {args.model} has problems")
+        print(f"error: {header}:", file=sys.stderr)
         for issue in exc.issues:
             print(f"  {issue}", file=sys.stderr)
         return 2
