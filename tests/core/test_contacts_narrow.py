@@ -325,6 +325,33 @@ def test_every_cell_lists_a_closest_triangle_of_each_of_its_points(shape):
     np.testing.assert_allclose(nearest_listed, cl.distance, rtol=0, atol=ROUND)
 
 
+def test_one_triangle_per_edge_and_vertex_keeps_every_contact(monkeypatch):
+    # FeatureRegions.cover keeps, for a cell that only an edge's or a vertex's
+    # region meets, one of the triangles at that feature (every one of them is as
+    # near): the lists shorten, and the contacts, depths and normals stay
+    from core.contacts import distance
+
+    v, f = torus_mesh(0.02, 0.006, 120, 48)
+    g = prepare_geometry(v, f, "standard", name="torus_cover")
+    band = 5e-4
+    covered = distance.SurfaceIndex(g.triangles, g.lo, g.hi, band, g.cell_size(band))
+    monkeypatch.setattr(distance.FeatureRegions, "cover", lambda self, cell, t, bits: bits != 0)
+    every = distance.SurfaceIndex(g.triangles, g.lo, g.hi, band, g.cell_size(band))
+    assert covered.n_cells == every.n_cells
+    # measured 5.65 against 6.19 triangles per cell
+    assert len(covered.lists) < 0.95 * len(every.lists)
+    # flatness is decided on the full lists
+    np.testing.assert_array_equal(covered.flat_cells(), every.flat_cells())
+    rng = np.random.default_rng(5)
+    p = g.vertices[rng.integers(0, len(g.vertices), 20000)] + rng.normal(scale=3e-4, size=(20000, 3))
+    a, b = covered.query(p, clearance=True), every.query(p, clearance=True)
+    assert a.pairs < b.pairs
+    np.testing.assert_array_equal(a.index, b.index)
+    np.testing.assert_allclose(a.depth, b.depth, rtol=0, atol=ROUND)
+    np.testing.assert_allclose(a.normal, b.normal, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.clearance, b.clearance, rtol=0, atol=ROUND)
+
+
 def test_region_bounds_shorten_the_lists_without_changing_a_contact(monkeypatch):
     from core.contacts import distance
 
