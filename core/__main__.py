@@ -16,8 +16,7 @@ import threading
 from dataclasses import replace
 
 from . import ModelError, SolverError, check, compile_model, load_model, simulate
-from .model.spec import INTEGRATORS, PROJECTED_INTEGRATORS, SolverSettings
-from .solver.simulate import SCIPY_METHODS
+from .model.spec import INTEGRATORS
 from .units import from_si
 
 #: the settings an option may override: (option, field, type, help)
@@ -45,17 +44,6 @@ def _add_setting_options(parser) -> None:
     for option, field, kind, text in _SETTING_OPTIONS:
         group.add_argument(option, dest=field, type=kind, metavar=field.upper(),
                            choices=INTEGRATORS if field == "integrator" else None, help=text)
-
-
-def _settings_line(s: SolverSettings) -> str:
-    """The settings a run uses, in one line."""
-    if s.integrator not in SCIPY_METHODS:       # RK4 and the stepper
-        how = f"step {s.step:g} s"
-    else:
-        how = f"rtol {s.rtol:g}, atol {s.atol:g}" + (f", max step {s.max_step:g} s" if s.max_step else "")
-        if s.integrator in PROJECTED_INTEGRATORS:
-            how += ", projected every step"
-    return f"{s.integrator} ({how}), {s.end_time:g} s at {s.output_rate:g} frames/s"
 
 
 class _OptionError(ModelError):
@@ -94,7 +82,7 @@ def _check(model) -> int:
     redundant = system.redundancy(0.0, system.y0)
     dof = 6 * cm.n_bodies - (system.n_rows - redundant)
     print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
-    print(f"  settings: {_settings_line(model.settings)}")
+    print(f"  settings: {model.settings.describe()}")
     for m in model.motions:
         print(f"  motion {m.name!r}: {m.mode} = {m.value}")
     times = [k * (1.0 / model.settings.output_rate) for k in range(model.settings.frame_count())]   # the run's output times
@@ -159,7 +147,7 @@ def main(argv=None) -> int:
         if show:
             sys.stderr.write("\n")
         print(f"{args.model}: {results.summary()}")
-        print(f"  settings: {_settings_line(model.settings)}")
+        print(f"  settings: {model.settings.describe()}")
         if interrupted:
             print(f"  cancelled by Ctrl-C at t = {results.t[-1] if len(results.t) else 0:.6g} s; the frames so far "
                   "are written")

@@ -8,21 +8,31 @@ With the ``bpy`` module from PyPI::
 
     python tools/simulate_blend.py FILE.blend [--bake] [--csv OUT.csv] [--save OUT.blend]
 
+``--integrator``, ``--end-time``, ``--output-rate``, ``--rtol``, ``--atol``,
+``--max-step`` and ``--step`` override the scene's solver settings for the run
+(as ``python -m core simulate`` does a model file's): a coarse preview of a
+scene set up for its final run, say. The .blend itself is not changed; a file
+written with ``--save`` keeps the settings the run used, with its baked
+animation. The run prints the settings it uses.
+
 Uses the installed Multibody Dynamics extension when Blender has it enabled,
 else registers the add-on from this checkout. A run that fails part-way or is
 cancelled with Ctrl-C still bakes, exports and saves the frames computed
 before it; an output that cannot be written is reported and the others are
 still written. Exit status: 0 done, 1 the model is invalid, the run failed or
 was cancelled, or an output could not be written (the problems on stderr),
-2 the file cannot be opened or the arguments are wrong, 130 stopped at once
-by Ctrl-C (pressed again, or outside the simulation).
+2 the file cannot be opened or the arguments are wrong (a setting the run
+cannot take included), 130 stopped at once by Ctrl-C (pressed again, or outside
+the simulation).
 """
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import bpy
@@ -49,7 +59,72 @@ def parse_args(argv):
     parser.add_argument("--bake", action="store_true", help="bake keyframes and force arrows")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the results, units in the header")
     parser.add_argument("--save", metavar="OUT.blend", help="save the .blend (after --bake)")
+    group = parser.add_argument_group("solver settings for this run (default: the scene's)")
+    for option, field, kind, text in SETTING_OPTIONS:
+        group.add_argument(option, dest=field, type=kind, metavar=field.upper(), help=text,
+                           choices=INTEGRATORS if field == "integrator" else None)
     return parser.parse_args(script_args(argv))
+
+
+#: the add-on's integrators (its Solver panel's list)
+INTEGRATORS = ("DOP853", "RK45", "RK4", "BDF", "Radau", "LSODA", "stepper")
+#: the solver settings an option may override: (option, field of the Solver panel, type, help)
+SETTING_OPTIONS = (
+    ("--integrator", "integrator", str, f"integration method: {', '.join(INTEGRATORS)}"),
+    ("--end-time", "end_time", float, "simulated time, s (instead of the scene's frame range)"),
+    ("--output-rate", "output_rate", float, "output frames per second (instead of the scene's frame rate)"),
+    ("--rtol", "rtol", float, "relative tolerance of the adaptive integrators"),
+    ("--atol", "atol", float, "absolute tolerance of the adaptive integrators (on the SI state)"),
+    ("--max-step", "max_step", float, "longest step of the adaptive integrators, s"),
+    ("--step", "step", float, "fixed step of RK4 and the stepper, s"),
+)
+#: the Solver panel's switch that an option turns, and to what
+_SWITCHES = {"end_time": ("use_scene_range", False), "output_rate": ("use_scene_fps", False),
+             "max_step": ("use_max_step", True)}
+
+
+class SettingsError(Exception):
+    """Solver settings given on the command line that the run cannot take (status 2)."""
+
+
+def override_settings(scene, args):
+    """Put the command line's solver settings into the scene's Solver panel; the settings the
+    run then uses (the core's SolverSettings; None when the scene's are wrong, which the run reports).
+
+    Each value given is checked first, as the core checks a model's settings and against the
+    panel field's limits, since Blender would clamp a value out of them without a word.
+    Raises SettingsError naming the options, with the scene unchanged.
+    """
+    bridge = addon_module("bridge.scene_to_model")
+    core = bridge.core
+    options = {field: option for option, field, _, _ in SETTING_OPTIONS}
+    given = {field: getattr(args, field) for field in options if getattr(args, field) is not None}
+    panel = scene.mbd.solver
+    problems = []
+    for field, value in given.items():
+        prop = panel.bl_rna.properties[field]
+        if field != "integrator" and math.isfinite(value) and not prop.hard_min <= value <= prop.hard_max:
+            problems.append(f"option {options[field]}: {value:g} is outside what the Solver panel's "
+                            f"{prop.name} takes ({prop.hard_min:g} to {prop.hard_max:g})")
+    try:
+        current = bridge.solver_settings(scene, bridge._Collector())
+    except core.ModelError:     # the scene's own problem (its frame range): the run reports it
+        current = core.model.spec.SolverSettings()
+    try:
+        replace(current, **given)
+    except core.ModelError as exc:
+        # the settings' issues are at "settings: <field>"
+        problems += [f"option {options.get(i.path.split(': ')[-1], i.path)}: {i.message}" for i in exc.issues]
+    if problems:
+        raise SettingsError("\n".join(dict.fromkeys(problems)))
+    for field, value in given.items():
+        setattr(panel, field, value)
+        if field in _SWITCHES:
+            setattr(panel, *_SWITCHES[field])
+    try:
+        return bridge.solver_settings(scene, bridge._Collector())
+    except core.ModelError:
+        return None
 
 
 def reported(exc) -> str:
@@ -221,6 +296,13 @@ def main(argv=None) -> int:
             print(f"simulate_blend: {exc}", file=sys.stderr)
             return 2
         ensure_addon()
+        try:
+            settings = override_settings(bpy.context.scene, args)
+        except SettingsError as exc:
+            print(f"simulate_blend: the solver settings given have problems:\n{exc}", file=sys.stderr)
+            return 2
+        if settings is not None:
+            print(f"simulate_blend: settings: {settings.describe()}")
         return solve_and_write(args, ctrl_c)
 
 

@@ -29,7 +29,8 @@ from ..errors import Issue, ModelError
 __all__ = [
     "Box", "Cylinder", "Sphere", "TriangleMesh", "MeshFile", "Body", "Frame", "Joint",
     "GearPair", "RackPinion", "Motion", "Force", "SpringDamper", "Bushing", "Contact",
-    "SolverSettings", "Model", "JOINT_TYPES", "INTEGRATORS", "PROJECTED_INTEGRATORS", "CONTACT_METHODS",
+    "SolverSettings", "Model", "JOINT_TYPES", "INTEGRATORS", "PROJECTED_INTEGRATORS", "FIXED_STEP_INTEGRATORS",
+    "CONTACT_METHODS",
 ]
 
 JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "spherical", "universal",
@@ -40,6 +41,8 @@ MOTION_DOFS = {"revolute": ("rotation",), "prismatic": ("translation",),
 INTEGRATORS = ("RK45", "DOP853", "BDF", "Radau", "LSODA", "RK4", "stepper")
 #: the integrators that project every accepted step onto the constraints (docs/solvers.md)
 PROJECTED_INTEGRATORS = ("RK45", "DOP853")
+#: the integrators of fixed ``step`` (the others adapt theirs to ``rtol`` and ``atol``)
+FIXED_STEP_INTEGRATORS = ("RK4", "stepper")
 #: the Baumgarte rate (1/s) when the settings leave it automatic: a slow one for the
 #: integrators that project every step, whose steps a fast one would shorten
 #: (docs/solvers.md, "Drift control"), and 20 1/s for the others
@@ -682,6 +685,18 @@ class SolverSettings:
     def frame_count(self) -> int:
         """Output frames of the run: at multiples of 1/``output_rate`` from 0 to ``end_time``."""
         return int(math.floor(self.end_time / (1.0 / self.output_rate) + 1e-9)) + 1
+
+    def describe(self) -> str:
+        """The settings a run uses, in one line, e.g. ``DOP853 (rtol 1e-08, atol 1e-10,
+        projected every step), 2 s at 24 frames/s``."""
+        if self.integrator in FIXED_STEP_INTEGRATORS:
+            how = f"step {self.step:g} s"
+        else:
+            how = f"rtol {self.rtol:g}, atol {self.atol:g}" + (f", max step {self.max_step:g} s"
+                                                               if self.max_step else "")
+            if self.integrator in PROJECTED_INTEGRATORS:
+                how += ", projected every step"
+        return f"{self.integrator} ({how}), {self.end_time:g} s at {self.output_rate:g} frames/s"
 
     def baumgarte_rate(self) -> float:
         """The Baumgarte rate α (1/s) the run uses: ``baumgarte``, or when that is None

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import bpy
 import numpy as np
+import pytest
 
 import mbd_scenes as ms
 
@@ -148,6 +149,68 @@ def test_simulate_blend_still_saves_when_the_csv_cannot_be_written(addon, tmp_pa
     assert status == 1
     assert f"simulate_blend: --csv: Cannot write '{not_a_dir / 'out.csv'}': Not a directory" in err
     assert out_blend.is_file()
+
+
+def test_simulate_blend_overrides_the_solver_settings_for_the_run(addon, tmp_path, capsys):
+    """The pendulum's 1 s at 24 frames/s with DOP853, run for 0.5 s at 10 frames/s with RK45 instead;
+    the period then matches the scene's own run, the file is left as it was, a saved copy keeps the
+    settings used."""
+    scene, _ = ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    tool = simulate_blend()
+    own_csv, out_csv, out_blend = tmp_path / "own.csv", tmp_path / "out.csv", tmp_path / "out.blend"
+    assert tool.main(["simulate_blend.py", str(model), "--csv", str(own_csv)]) == 0
+    assert "simulate_blend: settings: DOP853 (rtol 1e-08, atol 1e-10, projected every step), 1 s at 24 frames/s" \
+        in capsys.readouterr().out
+    status = tool.main(["simulate_blend.py", str(model), "--integrator", "RK45", "--end-time", "0.5",
+                        "--output-rate", "10", "--rtol", "1e-9", "--max-step", "0.05", "--csv", str(out_csv),
+                        "--save", str(out_blend)])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert ("simulate_blend: settings: RK45 (rtol 1e-09, atol 1e-10, max step 0.05 s, projected every step), "
+            "0.5 s at 10 frames/s") in out.out
+    rows = csv_rows(out_csv)
+    assert [float(r[0]) for r in rows[1:]] == pytest.approx([0.0, 0.1, 0.2, 0.3, 0.4, 0.5], abs=1e-12)
+    # the same motion: at 0.5 s both runs are on the exact trajectory within their tolerances (they
+    # differ by 3e-6 mm)
+    own = csv_rows(own_csv)
+    column = own[0].index("Bob.position.x [mm]")
+    assert float(own[13][0]) == pytest.approx(0.5)
+    assert float(rows[-1][column]) == pytest.approx(float(own[13][column]), abs=1e-4)
+    bpy.ops.wm.open_mainfile(filepath=str(model))
+    assert bpy.context.scene.mbd.solver.integrator == "DOP853" and bpy.context.scene.mbd.solver.use_scene_range
+    bpy.ops.wm.open_mainfile(filepath=str(out_blend))
+    solver = bpy.context.scene.mbd.solver
+    assert (solver.integrator, solver.use_scene_range, solver.use_scene_fps, solver.use_max_step) == \
+        ("RK45", False, False, True)
+    assert (solver.end_time, solver.output_rate, solver.max_step) == pytest.approx((0.5, 10.0, 0.05))
+
+
+def test_simulate_blend_refuses_solver_settings_the_run_cannot_take(addon, tmp_path, capsys):
+    scene, _ = ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    out_csv = tmp_path / "never.csv"
+    tool = simulate_blend()
+    assert tool.main(["simulate_blend.py", str(model), "--rtol", "-1", "--end-time", "0.5", "--output-rate", "1",
+                      "--step", "1e-12", "--csv", str(out_csv)]) == 2
+    err = capsys.readouterr().err
+    assert "simulate_blend: the solver settings given have problems:" in err
+    assert "option --rtol: must be greater than 0, got -1" in err
+    # Blender would clamp these to the panel's limits without a word
+    assert "option --rtol: -1 is outside what the Solver panel's Relative Tolerance takes (1e-13 to " in err
+    assert "option --step: 1e-12 is outside what the Solver panel's Step (s) takes (1e-09 to " in err
+    assert "option --output-rate: 1 Hz gives no output frame after t = 0 in a run of 0.5 s" in err
+    assert not out_csv.exists() and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        tool.main(["simulate_blend.py", str(model), "--integrator", "Euler"])
+    assert "argument --integrator: invalid choice: 'Euler'" in capsys.readouterr().err
+
+
+def test_simulate_blend_knows_every_integrator_of_the_add_on(addon):
+    items = bpy.context.scene.mbd.solver.bl_rna.properties["integrator"].enum_items.keys()
+    assert tuple(items) == simulate_blend().INTEGRATORS
 
 
 def test_ctrl_c_cancels_simulate_blend_and_writes_the_frames_so_far(addon, tmp_path):
