@@ -529,8 +529,9 @@ class FeatureRegions:
         (the triangle kept for the face, or for the edge, holds them).
 
         A half-space ``d·(x - x0) <= 0`` meets the cube when ``d·(o - x0) <=
-        half |d|_1 + margin |d|`` (the cube's support along ``d``): about a fifth
-        tighter on average than the cube's circumscribed ball (``half sqrt(3)``).
+        half |d|_1 + margin |d|`` (the cube's support along ``d``, unit ``d``): the
+        radius of the cube's circumscribed ball, ``half sqrt(3)``, only along a
+        diagonal, 42 % less along an axis and 13 % less on average over directions.
         """
         # face: the cube meets the triangle's prism; the separating axes are the
         # triangle's in-plane edge normals and n x (x, y, z)
