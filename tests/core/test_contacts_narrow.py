@@ -93,7 +93,7 @@ def test_index_matches_brute_force(shape):
     np.testing.assert_allclose(p[pen.index] + pen.depth[:, None] * pen.normal, pen.closest, atol=1e-10)
 
 
-@pytest.mark.parametrize("shape", ["box", "fine_box", "gear"])
+@pytest.mark.parametrize("shape", ["box", "fine_box", "gear", "sliver_box"])
 def test_flat_cells_give_the_brute_force_signed_distance(shape):
     # the candidate reduction takes depth and normal of a point in a flat cell
     # from the cell's plane: that must be the exact signed distance and closest
@@ -266,8 +266,22 @@ def _blade():
     return v, f
 
 
+def _sliver_box():
+    """A box 30 x 20 x 10 mm whose top is a fan about a vertex 0.1 µm in from, and 0.1 µm above, the
+    middle of its front edge: a sliver triangle along that edge, tilted 45° (its regions are thin
+    wedges; its in-plane directions come from a 0.1 µm offset)."""
+    x, y, z = 0.015, 0.01, 0.01
+    v = np.array([[-x, -y, 0], [x, -y, 0], [x, y, 0], [-x, y, 0], [-x, -y, z], [x, -y, z], [x, y, z], [-x, y, z],
+                  [0.0, -y + 1e-7, z + 1e-7]])
+    f = np.array([[0, 3, 2], [0, 2, 1], [0, 1, 5], [0, 5, 4], [1, 2, 6], [1, 6, 5], [2, 3, 7], [2, 7, 6],
+                  [3, 0, 4], [3, 4, 7], [4, 5, 8], [5, 6, 8], [6, 7, 8], [7, 4, 8]])
+    return v, f
+
+
 def _shape(name):
     """(vertices, faces, contact mesh method) of the test shapes, m."""
+    if name == "sliver_box":
+        return (*_sliver_box(), "standard")
     if name == "box":
         return (*box_mesh((0.03, 0.02, 0.01)), "standard")
     if name == "notched_cube":
@@ -288,7 +302,7 @@ def _shape(name):
 
 
 @pytest.mark.parametrize("shape", ["spike", "blade", "notched_cube", "fine_box", "ball", "torus", "gear",
-                                   "gear_decimated"])
+                                   "gear_decimated", "sliver_box"])
 def test_every_cell_lists_a_closest_triangle_of_each_of_its_points(shape):
     # the lists keep only triangles whose closest-point regions can meet the cell
     # (FeatureRegions): for any point of a kept cell, inside or outside, the
