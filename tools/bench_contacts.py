@@ -193,6 +193,7 @@ def main(argv=None) -> int:
     speed = min(r[10] for r in rows)
     print(f"\nworst cost {worst:.2f} µs/pt (target < {TARGET_US:g}); "
           f"smallest speed-up {speed:.0f}x (target >= {TARGET_SPEEDUP:g}x)")
+    print(flatness(rows))
     if args.check:
         print("brute-force check:", "passed" if ok_all else "FAILED")
     if args.pairs:
@@ -203,6 +204,19 @@ def main(argv=None) -> int:
         bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save,
                     args.gear_step)
     return 0 if ok_all else 1
+
+
+def flatness(rows) -> str:
+    """How the cost per point grows from the smallest mesh to the largest (target: flat), per set of
+    points, over the whole torus and on a patch; ``rows`` as printed (triangles, points, ...,
+    µs/pt at 8, patch µs/pt at 11)."""
+    parts = []
+    for label in dict.fromkeys(r[1] for r in rows):
+        mine = [r for r in rows if r[1] == label]
+        lo, hi = min(mine, key=lambda r: r[0]), max(mine, key=lambda r: r[0])
+        parts.append(f"{label} {hi[8] / lo[8]:.2f}x ({hi[11] / lo[11]:.2f}x on a patch)")
+    small, large = min(r[0] for r in rows), max(r[0] for r in rows)
+    return f"cost per point from {small} to {large} triangles (target: flat): " + ", ".join(parts)
 
 
 def _rot_z(a: float) -> np.ndarray:

@@ -17,3 +17,12 @@ def test_the_broad_phase_section_prints_a_row_per_size(capsys):
     rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.strip()[:1].isdigit()]
     assert [(r[0], r[1]) for r in rows] == [("3", "3"), ("6", "15")]
     assert all(r[-1].endswith("x") and float(r[-1][:-1]) > 0 for r in rows)
+
+
+def test_the_table_says_how_the_cost_grows_with_the_mesh():
+    # rows as main() builds them: triangles, points, build, cells, list, MB, tests, hits, µs/pt,
+    # trimesh µs/pt, speed-up, patch µs/pt
+    rows = [(1024, "shell", 0, 0, 0, 0, 0, 0, 0.5, 0, 0, 0.4), (1024, "inside", 0, 0, 0, 0, 0, 0, 0.6, 0, 0, 0.5),
+            (99856, "shell", 0, 0, 0, 0, 0, 0, 0.9, 0, 0, 0.6), (99856, "inside", 0, 0, 0, 0, 0, 0, 1.2, 0, 0, 0.8)]
+    assert bench_contacts.flatness(rows) == ("cost per point from 1024 to 99856 triangles (target: flat): "
+                                             "shell 1.80x (1.50x on a patch), inside 2.00x (1.60x on a patch)")
