@@ -38,6 +38,9 @@ def fingerprint(model) -> str:
 RESULTS: dict[str, Entry] = {}
 #: scene key -> the job running for it
 JOBS: dict[str, "Job"] = {}
+#: called with every progress report of every job (the core's Progress), on the job's thread: the
+#: headless scripts print them (a modal run's status bar and panel read the job's fields instead)
+LISTENERS: list = []
 
 
 class Job:
@@ -68,6 +71,8 @@ class Job:
 
     def progress(self, info) -> bool:
         self.fraction, self.time, self.stage, self.note = info.fraction, info.time, info.stage, info.note
+        for listen in LISTENERS:
+            listen(info)
         return not self._cancel.is_set()
 
     def status(self) -> str:

@@ -127,7 +127,7 @@ def solve_and_bake(scene, ctrl_c):
         bpy.ops.mbd.validate()
     except RuntimeError as exc:   # the operator's ERROR report: every problem of the model
         raise JobError(f"the model is invalid:\n{reported(exc)}") from None
-    failure = simulate(ctrl_c)
+    failure = simulate(ctrl_c, "main_job")
     if results_entry(scene) is None:
         raise JobError(f"the simulation failed:\n{failure}" if failure else
                        "cancelled by Ctrl-C before the first frame; nothing written")

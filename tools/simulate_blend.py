@@ -8,6 +8,10 @@ With the ``bpy`` module from PyPI::
 
     python tools/simulate_blend.py FILE.blend [--bake] [--csv OUT.csv] [--save OUT.blend]
 
+A run that takes more than two seconds shows its progress on stderr (``--quiet``:
+not): on a terminal one line kept up to date, in a log a line per tenth of the
+simulated time and per stage of the preparation (a large contact mesh's index).
+
 ``--integrator``, ``--end-time``, ``--output-rate``, ``--rtol``, ``--atol``,
 ``--max-step`` and ``--step`` override the scene's solver settings for the run
 (as ``python -m core simulate`` does a model file's): a coarse preview of a
@@ -59,6 +63,7 @@ def parse_args(argv):
     parser.add_argument("--bake", action="store_true", help="bake keyframes and force arrows")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the results, units in the header")
     parser.add_argument("--save", metavar="OUT.blend", help="save the .blend (after --bake)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
     group = parser.add_argument_group("solver settings for this run (default: the scene's)")
     for option, field, kind, text in SETTING_OPTIONS:
         group.add_argument(option, dest=field, type=kind, metavar=field.upper(), help=text,
@@ -236,24 +241,80 @@ class CtrlC:
             self._writing = True
 
 
-def simulate(ctrl_c) -> str:
-    """Simulate the scene, Ctrl-C cancelling; the operator's error report ('' when it did not fail).
+#: runs shorter than this (wall time, s) show no progress
+PROGRESS_AFTER = 2.0
+
+
+class ProgressPrinter:
+    """The simulation's progress on a stream, once a run has taken ``after`` s (default
+    :data:`PROGRESS_AFTER`).
+
+    On a terminal one line kept up to date; elsewhere (a log file, a pipe) a line per stage
+    the core prepares (a contact's geometry) and per tenth of the simulated time.
+    """
+
+    def __init__(self, prog, stream=None, after=None):
+        self.prog = prog
+        self.stream = sys.stderr if stream is None else stream
+        self.after = PROGRESS_AFTER if after is None else after
+        self.live = self.stream.isatty()
+        self._shown = None      # the last stage or tenth printed
+        self._open = False      # a live line to end
+
+    def __call__(self, info):
+        if info.wall_time < self.after:
+            return
+        if info.stage:
+            text, said = info.stage, info.stage
+        else:
+            text = f"{info.fraction * 100:5.1f} %  t = {info.time:.4g} s" + (f"  ({info.note})" if info.note else "")
+            said = round(info.fraction * 1000) // 100      # the tenth of the percentage shown
+        try:
+            if self.live:
+                self.stream.write(f"\r{self.prog}: {text}  ({info.wall_time:.0f} s)\x1b[K")
+                self._open = True
+            elif said != self._shown:
+                self.stream.write(f"{self.prog}: {text}  ({info.wall_time:.0f} s)\n")
+            self._shown = said
+            self.stream.flush()
+        except (OSError, ValueError):   # a closed or broken stream: the run goes on without it
+            pass
+
+    def close(self):
+        if self._open:
+            with contextlib.suppress(OSError, ValueError):
+                self.stream.write("\n")
+            self._open = False
+
+
+def simulate(ctrl_c, prog="simulate_blend", quiet=False) -> str:
+    """Simulate the scene, Ctrl-C cancelling, the progress on stderr unless ``quiet``; the
+    operator's error report ('' when it did not fail).
 
     The results entry then holds what was computed: complete, partial (failed
     or cancelled part-way) or none (a bad model, a run that could not start).
     """
-    with ctrl_c.cancelling():
-        try:
-            bpy.ops.mbd.simulate()
-        except RuntimeError as exc:     # operators report problems as errors, which bpy.ops raises
-            return reported(exc)
-    return ""
+    listeners = addon_module("runner").LISTENERS
+    printer = None if quiet else ProgressPrinter(prog)
+    if printer:
+        listeners.append(printer)
+    try:
+        with ctrl_c.cancelling():
+            try:
+                bpy.ops.mbd.simulate()
+            except RuntimeError as exc:     # operators report problems as errors, which bpy.ops raises
+                return reported(exc)
+        return ""
+    finally:
+        if printer:
+            listeners.remove(printer)
+            printer.close()
 
 
 def solve_and_write(args, ctrl_c) -> int:
     """Simulate, then bake and write what was computed, even part of a run; returns the exit status."""
     name = bpy.data.filepath
-    failure = simulate(ctrl_c)
+    failure = simulate(ctrl_c, quiet=args.quiet)
     entry = results_entry(bpy.context.scene)
     if entry is None:
         print(f"simulate_blend: {name}: {failure or 'cancelled by Ctrl-C before the first frame; nothing written'}",

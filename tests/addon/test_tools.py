@@ -213,6 +213,45 @@ def test_simulate_blend_knows_every_integrator_of_the_add_on(addon):
     assert tuple(items) == simulate_blend().INTEGRATORS
 
 
+def test_simulate_blend_shows_the_progress_of_a_long_run(addon, tmp_path, capsys, monkeypatch):
+    """A run longer than PROGRESS_AFTER (here 0 s) prints, in a log, a line per tenth of its time (the
+    core reporting at every chance, not every 0.1 s)."""
+    scene, _ = ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    tool = simulate_blend()
+    monkeypatch.setattr(tool, "PROGRESS_AFTER", 0.0)
+    monkeypatch.setattr(sys.modules["core.solver.simulate"], "_PROGRESS_INTERVAL", 0.0)
+    assert tool.main(["simulate_blend.py", str(model)]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if " %  t = " in line]
+    tenths = [int(float(line.split()[1]) // 10) for line in lines]
+    assert tenths == sorted(set(tenths)) and tenths[-1] == 10 and len(tenths) >= 6
+    assert lines[-1].startswith("simulate_blend: 100.0 %  t = 1 s  (")
+    from addon import runner
+    assert runner.LISTENERS == []       # removed after the run
+    assert tool.main(["simulate_blend.py", str(model), "--quiet"]) == 0
+    assert " %  t = " not in capsys.readouterr().err
+
+
+def test_progress_printer_keeps_one_line_on_a_terminal():
+    import io
+    from types import SimpleNamespace as Info
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    printer = simulate_blend().ProgressPrinter("simulate_blend", out, after=1.0)
+    printer(Info(fraction=0.0, time=0.0, wall_time=0.5, stage="", note=""))         # too early: nothing
+    printer(Info(fraction=0.0, time=0.0, wall_time=1.5, stage="preparing the geometry of body 'A' for "
+                                                               "contact 'mesh'", note=""))
+    printer(Info(fraction=0.25, time=0.5, wall_time=3.2, stage="", note="a stiff model"))
+    printer.close()
+    assert out.getvalue() == ("\rsimulate_blend: preparing the geometry of body 'A' for contact 'mesh'  (2 s)\x1b[K"
+                              "\rsimulate_blend:  25.0 %  t = 0.5 s  (a stiff model)  (3 s)\x1b[K\n")
+
+
 def test_ctrl_c_cancels_simulate_blend_and_writes_the_frames_so_far(addon, tmp_path):
     model = long_pendulum_file(tmp_path)
     out_csv, out_blend = tmp_path / "so_far.csv", tmp_path / "so_far.blend"
