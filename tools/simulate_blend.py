@@ -257,7 +257,7 @@ class ProgressPrinter:
         self.prog = prog
         self.stream = sys.stderr if stream is None else stream
         self.after = PROGRESS_AFTER if after is None else after
-        self.live = self.stream.isatty()
+        self.live = getattr(self.stream, "isatty", lambda: False)()     # (a stand-in stream may lack it)
         self._shown = None      # the last stage or tenth printed
         self._open = False      # a live line to end
 
