@@ -153,7 +153,7 @@ def test_simulate_blend_still_saves_when_the_csv_cannot_be_written(addon, tmp_pa
 
 def test_simulate_blend_overrides_the_solver_settings_for_the_run(addon, tmp_path, capsys):
     """The pendulum's 1 s at 24 frames/s with DOP853, run for 0.5 s at 10 frames/s with RK45 instead;
-    the period then matches the scene's own run, the file is left as it was, a saved copy keeps the
+    the bob then is where the scene's own run has it at 0.5 s, the file is left as it was, a saved copy keeps the
     settings used."""
     scene, _ = ms.pendulum(0.001)
     model = tmp_path / "pendulum.blend"
