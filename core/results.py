@@ -82,7 +82,7 @@ class Results:
     message: str = ""
     warnings: tuple = ()
     redundant_constraints: int = 0
-    initial_correction: float = 0.0     # m or rad, largest move of the initial assembly
+    initial_correction: float = 0.0     # m or rad: the initial assembly's largest move of a COM, or turn
     stats: dict = field(default_factory=dict)
     # per-contact telemetry (at the output times only); None -> zeros (older files, other callers)
     contact_point: np.ndarray | None = None           # (T, nc, 3) m, normal-force-weighted point on body_i, world

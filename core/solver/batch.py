@@ -18,7 +18,7 @@ import numpy as np
 
 from ..spatial import cross
 from . import schur
-from .system import _QD, _QRS, Kinematics, System, marker_kinematics, rotated
+from .system import _QRS, Kinematics, System, marker_kinematics, quaternion_rates, rotated
 
 
 def supports(sysm: System) -> bool:
@@ -220,8 +220,8 @@ def rhs(sysm: System, Y, t=0.0) -> np.ndarray:
     """dy/dt (k, size) of the states Y (k, size) at time t, as :meth:`System.rhs` row by row."""
     b = evaluate(sysm, Y, t)
     n = sysm.n
-    q, w = b.packed[:, :n, 9:13], b.packed[:, :n, 6:9]
-    qdot = (q[..., :, None] * w[..., None, :]).reshape(-1, 12) @ _QD
+    # the stored quaternions, not the normalised ones (see system.quaternion_rates)
+    qdot = quaternion_rates(Y[:, sysm.sl_q], b.packed[:, :n, 6:9].reshape(-1, 3))
     return np.concatenate([Y[:, sysm.sl_v], qdot.reshape(len(Y), 4 * n), b.udot, b.angle_rates], axis=1)
 
 

@@ -161,11 +161,12 @@ class StepHermite:
         s, n = self.sys, self.sys.n
         T = len(times)
         q, qd = val[:, 3 * n:].reshape(T, n, 4), der[:, 3 * n:].reshape(T, n, 4)
-        qn = q / np.sqrt(np.einsum("tij,tij->ti", q, q))[..., None]
+        s2 = np.einsum("tij,tij->ti", q, q)[..., None]
         y = np.empty((T, s.size))
         y[:, s.sl_x], y[:, s.sl_v] = val[:, :3 * n], der[:, :3 * n]
-        y[:, s.sl_q] = qn.reshape(T, -1)
-        y[:, s.sl_w] = ((qd[..., :, None] * qn[..., None, :]).reshape(T, n, 16) @ _W_OF_QDOT).reshape(T, -1)
+        y[:, s.sl_q] = (q / np.sqrt(s2)).reshape(T, -1)
+        # q̇ = ½ [0, ω] ⊗ q with q not quite unit: ω = 2 vec(q̇ ⊗ q̄) / |q|²
+        y[:, s.sl_w] = ((qd[..., :, None] * (q / s2)[..., None, :]).reshape(T, n, 16) @ _W_OF_QDOT).reshape(T, -1)
         if s.n_angles:
             y[:, s.sl_a] = self._angles_at(times)
         return y

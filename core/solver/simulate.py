@@ -520,11 +520,12 @@ class _Run:
         changed = changed[np.argsort(-change[changed], kind="stable")]      # the most changed first
         names = ", ".join(repr(cm.body_names[k]) for k in changed[:3]) + (" ..." if len(changed) > 3 else "")
         k = changed[0]
+        given = " and ".join(text for text, on in ((f"{_vec(cm.v0[k] * 1e3)} mm/s", held[k, 0]),
+                                                   (f"{_vec(cm.w0[k])} rad/s", held[k, 1])) if on)
         self.warnings.append(Issue(
             "warning", "initial-velocity-changed", f"body {cm.body_names[k]!r}",
             f"the initial velocities given to {names} do not fit the joints; the run starts "
-            f"{cm.body_names[k]!r} at {_vec(v[k] * 1e3)} mm/s and {_vec(w[k])} rad/s instead of "
-            f"{_vec(cm.v0[k] * 1e3)} mm/s and {_vec(cm.w0[k])} rad/s",
+            f"{cm.body_names[k]!r} at {_vec(v[k] * 1e3)} mm/s and {_vec(w[k])} rad/s instead of {given}",
             "Give velocities the joints allow (a body's points must move as its joints let them), "
             "or give one body its velocity and let the joints move the others."))
 
@@ -1300,11 +1301,9 @@ def _energy_scale(out, T) -> float:
 def _moves(sysm: System, before, after) -> str:
     """The largest displacement and the largest turn of a body from state ``before`` to ``after``,
     in the model's units, and whose they are."""
-    n, names = sysm.n, sysm.cm.body_names
-    dx = np.linalg.norm((after[sysm.sl_x] - before[sysm.sl_x]).reshape(n, 3), axis=1)
-    q0, q1 = before[sysm.sl_q].reshape(n, 4), after[sysm.sl_q].reshape(n, 4)
-    cos_half = np.abs(np.sum(q0 * q1, axis=1)) / (np.linalg.norm(q0, axis=1) * np.linalg.norm(q1, axis=1))
-    turn = np.degrees(2.0 * np.arccos(np.clip(cos_half, 0.0, 1.0)))
+    names = sysm.cm.body_names
+    dx, turn = sysm.moves(before, after)
+    turn = np.degrees(turn)
     i, k = int(np.argmax(dx)), int(np.argmax(turn))
     return f"body {names[i]!r} moved by {dx[i] * 1e3:.3g} mm, body {names[k]!r} turned by {turn[k]:.3g}°"
 

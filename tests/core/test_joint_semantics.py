@@ -209,6 +209,19 @@ def test_joint_frames_apart_at_t0_are_assembled_with_a_warning(caplog):
     assert any("moved by 5 mm" in str(w) for w in r.warnings)
 
 
+
+def test_the_initial_correction_is_the_assemblys_whole_move_not_its_largest_newton_step(caplog):
+    """A bob built 800 mm from its pivot on a distance joint of length 700: the assembly moves
+    it 100 mm, which the warning and ``initial_correction`` both give (the latter once gave
+    the largest of the Newton steps that made up the move, 77 mm)."""
+    caplog.set_level(logging.ERROR)
+    r = _simulate(Model(bodies=(_body(position=(800.0, 0.0, 0.0)),),
+                        frames=(Frame(name="Fi"), Frame(name="Fj", body="B")),
+                        joints=(Joint(name="J", type="distance", frame_i="Fi", frame_j="Fj", length=700.0),),
+                        settings=STILL))
+    assert r.initial_correction == pytest.approx(0.1, rel=1e-9)
+    assert any("moved by 100 mm" in str(w) for w in r.warnings)
+
 # --------------------------------------------------------------------------- couplers
 def _gears(ratio, internal=False, flip_j=False, motion="t", torque=None, end=1.0):
     oj = (0.0, 1.0, 0.0, 0.0) if flip_j else (1.0, 0.0, 0.0, 0.0)       # 180° about X: Z -> −Z
