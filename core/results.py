@@ -66,7 +66,7 @@ class Results:
     actuator_max_power: np.ndarray      # (nf,) W, N_max = max |F_max| v_max / 4 (nan for plain forces)
     spring_names: tuple
     spring_is_rotational: np.ndarray    # (ns,) bool
-    spring_force: np.ndarray            # (T, ns) N tension or N·m torque
+    spring_force: np.ndarray            # (T, ns) N tension, or N·m torque on frame_j's body about z_i
     bushing_names: tuple
     bushing_force: np.ndarray           # (T, nb, 3) N on the body of frame_j
     bushing_torque: np.ndarray          # (T, nb, 3) N·m

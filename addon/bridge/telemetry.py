@@ -97,7 +97,8 @@ def channels(results) -> list[Channel]:
     for k, name in enumerate(r.spring_names):
         rotational = bool(r.spring_is_rotational[k])
         add(f"{name} (spring)", name, "force", "torque" if rotational else "force", r.spring_force[:, k],
-            "spring-damper torque" if rotational else "spring-damper force, positive in tension")
+            "spring-damper torque on the body of Frame J about Z of Frame I" if rotational
+            else "spring-damper force, positive in tension")
     for k, name in enumerate(r.bushing_names):
         g = f"{name} (bushing)"
         add(g, name, "force", "force", r.bushing_force[:, k], "bushing force on the body of Frame J, world axes")

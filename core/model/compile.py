@@ -391,7 +391,17 @@ def compile_model(model: spec.Model) -> CompiledModel:
     for s in model.springs:
         mi, mj, pi, pj = marker_pair(f"spring {s.name!r}", s.frame_i, s.frame_j, s.type == "rotational")
         if s.type == "translational":
-            free = to_si(s.free_length, "length") if s.free_length is not None else float(np.linalg.norm(pj - pi))
+            initial = float(np.linalg.norm(pj - pi))
+            free = to_si(s.free_length, "length") if s.free_length is not None else initial
+            # at zero length the spring's line has no direction: a free length or a preload
+            # would have nothing to push along (a zero-length spring, k·(p_j − p_i), is fine)
+            if initial <= 1e-9 and (free > 0.0 or s.preload != 0.0):
+                issues.append(Issue("error", "zero-length-spring", f"spring {s.name!r}: frame_j",
+                                    f"frame {s.frame_j!r} coincides with frame_i {s.frame_i!r} at t = 0, so the "
+                                    "spring's line has no direction for its "
+                                    + ("free length" if free > 0.0 else "preload") + " to push along",
+                                    "Move frame_j away from frame_i along the line the spring acts on, "
+                                    "or use a bushing."))
             springs.append(dict(name=s.name, type=s.type, mi=mi, mj=mj, free=free, measured=s.free_length is None,
                                 k=to_si(s.stiffness, "stiffness"), c=to_si(s.damping, "damping"),
                                 preload=to_si(s.preload, "force")))

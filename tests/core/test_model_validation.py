@@ -161,6 +161,28 @@ def test_distance_joint_with_explicit_length_and_coincident_frames_is_rejected(t
     assert compile_model(model_from_dict(data)).joints[0]["length"] == pytest.approx(0.05)
 
 
+
+@pytest.mark.parametrize("spring, message", [
+    ({"free_length": 10}, "no direction for its free length to push along"),
+    ({"preload": 5}, "no direction for its preload to push along"),
+    ({}, None),                                 # a zero-length spring, k (p_j − p_i), is well defined
+], ids=["free_length", "preload", "zero_length_spring"])
+def test_a_spring_between_coincident_frames_is_rejected_when_it_would_push(spring, message):
+    """At zero length the spring's line has no direction: a free length or a preload would
+    give no force (the block once sat still while the CSV reported the spring's force)."""
+    data = json.loads((INVALID / "distance_coincident_frames.json").read_text(encoding="utf-8"))
+    data["joints"] = []
+    data["springs"] = [{"name": "S", "frame_i": "RF_1", "frame_j": "RF_2", "stiffness": 1.0, **spring}]
+    model = model_from_dict(data)
+    if message is None:
+        assert compile_model(model).springs[0]["free"] == 0.0
+        return
+    with pytest.raises(ModelError) as info:
+        compile_model(model)
+    (issue,) = _issues(info)
+    assert issue.path == "spring 'S': frame_j" and issue.code == "zero-length-spring"
+    assert message in issue.message and "coincides with frame_i 'RF_1'" in issue.message
+
 # ---------------------------------------------------------------- checks built in Python (no file)
 def _base(**changes):
     data = json.loads((INVALID / "missing_frame.json").read_text(encoding="utf-8"))
