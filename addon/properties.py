@@ -46,8 +46,10 @@ class MBD_PG_object(PropertyGroup):
         ("DENSITY", "Density", "Mass properties from the closed mesh and a density"),
         ("MASS", "Mass", "Mass properties from the closed mesh scaled to a total mass"),
     ), default="DENSITY")
-    density: FloatProperty(name="Density (kg/m³)", default=7850.0, min=1e-9, soft_max=25000.0)
-    mass: FloatProperty(name="Mass (kg)", default=1.0, min=1e-12)
+    # min 0, not a tiny positive number: a 0 typed in (or a negative, clamped to 0) must reach
+    # Validate as the error it is, not become a feather-light body that crawls through the run
+    density: FloatProperty(name="Density (kg/m³)", default=7850.0, min=0.0, soft_max=25000.0)
+    mass: FloatProperty(name="Mass (kg)", default=1.0, min=0.0)
     fixed: BoolProperty(name="Fixed", description="Ground: the body never moves", default=False)
     mass_fallback: EnumProperty(name="If Not Closed", items=(
         ("NONE", "Error", "A mesh that is not closed is an error"),

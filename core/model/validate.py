@@ -19,6 +19,11 @@ def _warn(issues, path, message, hint="", code="warning"):
     issues.append(Issue("warning", code, path, message, hint))
 
 
+#: kg/m³: past these a density is more likely in the wrong units. Every element's density
+#: in g/cm³ (osmium: 22.59) lies below the lower bound, which only the lightest foams share
+DENSITY_RANGE = (25.0, 25000.0)
+
+
 def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issue]:
     """Every problem between the elements of ``model`` (errors and warnings).
 
@@ -180,6 +185,16 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                  "Keep one contact per pair of bodies.", code="duplicate-contact")
         if ok:
             pairs.setdefault(frozenset((c.body_i, c.body_j)), c.name)
+
+    for b in model.bodies:
+        density = getattr(b, "density", None)
+        if density is not None and not b.fixed and not DENSITY_RANGE[0] <= density <= DENSITY_RANGE[1]:
+            _warn(issues, f"body {b.name!r}: density",
+                  f"{density:g} kg/m³ is " + ("lighter than anything but the lightest foams"
+                                               if density < DENSITY_RANGE[0]
+                                               else "heavier than any solid (osmium: 22590 kg/m³)"),
+                  "Density is in kg/m³: steel 7850, aluminium 2700, water 1000 (g/cm³ times 1000).",
+                  code="implausible-density")
 
     if model.bodies and all(b.fixed for b in model.bodies):
         _warn(issues, "model", "every body is fixed; nothing will move", code="nothing-moves")

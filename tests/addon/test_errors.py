@@ -266,3 +266,25 @@ def test_validate_reports_what_a_run_would_warn_of_before_its_first_step(addon):
     assert stiff.startswith("settings: integrator: the model is stiff for DOP853")
     assert "body 'Bob' (acted on by spring 'Stiff')" in stiff and "Use BDF or Radau" in stiff
     assert bob.animation_data is None     # nothing was run or baked
+
+
+@pytest.mark.parametrize("mode, field", [("DENSITY", "density"), ("MASS", "mass")])
+def test_a_zero_or_negative_density_or_mass_is_an_error_not_a_feather(addon, mode, field):
+    """The panel keeps a 0 typed in (a negative one becomes 0), and Validate names the body and
+    field; it once kept 1e-9 kg/m³ and said "Mechanism OK", and the run crawled."""
+    scene, bob = ms.pendulum()
+    bob.mbd.mass_mode = mode
+    for value in (0.0, -7850.0):
+        setattr(bob.mbd, field, value)
+        assert getattr(bob.mbd, field) == 0.0
+        fails_unchanged(bpy.ops.mbd.validate, f"body 'Bob': {field}", "must be greater than 0")
+
+
+def test_a_density_in_grams_per_cubic_centimetre_is_warned_about(addon):
+    from addon.operators import MBD_OT_validate
+    scene, bob = ms.pendulum()
+    bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 7.85
+    op = Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    (light,) = [text for level, text in op.reports if level == "WARNING" and "density" in text]
+    assert light.startswith("body 'Bob': density: 7.85 kg/m³ is lighter than anything but the lightest foams")

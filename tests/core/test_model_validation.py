@@ -357,6 +357,21 @@ def test_warnings_reach_the_compiled_model():
     assert any("force 'push': body: body 'table' is fixed" in str(w) for w in cm.warnings)
 
 
+
+@pytest.mark.parametrize("density, expected", [
+    (7.85, "body 'arm': density: 7.85 kg/m³ is lighter than anything but the lightest foams. Density is in kg/m³"),
+    (7.85e6, "body 'arm': density: 7.85e+06 kg/m³ is heavier than any solid (osmium: 22590 kg/m³)"),
+    (7850, None), (30.0, None)])
+def test_a_density_in_the_wrong_units_is_warned_about(density, expected):
+    """Steel typed in g/cm³ (7.85) or in g/m³ runs, but 1000 times too light or heavy: a warning."""
+    data = _base()
+    data["bodies"][0]["density"] = density
+    found = [str(w) for w in compile_model(model_from_dict(data)).warnings if "density" in str(w)]
+    if expected is None:
+        assert not found
+    else:
+        assert len(found) == 1 and found[0].startswith(expected), found
+
 @pytest.mark.parametrize("element, value, mode, expected", [
     ("motion", "1/t", "displacement", "the formula '1/t' gives a value of inf at t = 0 s"),
     ("motion", "sqrt(t)", "displacement", "the formula 'sqrt(t)' gives a velocity of inf at t = 0 s"),
