@@ -28,8 +28,6 @@ from ..corelink import core
 REST_KEY = "_mbd_rest"
 
 _MESH_TYPES = {"MESH", "CURVE", "SURFACE", "META", "FONT"}
-#: gravity outside these magnitudes (mm/s²) is probably a unit mix-up
-_PLAUSIBLE_GRAVITY = (100.0, 1e6)
 
 
 class SceneError(ValueError):
@@ -457,6 +455,9 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         out.problems.append("scene: no object is marked as a body (Multibody panel > Object > Role)")
     if out.problems:
         raise SceneError(out.problems)
+    # the core's warnings, the gravity's told where Blender keeps it (they go on to the run's)
+    compiled = replace(compiled, warnings=tuple(_gravity_advice(scene, w) if w.code == "implausible-gravity" else w
+                                                for w in compiled.warnings))
     out.warnings.extend(str(w) for w in compiled.warnings)
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)))
 
@@ -509,6 +510,17 @@ def _transform_problem(matrix, own_scale) -> str:
     return ""
 
 
+def _gravity_advice(scene, issue):
+    """The core's implausible-gravity warning, saying where the gravity is set in Blender."""
+    if scene.mbd.solver.use_scene_gravity:
+        scale = scene.unit_settings.scale_length
+        return replace(issue, message=issue.message.replace("the gravity is", "the scene gravity is", 1),
+                       hint=f"Blender stores it in scene units per s², so with Unit Scale {scale:g} set Gravity Z "
+                            f"to {-9.81 / scale:g} for 9.81 m/s² (Scene properties > Gravity).")
+    return replace(issue, message=issue.message.replace("the gravity is", "the Solver panel's gravity is", 1),
+                   hint="It is in mm/s² whatever the scene's units: set Gravity Z to -9810 for 9.81 m/s².")
+
+
 def solver_settings(scene, out: _Collector):
     """The core's SolverSettings from the scene's solver panel."""
     s = scene.mbd.solver
@@ -525,12 +537,6 @@ def solver_settings(scene, out: _Collector):
         # bodies read it so), hence the unit scale
         gravity = tuple(typed(g) * mm_per_unit(scene) for g in scene.gravity) if scene.use_gravity \
             else (0.0,) * 3
-        size = math.sqrt(sum(g * g for g in gravity))
-        if size and not _PLAUSIBLE_GRAVITY[0] <= size <= _PLAUSIBLE_GRAVITY[1]:
-            out.warnings.append(
-                f"settings: gravity: the scene gravity is {size / 1000:.4g} m/s²; Blender stores it in "
-                f"scene units per s², so with Unit Scale {scene.unit_settings.scale_length:g} set "
-                f"Gravity Z to {-9.81 / scene.unit_settings.scale_length:g} for 9.81 m/s²")
     else:
         gravity = typed(s.gravity)
     return core.model.spec.SolverSettings(

@@ -32,6 +32,8 @@ from .mass import MassProperties, explicit_mass_properties, mass_properties_from
 log = logging.getLogger(__name__)
 
 _AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
+#: m/s²: gravity of a size outside these is more likely in the wrong units (the file's are mm/s²)
+GRAVITY_RANGE = (0.1, 1000.0)
 #: tolerance (rad) beyond which joint frames with misaligned Z axes earn a warning
 _AXIS_ALIGN_TOL = 1e-3
 
@@ -422,6 +424,12 @@ def compile_model(model: spec.Model) -> CompiledModel:
     errors = [i for i in issues if i.severity == "error"]
     if errors:
         raise ModelError(issues)
+    gravity = to_si(np.array(model.settings.gravity), "acceleration")
+    size = float(np.linalg.norm(gravity))
+    if size and not GRAVITY_RANGE[0] <= size <= GRAVITY_RANGE[1]:
+        issues.append(Issue("warning", "implausible-gravity", "settings: gravity",
+                            f"the gravity is {size:.4g} m/s², which looks like a unit mix-up",
+                            "Gravity is in mm/s²: 9.81 m/s² downwards is [0, 0, -9810]."))
     for w in issues:
         log.warning("%s", w)
 
@@ -435,8 +443,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         marker_axes=np.array(markers.axes).reshape(n_m, 3, 3),
         joints=tuple(joints), motions=tuple(motions), couplers=tuple(couplers),
         forces=tuple(forces), springs=tuple(springs), bushings=tuple(bushings),
-        gravity=to_si(np.array(model.settings.gravity), "acceleration"),
-        settings=model.settings, warnings=tuple(issues))
+        gravity=gravity, settings=model.settings, warnings=tuple(issues))
 
 
 def _unprefixed(exc: Exception, name: str) -> str:

@@ -288,3 +288,29 @@ def test_a_density_in_grams_per_cubic_centimetre_is_warned_about(addon):
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (light,) = [text for level, text in op.reports if level == "WARNING" and "density" in text]
     assert light.startswith("body 'Bob': density: 7.85 kg/m³ is lighter than anything but the lightest foams")
+
+
+@pytest.mark.parametrize("panel, value, expected", [
+    (False, -9.81, "settings: gravity: the scene gravity is 0.00981 m/s², which looks like a unit mix-up. "
+                   "Blender stores it in scene units per s², so with Unit Scale 0.001 set Gravity Z to -9810 for "
+                   "9.81 m/s² (Scene properties > Gravity)."),
+    (True, -9.81, "settings: gravity: the Solver panel's gravity is 0.00981 m/s², which looks like a unit mix-up. "
+                  "It is in mm/s² whatever the scene's units: set Gravity Z to -9810 for 9.81 m/s²."),
+    (True, -9.81e6, "settings: gravity: the Solver panel's gravity is 9810 m/s²"),
+    (True, -9810.0, None), (False, -9810.0, None)], ids=["scene", "panel", "panel_huge", "panel_ok", "scene_ok"])
+def test_gravity_in_the_wrong_units_is_warned_about_where_it_is_set(addon, panel, value, expected):
+    """Once only the scene gravity was checked: -9.81 typed into the Solver panel's mm/s² passed."""
+    from addon.operators import MBD_OT_validate
+    scene, _ = ms.pendulum(0.001)
+    scene.mbd.solver.use_scene_gravity = not panel
+    if panel:
+        scene.mbd.solver.gravity = (0.0, 0.0, value)
+    else:
+        scene.gravity = (0.0, 0.0, value)
+    op = Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    found = [text for level, text in op.reports if level == "WARNING" and "gravity" in text]
+    if expected is None:
+        assert not found
+    else:
+        assert len(found) == 1 and found[0].startswith(expected), found

@@ -372,6 +372,19 @@ def test_a_density_in_the_wrong_units_is_warned_about(density, expected):
     else:
         assert len(found) == 1 and found[0].startswith(expected), found
 
+
+@pytest.mark.parametrize("gravity, expected", [((0, 0, -9.81), "0.00981 m/s²"), ((0, 0, -9.81e6), "9810 m/s²"),
+                                               ((0, 0, -9810), None), ((0, 0, 0), None)])
+def test_gravity_in_the_wrong_units_is_warned_about(gravity, expected):
+    data = _base()
+    data["settings"] = {"gravity": list(gravity)}
+    found = [str(w) for w in compile_model(model_from_dict(data)).warnings if "gravity" in str(w)]
+    if expected is None:
+        assert not found
+    else:
+        assert found == [f"settings: gravity: the gravity is {expected}, which looks like a unit mix-up. "
+                         "Gravity is in mm/s²: 9.81 m/s² downwards is [0, 0, -9810]."]
+
 @pytest.mark.parametrize("element, value, mode, expected", [
     ("motion", "1/t", "displacement", "the formula '1/t' gives a value of inf at t = 0 s"),
     ("motion", "sqrt(t)", "displacement", "the formula 'sqrt(t)' gives a velocity of inf at t = 0 s"),
