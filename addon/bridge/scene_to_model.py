@@ -207,8 +207,11 @@ class _Collector:
         for issue in exc.issues:
             if any(name in issue.message for name in skip) and issue.code == "invalid-reference":
                 continue  # a consequence of an element already reported as broken
-            if "mass_fallback" in issue.hint:   # the core names the JSON field; say where it is in Blender
-                issue = replace(issue, hint="Or set Body > If Not Closed to Convex Hull.")
+            if issue.code == "bad-mass" and "geometry" in issue.path:
+                # the core names the model file's fields; say what to do in Blender
+                issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
+                                if "convex_hull" in issue.message else
+                                "A plane or a line cannot be a body: give it a thickness (a Solidify modifier).")
             (self.problems if issue.severity == "error" else self.warnings).append(str(issue))
 
     def build(self, make):

@@ -244,11 +244,18 @@ def compile_model(model: spec.Model) -> CompiledModel:
             mp = _mass_properties(b, mesh)
         except (MeshError, ValueError) as exc:
             fieldname = "inertia" if b.inertia is not None else "geometry"
-            hint = ("In the model file that is \"mass_fallback\": \"convex_hull\" on the body."
-                    if isinstance(exc, MeshError) and "convex_hull" in str(exc) else "")
+            hint = ""
+            if isinstance(exc, MeshError):
+                hint = ("Or give \"mass\", \"com\" and \"inertia\" instead of the geometry's."
+                        if "convex_hull" not in str(exc) else
+                        "The convex hull is \"mass_fallback\": \"convex_hull\" on the body; or give \"mass\", "
+                        "\"com\" and \"inertia\" instead of the geometry's.")
             issues.append(Issue("error", "bad-mass", f"body {b.name!r}: {fieldname}",
                                 _unprefixed(exc, b.name), hint))
             continue
+        if mp.hull_instead:
+            issues.append(Issue("warning", "convex-hull-mass", f"body {b.name!r}: geometry",
+                                f"{mp.hull_instead}; its mass properties are those of its convex hull"))
         k = index[b.name]
         props[b.name] = mp
         mass[k], inertia[k], com[k] = mp.mass, mp.inertia, mp.com

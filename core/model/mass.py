@@ -87,6 +87,8 @@ class MassProperties:
     volume: float
     principal_moments: np.ndarray
     principal_axes: np.ndarray
+    #: why the mesh's convex hull was used instead of the mesh ("" when it was not)
+    hull_instead: str = ""
 
 
 def mass_properties_from_mesh(
@@ -155,6 +157,7 @@ def mass_properties_from_mesh(
     triangles = mesh.triangles - origin
     defect = _solid_defect(mesh.faces, len(mesh.vertices))
     overlap = np.zeros(10)
+    hull_of = ""
     if defect is None:
         triangles, labels, defect = _oriented_shells(triangles, _shell_labels(mesh.faces, len(mesh.vertices)))
         if defect is None and labels[-1] > 0:
@@ -162,24 +165,20 @@ def mass_properties_from_mesh(
     if defect is not None:
         problem, fix = defect
         if fallback == "none":
-            raise MeshError(
-                f"body {name!r}: {problem}; {fix}, or set the mass fallback to 'convex_hull' "
-                "or give mass and inertia explicitly"
-            )
+            raise MeshError(f"body {name!r}: {problem}; {fix}, or use its convex hull (fallback 'convex_hull')")
         try:
             triangles = _convex_hull_triangles(points)
         except QhullError:
             raise MeshError(
-                f"body {name!r}: {problem}, and its convex hull has no volume (the vertices are flat); "
-                f"{fix}, or give mass and inertia explicitly"
+                f"body {name!r}: {problem}, and its convex hull has no volume (the vertices are flat); {fix}"
             ) from None
-        _log.warning("body %r: %s; using its convex hull for the mass properties", name, problem)
+        hull_of = problem
 
     volume = _tetra_volumes(triangles).sum()
     if not abs(volume) > _FLAT_VOLUME_FRACTION * _extent(triangles) ** 3:
         raise MeshError(
             f"body {name!r}: mesh encloses no volume ({volume:.3g} m^3: it is flat or empty); "
-            "model the body as a solid, or give mass and inertia explicitly"
+            "model the body as a solid"
         )
     props = trimesh.triangles.mass_properties(triangles, density=1.0)
     volume, com, inertia = props.volume, props.center_mass, props.inertia
@@ -194,6 +193,7 @@ def mass_properties_from_mesh(
         com=com + origin,
         inertia=density * inertia,
         volume=volume,
+        hull_instead=hull_of,
     )
 
 
@@ -570,7 +570,8 @@ def _convex_hull_triangles(points: np.ndarray) -> np.ndarray:
     return triangles
 
 
-def _with_principal(*, mass: float, com: np.ndarray, inertia: np.ndarray, volume: float) -> MassProperties:
+def _with_principal(*, mass: float, com: np.ndarray, inertia: np.ndarray, volume: float,
+                    hull_instead: str = "") -> MassProperties:
     """Build :class:`MassProperties`, adding the principal moments and axes."""
     moments, axes = np.linalg.eigh(inertia)
     # eigh may return a reflection; flipping one axis keeps it an eigenbasis
@@ -587,4 +588,5 @@ def _with_principal(*, mass: float, com: np.ndarray, inertia: np.ndarray, volume
         volume=float(volume),
         principal_moments=moments,
         principal_axes=axes,
+        hull_instead=hull_instead,
     )

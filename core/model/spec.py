@@ -242,7 +242,8 @@ class TriangleMesh:
             k = next(k for k, f in enumerate(faces) if len(f) != 3)
             c.error("faces", f"must be triangles of 3 vertex indices; face {k} has {len(faces[k])}")
         elif len(faces) < 4:
-            c.error("faces", f"need at least 4 triangles of 3 vertex indices, got {len(faces)}")
+            c.error("faces", f"need at least 4 triangles of 3 vertex indices, got {len(faces)}: a body is a "
+                             "closed solid (a plane has no volume: give it a thickness)")
         elif any(not 0 <= i < len(verts) for f in faces for i in f):
             c.error("faces", f"refer to a vertex index outside 0..{len(verts) - 1}")
         _finish(self, c, vertices=verts, faces=faces)

@@ -47,7 +47,29 @@ def test_open_mesh_names_the_body(addon):
     text = fails_unchanged(bpy.ops.mbd.bake, "body 'Bob': geometry")
     assert "closed" in text or "watertight" in text
     # the hint names the field as the panel shows it, not the model file's key
-    assert "If Not Closed" in text and "mass_fallback" not in text
+    assert "If Not Closed" in text and "mass_fallback" not in text and "inertia" not in text
+
+
+def test_an_open_mesh_taken_by_its_convex_hull_is_reported_by_validate(addon):
+    """The warning was once only in the console's log: Validate said "Mechanism OK" alone."""
+    from addon.operators import MBD_OT_validate
+    scene, bob = ms.pendulum()
+    open_mesh(bob)
+    bob.mbd.mass_fallback = "CONVEX_HULL"
+    op = Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    (hull,) = [text for level, text in op.reports if level == "WARNING" and "hull" in text]
+    assert hull.startswith("body 'Bob': geometry: mesh is not closed") and hull.endswith(
+        "its mass properties are those of its convex hull")
+
+
+def test_a_plane_as_a_body_is_told_to_have_a_thickness(addon):
+    scene, bob = ms.pendulum()
+    bpy.ops.mesh.primitive_plane_add(size=100.0, location=(0.0, 0.0, -500.0))
+    plane = bpy.context.active_object
+    plane.name, plane.mbd.role = "Floor", "BODY"
+    text = fails_unchanged(bpy.ops.mbd.validate, "body 'Floor': geometry")
+    assert "a plane has no volume: give it a thickness" in text
 
 
 def test_every_problem_is_reported_at_once(addon):

@@ -149,6 +149,9 @@ def test_open_mesh_compiles_with_convex_hull_fallback(tmp_path):
     cm = compile_model(load_model(path))
     # the hull is the closed pyramid: 40 x 40 mm base, 30 mm high
     assert cm.mass_properties["arm"].volume == pytest.approx(0.04 * 0.04 * 0.03 / 3)
+    # and the warning says so, where a user sees it (once only in the log)
+    assert [str(w) for w in cm.warnings if w.code == "convex-hull-mass"] == [
+        "body 'arm': geometry: mesh is not closed (4 open edges); its mass properties are those of its convex hull"]
 
 
 def test_distance_joint_with_explicit_length_and_coincident_frames_is_rejected(tmp_path):
