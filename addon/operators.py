@@ -139,7 +139,8 @@ def run_sync(op, context):
     # script's Ctrl-C handler finds it to cancel
     job = runner.JOBS[scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                               reactions=context.scene.mbd.display.bake_telemetry,
-                                              fingerprint=runner.fingerprint(gathered.model))
+                                              fingerprint=runner.fingerprint(gathered.model),
+                                              objects=gathered.objects)
     try:
         job.run()
     finally:    # a KeyboardInterrupt must not leave Simulate greyed out
@@ -225,7 +226,8 @@ class MBD_OT_simulate(bpy.types.Operator):
         self._scene_key = runner.key(context.scene)
         runner.JOBS[self._scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                                    reactions=context.scene.mbd.display.bake_telemetry,
-                                                   fingerprint=runner.fingerprint(gathered.model)).start()
+                                                   fingerprint=runner.fingerprint(gathered.model),
+                                                   objects=gathered.objects).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
@@ -310,7 +312,7 @@ class MBD_OT_bake(bpy.types.Operator):
                 telemetry = False
         report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
                              torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
-                             contact_scale=d.contact_scale, telemetry=telemetry)
+                             contact_scale=d.contact_scale, telemetry=telemetry, objects=entry.objects)
         if report.missing:
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
         if not entry.results.success:

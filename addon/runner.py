@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .corelink import core
 
@@ -20,6 +20,7 @@ class Entry:
     results: object        # core Results
     warnings: list[str]
     fingerprint: str = ""  # of the model that was solved (:func:`fingerprint`)
+    objects: dict = field(default_factory=dict)   # body name -> its object's session_uid
 
 
 def key(scene) -> int:
@@ -29,8 +30,11 @@ def key(scene) -> int:
 
 
 def fingerprint(model) -> str:
-    """A digest of a core Model: the same for the same mechanism, settings and meshes."""
-    text = json.dumps(core.model_to_dict(model), sort_keys=True, default=repr)
+    """A digest of a core Model: the same for the same mechanism, settings and meshes (the
+    model's name, the scene's, is left out: renaming the scene changes nothing solved)."""
+    data = core.model_to_dict(model)
+    data.pop("name", None)
+    text = json.dumps(data, sort_keys=True, default=repr)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
@@ -53,10 +57,11 @@ class Job:
     without, a later read computes them (CSV export, a Bake with telemetry).
     """
 
-    def __init__(self, compiled, warnings=(), reactions=True, fingerprint=""):
+    def __init__(self, compiled, warnings=(), reactions=True, fingerprint="", objects=None):
         self.compiled = compiled
         self.warnings = list(warnings)
         self.fingerprint = fingerprint
+        self.objects = dict(objects or {})
         self.reactions = reactions
         self.fraction = 0.0
         self.time = 0.0
@@ -124,7 +129,7 @@ class Job:
         if self.results is None:
             return None
         warnings = self.warnings + [str(w) for w in self.results.warnings]
-        RESULTS[scene_key] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint)
+        RESULTS[scene_key] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint, self.objects)
         return RESULTS[scene_key]
 
 

@@ -276,10 +276,12 @@ def _restore(obj, rest):
 
 
 def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, contact_arrows=False,
-         contact_scale=1.0, telemetry=True) -> BakeReport:
+         contact_scale=1.0, telemetry=True, objects=None) -> BakeReport:
     """Key every moving body on the scene frames, an arrow per force/torque (and contact) and the telemetry.
 
     Scales: mm of arrow per N (forces, contacts) or per N·mm (torques).
+    ``objects``: each body's object's ``session_uid`` when it was simulated, so that a body
+    renamed since is still found (else by name).
     Replaces a previous bake of the scene.
     """
     clear(scene)
@@ -295,18 +297,19 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     report.frames = len(frames)
     position = resample(t, results.position[:count], times) * 1000.0 / mm_per_unit(scene)
     orientation = _normalized(resample(t, results.orientation[:count], times))
+    by_uid = {o.session_uid: o for o in scene.objects} if objects else {}
     for k, name in enumerate(results.body_names):
-        obj = scene.objects.get(name)
+        obj = by_uid.get(objects[name]) if objects and name in objects else scene.objects.get(name)
         if obj is None:
             report.missing.append(name)
             continue
         _remember(obj, scene)
         obj.rotation_mode = "QUATERNION"
-        fcurves = new_action_fcurves(scene, obj, f"MBD_{name}")
+        fcurves = new_action_fcurves(scene, obj, f"MBD_{obj.name}")
         _tagged(obj.animation_data.action, scene)
         key(fcurves, "location", frames, position[:, k])
         key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))
-        report.bodies.append(name)
+        report.bodies.append(obj.name)
     scales = {}
     if arrows and len(results.force_names):
         scales.update(force=force_scale, torque=torque_scale)

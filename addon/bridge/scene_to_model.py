@@ -47,6 +47,8 @@ class Gathered:
     model: object                 # core Model
     compiled: object              # core CompiledModel
     warnings: list[str] = field(default_factory=list)
+    #: each body's object by its session id, which a rename keeps (Bake finds it so)
+    objects: dict[str, int] = field(default_factory=dict)
 
 
 def typed(value):
@@ -462,7 +464,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     compiled = replace(compiled, warnings=tuple(_gravity_advice(scene, w) if w.code == "implausible-gravity" else w
                                                 for w in compiled.warnings))
     out.warnings.extend(str(w) for w in compiled.warnings)
-    return Gathered(model, compiled, list(dict.fromkeys(out.warnings)))
+    return Gathered(model, compiled, list(dict.fromkeys(out.warnings)),
+                    {b.name: scene.objects[b.name].session_uid for b in model.bodies})
 
 
 def _active_constraints(obj) -> list[str]:

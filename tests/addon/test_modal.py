@@ -415,5 +415,8 @@ def test_the_results_stay_with_a_renamed_scene(addon):
     results = runner.RESULTS[runner.key(scene)].results
     scene.name = "Renamed"
     assert bpy.ops.mbd.export_csv.poll() and runner.RESULTS[runner.key(scene)].results is results
+    # nothing solved changed: Bake does not call the results stale (the model's name is the scene's)
+    from addon.operators import _stale
+    assert _stale(scene, bpy.context, runner.RESULTS[runner.key(scene)]) == ""
     assert bpy.ops.mbd.bake() == {"FINISHED"} and runner.RESULTS[runner.key(scene)].results is results
     assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25
