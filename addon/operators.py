@@ -192,8 +192,12 @@ class MBD_OT_validate(bpy.types.Operator):
                 self.report({"WARNING"}, text)
         m = gathered.model
         moving = sum(not b.fixed for b in m.bodies)
+        others = ", ".join(f"{len(group)} {word}" for group, word in (
+            (m.couplers, "couplers"), (m.springs, "springs"), (m.bushings, "bushings"), (m.contacts, "contacts"))
+            if group)
         self.report({"INFO"}, f"Mechanism OK: {len(m.bodies)} bodies ({moving} moving), {len(m.frames)} frames, "
-                              f"{len(m.joints)} joints, {len(m.motions)} motions, {len(m.forces)} forces")
+                              f"{len(m.joints)} joints, {len(m.motions)} motions, {len(m.forces)} forces"
+                              + (f", {others}" if others else ""))
         return {"FINISHED"}
 
 

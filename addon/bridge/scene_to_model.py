@@ -258,7 +258,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                                 "its keys are baked, unseen); set its Role to None to leave it out")
         if obj.mbd.role == "BODY":
             if obj.type not in _MESH_TYPES:
-                out.error(path, f"a body must be a mesh, this is a {obj.type.lower()} object")
+                kind = obj.type.lower().replace("_", " ")
+                out.error(path, f"a body must be a mesh, this is {'an' if kind[0] in 'aeiou' else 'a'} {kind} object")
                 continue
             if obj.parent is not None:
                 out.error(path, f"a body must not have a parent, it is parented to {obj.parent.name!r}; "

@@ -287,6 +287,8 @@ def test_validate_reports_what_a_run_would_warn_of_before_its_first_step(addon):
     (stiff,) = [text for level, text in op.reports if level == "WARNING" and "stiff" in text]
     assert stiff.startswith("settings: integrator: the model is stiff for DOP853")
     assert "body 'Bob' (acted on by spring 'Stiff')" in stiff and "Use BDF or Radau" in stiff
+    (summary,) = [text for level, text in op.reports if level == "INFO"]
+    assert summary.endswith("0 motions, 0 forces, 1 springs")     # the elements beyond forces when there are any
     assert bob.animation_data is None     # nothing was run or baked
 
 
