@@ -495,7 +495,8 @@ def _mass_properties(body: spec.Body, mesh) -> MassProperties:
         ixx, iyy, izz, ixy, ixz, iyz = body.inertia
         tensor = to_si(np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]), "inertia")
         com = to_si(np.array(body.com if body.com is not None else (0.0, 0.0, 0.0)), "length")
-        return explicit_mass_properties(name=body.name, mass=body.mass, com=com, inertia=tensor)
+        return explicit_mass_properties(name=body.name, mass=body.mass, com=com, inertia=tensor,
+                                        shown_in=(user_unit("inertia"), float(to_si(1.0, "inertia")) ** -1))
     vertices, faces = mesh
     return mass_properties_from_mesh(vertices, faces, name=body.name, density=body.density,
                                      mass=body.mass, fallback=body.mass_fallback)

@@ -209,7 +209,8 @@ def _with_overlap(volume, com, inertia, overlap):
     return volume, com, np.trace(about_com) * np.eye(3) - about_com
 
 
-def explicit_mass_properties(*, name: str, mass: float, com, inertia) -> MassProperties:
+def explicit_mass_properties(*, name: str, mass: float, com, inertia,
+                             shown_in: tuple[str, float] = ("kg*m^2", 1.0)) -> MassProperties:
     """Mass properties given directly (e.g. copied from a CAD report).
 
     Parameters
@@ -224,6 +225,9 @@ def explicit_mass_properties(*, name: str, mass: float, com, inertia) -> MassPro
         Inertia tensor about the centre of mass in body axes, kg·m²:
         symmetric, positive definite, principal moments satisfying the
         triangle inequality ``I1 + I2 >= I3`` (relative tolerance 1e-3).
+    shown_in : (str, float)
+        The unit the messages give inertias in and its factor from kg·m² (a
+        model file's kg·mm²: ``("kg*mm^2", 1e6)``).
 
     Returns
     -------
@@ -242,22 +246,23 @@ def explicit_mass_properties(*, name: str, mass: float, com, inertia) -> MassPro
     inertia = np.asarray(inertia, dtype=float)
     if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
         raise ValueError(f"body {name!r}: inertia must be a 3x3 matrix of finite numbers, got {inertia.tolist()}")
+    unit, factor = shown_in
     asymmetry = np.max(np.abs(inertia - inertia.T))
     if asymmetry > _SYMMETRY_RTOL * np.max(np.abs(inertia)):
         raise ValueError(
-            f"body {name!r}: inertia matrix is not symmetric (largest difference {asymmetry:.3g} kg*m^2); "
+            f"body {name!r}: inertia matrix is not symmetric (largest difference {asymmetry * factor:.3g} {unit}); "
             "the products of inertia Ixy, Ixz, Iyz must appear twice with the same value"
         )
     result = _with_principal(mass=mass, com=com, inertia=0.5 * (inertia + inertia.T), volume=float("nan"))
-    i1, i2, i3 = result.principal_moments
+    i1, i2, i3 = result.principal_moments * factor
     if i1 <= 0.0:
         raise ValueError(
             f"body {name!r}: inertia matrix is not positive definite "
-            f"(principal moments {i1:.6g}, {i2:.6g}, {i3:.6g} kg*m^2); every principal moment must be > 0"
+            f"(principal moments {i1:.6g}, {i2:.6g}, {i3:.6g} {unit}); every principal moment must be > 0"
         )
     if i1 + i2 < i3 * (1.0 - _TRIANGLE_RTOL):
         raise ValueError(
-            f"body {name!r}: principal moments {i1:.6g}, {i2:.6g}, {i3:.6g} kg*m^2 violate the triangle "
+            f"body {name!r}: principal moments {i1:.6g}, {i2:.6g}, {i3:.6g} {unit} violate the triangle "
             "inequality I1 + I2 >= I3, so no mass distribution has them; check the values and their units"
         )
     return result

@@ -376,6 +376,21 @@ def test_a_density_in_the_wrong_units_is_warned_about(density, expected):
         assert len(found) == 1 and found[0].startswith(expected), found
 
 
+
+@pytest.mark.parametrize("inertia, expected", [
+    ([-1, 1, 1, 0, 0, 0], "principal moments -1, 1, 1 kg*mm^2); every principal moment must be > 0"),
+    ([1, 1, 5, 0, 0, 0], "principal moments 1, 1, 5 kg*mm^2 violate the triangle inequality")])
+def test_inertia_problems_are_told_in_the_files_units(inertia, expected):
+    """The file's inertia is in kg·mm²; the messages once gave it in kg·m² (-1e-06)."""
+    data = _base()
+    data["bodies"][0].update(mass=1.0, inertia=inertia)
+    data["bodies"][0].pop("density", None)
+    data["bodies"][0].pop("geometry", None)
+    with pytest.raises(ModelError) as info:
+        compile_model(model_from_dict(data))
+    (issue,) = _issues(info)
+    assert issue.path == "body 'arm': inertia" and expected in issue.message
+
 @pytest.mark.parametrize("gravity, expected", [((0, 0, -9.81), "0.00981 m/s²"), ((0, 0, -9.81e6), "9810 m/s²"),
                                                ((0, 0, -9810), None), ((0, 0, 0), None)])
 def test_gravity_in_the_wrong_units_is_warned_about(gravity, expected):
