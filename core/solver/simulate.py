@@ -546,14 +546,15 @@ class _Run:
         """Warn where the total energy rose though nothing in the model supplies energy.
 
         Checked where the results' energies are the whole story: gravity, joints,
-        couplers and translational spring-dampers (central forces with a
-        potential; their damping only takes energy). Then a rise is integration
+        couplers, translational spring-dampers (central forces with a potential;
+        their damping only takes energy) and bushings (the gradient of their
+        potential, :meth:`.Bushings._elastic_torque`). Then a rise is integration
         error, and more than ``_ENERGY_GAIN`` of the energy that changes form means
         an unstable or far too coarse run (the stepper, when it took stiff couplers
         explicitly, ended "successfully" 200 times above its start). Not checked:
-        motions and applied forces supply energy; bushings and torsion springs,
-        linear in a rotation vector or an angle about one axis, have no exact
-        potential once they turn far. Contacts are checked: their elastic energy
+        motions and applied forces supply energy; torsion springs, linear in an
+        angle about one axis of a frame that may tilt, have no exact potential
+        once the frames' axes part. Contacts are checked: their elastic energy
         is in the results, and damping and friction only take energy. Under fixed
         steps, though, a step far too long for a contact (which the stepper keeps
         stable) leaves frames with a penetration, and so a stored energy, that the
@@ -566,7 +567,7 @@ class _Run:
         warning (ContactSet.depth_issues, from the accepted states) saw nothing.
         """
         cm, sysm = self.cm, self.sys
-        if T < 2 or cm.motions or cm.forces or cm.bushings or len(sysm.rsprings.mi):
+        if T < 2 or cm.motions or cm.forces or len(sysm.rsprings.mi):
             return
         e = out["kinetic_energy"][:T] + out["potential_energy"][:T]
         e0 = e[0] + out["elastic_energy"][0]
