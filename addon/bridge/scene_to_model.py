@@ -201,6 +201,8 @@ class _Collector:
     def __init__(self):
         self.problems: list[str] = []
         self.warnings: list[str] = []
+        #: frames on the world under a parent that is not a body: frame name -> that parent's
+        self.world_parents: dict[str, str] = {}
 
     def error(self, path: str, message: str):
         self.problems.append(f"{path}: {message}")
@@ -209,6 +211,13 @@ class _Collector:
         for issue in exc.issues:
             if any(name in issue.message for name in skip) and issue.code == "invalid-reference":
                 continue  # a consequence of an element already reported as broken
+            if issue.code in ("same-body", "grounded-pair"):
+                # a frame under an empty (not a body) is on the world: say which parent is not a body
+                under = [f"frame {f!r} is on the world: its parent {p!r} is not a body (set its Role to Body, "
+                         "or parent the frame to the body it belongs to)"
+                         for f, p in self.world_parents.items() if repr(f) in issue.message]
+                if under:
+                    issue = replace(issue, hint="; ".join(under) + ".")
             if issue.code == "bad-mass" and "geometry" in issue.path:
                 # the core names the model file's fields; say what to do in Blender
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
@@ -306,6 +315,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))
         else:
             body = body_of(obj)
+            if body is None and obj.parent is not None:
+                out.world_parents[obj.name] = obj.parent.name
             active = _active_constraints(obj) if body is not None else ()
             if active:
                 # its pose on the body comes from the parent chain, which constraints do not enter

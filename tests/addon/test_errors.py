@@ -338,3 +338,15 @@ def test_gravity_in_the_wrong_units_is_warned_about_where_it_is_set(addon, panel
         assert not found
     else:
         assert len(found) == 1 and found[0].startswith(expected), found
+
+
+def test_a_frame_under_an_empty_that_is_not_a_body_is_named_with_its_parent(addon):
+    """The joint's error said only that the frame is on the world; the user had parented it
+    to an empty, believing that enough."""
+    scene, bob = ms.pendulum()
+    holder = bpy.data.objects.new("Holder", None)
+    scene.collection.objects.link(holder)
+    joint = scene.mbd.joints["Hinge"]
+    joint.frame_j = ms.frame("Loose", (1000.0, 0.0, 0.0), parent=holder)
+    text = fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge'")
+    assert "frame 'Loose' is on the world: its parent 'Holder' is not a body" in text
