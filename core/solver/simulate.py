@@ -13,12 +13,14 @@ from __future__ import annotations
 import logging
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
 from scipy import integrate, sparse
+from scipy.integrate._ivp import bdf as _bdf
 
 from ..contacts.bodies import ABSURD_STEPS, STIFFNESS_HINT
 from ..errors import Issue, SolverError
@@ -34,7 +36,59 @@ from .threads import one_blas_thread
 
 log = logging.getLogger(__name__)
 
-SCIPY_METHODS = {"RK45": integrate.RK45, "DOP853": integrate.DOP853, "BDF": integrate.BDF,
+#: a BDF Newton correction this far below the Newton tolerance is converged, whatever its rate
+_NEWTON_FLOOR = 1e-3
+
+
+def _solve_bdf_system(fun, t_new, y_predict, c, psi, LU, solve_lu, scale, tol):
+    """scipy's BDF Newton iteration, with corrections at the rounding floor taken as converged.
+
+    scipy's takes a correction that does not shrink (rate >= 1) as divergence and halves the
+    step. At rest under a load (a part on a fixed joint under gravity) the corrections are the
+    rounding of the constraint solve, 1e-8 of the tolerance and as likely to grow as to shrink:
+    the steps collapsed to 1e-16 s and the run failed ("Required step size is less than spacing
+    between numbers"). A correction below ``_NEWTON_FLOOR`` of the Newton tolerance changes
+    nothing the step's error test could see, so it ends the iteration.
+    """
+    d = 0
+    y = y_predict.copy()
+    dy_norm_old = None
+    for k in range(_bdf.NEWTON_MAXITER):
+        f = fun(t_new, y)
+        if not np.all(np.isfinite(f)):
+            break
+        dy = solve_lu(LU, c * f - psi - d)
+        dy_norm = _bdf.norm(dy / scale)
+        if dy_norm <= _NEWTON_FLOOR * tol:
+            return True, k + 1, y + dy, d + dy
+        rate = None if dy_norm_old is None else dy_norm / dy_norm_old
+        if rate is not None and (rate >= 1 or rate ** (_bdf.NEWTON_MAXITER - k) / (1 - rate) * dy_norm > tol):
+            break
+        y += dy
+        d += dy
+        if rate is not None and rate / (1 - rate) * dy_norm < tol:
+            return True, k + 1, y, d
+        dy_norm_old = dy_norm
+    return False, k + 1, y, d
+
+
+class _BDF(integrate.BDF):
+    """scipy's BDF with :func:`_solve_bdf_system` as its Newton iteration (swapped in for the
+    step only: scipy's module keeps its own for everyone else)."""
+
+    def _step_impl(self):
+        with _BDF_SWAP:
+            _bdf.solve_bdf_system = _solve_bdf_system
+            try:
+                return super()._step_impl()
+            finally:
+                _bdf.solve_bdf_system = _SCIPY_SOLVE_BDF_SYSTEM
+
+
+_SCIPY_SOLVE_BDF_SYSTEM = _bdf.solve_bdf_system
+_BDF_SWAP = threading.Lock()
+
+SCIPY_METHODS = {"RK45": integrate.RK45, "DOP853": integrate.DOP853, "BDF": _BDF,
                  "Radau": integrate.Radau, "LSODA": integrate.LSODA}
 #: initial assembly moves beyond these (m, rad) earn a warning: parts were placed inconsistently
 _LARGE_CORRECTION = 1e-4

@@ -580,3 +580,22 @@ def test_bdf_projects_in_place_and_keeps_its_steps_and_accuracy_with_baumgarte_o
     assert r.stats["steps"] < 600
     assert np.max(np.linalg.norm(r.com[:, 0] - ref.com[:, 0], axis=1)) < 3e-5
     assert np.max(r.constraint_error) <= 1e-7
+
+
+@pytest.mark.parametrize("joint", ["fixed", "prismatic"])
+def test_bdf_with_a_step_limit_keeps_a_loaded_part_at_rest(joint):
+    """A 1 kg part held by a joint against gravity (the prismatic one slides horizontally), BDF
+    with Limit Step at 1 ms: nothing moves, and the run must not fail. scipy's Newton iteration
+    took the rounding of the constraint solve (corrections 1e-8 of its tolerance) for divergence,
+    halved the step each time, and stopped at t = 0.24 s ("Required step size is less than
+    spacing between numbers")."""
+    turned = (np.sqrt(0.5), -np.sqrt(0.5), 0.0, 0.0) if joint == "prismatic" else (1.0, 0.0, 0.0, 0.0)
+    r = core.simulate(Model(
+        bodies=(Body(name="p", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0)),),
+        frames=(Frame(name="g", orientation=turned), Frame(name="b", body="p", orientation=turned)),
+        joints=(Joint(name="j", type=joint, frame_i="g", frame_j="b"),),
+        settings=SolverSettings(integrator="BDF", end_time=1.0, output_rate=24, max_step=1e-3)))
+    assert r.success, r.message
+    assert np.max(np.abs(r.com)) < 1e-12 and np.max(np.abs(r.velocity)) < 1e-12
+    # the Newton iterations ended, not the steps shrank: about a thousand steps of the limit
+    assert r.stats["steps"] < 1100
