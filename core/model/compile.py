@@ -119,6 +119,45 @@ _SCAN_PER_FRAME, _SCAN_MIN, _SCAN_MAX = 16, 4096, 1 << 19
 _SCAN_SUSPECTS = 16
 
 
+def _scan_grid(settings):
+    """The times (s) the formula scans sample: 16 per output interval over the run (at least
+    4096, at most 2^19 in all), or None for a run shorter than one interval."""
+    dt = 1.0 / settings.output_rate
+    count = int(math.floor(settings.end_time / dt + 1e-9))
+    if count < 1:
+        return None
+    return np.linspace(0.0, count * dt, min(max(_SCAN_PER_FRAME * count, _SCAN_MIN), _SCAN_MAX) + 1)
+
+
+def _not_finite_on(expr, path: str, t, values) -> list[Issue]:
+    """An error when one of ``values`` ((name, array over the times ``t``), ...) is not finite:
+    between the output times, where :func:`_not_finite` does not look, the run would meet it
+    as a diverged or stalled integration with no hint to the formula (or step over it unseen)."""
+    for name, v in values:
+        v = np.broadcast_to(v, t.shape)
+        bad = np.flatnonzero(~np.isfinite(v))
+        if len(bad):
+            k = bad[0]
+            return [Issue("error", "formula-not-finite", path,
+                          f"the formula {expr.text!r} gives a {name} of {v[k]} at t = {t[k]:.6g} s",
+                          "Change the formula so that it and its rate of change are finite over the "
+                          "whole run (e.g. no division by zero between the output frames).")]
+    return []
+
+
+def _not_finite_between(expr, path: str, settings) -> list[Issue]:
+    """:func:`_not_finite_on` for a force's value on the scan's grid."""
+    t = _scan_grid(settings)
+    if t is None:
+        return []
+    try:
+        with np.errstate(all="ignore"):
+            v = np.asarray(expr(t), float)
+    except ExpressionError:
+        return []                   # reported when the run evaluates it, with the cause
+    return _not_finite_on(expr, path, t, (("value", v),))
+
+
 def _starts_away(expr, path, mode, dof) -> list[Issue]:
     """A displacement motion whose formula is not 0 at t = 0 (a warning): the joint's coordinate is 0
     in the assembly as built, so the run starts by moving the bodies to the formula's value."""
@@ -149,18 +188,17 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
     the spacing of doubles towards its half that disagrees more: a continuous formula's change
     then vanishes, a jump's stays, a pole's grows without bound.
     """
-    dt = 1.0 / settings.output_rate
-    count = int(math.floor(settings.end_time / dt + 1e-9))
-    if count < 1:
+    t = _scan_grid(settings)
+    if t is None:
         return []
-    t = np.linspace(0.0, count * dt, min(max(_SCAN_PER_FRAME * count, _SCAN_MIN), _SCAN_MAX) + 1)
     try:
         with np.errstate(all="ignore"):
             f, d = np.asarray(expr(t), float), np.asarray(expr.d1(t), float)
     except ExpressionError:
         return []                   # reported when the run evaluates it, with the cause
-    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(d))):
-        return []                   # _not_finite reports it at an output time, or the run does
+    gap = _not_finite_on(expr, path, t, (("value", f), ("rate of change", d)))
+    if gap:
+        return gap
     h = np.diff(t)
     change = np.diff(f)
     estimate = 0.5 * h * (d[1:] + d[:-1])
@@ -355,10 +393,10 @@ def compile_model(model: spec.Model) -> CompiledModel:
         jd = joints[joint_index[m.joint]]
         expr = compile_expression(m.value, base_dir=model.directory)
         # a displacement drive also needs its velocity and acceleration; a velocity drive its rate
-        issues += _not_finite(expr, f"motion {m.name!r}: value", model.settings,
-                              ("value", "velocity", "acceleration") if m.mode == "displacement" else
-                              ("value", "rate of change"))
-        issues += _discontinuity(expr, f"motion {m.name!r}: value", model.settings, m.mode)
+        at_frames = _not_finite(expr, f"motion {m.name!r}: value", model.settings,
+                                ("value", "velocity", "acceleration") if m.mode == "displacement" else
+                                ("value", "rate of change"))
+        issues += at_frames or _discontinuity(expr, f"motion {m.name!r}: value", model.settings, m.mode)
         issues += _starts_away(expr, f"motion {m.name!r}: value", m.mode, dof)
         scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
@@ -384,7 +422,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
             continue  # on the ground: no effect (validate warned)
         torque = f.type == "torque"
         expr = compile_expression(f.value, base_dir=model.directory, allow_spline=not f.actuator)
-        issues += _not_finite(expr, f"{f.type} {f.name!r}: value", model.settings, ("value",))
+        issues += (_not_finite(expr, f"{f.type} {f.name!r}: value", model.settings, ("value",))
+                   or _not_finite_between(expr, f"{f.type} {f.name!r}: value", model.settings))
         vmax = None
         if f.actuator:
             vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")

@@ -339,6 +339,14 @@ class _Run:
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
+        jac = self._jacobian(t, y)
+        # scipy would fail factorising it with a bare "array must not contain infs or NaNs"
+        if not np.all(np.isfinite(jac.data if sparse.issparse(jac) else jac)):
+            raise _Failed(f"the equations gave non-finite values near t = {t:.6g} s; {self.likely_cause(t, y)}")
+        return jac
+
+    def _jacobian(self, t, y):
+        """∂f/∂y as :meth:`jacobian` describes, unchecked."""
         if self.linear_groups is not None:
             jac = self.linearised_jacobian(t, y)
         elif self.column_groups is not None:
@@ -446,6 +454,42 @@ class _Run:
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
 
+    def formula_at_fault(self, t: float) -> str:
+        """The first force or motion formula that is not finite (or beyond 1e100) within an output
+        interval of ``t``, or that grows without bound towards ``t`` (10^4 times larger 1e-9 s
+        from it than 1e-3 s from it: a pole), with where: the run's failure there is its doing
+        (the model's scan samples 16 times an interval, and a narrower spike or a force's pole
+        passes it), else ""."""
+        span = 1.0 / self.s.output_rate
+        times = np.linspace(max(t - span, 0.0), t + span, 1025)
+        near, far = t + np.array([-1e-9, 1e-9]), t + np.array([-1e-3, 1e-3])
+        elements = [(f"motion {m['name']!r}", m["expr"], (m["expr"], m["expr"].d1, m["expr"].d2))
+                    for m in self.cm.motions] + [(f"{f['type']} {f['name']!r}", f["expr"], (f["expr"],))
+                                                 for f in self.cm.forces]
+        for label, expr, parts in elements:
+            for what, fn in zip(("value", "rate of change", "second derivative"), parts):
+                try:
+                    with np.errstate(all="ignore"):
+                        v = np.broadcast_to(np.asarray(fn(times), float), times.shape)
+                except (ArithmeticError, ValueError, TypeError):
+                    continue
+                bad = np.flatnonzero(~(np.abs(v) <= 1e100))
+                if len(bad):
+                    k = bad[np.argmin(np.abs(times[bad] - t))]
+                    return (f"{label}: its formula {expr.text!r} gives a {what} of {v[k]:.6g} at t = {times[k]:.6g} s; "
+                            "change it to stay finite over the whole run")
+                try:
+                    with np.errstate(all="ignore"):
+                        close = np.max(np.abs(np.broadcast_to(np.asarray(fn(near), float), (2,))))
+                        apart = np.max(np.abs(np.broadcast_to(np.asarray(fn(far), float), (2,))))
+                except (ArithmeticError, ValueError, TypeError):
+                    continue
+                if close > 1e4 * max(apart, 1e-300) and close > 1e3:
+                    return (f"{label}: its formula {expr.text!r} grows without bound near t = {t:.6g} s (its {what} "
+                            f"is {apart:.4g} 1 ms from there and {close:.4g} 1 ns from there); change it to stay "
+                            "finite over the whole run")
+        return ""
+
     def likely_cause(self, t=None, y=None) -> str:
         """Name the element most likely behind a failure.
 
@@ -455,6 +499,10 @@ class _Run:
         with the largest kinetic energy. Fixed-step runs add a hint about the step.
         """
         sysm = self.sys
+        if t is not None:
+            culprit = self.formula_at_fault(t)
+            if culprit:
+                return culprit
         if y is None or not np.all(np.isfinite(y)):
             if not self.states:
                 return "check the initial placement of the parts and the joint frames"

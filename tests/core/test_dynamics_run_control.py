@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import core
-from core.model import Body, Box, Frame, Joint, Model, Motion, SolverSettings, SpringDamper
+from core.model import Body, Box, Force, Frame, Joint, Model, Motion, SolverSettings, SpringDamper
 from core.results import Results
 
 simulate_module = importlib.import_module("core.solver.simulate")
@@ -461,7 +461,7 @@ def test_a_force_that_overflows_whatever_the_step_is_a_divergence_at_its_time(in
     """A push ramping to 1e300 N from t = 0.5 s: the trial steps overflow however short they are
     made (the adaptive methods reject an overflowing trial step and shorten it, which a stiff
     element needs); when they cannot be shortened further the run says it diverged at 0.5 s,
-    keeping the 26 frames of 0..0.5 s."""
+    naming the force whose formula went beyond 1e100, and keeps the 26 frames of 0..0.5 s."""
     from core.model import Force
     model = pendulum(integrator=integrator, end_time=1.0, output_rate=50)
     model = dataclasses.replace(model, forces=(Force(name="push", body="bob", frame="pin", axis="X",
@@ -469,7 +469,8 @@ def test_a_force_that_overflows_whatever_the_step_is_a_divergence_at_its_time(in
     r = core.simulate(model)
     assert r.status == "failed" and len(r.t) == 26
     assert r.message.startswith("the solution diverged (NaN, infinite or unbounded values) at t = 0.5 s: every "
-                                "trial step from there overflowed, however short; body 'bob'")
+                                "trial step from there overflowed, however short; force 'push': its formula "
+                                "'step(t; 0.5; 0; 0.6; 1e300)' gives a value of ")
 
 
 def test_a_fast_spinning_part_is_not_reported_as_stiff():
@@ -599,3 +600,26 @@ def test_bdf_with_a_step_limit_keeps_a_loaded_part_at_rest(joint):
     assert np.max(np.abs(r.com)) < 1e-12 and np.max(np.abs(r.velocity)) < 1e-12
     # the Newton iterations ended, not the steps shrank: about a thousand steps of the limit
     assert r.stats["steps"] < 1100
+
+
+def test_a_jacobian_with_non_finite_values_fails_the_run_with_its_time_and_keeps_the_frames(monkeypatch):
+    """scipy's BDF raised a bare ValueError ("array must not contain infs or NaNs") out of
+    core.simulate when a formula was NaN in a window narrower than the model's scan."""
+    real = simulate_module._Run._jacobian
+    # (BDF takes one Jacobian for the whole swing: at t = 0)
+    monkeypatch.setattr(simulate_module._Run, "_jacobian", lambda self, t, y: real(self, t, y) * np.nan)
+    r = core.simulate(pendulum(integrator="BDF", end_time=1.0, output_rate=50.0, max_step=1e-3))
+    assert r.status == "failed" and r.message.startswith("the equations gave non-finite values near t = 0 s")
+    check_consistent(r)
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "BDF"])
+def test_a_force_with_a_pole_between_the_frames_is_named_when_the_run_fails_there(integrator):
+    """1/(t - 0.505) N is finite on every sample of the model's scan; the run stops at the pole.
+    Its message named only the fastest body."""
+    model = pendulum(integrator=integrator, end_time=1.0, output_rate=50.0)
+    model = dataclasses.replace(model, frames=model.frames + (Frame(name="tip", body="bob"),),
+                                forces=(Force(name="push", body="bob", frame="tip", value="1/(t-0.505)", axis="X"),))
+    r = core.simulate(model)
+    assert r.status == "failed" and len(r.t) == 26       # the frames up to 0.5 s
+    assert "force 'push': its formula '1/(t-0.505)' grows without bound near t = 0.505 s" in r.message

@@ -403,8 +403,12 @@ def test_gravity_in_the_wrong_units_is_warned_about(gravity, expected):
         assert found == [f"settings: gravity: the gravity is {expected}, which looks like a unit mix-up. "
                          "Gravity is in mm/s²: 9.81 m/s² downwards is [0, 0, -9810]."]
 
+
 @pytest.mark.parametrize("element, value, mode, expected", [
     ("motion", "1/t", "displacement", "the formula '1/t' gives a value of inf at t = 0 s"),
+    # between the output frames (the scan samples 4096 times over the run): once the run met it, or not
+    ("motion", "if(abs(t-0.505)-0.002; 0/0; 10*t)", "displacement", "gives a value of nan at t = 0.503174 s"),
+    ("force", "if(abs(t-0.505)-0.002; 0/0; 5)", None, "gives a value of nan at t = 0.503174 s"),
     ("motion", "sqrt(t)", "displacement", "the formula 'sqrt(t)' gives a velocity of inf at t = 0 s"),
     ("motion", "sqrt(t)", "velocity", "the formula 'sqrt(t)' gives a rate of change of inf at t = 0 s"),
     ("motion", "np.log(1 - t)", "displacement", "gives a value of -inf at t = 1 s"),
