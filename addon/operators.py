@@ -139,7 +139,7 @@ def run_sync(op, context):
     # script's Ctrl-C handler finds it to cancel
     job = runner.JOBS[scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                               reactions=context.scene.mbd.display.bake_telemetry,
-                                              fingerprint=runner.fingerprint(gathered.model),
+                                              fingerprint=runner.fingerprint(gathered),
                                               objects=gathered.objects)
     try:
         job.run()
@@ -154,7 +154,7 @@ def run_sync(op, context):
 def _stale(scene, context, entry) -> str:
     """Why the results about to be baked may not be the scene's mechanism any more ("" if they are)."""
     try:
-        now = runner.fingerprint(scene_to_model(scene, context.evaluated_depsgraph_get()).model)
+        now = runner.fingerprint(scene_to_model(scene, context.evaluated_depsgraph_get()))
     except SceneError:
         return "The scene has problems now (Validate lists them): baked the last Simulate's results"
     if entry.fingerprint and now != entry.fingerprint:
@@ -230,7 +230,7 @@ class MBD_OT_simulate(bpy.types.Operator):
         self._scene_key = runner.key(context.scene)
         runner.JOBS[self._scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                                    reactions=context.scene.mbd.display.bake_telemetry,
-                                                   fingerprint=runner.fingerprint(gathered.model),
+                                                   fingerprint=runner.fingerprint(gathered),
                                                    objects=gathered.objects).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)

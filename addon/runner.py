@@ -11,6 +11,7 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .corelink import core
 
@@ -29,13 +30,21 @@ def key(scene) -> int:
     return scene.session_uid
 
 
-def fingerprint(model) -> str:
-    """A digest of a core Model: the same for the same mechanism, settings and meshes (the
-    model's name, the scene's, is left out: renaming the scene changes nothing solved)."""
-    data = core.model_to_dict(model)
+def fingerprint(gathered) -> str:
+    """A digest of a gathered mechanism: the same for the same mechanism, settings, meshes and
+    spline files' contents (the model's name, the scene's, is left out: renaming the scene
+    changes nothing solved; a spline file rewritten since does)."""
+    data = core.model_to_dict(gathered.model)
     data.pop("name", None)
-    text = json.dumps(data, sort_keys=True, default=repr)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    digest = hashlib.blake2b(json.dumps(data, sort_keys=True, default=repr).encode(), digest_size=16)
+    cm = gathered.compiled
+    for path in sorted({p for e in (*cm.forces, *cm.motions) for p in e["expr"].spline_paths}):
+        digest.update(str(path).encode())
+        try:
+            digest.update(Path(path).read_bytes())
+        except OSError:
+            digest.update(b"unreadable")
+    return digest.hexdigest()
 
 
 #: scene key -> the last results of that scene

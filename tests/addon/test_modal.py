@@ -420,3 +420,18 @@ def test_the_results_stay_with_a_renamed_scene(addon):
     assert _stale(scene, bpy.context, runner.RESULTS[runner.key(scene)]) == ""
     assert bpy.ops.mbd.bake() == {"FINISHED"} and runner.RESULTS[runner.key(scene)].results is results
     assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25
+
+
+def test_a_spline_file_rewritten_after_simulate_makes_the_results_stale(addon, tmp_path):
+    """Bake baked the old run without a word after the force's data file was rewritten."""
+    from addon import runner
+    from addon.operators import _stale
+    table = tmp_path / "push.csv"
+    table.write_text("0, 10\n1, 10\n", encoding="utf-8")
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob, value=f"spline({table.as_posix()})")
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    entry = runner.RESULTS[runner.key(scene)]
+    assert _stale(scene, bpy.context, entry) == ""
+    table.write_text("0, -500\n1, -500\n", encoding="utf-8")
+    assert _stale(scene, bpy.context, entry).startswith("The mechanism or its settings changed since the last")
