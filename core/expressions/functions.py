@@ -201,11 +201,25 @@ LOGADDEXP2 = Function(
 LDEXP = Function("ldexp", (2,), lambda x, e: x * np.exp2(e),
                  lambda n, d: add(mul(apply(EXP2, n.args[1]), d[0]), mul(mul(n, const(math.log(2.0))), d[1])))
 FLOOR_DIVIDE = Function("floor_divide", (2,), np.floor_divide, lambda n, d: ZERO)
-# NumPy's gcd and lcm take integers: the arguments are rounded to the nearest integer first
-GCD = Function("gcd", (2,), lambda a, b: np.gcd(np.rint(a).astype(np.int64), np.rint(b).astype(np.int64)) * 1.0,
-               lambda n, d: ZERO)
-LCM = Function("lcm", (2,), lambda a, b: np.lcm(np.rint(a).astype(np.int64), np.rint(b).astype(np.int64)) * 1.0,
-               lambda n, d: ZERO)
+def _gcd(a, b):
+    """NumPy's gcd on integers: the arguments rounded to the nearest integer; nan beyond 2^53,
+    where doubles stop holding every integer (and int64 wrapped 1e300 to -9.2e18)."""
+    a, b = np.rint(a), np.rint(b)
+    ok = (np.abs(a) <= 2.0 ** 53) & (np.abs(b) <= 2.0 ** 53)            # False for nan and inf
+    g = np.gcd(np.where(ok, a, 0.0).astype(np.int64), np.where(ok, b, 0.0).astype(np.int64)) * 1.0
+    return np.where(ok, g, np.nan)
+
+
+def _lcm(a, b):
+    """|a b| / gcd(a, b) in doubles (np.lcm overflows int64 from about 3e9 squared)."""
+    g = _gcd(a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(g > 0.0, np.abs(np.rint(a)) / np.where(g > 0.0, g, 1.0) * np.abs(np.rint(b)),
+                        np.where(np.isnan(g), np.nan, 0.0))
+
+
+GCD = Function("gcd", (2,), _gcd, lambda n, d: ZERO)
+LCM = Function("lcm", (2,), _lcm, lambda n, d: ZERO)
 # on real numbers: x itself (x's derivative), or a constant
 IDENTITY = Function("real", (1,), lambda x: np.real(x) * 1.0, lambda n, d: d[0])
 _FLOAT_MAX = float(np.finfo(np.float64).max)
