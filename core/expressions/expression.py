@@ -30,14 +30,17 @@ class Expression:
         True when the value does not depend on ``t``.
     spline_paths : tuple of pathlib.Path
         Resolved paths of the spline files the formula reads.
+    spline_notes : tuple of str
+        What is doubtful about those files' curves (:attr:`.Spline.overshoot`), for a warning.
     """
 
-    __slots__ = ("text", "is_constant", "spline_paths", "_programs")
+    __slots__ = ("text", "is_constant", "spline_paths", "spline_notes", "_programs")
 
-    def __init__(self, text: str, root: Node, spline_paths: tuple[Path, ...] = ()):
+    def __init__(self, text: str, root: Node, spline_paths: tuple[Path, ...] = (), spline_notes: tuple[str, ...] = ()):
         self.text = text
         self.is_constant = isinstance(root, Const)
         self.spline_paths = tuple(spline_paths)
+        self.spline_notes = tuple(spline_notes)
         first = diff(root)
         self._programs = tuple(compile_node(n) for n in (root, first, diff(first)))
 

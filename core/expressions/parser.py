@@ -124,7 +124,8 @@ def compile_expression(text: str, *, base_dir: str | os.PathLike | None = None,
     converter.check_depth(tree.body)
     try:
         root = converter.convert(tree.body)
-        return Expression(text, root, tuple(s.path for s in converter.loaded.values()))
+        loaded = converter.loaded.values()
+        return Expression(text, root, tuple(s.path for s in loaded), tuple(s.overshoot for s in loaded if s.overshoot))
     except RecursionError:  # only when called with an almost full Python stack
         raise ExpressionError("formula too complex to compile here", text, 1) from None
 

@@ -72,6 +72,10 @@ class Spline:
     function : Function
         The formula function ``spline(t)``; its derivative rule yields the
         first and second derivatives of the interpolant.
+    overshoot : str
+        "" or, when the curve between the points strays from the values' range by more than
+        ``OVERSHOOT`` of it, where and how far (Akima's end slopes come from the nearest
+        points: a jump next to the first or last rows throws the curve far out).
     """
 
     def __init__(self, path: Path, times: np.ndarray, values: np.ndarray):
@@ -97,6 +101,7 @@ class Spline:
                 f"spline file '{path}': the value changes from {values[k]:g} to {values[k + 1]:g} between "
                 f"t = {times[k]:g} s and t = {times[k + 1]:g} s, too fast to compute its rate of change; "
                 "check the time column and the size of the values")
+        self.overshoot = _overshoot(path, times, values, interp)
         lo, hi = float(times[0]), float(times[-1])
         last = float(values[-1])
 
@@ -124,6 +129,28 @@ class Spline:
     def node(self, x: Node) -> Node:
         """The spline evaluated at ``x``."""
         return apply(self.function, x)
+
+
+#: a curve straying beyond its values' range by more than this share of the range is noted
+OVERSHOOT = 0.1
+
+
+def _overshoot(path: Path, times, values, interp) -> str:
+    """:attr:`Spline.overshoot`: the curve sampled 32 times between each two points."""
+    vmin, vmax = float(values.min()), float(values.max())
+    if len(times) < 3 or vmax <= vmin:
+        return ""
+    s = np.linspace(0.0, 1.0, 33)[1:-1]
+    t = (times[:-1, None] + s * np.diff(times)[:, None]).ravel()
+    v = interp(t)
+    out = np.maximum(v - vmax, vmin - v)
+    k = int(np.argmax(out))
+    if not out[k] > OVERSHOOT * (vmax - vmin):
+        return ""
+    return (f"spline file '{path}': the curve through its points reaches {v[k]:.4g} at t = {t[k]:.4g} s, far outside "
+            f"its values' range {vmin:.4g} to {vmax:.4g} (Akima interpolation follows the slopes of the nearest "
+            "points: a jump next to the first or last rows, or between few rows, throws it out); add rows on both "
+            "sides of the jump, or make it less abrupt")
 
 
 def resolve_path(raw: str, base_dir: str | os.PathLike | None) -> Path:

@@ -158,6 +158,11 @@ def _not_finite_between(expr, path: str, settings) -> list[Issue]:
     return _not_finite_on(expr, path, t, (("value", v),))
 
 
+def _spline_notes(expr, path: str) -> list[Issue]:
+    """A warning for each spline file whose curve strays far from its points' values."""
+    return [Issue("warning", "spline-overshoot", path, note) for note in expr.spline_notes]
+
+
 def _starts_away(expr, path, mode, dof) -> list[Issue]:
     """A displacement motion whose formula is not 0 at t = 0 (a warning): the joint's coordinate is 0
     in the assembly as built, so the run starts by moving the bodies to the formula's value."""
@@ -397,6 +402,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                 ("value", "velocity", "acceleration") if m.mode == "displacement" else
                                 ("value", "rate of change"))
         issues += at_frames or _discontinuity(expr, f"motion {m.name!r}: value", model.settings, m.mode)
+        issues += _spline_notes(expr, f"motion {m.name!r}: value")
         issues += _starts_away(expr, f"motion {m.name!r}: value", m.mode, dof)
         scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
@@ -424,6 +430,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         expr = compile_expression(f.value, base_dir=model.directory, allow_spline=not f.actuator)
         issues += (_not_finite(expr, f"{f.type} {f.name!r}: value", model.settings, ("value",))
                    or _not_finite_between(expr, f"{f.type} {f.name!r}: value", model.settings))
+        issues += _spline_notes(expr, f"{f.type} {f.name!r}: value")
         vmax = None
         if f.actuator:
             vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")

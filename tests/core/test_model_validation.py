@@ -527,3 +527,12 @@ def test_a_force_and_a_spring_of_one_name_are_an_error():
     assert [str(i) for i in _issues(info)] == [
         "spring 'C': name: the name is also used by force 'C', and the results name their columns by element "
         "(X.force, X.point). Give each force, spring, bushing and contact its own name."]
+
+
+def test_a_spline_curve_far_outside_its_values_is_a_warning_naming_the_force(tmp_path):
+    table = tmp_path / "step.csv"
+    table.write_text("0,0\n1,0\n1.001,100\n3,100\n", encoding="utf-8")
+    data = _base()
+    data["forces"] = [{"name": "push", "body": "arm", "frame": "RF_2", "value": f"spline({table.as_posix()})"}]
+    (text,) = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "spline-overshoot"]
+    assert text.startswith("force 'push': value: spline file ") and "reaches 2.509e+04 at t = 2 s" in text

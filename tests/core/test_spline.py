@@ -442,3 +442,22 @@ def test_blenders_relative_spelling_is_relative_to_the_model(tmp_path, written):
     expr = compile_expression(f"spline({written})", base_dir=tmp_path)
     assert_knots(expr)
     assert list(expr.spline_paths) == [tmp_path / "data" / "force.csv"]
+
+
+@pytest.mark.parametrize("rows, far", [
+    ("0,0\n1,0\n1.001,100\n3,100\n", True),                      # a jump between few rows: 25087 at t = 2 s
+    ("0,0\n0.5,0\n1,0\n1.001,100\n2,100\n3,100\n", False),       # the same jump with rows beside it: 0..100
+    ("0,0\n1,1\n2,0\n3,1\n", False),                             # a smooth zigzag strays a little
+])
+def test_a_curve_far_outside_its_values_is_noted_for_a_warning(tmp_path, rows, far):
+    """Akima's slopes at a jump next to the first or last rows throw the curve out (a 0-100 N
+    step table gave -12500 N at 0.5 s and 25087 N at 2 s): the expression notes it, and the
+    model's compile warns with the element's name."""
+    expr = spline_of(tmp_path, "step.csv", rows)
+    values = expr(np.linspace(0.0, 3.0, 3001))
+    assert (values.max() > 1000.0) == far
+    assert bool(expr.spline_notes) == far
+    if far:
+        (note,) = expr.spline_notes
+        assert "the curve through its points reaches 2.509e+04 at t = 2 s, far outside its values' range 0 to 100" \
+            in note
