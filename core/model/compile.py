@@ -239,6 +239,14 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
                           "Change the formula so that it stays finite over the whole run: the mechanism "
                           "would have to move infinitely fast there.")]
         if mode == "displacement":
+            # the two sides a little way off: the bisection may end on the jump's own point value
+            # (heaviside(t - 0.55; 0.5)*10 is 5 at 0.55 s, between 0 and 10)
+            step = 1e-12 * (1.0 + abs(a))
+            with np.errstate(all="ignore"):
+                left, right = float(expr(a - step)), float(expr(b + step))
+            if math.isfinite(left) and math.isfinite(right):
+                # (what the slope adds over the offset is below what the message shows)
+                fa, fb = (x if abs(x) > 1e-9 * abs(right - left) else 0.0 for x in (left, right))
             return [Issue("warning", "formula-jumps", path,
                           f"the formula {expr.text!r} jumps from {fa:.6g} to {fb:.6g} at t = {a:.6g} s: a "
                           "displacement cannot jump, so the run moves the joint there in no time and the "

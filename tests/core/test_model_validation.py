@@ -453,6 +453,7 @@ def test_a_motion_unbounded_between_the_output_times_is_rejected_before_the_run(
     ("if(t - 0.5; 0; 1)", 0.5, 0.0, 1.0),
     ("np.floor(4*t)", 0.25, 0.0, 1.0),
     ("np.mod(t; 0.3)", 0.3, 0.3, 0.0),
+    ("np.heaviside(t - 0.55; 0.5)*10", 0.55, 0.0, 10.0),     # (5 at 0.55 s itself: once "from 0 to 5")
 ])
 def test_a_displacement_that_jumps_is_warned_about_with_where_and_by_how_much(value, at, before, after):
     data = _base()
