@@ -19,6 +19,10 @@ FEW_PAIRS = 2
 #: h·ω of a fixed step against a contact's oscillation at its deepest depth above which
 #: depth_issues warns, and the h·ω of the step it advises
 STEP_OMEGA = 0.3
+#: radians of a contact's oscillation one step of an explicit adaptive method (RK45, DOP853) may
+#: span while the contact touches or may touch (ContactSet.explicit_step_bound): within their
+#: stability limits
+EXPLICIT_STEP_OMEGA = 1.0
 STEP_OMEGA_ADVISED = 0.1
 #: a contact that would need more steps than this for its run gets :data:`STIFFNESS_HINT` (after
 #: the run for a fixed step; while an adaptive run crawls, from the solver's check)
@@ -341,6 +345,53 @@ class ContactSet:
         # the root of s h + a h²/2 = reach, in the form that keeps a → 0 and s → 0 exact
         with np.errstate(divide="ignore"):
             return float(np.min(2.0 * reach / (speed + np.sqrt(speed * speed + 2.0 * acc * reach))))
+
+    def explicit_step_bound(self, x, R, v, w, accelerations, depths, mass, free_turn, cap: float) -> float:
+        """Longest step (s), at most ``cap``, an explicit method may take: ``EXPLICIT_STEP_OMEGA``
+        radians of the oscillation of every contact that touches (at its depth ``depths`` (k,) m);
+        a contact that may start touching within ``cap`` (its bodies' boxes close at their
+        speeds and accelerations) may be entered, and then gone into for that many radians of its
+        oscillation at the depth its approach reaches (at most half its depth band).
+
+        Beyond their stability limit an explicit step's trial stages fly apart, and those that
+        land past the depth band get no force (:meth:`step_bound`); the error estimate then
+        compares stages that all miss the contact and may accept the step, deep in it: a 1 kg box
+        bouncing on a plate (k = 1e5 N/mm^1.5) under DOP853 entered the plate in a 4.2 ms step,
+        six of the contact's periods, ended 0.5 mm deep with 27 J stored, and flew 1.4 m. Where
+        the error control sees the contact it keeps the steps far shorter than this, so the bound
+        costs nothing there. x, R, v, w, accelerations as for :meth:`step_bound`.
+        """
+        if not self.pairs:
+            return cap
+        reach = 0.5 * self.band
+        lin = np.append(np.linalg.norm(v, axis=1), 0.0)
+        ang = np.append(np.linalg.norm(w, axis=1), 0.0)
+        speed = lin[self.bi] + ang[self.bi] * self.reach[:, 0] + lin[self.bj] + ang[self.bj] * self.reach[:, 1]
+        acc = np.zeros(len(self.pairs))
+        if accelerations is not None:
+            la = np.append(np.linalg.norm(accelerations[0], axis=1), 0.0)
+            aa = np.append(np.linalg.norm(accelerations[1], axis=1), 0.0)
+            acc = la[self.bi] + aa[self.bi] * self.reach[:, 0] + la[self.bj] + aa[self.bj] * self.reach[:, 1]
+        gap = self._box_gaps(x, R)[0]
+        gap = np.sqrt(np.einsum("ij,ij->i", np.maximum(gap, 0.0), np.maximum(gap, 0.0)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            arrive = np.where(gap > 0.0, 2.0 * gap / (speed + np.sqrt(speed * speed + 2.0 * acc * gap)), 0.0)
+        bound = cap
+        for c in np.flatnonzero(depths > 0.0):
+            omega = self.oscillation(int(c), float(depths[c]), mass, free_turn)[2]
+            if omega > 0.0:
+                bound = min(bound, EXPLICIT_STEP_OMEGA / omega)
+        for c in np.flatnonzero((depths <= 0.0) & (arrive < bound)):
+            # time τ in the contact: τ ω(depth reached in τ) = EXPLICIT_STEP_OMEGA, from above
+            s_in, tau = speed[c] + acc[c] * arrive[c], bound - arrive[c]
+            for _ in range(30):
+                depth = min(s_in * tau + 0.5 * acc[c] * tau * tau, reach[c])
+                omega = self.oscillation(int(c), depth, mass, free_turn)[2] if depth > 0.0 else 0.0
+                if not omega * tau > EXPLICIT_STEP_OMEGA * (1.0 + 1e-9):
+                    break
+                tau = EXPLICIT_STEP_OMEGA / omega
+            bound = min(bound, arrive[c] + tau)
+        return bound
 
     def evaluate(self, n, x, R, v, w, points=None):
         """(wrench (n+1, 6) on the bodies, force on body_i of each contact (k, 3) N).

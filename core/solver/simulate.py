@@ -992,6 +992,7 @@ class _Run:
         tiny_steps = 0
         extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT else {}
         newton_rho = self.newton_rate(y0) if s.integrator == "BDF" else 0.0
+        explicit = s.integrator in ("RK45", "DOP853")
         # DOP853's interpolant costs 3 extra evaluations per step holding an output time: smooth
         # models interpolate from the step ends instead (see interpolate.py)
         hermite = StepHermite(sysm, s.rtol, s.atol) if s.integrator == "DOP853" and not len(sysm.contacts) else None
@@ -1049,7 +1050,11 @@ class _Run:
                         sysm.contacts.note_accepted(depths)
                         self.check_contact_steps(solver.t, depths)
                         B = sysm.bodies(solver.y)
-                        cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, accelerations(solver)), 1e-9))
+                        acc = accelerations(solver)
+                        cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, acc), 1e-9))
+                        if explicit:
+                            cap = sysm.contacts.explicit_step_bound(B.x, B.R, B.v, B.w, acc, depths, sysm.mass,
+                                                                    sysm.free_turn(), cap)
                     if newton_rho:
                         w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
                         spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))
