@@ -109,7 +109,7 @@ class MBD_PG_force(PropertyGroup):
                           "Actuator Mode the maximum force or torque", default="0")
     actuator: BoolProperty(name="Actuator Mode", description="Limited power: F = F_max (1 - v/v_max)")
     max_velocity: FloatProperty(name="Max Velocity", description="v_max in mm/s (force) or rad/s (torque)",
-                                default=100.0, min=1e-12)
+                                default=100.0, min=0.0)
     allow_braking: BoolProperty(name="Allow Actuator Braking", default=True,
                                 description="Above v_max the force brakes; off: it is zero")
 
@@ -152,11 +152,11 @@ class MBD_PG_coupler(PropertyGroup):
 class MBD_PG_contact(PropertyGroup):
     body_i: _body_pointer("Body_I", "First body")
     body_j: _body_pointer("Body_J", "Second body")
-    stiffness: FloatProperty(name="Stiffness (N/mm^e)", default=1e5, min=1e-12)
+    stiffness: FloatProperty(name="Stiffness (N/mm^e)", default=1e5, min=0.0)
     damping: FloatProperty(name="Damping (N·s/mm)", default=10.0, min=0.0)
-    exponent: FloatProperty(name="Exponent", default=1.5, min=1e-3)
+    exponent: FloatProperty(name="Exponent", default=1.5, min=0.0)
     max_penetration: FloatProperty(name="δ_max (mm)", description="Penetration at which the damping is full",
-                                   default=0.1, min=1e-12)
+                                   default=0.1, min=0.0)
     method: EnumProperty(name="Method", items=(
         ("STANDARD", "Standard Mesh", "The meshes as they are"),
         ("FINE", "Fine Mesh", "Each triangle split into 4"),
@@ -165,7 +165,7 @@ class MBD_PG_contact(PropertyGroup):
     ), default="STANDARD")
     friction: BoolProperty(name="Contact Friction")
     friction_coefficient: FloatProperty(name="Friction Coefficient", default=0.3, min=0.0)
-    slip_tolerance_velocity: FloatProperty(name="Slip Tolerance Velocity (mm/s)", default=10.0, min=1e-12)
+    slip_tolerance_velocity: FloatProperty(name="Slip Tolerance Velocity (mm/s)", default=10.0, min=0.0)
     two_sided_penetrator: BoolProperty(name="Two-Sided Penetrator", default=True)
     candidate_reduction: BoolProperty(name="Candidate Reduction", default=True)
 

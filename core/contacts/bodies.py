@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import Issue
 from .geometry import prepare_geometry
 from .distance import Penetration, _empty_penetration
-from .pair import ContactLaw, ContactPair, ContactParams, _empty_details, contact_wrenches
+from .pair import DEPTH_LIMIT_FACTOR, ContactLaw, ContactPair, ContactParams, _empty_details, contact_wrenches
 
 _ZERO = np.zeros(3)
 #: relative widening of the set's vectorised box test, so that it keeps every pair whose
@@ -75,6 +75,18 @@ class ContactSet:
                         "the wrong way or not at all",
                         "Close the mesh (give a ground plane a thickness), or use the Convex Hull method."))
             pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c), names=(c.body_i, c.body_j))
+            thin = min(geoms, key=lambda g: g.thickness)
+            set_by_user = pair.depth_limit <= DEPTH_LIMIT_FACTOR * pair.params.max_penetration
+            if pair.depth_limit > 0.5 * thin.thickness and set_by_user:
+                # past half its thickness a vertex is nearer the part's far side, which pushes it through
+                # (the band's own floor, 0.5 mm, stays quiet on thin sheet: set_by_user)
+                body = (c.body_i, c.body_j)[geoms.index(thin)]
+                self.issues.append(Issue(
+                    "warning", "contact-band-too-deep", f"contact '{c.name}': max_penetration",
+                    f"its depth band ({pair.depth_limit * 1e3:.4g} mm, 5 x max_penetration) is more than half "
+                    f"as deep as body '{body}' is thick ({thin.thickness * 1e3:.4g} mm): a vertex that deep is "
+                    "nearer the far side, which pushes it through, and the parts store energy they never had",
+                    "max_penetration is the small depth where the damping is full, typically 0.01-0.1 mm."))
             self.pairs.append(pair)
             self.fixed.append(tuple(fixed))
             self.names.append(c.name)

@@ -19,6 +19,8 @@ def _warn(issues, path, message, hint="", code="warning"):
     issues.append(Issue("warning", code, path, message, hint))
 
 
+#: contact force exponents e of k·δ^e in use (1 for a line, 1.5 for Hertz's point contact)
+EXPONENT_RANGE = (1.0, 3.0)
 #: kg/m³: past these a density is more likely in the wrong units. Every element's density
 #: in g/cm³ (osmium: 22.59) lies below the lower bound, which only the lightest foams share
 DENSITY_RANGE = (25.0, 25000.0)
@@ -185,6 +187,15 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                  "Keep one contact per pair of bodies.", code="duplicate-contact")
         if ok:
             pairs.setdefault(frozenset((c.body_i, c.body_j)), c.name)
+
+    for c in model.contacts:
+        if not EXPONENT_RANGE[0] <= c.exponent <= EXPONENT_RANGE[1]:
+            _warn(issues, f"contact {c.name!r}: exponent",
+                  f"{c.exponent:g} is outside the range of contact laws ({EXPONENT_RANGE[0]:g} to "
+                  f"{EXPONENT_RANGE[1]:g})" + (": below 1 the contact is infinitely stiff at its first touch"
+                                               if c.exponent < 1.0 else ""),
+                  "Hertz's exponent is 1.5 for curved parts touching at a point and about 1 for a line.",
+                  code="implausible-exponent")
 
     for b in model.bodies:
         density = getattr(b, "density", None)

@@ -350,3 +350,14 @@ def test_a_frame_under_an_empty_that_is_not_a_body_is_named_with_its_parent(addo
     joint.frame_j = ms.frame("Loose", (1000.0, 0.0, 0.0), parent=holder)
     text = fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge'")
     assert "frame 'Loose' is on the world: its parent 'Holder' is not a body" in text
+
+
+@pytest.mark.parametrize("field", ["stiffness", "exponent", "max_penetration", "slip_tolerance_velocity"])
+def test_a_zero_contact_value_is_an_error_naming_the_contact_and_field(addon, field):
+    """The panel kept 1e-12 for a 0 typed in (a stiffness of 0 let the ball sink, held up by the
+    damping alone, and Validate said "Mechanism OK")."""
+    scene, ball, floor = ms.ball_on_floor()
+    contact = scene.mbd.contacts["Touch"]
+    setattr(contact, field, -1.0)
+    assert getattr(contact, field) == 0.0
+    fails_unchanged(bpy.ops.mbd.validate, f"contact 'Touch': {field}", "must be greater than 0")

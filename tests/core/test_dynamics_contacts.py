@@ -851,3 +851,20 @@ def test_the_sparse_paths_implicit_stepper_equals_the_dense_one_on_meshing_gears
     np.testing.assert_allclose(sparse.angular_velocity, dense.angular_velocity, rtol=0, atol=1e-9)
     np.testing.assert_allclose(sparse.contact_force, dense.contact_force, rtol=0,
                                atol=1e-9 * np.max(np.abs(dense.contact_force)))
+
+
+@pytest.mark.parametrize("change, expected", [
+    (dict(max_penetration=10.0), ("contact-band-too-deep", "contact 'C': max_penetration: its depth band (50 mm, "
+                                  "5 x max_penetration) is more than half as deep as body 'Plate' is thick (10 mm)")),
+    (dict(exponent=0.5), ("implausible-exponent", "contact 'C': exponent: 0.5 is outside the range of contact laws "
+                          "(1 to 3): below 1 the contact is infinitely stiff at its first touch")),
+    (dict(), None)])
+def test_contact_values_out_of_any_sensible_range_are_warned_about_before_the_run(change, expected):
+    """A max_penetration of 1e9 mm threw a box 7.9 m; an exponent of 0.001 launched it too."""
+    m = _sphere_model(45.0, 0.0, 0.01)
+    m = replace(m, contacts=(replace(m.contacts[0], **change),))
+    found = [(w.code, str(w)) for w in core.check(m) if w.code in ("contact-band-too-deep", "implausible-exponent")]
+    if expected is None:
+        assert not found
+    else:
+        assert len(found) == 1 and found[0][0] == expected[0] and found[0][1].startswith(expected[1]), found
