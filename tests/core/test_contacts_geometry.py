@@ -9,6 +9,7 @@ to the original is a small fraction of the tooth height.
 """
 import numpy as np
 import pytest
+import trimesh
 
 from core.contacts import prepare_geometry
 from core.contacts.distance import closest_points_brute
@@ -112,6 +113,26 @@ def test_decimation_of_a_curved_surface_stays_close():
     # 1280 -> 640 triangles on a 10 mm sphere: the chord error of a 640-face
     # sphere is ~0.1 mm; allow twice that
     assert hausdorff(std, dec) < 2e-4
+
+
+@pytest.mark.parametrize("extents", [(0.02, 0.02, 0.02), (0.2, 0.2, 0.01)], ids=["cube", "plate"])
+def test_decimation_leaves_a_part_with_no_triangles_to_spare_as_it_is(extents):
+    """Halving a cube's 12 triangles moved its surface by 12 mm of its 20 (a block resting on a
+    decimated plate sank 9 mm into it); no collapse may move the surface by more than 1 % of the
+    part's size, and none of a box's can."""
+    v, f = box_mesh(extents)
+    dec = prepare_geometry(v, f, "decimation", name="box")
+    assert len(dec.faces) == 12 and dec.watertight
+    np.testing.assert_allclose(np.sort(dec.vertices, axis=0), np.sort(v, axis=0), atol=1e-15)
+
+
+def test_decimation_of_a_cylinder_keeps_its_ends_and_radius():
+    c = trimesh.creation.cylinder(radius=0.01, height=0.02, sections=32)
+    dec = prepare_geometry(c.vertices, c.faces, "decimation", name="cylinder")
+    assert len(dec.faces) < 0.6 * len(c.faces) and dec.watertight
+    np.testing.assert_allclose([dec.vertices[:, 2].min(), dec.vertices[:, 2].max()], [-0.01, 0.01], atol=1e-12)
+    r = np.linalg.norm(dec.vertices[:, :2], axis=1)
+    assert np.all(np.abs(r[r > 1e-3] - 0.01) < 0.01 * np.linalg.norm([0.02, 0.02, 0.02]))
 
 
 def test_prepare_is_cached_by_content_and_method():
