@@ -103,13 +103,10 @@ def _not_finite(expr, path: str, settings, what) -> list[Issue]:
                 v = f(t)
             except ExpressionError:
                 return []           # reported when the run evaluates it, with the cause
-            bad = np.flatnonzero(~np.isfinite(v))
-            if len(bad):
-                k = bad[0]
-                return [Issue("error", "formula-not-finite", path,
-                              f"the formula {expr.text!r} gives a {name} of {v[k]} at t = {t[k]:.6g} s",
-                              "Change the formula so that it and its rate of change are finite over the "
-                              "whole run (e.g. no division by t at t = 0, no sqrt(t) for a displacement).")]
+            found = _not_finite_on(expr, path, t, ((name, v),),
+                                   "no division by t at t = 0, no sqrt(t) for a displacement")
+            if found:
+                return found
     return []
 
 
@@ -129,10 +126,12 @@ def _scan_grid(settings):
     return np.linspace(0.0, count * dt, min(max(_SCAN_PER_FRAME * count, _SCAN_MIN), _SCAN_MAX) + 1)
 
 
-def _not_finite_on(expr, path: str, t, values) -> list[Issue]:
-    """An error when one of ``values`` ((name, array over the times ``t``), ...) is not finite:
-    between the output times, where :func:`_not_finite` does not look, the run would meet it
-    as a diverged or stalled integration with no hint to the formula (or step over it unseen)."""
+def _not_finite_on(expr, path: str, t, values,
+                   example: str = "no division by zero between the output frames") -> list[Issue]:
+    """An error when one of ``values`` ((name, array over the times ``t``), ...) is not finite.
+    Between the output times (the scan's grid), where :func:`_not_finite` does not look, the run
+    would meet it as a diverged or stalled integration with no hint to the formula (or step
+    over it unseen). ``example``: what to avoid, for the hint."""
     for name, v in values:
         v = np.broadcast_to(v, t.shape)
         bad = np.flatnonzero(~np.isfinite(v))
@@ -141,7 +140,7 @@ def _not_finite_on(expr, path: str, t, values) -> list[Issue]:
             return [Issue("error", "formula-not-finite", path,
                           f"the formula {expr.text!r} gives a {name} of {v[k]} at t = {t[k]:.6g} s",
                           "Change the formula so that it and its rate of change are finite over the "
-                          "whole run (e.g. no division by zero between the output frames).")]
+                          f"whole run (e.g. {example}).")]
     return []
 
 
