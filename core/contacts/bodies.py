@@ -318,6 +318,14 @@ class ContactSet:
                     f"{run_time * omega / STEP_OMEGA_ADVISED:.2g} steps for this run."))
         return out
 
+    def _closing(self, lin, ang):
+        """(k,) the fastest rate at which each pair's vertices can close in: the sums of |lin| +
+        |ang| r over its two bodies (r: their farthest vertex), from per-body (n, 3) linear and
+        angular rates (velocities, or accelerations); the ground (index -1) is at rest."""
+        lin = np.append(np.linalg.norm(lin, axis=1), 0.0)
+        ang = np.append(np.linalg.norm(ang, axis=1), 0.0)
+        return lin[self.bi] + ang[self.bi] * self.reach[:, 0] + lin[self.bj] + ang[self.bj] * self.reach[:, 1]
+
     def step_bound(self, x, R, v, w, accelerations=None) -> float:
         """Longest time step (s) in which no vertex can cross half of its contact's depth band.
 
@@ -342,18 +350,13 @@ class ContactSet:
         """
         if not self.pairs:
             return np.inf
-
-        def per_pair(lin, ang):
-            lin = np.append(np.linalg.norm(lin, axis=1), 0.0)       # the ground (index -1) at rest
-            ang = np.append(np.linalg.norm(ang, axis=1), 0.0)
-            return lin[self.bi] + ang[self.bi] * self.reach[:, 0] + lin[self.bj] + ang[self.bj] * self.reach[:, 1]
-        speed = per_pair(v, w)
+        speed = self._closing(v, w)
         reach = 0.5 * self.band
         acc = 0.0
         if accelerations is not None:
             gap = np.maximum(self._box_gaps(x, R)[0], 0.0)
             reach = np.maximum(reach, np.sqrt(np.einsum("ij,ij->i", gap, gap)))
-            acc = per_pair(*accelerations)
+            acc = self._closing(*accelerations)
         # the root of s h + a h²/2 = reach, in the form that keeps a → 0 and s → 0 exact
         with np.errstate(divide="ignore"):
             return float(np.min(2.0 * reach / (speed + np.sqrt(speed * speed + 2.0 * acc * reach))))
@@ -376,14 +379,8 @@ class ContactSet:
         if not self.pairs:
             return cap
         reach = 0.5 * self.band
-        lin = np.append(np.linalg.norm(v, axis=1), 0.0)
-        ang = np.append(np.linalg.norm(w, axis=1), 0.0)
-        speed = lin[self.bi] + ang[self.bi] * self.reach[:, 0] + lin[self.bj] + ang[self.bj] * self.reach[:, 1]
-        acc = np.zeros(len(self.pairs))
-        if accelerations is not None:
-            la = np.append(np.linalg.norm(accelerations[0], axis=1), 0.0)
-            aa = np.append(np.linalg.norm(accelerations[1], axis=1), 0.0)
-            acc = la[self.bi] + aa[self.bi] * self.reach[:, 0] + la[self.bj] + aa[self.bj] * self.reach[:, 1]
+        speed = self._closing(v, w)
+        acc = np.zeros(len(self.pairs)) if accelerations is None else self._closing(*accelerations)
         gap = self._box_gaps(x, R)[0]
         gap = np.sqrt(np.einsum("ij,ij->i", np.maximum(gap, 0.0), np.maximum(gap, 0.0)))
         with np.errstate(divide="ignore", invalid="ignore"):
