@@ -26,7 +26,7 @@ from collections import deque
 
 import numpy as np
 
-from .system import _QD
+from .system import quaternion_rates
 
 #: step ends a Hermite interpolant spans (three gave 5x larger velocity errors)
 _NODES = 4
@@ -103,8 +103,7 @@ class StepHermite:
         end[1] = f[:7 * n]  # v, q̇
         end[2, :3 * n] = 0.5 * f[s.sl_v]
         # q̇ = ½ [0, ω] ⊗ q  =>  q̈ = ½ [0, ω̇] ⊗ q + ½ [0, ω] ⊗ q̇
-        qdd = ((q[:, :, None] * f[s.sl_w].reshape(n, 1, 3)).reshape(n, 12)
-               + (qd[:, :, None] * y[s.sl_w].reshape(n, 1, 3)).reshape(n, 12)) @ _QD
+        qdd = quaternion_rates(q, f[s.sl_w].reshape(n, 3)) + quaternion_rates(qd, y[s.sl_w].reshape(n, 3))
         end[2, 3 * n:] = 0.5 * qdd.ravel()
         self._times.insert(0, float(t))
         del self._times[_NODES:]

@@ -1374,5 +1374,4 @@ def rotated(q, phi):
     np.sinc covers φ = 0.
     """
     half = 0.5 * np.sqrt(np.einsum("ij,ij->i", phi, phi))
-    dq = (q[:, :, None] * phi[:, None, :]).reshape(len(q), 12) @ _QD
-    return np.cos(half)[:, None] * q + np.sinc(half / np.pi)[:, None] * dq
+    return np.cos(half)[:, None] * q + np.sinc(half / np.pi)[:, None] * quaternion_rates(q, phi)
