@@ -16,7 +16,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 from . import runner
 from .bridge import bake as baking
 from .bridge.scene_to_model import SceneError, body_of, scene_to_model
-from .properties import GROUPS, LABELS, ROLES, active_index_name
+from .properties import GROUPS, LABELS, ROLES, active_index_name, remember_joint_names
 
 
 @dataclass(frozen=True)
@@ -688,13 +688,22 @@ def _forget_on_load(_dummy):
     PROBLEMS.clear()
 
 
+@persistent
+def _track_joint_renames(_dummy):
+    """Files saved before joints remembered their names: start from the names they have."""
+    for scene in bpy.data.scenes:
+        remember_joint_names(scene)
+
+
 def add_handlers():
     bpy.app.handlers.load_post.append(_forget_on_load)
+    bpy.app.handlers.load_post.append(_track_joint_renames)
 
 
 def remove_handlers():
-    if _forget_on_load in bpy.app.handlers.load_post:
-        bpy.app.handlers.load_post.remove(_forget_on_load)
+    for handler in (_forget_on_load, _track_joint_renames):
+        if handler in bpy.app.handlers.load_post:
+            bpy.app.handlers.load_post.remove(handler)
     _forget_on_load(None)
 
 

@@ -4,7 +4,8 @@ Fields are in the user units of the core (mm, N, N·mm, s, rad, kg, kg/m³)
 and say so in their names; lengths typed here are not Blender lengths, so
 they do not use the LENGTH subtype (which would rescale them with the unit
 settings). Elements refer to objects with pointers, which follow renames;
-couplers and motions refer to joints by name (joints are not IDs).
+couplers and motions refer to joints by name (joints are not IDs), and renaming
+a joint renames those references with it.
 """
 import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
@@ -62,7 +63,32 @@ class MBD_PG_object(PropertyGroup):
 
 
 # --------------------------------------------------------------------------- scene elements
+def _joint_renamed(joint, _context):
+    """Motions and couplers name their joints: carry them over to the joint's new name, unless
+    another joint still has the old one (then the references stay with it)."""
+    old, new = joint.previous_name, joint.name
+    joint.previous_name = new
+    data = joint.id_data.mbd
+    if not old or old == new or any(j.name == old for j in data.joints):
+        return
+    for item, field in [(m, "joint") for m in data.motions] + \
+            [(c, f) for c in data.couplers for f in ("joint_i", "joint_j")]:
+        if getattr(item, field) == old:
+            setattr(item, field, new)
+
+
+def remember_joint_names(scene):
+    """Start rename tracking for joints of files saved before it existed (their previous name is
+    empty); returns how many joints were set."""
+    fresh = [j for j in scene.mbd.joints if j.previous_name != j.name]
+    for joint in fresh:
+        joint.previous_name = joint.name
+    return len(fresh)
+
+
 class MBD_PG_joint(PropertyGroup):
+    name: StringProperty(name="Name", update=_joint_renamed)
+    previous_name: StringProperty(options={"HIDDEN"}, description="The name that references were made with")
     type: EnumProperty(name="Type", items=(
         ("REVOLUTE", "Revolute", "Hinge about Z of Frame I"),
         ("PRISMATIC", "Prismatic", "Slider along Z of Frame I"),

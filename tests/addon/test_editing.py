@@ -100,3 +100,36 @@ def test_contacts_between_needs_two_selected_bodies(addon):
     with pytest.raises(RuntimeError, match="Select two or more bodies"):
         bpy.ops.mbd.contacts_between()
     assert len(scene.mbd.contacts) == 1
+
+
+def test_renaming_a_joint_renames_the_motions_and_couplers_that_name_it(addon):
+    scene, _bob = ms.pendulum()
+    hinge = scene.mbd.joints[0]
+    other = scene.mbd.joints.add()
+    other.name = "Other"
+    drive = scene.mbd.motions.add()
+    drive.joint = hinge.name
+    gear = scene.mbd.couplers.add()
+    gear.joint_i, gear.joint_j = hinge.name, "Other"
+    hinge.name = "Crank hinge"
+    assert (drive.joint, gear.joint_i, gear.joint_j) == ("Crank hinge", "Crank hinge", "Other")
+    other.name = "Idler"
+    assert gear.joint_j == "Idler"
+    # a name two joints shared: the references stay with the joint that keeps it
+    twin = scene.mbd.joints.add()
+    twin.name = "Crank hinge"
+    twin.name = "Spare"
+    assert (drive.joint, gear.joint_i) == ("Crank hinge", "Crank hinge")
+
+
+def test_joints_of_an_older_file_follow_renames_after_loading(addon, tmp_path):
+    scene, _bob = ms.pendulum()
+    hinge = scene.mbd.joints[0]
+    hinge.previous_name = ""  # as saved before joints remembered their names
+    scene.mbd.motions.add().joint = hinge.name
+    path = str(tmp_path / "old.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    scene = bpy.context.scene
+    scene.mbd.joints[0].name = "Renamed"
+    assert scene.mbd.motions[0].joint == "Renamed"
