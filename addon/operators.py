@@ -544,14 +544,18 @@ class MBD_OT_add_frame(bpy.types.Operator):
         frame.empty_display_type = "ARROWS"
         frame.mbd.role = "FRAME"
         frame.matrix_world = context.scene.cursor.matrix
-        (body.users_collection[0] if body else context.collection).objects.link(frame)
+        # beside the body in this scene: a body linked into other scenes has their collections too
+        here = {context.scene.collection, *context.scene.collection.children_recursive}
+        home = next((c for c in body.users_collection if c in here), None) if body else None
+        (home or context.collection).objects.link(frame)
         if body is not None:
             frame.parent = body
             frame.matrix_parent_inverse = body.matrix_world.inverted()
         for obj in context.selected_objects:
             obj.select_set(False)
-        frame.select_set(True)
-        context.view_layer.objects.active = frame
+        if context.view_layer.objects.get(frame.name) is not None:  # not when its collection is excluded
+            frame.select_set(True)
+            context.view_layer.objects.active = frame
         return {"FINISHED"}
 
 

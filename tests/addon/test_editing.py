@@ -133,3 +133,13 @@ def test_joints_of_an_older_file_follow_renames_after_loading(addon, tmp_path):
     scene = bpy.context.scene
     scene.mbd.joints[0].name = "Renamed"
     assert scene.mbd.motions[0].joint == "Renamed"
+
+
+def test_add_frame_on_a_body_linked_into_another_scene_stays_in_this_scene(addon):
+    scene, bob = ms.pendulum()
+    other = bpy.data.scenes.new("Other")
+    other.collection.objects.link(bob)  # Object > Link to Scene
+    select(bob)
+    assert bpy.ops.mbd.add_frame() == {"FINISHED"}
+    rf = bpy.context.active_object
+    assert rf.parent == bob and rf.name in scene.objects and rf.name not in other.objects
