@@ -168,6 +168,12 @@ def modal_possible(context) -> bool:
     return not bpy.app.background and context.window is not None
 
 
+def _refuse(cls, reason):
+    """A poll's False with the reason Blender shows in the greyed button's tooltip."""
+    cls.poll_message_set(reason)
+    return False
+
+
 class MBD_OT_validate(bpy.types.Operator):
     """Check the mechanism and list every problem"""
     bl_idname = "mbd.validate"
@@ -214,7 +220,10 @@ class MBD_OT_simulate(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return context.scene is not None and runner.key(context.scene) not in runner.JOBS
+        if context.scene is None:
+            return False
+        return runner.key(context.scene) not in runner.JOBS or _refuse(
+            cls, "A simulation of this scene is running: wait, or press Esc over the 3D view to cancel")
 
     def execute(self, context):
         if run_sync(self, context) is None:
@@ -290,7 +299,10 @@ class MBD_OT_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return context.scene is not None and runner.key(context.scene) not in runner.JOBS
+        if context.scene is None:
+            return False
+        return runner.key(context.scene) not in runner.JOBS or _refuse(
+            cls, "A simulation of this scene is running: wait, or press Esc over the 3D view to cancel")
 
     def execute(self, context):
         scene = context.scene
@@ -355,7 +367,9 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
 
     @classmethod
     def poll(cls, context):
-        return context.scene is not None and runner.key(context.scene) in runner.RESULTS
+        if context.scene is None:
+            return False
+        return runner.key(context.scene) in runner.RESULTS or _refuse(cls, "No results: run Simulate first")
 
     def execute(self, context):
         entry = runner.RESULTS.get(runner.key(context.scene))
@@ -517,7 +531,8 @@ class MBD_OT_set_role(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return bool(context.selected_objects) or context.active_object is not None
+        return bool(context.selected_objects) or context.active_object is not None or _refuse(
+            cls, "Select the objects to mark first")
 
     def execute(self, context):
         objects = list(context.selected_objects) or [context.active_object]

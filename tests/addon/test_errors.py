@@ -361,3 +361,14 @@ def test_a_zero_contact_value_is_an_error_naming_the_contact_and_field(addon, fi
     setattr(contact, field, -1.0)
     assert getattr(contact, field) == 0.0
     fails_unchanged(bpy.ops.mbd.validate, f"contact 'Touch': {field}", "must be greater than 0")
+
+
+def test_greyed_out_operators_say_why(addon):
+    ms.pendulum()
+    with pytest.raises(RuntimeError, match="No results: run Simulate first"):
+        bpy.ops.mbd.export_csv(filepath="/nonexistent/r.csv")
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(False)
+    bpy.context.view_layer.objects.active = None
+    with pytest.raises(RuntimeError, match="Select the objects to mark first"):
+        bpy.ops.mbd.set_role(role="BODY")
