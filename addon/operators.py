@@ -613,26 +613,6 @@ class MBD_OT_select_object(bpy.types.Operator):
 SPLINE_FIELDS = (("motions", "value"), ("forces", "value"))
 
 
-def spline_call(path: str, blend_dir: str | None) -> str:
-    """``spline(<path>)`` for a table file: relative to ``blend_dir`` (the saved .blend's) when possible.
-
-    The path is written raw when the formula parser reads it back unchanged
-    (docs/formulas.md), else quoted.
-    """
-    path = os.path.abspath(path)
-    if blend_dir:
-        try:
-            path = os.path.relpath(path, blend_dir)
-        except ValueError:   # another drive (Windows): keep it absolute
-            pass
-    if not any(c in path for c in "()'\"") and path == path.strip():
-        return f"spline({path})"
-    quote = next((q for q in "'\"" if q not in path), None)
-    if quote is None:
-        raise ValueError(f"the path {path!r} has both kinds of quotes; a formula cannot hold it")
-    return f"spline({quote}{path}{quote})"
-
-
 class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
     """Choose a (time, value) table file: the formula becomes spline(file), relative to the saved .blend"""
     bl_idname = "mbd.spline_file"
@@ -682,7 +662,7 @@ class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
             return {"CANCELLED"}
         base_dir = formula_base_dir()
         try:
-            text = spline_call(path, base_dir)
+            text = runner.core.expressions.spline_call(path, base_dir)
         except ValueError as exc:
             self.report({"ERROR"}, f"{item.name}: {exc}")
             return {"CANCELLED"}
@@ -714,15 +694,53 @@ def _track_joint_renames(_dummy):
         remember_joint_names(scene)
 
 
+#: formulas rewritten for a save: (element, property, text before), put back when it was a copy
+_REBASED: list = []
+
+
+@persistent
+def _rebase_splines(new_path, *_args):
+    """Relative spline() paths are relative to the .blend: when it is saved into another folder,
+    rewrite them to name the same files from there (as Blender remaps its own relative paths)."""
+    _REBASED.clear()
+    old_dir = os.path.dirname(bpy.data.filepath)
+    new_dir = os.path.dirname(os.path.abspath(new_path)) if new_path else ""
+    if not (old_dir and new_dir) or os.path.normcase(old_dir) == os.path.normcase(new_dir):
+        return
+    for scene in bpy.data.scenes:
+        for group, prop in SPLINE_FIELDS:
+            for item in getattr(scene.mbd, group):
+                text = getattr(item, prop)
+                if "spline" in text:
+                    moved = runner.core.expressions.rebase_splines(text, old_dir, new_dir)
+                    if moved != text:
+                        _REBASED.append((item, prop, text))
+                        setattr(item, prop, moved)
+
+
+@persistent
+def _after_save(saved_path, *_args):
+    """A copy saved (Save Copy), or a save that failed, leaves the open file where it was: its
+    formulas get their paths back."""
+    if os.path.normcase(os.path.abspath(saved_path)) != os.path.normcase(bpy.data.filepath):
+        for item, prop, text in _REBASED:
+            setattr(item, prop, text)
+    _REBASED.clear()
+
+
+_HANDLERS = (("load_post", _forget_on_load), ("load_post", _track_joint_renames),
+             ("save_pre", _rebase_splines), ("save_post", _after_save), ("save_post_fail", _after_save))
+
+
 def add_handlers():
-    bpy.app.handlers.load_post.append(_forget_on_load)
-    bpy.app.handlers.load_post.append(_track_joint_renames)
+    for kind, handler in _HANDLERS:
+        getattr(bpy.app.handlers, kind).append(handler)
 
 
 def remove_handlers():
-    for handler in (_forget_on_load, _track_joint_renames):
-        if handler in bpy.app.handlers.load_post:
-            bpy.app.handlers.load_post.remove(handler)
+    for kind, handler in _HANDLERS:
+        if handler in getattr(bpy.app.handlers, kind):
+            getattr(bpy.app.handlers, kind).remove(handler)
     _forget_on_load(None)
 
 

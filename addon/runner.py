@@ -36,6 +36,10 @@ def fingerprint(gathered) -> str:
     changes nothing solved; a spline file rewritten since does)."""
     data = core.model_to_dict(gathered.model)
     data.pop("name", None)
+    # spline paths as the files they name: saving the .blend into another folder rewrites them
+    for element in (*data.get("forces", ()), *data.get("motions", ())):
+        element["value"] = core.expressions.rebase_splines(
+            element["value"], gathered.model.directory, Path(gathered.model.directory).anchor)
     digest = hashlib.blake2b(json.dumps(data, sort_keys=True, default=repr).encode(), digest_size=16)
     cm = gathered.compiled
     for path in sorted({p for e in (*cm.forces, *cm.motions) for p in e["expr"].spline_paths}):

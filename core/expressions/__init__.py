@@ -5,6 +5,6 @@ formula and its analytic first and second time derivatives on floats or NumPy
 arrays.  The language is described in ``docs/formulas.md``.
 """
 from .expression import Expression
-from .parser import compile_expression
+from .parser import compile_expression, rebase_splines, spline_call, spline_calls
 
-__all__ = ["Expression", "compile_expression"]
+__all__ = ["Expression", "compile_expression", "rebase_splines", "spline_call", "spline_calls"]

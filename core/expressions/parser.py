@@ -130,15 +130,68 @@ def compile_expression(text: str, *, base_dir: str | os.PathLike | None = None,
         raise ExpressionError("formula too complex to compile here", text, 1) from None
 
 
-def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int]]]:
+def spline_calls(text: str) -> list[tuple[str, int, int]]:
+    """The ``spline(path)`` calls of a formula as ``(raw path, start, end)``: ``text[start:end]``
+    is the whole call, so a caller can rewrite its path (e.g. when the file that the relative
+    paths are resolved against moves). Raises :class:`ExpressionError` where the formula's
+    tokens are already wrong; the rest of the formula is not checked."""
+    return [(path, call, end) for path, _, call, end in _scan(text)[2]]
+
+
+def spline_call(path: str | os.PathLike, base_dir: str | os.PathLike | None) -> str:
+    """``spline(<path>)`` for a table file: relative to ``base_dir`` when given and possible.
+
+    The path is written raw when :func:`compile_expression` reads it back
+    unchanged, else quoted. Raises ValueError for a path that holds both kinds
+    of quotes (no formula can).
+    """
+    path = os.path.abspath(path)
+    if base_dir:
+        try:
+            path = os.path.relpath(path, base_dir)
+        except ValueError:   # another drive (Windows): keep it absolute
+            pass
+    if not any(c in path for c in "()'\"") and path == path.strip():
+        return f"spline({path})"
+    quote = next((q for q in "'\"" if q not in path), None)
+    if quote is None:
+        raise ValueError(f"the path {path!r} has both kinds of quotes; a formula cannot hold it")
+    return f"spline({quote}{path}{quote})"
+
+
+def rebase_splines(text: str, old_dir: str | os.PathLike, new_dir: str | os.PathLike) -> str:
+    """``text`` with its relative spline() paths, resolved against ``old_dir``, rewritten
+    relative to ``new_dir``: the same files, for a formula whose base folder moves (a .blend
+    saved elsewhere). Absolute paths, paths naming no file, and a formula whose tokens are
+    wrong stay as they are."""
+    try:
+        calls = spline_calls(text)
+    except ExpressionError:
+        return text
+    out, last = [], 0
+    for raw, start, end in calls:
+        if raw.startswith("//") or not os.path.isabs(raw):
+            try:
+                path = resolve_path(raw, old_dir)
+                if not path.is_file():
+                    continue
+                call = spline_call(path, new_dir)
+            except (ExpressionError, ValueError, OSError):
+                continue
+            out += [text[last:start], call]
+            last = end
+    return "".join(out) + text[last:]
+
+
+def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int, int, int]]]:
     """Rewrite ``text`` into Python syntax.
 
     Returns the rewritten text, the original index of each of its characters,
-    and the spline references as ``(raw path, index of the path in text)``.
+    and the spline references (:func:`_spline_argument`).
     """
     out: list[str] = []
     origin: list[int] = []
-    splines: list[tuple[str, int]] = []
+    splines: list[tuple[str, int, int, int]] = []
     prev = ""       # previous non-blank token
     prev_end = -1   # and where it ended
 
@@ -164,7 +217,7 @@ def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int]]]:
             if prev != "." and name == "if":
                 emit(_IF, start, verbatim=False)
             elif prev != "." and name == "spline" and _next_char(text, pos) == "(":
-                pos = _spline_argument(text, text.index("(", pos) + 1, splines, fail)
+                pos = _spline_argument(text, start, text.index("(", pos) + 1, splines, fail)
                 emit(f"{_SPLINE}{len(splines) - 1}", start, verbatim=False)
                 # a space after it: "spline(t)2" is then a syntax error, not the name _spline_02
                 emit(" ", pos)
@@ -198,11 +251,11 @@ def _next_char(text: str, pos: int) -> str:
     return rest[:1]
 
 
-def _spline_argument(text: str, pos: int, splines: list, fail) -> int:
-    """Read the raw path of ``spline(`` starting at ``pos`` (after the '(').
+def _spline_argument(text: str, call: int, pos: int, splines: list, fail) -> int:
+    """Read the raw path of the ``spline(`` at ``call``, starting at ``pos`` (after the '(').
 
-    Appends ``(path, index)`` to ``splines`` and returns the index after the
-    closing ')'.  An unquoted path runs to the matching ')', so paths may
+    Appends ``(path, index of the path, call, index after the call)`` to
+    ``splines`` and returns the index after the closing ')'.  An unquoted path runs to the matching ')', so paths may
     contain balanced parentheses, spaces, ';' and ','.
     """
     open_index = pos - 1
@@ -230,7 +283,7 @@ def _spline_argument(text: str, pos: int, splines: list, fail) -> int:
         path, path_index = text[pos:end].rstrip(), pos
     if not path:
         fail("spline() needs a file path, e.g. spline(data/force.csv)", open_index)
-    splines.append((path, path_index))
+    splines.append((path, path_index, call, end + 1))
     return end + 1
 
 
@@ -383,7 +436,7 @@ class _Converter:
         self.fail("only named functions can be called", func)
 
     def spline(self, index: int, node: ast.Name) -> Node:
-        raw, path_index = self.splines[index]
+        raw, path_index, _, _ = self.splines[index]
         if not self.allow_spline:
             self.fail("spline() is not available for actuator and e-motor values", node)
         try:

@@ -435,3 +435,28 @@ def test_a_spline_file_rewritten_after_simulate_makes_the_results_stale(addon, t
     assert _stale(scene, bpy.context, entry) == ""
     table.write_text("0, -500\n1, -500\n", encoding="utf-8")
     assert _stale(scene, bpy.context, entry).startswith("The mechanism or its settings changed since the last")
+
+
+def test_saving_into_another_folder_keeps_the_spline_files_and_the_results(addon, tmp_path):
+    """Relative spline() paths broke when the .blend was saved elsewhere (Blender remaps its own)."""
+    from addon import runner
+    from addon.operators import _stale
+    (tmp_path / "project" / "data").mkdir(parents=True)
+    (tmp_path / "project" / "data" / "push.csv").write_text("0, 10\n1, 10\n", encoding="utf-8")
+    scene, bob = ms.pendulum()
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "project" / "m.blend"))
+    ms.add_force(scene, bob, value="2*spline(data/push.csv)")
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "copy.blend"), copy=True)
+    assert scene.mbd.forces[0].value == "2*spline(data/push.csv)"   # the open file stays where it was
+    with pytest.raises(RuntimeError, match="Cannot open file"):   # no such folder: nothing changes
+        bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "nowhere" / "m.blend"))
+    assert scene.mbd.forces[0].value == "2*spline(data/push.csv)"
+    (tmp_path / "elsewhere").mkdir()
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "elsewhere" / "m.blend"))
+    assert scene.mbd.forces[0].value == "2*spline(../project/data/push.csv)"
+    assert _stale(scene, bpy.context, runner.RESULTS[runner.key(scene)]) == ""
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "copy.blend"))
+    assert bpy.context.scene.mbd.forces[0].value == "2*spline(project/data/push.csv)"
+    assert bpy.ops.mbd.validate() == {"FINISHED"}

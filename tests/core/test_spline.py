@@ -8,7 +8,7 @@ import pytest
 from scipy.interpolate import Akima1DInterpolator
 
 from core.errors import ExpressionError
-from core.expressions import compile_expression
+from core.expressions import compile_expression, rebase_splines
 from core.expressions.spline import MAX_BYTES
 
 TIMES = [0.0, 1.0, 2.0, 3.0, 4.5]
@@ -461,3 +461,23 @@ def test_a_curve_far_outside_its_values_is_noted_for_a_warning(tmp_path, rows, f
         (note,) = expr.spline_notes
         assert "the curve through its points reaches 2.509e+04 at t = 2 s, far outside its values' range 0 to 100" \
             in note
+
+
+def test_rebased_paths_name_the_same_files_from_the_new_folder(tmp_path):
+    (tmp_path / "old" / "data").mkdir(parents=True)
+    (tmp_path / "new" / "deeper").mkdir(parents=True)
+    write(tmp_path / "old" / "data", "push.csv", csv())
+    write(tmp_path / "old" / "data", "a (1).csv", csv())
+    old, new = tmp_path / "old", tmp_path / "new" / "deeper"
+    text = "2*spline(data/push.csv) + spline( 'data/a (1).csv' ) - spline(//data/push.csv) + spline(gone.csv)"
+    moved = rebase_splines(text, old, new)
+    assert moved == ("2*spline(../../old/data/push.csv) + spline('../../old/data/a (1).csv') "
+                     "- spline(../../old/data/push.csv) + spline(gone.csv)")
+    at_new = compile_expression(moved.replace(" + spline(gone.csv)", ""), base_dir=new)
+    at_old = compile_expression(text.replace(" + spline(gone.csv)", ""), base_dir=old)
+    assert at_new(np.array([0.5, 3.7])).tolist() == at_old(np.array([0.5, 3.7])).tolist()
+
+
+@pytest.mark.parametrize("text", ["spline(/abs/file.csv)", "3*t + 1", "spline(data/push.csv", "'x'"])
+def test_rebasing_leaves_absolute_paths_and_broken_formulas(tmp_path, text):
+    assert rebase_splines(text, tmp_path, tmp_path / "sub") == text
