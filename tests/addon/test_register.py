@@ -10,7 +10,8 @@ def mbd_leftovers():
     names = [n for n in dir(bpy.types) if n.startswith(("MBD_", "VIEW3D_PT_mbd"))]
     names += [n for n in PROPERTY_GROUPS if bpy.types.PropertyGroup.bl_rna_get_subclass_py(n)]
     props = [t for t in ("Scene", "Object") if hasattr(getattr(bpy.types, t), "mbd")]
-    handlers = [h for h in bpy.app.handlers.load_post if h.__module__.startswith("addon")]
+    handlers = [h for kind in ("load_post", "save_pre", "save_post", "save_post_fail")
+                for h in getattr(bpy.app.handlers, kind) if h.__module__.startswith("addon")]
     from addon import ui
     if ui._previews is not None:    # the spline previews' icon collection
         handlers.append(ui._previews)
@@ -27,7 +28,8 @@ def test_register_unregister_twice_leaves_nothing_behind():
         try:
             names, props, handlers = mbd_leftovers()
             assert {"MBD_OT_simulate", "MBD_PG_scene", "MBD_UL_elements", "VIEW3D_PT_mbd_main"} <= set(names)
-            assert props == ["Scene", "Object"] and len(handlers) == 2   # load_post, previews
+            # load_post: results forgotten, joint names; saves: spline paths (3); the previews
+            assert props == ["Scene", "Object"] and len(handlers) == 6
             assert bpy.context.scene.mbd.solver.integrator == "DOP853"
         finally:
             addon.unregister()
