@@ -11,6 +11,7 @@ directory) the top-level ``core`` package next to ``addon/`` is used instead.
 """
 import importlib
 import importlib.util
+import logging
 import sys
 from pathlib import Path
 
@@ -27,5 +28,9 @@ else:
             raise
         sys.path.append(str(_repo))
         import core
+
+# The add-on reports the core's warnings itself, worded for Blender (Validate, Simulate); without
+# a handler Python's last resort would print them to the console again, worded for model files
+logging.getLogger(core.__name__).addHandler(logging.NullHandler())
 
 __all__ = ["core"]

@@ -1,4 +1,6 @@
 """Bad mechanisms give reports naming the element and field, and leave the scene as it was."""
+import logging
+
 import bmesh
 import bpy
 import pytest
@@ -372,3 +374,18 @@ def test_greyed_out_operators_say_why(addon):
     bpy.context.view_layer.objects.active = None
     with pytest.raises(RuntimeError, match="Select the objects to mark first"):
         bpy.ops.mbd.set_role(role="BODY")
+
+
+def test_the_cores_warnings_reach_the_console_only_as_the_addon_words_them(addon, capfd):
+    scene, _bob = ms.pendulum()
+    scene.gravity = (0.0, 0.0, -9810.0)   # a metre scene given mm/s²
+    root = logging.getLogger()
+    pytests_handlers = root.handlers[:]
+    root.handlers.clear()   # as in Blender: no handler, Python's last resort prints to stderr
+    try:
+        capfd.readouterr()
+        assert bpy.ops.mbd.validate() == {"FINISHED"}
+        err = capfd.readouterr().err
+    finally:
+        root.handlers[:] = pytests_handlers
+    assert "Gravity is in mm/s²" not in err and "[0, 0, -9810]" not in err
