@@ -268,7 +268,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         if obj.mbd.role == "BODY":
             if obj.type not in _MESH_TYPES:
                 kind = obj.type.lower().replace("_", " ")
-                out.error(path, f"a body must be a mesh, this is {'an' if kind[0] in 'aeiou' else 'a'} {kind} object")
+                out.error(path, f"a body must be a mesh (or a curve, surface, metaball or text object with faces), "
+                                f"this is {'an' if kind[0] in 'aeiou' else 'a'} {kind} object")
                 continue
             if obj.parent is not None:
                 out.error(path, f"a body must not have a parent, it is parented to {obj.parent.name!r}; "
@@ -295,7 +296,9 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                                     "remove them (right-click the field > Delete Drivers)")
             verts, tris = mesh_arrays(obj, depsgraph, unit)
             if len(tris) == 0:
-                out.error(path, "the mesh has no faces; a body needs a closed mesh")
+                out.error(path, "the mesh has no faces; a body needs a closed mesh" + (
+                    "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
+                    "and Fill in its Object Data properties)"))
                 continue
             loc, rot = _pose(rest_matrix(obj))
             p = obj.mbd

@@ -7,6 +7,7 @@ import math
 
 import bpy
 import numpy as np
+import pytest
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 import mbd_scenes as ms
@@ -223,3 +224,19 @@ def test_a_body_in_an_excluded_collection_is_reported(addon):
     (warning,) = [w for w in g.warnings if "excluded" in w]
     assert warning.startswith("object 'Bob': it is in a collection excluded from view layer")
     assert [b.name for b in g.model.bodies] == ["Bob"]      # still simulated, as the warning says
+
+
+def test_a_filled_curve_is_a_body_and_an_unfilled_one_is_told_how_to_get_faces(addon):
+    scene, _bob = ms.pendulum()
+    bpy.ops.curve.primitive_bezier_circle_add(radius=0.01)
+    disc = bpy.context.active_object
+    disc.name, disc.mbd.role, disc.mbd.density = "Disc", "BODY", 1000.0
+    disc.data.dimensions = "2D"
+    disc.data.fill_mode, disc.data.extrude = "BOTH", 0.002    # a disc 4 mm thick
+    c = gathered(scene).compiled
+    # the curve's polygon of 48 segments holds 0.29 % less area than the circle
+    assert abs(c.mass[c.body_names.index("Disc")] / (1000.0 * math.pi * 0.01**2 * 0.004) - 1.0) < 5e-3
+    disc.data.extrude = 0.0
+    disc.data.fill_mode = "NONE"
+    with pytest.raises(RuntimeError, match="'Disc': the mesh has no faces.*Extrude, Bevel and Fill"):
+        bpy.ops.mbd.validate()
