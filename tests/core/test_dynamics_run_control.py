@@ -447,6 +447,17 @@ def test_rk4_beyond_its_stability_limit_is_warned_and_the_failure_points_at_it()
     assert ok.success and stiff_warning(ok) is None
 
 
+def test_a_fixed_step_run_blowing_up_fails_long_before_its_numbers_overflow():
+    """The actuator of τ = 2 ms under RK4 at 10 ms (|R| ≈ 5 a step): by t = 0.5 s the cart ran at
+    1e56 m/s and the run was reported a success, as only states beyond 1e100 counted as diverged.
+    A state beyond 1e9 (m, m/s, rad/s) fails it: at the 9th step, 0.085 s."""
+    model = cart_with_actuator(200.0, integrator="RK4")
+    model = dataclasses.replace(model, settings=dataclasses.replace(model.settings, step=0.01, end_time=0.5))
+    r = core.simulate(model)
+    assert r.status == "failed" and "diverged" in r.message and "see the stiff-model warning" in r.message
+    assert r.t[-1] < 0.1 and np.all(np.abs(r.velocity) < 1e9)
+
+
 @pytest.mark.parametrize("name", ["pendulum", "crank_rocker", "slider_crank", "andrews_squeezer",
                                   "flyball_governor", "bricard"])
 def test_the_examples_are_not_stiff(name):
