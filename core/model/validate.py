@@ -158,6 +158,11 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
         _formula(issues, model, f"{path}: value", f.value, allow_spline=not f.actuator,
                  hint="An actuator's value is its maximum force or torque: use a formula of t."
                  if f.actuator else "")
+        if f.max_velocity is not None and not f.actuator:
+            _warn(issues, f"{path}: max_velocity",
+                  f"a maximum velocity is given but actuator mode is off, so it is not used: the value "
+                  f"{f.value!r} is applied as it is", "Set actuator to true for an actuator or e-motor, or "
+                  "remove max_velocity.", code="unused-max-velocity")
 
     pairs: dict[frozenset, str] = {}    # the contact already on each pair of bodies
     for c in model.contacts:

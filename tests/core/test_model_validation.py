@@ -537,3 +537,13 @@ def test_a_spline_curve_far_outside_its_values_is_a_warning_naming_the_force(tmp
     data["forces"] = [{"name": "push", "body": "arm", "frame": "RF_2", "value": f"spline({table.as_posix()})"}]
     (text,) = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "spline-overshoot"]
     assert text.startswith("force 'push': value: spline file ") and "reaches 2.509e+04 at t = 2 s" in text
+
+
+def test_a_maximum_velocity_without_actuator_mode_is_a_warning():
+    data = _base()
+    data["forces"] = [{"name": "M", "body": "arm", "frame": "RF_2", "type": "torque", "value": "100",
+                       "max_velocity": 300}]
+    (text,) = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "unused-max-velocity"]
+    assert text.startswith("torque 'M': max_velocity: a maximum velocity is given but actuator mode is off")
+    data["forces"][0]["actuator"] = True
+    assert not [w for w in compile_model(model_from_dict(data)).warnings if w.code == "unused-max-velocity"]
