@@ -90,7 +90,8 @@ def _check(model) -> int:
     for f in model.forces:
         varying = "" if system.applied.exprs[system.applied.names.index(f.name)].is_constant else \
             ", the largest |F_max| of the run"
-        rated = f" (actuator, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
+        kind = "e-motor" if f.type == "torque" else "actuator"
+        rated = f" ({kind}, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
         print(f"  {f.type} {f.name!r}: value = {f.value}{rated}")
     for w in check(cm):     # the model's, the assembly's and a stiff model's: what a run warns of first
         print(f"  warning: {w}")
@@ -151,8 +152,9 @@ def main(argv=None) -> int:
         if interrupted:
             print(f"  cancelled by Ctrl-C at t = {results.t[-1] if len(results.t) else 0:.6g} s; the frames so far "
                   "are written")
+        torques = dict(zip(results.force_names, results.force_is_torque))
         for name, power in results.max_powers().items():
-            print(f"  actuator {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
+            print(f"  {'e-motor' if torques[name] else 'actuator'} {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
         for w in results.warnings:
             print(f"  warning: {w}")
         unwritten = False

@@ -167,10 +167,10 @@ def test_check_and_simulate_report_an_actuators_rated_power(tiny_pendulum, tmp_p
     path.write_text(json.dumps(data), encoding="utf-8")
     checked = run("check", path)
     assert checked.returncode == 0, checked.stderr
-    assert "torque 'drive': value = 1000 (actuator, N_max = F_max*v_max/4 = 75 W)" in checked.stdout
+    assert "torque 'drive': value = 1000 (e-motor, N_max = F_max*v_max/4 = 75 W)" in checked.stdout
     solved = run("simulate", path)
     assert solved.returncode == 0, solved.stderr
-    assert "actuator 'drive': N_max = F_max*v_max/4 = 75 W" in solved.stdout
+    assert "e-motor 'drive': N_max = F_max*v_max/4 = 75 W" in solved.stdout
 
 
 def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendulum, tmp_path):
