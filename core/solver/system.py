@@ -1128,15 +1128,21 @@ class System:
         n, m = self.n, self.n_rows
         moved, corrected = 0.0, False
         converged = m == 0
+        best, best_error = y, np.inf   # a mechanism that cannot close: its Newton iterates wander off
         for _ in range(_PROJECTION_ITERATIONS if m else 0):
             B = self.bodies(y)
             rows = self._rows(B, y[self.sl_a], t)
-            if np.max(np.abs(rows.C[self._position_keep]), initial=0.0) < _PROJECTION_CONVERGED:
+            error = np.max(np.abs(rows.C[self._position_keep]), initial=0.0)
+            if error < _PROJECTION_CONVERGED:
                 converged = True
                 break
+            if error < best_error:
+                best, best_error = y.copy(), error
             self._correct_positions(y, B, rows)
             corrected = True
             self._resync_angles(t, y)
+        if not converged and m:
+            y = best   # the closest the iterations came, for the error a caller reports
         y[self.sl_q] = (y[self.sl_q].reshape(n, 4) /
                         np.linalg.norm(y[self.sl_q].reshape(n, 4), axis=1, keepdims=True)).ravel()
         self._resync_angles(t, y)
