@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -118,6 +119,17 @@ def _ctrl_c_cancels(flag: list):
 
 
 def main(argv=None) -> int:
+    try:
+        status = _main(argv)
+        sys.stdout.flush()   # here, not at exit, where a closed pipe would be a traceback
+        return status
+    except BrokenPipeError:
+        # the reader of stdout went away (| head): no traceback; Python's documented way out
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _main(argv) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p_sim = sub.add_parser("simulate", help="solve a model file")
@@ -147,6 +159,19 @@ def main(argv=None) -> int:
             results = simulate(model, progress=progress)
         if show:
             sys.stderr.write("\n")
+        # the files first: a reader of the summary that stops early (| head) must not cost one
+        written, unwritten = [], []
+        for what, write, path in (("CSV", results.to_csv, args.csv), ("results", results.save, args.npz)):
+            if not path:
+                continue
+            try:
+                write(path)
+            except OSError as exc:   # the other file is still written
+                unwritten.append(f"error: cannot write the {what} to {path}: {exc.strerror or exc}")
+            except RuntimeError as exc:     # the deferred channels (Results.compute_deferred)
+                unwritten.append(f"error: cannot write the {what} to {path}: {exc}")
+            else:
+                written.append(f"  {what} written to {path}")
         print(f"{args.model}: {results.summary()}")
         print(f"  settings: {model.settings.describe()}")
         if interrupted:
@@ -157,20 +182,10 @@ def main(argv=None) -> int:
             print(f"  {'e-motor' if torques[name] else 'actuator'} {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
         for w in results.warnings:
             print(f"  warning: {w}")
-        unwritten = False
-        for what, write, path in (("CSV", results.to_csv, args.csv), ("results", results.save, args.npz)):
-            if not path:
-                continue
-            try:
-                write(path)
-            except OSError as exc:   # the other file is still written
-                print(f"error: cannot write the {what} to {path}: {exc.strerror or exc}", file=sys.stderr)
-                unwritten = True
-            except RuntimeError as exc:     # the deferred channels (Results.compute_deferred)
-                print(f"error: cannot write the {what} to {path}: {exc}", file=sys.stderr)
-                unwritten = True
-            else:
-                print(f"  {what} written to {path}")
+        for line in written:
+            print(line)
+        for line in unwritten:
+            print(line, file=sys.stderr)
         if unwritten:
             return 4
         return 0 if results.success else 1

@@ -34,7 +34,7 @@ from mathutils import Vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simulate_blend import (  # noqa: E402  (tools/ is not a package)
-    REPO, BlendError, CtrlC, addon_module, ensure_addon, exit_process, open_blend, reported, results_entry,
+    REPO, BlendError, CtrlC, addon_module, ensure_addon, exit_process, open_blend, reported, results_entry, say,
     script_args, simulate)
 
 DEFAULT_EXAMPLE = REPO / "blend_examples" / "slider_crank_emotor.blend"
@@ -216,7 +216,7 @@ def render_frames(scene, name, frames, size, folder):
             bpy.ops.render.render(write_still=True)
         paths.append(Path(r.filepath))
         if sys.stdout.isatty() or k == len(frames):   # a counter in place on a terminal, one line in a log
-            print(f"\rmain_job: rendered frame {k}/{len(frames)}", end="\n" if k == len(frames) else "", flush=True)
+            say(f"\rmain_job: rendered frame {k}/{len(frames)}", end="\n" if k == len(frames) else "", flush=True)
     return paths
 
 
@@ -225,7 +225,7 @@ def blender_log_silenced():
     """Blender's C code prints a "Saved: ..." line per render (and, without a GPU, harmless EGL
     warnings) straight to the process's stdout/stderr; keep the job's own output readable.
     Errors still arrive as Python exceptions."""
-    sys.stdout.flush()
+    say(end="", flush=True)
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
     null = os.open(os.devnull, os.O_WRONLY)
@@ -245,7 +245,7 @@ def write_gif(pngs, path, frame_duration_s):
     try:
         from PIL import Image
     except ImportError:
-        print("main_job: Pillow is not installed here: no GIF (the PNG frames are written)")
+        say("main_job: Pillow is not installed here: no GIF (the PNG frames are written)")
         return None
     images = [Image.open(p).convert("RGB") for p in pngs]
     images[0].save(path, save_all=True, append_images=images[1:], loop=0,
@@ -274,7 +274,7 @@ def run(args):
         scene = bpy.context.scene
         note = bpy.data.texts.get("README")   # the bundled examples say what they show
         if note is not None:
-            print(f"main_job: {name}: {note.as_string().strip()}\n")
+            say(f"main_job: {name}: {note.as_string().strip()}\n")
         failure = solve_and_bake(scene, ctrl_c)
         results = results_entry(scene).results
         problems = []
@@ -318,9 +318,9 @@ def main(argv=None) -> int:
     except (RuntimeError, OSError) as exc:   # an operator's error report, or an output that cannot be written
         print(f"main_job: {reported(exc)}", file=sys.stderr)
         return 1
-    print("main_job: wrote")
+    say("main_job: wrote")
     for label, path in written.items():
-        print(f"  {label}: {path}")
+        say(f"  {label}: {path}")
     for problem in problems:
         print(f"main_job: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -241,6 +241,15 @@ class CtrlC:
             self._writing = True
 
 
+def say(*args, **kwargs):
+    """print() to stdout that outlives its reader: once a pipe is closed early (| head) the rest
+    goes to os.devnull, and the run still writes its files."""
+    try:
+        print(*args, **kwargs)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 #: runs shorter than this (wall time, s) show no progress
 PROGRESS_AFTER = 2.0
 
@@ -363,7 +372,7 @@ def main(argv=None) -> int:
             print(f"simulate_blend: the solver settings given have problems:\n{exc}", file=sys.stderr)
             return 2
         if settings is not None:
-            print(f"simulate_blend: settings: {settings.describe()}")
+            say(f"simulate_blend: settings: {settings.describe()}")
         return solve_and_write(args, ctrl_c)
 
 
@@ -374,7 +383,7 @@ def exit_process(code: int):
     function has been registered (even after unregistering), turning every
     status into 139; real Blender and bpy 4.4 and 5.0 exit normally.
     """
-    sys.stdout.flush()
+    say(end="", flush=True)     # here, not at exit, where a reader gone (| head) is a traceback
     sys.stderr.flush()
     if not bpy.app.binary_path and bpy.app.version < (4, 4):
         os._exit(code)

@@ -343,3 +343,17 @@ def test_addon_tests_runs_the_named_tests_under_this_python(tmp_path):
     first, *_, last = proc.stdout.strip().splitlines()
     assert first.startswith(f"Blender {bpy.app.version_string} (bpy module)")
     assert last.startswith("1 passed, 2 deselected")
+
+
+def test_simulate_blend_piped_into_a_reader_that_stops_early_still_writes(addon, tmp_path):
+    """``simulate_blend.py … --end-time 0.2 | head -0``: the settings line met a closed pipe and the
+    BrokenPipeError traceback ended the run before anything was written."""
+    ms.pendulum(0.001)
+    model, out_csv = tmp_path / "pendulum.blend", tmp_path / "out.csv"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), str(model), "--end-time", "0.2", "--csv", str(out_csv)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    stderr = proc.communicate(timeout=300)[1].decode()
+    assert proc.returncode == 0 and "Traceback" not in stderr, stderr
+    assert out_csv.read_text(encoding="utf-8").count("\n") == 1 + 5   # header, t = 0 .. 0.2 s at 24 frames/s

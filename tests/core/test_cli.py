@@ -244,3 +244,15 @@ def test_a_second_ctrl_c_stops_at_once_with_the_shells_status(tiny_pendulum, mon
     assert cli.main(["simulate", str(tiny_pendulum)]) == 130
     assert "stopped by Ctrl-C" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGINT) == before      # the CLI's handler is gone
+
+
+def test_a_reader_that_stops_early_costs_no_file_and_no_traceback(tiny_pendulum, tmp_path):
+    """``python -m core simulate … | head -1``: the pipe closed before the summary was printed
+    crashed with a BrokenPipeError traceback between the CSV and the .npz, which was never written."""
+    csv_path, npz_path = tmp_path / "r.csv", tmp_path / "r.npz"
+    proc = subprocess.Popen([sys.executable, "-m", "core", "simulate", str(tiny_pendulum), "--csv", str(csv_path),
+                             "--npz", str(npz_path)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()   # the reader is gone before anything is printed
+    stderr = proc.communicate(timeout=120)[1].decode()
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+    assert proc.returncode == 1 and csv_path.stat().st_size > 0 and npz_path.stat().st_size > 0
