@@ -16,7 +16,7 @@ import sys
 import threading
 from dataclasses import replace
 
-from . import ModelError, SolverError, check, compile_model, load_model, simulate
+from . import Issue, ModelError, SolverError, check, compile_model, load_model, simulate
 from .model.spec import INTEGRATORS
 from .units import from_si
 
@@ -57,13 +57,23 @@ def _model(args):
     given = {field: getattr(args, field) for _, field, _, _ in _SETTING_OPTIONS if getattr(args, field) is not None}
     if not given:
         return model
+    options = {field: option for option, field, _, _ in _SETTING_OPTIONS}
+
+    def blamed(path):
+        """The option behind a settings issue at "settings: <field>", or the file's field with
+        the options that made it fail (an end time too short for the file's output rate)."""
+        field = path.split(": ")[-1]
+        if field in given:
+            return f"option {options[field]}"
+        return f"{path} (the model file's, with {', '.join(options[f] for f in given)})"
     try:
         settings = replace(model.settings, **given)
     except ModelError as exc:
-        options = {field: option for option, field, _, _ in _SETTING_OPTIONS}
-        # the settings' issues are at "settings: <field>"
-        raise _OptionError([replace(i, path=f"option {options.get(i.path.split(': ')[-1], i.path)}")
-                            for i in exc.issues]) from None
+        raise _OptionError([replace(i, path=blamed(i.path)) for i in exc.issues]) from None
+    unused = settings.unused(given)
+    if unused:
+        raise _OptionError([Issue("error", "unused-option", f"option {options[f]}", why, "")
+                            for f, why in unused.items()])
     return replace(model, settings=settings)
 
 

@@ -115,11 +115,19 @@ def override_settings(scene, args):
         current = bridge.solver_settings(scene, bridge._Collector())
     except core.ModelError:     # the scene's own problem (its frame range): the run reports it
         current = core.model.spec.SolverSettings()
+    def blamed(path):
+        """The option behind a settings issue at "settings: <field>", or the scene's field with the
+        options that made it fail (an end time too short for the scene's frame rate)."""
+        field = path.split(": ")[-1]
+        if field in given:
+            return f"option {options[field]}"
+        return f"{path} (the scene's, with {', '.join(options[f] for f in given)})"
     try:
-        replace(current, **given)
+        settings = replace(current, **given)
     except core.ModelError as exc:
-        # the settings' issues are at "settings: <field>"
-        problems += [f"option {options.get(i.path.split(': ')[-1], i.path)}: {i.message}" for i in exc.issues]
+        problems += [f"{blamed(i.path)}: {i.message}" for i in exc.issues]
+    else:
+        problems += [f"option {options[f]}: {why}" for f, why in settings.unused(given).items()]
     if problems:
         raise SettingsError("\n".join(dict.fromkeys(problems)))
     for field, value in given.items():

@@ -691,13 +691,32 @@ class SolverSettings:
         """The settings a run uses, in one line, e.g. ``DOP853 (rtol 1e-08, atol 1e-10,
         projected every step), 2 s at 24 frames/s``."""
         if self.integrator in FIXED_STEP_INTEGRATORS:
-            how = f"step {self.step:g} s"
+            used = self.fixed_step()
+            how = f"step {used:g} s" + ("" if abs(used - self.step) <= 1e-12 * self.step else
+                                        f", the {self.step:g} s asked for fitted to whole steps in each frame")
         else:
             how = f"rtol {self.rtol:g}, atol {self.atol:g}" + (f", max step {self.max_step:g} s"
                                                                if self.max_step else "")
             if self.integrator in PROJECTED_INTEGRATORS:
                 how += ", projected every step"
         return f"{self.integrator} ({how}), {self.end_time:g} s at {self.output_rate:g} frames/s"
+
+    def unused(self, names) -> dict[str, str]:
+        """Of the settings ``names`` (fields), those the integrator does not use, each with why:
+        a fixed step for the adaptive ones, tolerances and a step bound for RK4 and the stepper.
+        For the command lines, which refuse an option that would change nothing."""
+        fixed = self.integrator in FIXED_STEP_INTEGRATORS
+        why = {"step": f"{self.integrator} adapts its step and takes no fixed one (RK4 and the stepper do); "
+                       "its steps are bounded by --max-step and set by --rtol and --atol"} if not fixed else {
+            field: f"{self.integrator} takes a fixed step (--step), no tolerances or step bound"
+            for field in ("rtol", "atol", "max_step")}
+        return {name: why[name] for name in names if name in why}
+
+    def fixed_step(self) -> float:
+        """The step RK4 and the stepper take (s): ``step``, shortened to fit a whole number of
+        steps in each output frame (a step longer than a frame becomes the frame)."""
+        dt_out = 1.0 / self.output_rate
+        return dt_out / max(1, int(math.ceil(dt_out / self.step - 1e-9)))
 
     def baumgarte_rate(self) -> float:
         """The Baumgarte rate α (1/s) the run uses: ``baumgarte``, or when that is None

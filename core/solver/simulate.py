@@ -1109,10 +1109,8 @@ class _Run:
                 t = t_end
 
     def fixed_step(self) -> float:
-        """The step RK4 and the stepper take (s): ``settings.step``, shortened to fit a whole number
-        of steps in each output frame (a step longer than a frame becomes the frame)."""
-        dt_out = 1.0 / self.s.output_rate
-        return dt_out / max(1, int(math.ceil(dt_out / self.s.step - 1e-9)))
+        """The step RK4 and the stepper take (s): :meth:`SolverSettings.fixed_step`."""
+        return self.s.fixed_step()
 
     def run_fixed(self, y0, step_fn):
         dt_out = 1.0 / self.s.output_rate

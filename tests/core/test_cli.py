@@ -92,6 +92,10 @@ def test_options_override_the_files_solver_settings_for_one_run(tiny_pendulum, t
     r = run("check", tiny_pendulum)
     assert "  settings: DOP853 (rtol 1e-08, atol 1e-10, projected every step), 0.2 s at 50 frames/s" \
         in r.stdout.splitlines()
+    # the step a fixed-step run takes: 0.007 s fitted to 3 steps in each frame of 0.02 s
+    r = run("check", tiny_pendulum, "--integrator", "stepper", "--step", "0.007")
+    assert "  settings: stepper (step 0.00666667 s, the 0.007 s asked for fitted to whole steps in each frame), " \
+        "0.2 s at 50 frames/s" in r.stdout.splitlines()
 
 
 def test_bad_setting_options_exit_2_naming_each_option(tiny_pendulum, tmp_path):
@@ -107,6 +111,20 @@ def test_bad_setting_options_exit_2_naming_each_option(tiny_pendulum, tmp_path):
         "  option --output-rate: 0.5 Hz gives no output frame after t = 0 in a run of 1 s; raise it to at "
         "least 1 Hz or the end time to at least 2 s"]
     assert not out_csv.exists()
+    # an option the integrator does not use would change nothing; a file's setting the options
+    # made fail is named as the file's
+    r = run("simulate", tiny_pendulum, "--step", "0.01", "--end-time", "0.01")
+    assert r.returncode == 2 and r.stderr.splitlines()[1:] == [
+        "  settings: output_rate (the model file's, with --end-time, --step): 50 Hz gives no output frame after "
+        "t = 0 in a run of 0.01 s; raise it to at least 100 Hz or the end time to at least 0.02 s"]
+    r = run("check", tiny_pendulum, "--step", "0.01")
+    assert r.returncode == 2 and r.stderr.splitlines()[1:] == [
+        "  option --step: DOP853 adapts its step and takes no fixed one (RK4 and the stepper do); its steps are "
+        "bounded by --max-step and set by --rtol and --atol"]
+    r = run("check", tiny_pendulum, "--integrator", "stepper", "--rtol", "1e-6", "--max-step", "0.01")
+    assert r.returncode == 2 and r.stderr.splitlines()[1:] == [
+        "  option --rtol: stepper takes a fixed step (--step), no tolerances or step bound",
+        "  option --max-step: stepper takes a fixed step (--step), no tolerances or step bound"]
     r = run("check", tiny_pendulum, "--integrator", "Euler")
     assert r.returncode == 2
     assert "argument --integrator: invalid choice: 'Euler'" in r.stderr
