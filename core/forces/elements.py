@@ -399,10 +399,7 @@ class Bushings:
         mi, mj = self.mi, self.mj
         Ai = K.A[..., mi, :, :]
         delta = self.offset(K, mi, mj) - self.d0
-        # the turn of marker j against marker i: conj(q_i) ⊗ q_j, q = (the body's) ⊗ (the marker's in it)
-        qi = np.einsum("kab,...kb->...ka", self.right[0], K.q[..., mi, :])
-        qj = np.einsum("kab,...kb->...ka", self.right[1], K.q[..., mj, :])
-        phi = quat_rotation_vector(np.einsum("...ka,...kb,abc->...kc", qi, qj, _CONJ_PRODUCT))
+        phi = self.turn(K.q[..., mi, :], K.q[..., mj, :])
         # δ̇ is the rate of δ = A_iᵀ (p_j − p_i) seen from marker i's turning axes:
         # A_iᵀ (ṗ_j − ṗ_i − ω_i × (p_j − p_i)); without the ω_i term two bodies turning
         # together as one, marker j off marker i, would be damped as if sliding apart
@@ -410,6 +407,15 @@ class Bushings:
         delta_dot = np.einsum("...kji,...kj->...ki", Ai, rel_v)
         phi_dot = np.einsum("...kji,...kj->...ki", Ai, K.w[..., mj, :] - K.w[..., mi, :])
         return Ai, delta, phi, delta_dot, phi_dot
+
+    def turn(self, q_i, q_j):
+        """The rotation vector φ (..., k, 3) rad of marker j against marker i, in marker i's axes,
+        from the quaternions (..., k, 4) of the bodies of marker i and of marker j. Its length is
+        at most π: a turn past half a turn wraps to the other side."""
+        # conj(q_i) ⊗ q_j, q = (the body's) ⊗ (the marker's in it)
+        qi = np.einsum("kab,...kb->...ka", self.right[0], q_i)
+        qj = np.einsum("kab,...kb->...ka", self.right[1], q_j)
+        return quat_rotation_vector(np.einsum("...ka,...kb,abc->...kc", qi, qj, _CONJ_PRODUCT))
 
     def lines(self, K):
         """The bushings' six lines of action at one state, for the stepper's implicit

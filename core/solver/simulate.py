@@ -165,6 +165,9 @@ _STALL_FRACTION = 1e-6
 _STIFF_ITERATIONS, _STIFF_MEAN = 40, 10
 #: ... stopped after this many when every growth was below the rate that matters by this factor
 _STIFF_EARLY, _STIFF_MARGIN = 8, 1e-2
+#: rad: a bushing turned beyond this is warned of (its torque reverses at π, and output frames
+#: may straddle the turn that crosses it)
+_BUSHING_TURN = 0.75 * math.pi
 #: |λ| h an explicit Runge-Kutta step keeps stable: RK4's interval on the real axis is 2.79 and
 #: on the imaginary one 2.83; Dormand-Prince's are about 3.3 and 0 (its error control keeps it
 #: near the real one), DOP853's about 6
@@ -642,6 +645,29 @@ class _Run:
         for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else self.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
                                                 run_time=float(self.t_out[-1])):
+            self.warnings.append(issue)
+            log.warning("%s", issue)
+
+    def check_bushings(self, out, T):
+        """Warn where a bushing with a rotational stiffness turned far: its potential ½ φᵀ K_r φ
+        takes the rotation vector φ, whose length wraps at π, so past half a turn the torque
+        reverses and drives the turn on (a part spun on a bushing then turned on and on, with its
+        energy conserved and nothing else to show it)."""
+        bushings = self.sys.bushings
+        if not (len(bushings.names) and T):
+            return
+        q = np.concatenate([out["orientation"][:T], np.tile([1.0, 0.0, 0.0, 0.0], (T, 1, 1))], axis=1)
+        body = self.cm.marker_body      # -1, the ground: the identity appended last
+        twist = np.linalg.norm(bushings.turn(q[:, body[bushings.mi]], q[:, body[bushings.mj]]), axis=-1)
+        for k in np.flatnonzero((twist.max(axis=0) > _BUSHING_TURN) & np.any(bushings.kr > 0.0, axis=1)):
+            at = int(np.argmax(twist[:, k]))
+            issue = Issue(
+                "warning", "bushing-turned-far", f"bushing {bushings.names[k]!r}",
+                f"the bushing turned {math.degrees(twist[at, k]):.0f}° (at t = {self.t_out[at]:.4g} s); its "
+                "rotational stiffness acts on the turn up to 180°, where the turn wraps to the other side and "
+                "the torque reverses",
+                "A bushing models small turns: for a part that turns far, use a revolute joint (with a "
+                "rotational spring for the stiffness), or check what drives the turn.")
             self.warnings.append(issue)
             log.warning("%s", issue)
 
@@ -1283,6 +1309,7 @@ class _Run:
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
         self.check_contacts(out, T)
+        self.check_bushings(out, T)
         if status != "failed":
             self.check_energy(out, T)
         # the frames as reported (projected ones included) for the deferred channels
