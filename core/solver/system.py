@@ -1141,8 +1141,9 @@ class System:
             self._correct_positions(y, B, rows)
             corrected = True
             self._resync_angles(t, y)
-        if not converged and m:
-            y = best   # the closest the iterations came, for the error a caller reports
+        if not converged and m and np.all(np.isfinite(y)):
+            y = best   # the closest the iterations came, for the error a caller reports (one that
+            # overflowed stays: the caller reports numbers beyond double precision)
         y[self.sl_q] = (y[self.sl_q].reshape(n, 4) /
                         np.linalg.norm(y[self.sl_q].reshape(n, 4), axis=1, keepdims=True)).ravel()
         self._resync_angles(t, y)
