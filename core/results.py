@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import time
+import zipfile
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -278,12 +279,29 @@ def coupler_channels(is_rack) -> tuple[tuple[str, str], tuple[str, str]]:
 
 
 def load_results(path: str | os.PathLike) -> Results:
-    """Read results saved with :meth:`Results.save`."""
-    with np.load(path, allow_pickle=False) as data:
-        meta = json.loads(str(data["__meta__"]))
-        arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    """Read results saved with :meth:`Results.save` (by this version or an earlier one).
+
+    Raises OSError when the file cannot be read, ValueError when it is no results file.
+    """
+    if not zipfile.is_zipfile(path):    # numpy would speak of pickled data
+        raise ValueError(f"{os.fspath(path)}: not a results file written by Results.save: not an .npz archive")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if not hasattr(data, "files") or "__meta__" not in data.files or "t" not in data.files:
+                raise ValueError("it holds no results")
+            meta = json.loads(str(data["__meta__"]))
+            arrays = {k: data[k] for k in data.files if k != "__meta__"}
+    except (ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        raise ValueError(f"{os.fspath(path)}: not a results file written by Results.save (.npz): {exc}") from None
     for key, value in meta.items():
         if isinstance(value, list):
             meta[key] = tuple(value)
-    arrays.setdefault("coupler_effort", np.zeros((len(arrays["t"]), 0, 2)))   # files from before couplers had it
-    return Results(**arrays, **meta)
+    # channels that files of earlier versions lack: none of those elements
+    T = len(arrays["t"])
+    for key, empty in (("coupler_effort", np.zeros((T, 0, 2))), ("contact_force", np.zeros((T, 0, 3)))):
+        arrays.setdefault(key, empty)
+    meta.setdefault("contact_names", ())
+    try:
+        return Results(**arrays, **meta)
+    except TypeError as exc:    # a field this version needs and the file lacks, or one it does not know
+        raise ValueError(f"{os.fspath(path)}: not a results file this version can read: {exc}") from None

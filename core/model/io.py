@@ -44,15 +44,16 @@ def load_model(path: str | os.PathLike) -> spec.Model:
             raise ModelError([Issue("error", "unreadable-file", str(path),
                                     "is not a regular file (a device or a pipe); a model file is JSON text",
                                     "Choose the model's .json file.")])
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")     # Windows' "UTF-8 with BOM" too
     except OSError as exc:
         raise ModelError([Issue("error", "unreadable-file", str(path), f"cannot read the file: {exc.strerror or exc}")]) from None
     except UnicodeDecodeError as exc:
         raise ModelError([Issue("error", "unreadable-file", str(path),
                                 f"is not UTF-8 text (byte {exc.start}); a model file is JSON text",
                                 "Choose the model's .json file.")]) from None
+    repeated = []
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, repeated))
     except json.JSONDecodeError as exc:
         raise ModelError([Issue("error", "bad-json", str(path),
                                 f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]) from None
@@ -61,7 +62,22 @@ def load_model(path: str | os.PathLike) -> spec.Model:
     except RecursionError:
         raise ModelError([Issue("error", "bad-json", str(path),
                                 "not a usable JSON model: its lists or objects are nested too deeply")]) from None
+    if repeated:
+        raise ModelError([Issue("error", "bad-json", str(path), f"the key {key!r} appears {count} times in {where}",
+                                "A JSON reader keeps only the last one: keep one.") for key, count, where in repeated])
     return model_from_dict(data, base_dir=path.resolve().parent)
+
+
+def _unique_keys(pairs, repeated) -> dict:
+    """json's object hook: the object as a dict, noting keys given more than once (json.loads
+    would silently keep the last: a second "mass", or a second "bodies" list emptying the first)."""
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        keys = [k for k, _ in pairs]
+        name = obj.get("name")
+        where = f"the object named {name!r}" if isinstance(name, str) else "one object"
+        repeated.extend((k, keys.count(k), where) for k in dict.fromkeys(keys) if keys.count(k) > 1)
+    return obj
 
 
 def save_model(model: spec.Model, path: str | os.PathLike) -> None:
@@ -216,7 +232,9 @@ def _build(cls, item, label, issues):
         return None
     # build from the known fields even after an unknown one, so that every
     # problem of the element is reported at once
-    values = {k: v for k, v in item.items() if k in fields}
+    # null for a field with a default takes the default (it means "not set")
+    values = {k: v for k, v in item.items() if k in fields
+              and not (v is None and k not in required and fields[k].default is not None)}
     if "geometry" in values and values["geometry"] is not None:
         values["geometry"] = _build_geometry(values["geometry"], f"{label}: geometry", issues)
         if values["geometry"] is None:

@@ -50,6 +50,30 @@ PROJECTED_BAUMGARTE = 2.0
 DEFAULT_BAUMGARTE = 20.0
 CONTACT_METHODS = ("standard", "fine", "convex_hull", "decimation")
 AXES = ("X", "Y", "Z")
+#: a contact's exponent beyond this is no contact law (a typo for 1.5, say); N/mm^e in SI would
+#: overflow past e ≈ 102
+MAX_EXPONENT = 10.0
+
+
+def _is_number(value) -> bool:
+    """A real number, Python's or NumPy's (np.int64, np.float32 …); not a bool (NumPy's bool is
+    no numbers.Real) or a string."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _real(value) -> float:
+    """``value`` as a float; TypeError for a string or anything else that is no number."""
+    if not _is_number(value):
+        raise TypeError(value)
+    return float(value)
+
+
+def _whole_or_none(value):
+    """``value`` as an int when it is a whole number (3 or 3.0), else None."""
+    try:
+        return _whole(value)
+    except (ValueError, OverflowError):
+        return None
 
 
 class _Checker:
@@ -68,12 +92,12 @@ class _Checker:
             raise ModelError(self.issues)
 
     # -- field checks; each returns the coerced value (or the raw one when invalid)
-    def number(self, fieldname, value, *, positive=False, nonneg=False, optional=False):
+    def number(self, fieldname, value, *, positive=False, nonneg=False, optional=False, at_most=None, why=""):
         if value is None:
             if not optional:
                 self.error(fieldname, "is required, got nothing")
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not _is_number(value):
             self.error(fieldname, f"must be a number, got {value!r}")
             return value
         try:
@@ -87,10 +111,14 @@ class _Checker:
             self.error(fieldname, f"must be greater than 0, got {value:g}")
         elif nonneg and value < 0:
             self.error(fieldname, f"must not be negative, got {value:g}")
+        elif at_most is not None and value > at_most:
+            self.error(fieldname, f"must be at most {at_most:g}" + (f" ({why})" if why else "") + f", got {value:g}")
         return value
 
     def vector(self, fieldname, value, n=3, *, nonzero=False, nonneg=False):
         try:
+            if isinstance(value, (str, bytes)) or not all(_is_number(x) for x in value):
+                raise TypeError   # "123" would be three numbers, "1e3" a string read as one
             vec = tuple(float(x) for x in value)
         except (TypeError, ValueError):
             self.error(fieldname, f"must be a list of {n} numbers, got {value!r}")
@@ -98,7 +126,7 @@ class _Checker:
         except OverflowError:       # a whole number beyond float range
             self.error(fieldname, "must contain finite numbers, got a whole number beyond 1.8e308")
             return value
-        if len(vec) != n or any(isinstance(x, bool) for x in value):
+        if len(vec) != n:
             self.error(fieldname, f"must be a list of {n} numbers, got {value!r}")
         elif not all(math.isfinite(x) for x in vec):
             self.error(fieldname, f"must contain finite numbers, got {value!r}")
@@ -194,11 +222,11 @@ class Cylinder:
         c = _Checker("cylinder")
         r = c.number("radius", self.radius, positive=True)
         h = c.number("length", self.length, positive=True)
-        if (not isinstance(self.sections, int) or isinstance(self.sections, bool)
-                or not 3 <= self.sections <= MAX_SECTIONS):
+        sections = _whole_or_none(self.sections)
+        if sections is None or not 3 <= sections <= MAX_SECTIONS:
             # bounded: a downloaded file asking for 1e9 sections would exhaust the memory
             c.error("sections", f"must be a whole number 3..{MAX_SECTIONS}, got {self.sections!r}")
-        _finish(self, c, radius=r, length=h)
+        _finish(self, c, radius=r, length=h, sections=sections)
 
 
 @_frozen
@@ -212,10 +240,10 @@ class Sphere:
     def __post_init__(self):
         c = _Checker("sphere")
         r = c.number("radius", self.radius, positive=True)
-        if (not isinstance(self.subdivisions, int) or isinstance(self.subdivisions, bool)
-                or not 0 <= self.subdivisions <= 6):
+        subdivisions = _whole_or_none(self.subdivisions)
+        if subdivisions is None or not 0 <= subdivisions <= 6:
             c.error("subdivisions", f"must be a whole number 0..6, got {self.subdivisions!r}")
-        _finish(self, c, radius=r)
+        _finish(self, c, radius=r, subdivisions=subdivisions)
 
 
 @_frozen
@@ -229,7 +257,7 @@ class TriangleMesh:
     def __post_init__(self):
         c = _Checker("mesh")
         try:
-            verts = tuple(tuple(float(x) for x in v) for v in self.vertices)
+            verts = tuple(tuple(_real(x) for x in v) for v in self.vertices)
             faces = tuple(tuple(_whole(i) for i in f) for f in self.faces)
         except (TypeError, ValueError, OverflowError):
             c.error("", "vertices must be [x, y, z] numbers and faces [i, j, k] whole numbers")
@@ -603,7 +631,8 @@ class Contact:
             c.flag(flagname, getattr(self, flagname))
         _finish(self, c, stiffness=c.number("stiffness", self.stiffness, positive=True),
                 damping=c.number("damping", self.damping, nonneg=True),
-                exponent=c.number("exponent", self.exponent, positive=True),
+                exponent=c.number("exponent", self.exponent, positive=True, at_most=MAX_EXPONENT,
+                                  why="contact laws use 1 to 3, Hertz's 1.5"),
                 max_penetration=c.number("max_penetration", self.max_penetration, positive=True),
                 friction_coefficient=c.number("friction_coefficient", self.friction_coefficient,
                                               nonneg=True),

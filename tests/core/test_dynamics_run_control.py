@@ -3,6 +3,7 @@ import csv
 import dataclasses
 import importlib
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,6 +190,22 @@ def test_npz_round_trip(tmp_path):
             assert a == b, f.name
     assert back.body("bob") == 0
     np.testing.assert_array_equal(back.total_energy, r.total_energy)
+
+
+def test_results_of_the_first_version_load_and_other_files_are_refused_by_name(tmp_path):
+    """data/results_v1.npz: a free body's 0.2 s saved by the first committed core (43a715f), which
+    had no contact channels: loading it raised a TypeError."""
+    old = core.load_results(Path(__file__).parent / "data" / "results_v1.npz")
+    assert old.t.tolist() == [0.0, 0.1, 0.2] and old.contact_names == () and old.contact_force.shape == (3, 0, 3)
+    assert old.success and old.body_names == ("b",)
+    text = tmp_path / "model.json"
+    text.write_text("{}", encoding="utf-8")
+    with pytest.raises(ValueError, match="model.json: not a results file written by Results.save: not an .npz"):
+        core.load_results(text)
+    other = tmp_path / "other.npz"
+    np.savez(other, a=np.zeros(3))
+    with pytest.raises(ValueError, match="other.npz: not a results file .*: it holds no results"):
+        core.load_results(other)
 
 
 @pytest.mark.parametrize("sparse_path", [False, True], ids=["dense", "sparse"])
@@ -462,7 +479,6 @@ def test_a_fixed_step_run_blowing_up_fails_long_before_its_numbers_overflow():
 @pytest.mark.parametrize("name", ["pendulum", "crank_rocker", "slider_crank", "andrews_squeezer",
                                   "flyball_governor", "bricard"])
 def test_the_examples_are_not_stiff(name):
-    from pathlib import Path
     path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.json"
     r = core.simulate(path, progress=lambda p: False)
     assert stiff_warning(r) is None

@@ -2,6 +2,7 @@
 import json
 import math
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -305,13 +306,11 @@ def test_core_front_door_exports_io():
 
 
 def _data_dir():
-    from pathlib import Path
     return Path(__file__).parent / "data"
 
 
 # ---------------------------------------------------------------- docs/model-format.md
 def _doc_example() -> str:
-    from pathlib import Path
     doc = (Path(__file__).resolve().parents[2] / "docs" / "model-format.md").read_text(encoding="utf-8")
     section = doc.split("## Example: a pendulum", 1)[1]
     return section.split("```json\n", 1)[1].split("```", 1)[0]
@@ -377,3 +376,16 @@ def test_frame_j_takes_frame_i_axes_at_t0():
         R_A = quat_to_matrix(np.array(model.bodies[0].orientation))
         np.testing.assert_allclose(K.A[mi], R_A @ quat_to_matrix(np.array(model.frames[0].orientation)),
                                    atol=1e-12)
+
+
+def test_a_key_given_twice_is_an_error_and_a_byte_order_mark_is_read(tmp_path):
+    """json keeps the last of repeated keys without a word: a second "mass", or a second "bodies"
+    list emptying the first."""
+    text = (Path(__file__).parent / "data" / "pendulum.json").read_text(encoding="utf-8")
+    path = tmp_path / "twice.json"
+    path.write_text(text.replace('"density": 7850,', '"density": 7850, "density": 785,', 1), encoding="utf-8")
+    with pytest.raises(ModelError) as info:
+        core.load_model(path)
+    assert [i.message for i in info.value.issues] == ["the key 'density' appears 2 times in the object named 'rod'"]
+    path.write_text("\ufeff" + text, encoding="utf-8")     # Windows' "UTF-8 with BOM"
+    assert core.load_model(path).bodies[0].name == "rod"

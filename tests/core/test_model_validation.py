@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import core
 from core import ModelError, compile_model, load_model
 from core.model import Body, Box, Frame, Joint, Model, model_from_dict
 
@@ -547,3 +548,53 @@ def test_a_maximum_velocity_without_actuator_mode_is_a_warning():
     assert text.startswith("torque 'M': max_velocity: a maximum velocity is given but actuator mode is off")
     data["forces"][0]["actuator"] = True
     assert not [w for w in compile_model(model_from_dict(data)).warnings if w.code == "unused-max-velocity"]
+
+
+def test_vector_fields_refuse_text_as_number_fields_do():
+    """"123" was read as (1, 2, 3) and ["1e3", "0", "0"] as numbers; "mass": "1" was refused."""
+    for position in ("123", ["1e3", "0", "0"]):
+        data = _base()
+        data["bodies"][0]["position"] = position
+        with pytest.raises(ModelError) as info:
+            model_from_dict(data)
+        assert [str(i) for i in _issues(info)] == [f"body 'arm': position: must be a list of 3 numbers, got {position!r}"]
+
+
+def test_numpy_numbers_are_numbers():
+    """np.int64(2) was refused with "must be a number, got 2"."""
+    body = Body(name="b", mass=np.int64(2), inertia=(np.float32(1.0), 1, 1, 0, 0, 0), position=np.array([1, 2, 3]))
+    assert (body.mass, body.inertia[0], body.position) == (2.0, 1.0, (1.0, 2.0, 3.0))
+    assert core.model.Cylinder(radius=1, length=2, sections=np.int64(32)).sections == 32
+    with pytest.raises(ModelError, match="mass: must be a number, got True"):
+        Body(name="b", mass=True, inertia=(1, 1, 1, 0, 0, 0))
+
+
+def test_whole_numbers_may_be_written_as_decimals():
+    assert core.model.Cylinder(radius=1, length=2, sections=64.0).sections == 64
+    assert core.model.Sphere(radius=1, subdivisions=2.0).subdivisions == 2
+    with pytest.raises(ModelError, match="sections: must be a whole number 3..10000, got 6.5"):
+        core.model.Cylinder(radius=1, length=2, sections=6.5)
+
+
+def test_null_takes_the_default_of_a_field_that_has_one():
+    data = _base()
+    data["settings"] = {"end_time": None, "step": None}
+    data["bodies"][0]["fixed"] = None
+    model = model_from_dict(data)
+    assert (model.settings.end_time, model.settings.step, model.bodies[0].fixed) == (1.0, 1e-3, False)
+    data["joints"][0]["frame_j"] = None     # required: no default to take
+    with pytest.raises(ModelError, match="frame_j"):
+        model_from_dict(data)
+
+
+def test_a_contact_exponent_far_outside_contact_laws_is_an_error():
+    """150 for 1.5: N/mm^150 overflowed converting to SI, a traceback in check and simulate."""
+    data = _base()
+    data["bodies"].append({"name": "floor", "fixed": True, "geometry": {"type": "box", "size": [100, 100, 10]},
+                           "density": 7850})
+    data["bodies"][0].update(geometry={"type": "box", "size": [10, 10, 10]}, density=7850, mass=None, inertia=None)
+    data["contacts"] = [{"name": "c", "body_i": "arm", "body_j": "floor", "stiffness": 1e5, "exponent": 150}]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "contact 'c': exponent: must be at most 10 (contact laws use 1 to 3, Hertz's 1.5), got 150"]
