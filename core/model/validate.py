@@ -212,6 +212,15 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                   "Density is in kg/m³: steel 7850, aluminium 2700, water 1000 (g/cm³ times 1000).",
                   code="implausible-density")
 
+        if density is not None and b.mass is not None and b.inertia is not None:
+            _warn(issues, f"body {b.name!r}: density", "not used: the mass and inertia are given",
+                  "Remove the density, or the mass and inertia to compute them from the geometry.",
+                  code="unused-field")
+        if b.fixed and (any(b.velocity) or any(b.angular_velocity)):
+            field = "velocity" if any(b.velocity) else "angular_velocity"
+            _warn(issues, f"body {b.name!r}: {field}", "not used: the body is fixed and never moves",
+                  "Remove the initial velocity, or make the body free.", code="unused-field")
+
     if model.bodies and all(b.fixed for b in model.bodies):
         _warn(issues, "model", "every body is fixed; nothing will move", code="nothing-moves")
     return issues

@@ -598,3 +598,14 @@ def test_a_contact_exponent_far_outside_contact_laws_is_an_error():
         model_from_dict(data)
     assert [str(i) for i in _issues(info)] == [
         "contact 'c': exponent: must be at most 10 (contact laws use 1 to 3, Hertz's 1.5), got 150"]
+
+
+def test_values_a_body_does_not_use_are_warned_of():
+    data = _base()
+    data["bodies"][0].update(mass=2.0, inertia=[10, 10, 10, 0, 0, 0])     # next to its density
+    data["bodies"].append({"name": "base", "fixed": True, "velocity": [10, 0, 0]})
+    warnings = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "unused-field"]
+    assert warnings == ["body 'arm': density: not used: the mass and inertia are given. Remove the density, or the "
+                        "mass and inertia to compute them from the geometry.",
+                        "body 'base': velocity: not used: the body is fixed and never moves. Remove the initial "
+                        "velocity, or make the body free."]
