@@ -269,7 +269,13 @@ class Results:
             else:
                 meta[f.name] = list(value) if isinstance(value, tuple) else value
         with open(path, "wb") as fh:    # a file object: NumPy would append .npz to a name without it
-            np.savez_compressed(fh, __meta__=np.array(json.dumps(meta, default=float)), **arrays)
+            np.savez_compressed(fh, __meta__=np.array(json.dumps(meta, default=float)),
+                                __units__=np.array(NPZ_UNITS), **arrays)
+
+
+#: what a saved .npz says of its numbers (its arrays are the Results fields, whose comments give each one's unit)
+NPZ_UNITS = ("SI: s, m, m/s, m/s², rad, rad/s, rad/s², N, N·m, J, W (the CSV export is in user units: mm, N·mm); "
+             "read with core.load_results")
 
 
 def coupler_channels(is_rack) -> tuple[tuple[str, str], tuple[str, str]]:
@@ -290,7 +296,7 @@ def load_results(path: str | os.PathLike) -> Results:
             if not hasattr(data, "files") or "__meta__" not in data.files or "t" not in data.files:
                 raise ValueError("it holds no results")
             meta = json.loads(str(data["__meta__"]))
-            arrays = {k: data[k] for k in data.files if k != "__meta__"}
+            arrays = {k: data[k] for k in data.files if k not in ("__meta__", "__units__")}
     except (ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
         raise ValueError(f"{os.fspath(path)}: not a results file written by Results.save (.npz): {exc}") from None
     for key, value in meta.items():

@@ -181,6 +181,8 @@ def test_npz_round_trip(tmp_path):
     r.save(path)
     back = core.load_results(path)
     assert isinstance(back, Results)
+    with np.load(path) as raw:     # a reader without the core learns the units from the file
+        assert str(raw["__units__"]).startswith("SI: s, m, m/s")
     for f in dataclasses.fields(Results):
         a, b = getattr(r, f.name), getattr(back, f.name)
         if isinstance(a, np.ndarray):
