@@ -46,11 +46,19 @@ class MBD_PG_object(PropertyGroup):
     mass_mode: EnumProperty(name="Mass From", items=(
         ("DENSITY", "Density", "Mass properties from the closed mesh and a density"),
         ("MASS", "Mass", "Mass properties from the closed mesh scaled to a total mass"),
+        ("EXPLICIT", "Explicit", "Mass, centre of mass and inertia typed in (e.g. from a CAD mass report); "
+                                 "the mesh is then only shown and used by contacts"),
     ), default="DENSITY")
     # min 0, not a tiny positive number: a 0 typed in (or a negative, clamped to 0) must reach
     # Validate as the error it is, not become a feather-light body that crawls through the run
     density: FloatProperty(name="Density (kg/m³)", default=7850.0, min=0.0, soft_max=25000.0)
     mass: FloatProperty(name="Mass (kg)", default=1.0, min=0.0)
+    com: _vec("Centre of Mass (mm)", "Explicit: the centre of mass in the object's axes from its origin "
+              "(mm; the object's scale does not apply)")
+    inertia: FloatVectorProperty(
+        name="Inertia (kg·mm²)", size=6, default=(1.0, 1.0, 1.0, 0.0, 0.0, 0.0),
+        description="Explicit: Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the centre of mass in the object's axes, "
+                    "the inertia tensor's entries (Ixy = −∫xy dm)")
     fixed: BoolProperty(name="Fixed", description="Ground: the body never moves", default=False)
     mass_fallback: EnumProperty(name="If Not Closed", items=(
         ("NONE", "Error", "A mesh that is not closed is an error"),

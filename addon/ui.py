@@ -295,7 +295,14 @@ class VIEW3D_PT_mbd_object(_Panel, bpy.types.Panel):
             if not p.fixed:
                 layout.prop(p, "mass_mode", expand=True)
                 layout.prop(p, "density" if p.mass_mode == "DENSITY" else "mass")
-                layout.prop(p, "mass_fallback")
+                if p.mass_mode == "EXPLICIT":
+                    layout.prop(p, "com")
+                    col = layout.column(align=True)
+                    col.label(text="Inertia about the Centre of Mass (kg·mm²)")
+                    for k, label in enumerate(("Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz")):
+                        col.prop(p, "inertia", index=k, text=label)
+                else:
+                    layout.prop(p, "mass_fallback")
                 layout.prop(p, "velocity")
                 layout.prop(p, "angular_velocity")
         elif p.role == "FRAME":

@@ -312,7 +312,9 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 name=obj.name,
                 geometry=geometry,
                 density=typed(p.density) if p.mass_mode == "DENSITY" else None,
-                mass=typed(p.mass) if p.mass_mode == "MASS" else None,
+                mass=typed(p.mass) if p.mass_mode in ("MASS", "EXPLICIT") else None,
+                com=typed(p.com) if p.mass_mode == "EXPLICIT" else None,
+                inertia=typed(p.inertia) if p.mass_mode == "EXPLICIT" else None,
                 mass_fallback=p.mass_fallback.lower(), fixed=p.fixed,
                 position=tuple(loc * unit), orientation=tuple(rot),
                 velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))

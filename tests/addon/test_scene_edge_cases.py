@@ -5,6 +5,7 @@ objects, or a message naming the object.
 """
 import math
 
+import bmesh
 import bpy
 import numpy as np
 import pytest
@@ -240,3 +241,22 @@ def test_a_filled_curve_is_a_body_and_an_unfilled_one_is_told_how_to_get_faces(a
     disc.data.fill_mode = "NONE"
     with pytest.raises(RuntimeError, match="'Disc': the mesh has no faces.*Extrude, Bevel and Fill"):
         bpy.ops.mbd.validate()
+
+
+def test_explicit_mass_properties_are_taken_as_typed_and_an_open_mesh_then_does(addon):
+    """Mass From: Explicit, for a CAD mass report: mass, centre of mass (object axes, mm) and inertia
+    (kg·mm² about it) as typed, in a metre scene; the mesh, even an open one, only shows the part."""
+    scene, bob = ms.pendulum()
+    bob.rotation_euler = (0.0, 0.0, math.pi / 2)      # the object's axes are not the world's
+    bob.mbd.mass_mode, bob.mbd.mass = "EXPLICIT", 2.5
+    bob.mbd.com, bob.mbd.inertia = (10.0, 0.0, 0.0), (300.0, 400.0, 500.0, -20.0, 0.0, 0.0)
+    bm = bmesh.new()
+    bm.from_mesh(bob.data)
+    bm.faces.ensure_lookup_table()
+    bmesh.ops.delete(bm, geom=[bm.faces[0]], context="FACES_ONLY")     # no longer closed
+    bm.to_mesh(bob.data)
+    bm.free()
+    mp = gathered(scene).compiled.mass_properties["Bob"]
+    assert mp.mass == 2.5
+    np.testing.assert_allclose(mp.com, (0.01, 0.0, 0.0), atol=1e-12)          # body (object) axes, m
+    np.testing.assert_allclose(mp.inertia, [[3e-4, -2e-5, 0.0], [-2e-5, 4e-4, 0.0], [0.0, 0.0, 5e-4]], atol=1e-12)

@@ -256,3 +256,14 @@ def test_an_actuators_rated_power_is_shown_after_a_run(addon):
     assert rated not in labels(draw_all(bob))
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     assert rated in labels(draw_all(bob))
+
+
+def test_the_body_fields_follow_where_its_mass_comes_from(addon):
+    scene, bob = ms.pendulum()
+    drawn = {}
+    for mode in ("DENSITY", "MASS", "EXPLICIT"):
+        bob.mbd.mass_mode = mode
+        drawn[mode] = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
+    assert {"density", "mass_fallback"} <= drawn["DENSITY"] and "com" not in drawn["DENSITY"]
+    assert {"mass", "mass_fallback"} <= drawn["MASS"]
+    assert {"mass", "com", "inertia"} <= drawn["EXPLICIT"] and "mass_fallback" not in drawn["EXPLICIT"]
