@@ -778,9 +778,11 @@ class _Run:
             self.overflow()   # assembling parts placed 1e200 mm apart
         if not ok:
             length, ang, _ = sysm.constraint_error(0.0, y0)
+            Cp = np.where(sysm.position_rows, np.abs(sysm.constraint_rows(0.0, y0).C), 0.0)
             raise SolverError(
                 "the mechanism cannot be assembled at t = 0: the joints cannot all be satisfied "
-                f"(remaining error {length * 1e3:.3g} mm / {ang:.3g} rad); check the joint frames' positions "
+                f"(remaining error {length * 1e3:.3g} mm / {ang:.3g} rad, the largest at "
+                f"{self._row_name(int(np.argmax(Cp)))}); check the joint frames' positions "
                 "and axes, and that motions start at values the mechanism can reach")
         if moved > 0.0:
             sysm.rebase_rests(y0)
@@ -1470,6 +1472,7 @@ def _moves(sysm: System, before, after) -> str:
 
 
 def _vec(x) -> str:
-    """A vector for a message, components at rounding level of the largest shown as 0."""
-    x = np.where(np.abs(x) > 1e-9 * np.max(np.abs(x), initial=0.0), x, 0.0)
+    """A vector for a message (mm/s, rad/s …), components at rounding level of the largest, or
+    below 1e-9 (a velocity the joints took all of), shown as 0."""
+    x = np.where(np.abs(x) > 1e-9 * max(np.max(np.abs(x), initial=0.0), 1.0), x, 0.0)
     return "(" + ", ".join(f"{c:.4g}" for c in x + 0.0) + ")"

@@ -530,6 +530,8 @@ def test_an_initial_velocity_the_joints_forbid_is_changed_and_reported():
     assert len(changed) == 1, res.warnings
     assert changed[0].startswith("body 'slider': the initial velocities given to 'slider' do not fit the joints")
     assert "instead of (0, 500, 0) mm/s" in changed[0]
+    assert "rad/s and (0, 0, 0) rad/s" not in changed[0] and "and (0, 0, 0) rad/s instead" in changed[0]
+    assert "e-1" not in changed[0]       # rounding noise (5.551e-14 mm/s) is shown as 0
     assert abs(res.velocity[0, res.body("slider"), 1]) < 1e-12           # nothing moves across the rail
 
 
