@@ -239,6 +239,11 @@ class MBD_PG_solver(PropertyGroup):
     baumgarte: FloatProperty(name="Baumgarte (1/s)", description="Constraint stabilisation rate", default=20.0,
                              min=0.0)
     erp: FloatProperty(name="ERP", description="Stepper error reduction", default=0.2, min=0.0, max=1.0)
+    regularization: FloatProperty(
+        name="Regularization β",
+        description="Relative regularisation of the constraint solve (J M⁻¹ Jᵀ + βI): it bounds the reactions "
+                    "of redundant joints and near singular positions; below 1",
+        default=1e-8, min=0.0, max=0.1, precision=12)
     projection_tolerance: FloatProperty(
         name="Projection Tolerance (m, rad)",
         description="Constraint error at which the state is projected back onto the joints: metres for "

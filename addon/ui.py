@@ -460,6 +460,7 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
             sub.active = s.use_baumgarte
             sub.prop(s, "baumgarte")
         layout.prop(s, "projection_tolerance")
+        layout.prop(s, "regularization")
         d = scene.mbd.display
         layout.separator()
         layout.prop(d, "show_arrows")

@@ -566,4 +566,4 @@ def solver_settings(scene, out: _Collector):
         integrator=s.integrator, end_time=end_time, output_rate=fps if s.use_scene_fps else typed(s.output_rate),
         rtol=typed(s.rtol), atol=typed(s.atol), step=typed(s.step), max_step=typed(s.max_step) if s.use_max_step else None,
         gravity=gravity, baumgarte=typed(s.baumgarte) if s.use_baumgarte else None, erp=typed(s.erp),
-        projection_tolerance=typed(s.projection_tolerance))
+        projection_tolerance=typed(s.projection_tolerance), regularization=typed(s.regularization))

@@ -260,3 +260,18 @@ def test_explicit_mass_properties_are_taken_as_typed_and_an_open_mesh_then_does(
     assert mp.mass == 2.5
     np.testing.assert_allclose(mp.com, (0.01, 0.0, 0.0), atol=1e-12)          # body (object) axes, m
     np.testing.assert_allclose(mp.inertia, [[3e-4, -2e-5, 0.0], [-2e-5, 4e-4, 0.0], [0.0, 0.0, 5e-4]], atol=1e-12)
+
+
+def test_the_solver_panel_reaches_every_core_setting(addon):
+    """β (regularization) was a core setting the panel lacked; the panel's defaults are the core's."""
+    from addon.corelink import core
+    scene, _bob = ms.pendulum()
+    panel = scene.mbd.solver
+    defaults = core.model.SolverSettings()
+    assert panel.regularization == pytest.approx(defaults.regularization, rel=1e-6)
+    panel.regularization = 1e-6
+    settings = gathered(scene).model.settings
+    assert settings.regularization == 1e-6
+    # every field of the core's settings has a field in the panel (gravity from the scene by default)
+    import dataclasses
+    assert {f.name for f in dataclasses.fields(defaults)} <= set(panel.bl_rna.properties.keys())
