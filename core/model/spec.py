@@ -163,10 +163,14 @@ class _Checker:
             self.error("name", f"must be a non-empty text, got {value!r}")
         return value
 
-    def text(self, fieldname, value, *, optional=False):
+    def text(self, fieldname, value, *, optional=False, names=""):
+        """A non-empty text; ``names`` says what a reference field names, for the message when
+        it is left empty (a joint not yet chosen in the add-on's list)."""
         if value is None and optional:
             return None
-        if not isinstance(value, str) or not value.strip():
+        if isinstance(value, str) and not value.strip() and names:
+            self.error(fieldname, f"none given: name {names}")
+        elif not isinstance(value, str) or not value.strip():
             self.error(fieldname, f"must be a non-empty text, got {value!r}")
         return value
 
@@ -408,8 +412,8 @@ class Joint:
         c = _Checker(_label("joint", self.name))
         c.name(self.name)
         c.choice("type", self.type, JOINT_TYPES)
-        c.text("frame_i", self.frame_i)
-        c.text("frame_j", self.frame_j)
+        c.text("frame_i", self.frame_i, names="the frame on one body")
+        c.text("frame_j", self.frame_j, names="the frame on the other body")
         length = c.number("length", self.length, positive=True, optional=True)
         if length is not None and self.type != "distance":
             c.error("length", f"only a distance joint has a length, this is a {self.type} joint")
@@ -434,8 +438,8 @@ class GearPair:
     def __post_init__(self):
         c = _Checker(_label("gear pair", self.name))
         c.name(self.name)
-        c.text("joint_i", self.joint_i)
-        c.text("joint_j", self.joint_j)
+        c.text("joint_i", self.joint_i, names="the first revolute joint")
+        c.text("joint_j", self.joint_j, names="the second revolute joint")
         c.flag("internal", self.internal)
         _finish(self, c, ratio=c.number("ratio", self.ratio, positive=True))
 
@@ -458,8 +462,8 @@ class RackPinion:
     def __post_init__(self):
         c = _Checker(_label("rack and pinion", self.name))
         c.name(self.name)
-        c.text("pinion_joint", self.pinion_joint)
-        c.text("rack_joint", self.rack_joint)
+        c.text("pinion_joint", self.pinion_joint, names="the revolute joint of the pinion")
+        c.text("rack_joint", self.rack_joint, names="the prismatic joint of the rack")
         _finish(self, c, pitch_radius=c.number("pitch_radius", self.pitch_radius, positive=True))
 
 
@@ -484,7 +488,7 @@ class Motion:
     def __post_init__(self):
         c = _Checker(_label("motion", self.name))
         c.name(self.name)
-        c.text("joint", self.joint)
+        c.text("joint", self.joint, names="the joint to drive (revolute, prismatic or cylindrical)")
         c.text("value", self.value)
         c.choice("mode", self.mode, ("displacement", "velocity"))
         if self.dof is not None:
@@ -521,8 +525,8 @@ class Force:
     def __post_init__(self):
         c = _Checker(_label(self.type if self.type in ("force", "torque") else "force", self.name))
         c.name(self.name)
-        c.text("body", self.body)
-        c.text("frame", self.frame)
+        c.text("body", self.body, names="the body it acts on")
+        c.text("frame", self.frame, names="the frame of its point and axes")
         c.text("value", self.value)
         c.choice("type", self.type, ("force", "torque"))
         c.choice("axis", self.axis, AXES)
@@ -560,8 +564,8 @@ class SpringDamper:
     def __post_init__(self):
         c = _Checker(_label("spring", self.name))
         c.name(self.name)
-        c.text("frame_i", self.frame_i)
-        c.text("frame_j", self.frame_j)
+        c.text("frame_i", self.frame_i, names="the frame on one body")
+        c.text("frame_j", self.frame_j, names="the frame on the other body")
         c.choice("type", self.type, ("translational", "rotational"))
         _finish(self, c, stiffness=c.number("stiffness", self.stiffness, nonneg=True),
                 damping=c.number("damping", self.damping, nonneg=True),
@@ -590,8 +594,8 @@ class Bushing:
     def __post_init__(self):
         c = _Checker(_label("bushing", self.name))
         c.name(self.name)
-        c.text("frame_i", self.frame_i)
-        c.text("frame_j", self.frame_j)
+        c.text("frame_i", self.frame_i, names="the frame on one body")
+        c.text("frame_j", self.frame_j, names="the frame on the other body")
         _finish(self, c, stiffness=c.vector("stiffness", self.stiffness, nonneg=True),
                 damping=c.vector("damping", self.damping, nonneg=True),
                 rot_stiffness=c.vector("rot_stiffness", self.rot_stiffness, nonneg=True),
@@ -624,8 +628,8 @@ class Contact:
     def __post_init__(self):
         c = _Checker(_label("contact", self.name))
         c.name(self.name)
-        c.text("body_i", self.body_i)
-        c.text("body_j", self.body_j)
+        c.text("body_i", self.body_i, names="the first body")
+        c.text("body_j", self.body_j, names="the second body")
         c.choice("method", self.method, CONTACT_METHODS)
         for flagname in ("friction", "two_sided_penetrator", "candidate_reduction"):
             c.flag(flagname, getattr(self, flagname))

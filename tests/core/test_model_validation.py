@@ -609,3 +609,12 @@ def test_values_a_body_does_not_use_are_warned_of():
                         "mass and inertia to compute them from the geometry.",
                         "body 'base': velocity: not used: the body is fixed and never moves. Remove the initial "
                         "velocity, or make the body free."]
+
+
+def test_an_empty_reference_says_what_to_name():
+    data = _base()
+    data["motions"] = [{"name": "Spin", "joint": "", "value": "t"}]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "motion 'Spin': joint: none given: name the joint to drive (revolute, prismatic or cylindrical)"]
