@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import ExpressionError, Issue, MeshError, ModelError
 from ..expressions import compile_expression
 from ..spatial import quat_to_matrix
-from ..units import to_si
+from ..units import from_si, to_si
 from ..units import unit as user_unit
 from . import spec
 from .mass import MassProperties, explicit_mass_properties, mass_properties_from_mesh
@@ -306,6 +306,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         if mp.hull_instead:
             issues.append(Issue("warning", "convex-hull-mass", f"body {b.name!r}: geometry",
                                 f"{mp.hull_instead}; its mass properties are those of its convex hull"))
+        if b.inertia is not None and mesh is not None:
+            issues.extend(_gyration_issue(b, mp, mesh[0]))
         k = index[b.name]
         props[b.name] = mp
         mass[k], inertia[k], com[k] = mp.mass, mp.inertia, mp.com
@@ -541,6 +543,24 @@ def _mesh_of(body: spec.Body, directory: Path):
             raise ValueError(f"mesh file {str(path)!r} holds no triangles")
         return np.asarray(mesh.vertices, float) * mm, np.asarray(mesh.faces, np.int64)
     return np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)
+
+
+#: an explicit inertia whose radius of gyration is below or above these shares of its part's size
+#: is warned of: inertia typed in kg·m² where kg·mm² is asked puts it 1000 times too small (a
+#: solid's is 0.2-0.6 of its size; point masses at the corners of its box reach 0.87)
+GYRATION_RANGE = (0.01, 3.0)
+
+
+def _gyration_issue(body: spec.Body, mp: MassProperties, vertices) -> list[Issue]:
+    """A warning when the explicit inertia of ``body`` does not fit the size of its geometry."""
+    size = float(np.max(np.ptp(vertices, axis=0))) if len(vertices) else 0.0
+    radius = float(np.sqrt(np.max(mp.principal_moments) / mp.mass))
+    if not size > 0.0 or GYRATION_RANGE[0] <= radius / size <= GYRATION_RANGE[1]:
+        return []
+    return [Issue("warning", "implausible-inertia", f"body {body.name!r}: inertia",
+                  f"its radius of gyration, {from_si(radius, 'length'):.3g} mm, is {radius / size:.2g} times the "
+                  f"part's size ({from_si(size, 'length'):.4g} mm across): the inertia does not fit the part",
+                  "Inertia is in kg·mm² (kg·m² times 1e6), about the centre of mass.")]
 
 
 def _mass_properties(body: spec.Body, mesh) -> MassProperties:

@@ -618,3 +618,17 @@ def test_an_empty_reference_says_what_to_name():
         model_from_dict(data)
     assert [str(i) for i in _issues(info)] == [
         "motion 'Spin': joint: none given: name the joint to drive (revolute, prismatic or cylindrical)"]
+
+
+def test_an_explicit_inertia_that_does_not_fit_its_part_is_warned_of():
+    """A 100 mm steel cube (7.85 kg) has Ixx = m a²/6 = 13083 kg·mm²; typed in kg·m² (0.013083) its
+    radius of gyration is 0.04 mm, 4e-4 of the part."""
+    data = _base()
+    data["bodies"][0].update(geometry={"type": "box", "size": [100, 100, 100]}, density=None, mass=7.85)
+    right = [13083.0] * 3 + [0.0] * 3
+    for inertia, warned in ((right, False), ([x * 1e-6 for x in right], True)):
+        data["bodies"][0]["inertia"] = inertia
+        found = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "implausible-inertia"]
+        assert bool(found) == warned
+    assert found[0].startswith("body 'arm': inertia: its radius of gyration, 0.0408 mm, is 0.00041 times the "
+                               "part's size (100 mm across)")
