@@ -519,7 +519,7 @@ class _Run:
             t, y = self.t_out[len(self.states) - 1], self.states[-1]
         hint = ""
         if self.s.integrator in ("RK4", "stepper"):
-            h = self.fixed_step()
+            h = self.s.fixed_step()
             taken = f"{h:g} s" if h == self.s.step else (
                 f"{h:g} s (Step {self.s.step:g} s, shortened to fit whole steps in each output frame)")
             hint = (f"; the fixed step {taken} may be too large for the stiffest spring, force "
@@ -648,7 +648,7 @@ class _Run:
         implicit = None
         if s.integrator == "stepper" and len(sysm.contacts):
             implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T))
-        for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else self.fixed_step(),
+        for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
                                                 run_time=float(self.t_out[-1])):
             self.warnings.append(issue)
@@ -678,7 +678,8 @@ class _Run:
             log.warning("%s", issue)
 
     def check_energy(self, out, T):
-        """Warn where the total energy rose though nothing in the model supplies energy.
+        """Warn where the total energy rose though nothing in the model supplies energy, or, in a
+        smooth run (no contacts, not the stepper), fell though nothing takes energy either.
 
         Checked where the results' energies are the whole story: gravity, joints,
         couplers, translational spring-dampers (central forces with a potential;
@@ -895,7 +896,7 @@ class _Run:
         if limit is None or sysm.n == 0 or self.t_out[-1] <= 0:
             return
         t_end = self.t_out[-1]
-        floor = limit / self.fixed_step() if s.integrator == "RK4" else _STIFF_STEPS * limit / t_end
+        floor = limit / self.s.fixed_step() if s.integrator == "RK4" else _STIFF_STEPS * limit / t_end
         try:
             with np.errstate(all="ignore"):
                 rho, v = self.fastest_rate(y0, floor)
@@ -912,7 +913,7 @@ class _Run:
         mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s"
         where = self.fastest_body(y0, v)
         if s.integrator == "RK4":
-            h = self.fixed_step()
+            h = self.s.fixed_step()
             if h <= h_stable:
                 return
             issue = Issue("warning", "stiff-model", "settings: step",
@@ -1163,13 +1164,9 @@ class _Run:
             else:
                 t = t_end
 
-    def fixed_step(self) -> float:
-        """The step RK4 and the stepper take (s): :meth:`SolverSettings.fixed_step`."""
-        return self.s.fixed_step()
-
     def run_fixed(self, y0, step_fn):
         dt_out = 1.0 / self.s.output_rate
-        h = self.fixed_step()
+        h = self.s.fixed_step()
         sub = int(round(dt_out / h))
         y = y0
         self.states.append(y0)
