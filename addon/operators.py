@@ -174,6 +174,14 @@ def _refuse(cls, reason):
     return False
 
 
+def _idle(cls, context):
+    """Simulate's and Bake's poll: a scene, and no simulation of it running."""
+    if context.scene is None:
+        return False
+    return runner.key(context.scene) not in runner.JOBS or _refuse(
+        cls, "A simulation of this scene is running: wait, or press Esc over the 3D view to cancel")
+
+
 class MBD_OT_validate(bpy.types.Operator):
     """Check the mechanism and list every problem"""
     bl_idname = "mbd.validate"
@@ -220,10 +228,7 @@ class MBD_OT_simulate(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if context.scene is None:
-            return False
-        return runner.key(context.scene) not in runner.JOBS or _refuse(
-            cls, "A simulation of this scene is running: wait, or press Esc over the 3D view to cancel")
+        return _idle(cls, context)
 
     def execute(self, context):
         if run_sync(self, context) is None:
@@ -299,10 +304,7 @@ class MBD_OT_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if context.scene is None:
-            return False
-        return runner.key(context.scene) not in runner.JOBS or _refuse(
-            cls, "A simulation of this scene is running: wait, or press Esc over the 3D view to cancel")
+        return _idle(cls, context)
 
     def execute(self, context):
         scene = context.scene

@@ -87,11 +87,10 @@ def _joint_renamed(joint, _context):
 
 def remember_joint_names(scene):
     """Start rename tracking for joints of files saved before it existed (their previous name is
-    empty); returns how many joints were set."""
-    fresh = [j for j in scene.mbd.joints if j.previous_name != j.name]
-    for joint in fresh:
-        joint.previous_name = joint.name
-    return len(fresh)
+    empty)."""
+    for joint in scene.mbd.joints:
+        if joint.previous_name != joint.name:
+            joint.previous_name = joint.name
 
 
 class MBD_PG_joint(PropertyGroup):
