@@ -472,3 +472,21 @@ def test_a_bushing_turned_near_half_a_turn_is_warned_of():
     slow = run(1.0)
     np.testing.assert_allclose(slow.angular_velocity[:, 0, 2], np.cos(slow.t), atol=1e-6)
     assert not [w for w in slow.warnings if "bushing" in w]
+
+
+def test_a_damper_between_coincident_frames_is_no_stiff_mode():
+    """k = 1 N/mm, c = 0.01 N·s/mm on 1 kg (ω = 31.6 rad/s, ζ = 0.16), its two frames at one point and
+    the part moving at 100 mm/s: the damper's line turns with any perturbation of the point, which the
+    stiffness estimate read as a mode of 2e7 1/s and advised BDF for. The run was right and is."""
+    model = Model(
+        bodies=(Body(name="A", mass=1.0, inertia=(1000.0, 1000.0, 1000.0, 0, 0, 0), velocity=(100.0, 0, 0)),),
+        frames=(Frame(name="g"), Frame(name="a", body="A")),
+        springs=(SpringDamper(name="s", frame_i="g", frame_j="a", stiffness=1.0, damping=0.01),),
+        settings=SolverSettings(end_time=0.2, gravity=(0, 0, 0)))
+    assert core.check(model) == []
+    r = core.simulate(model)
+    wn, zeta = np.sqrt(1000.0), 0.01e3 / (2 * np.sqrt(1000.0))
+    wd = wn * np.sqrt(1 - zeta ** 2)
+    x = 0.1 / wd * np.exp(-zeta * wn * r.t) * np.sin(wd * r.t)      # m, from rest length 0 at 0.1 m/s
+    np.testing.assert_allclose(r.position[:, 0, 0], x, atol=1e-9)
+    assert not [w for w in r.warnings if "stiff" in w]
