@@ -188,6 +188,8 @@ def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, lengt
         meshes[kind] = _arrow_mesh(scene, kind)
     obj = _tagged(bpy.data.objects.new(name, meshes[kind]), scene)
     collection.objects.link(obj)
+    # a contact's force points into one of the two bodies, a force's often too: drawn in front of them
+    obj.show_in_front = True
     obj.rotation_mode = "QUATERNION"
     size = length_mm / mm_per_unit(scene)
     fcurves = new_action_fcurves(scene, obj, obj.name)

@@ -28,6 +28,7 @@ def test_contact_arrow_is_at_the_contact_along_the_force_and_hidden_out_of_conta
     assert arrow.users_collection[0].name == "MBD Arrows"
     r, g, b, _ = arrow.data.materials[0].diffuse_color
     assert r > 0.9 and 0.3 < g < 0.6 and b < 0.1                     # orange
+    assert arrow.show_in_front                  # it points into the ball: visible through it
     force = res.contact_force[:, 0]
     touching = np.linalg.norm(force, axis=1) > 0
     assert not touching[0] and touching[-1]                          # it falls, then lands
