@@ -316,7 +316,9 @@ class _Converter:
             if depth > MAX_DEPTH:
                 self.fail(f"formula nested too deeply (more than {MAX_DEPTH} levels)", node)
             for child in ast.iter_child_nodes(node):
-                stack.append((child, depth + isinstance(child, ast.expr)))
+                # the left operand of a + b + c … is the same level: a long flat sum is not deep
+                same_level = isinstance(node, ast.BinOp) and child is node.left
+                stack.append((child, depth + (isinstance(child, ast.expr) and not same_level)))
 
     def convert(self, node: ast.AST) -> Node:
         method = getattr(self, f"_{type(node).__name__}", None)
@@ -374,11 +376,19 @@ class _Converter:
         self.fail("attribute access is only allowed as np.<name>", node)
 
     def _BinOp(self, node: ast.BinOp) -> Node:
-        fn = _BINOPS.get(type(node.op))
-        if fn is None:
-            symbol = _OPERATOR_SYMBOLS.get(type(node.op), type(node.op).__name__)
-            self.fail(f"operator '{symbol}' is not allowed", self.operator_index(node))
-        return apply(fn, self.convert(node.left), self.convert(node.right))
+        # a flat sum or product is a chain down the left operands: walked, not recursed into
+        chain = []
+        while isinstance(node, ast.BinOp):
+            chain.append(node)
+            node = node.left
+        result = self.convert(node)
+        for link in reversed(chain):
+            fn = _BINOPS.get(type(link.op))
+            if fn is None:
+                symbol = _OPERATOR_SYMBOLS.get(type(link.op), type(link.op).__name__)
+                self.fail(f"operator '{symbol}' is not allowed", self.operator_index(link))
+            result = apply(fn, result, self.convert(link.right))
+        return result
 
     def operator_index(self, node: ast.BinOp) -> int:
         """Character index of the operator between the operands of ``node``."""
