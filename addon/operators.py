@@ -15,7 +15,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import runner
 from .bridge import bake as baking
-from .bridge.scene_to_model import SceneError, body_of, scene_to_model
+from .bridge.scene_to_model import SceneError, body_of, start_model
 from .properties import GROUPS, LABELS, ROLES, active_index_name, remember_joint_names
 
 
@@ -87,7 +87,7 @@ def gather(op, context):
     """The scene's checked model, or None after reporting every problem."""
     scene = context.scene
     try:
-        gathered = scene_to_model(scene, context.evaluated_depsgraph_get())
+        gathered = start_model(scene, context.evaluated_depsgraph_get())
     except SceneError as exc:
         PROBLEMS[runner.key(scene)] = [problem(scene, m) for m in exc.messages]
         op.report({"ERROR"}, str(exc))
@@ -154,7 +154,7 @@ def run_sync(op, context):
 def _stale(scene, context, entry) -> str:
     """Why the results about to be baked may not be the scene's mechanism any more ("" if they are)."""
     try:
-        now = runner.fingerprint(scene_to_model(scene, context.evaluated_depsgraph_get()))
+        now = runner.fingerprint(start_model(scene, context.evaluated_depsgraph_get()))
     except SceneError:
         return "The scene has problems now (Validate lists them): baked the last Simulate's results"
     if entry.fingerprint and now != entry.fingerprint:
@@ -335,6 +335,12 @@ class MBD_OT_bake(bpy.types.Operator):
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
         if not entry.results.success:
             self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")
+        old, new = scene.render.frame_map_old, scene.render.frame_map_new
+        if old != new:
+            # Blender plays every key at new/old times its frame: the motion is no longer in real time
+            self.report({"WARNING"}, f"Time Stretching ({old} to {new}, Output properties > Frame Range) plays "
+                                     f"the baked motion at {old / new:g} times its simulated speed; set Old and New "
+                                     "equal for real time")
         last = scene.frame_start + report.frames - 1
         telemetry = f" and {report.channels} telemetry channels ({report.telemetry})" if report.telemetry else ""
         self.report({"INFO"}, f"Baked {len(report.bodies)} bodies, {len(report.arrows)} arrows{telemetry} "

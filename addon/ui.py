@@ -9,6 +9,7 @@ import numpy as np
 
 from . import runner
 from .corelink import core
+from .bridge.scene_to_model import mm_per_unit
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
 from .properties import LABELS, active_index_name
@@ -446,7 +447,7 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
             row.prop(s, "max_step")
         layout.prop(s, "use_scene_gravity")
         if s.use_scene_gravity:
-            g = [x * scene.unit_settings.scale_length * 1000.0 for x in scene.gravity] \
+            g = [x * mm_per_unit(scene) for x in scene.gravity] \
                 if scene.use_gravity else [0.0] * 3
             layout.label(text="Gravity ({:.5g}, {:.5g}, {:.5g}) mm/s²".format(*g))
         else:

@@ -6,6 +6,8 @@ being ``t = k / fps``; results sampled at another rate are interpolated
 ``keys.key`` (Blender 4.4+ layered actions, legacy actions on 4.2–4.3).
 Besides the bodies' location and rotation, bake adds an arrow per force or
 torque, optionally one per contact, and the telemetry empty (``telemetry.py``).
+A body's keys go into a copy of its own action without its location and
+rotation channels, so the rest of its animation (a keyed colour) plays on.
 
 Everything bake creates (actions, arrow objects, their meshes, materials and
 collection, the telemetry empty) carries the custom property ``mbd_bake`` =
@@ -29,11 +31,13 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .keys import BAKE_ID, TAG, frame_times, key, new_action_fcurves, resample, tagged
+from .keys import BAKE_ID, TAG, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample, tagged
 from .scene_to_model import REST_KEY, mm_per_unit
 from .telemetry import bake as bake_telemetry
 
 ARROW_PREFIX = "MBD_Arrow_"
+#: what Bake keys on a body, replacing the user's keys of it (the rest of their animation plays on)
+_POSE_PATHS = {"location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle"}
 CONTACT_PREFIX = "MBD_Contact_"
 ARROW_COLLECTION = "MBD Arrows"
 #: RGBA of the arrows: blue forces, red torques (SPEC §1), orange contact forces
@@ -307,7 +311,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
             continue
         _remember(obj, scene)
         obj.rotation_mode = "QUATERNION"
-        fcurves = new_action_fcurves(scene, obj, f"MBD_{obj.name}")
+        fcurves = over_own_action_fcurves(scene, obj, f"MBD_{obj.name}", _POSE_PATHS)
         _tagged(obj.animation_data.action, scene)
         key(fcurves, "location", frames, position[:, k])
         key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))

@@ -65,6 +65,33 @@ def new_action_fcurves(scene, obj, name):
     return action.fcurves
 
 
+def over_own_action_fcurves(scene, obj, name, replaced):
+    """Like :func:`new_action_fcurves`, but a copy of the object's own action without the channels
+    ``replaced`` (data paths), so that the rest of its animation (a keyed colour, visibility, a
+    custom property) still plays over the bake. The object's action itself is left as it was."""
+    anim = obj.animation_data
+    own = anim.action if anim else None
+    if own is None or own.get(TAG) is not None:
+        return new_action_fcurves(scene, obj, name)
+    action = tagged(own.copy(), scene)
+    action.name = name
+    if hasattr(action, "layers"):
+        identifier = anim.action_slot.identifier if anim.action_slot else ""
+        slot = next((s for s in action.slots if s.identifier == identifier), None) \
+            or action.slots.new(id_type="OBJECT", name=obj.name)
+        anim.action = action
+        anim.action_slot = slot
+        layer = action.layers[0] if len(action.layers) else action.layers.new("MBD")
+        strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
+        fcurves = strip.channelbag(slot, ensure=True).fcurves
+    else:
+        anim.action = action
+        fcurves = action.fcurves
+    for fc in [fc for fc in fcurves if fc.data_path in replaced]:
+        fcurves.remove(fc)
+    return fcurves
+
+
 def key(fcurves, data_path, frames, values, group=""):
     """One linear fcurve per column of ``values`` (N, m), keyed at ``frames`` in bulk.
 

@@ -6,8 +6,9 @@ object's scale applied, in mm; their pose is the object's world location
 and rotation (no scale). Frames are objects with role ``FRAME``: their body
 is the nearest ancestor that is a body (else the world), their pose is given
 relative to it. One Blender unit is ``scene.unit_settings.scale_length``
-metres, so a scene modelled in mm and the same scene modelled in m give the
-same model.
+metres (1 m with Unit System None), so a scene modelled in mm and the same
+scene modelled in m give the same model. The model is read at the scene's
+start frame: a part the user animated starts where that frame shows it.
 
 Every problem becomes a readable message naming the element or object and
 the field; all are collected before :class:`SceneError` is raised.
@@ -61,7 +62,10 @@ def typed(value):
 
 
 def mm_per_unit(scene) -> float:
-    """Millimetres in one Blender unit."""
+    """Millimetres in one Blender unit: the Unit Scale in metres, 1 m with Unit System None (where
+    Blender greys the scale out and applies it nowhere)."""
+    if scene.unit_settings.system == "NONE":
+        return 1000.0
     return typed(scene.unit_settings.scale_length) * 1000.0
 
 
@@ -257,14 +261,16 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         return obj.name
 
     bodies, frames = [], []
-    shown = {o.name for o in depsgraph.view_layer.objects}
     for obj in marked:
         path = f"object {obj.name!r}"
-        if obj.name not in shown:
-            # excluding a collection hides it from the view layer, not from the scene's mechanism
-            out.warnings.append(f"{path}: it is in a collection excluded from view layer "
-                                f"{depsgraph.view_layer.name!r}, but still part of the mechanism (it moves, and "
-                                "its keys are baked, unseen); set its Role to None to leave it out")
+        hidden = _not_evaluated(obj, depsgraph.view_layer)
+        if hidden and not _placed_by_parents(obj):
+            # Blender leaves it as last evaluated: the mesh without its modifiers, the transform
+            # from before any change typed since
+            out.error(path, f"Blender does not evaluate it ({hidden}), so its modifiers and its transform as "
+                            "typed now are not applied; enable it in the viewports (hide it with the eye icon "
+                            "instead), or set its Role to None to leave it out of the mechanism")
+            continue
         if obj.mbd.role == "BODY":
             if obj.type not in _MESH_TYPES:
                 kind = obj.type.lower().replace("_", " ")
@@ -320,6 +326,11 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))
         else:
             body = body_of(obj)
+            if body is not None and body.name not in in_scene:
+                out.error(path, f"its body {body.name!r} (a parent) is not in scene {scene.name!r}; link the body "
+                                "to this scene too (Object > Link/Transfer Data > Link Objects to Scene), or "
+                                "parent the frame to a body that is")
+                continue
             if body is None and obj.parent is not None:
                 out.world_parents[obj.name] = obj.parent.name
             active = _active_constraints(obj) if body is not None else ()
@@ -481,8 +492,75 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     compiled = replace(compiled, warnings=tuple(_gravity_advice(scene, w) if w.code == "implausible-gravity" else w
                                                 for w in compiled.warnings))
     out.warnings.extend(str(w) for w in compiled.warnings)
+    g = float(np.linalg.norm(typed(tuple(scene.gravity))))
+    if (scene.mbd.solver.use_scene_gravity and scene.use_gravity and abs(unit - 1000.0) > 1e-6
+            and 9.7 <= g <= 9.9 and not any(w.code == "implausible-gravity" for w in compiled.warnings)):
+        # 9.81 left in a scene of feet or inches is a plausible 2.99 m/s², which the core does not flag
+        out.warnings.append(f"scene: gravity: {g:g} scene units/s² is {g * unit / 1000.0:.3g} m/s² here (Unit Scale "
+                            f"{unit / 1000.0:g}): Blender stores gravity in scene units per s²; set Gravity Z to "
+                            f"{-9810.0 / unit:.4g} for 9.81 m/s² (Scene properties > Gravity)")
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)),
                     {b.name: scene.objects[b.name].session_uid for b in model.bodies})
+
+
+def _placed_by_parents(obj) -> bool:
+    """Whether a frame's pose comes from its own and its parents' transforms alone (parented by
+    object up to its body), which hold whether or not Blender evaluates it."""
+    body = body_of(obj) if obj.mbd.role == "FRAME" else None
+    if body is None:
+        return False
+    while obj is not body:
+        if obj.parent_type != "OBJECT":
+            return False
+        obj = obj.parent
+    return True
+
+
+def _not_evaluated(obj, view_layer) -> str:
+    """Why Blender does not evaluate ``obj`` in ``view_layer`` (its transform and modifiers are then
+    as they were last evaluated), or "" when it does: disabled in viewports, itself or in every
+    collection it is in, or in collections excluded from the view layer. (Hidden with an eye icon,
+    it is evaluated.)"""
+    if obj.hide_viewport:
+        return "it is disabled in viewports: the monitor icon"
+
+    def reasons(layer, why):
+        if why == "" and layer.exclude:
+            why = f"its collection {layer.name!r} is excluded from view layer {view_layer.name!r}"
+        elif why == "" and layer.collection.hide_viewport:
+            why = f"its collection {layer.name!r} is disabled in viewports"
+        if obj.name in layer.collection.objects:
+            yield why
+        for child in layer.children:
+            yield from reasons(child, why)
+
+    found = list(reasons(view_layer.layer_collection, ""))
+    if "" in found:
+        return ""
+    return found[0] if found else f"it is in no collection of view layer {view_layer.name!r}"
+
+
+def _animated(obj) -> bool:
+    """Whether the user's keys or drivers may move ``obj`` from frame to frame (a bake's keys do
+    not count: a baked body starts from the pose stored before them)."""
+    anim = obj.animation_data
+    if anim is None or obj.get(REST_KEY) is not None:
+        return False
+    return anim.action is not None or len(anim.nla_tracks) > 0 or any(not d.mute for d in anim.drivers)
+
+
+def start_model(scene, depsgraph) -> Gathered:
+    """:func:`scene_to_model` at the scene's start frame, where t = 0 is baked: an animated part
+    starts where that frame shows it, whichever frame is current. The current frame comes back."""
+    now = scene.frame_current, scene.frame_subframe
+    marked = [o for o in scene.objects if o.mbd.role != "NONE"]
+    if now == (scene.frame_start, 0.0) or not any(_animated(o) for m in marked for o in (m, *_ancestors(m))):
+        return scene_to_model(scene, depsgraph)
+    scene.frame_set(scene.frame_start)
+    try:
+        return scene_to_model(scene, depsgraph)
+    finally:
+        scene.frame_set(now[0], subframe=now[1])
 
 
 def _active_constraints(obj) -> list[str]:
@@ -536,7 +614,7 @@ def _transform_problem(matrix, own_scale) -> str:
 def _gravity_advice(scene, issue):
     """The core's implausible-gravity warning, saying where the gravity is set in Blender."""
     if scene.mbd.solver.use_scene_gravity:
-        scale = scene.unit_settings.scale_length
+        scale = mm_per_unit(scene) / 1000.0
         return replace(issue, message=issue.message.replace("the gravity is", "the scene gravity is", 1),
                        hint=f"Blender stores it in scene units per s², so with Unit Scale {scale:g} set Gravity Z "
                             f"to {-9.81 / scale:g} for 9.81 m/s² (Scene properties > Gravity).")

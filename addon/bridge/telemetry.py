@@ -25,6 +25,7 @@ import numpy as np
 
 from ..corelink import core
 from .keys import BAKE_ID, TAG, key, new_action_fcurves, resample, tagged
+from .scene_to_model import mm_per_unit
 
 OBJECT_NAME = "MBD_Telemetry"
 #: Blender's limit on the length of an ID property name, in UTF-8 bytes
@@ -166,7 +167,7 @@ def bake(scene, results, count: int, frames, times):
     """
     obj = tagged(bpy.data.objects.new(OBJECT_NAME, None), scene)
     obj.empty_display_type = "PLAIN_AXES"
-    obj.empty_display_size = 0.05 / scene.unit_settings.scale_length   # 50 mm
+    obj.empty_display_size = 50.0 / mm_per_unit(scene)
     obj.hide_render = True
     scene.collection.objects.link(obj)
     fcurves = new_action_fcurves(scene, obj, OBJECT_NAME)

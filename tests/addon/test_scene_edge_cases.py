@@ -211,22 +211,6 @@ def test_validate_and_simulate_leave_an_edge_case_scene_as_it_was(addon):
     assert scene.frame_current == 7
 
 
-def test_a_body_in_an_excluded_collection_is_reported(addon):
-    # unchecking a collection hides it from the view layer, not from the mechanism
-    scene, bob = ms.pendulum()
-    hidden = bpy.data.collections.new("Parked")
-    scene.collection.children.link(hidden)
-    for coll in list(bob.users_collection):
-        coll.objects.unlink(bob)
-    hidden.objects.link(bob)
-    assert not [w for w in gathered(scene).warnings if "excluded" in w]
-    bpy.context.view_layer.layer_collection.children["Parked"].exclude = True
-    g = gathered(scene)
-    (warning,) = [w for w in g.warnings if "excluded" in w]
-    assert warning.startswith("object 'Bob': it is in a collection excluded from view layer")
-    assert [b.name for b in g.model.bodies] == ["Bob"]      # still simulated, as the warning says
-
-
 def test_a_filled_curve_is_a_body_and_an_unfilled_one_is_told_how_to_get_faces(addon):
     scene, _bob = ms.pendulum()
     bpy.ops.curve.primitive_bezier_circle_add(radius=0.01)
@@ -275,3 +259,147 @@ def test_the_solver_panel_reaches_every_core_setting(addon):
     # every field of the core's settings has a field in the panel (gravity from the scene by default)
     import dataclasses
     assert {f.name for f in dataclasses.fields(defaults)} <= set(panel.bl_rna.properties.keys())
+
+
+def _move_to_collection(obj, name):
+    scene = bpy.context.scene
+    coll = bpy.data.collections.get(name) or bpy.data.collections.new(name)
+    if coll.name not in scene.collection.children:
+        scene.collection.children.link(coll)
+    for c in list(obj.users_collection):
+        c.objects.unlink(obj)
+    coll.objects.link(obj)
+    return coll
+
+
+@pytest.mark.parametrize("how, why", [
+    ("object", "it is disabled in viewports: the monitor icon"),
+    ("collection", "its collection 'Parked' is disabled in viewports"),
+    ("excluded", "its collection 'Parked' is excluded from view layer"),
+])
+def test_a_body_blender_does_not_evaluate_is_an_error_not_its_stale_mesh_and_pose(addon, how, why):
+    # a free part made of two cubes by an Array modifier: unevaluated, it was one cube at its old place
+    scene = ms.setup_scene()
+    bpy.ops.mesh.primitive_cube_add(size=1.0)
+    part = bpy.context.active_object
+    part.name, part.mbd.role, part.mbd.density = "Part", "BODY", 1000.0
+    part.modifiers.new("Arr", "ARRAY").relative_offset_displace = (2.0, 0.0, 0.0)
+    assert gathered(scene).compiled.mass[0] == pytest.approx(2000.0)
+    if how == "object":
+        part.hide_viewport = True
+    else:
+        coll = _move_to_collection(part, "Parked")
+        if how == "excluded":
+            bpy.context.view_layer.layer_collection.children["Parked"].exclude = True
+        else:
+            coll.hide_viewport = True
+    part.location.x = 5.0
+    from addon.bridge.scene_to_model import SceneError
+    with pytest.raises(SceneError) as info:
+        gathered(scene)
+    (message,) = info.value.messages
+    assert message.startswith(f"object 'Part': Blender does not evaluate it ({why}")
+    assert "eye icon" in message and "Role to None" in message
+    # hidden with the eye icon it is evaluated: both cubes, where it was typed
+    part.hide_viewport = False
+    if how != "object":
+        _move_to_collection(part, "Shown")
+    part.hide_set(True)
+    g = gathered(scene)
+    assert g.compiled.mass[0] == pytest.approx(2000.0) and g.model.bodies[0].position[0] == pytest.approx(5000.0)
+
+
+def test_a_disabled_frame_on_a_body_is_placed_by_its_parents(addon):
+    scene, bob = ms.pendulum()
+    pivot_on_bob = bpy.data.objects["Bob_pivot"]
+    before = gathered(scene).model.frames
+    pivot_on_bob.hide_viewport = True          # empties are often disabled to declutter
+    bpy.context.view_layer.update()
+    assert gathered(scene).model.frames == before
+    pivot = bpy.data.objects["Pivot"]
+    pivot.hide_viewport = True           # on the world: its matrix is not updated any more
+    from addon.bridge.scene_to_model import SceneError
+    with pytest.raises(SceneError, match="object 'Pivot': Blender does not evaluate it"):
+        gathered(scene)
+
+
+def test_unit_system_none_is_one_metre_per_unit_whatever_the_greyed_scale(addon):
+    scene, bob = ms.pendulum(scale_length=1.0)
+    scene.unit_settings.scale_length = 0.001     # set once, then the system switched to None
+    scene.unit_settings.system = "NONE"
+    g = gathered(scene)
+    assert g.model.bodies[0].position[0] == pytest.approx(1000.0)       # 1 BU = 1 m = 1000 mm
+    assert g.model.settings.gravity[2] == pytest.approx(-9810.0, rel=1e-6)
+    assert not [w for w in g.warnings if "gravity" in w]
+
+
+def test_earth_gravity_left_in_a_scene_of_feet_is_warned(addon):
+    scene, bob = ms.pendulum(scale_length=0.3048)
+    scene.gravity = (0.0, 0.0, -9.81)            # Blender's default, now 2.99 m/s²
+    (warning,) = [w for w in gathered(scene).warnings if "gravity" in w]
+    assert warning.startswith("scene: gravity: 9.81 scene units/s² is 2.99 m/s² here (Unit Scale 0.3048)")
+    assert "set Gravity Z to -32.19" in warning
+    scene.gravity = (0.0, 0.0, -9.81 / 0.3048)
+    assert not [w for w in gathered(scene).warnings if "gravity" in w]
+
+
+def test_an_animated_body_starts_where_the_start_frame_shows_it(addon):
+    from addon import runner
+    scene, bob = ms.pendulum()
+    bob.keyframe_insert("location", frame=1)                  # at x = 1 m on frame 1
+    bob.location.x = 1.5
+    bob.keyframe_insert("location", frame=25)
+    scene.frame_set(25)
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    assert scene.frame_current == 25 and bob.matrix_world.translation.x == pytest.approx(1.5)
+    res = runner.RESULTS[runner.key(scene)].results
+    np.testing.assert_allclose(res.position[0, 0], [1.0, 0.0, 0.0], atol=1e-9)   # m: the frame-1 pose
+
+
+def test_bake_keeps_the_bodys_other_animation_playing_and_clear_gives_its_action_back(addon):
+    scene, bob = ms.pendulum()
+    bob.color = (1.0, 0.0, 0.0, 1.0)
+    bob.keyframe_insert("color", frame=1)
+    bob.color = (0.0, 0.0, 1.0, 1.0)
+    bob.keyframe_insert("color", frame=25)
+    bob.keyframe_insert("location", frame=1)
+    own = bob.animation_data.action
+    scene.frame_set(1)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert bob.animation_data.action is not own
+    paths = {fc.data_path for fc in ms.fcurves_of(bob)}
+    assert paths == {"color", "location", "rotation_quaternion"}
+    for f, colour in ((1, (1.0, 0.0, 0.0, 1.0)), (25, (0.0, 0.0, 1.0, 1.0))):
+        scene.frame_set(f)
+        assert tuple(bob.color) == pytest.approx(colour)
+    scene.frame_set(13)
+    assert bob.matrix_world.translation.z < -0.5          # the baked swing, not the user's location key
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert bob.animation_data.action is own and own.name in bpy.data.actions
+    assert {fc.data_path for fc in ms.fcurves_of(bob)} == {"color", "location"}
+
+
+def test_time_stretching_is_warned_at_bake(addon, capfd):
+    # Blender plays a key of frame f at frame f * new / old: the baked fall would take twice as long
+    scene, bob = ms.pendulum()
+    scene.render.frame_map_old, scene.render.frame_map_new = 100, 200
+    capfd.readouterr()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    out = capfd.readouterr()
+    assert ("Time Stretching (100 to 200, Output properties > Frame Range) plays the baked motion at 0.5 times "
+            "its simulated speed") in out.out + out.err
+
+
+def test_a_frame_whose_body_is_in_another_scene_says_so(addon):
+    scene, bob = ms.pendulum()
+    other = bpy.data.scenes.new("Other")
+    other.collection.objects.link(bob)
+    for c in list(bob.users_collection):
+        if c is not other.collection:
+            c.objects.unlink(bob)
+    from addon.bridge.scene_to_model import SceneError
+    with pytest.raises(SceneError) as info:
+        gathered(scene)
+    assert ("object 'Bob_pivot': its body 'Bob' (a parent) is not in scene 'Scene'; link the body to this "
+            "scene too") in str(info.value)
