@@ -35,6 +35,8 @@ STIFFNESS_HINT = ("Check the contact's stiffness and its units (k in N/mm^e: ste
 #: energy taken out by the stepper's implicit contact stiffness, as a share of the energy that
 #: changes form in the run, above which depth_issues warns
 IMPLICIT_LOSS = 0.02
+#: J: an implicit loss below this is rounding, not an impact (the run's energy checks' floor too)
+IMPLICIT_LOSS_FLOOR = 1e-9
 
 
 class ContactSet:
@@ -298,7 +300,8 @@ class ContactSet:
             stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn)
             if implicit is not None:
                 loss, damped, scale = implicit[0][c], implicit[1][c], implicit[2]
-                if not (loss > IMPLICIT_LOSS * scale and loss > damped):
+                # (and above rounding: a ball resting undamped loses 1e-31 J of the 0 J that change form)
+                if not (loss > IMPLICIT_LOSS * scale and loss > damped and loss > IMPLICIT_LOSS_FLOOR):
                     continue
                 effect = ("the stepper kept it stable by taking its stiffness implicitly, which took more "
                           "energy out of its impacts than the contact's own damping did: parts bounce lower "

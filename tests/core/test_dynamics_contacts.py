@@ -56,6 +56,18 @@ def test_the_stepper_settles_at_the_static_hertz_depth_with_steps_longer_than_th
     np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-9)
 
 
+@pytest.mark.parametrize("step", [1e-3, 1e-2])
+def test_the_stepper_holds_an_undamped_ball_at_rest_without_an_impact_warning(step):
+    # started at the static depth, without damping: nothing moves (kinetic energy ~1e-31 J) and no
+    # energy changes form, so the implicit stiffness's rounding-level "loss" is no impact
+    k, e = 1000.0, 1.5
+    depth = (1.0 * G / k) ** (1 / e)
+    m = _sphere_model(25.0 - depth, 0.0, 1.0, k, e, "stepper")
+    r = core.simulate(replace(m, settings=replace(m.settings, step=step)))
+    assert r.success and not r.warnings, r.warnings
+    np.testing.assert_allclose(r.com[:, 0, 2] * 1e3, 25.0 - depth, atol=1e-9)
+
+
 def test_rebound_decreases_with_damping_and_the_contact_never_pulls():
     heights = []
     for damping in (0.0, 0.5, 2.0):
