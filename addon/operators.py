@@ -384,15 +384,21 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
         if entry is None:
             self.report({"ERROR"}, "No results: run Simulate first")
             return {"CANCELLED"}
+        if self.filepath.startswith("//") and not bpy.data.filepath:
+            # Blender would resolve it against the process's working directory
+            self.report({"ERROR"}, f"Cannot write {self.filepath!r}: a path relative to the .blend file (//) "
+                                   "needs a saved file; save it first, or give a full path")
+            return {"CANCELLED"}
+        path = bpy.path.abspath(self.filepath)
         try:
-            entry.results.to_csv(bpy.path.abspath(self.filepath))
+            entry.results.to_csv(path)
         except OSError as exc:
             self.report({"ERROR"}, f"Cannot write {self.filepath!r}: {exc.strerror or exc}")
             return {"CANCELLED"}
         except RuntimeError as exc:     # the deferred channels (Results.compute_deferred)
             self.report({"ERROR"}, f"Nothing written: {exc}")
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Wrote {self.filepath}")
+        self.report({"INFO"}, f"Wrote {path}")
         return {"FINISHED"}
 
 

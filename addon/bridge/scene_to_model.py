@@ -640,8 +640,15 @@ def solver_settings(scene, out: _Collector):
             else (0.0,) * 3
     else:
         gravity = typed(s.gravity)
+    # the panel shows only what the integrator uses; what it hides stays at the core's defaults
+    default = core.model.spec.SolverSettings()
+    fixed = s.integrator in core.model.spec.FIXED_STEP_INTEGRATORS
+    stepper = s.integrator == "stepper"
     return core.model.spec.SolverSettings(
         integrator=s.integrator, end_time=end_time, output_rate=fps if s.use_scene_fps else typed(s.output_rate),
-        rtol=typed(s.rtol), atol=typed(s.atol), step=typed(s.step), max_step=typed(s.max_step) if s.use_max_step else None,
-        gravity=gravity, baumgarte=typed(s.baumgarte) if s.use_baumgarte else None, erp=typed(s.erp),
+        rtol=default.rtol if fixed else typed(s.rtol), atol=default.atol if fixed else typed(s.atol),
+        step=typed(s.step) if fixed else default.step,
+        max_step=typed(s.max_step) if s.use_max_step and not fixed else None,
+        gravity=gravity, baumgarte=typed(s.baumgarte) if s.use_baumgarte and not stepper else None,
+        erp=typed(s.erp) if stepper else default.erp,
         projection_tolerance=typed(s.projection_tolerance), regularization=typed(s.regularization))

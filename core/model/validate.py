@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import ExpressionError, Issue
-from .spec import ELEMENT_WORDS, MOTION_DOFS, Model
+from .spec import ELEMENT_WORDS, FIXED_STEP_INTEGRATORS, MOTION_DOFS, Model, SolverSettings
 
 
 def _err(issues, path, message, hint="", code="invalid-reference"):
@@ -221,9 +221,31 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
             _warn(issues, f"body {b.name!r}: {field}", "not used: the body is fixed and never moves",
                   "Remove the initial velocity, or make the body free.", code="unused-field")
 
+    settings = getattr(model, "settings", None)     # (a model whose settings failed has none)
+    for field, why in (_unused_settings(settings) if settings is not None else {}).items():
+        _warn(issues, f"settings: {field}", f"not used: {why}",
+              "Remove it, or choose an integrator that uses it.", code="unused-setting")
+
     if model.bodies and all(b.fixed for b in model.bodies):
         _warn(issues, "model", "every body is fixed; nothing will move", code="nothing-moves")
     return issues
+
+
+def _unused_settings(settings) -> dict[str, str]:
+    """The settings given other than their defaults that the integrator does not use, with why."""
+    default = SolverSettings()
+    fixed = settings.integrator in FIXED_STEP_INTEGRATORS
+    why = {}
+    if fixed:
+        why.update(dict.fromkeys(("rtol", "atol", "max_step"),
+                                 f"{settings.integrator} takes a fixed step, no tolerances or step bound"))
+    else:
+        why["step"] = f"{settings.integrator} adapts its step (a fixed step is for RK4 and the stepper)"
+    if settings.integrator == "stepper":
+        why["baumgarte"] = "the stepper holds the joints with erp instead"
+    else:
+        why["erp"] = "only the stepper uses it; the other integrators stabilise the joints with baumgarte"
+    return {f: w for f, w in why.items() if getattr(settings, f) != getattr(default, f)}
 
 
 def _formula(issues, model, path, text, *, allow_spline, hint=""):

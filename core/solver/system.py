@@ -318,6 +318,9 @@ class System:
         #: the contact's own damping at those points (see _tally_implicit)
         self.implicit_loss = np.zeros(len(self.contacts))
         self.implicit_damped = np.zeros(len(self.contacts))
+        #: the same for the spring-dampers, torsion springs and bushings together (J), and the
+        #: largest h·ω of those taken implicitly
+        self.spring_implicit_loss = self.spring_implicit_damped = self.spring_h_omega = 0.0
         # the springs' implicit verdicts (stiffness, damping), the steps they still hold for, at step h
         self._spring_flags, self._spring_left, self._spring_h = None, 0, None
         self._line_slots = {}   # _lines_matrix's index arrays by the lines' bodies
@@ -866,7 +869,8 @@ class System:
             inv_m = self._inv_mass_ext
             w = ((inv_m[b1] + inv_m[b2]) * np.einsum("ki,ki->k", lin, lin)
                  + np.einsum("ki,kij,kj->k", a1, I_inv[b1], a1) + np.einsum("ki,kij,kj->k", a2, I_inv[b2], a2))
-            stiff = judge & (h * h * k * w > _IMPLICIT_H_OMEGA ** 2)
+            hw2 = h * h * k * w
+            stiff = judge & (hw2 > _IMPLICIT_H_OMEGA ** 2)
             damp = judge & (h * c * w > _IMPLICIT_H_DAMP)
             if cached is not None:
                 stiff[spring], damp[spring] = cached
@@ -885,12 +889,15 @@ class System:
             w_joint = np.maximum(np.einsum("ij,ij->j", Gr, MiG) - np.einsum("ij,ij->j", JMiG,
                                  _solve_regularised(rows.J @ Mi @ rows.J.T, JMiG)), 0.0)
             at = keep[recheck]
-            stiff[at] &= h * h * k[at] * w_joint > _IMPLICIT_H_OMEGA ** 2
+            hw2[at] = h * h * k[at] * w_joint
+            stiff[at] &= hw2[at] > _IMPLICIT_H_OMEGA ** 2
             damp[at] &= h * c[at] * w_joint > _IMPLICIT_H_DAMP
             sub = np.flatnonzero(stiff[keep] | damp[keep])
             G, keep = G[:, sub], keep[sub]
         if cached is None and spring.any():
             self._spring_flags, self._spring_left, self._spring_h = (stiff[spring], damp[spring]), _SPRING_RECHECK, h
+            if (stiff & spring).any():
+                self.spring_h_omega = max(self.spring_h_omega, float(np.sqrt(np.max(hw2[stiff & spring]))))
         if not len(keep):
             return None
         # a point whose normal force is implicit brings its friction lines (implicit or not):
@@ -999,11 +1006,18 @@ class System:
 
     def _tally_implicit(self, stiff: "_Stiff", u, h):
         """Add a step's energy taken out by implicit contact stiffness to :attr:`implicit_loss`,
-        and what the contacts' own damping took to :attr:`implicit_damped` (J, per contact).
+        and what the contacts' own damping took to :attr:`implicit_damped` (J, per contact); the
+        same of the springs and bushings to :attr:`spring_implicit_loss` and
+        :attr:`spring_implicit_damped`.
 
         Over a step the implicit stiffness removes ½ h² k ṡ'² (a linear spring by
         x' = x + h ṡ': zero at rest, the most in an impact); the damping h c ṡ'²."""
         st = stiff
+        springs = st.active & (st.owner == _SPRING) & (st.D > st.C)
+        if springs.any():
+            rate2 = (st.G[:, np.flatnonzero(springs)].T @ u) ** 2
+            self.spring_implicit_loss += float(np.sum(0.5 * h * (st.D[springs] - st.C[springs]) * rate2))
+            self.spring_implicit_damped += float(np.sum(h * st.c[springs] * rate2))
         if not st.any_push:
             return
         on = st.active & st.push & (st.owner >= 0)

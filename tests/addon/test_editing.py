@@ -62,6 +62,17 @@ def test_export_csv_reports_an_unwritable_path(addon, tmp_path):
         bpy.ops.mbd.export_csv(filepath=str(tmp_path / "no" / "such" / "dir.csv"))
 
 
+def test_export_csv_refuses_a_blend_relative_path_in_an_unsaved_file(addon, tmp_path, monkeypatch):
+    import pytest
+    monkeypatch.chdir(tmp_path)
+    ms.pendulum()
+    bpy.ops.mbd.simulate()
+    assert not bpy.data.filepath
+    with pytest.raises(RuntimeError, match=r"a path relative to the \.blend file \(//\) needs a saved file"):
+        bpy.ops.mbd.export_csv(filepath="//rel.csv")
+    assert not (tmp_path / "rel.csv").exists()       # not in the working directory either
+
+
 def test_contacts_between_selected_bodies_take_the_active_contacts_settings(addon):
     scene, ball, floor = ms.ball_on_floor()
     touch = scene.mbd.contacts["Touch"]

@@ -222,6 +222,28 @@ def test_the_stepper_takes_a_stiff_spring_damper_at_the_end_of_its_step(k, c):
     assert r.com[1, 0, 0] - r.com[0, 0, 0] == pytest.approx(h * expected, rel=1e-9)
 
 
+@pytest.mark.parametrize("h_omega, warned", [(0.25, False), (0.31, True), (1.0, True)])
+def test_the_stepper_says_when_its_implicit_spring_took_the_oscillation_out(h_omega, warned):
+    # a 1 kg block on an undamped 1000 N/mm spring (ω = 1000 rad/s), 1 mm out: taken implicitly
+    # (h·ω > 0.3) the spring loses ½ h² k ṡ'² a step, and its oscillation dies within periods
+    # (14.6 % of the energy left after one at h·ω = 0.31, 0.8 % at 1), which is said; explicit
+    # (h·ω = 0.25) the energy oscillates with the step but stays: nothing to say of the spring
+    omega = 1000.0
+    h = h_omega / omega
+    model = slider(k=1000.0, free_length=199.0, gravity=(0.0, 0.0, 0.0), end_time=0.03)
+    r = core.simulate(replace(model, settings=replace(model.settings, integrator="stepper", step=h,
+                                                      output_rate=1.0 / h)))
+    assert r.success
+    left = (r.kinetic_energy[-1] + r.elastic_energy[-1]) / r.elastic_energy[0]
+    said = [w for w in r.warnings if "too long for the stiffest" in w]
+    assert bool(said) == warned, r.warnings
+    if warned:
+        assert left < 0.01
+        assert f"h·ω up to {h_omega:.2g}" in said[0] and "Use a step of at most 0.0003 s" in said[0]
+    else:
+        assert left > 0.8
+
+
 @pytest.mark.parametrize("k, c", [(4.0, 0.02), (400.0, 0.02), (4.0, 2.0), (400.0, 2.0)])
 def test_the_stepper_takes_a_stiff_torsion_spring_at_the_end_of_its_step(k, c):
     # the disc of test_torsion_spring_frequency (I = 0.01 kg·m² about its hinge), 0.3 rad from its

@@ -611,6 +611,34 @@ def test_values_a_body_does_not_use_are_warned_of():
                         "velocity, or make the body free."]
 
 
+@pytest.mark.parametrize("settings, unused", [
+    ({"integrator": "stepper", "baumgarte": 50.0, "rtol": 1e-6}, ["rtol", "baumgarte"]),
+    ({"integrator": "RK4", "atol": 1e-8, "max_step": 0.01, "baumgarte": 50.0}, ["atol", "max_step"]),
+    ({"integrator": "DOP853", "step": 1e-4, "erp": 0.5}, ["step", "erp"]),
+    ({"integrator": "stepper", "rtol": 1e-8, "erp": 0.5, "step": 1e-4}, []),     # defaults, and its own
+])
+def test_settings_the_integrator_does_not_use_are_warned_of(settings, unused):
+    """The stepper gave the same run, bit for bit, at any baumgarte, without a word."""
+    data = _base()
+    data["settings"] = settings
+    warned = [w for w in compile_model(model_from_dict(data)).warnings if w.code == "unused-setting"]
+    assert [w.path for w in warned] == [f"settings: {f}" for f in unused]
+    assert all(str(w).count("not used: ") == 1 for w in warned)
+
+
+@pytest.mark.parametrize("inertia, warned", [(1e-6, True), (1e-4, True), (0.01, False)])
+def test_a_point_mass_far_from_its_joint_is_warned_of(inertia, warned):
+    """A 2 kg bob 500 mm from its hinge given 1e-6 kg·mm²: DOP853 crawled for minutes, unwarned."""
+    data = {"bodies": [{"name": "bob", "mass": 2.0, "inertia": [inertia] * 3 + [0, 0, 0], "position": [500, 0, 0]}],
+            "frames": [{"name": "pivot"}, {"name": "on_bob", "body": "bob", "position": [-500, 0, 0]}],
+            "joints": [{"name": "hinge", "type": "revolute", "frame_i": "pivot", "frame_j": "on_bob"}]}
+    found = [w for w in compile_model(model_from_dict(data)).warnings if w.code == "implausible-inertia"]
+    assert bool(found) == warned
+    if warned:
+        assert str(found[0]).startswith("body 'bob': inertia: its smallest radius of gyration")
+        assert "reach of its frames (500 mm): nearly a point mass" in str(found[0])
+
+
 def test_an_empty_reference_says_what_to_name():
     data = _base()
     data["motions"] = [{"name": "Spin", "joint": "", "value": "t"}]
