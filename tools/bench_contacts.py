@@ -114,6 +114,17 @@ def main(argv=None) -> int:
     ap.add_argument("--gear-step", type=float, default=1e-5, help="fixed step (s) of RK4 and the stepper")
     ap.add_argument("--gear-save", metavar="DIR", help="save t, ω_A, ω_B of each gear run to DIR/gears_<method>.npz")
     args = ap.parse_args(argv)
+    # checked before minutes of work, not after
+    if args.points < 1:
+        ap.error(f"--points must be at least 1, got {args.points}")
+    from core.model.spec import INTEGRATORS
+    methods = [m.strip() for m in args.gear_methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in INTEGRATORS]
+    if unknown:
+        ap.error(f"--gear-methods: unknown {', '.join(unknown)}; choose from {', '.join(INTEGRATORS)}")
+    args.gear_methods = ",".join(methods)
+    if args.gear_save:
+        Path(args.gear_save).mkdir(parents=True, exist_ok=True)
     if args.broad_only:
         bench_broad()
         return 0

@@ -8,6 +8,7 @@ of one call with a float (the solver's per-step use).
 """
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -75,7 +76,8 @@ def per_call_us(f, n: int = 20000) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
     t = np.linspace(0.0, 10.0, N)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:

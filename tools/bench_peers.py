@@ -77,7 +77,7 @@ the governor, the slider's centre and rod A's ball.
 
 Sweeps: each engine's step size or tolerance (see ``sweeps``); on the
 N-four-bar only the settings that can get somewhere within the budget. A run
-that exceeds its wall-time budget (60 s; N-four-bar 100 s; --quick 30 s) is
+that exceeds its wall-time budget (60 s; N-four-bar 100 s, 30 s with --quick) is
 cancelled — this project through its progress callback, whose False return
 value cancels; Exudyn through a pre-step function; the others in their
 stepping loop — and its error covers the time it reached. The budget is wall
@@ -1197,8 +1197,8 @@ def main(argv=None):
                     help=f"comma-separated subset of {','.join(PROBLEMS)}")
     ap.add_argument("--engines", default=",".join(COLOURS), help="comma-separated subset")
     ap.add_argument("--img-dir", default=None,
-                    help="where the PNG plots go (default docs/img; with --quick out/bench_quick, so that a "
-                         "smoke run does not replace the recorded plots)")
+                    help="where the PNG plots go (default out/bench, with --quick out/bench_quick: a run does "
+                         "not replace the plots docs/benchmarks.md shows; pass docs/img to record them)")
     args = ap.parse_args(argv)
     keys = [k.strip() for k in args.problems.split(",") if k.strip()]
     unknown = [k for k in keys if k not in PROBLEMS]
@@ -1230,8 +1230,8 @@ def main(argv=None):
     print(f"\nend: {bc.load_line()}; total wall time {time.perf_counter() - t_start:.0f} s")
     print_table()
     print_verdict()
-    img_dir = Path(args.img_dir) if args.img_dir else IMG_DIR.parents[1] / "out" / "bench_quick" if args.quick \
-        else IMG_DIR
+    img_dir = Path(args.img_dir) if args.img_dir else IMG_DIR.parents[1] / "out" / (
+        "bench_quick" if args.quick else "bench")
     for problem in problems:
         path = plot(problem, img_dir)
         if path:

@@ -14,6 +14,7 @@ Run: ``.venv/bin/python tools/make_docs_images.py`` (the ``bpy`` module and Pill
 
 Prints the numbers the tutorial quotes (measured here, not typed).
 """
+import argparse
 import csv
 import math
 import sys
@@ -153,8 +154,11 @@ def draw_plot(t, series, path, size=(640, 300)):
     return path
 
 
-def main() -> int:
-    IMG.mkdir(parents=True, exist_ok=True)
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--img-dir", type=Path, default=IMG, help=f"folder for the images (default {IMG})")
+    img = ap.parse_args(argv).img_dir
+    img.mkdir(parents=True, exist_ok=True)
     written = []
     scene = build_tutorial_scene()
     bpy.ops.mbd.validate()
@@ -163,7 +167,7 @@ def main() -> int:
     main_job.add_camera(scene, main_job.spread(scene.frame_start, scene.frame_end, 12), SIZE)
     with tempfile.TemporaryDirectory() as tmp:
         for png in main_job.render_frames(scene, "tutorial", TUTORIAL_FRAMES, SIZE, Path(tmp)):
-            target = IMG / png.name
+            target = img / png.name
             target.write_bytes(png.read_bytes())
             written.append(target)
         # the numbers the tutorial quotes, and the telemetry plot, from the CSV export as a user gets it
@@ -175,7 +179,7 @@ def main() -> int:
     wind = col["Wind.value [N]"]
     written.append(draw_plot(t, [("Bar.angular_velocity [rad/s], Y", wy, (30, 90, 200)),
                                  ("Wind.value [N]", wind, (220, 60, 40))],
-                             IMG / "tutorial_telemetry.png"))
+                             img / "tutorial_telemetry.png"))
     calm = t < 0.5                                # before the wind
     print(f"tutorial: {len(t)} frames, t = 0..{t[-1]:g} s; before the wind the largest |angular velocity| "
           f"is {abs(wy[calm]).max():.3f} rad/s (at the lowest point, from the energy: "
@@ -190,7 +194,7 @@ def main() -> int:
         if problems:
             print("\n".join(problems), file=sys.stderr)
             return 1
-        gif = IMG / "main_job_slider_crank_emotor.gif"
+        gif = img / "main_job_slider_crank_emotor.gif"
         gif.write_bytes(paths["GIF"].read_bytes())
         written.append(gif)
     for path in written:

@@ -5,6 +5,7 @@ this tool, not the JSON, so positions stay consistent with the joints.
 """
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from pathlib import Path
@@ -320,13 +321,16 @@ def flyball_governor() -> Model:
                                          atol=1e-9, gravity=(0.0, 0.0, -9810.0)))
 
 
-def main():
-    OUT.mkdir(exist_ok=True)
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=OUT, help=f"folder to write the files to (default {OUT})")
+    out = ap.parse_args(argv).out
+    out.mkdir(parents=True, exist_ok=True)
     for build in (pendulum, crank_rocker, slider_crank, andrews_squeezer, bricard, flyball_governor):
         model = build()
-        path = OUT / f"{model.name}.json"
+        path = out / f"{model.name}.json"
         save_model(model, path)
-        print(f"wrote {path.relative_to(ROOT)}")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
