@@ -168,6 +168,11 @@ def modal_possible(context) -> bool:
     return not bpy.app.background and context.window is not None
 
 
+def _count(n, one, many=None) -> str:
+    """"1 body", "2 bodies"."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _refuse(cls, reason):
     """A poll's False with the reason Blender shows in the greyed button's tooltip."""
     cls.poll_message_set(reason)
@@ -342,9 +347,10 @@ class MBD_OT_bake(bpy.types.Operator):
                                      f"the baked motion at {old / new:g} times its simulated speed; set Old and New "
                                      "equal for real time")
         last = scene.frame_start + report.frames - 1
-        telemetry = f" and {report.channels} telemetry channels ({report.telemetry})" if report.telemetry else ""
-        self.report({"INFO"}, f"Baked {len(report.bodies)} bodies, {len(report.arrows)} arrows{telemetry} "
-                              f"on frames {scene.frame_start}..{last}")
+        telemetry = (f" and {_count(report.channels, 'telemetry channel')} ({report.telemetry})"
+                     if report.telemetry else "")
+        self.report({"INFO"}, f"Baked {_count(len(report.bodies), 'body', 'bodies')}, "
+                              f"{_count(len(report.arrows), 'arrow')}{telemetry} on frames {scene.frame_start}..{last}")
         return {"FINISHED"}
 
 
@@ -403,8 +409,9 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
 
 
 # --------------------------------------------------------------------------- editing
-def unique_name(collection, base):
-    names = {item.name for item in collection}
+def unique_name(collection, base, names=None):
+    """``base``, or ``base.001``, … : the first not among ``names`` (default: those in ``collection``)."""
+    names = {item.name for item in collection} if names is None else names
     if base not in names:
         return base
     return next(f"{base}.{i:03d}" for i in range(1, len(names) + 2) if f"{base}.{i:03d}" not in names)
@@ -495,9 +502,11 @@ class MBD_OT_contacts_between(bpy.types.Operator):
             name: getattr(template, name) for name in template.bl_rna.properties.keys()
             if name not in ("rna_type", "name", "body_i", "body_j")}
         by_name = {o.name: o for o in bodies}
+        names = {c.name for c in contacts}     # kept up to date: thousands of pairs in a bin of parts
         for a, b in pairs:
             item = contacts.add()
-            item.name = unique_name(contacts, f"{a}-{b}")
+            item.name = unique_name(contacts, f"{a}-{b}", names)
+            names.add(item.name)
             item.body_i, item.body_j = by_name[a], by_name[b]
             for name, value in settings.items():
                 setattr(item, name, value)

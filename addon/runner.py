@@ -152,5 +152,6 @@ def describe(results) -> str:
     span = f"t = 0..{results.t[-1]:.4g} s" if frames else "no frames"
     text = f"{frames} frames, {span}"
     if results.status != "success":
-        text = f"{results.status}: {text}. {results.message}"
+        message = results.message[:1].upper() + results.message[1:]
+        text = f"{results.status}: {text}. {message}"
     return text

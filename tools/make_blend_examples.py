@@ -1275,4 +1275,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))    # (blender -P does not add it)
+    from simulate_blend import exit_process     # the bpy module's shutdown fails before 5.0
+    exit_process(main())

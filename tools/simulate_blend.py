@@ -385,15 +385,16 @@ def main(argv=None) -> int:
 
 
 def exit_process(code: int):
-    """Exit with ``code``; the bpy *module* before 4.4 skips interpreter shutdown, where it crashes.
+    """Exit with ``code``; the bpy *module* before 5.0 skips interpreter shutdown, which fails there.
 
-    bpy 4.2's module segfaults at exit once a PointerProperty with a poll
-    function has been registered (even after unregistering), turning every
-    status into 139; real Blender and bpy 4.4 and 5.0 exit normally.
+    Once a PointerProperty with a poll function has been registered (even after
+    unregistering), the module's shutdown segfaults on 4.2 and 4.3 (every status
+    139) and never ends on 4.5 (and on 4.4 after a render); real Blender and the
+    bpy 5.0 module exit normally.
     """
     say(end="", flush=True)     # here, not at exit, where a reader gone (| head) is a traceback
     sys.stderr.flush()
-    if not bpy.app.binary_path and bpy.app.version < (4, 4):
+    if not bpy.app.binary_path and bpy.app.version < (5, 0):
         os._exit(code)
     sys.exit(code)
 

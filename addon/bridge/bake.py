@@ -357,8 +357,17 @@ def clear(scene) -> int:
             removed += 1
     # then whatever nothing uses, in dependency order: a collection uses its
     # objects, an object its action and mesh, a mesh its materials
-    for data in (bpy.data.collections, bpy.data.objects, bpy.data.actions, bpy.data.meshes, bpy.data.materials):
-        for block in [b for b in data if b.users == 0 and _ours(b, scene)]:
+    for kind in ("collections", "objects", "actions", "meshes", "materials"):
+        data = getattr(bpy.data, kind)
+        blocks = [b for b in data if _ours(b, scene)]
+        counted = [b for b in blocks if b.users]
+        if kind == "actions" and counted:
+            # Blender 4.3 and 4.4 count a Full Copy's actions a user too many: ask who uses them
+            users = bpy.data.user_map(subset=counted)
+            unused = [b for b in blocks if b.users == 0 or not users.get(b)]
+        else:
+            unused = [b for b in blocks if b.users == 0]
+        for block in unused:
             data.remove(block)
             removed += 1
     for layer in scene.view_layers:

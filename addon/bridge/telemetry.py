@@ -7,7 +7,8 @@ same scene frames as the bodies. The channels are those of the CSV export
 own rotation keys already show: body kinematics, joint angles and slides, joint reactions, motion
 and coupler efforts, applied forces and torques (value, vector, point, power), spring
 and bushing forces, contacts (force, point, normal and friction force,
-depth), energies and constraint errors.
+depth; none for a contact that never touched in the run), energies and
+constraint errors.
 
 Values are in the core's user units, converted by ``core.units`` (the one
 place that converts): mm, mm/s, mm/s^2, rad/s, rad/s^2, N, N*mm, W, J,
@@ -105,6 +106,10 @@ def channels(results) -> list[Channel]:
         add(g, name, "force", "force", r.bushing_force[:, k], "bushing force on the body of Frame J, world axes")
         add(g, name, "torque", "torque", r.bushing_torque[:, k], "bushing torque on the body of Frame J, world axes")
     for k, name in enumerate(r.contact_names):
+        if not np.any(r.contact_normal_force[:, k]):
+            # never touched: all its channels are zeros, and a bin of parts has thousands of such pairs
+            # (Blender's fcurves.new costs more with every fcurve: 42,000 channels took 43 s to key)
+            continue
         g = f"{name} (contact)"
         add(g, name, "force", "force", r.contact_force[:, k],
             "total contact force on Body_I (normal + friction), world axes")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 
@@ -35,6 +36,8 @@ STIFFNESS_HINT = ("Check the contact's stiffness and its units (k in N/mm^e: ste
 #: energy taken out by the stepper's implicit contact stiffness, as a share of the energy that
 #: changes form in the run, above which depth_issues warns
 IMPLICIT_LOSS = 0.02
+#: more contacts than this with a step warning get one, for the stiffest, that names the others
+MANY_WARNINGS = 3
 #: J: an implicit loss below this is rounding, not an impact (the run's energy checks' floor too)
 IMPLICIT_LOSS_FLOOR = 1e-9
 
@@ -275,7 +278,7 @@ class ContactSet:
           form); its energy never rose above the start. A ball resting on a plate
           or a block creeping down an incline at 1-5 ms steps: no warning.
         """
-        out = []
+        out, steps = [], []     # steps: (ω, name, the contact's step warning)
         for c, (name, pair, band) in enumerate(zip(self.names, self.pairs, self.band)):
             deepest = float(self.deepest[c])
             if deepest <= 0.0:
@@ -309,7 +312,7 @@ class ContactSet:
             else:
                 effect = "so impacts can gain energy, bounce away or fall through"
             if h * omega > STEP_OMEGA:
-                out.append(Issue(
+                steps.append((omega, name, Issue(
                     "warning", "contact-step-too-large", f"contact '{name}'",
                     f"the {integrator} step of {h:.3g} s is too large for this contact: at its deepest "
                     f"penetration ({deepest * 1e3:.3g} mm) its stiffness ({stiffness * 1e-3:.4g} N/mm) against an "
@@ -318,8 +321,17 @@ class ContactSet:
                     f"Use a step of at most {STEP_OMEGA_ADVISED / omega:.2g} s, or an adaptive integrator (DOP853)."
                     if run_time * omega / STEP_OMEGA_ADVISED <= ABSURD_STEPS else
                     f"{STIFFNESS_HINT} A step short enough ({STEP_OMEGA_ADVISED / omega:.2g} s) would take "
-                    f"{run_time * omega / STEP_OMEGA_ADVISED:.2g} steps for this run."))
-        return out
+                    f"{run_time * omega / STEP_OMEGA_ADVISED:.2g} steps for this run.")))
+        if len(steps) > MANY_WARNINGS:
+            # one warning for the stiffest, naming the others: a bin of 125 parts gave 125 alike
+            steps.sort(key=lambda s: -s[0])
+            rest = [n for _, n, _ in steps[1:]]
+            shown = ", ".join(repr(n) for n in rest[:MANY_WARNINGS])
+            omega, name, first = steps[0]
+            steps = [(omega, name, replace(first, message=first.message + (
+                f". The step is too large for {len(rest)} other contacts too, each at its own depth: {shown}"
+                f"{f' and {len(rest) - MANY_WARNINGS} more' if len(rest) > MANY_WARNINGS else ''}")))]
+        return out + [issue for _, _, issue in steps]
 
     def _closing(self, lin, ang):
         """(k,) the fastest rate at which each pair's vertices can close in: the sums of |lin| +

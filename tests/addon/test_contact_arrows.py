@@ -89,3 +89,12 @@ def test_held_points_keep_the_nearest_contact():
     held = _held(points, present)
     np.testing.assert_array_equal(held[:, 0, 0], [1, 1, 1, 2, 2, 2])
     np.testing.assert_array_equal(held[:, 1], 0.0)     # never in contact: left as it is
+
+
+def test_a_contact_that_never_touched_has_no_telemetry_channels(landed):
+    from addon.bridge.telemetry import channels
+    scene, ball, res = landed
+    assert any(c.element == "Touch" for c in channels(res))
+    import dataclasses
+    apart = dataclasses.replace(res, contact_normal_force=np.zeros_like(res.contact_normal_force))
+    assert not any(c.element == "Touch" for c in channels(apart))       # its channels would all be zeros

@@ -218,7 +218,7 @@ def test_a_run_that_fails_part_way_keeps_the_frames_before_the_failure(addon, tm
     assert "RuntimeWarning" not in proc.stderr          # numpy's overflow on the way: not for the user
     assert "main_job: the simulation failed; the frames before the failure were baked" in proc.stderr
     # 24 fps: three steps of 1/72 s in each frame
-    assert "the solution diverged" in proc.stderr and ("the fixed step 0.0138889 s (Step 0.02 s, shortened to fit "
+    assert "The solution diverged" in proc.stderr and ("the fixed step 0.0138889 s (Step 0.02 s, shortened to fit "
                                                        "whole steps in each output frame) is beyond the stability limit "
                                                        "of the model's fastest mode (see the stiff-model warning)"
                                                        ) in proc.stderr

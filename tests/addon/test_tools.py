@@ -131,7 +131,7 @@ def test_simulate_blend_writes_the_frames_before_a_failure(addon, tmp_path):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert f"simulate_blend: {model}: Simulation failed, the frames before the failure are kept: failed: 25 frames" \
         in proc.stderr                                  # Blender's own "Error: " prefix stripped
-    assert "the solution diverged (NaN, infinite or unbounded values) at t = 1 s" in proc.stderr
+    assert "The solution diverged (NaN, infinite or unbounded values) at t = 1 s" in proc.stderr
     assert "blend: Error:" not in proc.stderr
     assert len(csv_rows(out_csv)) == 1 + 25 and out_blend.is_file()
 

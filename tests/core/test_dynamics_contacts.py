@@ -450,6 +450,22 @@ def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use
     assert "stepper step of 0.002 s is too large" in w
 
 
+def test_many_contacts_with_a_step_too_large_give_one_warning_naming_the_others():
+    # six balls dropping on a plate at 1 ms, far too long for their stiff contacts: one warning
+    # (a bin of 125 parts gave 125 alike, 84,000 characters), for the stiffest, naming the rest
+    balls = [Body(name=f"B{k}", geometry=Sphere(radius=10.0, subdivisions=1), mass=0.1, position=(30.0 * k, 0, 10.2))
+             for k in range(6)]
+    plate = Body(name="Plate", geometry=Box(size=(400, 100, 10)), fixed=True, position=(60, 0, -5))
+    contacts = [Contact(name=f"C{k}", body_i=f"B{k}", body_j="Plate", stiffness=1e5, exponent=1.5, damping=0.0,
+                        max_penetration=1.0) for k in range(6)]
+    r = core.simulate(Model(bodies=(*balls, plate), contacts=tuple(contacts),
+                            settings=SolverSettings(integrator="stepper", step=1e-3, end_time=0.1, output_rate=100)))
+    assert r.success
+    (w,) = [w for w in r.warnings if "is too large for this contact" in w]
+    assert "The step is too large for 5 other contacts too, each at its own depth: " in w
+    assert w.count("'C") == 4 and "and 2 more. Use a step of at most" in w
+
+
 @pytest.mark.parametrize("integrator, most_steps", [("DOP853", 150), ("RK45", 150), ("Radau", 200), ("BDF", 300),
                                                      ("LSODA", 500)])
 def test_a_ball_dropped_from_afar_never_passes_through_and_falls_in_long_steps(integrator, most_steps):
