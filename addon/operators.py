@@ -4,6 +4,7 @@ Problems are reported with ``self.report`` and ``{'CANCELLED'}``, never as a
 traceback. The scene is not changed until Bake.
 """
 import ast
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -408,6 +409,57 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
+class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
+    """Write the scene's mechanism as a model file (JSON, user units), for the core without Blender"""
+    bl_idname = "mbd.export_model"
+    bl_label = "Export Model"
+    bl_options = {"REGISTER"}
+
+    filename_ext = ".json"
+    filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None
+
+    def execute(self, context):
+        if self.filepath.startswith("//") and not bpy.data.filepath:
+            self.report({"ERROR"}, f"Cannot write {self.filepath!r}: a path relative to the .blend file (//) "
+                                   "needs a saved file; save it first, or give a full path")
+            return {"CANCELLED"}
+        gathered = gather(self, context)
+        if gathered is None:
+            return {"CANCELLED"}
+        path = bpy.path.abspath(self.filepath)
+        model = gathered.model
+        data = runner.core.model.model_to_dict(model)
+        # spline() files named relative to the .blend stay the same files next to the model file
+        old_base = model.base_dir or os.getcwd()
+        new_base = os.path.dirname(os.path.abspath(path))
+        data = _rebased(data, old_base, new_base)
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(data, f, indent=2)
+                f.write("\n")
+        except OSError as exc:
+            self.report({"ERROR"}, f"Cannot write {self.filepath!r}: {exc.strerror or exc}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Wrote {path} ({_count(len(model.bodies), 'body', 'bodies')}, "
+                              f"{_count(len(model.joints), 'joint')}); run it with: python -m core simulate {path}")
+        return {"FINISHED"}
+
+
+def _rebased(value, old_base, new_base):
+    """``value`` (a model dict) with the spline() paths of its formulas rewritten for ``new_base``."""
+    if isinstance(value, dict):
+        return {k: _rebased(v, old_base, new_base) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rebased(v, old_base, new_base) for v in value]
+    if isinstance(value, str) and "spline" in value:
+        return runner.core.expressions.rebase_splines(value, old_base, new_base)
+    return value
+
+
 # --------------------------------------------------------------------------- editing
 def unique_name(collection, base, names=None):
     """``base``, or ``base.001``, … : the first not among ``names`` (default: those in ``collection``)."""
@@ -767,6 +819,6 @@ def remove_handlers():
     _forget_on_load(None)
 
 
-CLASSES = (MBD_OT_validate, MBD_OT_simulate, MBD_OT_bake, MBD_OT_clear, MBD_OT_export_csv,
+CLASSES = (MBD_OT_validate, MBD_OT_simulate, MBD_OT_bake, MBD_OT_clear, MBD_OT_export_csv, MBD_OT_export_model,
            MBD_OT_element_add, MBD_OT_contacts_between, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame,
            MBD_OT_select_object, MBD_OT_spline_file)

@@ -252,6 +252,7 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         row = col.row(align=True)
         row.operator("mbd.clear", icon="TRASH")
         row.operator("mbd.export_csv", icon="EXPORT")
+        col.operator("mbd.export_model", icon="FILE")
         job = runner.JOBS.get(runner.key(scene))
         entry = runner.RESULTS.get(runner.key(scene))
         if job is not None:

@@ -154,3 +154,37 @@ def test_add_frame_on_a_body_linked_into_another_scene_stays_in_this_scene(addon
     assert bpy.ops.mbd.add_frame() == {"FINISHED"}
     rf = bpy.context.active_object
     assert rf.parent == bob and rf.name in scene.objects and rf.name not in other.objects
+
+
+def test_export_model_writes_the_scenes_mechanism_for_the_core_alone(addon, tmp_path):
+    """Designed in Blender, run without it: the model file simulates as the add-on did, its spline()
+    file found from the model file's folder."""
+    import json
+
+    import numpy as np
+    import core
+    from addon import runner
+    scene, bob = ms.pendulum()
+    (tmp_path / "scene").mkdir()
+    (tmp_path / "scene" / "push.csv").write_text("0,0\n0.5,2\n1,0\n")
+    ms.add_force(scene, bob, value="spline(push.csv)")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "scene" / "pendulum.blend"))
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    shown = runner.RESULTS[runner.key(scene)].results
+    target = tmp_path / "models" / "pendulum.json"
+    target.parent.mkdir()
+    assert bpy.ops.mbd.export_model(filepath=str(target)) == {"FINISHED"}
+    data = json.loads(target.read_text())
+    assert [f["value"] for f in data["forces"]] == ["spline(../scene/push.csv)"]
+    alone = core.simulate(core.load_model(target))
+    np.testing.assert_array_equal(alone.t, shown.t)
+    np.testing.assert_allclose(alone.position, shown.position, rtol=0, atol=1e-12)
+
+
+def test_export_model_reports_the_scenes_problems_instead_of_writing(addon, tmp_path):
+    import pytest
+    scene, bob = ms.pendulum()
+    scene.mbd.joints["Hinge"].frame_j = None
+    with pytest.raises(RuntimeError, match="Hinge"):
+        bpy.ops.mbd.export_model(filepath=str(tmp_path / "broken.json"))
+    assert not (tmp_path / "broken.json").exists()
