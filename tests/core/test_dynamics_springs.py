@@ -244,6 +244,19 @@ def test_the_stepper_says_when_its_implicit_spring_took_the_oscillation_out(h_om
         assert left > 0.8
 
 
+def test_the_stepper_calls_a_spring_it_keeps_stable_coarse_not_unstable():
+    # explicit at h·ω = 0.29, the undamped spring's energy oscillates with the step by about
+    # h·ω/2 of its energy (8 % of the energy that changes form) without growing: the warning
+    # says the step is too coarse, not that the run is unstable
+    model = slider(k=1000.0, free_length=199.0, gravity=(0.0, 0.0, 0.0), end_time=0.05)
+    h = 0.29 / 1000.0
+    r = core.simulate(replace(model, settings=SolverSettings(integrator="stepper", step=h, output_rate=1.0 / h,
+                                                             end_time=0.05, gravity=(0.0, 0.0, 0.0))))
+    (w,) = [w for w in r.warnings if "the total energy rose" in w]
+    assert "it oscillates with the step but does not grow over the run: the step is too coarse" in w
+    assert "unstable" not in w
+
+
 @pytest.mark.parametrize("k, c", [(4.0, 0.02), (400.0, 0.02), (4.0, 2.0), (400.0, 2.0)])
 def test_the_stepper_takes_a_stiff_torsion_spring_at_the_end_of_its_step(k, c):
     # the disc of test_torsion_spring_frequency (I = 0.01 kg·m² about its hinge), 0.3 rad from its
