@@ -4,9 +4,9 @@ Problems are reported with ``self.report`` and ``{'CANCELLED'}``, never as a
 traceback. The scene is not changed until Bake.
 """
 import ast
-import json
 import os
 import re
+import shlex
 from dataclasses import dataclass
 
 import bpy
@@ -439,25 +439,24 @@ class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
         data = _rebased(data, old_base, new_base)
         try:
             with open(path, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=2)
-                f.write("\n")
+                f.write(runner.core.model.io.dumps(data))
         except OSError as exc:
             self.report({"ERROR"}, f"Cannot write {self.filepath!r}: {exc.strerror or exc}")
             return {"CANCELLED"}
         self.report({"INFO"}, f"Wrote {path} ({_count(len(model.bodies), 'body', 'bodies')}, "
-                              f"{_count(len(model.joints), 'joint')}); run it with: python -m core simulate {path}")
+                              f"{_count(len(model.joints), 'joint')}); run it with: python -m core simulate "
+                              f"{shlex.quote(path)}")
         return {"FINISHED"}
 
 
-def _rebased(value, old_base, new_base):
-    """``value`` (a model dict) with the spline() paths of its formulas rewritten for ``new_base``."""
-    if isinstance(value, dict):
-        return {k: _rebased(v, old_base, new_base) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rebased(v, old_base, new_base) for v in value]
-    if isinstance(value, str) and "spline" in value:
-        return runner.core.expressions.rebase_splines(value, old_base, new_base)
-    return value
+def _rebased(data, old_base, new_base):
+    """``data`` (a model dict) with the spline() paths of its formulas (the motions' and forces'
+    values; names stay as they are) rewritten for ``new_base``."""
+    for group in ("motions", "forces"):
+        for element in data.get(group, ()):
+            if isinstance(element.get("value"), str):
+                element["value"] = runner.core.expressions.rebase_splines(element["value"], old_base, new_base)
+    return data
 
 
 # --------------------------------------------------------------------------- editing

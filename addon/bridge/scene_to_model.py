@@ -309,7 +309,10 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             loc, rot = _pose(rest_matrix(obj))
             p = obj.mbd
             try:
-                geometry = spec.TriangleMesh(vertices=verts.tolist(), faces=tris.tolist())
+                # a sheet (fewer than 4 triangles) given its mass and inertia has no volume to
+                # collide or to weigh: the model takes it without geometry
+                geometry = None if p.mass_mode == "EXPLICIT" and len(tris) < 4 else spec.TriangleMesh(
+                    vertices=verts.tolist(), faces=tris.tolist())
             except core.ModelError as exc:    # its own paths say "mesh: ...": name the body
                 out.issues(core.ModelError([replace(i, path=f"body {obj.name!r}: geometry: {i.path.split(': ', 1)[-1]}")
                                             for i in exc.issues]))
@@ -317,10 +320,11 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             bodies.append(out.build(lambda: spec.Body(
                 name=obj.name,
                 geometry=geometry,
-                density=typed(p.density) if p.mass_mode == "DENSITY" else None,
-                mass=typed(p.mass) if p.mass_mode in ("MASS", "EXPLICIT") else None,
-                com=typed(p.com) if p.mass_mode == "EXPLICIT" else None,
-                inertia=typed(p.inertia) if p.mass_mode == "EXPLICIT" else None,
+                # a fixed body needs no mass properties (a density of 0 there was refused)
+                density=typed(p.density) if p.mass_mode == "DENSITY" and not p.fixed else None,
+                mass=typed(p.mass) if p.mass_mode in ("MASS", "EXPLICIT") and not p.fixed else None,
+                com=typed(p.com) if p.mass_mode == "EXPLICIT" and not p.fixed else None,
+                inertia=typed(p.inertia) if p.mass_mode == "EXPLICIT" and not p.fixed else None,
                 mass_fallback=p.mass_fallback.lower(), fixed=p.fixed,
                 position=tuple(loc * unit), orientation=tuple(rot),
                 velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))

@@ -82,7 +82,21 @@ def _unique_keys(pairs, repeated) -> dict:
 
 def save_model(model: spec.Model, path: str | os.PathLike) -> None:
     """Write ``model`` as JSON in user units (mm, N, N·mm, s, rad, kg)."""
-    Path(path).write_text(json.dumps(model_to_dict(model), indent=2) + "\n", encoding="utf-8")
+    Path(path).write_text(dumps(model_to_dict(model)), encoding="utf-8")
+
+
+def dumps(data) -> str:
+    """JSON text of a model dict for people to read and edit: two-space indents, a list of
+    numbers on one line (a vector, a mesh's vertex or face), names in their own letters."""
+    def text(value, pad):
+        inner = pad + "  "
+        if isinstance(value, dict) and value:
+            items = (f"{inner}{json.dumps(k, ensure_ascii=False)}: {text(v, inner)}" for k, v in value.items())
+            return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+            return "[\n" + ",\n".join(inner + text(v, inner) for v in value) + "\n" + pad + "]"
+        return json.dumps(value, ensure_ascii=False)
+    return text(data, "") + "\n"
 
 
 def model_to_dict(model: spec.Model) -> dict:

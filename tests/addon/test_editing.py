@@ -167,7 +167,8 @@ def test_export_model_writes_the_scenes_mechanism_for_the_core_alone(addon, tmp_
     scene, bob = ms.pendulum()
     (tmp_path / "scene").mkdir()
     (tmp_path / "scene" / "push.csv").write_text("0,0\n0.5,2\n1,0\n")
-    ms.add_force(scene, bob, value="spline(push.csv)")
+    force = ms.add_force(scene, bob, value="spline(push.csv)")
+    force.name = "spline(push.csv)"          # a name is no formula: it stays as it is
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "scene" / "pendulum.blend"))
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     shown = runner.RESULTS[runner.key(scene)].results
@@ -175,7 +176,11 @@ def test_export_model_writes_the_scenes_mechanism_for_the_core_alone(addon, tmp_
     target.parent.mkdir()
     assert bpy.ops.mbd.export_model(filepath=str(target)) == {"FINISHED"}
     data = json.loads(target.read_text())
-    assert [f["value"] for f in data["forces"]] == ["spline(../scene/push.csv)"]
+    assert [(f["name"], f["value"]) for f in data["forces"]] == [("spline(push.csv)", "spline(../scene/push.csv)")]
+    text = target.read_text()
+    mesh = data["bodies"][0]["geometry"]
+    # a vector, a vertex or a face on one line each
+    assert '"position": [' in text and len(text.splitlines()) < len(mesh["vertices"]) + len(mesh["faces"]) + 200
     alone = core.simulate(core.load_model(target))
     np.testing.assert_array_equal(alone.t, shown.t)
     np.testing.assert_allclose(alone.position, shown.position, rtol=0, atol=1e-12)
@@ -188,3 +193,23 @@ def test_export_model_reports_the_scenes_problems_instead_of_writing(addon, tmp_
     with pytest.raises(RuntimeError, match="Hinge"):
         bpy.ops.mbd.export_model(filepath=str(tmp_path / "broken.json"))
     assert not (tmp_path / "broken.json").exists()
+
+
+def test_an_explicit_sheet_and_a_fixed_body_without_density_are_taken(addon):
+    """Mass From Explicit: the mesh may be open, a plane too (no volume: no geometry in the model);
+    a fixed body needs no mass, so its density of 0 is no error."""
+    import pytest
+    scene, bob = ms.pendulum()
+    bpy.ops.mesh.primitive_plane_add(size=0.1, location=(0.0, 0.0, -2.0))
+    sheet = bpy.context.active_object
+    sheet.name, sheet.mbd.role, sheet.mbd.mass_mode = "Sheet", "BODY", "EXPLICIT"
+    sheet.mbd.mass, sheet.mbd.inertia = 0.5, (100.0, 100.0, 200.0, 0.0, 0.0, 0.0)
+    bpy.ops.mesh.primitive_cube_add(size=0.2, location=(0.0, 0.0, -3.0))
+    ground = bpy.context.active_object
+    ground.name, ground.mbd.role, ground.mbd.fixed, ground.mbd.density = "Ground", "BODY", True, 0.0
+    from addon.bridge.scene_to_model import scene_to_model
+    bpy.context.view_layer.update()
+    g = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    bodies = {b.name: b for b in g.model.bodies}
+    assert bodies["Sheet"].geometry is None and bodies["Sheet"].mass == pytest.approx(0.5)
+    assert bodies["Ground"].fixed and bodies["Ground"].density is None
