@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import Issue
 from .geometry import prepare_geometry
 from .distance import Penetration, _empty_penetration
-from .pair import DEPTH_LIMIT_FACTOR, ContactLaw, ContactPair, ContactParams, _empty_details, contact_wrenches
+from .pair import DEPTH_LIMIT_FACTOR, DEPTH_LIMIT_MIN, ContactLaw, ContactPair, ContactParams, _empty_details, contact_wrenches
 
 _ZERO = np.zeros(3)
 #: relative widening of the set's vectorised box test, so that it keeps every pair whose
@@ -81,11 +81,23 @@ class ContactSet:
                         "Close the mesh (give a ground plane a thickness), or use the Convex Hull method."))
             pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c), names=(c.body_i, c.body_j))
             thin = min(geoms, key=lambda g: g.thickness)
-            set_by_user = pair.depth_limit <= DEPTH_LIMIT_FACTOR * pair.params.max_penetration
-            if pair.depth_limit > 0.5 * thin.thickness and set_by_user:
+            # the band is max_penetration's doing where it is above the band's floor (DEPTH_LIMIT_MIN)
+            set_by_user = (pair.depth_limit <= DEPTH_LIMIT_FACTOR * pair.params.max_penetration
+                           and DEPTH_LIMIT_FACTOR * pair.params.max_penetration > DEPTH_LIMIT_MIN)
+            body = (c.body_i, c.body_j)[geoms.index(thin)]
+            if pair.depth_limit > 0.5 * thin.thickness and not set_by_user:
+                # the band's floor (not max_penetration) is past half the part: a 0.4 mm sheet let a
+                # ball pressed 0.3 mm deep through, and a smaller max_penetration changed nothing
+                self.issues.append(Issue(
+                    "warning", "contact-part-too-thin", f"contact '{c.name}'",
+                    f"body '{body}' is {thin.thickness * 1e3:.4g} mm thick, and the contact's depth band is at "
+                    f"least {pair.depth_limit * 1e3:.4g} mm: a vertex pressed deeper than half the part "
+                    f"({0.5 * thin.thickness * 1e3:.3g} mm) is nearer its far side, which pushes it through",
+                    "Give the part a thickness of at least twice the band (contacts use the surface only, "
+                    "so a thicker ground costs nothing), or a stiffer contact so that parts press in less "
+                    "than half of it."))
+            elif pair.depth_limit > 0.5 * thin.thickness:
                 # past half its thickness a vertex is nearer the part's far side, which pushes it through
-                # (the band's own floor, 0.5 mm, stays quiet on thin sheet: set_by_user)
-                body = (c.body_i, c.body_j)[geoms.index(thin)]
                 self.issues.append(Issue(
                     "warning", "contact-band-too-deep", f"contact '{c.name}': max_penetration",
                     f"its depth band ({pair.depth_limit * 1e3:.4g} mm, 5 x max_penetration) is more than half "

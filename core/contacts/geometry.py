@@ -21,6 +21,8 @@ import math
 from collections import OrderedDict
 
 import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order
 
 from ..errors import MeshError
 from ..spatial import axis_angle_to_quat, quat_to_matrix
@@ -389,18 +391,60 @@ def clean_mesh(v: np.ndarray, f: np.ndarray, label: str = "contact mesh"):
     area2 = np.linalg.norm(cr, axis=1)
     f = f[area2 > 1e-14 * scale * scale]
     if len(f) < 4:
-        raise MeshError(f"{label}: fewer than 4 non-degenerate triangles.")
+        raise MeshError(f"{label}: fewer than 4 non-degenerate triangles (a face given twice, front and "
+                        "back, counts once): a contact needs a closed solid; a ground is a thin box, not a plane.")
     used = np.unique(f)
     remap = np.full(len(v), -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
     v = v[used]
     f = remap[f]
+    if not _is_closed_oriented(f, len(v)):
+        f = _consistent_winding(f)
     # orientation: a closed mesh wound inside-out has a negative signed volume
     tri = v[f]
     vol = np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum() / 6.0
     if vol < 0.0:
         f = f[:, ::-1].copy()
     return v, f
+
+
+def _consistent_winding(f: np.ndarray) -> np.ndarray:
+    """``f`` with every face wound as its neighbours, where each edge joins exactly two faces
+    (a closed mesh with some faces flipped: one wrong face let a ball fall through a plate);
+    ``f`` unchanged otherwise. Each connected piece keeps its first face's winding; the signed
+    volume then turns the whole outward."""
+    m = len(f)
+    e = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    face = np.tile(np.arange(m), 3)
+    und = np.sort(e, axis=1)
+    key = und[:, 0] * (int(f.max()) + 1) + und[:, 1]
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    if len(k) % 2 or np.any(k[0::2] != k[1::2]) or np.any(k[2::2] == k[1:-1:2]):
+        return f        # an edge not shared by exactly two faces: no consistent winding to find
+    a, b = order[0::2], order[1::2]
+    fa, fb = face[a], face[b]
+    crossed = e[a, 0] == e[b, 0]         # both faces run along the edge the same way: one is flipped
+    graph = csr_matrix((np.ones(len(fa)), (fa, fb)), shape=(m, m))
+    pair = np.minimum(fa, fb) * m + np.maximum(fa, fb)
+    by_pair = np.argsort(pair)
+    flip = np.zeros(m, bool)
+    seen = np.zeros(m, bool)
+    for root in range(m):
+        if seen[root]:
+            continue
+        nodes, pred = breadth_first_order(graph, root, directed=False, return_predecessors=True)
+        seen[nodes] = True
+        child = nodes[1:].astype(np.int64)      # (int32 from scipy: child * m would overflow)
+        parent = pred[child].astype(np.int64)
+        edge = by_pair[np.searchsorted(pair, np.minimum(child, parent) * m + np.maximum(child, parent),
+                                       sorter=by_pair)]
+        step = crossed[edge]
+        for c, p, s in zip(child.tolist(), parent.tolist(), step.tolist()):    # in BFS order
+            flip[c] = flip[p] ^ s
+    out = f.copy()
+    out[flip] = out[flip][:, ::-1]
+    return out
 
 
 def _is_closed_oriented(f: np.ndarray, n: int) -> bool:

@@ -183,3 +183,24 @@ def test_contains_is_false_for_an_open_mesh():
     v, f = box_mesh((0.1, 0.1, 0.1))
     g = prepare_geometry(v, f[:-2], "standard", name="open box")
     assert not g.watertight and not g.contains(np.zeros((1, 3))).any()
+
+
+def test_a_closed_mesh_with_some_faces_flipped_is_wound_consistently_and_outward():
+    """A plate whose two top triangles were wound the wrong way let a ball fall through it, told
+    that the mesh was "not closed"; the faces are now wound as their neighbours."""
+    import trimesh
+    from core.contacts.geometry import _is_closed_oriented, clean_mesh
+    box = trimesh.creation.box((400.0, 400.0, 10.0))
+    faces = box.faces.copy()
+    top = np.flatnonzero(box.face_normals[:, 2] > 0.5)
+    faces[top] = faces[top][:, ::-1]
+    assert not _is_closed_oriented(faces, len(box.vertices))
+    v, f = clean_mesh(box.vertices, faces)
+    assert _is_closed_oriented(f, len(v))
+    assert trimesh.Trimesh(v, f, process=False).volume == pytest.approx(400.0 * 400.0 * 10.0)
+    # every 7th face of a sphere flipped, and the whole inside out: 81920 faces
+    ball = trimesh.creation.icosphere(6)
+    faces = ball.faces.copy()
+    faces[::7] = faces[::7, ::-1]
+    v, f = clean_mesh(ball.vertices, faces[:, ::-1])
+    assert _is_closed_oriented(f, len(v)) and trimesh.Trimesh(v, f, process=False).volume > 0

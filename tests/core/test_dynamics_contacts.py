@@ -899,3 +899,18 @@ def test_contact_values_out_of_any_sensible_range_are_warned_about_before_the_ru
         assert not found
     else:
         assert len(found) == 1 and found[0][0] == expected[0] and found[0][1].startswith(expected[1]), found
+
+
+def test_a_sheet_thinner_than_twice_the_depth_band_is_warned_of_with_the_right_remedy():
+    # a 0.4 mm sheet under the band's 0.5 mm floor: a ball pressed 0.3 mm deep went through it,
+    # and the warning blamed max_penetration, whose smaller value changed nothing
+    for max_pen in (0.1, 0.01):
+        sheet = Body(name="Sheet", geometry=Box(size=(100, 100, 0.4)), fixed=True, position=(0, 0, -0.2))
+        ball = Body(name="Ball", geometry=Sphere(radius=20.0, subdivisions=2), mass=1.0, position=(0, 0, 21.0))
+        contact = Contact(name="C", body_i="Ball", body_j="Sheet", stiffness=1e4, exponent=1.5,
+                          max_penetration=max_pen)
+        r = core.simulate(Model(bodies=(ball, sheet), contacts=(contact,),
+                                settings=SolverSettings(end_time=0.01, output_rate=100)))
+        (w,) = [w for w in r.warnings if "contact 'C'" in w and "thick" in w]
+        assert "body 'Sheet' is 0.4 mm thick, and the contact's depth band is at least 0.5 mm" in w
+        assert "Give the part a thickness of at least twice the band" in w and "max_penetration" not in w
