@@ -79,6 +79,15 @@ class ContactSet:
                         "outside are unreliable near its open edges, so vertices there can be pushed "
                         "the wrong way or not at all",
                         "Close the mesh (give a ground plane a thickness), or use the Convex Hull method."))
+                if geoms[-1].overlapping_shells:
+                    self.issues.append(Issue(
+                        "warning", "contact-overlapping-shells", f"contact '{c.name}'",
+                        f"the mesh of body '{body}' has {geoms[-1].overlapping_shells} separate pieces whose boxes "
+                        "overlap: if they lie inside each other (parts joined into one object without a union), "
+                        "the contact sees every piece's surface, and a point in their overlap is pushed sideways, "
+                        "out of the nearer inner one",
+                        "Join the pieces with a Boolean union (Union modifier, applied), or make them separate "
+                        "bodies."))
             pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c), names=(c.body_i, c.body_j))
             thin = min(geoms, key=lambda g: g.thickness)
             # the band is max_penetration's doing where it is above the band's floor (DEPTH_LIMIT_MIN)

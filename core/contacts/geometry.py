@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from ..errors import MeshError
 from ..spatial import axis_angle_to_quat, quat_to_matrix
@@ -102,6 +102,7 @@ class ContactGeometry:
         self.area = float(self.face_areas.sum())
         self.vertex_density = len(self.vertices) / max(self.area, 1e-300)
         self.watertight = _is_closed_oriented(self.faces, len(self.vertices))
+        self.overlapping_shells = _overlapping_shells(self.vertices, self.faces)
         centred = self.vertices - self.vertices.mean(axis=0)
         axes = np.linalg.eigh(centred.T @ centred)[1]
         along = centred @ axes
@@ -406,6 +407,29 @@ def clean_mesh(v: np.ndarray, f: np.ndarray, label: str = "contact mesh"):
     if vol < 0.0:
         f = f[:, ::-1].copy()
     return v, f
+
+
+def _overlapping_shells(v: np.ndarray, f: np.ndarray) -> int:
+    """How many of the mesh's separate pieces have boxes overlapping another's: parts joined into
+    one object without a union, whose surfaces lie inside each other (a point in the overlap is
+    pushed out sideways, towards the nearer inner surface)."""
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]]])
+    n = len(v)
+    count, label = connected_components(csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n)),
+                                        directed=False)
+    if count < 2:
+        return 0
+    lo = np.full((count, 3), np.inf)
+    hi = np.full((count, 3), -np.inf)
+    np.minimum.at(lo, label, v)
+    np.maximum.at(hi, label, v)
+    if count > 1000:      # a cloud of separate pieces (a chain's links): not checked pair by pair
+        return 0
+    # boxes overlapping by more than a sliver (pieces that merely touch are not inside each other)
+    gap = 1e-6 * float(np.max(hi - lo))
+    overlap = np.all((lo[:, None] < hi[None] - gap) & (lo[None] < hi[:, None] - gap), axis=2)
+    np.fill_diagonal(overlap, False)
+    return int(np.count_nonzero(overlap.any(axis=1)))
 
 
 def _consistent_winding(f: np.ndarray) -> np.ndarray:
