@@ -391,10 +391,7 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
         if entry is None:
             self.report({"ERROR"}, "No results: run Simulate first")
             return {"CANCELLED"}
-        if self.filepath.startswith("//") and not bpy.data.filepath:
-            # Blender would resolve it against the process's working directory
-            self.report({"ERROR"}, f"Cannot write {self.filepath!r}: a path relative to the .blend file (//) "
-                                   "needs a saved file; save it first, or give a full path")
+        if _unsaved_relative(self):
             return {"CANCELLED"}
         path = bpy.path.abspath(self.filepath)
         try:
@@ -423,9 +420,7 @@ class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
         return context.scene is not None
 
     def execute(self, context):
-        if self.filepath.startswith("//") and not bpy.data.filepath:
-            self.report({"ERROR"}, f"Cannot write {self.filepath!r}: a path relative to the .blend file (//) "
-                                   "needs a saved file; save it first, or give a full path")
+        if _unsaved_relative(self):
             return {"CANCELLED"}
         gathered = gather(self, context)
         if gathered is None:
@@ -447,6 +442,16 @@ class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
                               f"{_count(len(model.joints), 'joint')}); run it with: python -m core simulate "
                               f"{shlex.quote(path)}")
         return {"FINISHED"}
+
+
+def _unsaved_relative(op) -> bool:
+    """Whether ``op.filepath`` is relative to the .blend (//) in a file never saved, reported: Blender
+    would resolve it against the process's working directory."""
+    if op.filepath.startswith("//") and not bpy.data.filepath:
+        op.report({"ERROR"}, f"Cannot write {op.filepath!r}: a path relative to the .blend file (//) "
+                             "needs a saved file; save it first, or give a full path")
+        return True
+    return False
 
 
 def _rebased(data, old_base, new_base):
