@@ -204,3 +204,25 @@ def test_a_closed_mesh_with_some_faces_flipped_is_wound_consistently_and_outward
     faces[::7] = faces[::7, ::-1]
     v, f = clean_mesh(ball.vertices, faces[:, ::-1])
     assert _is_closed_oriented(f, len(v)) and trimesh.Trimesh(v, f, process=False).volume > 0
+
+
+def test_a_thin_walled_part_is_as_thick_as_its_wall_not_its_extent():
+    """An L-bracket of 2 mm sheet (legs 100 mm, 50 mm wide) spans 73 mm across its principal axes,
+    which set a 7.3 mm depth band: a ball pressed past the sheet's middle went through silently.
+    Its 3 V / A, about 1.5 walls, is its thickness now; a cube keeps its extent."""
+    poly = np.array([(0, 0), (100, 0), (100, 2), (2, 2), (2, 100), (0, 100)], float)
+    n = len(poly)
+    vertices = np.concatenate([np.c_[poly, np.zeros(n)], np.c_[poly, np.full(n, 50.0)]]) * 1e-3
+    caps = [(0, 1, 2), (0, 2, 3), (0, 3, 4), (0, 4, 5)]
+    faces = [tuple(reversed(t)) for t in caps] + [tuple(i + n for i in t) for t in caps]
+    for i in range(n):
+        j = (i + 1) % n
+        faces += [(i, j, j + n), (i, j + n, i + n)]
+    clear_cache()
+    bracket = prepare_geometry(vertices, np.array(faces), "standard", name="L")
+    assert bracket.watertight
+    section, perimeter = 2 * 100 + 98 * 2, 100 + 2 + 98 + 98 + 2 + 100       # mm², mm
+    wall = 3.0 * section * 50 / (2 * section + perimeter * 50)                 # 3 V / A, mm
+    assert bracket.thickness * 1e3 == pytest.approx(wall, rel=1e-6) and 2.0 < bracket.thickness * 1e3 < 3.0
+    v, f = box_mesh((100.0, 100.0, 100.0))
+    assert prepare_geometry(v * 1e-3, f, "standard", name="cube").thickness == pytest.approx(0.1)
