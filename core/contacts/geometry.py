@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
+from scipy.sparse.csgraph import connected_components
 
 from ..errors import MeshError
 from ..spatial import axis_angle_to_quat, quat_to_matrix
@@ -463,23 +463,17 @@ def _consistent_winding(f: np.ndarray) -> np.ndarray:
     a, b = order[0::2], order[1::2]
     fa, fb = face[a], face[b]
     crossed = e[a, 0] == e[b, 0]         # both faces run along the edge the same way: one is flipped
-    graph = csr_matrix((np.ones(len(fa)), (fa, fb)), shape=(m, m))
-    pair = np.minimum(fa, fb) * m + np.maximum(fa, fb)
-    by_pair = np.argsort(pair)
-    flip = np.zeros(m, bool)
-    seen = np.zeros(m, bool)
-    for root in range(m):
-        if seen[root]:
-            continue
-        nodes, pred = breadth_first_order(graph, root, directed=False, return_predecessors=True)
-        seen[nodes] = True
-        child = nodes[1:].astype(np.int64)      # (int32 from scipy: child * m would overflow)
-        parent = pred[child].astype(np.int64)
-        edge = by_pair[np.searchsorted(pair, np.minimum(child, parent) * m + np.maximum(child, parent),
-                                       sorter=by_pair)]
-        step = crossed[edge]
-        for c, p, s in zip(child.tolist(), parent.tolist(), step.tolist()):    # in BFS order
-            flip[c] = flip[p] ^ s
+    # faces as kept (k) or flipped (m + k): a consistent pair joins like states, a crossed one
+    # unlike ones, so each piece splits into two components, the faces flipped or kept together
+    src = np.concatenate([fa, fa + m])
+    dst = np.concatenate([np.where(crossed, fb + m, fb), np.where(crossed, fb, fb + m)])
+    _, label = connected_components(csr_matrix((np.ones(len(src)), (src, dst)), shape=(2 * m, 2 * m)),
+                                    directed=False)
+    # per piece, the component of its lowest face kept as it is; the faces in the other one flip
+    _, piece = connected_components(csr_matrix((np.ones(len(fa)), (fa, fb)), shape=(m, m)), directed=False)
+    first = np.full(piece.max() + 1, m)
+    np.minimum.at(first, piece, np.arange(m))
+    flip = label[:m] != label[first[piece]]
     out = f.copy()
     out[flip] = out[flip][:, ::-1]
     return out
