@@ -21,6 +21,7 @@ import math
 from collections import OrderedDict
 
 import numpy as np
+from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
@@ -68,6 +69,54 @@ def clear_cache() -> None:
 THIN_WALLED = 0.4
 
 
+def _convex_inradius(v: np.ndarray, f: np.ndarray) -> float | None:
+    """Inradius (m) of a closed, consistently wound, outward mesh ``v`` (n, 3), ``f`` (m, 3) if
+    it is convex, else None.
+
+    Convex: one piece, and at every edge the neighbouring face's far corner lies on or behind the
+    face's plane (a closed, connected, locally convex surface bounds a convex solid). The inradius
+    is that of the largest ball inside: the Chebyshev centre, a linear programme over the face
+    planes, solved over the nearest ones and then those its answer lies outside of."""
+    n = len(v)
+    graph = csr_matrix((np.ones(2 * len(f)), (np.concatenate([f[:, 0], f[:, 0]]), f[:, 1:].ravel("F"))),
+                       shape=(n, n))
+    labels = connected_components(graph, directed=False)[1]
+    if len(np.unique(labels[f])) != 1:
+        return None
+    tri = v[f]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    length = np.linalg.norm(normal, axis=1)
+    keep = length > 0.0
+    normal[keep] /= length[keep, None]
+    # the far corner of the face across each edge (a -> b is b -> a in the neighbour)
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    far = np.concatenate([f[:, 2], f[:, 0], f[:, 1]])
+    owner = np.tile(np.arange(len(f)), 3)
+    order = np.argsort(edges[:, 0] * n + edges[:, 1])
+    across = order[np.searchsorted(edges[order, 0] * n + edges[order, 1], edges[:, 1] * n + edges[:, 0])]
+    size = float(np.max(v.max(axis=0) - v.min(axis=0)))
+    height = np.einsum("ij,ij->i", normal[owner], v[far[across]] - v[edges[:, 0]])
+    if np.any(height > 1e-6 * size):     # float32 noise on coplanar faces, as Blender stores them
+        return None
+    # in units of the part's size about its centre, where the solver's tolerances (1e-7) are relative
+    centre = v.mean(axis=0)
+    normal = normal[keep]
+    offset = -np.einsum("ij,ij->i", normal, tri[keep, 0] - centre) / size    # n·x + d <= 0 inside
+    active = np.argsort(-offset)[:64]                                         # the nearest planes
+    for _ in range(20):
+        lp = linprog(np.array([0.0, 0.0, 0.0, -1.0]), A_ub=np.column_stack([normal[active], np.ones(len(active))]),
+                     b_ub=-offset[active], bounds=[(None, None)] * 3 + [(0.0, 1.0)], method="highs")
+        if lp.status != 0:
+            return None
+        x, r = lp.x[:3], lp.x[3]
+        gap = normal @ x + offset + r
+        outside = np.setdiff1d(np.flatnonzero(gap > 1e-6), active)
+        if not len(outside):
+            return float(r) * size
+        active = np.union1d(active, outside[np.argsort(-gap[outside])[:256]])
+    return None
+
+
 class ContactGeometry:
     """A body's prepared collision mesh (frame: the body's COM-centred axes, m).
 
@@ -89,8 +138,9 @@ class ContactGeometry:
         inside/outside is exact only then.
     thickness : float
         Smallest extent of the vertices along their principal axes, m (the
-        frame-independent thickness of a plate; of a closed thin-walled part, 3 V / A, about
-        1.5 times its wall; sizes the depth band).
+        frame-independent thickness of a plate; of a closed convex part, twice its inradius if
+        less; of a closed thin-walled part, 3 V / A, about 1.5 times its wall; sizes the depth
+        band).
     """
 
     def __init__(self, vertices: np.ndarray, faces: np.ndarray, method: str, name: str):
@@ -114,12 +164,17 @@ class ContactGeometry:
         along = centred @ axes
         self.thickness = float(np.min(along.max(axis=0) - along.min(axis=0)))
         if self.watertight and self.area > 0.0:
-            # a bent or hollow thin part (an L-bracket of 2 mm sheet: 73 mm across its principal
-            # axes) has 3 V / A about 1.5 times its wall; a compact solid's is half its size or
-            # more (a cube's 0.5, a ball's 0.5 of its diameter, a flat plate's 1.5 of its thickness)
             volume = float(np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum()) / 6.0
             wall = 3.0 * volume / self.area
-            if 0.0 < wall < THIN_WALLED * self.thickness:
+            inradius = _convex_inradius(self.vertices, self.faces) if volume > 0.0 else None
+            if inradius is not None:
+                # a convex part is twice as thick as its deepest point is deep: an octahedron 20 mm
+                # from tip to tip across its principal axes is 11.5 mm between faces
+                self.thickness = min(self.thickness, 2.0 * inradius)
+            elif 0.0 < wall < THIN_WALLED * self.thickness:
+                # a bent or hollow thin part (an L-bracket of 2 mm sheet: 73 mm across its principal
+                # axes) has 3 V / A about 1.5 times its wall; a compact one's is half its size or
+                # more (a gear's, a torus's 0.75 of its tube)
                 self.thickness = wall
         self._make_clusters()
         self._tris: TriangleSet | None = None

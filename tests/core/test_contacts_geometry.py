@@ -226,3 +226,29 @@ def test_a_thin_walled_part_is_as_thick_as_its_wall_not_its_extent():
     assert bracket.thickness * 1e3 == pytest.approx(wall, rel=1e-6) and 2.0 < bracket.thickness * 1e3 < 3.0
     v, f = box_mesh((100.0, 100.0, 100.0))
     assert prepare_geometry(v * 1e-3, f, "standard", name="cube").thickness == pytest.approx(0.1)
+
+
+def test_a_convex_part_is_twice_its_inradius_thick():
+    """An octahedron with tips 10 mm from its centre spans 20 mm across its principal axes and has
+    a 3 V / A (its inradius, 5.77 mm) below 0.4 of that, which once made it "thin-walled", 5.77 mm
+    thick, and warned a cradle's balls off a 5 mm band. Convex, it is as thick as twice its
+    deepest point is deep: 20/√3 mm between opposite faces. A wedge (right triangle 100 x 30 mm,
+    50 mm wide) is twice its section's inradius (a + b - c)/2 thick; a cube stored in float32, as
+    Blender does, with its noise on coplanar faces, keeps its side; a thick pipe is not convex
+    and stays at its wall's 3 V / A."""
+    clear_cache()
+    tips = np.array([(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)], float) * 10e-3
+    octa = [(0, 2, 4), (2, 1, 4), (1, 3, 4), (3, 0, 4), (2, 0, 5), (1, 2, 5), (3, 1, 5), (0, 3, 5)]
+    assert prepare_geometry(tips, np.array(octa), "standard", name="octahedron").thickness == pytest.approx(
+        20e-3 / np.sqrt(3.0), rel=1e-6)
+    wedge = np.array([(0, 0, 0), (100, 0, 0), (100, 30, 0), (0, 0, 50), (100, 0, 50), (100, 30, 50)], float) * 1e-3
+    faces = [(0, 2, 1), (3, 4, 5), (0, 1, 4), (0, 4, 3), (1, 2, 5), (1, 5, 4), (2, 0, 3), (2, 3, 5)]
+    inradius = (100 + 30 - np.hypot(100, 30)) / 2 * 1e-3
+    assert prepare_geometry(wedge, np.array(faces), "standard", name="wedge").thickness == pytest.approx(
+        2 * inradius, rel=1e-6)
+    v, f = box_mesh((20.0, 20.0, 20.0))
+    noisy = (v * 1e-3 + np.random.default_rng(1).normal(0.0, 1e-9, v.shape)).astype(np.float32)
+    assert prepare_geometry(noisy.astype(float), f, "standard", name="cube").thickness == pytest.approx(0.02, rel=1e-5)
+    pipe = trimesh.creation.annulus(r_min=5.0, r_max=10.0, height=50.0, sections=64)
+    thick = prepare_geometry(np.asarray(pipe.vertices) * 1e-3, np.asarray(pipe.faces), "standard", name="pipe")
+    assert thick.thickness == pytest.approx(3.0 * pipe.volume / pipe.area * 1e-3, rel=1e-6)
