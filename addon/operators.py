@@ -780,9 +780,10 @@ _REBASED: list = []
 @persistent
 def _rebase_splines(new_path, *_args):
     """Relative spline() paths are relative to the .blend: when it is saved into another folder,
-    rewrite them to name the same files from there (as Blender remaps its own relative paths)."""
+    rewrite them to name the same files from there (as Blender remaps its own relative paths).
+    A file never saved read them from the working directory: its first save rewrites them too."""
     _REBASED.clear()
-    old_dir = os.path.dirname(bpy.data.filepath)
+    old_dir = os.path.dirname(bpy.data.filepath) or os.getcwd()
     new_dir = os.path.dirname(os.path.abspath(new_path)) if new_path else ""
     if not (old_dir and new_dir) or os.path.normcase(old_dir) == os.path.normcase(new_dir):
         return

@@ -81,6 +81,8 @@ class CompiledModel:
     gravity: np.ndarray                     # (3,) m/s²
     settings: spec.SolverSettings
     warnings: tuple[Issue, ...]
+    #: (j, 2) s: the forces' jumps, the times just before and after each, in time order
+    force_jumps: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
     @property
     def n_bodies(self) -> int:
@@ -114,6 +116,8 @@ def _not_finite(expr, path: str, settings, what) -> list[Issue]:
 _SCAN_PER_FRAME, _SCAN_MIN, _SCAN_MAX = 16, 4096, 1 << 19
 #: intervals followed down to a point by :func:`_discontinuity`, the largest mismatches first
 _SCAN_SUSPECTS = 16
+#: the most jumps of one force's formula the integrators stop at
+_MAX_JUMPS = 10_000
 
 
 def _scan_grid(settings):
@@ -181,6 +185,68 @@ def _starts_away(expr, path, mode, dof) -> list[Issue]:
                   "the formula's value at t = 0 to start from the assembly as built")]
 
 
+def _narrowed(expr, t, f, d, most: int):
+    """The grid intervals of ``t`` (s) where the change of ``f`` = expr(t) disagrees with the
+    trapezoid estimate from its derivative ``d`` by more than a quarter, at most ``most`` of
+    them, each halved down to the spacing of doubles towards its half that disagrees more:
+    yields (k, a, b, f(a), f(b)), the interval k of the grid and its narrowed ends, by how far
+    they disagree. There a continuous formula's change vanishes, a jump's stays, a pole's grows
+    without bound (f(b) infinite when the halving met it)."""
+    h = np.diff(t)
+    change = np.diff(f)
+    estimate = 0.5 * h * (d[1:] + d[:-1])
+    scale = 1e-9 * (np.abs(f).max() + 1e-300)
+    mismatch = np.abs(change - estimate)
+    suspects = np.flatnonzero(mismatch > 0.25 * (np.abs(change) + np.abs(estimate)) + scale)
+
+    def off(a, b, fa, fb, da, db):       # how far the change disagrees with the derivative
+        return np.abs(fb - fa - 0.5 * (b - a) * (da + db))
+
+    k = suspects[np.argsort(-mismatch[suspects])][:most]
+    # all suspects halved at once (a formula evaluates on arrays)
+    a, b, fa, fb, da, db = t[k], t[k + 1], f[k], f[k + 1], d[k], d[k + 1]
+    live = np.ones(len(k), bool)
+    with np.errstate(all="ignore"):
+        while live.any():
+            m = 0.5 * (a + b)
+            live &= (a < m) & (m < b)
+            if not live.any():
+                break
+            fm = np.broadcast_to(np.asarray(expr(m), float), m.shape)
+            dm = np.broadcast_to(np.asarray(expr.d1(m), float), m.shape)
+            pole = live & ~(np.isfinite(fm) & np.isfinite(dm))       # on the pole itself
+            a, fb = np.where(pole, m, a), np.where(pole, math.inf, fb)
+            live &= ~pole
+            left = live & (off(a, m, fa, fm, da, dm) >= off(m, b, fm, fb, dm, db))
+            right = live & ~left
+            b, fb, db = np.where(left, m, b), np.where(left, fm, fb), np.where(left, dm, db)
+            a, fa, da = np.where(right, m, a), np.where(right, fm, fa), np.where(right, dm, da)
+    for i in range(len(k)):
+        yield int(k[i]), float(a[i]), float(b[i]), float(fa[i]), float(fb[i])
+
+
+def force_jumps(expr, settings) -> np.ndarray:
+    """(j, 2) s: the times just before and just after (the next double) each jump of a force's
+    formula over the run (on the scan's grid: a pulse shorter than its spacing, 1/16 of an
+    output interval or less, is not seen), in time order; the adaptive integrators stop at each
+    and go on from its far side, so that no step strides over a jump, or over a whole pulse."""
+    t = _scan_grid(settings)
+    if t is None:
+        return np.zeros((0, 2))
+    try:
+        with np.errstate(all="ignore"):
+            f, d = np.asarray(expr(t), float) * np.ones_like(t), np.asarray(expr.d1(t), float) * np.ones_like(t)
+    except ExpressionError:
+        return np.zeros((0, 2))
+    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(d))):
+        return np.zeros((0, 2))          # an error of its own
+    scale = 1e-9 * (np.abs(f).max() + 1e-300)
+    # (a jump at t = 0 is the start's own value: the run starts on its far side anyway)
+    jumps = [(a, b) for k, a, b, fa, fb in _narrowed(expr, t, f, d, _MAX_JUMPS)
+             if a > 0.0 and math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale]
+    return np.array(sorted(jumps), float).reshape(-1, 2)
+
+
 def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
     """A displacement motion's formula that jumps (a warning: the joint is moved there in no time
     and the reported velocities miss it), or a motion's formula that is unbounded between the
@@ -203,35 +269,16 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
     gap = _not_finite_on(expr, path, t, (("value", f), ("rate of change", d)))
     if gap:
         return gap
-    h = np.diff(t)
-    change = np.diff(f)
-    estimate = 0.5 * h * (d[1:] + d[:-1])
     scale = 1e-9 * (np.abs(f).max() + 1e-300)
-    mismatch = np.abs(change - estimate)
-    suspects = np.flatnonzero(mismatch > 0.25 * (np.abs(change) + np.abs(estimate)) + scale)
-    def off(a, b, fa, fb, da, db):       # how far the change disagrees with the derivative
-        return abs(fb - fa - 0.5 * (b - a) * (da + db))
-
-    for k in suspects[np.argsort(-mismatch[suspects])][:_SCAN_SUSPECTS]:
-        a, b, fa, fb, da, db = t[k], t[k + 1], f[k], f[k + 1], d[k], d[k + 1]
-        with np.errstate(all="ignore"):
-            while True:
-                m = 0.5 * (a + b)
-                if not a < m < b:
-                    break
-                fm, dm = float(expr(m)), float(expr.d1(m))
-                if not (math.isfinite(fm) and math.isfinite(dm)):    # on the pole itself
-                    a, fb = m, math.inf
-                    break
-                if off(a, m, fa, fm, da, dm) >= off(m, b, fm, fb, dm, db):
-                    b, fb, db = m, fm, dm
-                else:
-                    a, fa, da = m, fm, dm
+    for k, a, b, fa, fb in _narrowed(expr, t, f, d, _SCAN_SUSPECTS):
         jump = abs(fb - fa)
         if jump <= 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale:
             continue                # continuous: steep, or a kink
-        # a jump's two sides are what the grid saw either side of it; a pole's are far beyond
-        if not (math.isfinite(jump) and max(abs(fa), abs(fb)) <= 2.0 * max(abs(f[k]), abs(f[k + 1])) + scale):
+        # a jump's two sides are what the grid saw either side of it; a pole's are far beyond,
+        # even when a sample falls on the pole itself (tan(pi*t) is 1.6e16 at t = 0.5): each side
+        # is taken as the smaller of its two nearest samples
+        side = max(min(abs(f[max(k - 1, 0)]), abs(f[k])), min(abs(f[k + 1]), abs(f[min(k + 2, len(f) - 1)])))
+        if not (math.isfinite(jump) and max(abs(fa), abs(fb)) <= 2.0 * side + scale):
             return [Issue("error", "formula-unbounded", path,
                           f"the formula {expr.text!r} grows without bound near t = {a:.6g} s (it is "
                           f"{f[k]:.4g} at t = {t[k]:.6g} s and {f[k + 1]:.4g} at t = {t[k + 1]:.6g} s)",
@@ -429,6 +476,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                  coeffs=(to_si(c.pitch_radius, "length"), -1.0)))
 
     forces = []
+    jumps = [np.zeros((0, 2))]
     for f in model.forces:
         p, axes = frame_world(f.frame)
         axis_W = axes[:, _AXIS_INDEX[f.axis]]
@@ -440,6 +488,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         issues += (_not_finite(expr, f"{f.type} {f.name!r}: value", model.settings, ("value",))
                    or _not_finite_between(expr, f"{f.type} {f.name!r}: value", model.settings))
         issues += _spline_notes(expr, f"{f.type} {f.name!r}: value")
+        jumps.append(force_jumps(expr, model.settings))
         vmax = None
         if f.actuator:
             vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")
@@ -506,7 +555,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         marker_axes=np.array(markers.axes).reshape(n_m, 3, 3),
         joints=tuple(joints), motions=tuple(motions), couplers=tuple(couplers),
         forces=tuple(forces), springs=tuple(springs), bushings=tuple(bushings),
-        gravity=gravity, settings=model.settings, warnings=tuple(issues))
+        gravity=gravity, settings=model.settings, warnings=tuple(issues),
+        force_jumps=np.unique(np.concatenate(jumps), axis=0))
 
 
 def _unprefixed(exc: Exception, name: str) -> str:

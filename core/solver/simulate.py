@@ -105,6 +105,7 @@ _ENERGY_DRIFT = 0.01
 _PROGRESS_INTERVAL = 0.1
 #: implicit scipy methods, which take a Jacobian
 _IMPLICIT = ("BDF", "Radau", "LSODA")
+_ONE_STEP = ("RK45", "DOP853", "Radau")
 #: the batched Jacobian (one evaluation of all perturbed states, each with its dense solve) pays
 #: while rows × state size stays below this; beyond, the linearised groups or differences column
 #: by column are cheaper (see _Run.jacobian)
@@ -182,6 +183,8 @@ _KINK_SCALE = 100.0
 #: rad: a bushing turned beyond this is warned of (its torque reverses at π, and output frames
 #: may straddle the turn that crosses it)
 _BUSHING_TURN = 0.75 * math.pi
+#: a torsion spring's frames whose Z axes part by more than this (rad) in a run are warned of
+_TORSION_TILT = math.radians(1.0)
 #: |λ| h an explicit Runge-Kutta step keeps stable: RK4's interval on the real axis is 2.79 and
 #: on the imaginary one 2.83; Dormand-Prince's are about 3.3 and 0 (its error control keeps it
 #: near the real one), DOP853's about 6
@@ -197,6 +200,12 @@ _STIFF_STEPS = 1e5
 #: LSODA is restarted with a longer step limit when its contacts' bound has risen this many times
 #: above the limit it runs with (it reads the limit only when it starts)
 _LSODA_RESTART = 4.0
+#: a contact's beginning or end within a step is located to this share of the step (bisection on
+#: the step's interpolant): the run is then integrated up to it and restarted there, so that no
+#: step straddles it (RK45, DOP853, Radau)
+_ONSET_SHARE = 2.0 ** -8
+#: a change found again this many times in a row (each on a shorter step) is left in its step
+_ONSET_TRIES = 4
 #: accepted steps between two looks at whether a contact holds an adaptive run's steps short
 _CONTACT_CHECK_EVERY = 200
 #: ... and the least ω h of the contact's oscillation at which it is what holds them (explicit
@@ -305,6 +314,7 @@ class _Run:
         self.n_jac = 0
         self.n_steps = 0
         self.n_projections = 0
+        self.n_changes = 0       # contacts' beginnings and ends located within a step (run_scipy)
         self.drift_every = 1     # measure the drift of every this-many-th unevaluated step end
         self.unmeasured = 0      # unevaluated step ends since the last measurement
         self.position_share = 0.0   # the last measured position error, in projection tolerances
@@ -495,8 +505,10 @@ class _Run:
                 bad = np.flatnonzero(~(np.abs(v) <= 1e100))
                 if len(bad):
                     k = bad[np.argmin(np.abs(times[bad] - t))]
-                    return (f"{label}: its formula {expr.text!r} gives a {what} of {v[k]:.6g} at t = {times[k]:.6g} s; "
-                            "change it to stay finite over the whole run")
+                    beyond = ("" if not np.isfinite(v[k]) else
+                              ", beyond any physical magnitude (1e100 in SI units)")
+                    return (f"{label}: its formula {expr.text!r} gives a {what} of {v[k]:.6g} at t = {times[k]:.6g} s"
+                            f"{beyond}; change it to stay finite over the whole run")
                 try:
                     with np.errstate(all="ignore"):
                         close = np.max(np.abs(np.broadcast_to(np.asarray(fn(near), float), (2,))))
@@ -504,9 +516,14 @@ class _Run:
                 except (ArithmeticError, ValueError, TypeError):
                     continue
                 if close > 1e4 * max(apart, 1e-300) and close > 1e3:
-                    return (f"{label}: its formula {expr.text!r} grows without bound near t = {t:.6g} s (its {what} "
-                            f"is {apart:.4g} 1 ms from there and {close:.4g} 1 ns from there); change it to stay "
-                            "finite over the whole run")
+                    if what == "value":
+                        return (f"{label}: its formula {expr.text!r} grows without bound near t = {t:.6g} s (its "
+                                f"value is {apart:.4g} 1 ms from there and {close:.4g} 1 ns from there); change it "
+                                "to stay finite over the whole run")
+                    # a bounded formula whose change is squeezed into a moment (step over 1e-7 s)
+                    return (f"{label}: its formula {expr.text!r} changes abruptly near t = {t:.6g} s (its {what} "
+                            f"is {apart:.4g} 1 ms from there and {close:.4g} 1 ns from there); spread the change "
+                            "over a longer time")
         return ""
 
     def likely_cause(self, t=None, y=None) -> str:
@@ -687,6 +704,32 @@ class _Run:
             self.warnings.append(issue)
             log.warning("%s", issue)
 
+    def check_torsion_axes(self, out, T):
+        """Warn where a rotational spring's frames' Z axes parted in the run: its torque k θ about
+        frame_i's Z has a potential only while they stay aligned, as a revolute or cylindrical joint
+        holds them. A body on a spherical joint with a torsion spring to the ground tilted 140° and
+        gained 40 times the energy it started with, without a word."""
+        springs = self.sys.rsprings
+        if not (len(springs.names) and T):
+            return
+        cm = self.cm
+        R = np.concatenate([quat_to_matrix(out["orientation"][:T]), np.tile(np.eye(3), (T, 1, 1, 1))], axis=1)
+        body = cm.marker_body        # -1, the ground: the identity appended last
+        z_i = np.einsum("tkab,kb->tka", R[:, body[springs.mi]], cm.marker_axes[springs.mi][:, :, 2])
+        z_j = np.einsum("tkab,kb->tka", R[:, body[springs.mj]], cm.marker_axes[springs.mj][:, :, 2])
+        tilt = np.arccos(np.clip(np.einsum("tka,tka->tk", z_i, z_j), -1.0, 1.0))
+        for k in np.flatnonzero(tilt.max(axis=0) > _TORSION_TILT):
+            at = int(np.argmax(tilt[:, k]))
+            issue = Issue(
+                "warning", "torsion-axes-parted", f"spring {springs.names[k]!r}",
+                f"the Z axes of the rotational spring's frames parted by up to {math.degrees(tilt[at, k]):.3g}° "
+                f"(at t = {self.t_out[at]:.4g} s): its torque k θ about frame_i's Z has no potential once they "
+                "tilt, and the run may gain or lose energy it never had",
+                "Give the two bodies a revolute or cylindrical joint on the spring's axis, or use a bushing "
+                "for a stiffness about every axis.")
+            self.warnings.append(issue)
+            log.warning("%s", issue)
+
     def check_implicit_springs(self, out, T):
         """Warn when the stepper's implicit spring stiffness took noticeably more energy out of the
         springs' and bushings' oscillations than their own damping did (System._tally_implicit).
@@ -834,12 +877,22 @@ class _Run:
         if moved > 0.0:
             sysm.rebase_rests(y0)
         if moved > _LARGE_CORRECTION:
+            # the constraint the bodies as built were farthest off
+            C0 = np.where(sysm.position_rows, np.abs(sysm.constraint_rows(0.0, sysm.y0).C), 0.0)
+            worst = int(np.argmax(C0))
+            owner = self._row_name(worst)
+            hint = ("Check that the frames of each joint coincide at t = 0"
+                    + (", and the motions' values there" if any(w.code == "motion-starts-away" for w in self.warnings)
+                       else "") + ".")
+            owners = sysm.layout.row_owner()
+            if worst < len(owners) and self.cm.joints[owners[worst]]["type"] == "distance":
+                hint = (f"Joint {self.cm.joints[owners[worst]]['name']!r} holds its frames "
+                        f"{self.cm.joints[owners[worst]]['length'] * 1e3:.6g} mm apart (its length): place them "
+                        "that far apart as built, or leave the length out to keep the distance as built.")
             self.warnings.append(Issue(
                 "warning", "large-assembly-correction", "model",
-                f"the initial positions were corrected to satisfy the joints: {_moves(sysm, sysm.y0, y0)}",
-                "Check that the frames of each joint coincide at t = 0"
-                + (", and the motions' values there" if any(w.code == "motion-starts-away" for w in self.warnings)
-                   else "") + "."))
+                f"the initial positions were corrected to satisfy the joints: {_moves(sysm, sysm.y0, y0)} "
+                f"(the largest error as built at {owner})", hint))
         self.check_given_velocities(held, y0)
         redundant = self.redundant = sysm.redundancy(0.0, y0)
         if redundant:
@@ -1103,6 +1156,21 @@ class _Run:
             self.states.append(y_of(self.t_out[k]))
             k += 1
 
+    def contact_change(self, dense, t0, t1, touching) -> float:
+        """The first time (s) in (t0, t1] at which a contact begins or ends touching (``touching``
+        (k,) bool at t0), along the step's interpolant ``dense``, to :data:`_ONSET_SHARE` of the
+        step. The time is on the far side of the change, so that it falls at the very end of a
+        step run up to it."""
+        lo, hi = t0, t1
+        while hi - lo > _ONSET_SHARE * (t1 - t0):
+            mid = 0.5 * (lo + hi)
+            self.fun(mid, dense(mid))
+            if np.any((self.sys.contacts.depths() > 0.0) != touching):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
     def run_scipy(self, y0):
         s, sysm = self.s, self.sys
         method = SCIPY_METHODS[s.integrator]
@@ -1137,16 +1205,58 @@ class _Run:
                 f = (solver.y - last[1]) / (solver.t - last[0])
             last[:] = solver.t, solver.y
             return None if f is None else (f[sysm.sl_v].reshape(-1, 3), f[sysm.sl_w].reshape(-1, 3))
+        contacts = len(sysm.contacts) > 0
+        # the one-step methods restart at no cost: their steps then never straddle a contact's
+        # beginning or end (BDF and LSODA, multistep, would restart at order 1 each time, and
+        # their errors on Newton's cradle grew 2-3 times)
+        locate = contacts and s.integrator in _ONE_STEP
+        # the forces' jumps: each run up to (a) and gone on from its far side (b)
+        jumps = self.cm.force_jumps[self.cm.force_jumps[:, 1] < t_end]
+
+        def next_stop(t):
+            """(the solver's end, where the run goes on from there) after time t."""
+            k = int(np.searchsorted(jumps[:, 0], t, side="right"))
+            return (float(jumps[k, 0]), float(jumps[k, 1])) if k < len(jumps) else (t_end, t_end)
+        # the solver's end (t_end, a jump, or a contact's change the run is taken up to), and the
+        # time the run goes on from after it
+        t_stop, resume = next_stop(t)
+        relocated = 0           # changes located since the last step that had none
+
+        def step_cap(solver, depths):
+            """The longest next step (s) the contacts and the Newton iteration allow."""
+            cap = s.max_step or np.inf
+            if contacts:
+                B = sysm.bodies(solver.y)
+                acc = accelerations(solver)
+                cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, acc), 1e-9))
+                if explicit:
+                    cap = sysm.contacts.explicit_step_bound(B.x, B.R, B.v, B.w, acc, depths, sysm.mass,
+                                                            sysm.free_turn(), cap)
+            if newton_rho:
+                w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
+                spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))
+                if spin > 0.0:
+                    cap = min(cap, math.sqrt(_NEWTON_CONTRACTION / (newton_rho * spin)))
+            return cap
+
         while t < t_end:
-            solver = method(self.fun, t, y, t_end, rtol=s.rtol, atol=s.atol,
+            solver = method(self.fun, t, y, t_stop, rtol=s.rtol, atol=s.atol,
                             max_step=h_max, first_step=first_step, **extra)
             lsoda_restart = False
+            if locate:
+                self.fun(t, y)
+                prev_depths = sysm.contacts.depths()
+                if relocated and not isinstance(solver, integrate.LSODA):
+                    # a contact that has just begun is bounded as one about to begin: its depth is
+                    # a hair, whose slow oscillation would allow a step that dives deep in at once
+                    solver.max_step = min(h_max, step_cap(solver, np.where(changed, 0.0, prev_depths)))
             if self.elimination is not None and not sparse.issparse(solver.J):
                 self.elimination.install(solver)
             if hermite is not None:
                 hermite.reset()
                 hermite.push(solver.t, solver.y, solver.f)
             while solver.status == "running":
+                t_prev, y_prev = solver.t, solver.y.copy()
                 msg = solver.step()
                 self.n_steps += 1
                 if solver.status == "failed" and self.overflowed:
@@ -1157,7 +1267,27 @@ class _Run:
                 if solver.status == "failed":
                     raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; "
                                   f"{self.likely_cause(solver.t, solver.y)}")
-                tiny_steps = tiny_steps + 1 if solver.step_size < _TINY_STEP_FRACTION * t_end else 0
+                segment_end = t_stop < t_end and solver.status == "finished"   # up to a change
+                if contacts:
+                    depths = sysm.accepted_contact_depths(solver.t, solver.y)
+                if locate and not segment_end:
+                    change = (prev_depths > 0.0) != (depths > 0.0)
+                    if (change.any() and relocated < _ONSET_TRIES
+                            and solver.t - t_prev > 1e-9 * max(1.0, abs(t_prev))):
+                        # a contact begins or ends within the step: its force is not smooth there
+                        # (k δ^e from δ = 0), and an error estimate across it can be off by 100
+                        # times the tolerance. The step is done again up to that time, and the
+                        # run restarted there.
+                        t_change = self.contact_change(solver.dense_output(), t_prev, solver.t, prev_depths > 0.0)
+                        self.n_changes += 1
+                        t, y, first_step = t_prev, y_prev, t_change - t_prev
+                        t_stop = resume = t_change
+                        changed = change
+                        relocated += 1
+                        break
+                    prev_depths, relocated = depths, 0
+                if not segment_end:
+                    tiny_steps = tiny_steps + 1 if solver.step_size < _TINY_STEP_FRACTION * t_end else 0
                 self.step_mean = solver.step_size if self.step_mean is None else (
                     self.step_mean + _STEP_MEAN_WEIGHT * (solver.step_size - self.step_mean))
                 if tiny_steps >= _TINY_STEPS:
@@ -1167,23 +1297,11 @@ class _Run:
                                   "far below the run's: a mass, inertia, stiffness or damping off by orders of "
                                   f"magnitude?; {self.likely_cause(solver.t, solver.y)}")
                 self.check_state(solver.t, solver.y)
-                if len(sysm.contacts) or newton_rho:
-                    cap = s.max_step or np.inf
-                    if len(sysm.contacts):
-                        depths = sysm.accepted_contact_depths(solver.t, solver.y)
+                if contacts or newton_rho:
+                    if contacts:
                         sysm.contacts.note_accepted(depths)
                         self.check_contact_steps(solver.t, depths)
-                        B = sysm.bodies(solver.y)
-                        acc = accelerations(solver)
-                        cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, acc), 1e-9))
-                        if explicit:
-                            cap = sysm.contacts.explicit_step_bound(B.x, B.R, B.v, B.w, acc, depths, sysm.mass,
-                                                                    sysm.free_turn(), cap)
-                    if newton_rho:
-                        w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
-                        spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))
-                        if spin > 0.0:
-                            cap = min(cap, math.sqrt(_NEWTON_CONTRACTION / (newton_rho * spin)))
+                    cap = step_cap(solver, depths if contacts else None)
                     if not isinstance(solver, integrate.LSODA):
                         solver.max_step = cap
                     elif cap < h_max or cap > _LSODA_RESTART * h_max:
@@ -1224,12 +1342,17 @@ class _Run:
                         # towards zero, as when a motion drives a mechanism into a dead point
                         raise _Failed(f"the integrator stalled at t = {t:.6g} s ({_STALL_RESTARTS} projections "
                                       f"within {t - restarts[0]:.3g} s); {self.likely_cause(t, y)}")
-                    first_step = min(solver.step_size, h_max, t_end - t) if solver.step_size else None
+                    first_step = min(solver.step_size, h_max, t_stop - t) if solver.step_size else None
                     if first_step is not None and first_step <= 0:
                         first_step = None
                     break
             else:
-                t = t_end
+                # at the end, or at a contact's onset: on from there with a step of the solver's
+                # choosing, within the contacts' bound
+                # (a time located on a step's interpolant may fall a hair short of the change:
+                # the next step then finds it again, from close by)
+                t, y, first_step = resume, solver.y, None
+                t_stop, resume = next_stop(t)
 
     def run_fixed(self, y0, step_fn):
         dt_out = 1.0 / self.s.output_rate
@@ -1411,10 +1534,15 @@ class _Run:
         self.check_contacts(out, T)
         self.check_implicit_springs(out, T)
         self.check_bushings(out, T)
+        self.check_torsion_axes(out, T)
         if status != "failed":
             self.check_energy(out, T)
         # the frames as reported (projected ones included) for the deferred channels
         t_out, states = self.t_out[:T].copy(), np.array(self.states) if T else np.zeros((0, len(sysm.y0)))
+        # the springs in the model's order (the system holds the translational ones first)
+        spring_names = tuple(ts_names) + tuple(rs_names)
+        by_model = [spring_names.index(sp.name) for sp in cm.model.springs if sp.name in spring_names]
+        out["spring_force"] = out["spring_force"][:, by_model]
         results = Results(
             t=t_out, body_names=cm.body_names, **dict.fromkeys(DEFERRED),
             joint_names=tuple(j["name"] for j in cm.joints),
@@ -1424,8 +1552,8 @@ class _Run:
             coupler_is_rack=np.array([c["type"] == "rack_pinion" for c in cm.couplers], bool),
             force_names=sysm.applied.names, force_is_torque=sysm.applied.torque.copy(),
             actuator_max_power=sysm.applied.max_power(self.t_out) if nf else np.zeros(0),
-            spring_names=tuple(ts_names) + tuple(rs_names),
-            spring_is_rotational=np.array([False] * len(ts_names) + [True] * len(rs_names), bool),
+            spring_names=tuple(spring_names[k] for k in by_model),
+            spring_is_rotational=np.array([False] * len(ts_names) + [True] * len(rs_names), bool)[by_model],
             bushing_names=sysm.bushings.names, contact_names=tuple(sysm.contacts.names),
             status=status, message=message, warnings=tuple(str(w) for w in self.warnings),
             redundant_constraints=redundant, initial_correction=moved,
@@ -1433,7 +1561,8 @@ class _Run:
                        projections=self.n_projections, hermite_output_steps=self.n_interpolated[0],
                        dense_output_steps=self.n_interpolated[1],
                        wall_time=time.perf_counter() - self.start, integrator=self.s.integrator,
-                       **sysm.contacts.counters()),
+                       **sysm.contacts.counters(),
+                       **(dict(contact_changes=self.n_changes) if len(sysm.contacts) else {})),
             **out)
         results.defer(lambda: frame_dynamics(sysm, t_out, states))
         return results

@@ -460,3 +460,20 @@ def test_saving_into_another_folder_keeps_the_spline_files_and_the_results(addon
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "copy.blend"))
     assert bpy.context.scene.mbd.forces[0].value == "2*spline(project/data/push.csv)"
     assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
+def test_the_first_save_of_a_new_file_keeps_the_spline_files_it_read(addon, tmp_path, monkeypatch):
+    """A file never saved reads relative spline() paths from the working directory; its first
+    save into a folder holding another push.csv left the formula as it was, and the run silently
+    read that other table (100 instead of 2)."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "push.csv").write_text("0, 2\n1, 2\n", encoding="utf-8")
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "push.csv").write_text("0, 100\n1, 100\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "work")
+    scene, bob = ms.pendulum()
+    assert not bpy.data.filepath
+    ms.add_force(scene, bob, value="spline(push.csv)")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "project" / "m.blend"))
+    assert scene.mbd.forces[0].value == "spline(../work/push.csv)"
+    assert bpy.ops.mbd.validate() == {"FINISHED"}

@@ -294,16 +294,19 @@ def test_a_run_that_mishandles_a_singular_position_is_told_by_its_energy(integra
     position. RK4 at 1 ms lets it fold into the antiparallelogram at one, losing 1.6 J of the 11 J
     that change form (the same mechanism in another plane gained 0.17 J), reported a success without
     a word under a 5 % rule for gains only. LSODA at its defaults lost 1.1 J in the other plane; in
-    this one it then crawled at steps of 5.5e-13 s for ever: now a failure naming the singular position."""
+    this one it then crawled at steps of 5.5e-13 s for ever: now a failure naming the singular position.
+    Which of these RK4 and LSODA meet depends on the round-off of the machine (on an AMD EPYC, RK4
+    diverged at 1.05 s and LSODA lost 1.6 J): either way the user is told, by a failure or an energy
+    warning naming the singular position, and never gets a silent success off by more than 5 %."""
     r = core.simulate(flat_passing_parallelogram(integrator))
     energy = [w for w in r.warnings if "the total energy" in w]
     if integrator == "DOP853":
         assert r.success and not energy and np.ptp(r.total_energy) < 1e-6
-    elif integrator == "RK4":
+    elif r.success:
         (text,) = energy
-        assert r.success and "fell by up to" in text and "singular position" in text
+        assert "fell by up to" in text and "singular position" in text
     else:
-        assert r.status == "failed" and "stalled" in r.message and "singular position" in r.message
+        assert ("stalled" in r.message or "diverged" in r.message) and "singular position" in r.message
 
 
 # ---------------------------------------------------------------------------- gears, rack

@@ -324,3 +324,17 @@ def test_an_assembly_correction_is_reported_as_a_move_and_a_turn_of_named_bodies
     assert moved == pytest.approx(np.linalg.norm(r.com[0, 0] * 1e3 - base.bodies[0].position), rel=5e-3)  # 3 digits
     assert turned == pytest.approx(np.degrees(2 * np.arccos(min(abs(q[0]), 1.0))), rel=5e-3)
     assert moved > 1.0 and turned > 0.1
+    assert "(the largest error as built at joint 'hinge')" in warning, warning
+
+
+def test_a_distance_joints_length_is_named_when_the_start_moves_to_it():
+    """A rope of length 800 mm whose frames are built 1000 mm apart: the correction named no joint
+    and told the user to make the frames coincide, which a distance joint refuses."""
+    from core.model import Body, Frame, Joint, Model, SolverSettings
+    bob = Body(name="bob", mass=1.0, inertia=(100, 100, 100, 0, 0, 0), position=(0, 0, -1000.0))
+    m = Model(bodies=(bob,), frames=(Frame(name="p"), Frame(name="q", body="bob")),
+              joints=(Joint(name="rope", type="distance", frame_i="p", frame_j="q", length=800.0),),
+              settings=SolverSettings(end_time=0.1, output_rate=10))
+    (w,) = [w for w in core.check(m) if w.code == "large-assembly-correction"]
+    assert "moved by 200 mm" in w.message and "(the largest error as built at joint 'rope')" in w.message
+    assert w.hint.startswith("Joint 'rope' holds its frames 800 mm apart (its length)")

@@ -692,3 +692,17 @@ def test_the_stepper_runs_the_same_motion_at_any_frame_rate():
     assert slow.stats["projections"] > 0 and fast.stats["projections"] > 0      # frames are projected ...
     np.testing.assert_array_equal(fast.com[::100], slow.com)                    # ... for the results only
     assert np.max(slow.constraint_error) < model.settings.projection_tolerance
+
+
+def test_a_motion_squeezed_into_a_moment_is_named_as_abrupt_not_as_unbounded():
+    """step(t; 0.5; 0; 0.5000001; 1) turns the hinge by 1 rad in 0.1 µs, which the run cannot
+    follow. Its failure said the formula "grows without bound", of a value between 0 and 1: what
+    is huge is its rate of change, and the message now says that."""
+    model = pendulum(end_time=1.0, output_rate=24.0)
+    model = dataclasses.replace(model, motions=(Motion(name="drive", joint="hinge",
+                                                       value="step(t; 0.5; 0; 0.5000001; 1)"),))
+    r = core.simulate(model)
+    assert r.status == "failed"
+    assert ("motion 'drive': its formula 'step(t; 0.5; 0; 0.5000001; 1)' changes abruptly near t = 0.5 s (its "
+            "rate of change is 0 1 ms from there") in r.message
+    assert r.message.endswith("spread the change over a longer time") and "without bound" not in r.message

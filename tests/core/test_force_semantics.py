@@ -427,3 +427,23 @@ def test_bushing_rotation_vector_from_quaternions_matches_the_axes():
     for i, y in enumerate(Y[:5]):
         np.testing.assert_allclose(phis[i], sysm.bushings._state(sysm.kinematics(sysm.bodies(y)))[2], rtol=0,
                                    atol=1e-14)
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "RK45", "Radau", "BDF", "LSODA"])
+def test_a_short_force_pulse_between_long_steps_is_felt_in_full(integrator):
+    """A free 1 kg body, no gravity, pushed by 100 N for 10 ms (if(abs(t-0.52)-0.005; 100; 0)),
+    and by 1e6 N for 4 ms: the impulse is 1 and 4000 N·s, so it ends at 1000 and 4e6 mm/s. The
+    adaptive methods, in steps of about 0.1 s through a force that is 0 at every stage, strode
+    over both pulses and reported the body at rest; they now stop at each jump of a force's
+    formula (found on the formula scan's grid) and go on from its far side. 1e-9 relative: the
+    motion between the jumps is a polynomial of degree 2, exact for each method."""
+    for value, speed in (("if(abs(t-0.52)-0.005; 100; 0)", 1000.0), ("if(abs(t-0.505)-0.002; 1e6; 0)", 4e6)):
+        m = Model(bodies=(Body(name="b", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0)),),
+                  frames=(Frame(name="a", body="b"),),
+                  forces=(Force(name="F", body="b", frame="a", value=value, direction="space_fixed"),),
+                  settings=SolverSettings(end_time=1.0, output_rate=24, gravity=(0, 0, 0), integrator=integrator))
+        r = core.simulate(m)
+        assert r.success, r.message
+        assert r.velocity[-1, 0, 2] * 1e3 == pytest.approx(speed, rel=1e-9)
+        assert r.position[-1, 0, 2] * 1e3 == pytest.approx(speed * (1.0 - (0.52 if speed == 1000.0 else 0.505)),
+                                                          rel=1e-9)

@@ -442,3 +442,22 @@ def test_a_point_mass_pendulum_runs_and_its_pin_carries_3mg_sin_phi(inertia, int
     np.testing.assert_allclose(np.linalg.norm(r.joint_force[:, 0], axis=1), 3 * m * g * np.sin(phi), atol=0.02)
     # it swings down to the bottom (z = -L) within 1 s: a quarter period of the point pendulum is 0.59 s
     assert r.com[:, 0, 2].min() == pytest.approx(-L, abs=1e-4)
+
+
+def test_the_springs_come_in_the_models_order():
+    """A rotational, a translational and another rotational spring: the results' columns follow
+    the model (they came translational first, so ``spring_force[:, k]`` by the model's index read
+    another spring). Each column is its own spring's law at the body's turn and place: the body
+    is given no motion, so the torsion springs hold 0 and the translational one its preload."""
+    from core.model import Body, Frame, Model, SolverSettings, SpringDamper
+    b = Body(name="b", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0))
+    m = Model(bodies=(b,), frames=(Frame(name="g"), Frame(name="a", body="b", position=(0.0, 0.0, 10.0))),
+              springs=(SpringDamper(name="zrot", type="rotational", frame_i="g", frame_j="a", stiffness=1.0),
+                       SpringDamper(name="ytr", frame_i="g", frame_j="a", stiffness=2.0, free_length=4.0),
+                       SpringDamper(name="arot", type="rotational", frame_i="g", frame_j="a", stiffness=2.0)),
+              settings=SolverSettings(end_time=0.01, output_rate=100, gravity=(0, 0, 0)))
+    r = core.simulate(m)
+    assert r.spring_names == ("zrot", "ytr", "arot")
+    assert list(r.spring_is_rotational) == [True, False, True]
+    assert r.spring_force[0, 1] == pytest.approx(2.0 * (10.0 - 4.0))      # N: 2 N/mm x 6 mm stretched
+    assert r.spring_force[0, 0] == 0.0 and r.spring_force[0, 2] == 0.0
