@@ -225,6 +225,12 @@ def _narrowed(expr, t, f, d, most: int):
         yield int(k[i]), float(a[i]), float(b[i]), float(fa[i]), float(fb[i])
 
 
+def _side(f, k: int) -> float:
+    """How large the samples ``f`` are either side of grid interval k: each side the smaller of
+    its two nearest samples (one may fall on a pole itself: tan(pi*t) is 1.6e16 at t = 0.5)."""
+    return max(min(abs(f[max(k - 1, 0)]), abs(f[k])), min(abs(f[k + 1]), abs(f[min(k + 2, len(f) - 1)])))
+
+
 def force_jumps(expr, settings) -> np.ndarray:
     """(j, 2) s: the times just before and just after (the next double) each jump of a force's
     formula over the run (on the scan's grid: a pulse shorter than its spacing, 1/16 of an
@@ -241,17 +247,19 @@ def force_jumps(expr, settings) -> np.ndarray:
     if not (np.all(np.isfinite(f)) and np.all(np.isfinite(d))):
         return np.zeros((0, 2))          # an error of its own
     scale = 1e-9 * (np.abs(f).max() + 1e-300)
-    # (a jump at t = 0 is the start's own value: the run starts on its far side anyway)
+    # (a jump at t = 0 is the start's own value: the run starts on its far side anyway; a pole,
+    # whose sides are far beyond the samples around it, is no jump to stop at)
     jumps = [(a, b) for k, a, b, fa, fb in _narrowed(expr, t, f, d, _MAX_JUMPS)
-             if a > 0.0 and math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale]
+             if a > 0.0 and math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale
+             and max(abs(fa), abs(fb)) <= 2.0 * _side(f, k) + scale]
     return np.array(sorted(jumps), float).reshape(-1, 2)
 
 
 def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
     """A displacement motion's formula that jumps (a warning: the joint is moved there in no time
-    and the reported velocities miss it), or a motion's formula that is unbounded between the
-    output times, where :func:`_not_finite` does not look (an error: the run would crawl towards
-    it forever, as the mechanism spins ever faster).
+    and the reported velocities miss it), or a motion's or a force's (``mode`` "force") formula
+    that is unbounded between the output times, where :func:`_not_finite` does not look (an
+    error: the run would crawl towards it forever, as the mechanism spins ever faster).
 
     The run's span is scanned on a grid; an interval whose change of value disagrees with its
     derivative's trapezoid estimate by more than a quarter is a suspect, and is halved down to
@@ -274,16 +282,14 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
         jump = abs(fb - fa)
         if jump <= 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale:
             continue                # continuous: steep, or a kink
-        # a jump's two sides are what the grid saw either side of it; a pole's are far beyond,
-        # even when a sample falls on the pole itself (tan(pi*t) is 1.6e16 at t = 0.5): each side
-        # is taken as the smaller of its two nearest samples
-        side = max(min(abs(f[max(k - 1, 0)]), abs(f[k])), min(abs(f[k + 1]), abs(f[min(k + 2, len(f) - 1)])))
-        if not (math.isfinite(jump) and max(abs(fa), abs(fb)) <= 2.0 * side + scale):
+        # a jump's two sides are what the grid saw either side of it; a pole's are far beyond
+        if not (math.isfinite(jump) and max(abs(fa), abs(fb)) <= 2.0 * _side(f, k) + scale):
             return [Issue("error", "formula-unbounded", path,
                           f"the formula {expr.text!r} grows without bound near t = {a:.6g} s (it is "
                           f"{f[k]:.4g} at t = {t[k]:.6g} s and {f[k + 1]:.4g} at t = {t[k + 1]:.6g} s)",
-                          "Change the formula so that it stays finite over the whole run: the mechanism "
-                          "would have to move infinitely fast there.")]
+                          "Change the formula so that it stays finite over the whole run: "
+                          + ("no force is infinite." if mode == "force" else
+                             "the mechanism would have to move infinitely fast there."))]
         if mode == "displacement":
             # the two sides a little way off: the bisection may end on the jump's own point value
             # (heaviside(t - 0.55; 0.5)*10 is 5 at 0.55 s, between 0 and 10)
@@ -486,7 +492,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         torque = f.type == "torque"
         expr = compile_expression(f.value, base_dir=model.directory, allow_spline=not f.actuator)
         issues += (_not_finite(expr, f"{f.type} {f.name!r}: value", model.settings, ("value",))
-                   or _not_finite_between(expr, f"{f.type} {f.name!r}: value", model.settings))
+                   or _not_finite_between(expr, f"{f.type} {f.name!r}: value", model.settings)
+                   or _discontinuity(expr, f"{f.type} {f.name!r}: value", model.settings, "force"))
         issues += _spline_notes(expr, f"{f.type} {f.name!r}: value")
         jumps.append(force_jumps(expr, model.settings))
         vmax = None

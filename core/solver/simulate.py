@@ -1153,8 +1153,17 @@ class _Run:
         """Store the output states for every output time up to t_new."""
         k = len(self.states)
         while k < len(self.t_out) and self.t_out[k] <= t_new + 1e-12:
-            self.states.append(y_of(self.t_out[k]))
+            self.store(self.t_out[k], y_of(self.t_out[k]))
             k += 1
+
+    def store(self, t, y):
+        """Keep the output state ``y`` at time ``t``, unless it has blown up: the interpolant of
+        a step whose end was still finite can pass through a force's pole (tan(pi*t) N at 0.5 s
+        gave a frame at 1e9 m/s, which a failed run then kept, and Bake keyed)."""
+        if _diverged(y):
+            raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
+                          f"{self.likely_cause(*self.last_finite)}")
+        self.states.append(y)
 
     def contact_change(self, dense, t0, t1, touching) -> float:
         """The first time (s) in (t0, t1] at which a contact begins or ends touching (``touching``
@@ -1319,7 +1328,8 @@ class _Run:
                     ys = hermite.states(times) if hermite is not None and hermite.ready else None
                     if ys is not None:
                         self.n_interpolated[0] += 1
-                        self.states.extend(ys)
+                        for tt, yy in zip(times, ys):
+                            self.store(tt, yy)
                     else:
                         self.n_interpolated[1] += 1
                         dense = solver.dense_output()

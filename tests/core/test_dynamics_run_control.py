@@ -10,6 +10,7 @@ import pytest
 
 import core
 from core.model import Body, Box, Force, Frame, Joint, Model, Motion, SolverSettings, SpringDamper
+from core.errors import ModelError
 from core.results import Results
 
 simulate_module = importlib.import_module("core.solver.simulate")
@@ -643,16 +644,36 @@ def test_a_jacobian_with_non_finite_values_fails_the_run_with_its_time_and_keeps
     check_consistent(r)
 
 
-@pytest.mark.parametrize("integrator", ["DOP853", "BDF"])
-def test_a_force_with_a_pole_between_the_frames_is_named_when_the_run_fails_there(integrator):
-    """1/(t - 0.505) N is finite on every sample of the model's scan; the run stops at the pole.
-    Its message named only the fastest body."""
-    model = pendulum(integrator=integrator, end_time=1.0, output_rate=50.0)
+def test_a_force_with_a_pole_between_the_frames_is_refused_before_the_run():
+    """1/(t - 0.505) N is finite on every output frame; the run stopped at the pole, and its
+    message named only the fastest body, later the formula. The model's scan now finds the
+    pole between the frames, as a motion's: an error before the run."""
+    model = pendulum(end_time=1.0, output_rate=50.0)
     model = dataclasses.replace(model, frames=model.frames + (Frame(name="tip", body="bob"),),
                                 forces=(Force(name="push", body="bob", frame="tip", value="1/(t-0.505)", axis="X"),))
+    with pytest.raises(ModelError) as info:
+        core.simulate(model)
+    assert "force 'push': value: the formula '1/(t-0.505)' grows without bound near t = 0.505 s" in str(info.value)
+    assert "no force is infinite" in str(info.value)
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "BDF"])
+def test_a_force_that_blows_up_is_named_when_the_run_fails_and_its_last_frame_dropped(integrator, monkeypatch):
+    """tan(pi t) N is 1.6e16 N on the scan's sample at 0.5 s itself and so passed as finite; the
+    run failed there and kept a frame at 0.5 s with the bob at 1e9 m/s, which Bake keyed. Now the
+    scan refuses it (a sample on the pole is no jump); at run time (the check bypassed), the
+    frame that blew up is dropped and the message names the formula."""
+    model = pendulum(integrator=integrator, end_time=1.0, output_rate=24.0)
+    model = dataclasses.replace(model, frames=model.frames + (Frame(name="tip", body="bob"),),
+                                forces=(Force(name="push", body="bob", frame="tip", value="np.tan(pi*t)", axis="X"),))
+    import core.model.compile as compile_module
+    with pytest.raises(ModelError, match="grows without bound near t = 0.5 s"):
+        compile_module.compile_model(model)
+    monkeypatch.setattr(compile_module, "_discontinuity", lambda *args: [])
     r = core.simulate(model)
-    assert r.status == "failed" and len(r.t) == 26       # the frames up to 0.5 s
-    assert "force 'push': its formula '1/(t-0.505)' grows without bound near t = 0.505 s" in r.message
+    assert r.status == "failed" and r.t[-1] < 0.5
+    assert np.max(np.linalg.norm(r.velocity[:, 0], axis=1)) < 10.0
+    assert "force 'push': its formula 'np.tan(pi*t)' grows without bound near t = 0.5 s" in r.message
 
 
 def test_a_mechanism_that_cannot_close_reports_the_closest_its_assembly_came():
