@@ -433,6 +433,8 @@ class _Converter:
                 self.fail("the value of spline(...) is not a function", func)
             if name == "t" or name in CONSTANTS:
                 self.fail(f"'{name}' is not a function", func)
+            if name in NP_FUNCTIONS:      # log, floor, round ... are NumPy's: write np.log
+                self.fail(f"unknown function '{name}' (NumPy's is allowed: write np.{name})", func)
             self.fail(f"unknown function '{name}'", func)
         if isinstance(func, ast.Attribute):
             self.np_name(func)

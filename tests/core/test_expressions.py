@@ -287,6 +287,7 @@ def test_huge_integer_literal_is_inf():
     ("sinn(t)", "unknown function 'sinn'", 1),
     ("t^2 + sinn(t)", "unknown function 'sinn'", 7),           # ^ -> ** keeps columns
     ("if(t;1;2)+sinn(t)", "unknown function 'sinn'", 11),       # if( rewrite too
+    ("2*log(t)", "unknown function 'log' (NumPy's is allowed: write np.log)", 3),
     ("np.sin(t; t)", "np.sin() expects 1 argument, got 2", 1),
     ("step(t; 1; 2)", "step() expects 5 arguments, got 3", 1),
     ("if(t; 1)", "if() expects 3 arguments, got 2", 1),
