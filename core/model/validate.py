@@ -217,9 +217,10 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                   "Remove the density, or the mass and inertia to compute them from the geometry.",
                   code="unused-field")
         if b.fixed and (any(b.velocity) or any(b.angular_velocity)):
-            field = "velocity" if any(b.velocity) else "angular_velocity"
-            _warn(issues, f"body {b.name!r}: {field}", "not used: the body is fixed and never moves",
-                  "Remove the initial velocity, or make the body free.", code="unused-field")
+            given = [f for f in ("velocity", "angular_velocity") if any(getattr(b, f))]
+            _warn(issues, f"body {b.name!r}: {' and '.join(given)}", "not used: the body is fixed and never moves",
+                  "Remove the initial velocit" + ("ies" if len(given) > 1 else "y") + ", or make the body free.",
+                  code="unused-field")
 
     settings = getattr(model, "settings", None)     # (a model whose settings failed has none)
     for field, why in (_unused_settings(settings) if settings is not None else {}).items():

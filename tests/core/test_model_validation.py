@@ -610,6 +610,11 @@ def test_values_a_body_does_not_use_are_warned_of():
                         "mass and inertia to compute them from the geometry.",
                         "body 'base': velocity: not used: the body is fixed and never moves. Remove the initial "
                         "velocity, or make the body free."]
+    # both given: one warning naming both (naming the first only had the user warned again)
+    data["bodies"][1]["angular_velocity"] = [0, 0, 1]
+    warnings = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "unused-field"]
+    assert warnings[1] == ("body 'base': velocity and angular_velocity: not used: the body is fixed and never "
+                           "moves. Remove the initial velocities, or make the body free.")
 
 
 @pytest.mark.parametrize("settings, unused", [
