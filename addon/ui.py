@@ -219,7 +219,15 @@ def draw_formula(layout, item, prop="value", allow_spline=True):
         if icon:
             box.template_icon(icon_value=icon, scale=6.0)
         t0, t1, v0, v1 = curve.span
-        box.label(text=f"t {t0:.4g} … {t1:.4g} s, value {v0:.4g} … {v1:.4g}", icon="GRAPH")
+        bad = int(np.count_nonzero(~np.isfinite(curve.value)))
+        if bad == len(curve.value):
+            box.label(text=f"t {t0:.4g} … {t1:.4g} s: not finite anywhere (inf or nan)", icon="ERROR")
+        else:
+            box.label(text=f"t {t0:.4g} … {t1:.4g} s, value {v0:.4g} … {v1:.4g}", icon="GRAPH")
+            if bad:
+                # where the formula is nan or inf the curve has a gap: say so, not only the range
+                box.label(text=f"not finite at {bad} of {len(curve.value)} samples (a gap in the curve)",
+                          icon="ERROR")
 
 
 class _Panel:

@@ -267,3 +267,18 @@ def test_the_body_fields_follow_where_its_mass_comes_from(addon):
     assert {"density", "mass_fallback"} <= drawn["DENSITY"] and "com" not in drawn["DENSITY"]
     assert {"mass", "mass_fallback"} <= drawn["MASS"]
     assert {"mass", "com", "inertia"} <= drawn["EXPLICIT"] and "mass_fallback" not in drawn["EXPLICIT"]
+
+
+def test_spline_preview_says_where_the_formula_is_not_finite(addon, tmp_path):
+    """spline(...)/0 drew "value 0 … 0" (the range of no finite sample), and a formula nan on
+    part of the span only its finite range."""
+    scene, bob = ms.pendulum()
+    bpy.ops.mbd.element_add(group="motions")
+    scene.mbd.group = "motions"
+    table = a_table(tmp_path / "m.csv")
+    scene.mbd.motions[0].value = f"spline({table})/0"
+    assert any(text.endswith("s: not finite anywhere (inf or nan)") for text in labels(draw_all(bob)))
+    scene.mbd.motions[0].value = f"np.sqrt(spline({table}) - 1)"
+    shown = labels(draw_all(bob))
+    assert any(text.startswith("not finite at ") and text.endswith("samples (a gap in the curve)") for text in shown)
+    assert any(text.startswith("t -0.2 … 2.2 s, value 0") for text in shown)
