@@ -166,6 +166,38 @@ def _spline_notes(expr, path: str) -> list[Issue]:
     return [Issue("warning", "spline-overshoot", path, note) for note in expr.spline_notes]
 
 
+#: a motion faster than this (rad/s, m/s) is no machine's: a unit or a factor is off
+FASTEST_MOTION = {"rotation": 1e5, "translation": 1e4}
+
+
+def _too_fast(expr, path, settings, mode, dof) -> list[Issue]:
+    """A motion whose speed on the scan's grid is beyond any machine's (a warning): 1e6*sin(t)
+    rad turns at 1e6 rad/s, and the run crawls at the steps that takes."""
+    if mode == "acceleration":
+        return []
+    t = _scan_grid(settings)
+    if t is None:
+        return []
+    try:
+        with np.errstate(all="ignore"):
+            rate = np.asarray(expr.d1(t) if mode == "displacement" else expr(t), float)
+    except ExpressionError:
+        return []
+    rate = np.abs(np.broadcast_to(rate, t.shape))
+    if not np.all(np.isfinite(rate)):
+        return []                        # its own error
+    k = int(np.argmax(rate))
+    fastest = FASTEST_MOTION[dof] * (1.0 if dof == "rotation" else 1.0 / to_si(1.0, "length"))
+    if rate[k] <= fastest:
+        return []
+    unit = "rad/s" if dof == "rotation" else f"{user_unit('length')}/s"
+    return [Issue("warning", "implausible-motion", path,
+                  f"the motion's speed reaches {rate[k]:.4g} {unit} (at t = {t[k]:.4g} s), beyond any machine's "
+                  f"({fastest:.3g} {unit}): the run will crawl at the steps that takes",
+                  "Check the formula's factors and units: angles are in radians (2*pi*f*t for f turns a "
+                  "second), lengths in mm.")]
+
+
 def _starts_away(expr, path, mode, dof) -> list[Issue]:
     """A displacement motion whose formula is not 0 at t = 0 (a warning): the joint's coordinate is 0
     in the assembly as built, so the run starts by moving the bodies to the formula's value."""
@@ -466,6 +498,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         issues += at_frames or _discontinuity(expr, f"motion {m.name!r}: value", model.settings, m.mode)
         issues += _spline_notes(expr, f"motion {m.name!r}: value")
         issues += _starts_away(expr, f"motion {m.name!r}: value", m.mode, dof)
+        issues += _too_fast(expr, f"motion {m.name!r}: value", model.settings, m.mode, dof)
         scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
                             mode=m.mode, expr=expr, scale=scale))

@@ -666,3 +666,20 @@ def test_an_explicit_inertia_that_does_not_fit_its_part_is_warned_of():
         assert bool(found) == warned
     assert found[0].startswith("body 'arm': inertia: its radius of gyration, 0.0408 mm, is 0.00041 times the "
                                "part's size (100 mm across)")
+
+
+@pytest.mark.parametrize("value, mode, warned", [
+    ("1e6*sin(t)", "displacement", True),       # 1e6 rad/s: the run crawled for minutes, unwarned
+    ("2*pi*100*t", "displacement", False),      # 100 turns a second
+    ("2e5", "velocity", True),
+    ("2*pi*t", "velocity", False),
+])
+def test_a_motion_faster_than_any_machine_is_warned_of(value, mode, warned):
+    data = _base()
+    data["settings"] = {"end_time": 1.0, "output_rate": 24}
+    data["motions"] = [{"name": "drive", "joint": "hinge", "value": value, "mode": mode}]
+    found = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "implausible-motion"]
+    assert bool(found) == warned, found
+    if warned:
+        assert found[0].startswith("motion 'drive': value: the motion's speed reaches ")
+        assert "rad/s (at t = " in found[0] and "beyond any machine's (1e+05 rad/s)" in found[0]
