@@ -310,6 +310,7 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
     if gap:
         return gap
     scale = 1e-9 * (np.abs(f).max() + 1e-300)
+    jumps = []
     for k, a, b, fa, fb in _narrowed(expr, t, f, d, _SCAN_SUSPECTS):
         jump = abs(fb - fa)
         if jump <= 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale:
@@ -322,21 +323,30 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
                           "Change the formula so that it stays finite over the whole run: "
                           + ("no force is infinite." if mode == "force" else
                              "the mechanism would have to move infinitely fast there."))]
-        if mode == "displacement":
-            # the two sides a little way off: the bisection may end on the jump's own point value
-            # (heaviside(t - 0.55; 0.5)*10 is 5 at 0.55 s, between 0 and 10)
-            step = 1e-12 * (1.0 + abs(a))
-            with np.errstate(all="ignore"):
-                left, right = float(expr(a - step)), float(expr(b + step))
-            if math.isfinite(left) and math.isfinite(right):
-                # (what the slope adds over the offset is below what the message shows)
-                fa, fb = (x if abs(x) > 1e-9 * abs(right - left) else 0.0 for x in (left, right))
-            return [Issue("warning", "formula-jumps", path,
-                          f"the formula {expr.text!r} jumps from {fa:.6g} to {fb:.6g} at t = {a:.6g} s: a "
-                          "displacement cannot jump, so the run moves the joint there in no time and the "
-                          "velocities it reports miss that move",
-                          "Change it smoothly instead, e.g. step(t; t0; h0; t1; h1) over a short time.")]
-    return []
+        jumps.append((a, b))
+    if mode != "displacement" or not jumps:
+        return []
+    jumps.sort()
+    a, b = jumps[0]
+    # the two sides a little way off: the bisection may end on the jump's own point value
+    # (heaviside(t - 0.55; 0.5)*10 is 5 at 0.55 s, between 0 and 10)
+    step = 1e-12 * (1.0 + abs(a))
+    with np.errstate(all="ignore"):
+        left, right = float(expr(a - step)), float(expr(b + step))
+    fa, fb = float(expr(a)), float(expr(b))
+    if math.isfinite(left) and math.isfinite(right):
+        # (what the slope adds over the offset is below what the message shows)
+        fa, fb = (x if abs(x) > 1e-9 * abs(right - left) else 0.0 for x in (left, right))
+    more = ""
+    if len(jumps) > 1:
+        # (the scan halves at most _SCAN_SUSPECTS intervals: past that, "at least")
+        more = (f", and at least {len(jumps) - 1} more times" if len(jumps) == _SCAN_SUSPECTS else
+                f", and {len(jumps) - 1} more time{'s' if len(jumps) > 2 else ''} up to t = {jumps[-1][0]:.6g} s")
+    return [Issue("warning", "formula-jumps", path,
+                  f"the formula {expr.text!r} jumps from {fa:.6g} to {fb:.6g} at t = {a:.6g} s{more}: a "
+                  "displacement cannot jump, so the run moves the joint there in no time and the "
+                  "velocities it reports miss that move",
+                  "Change it smoothly instead, e.g. step(t; t0; h0; t1; h1) over a short time.")]
 
 
 def compile_model(model: spec.Model) -> CompiledModel:

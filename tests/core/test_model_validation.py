@@ -683,3 +683,13 @@ def test_a_motion_faster_than_any_machine_is_warned_of(value, mode, warned):
     if warned:
         assert found[0].startswith("motion 'drive': value: the motion's speed reaches ")
         assert "rad/s (at t = " in found[0] and "beyond any machine's (1e+05 rad/s)" in found[0]
+
+
+def test_a_displacement_that_jumps_several_times_is_warned_of_with_their_count():
+    """floor(10 t) jumps at 0.1, 0.2 ... 1 s: the warning named the first only, and the run then
+    failed at 0.4 s on "the constraints could not be satisfied" with nothing to tie it to them."""
+    data = _base()
+    data["settings"] = {"end_time": 1.0, "output_rate": 24}
+    data["motions"] = [{"name": "drive", "joint": "hinge", "value": "np.floor(10*t)", "mode": "displacement"}]
+    (w,) = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "formula-jumps"]
+    assert "jumps from 0 to 1 at t = 0.1 s, and 9 more times up to t = 1 s: a displacement cannot jump" in w
