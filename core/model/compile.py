@@ -118,6 +118,8 @@ _SCAN_PER_FRAME, _SCAN_MIN, _SCAN_MAX = 16, 4096, 1 << 19
 _SCAN_SUSPECTS = 16
 #: the most jumps of one force's formula the integrators stop at
 _MAX_JUMPS = 10_000
+#: jumps in more than this share of the scan's intervals are more than it resolves: no stops
+_JUMP_DENSITY = 0.25
 
 
 def _scan_grid(settings):
@@ -281,10 +283,21 @@ def force_jumps(expr, settings) -> np.ndarray:
     scale = 1e-9 * (np.abs(f).max() + 1e-300)
     # (a jump at t = 0 is the start's own value: the run starts on its far side anyway; a pole,
     # whose sides are far beyond the samples around it, is no jump to stop at)
-    jumps = [(a, b) for k, a, b, fa, fb in _narrowed(expr, t, f, d, _MAX_JUMPS)
-             if a > 0.0 and math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale
-             and max(abs(fa), abs(fb)) <= 2.0 * _side(f, k) + scale]
-    return np.array(sorted(jumps), float).reshape(-1, 2)
+    jumps = sorted((a, b) for k, a, b, fa, fb in _narrowed(expr, t, f, d, _MAX_JUMPS)
+                   if a > 0.0 and math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale
+                   and max(abs(fa), abs(fb)) <= 2.0 * _side(f, k) + scale)
+    if len(jumps) > _JUMP_DENSITY * (len(t) - 1):
+        # denser than the grid resolves (np.floor(10000*t) on 4096 samples): stops at some of
+        # them would cost steps and settle nothing
+        return np.zeros((0, 2))
+    # a spike on a single time (if(abs(t-0.5); 1000; 0)) is two jumps a few doubles apart, of no
+    # impulse: no stop, or the restart's first stage would sit on it
+    kept = []
+    for k, (a, b) in enumerate(jumps):
+        close = lambda j: 0 <= j < len(jumps) and abs(jumps[j][0] - a) <= 4.0 * np.spacing(max(abs(a), 1e-300))
+        if not (close(k - 1) or close(k + 1)):
+            kept.append((a, b))
+    return np.array(kept, float).reshape(-1, 2)
 
 
 def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:

@@ -1252,13 +1252,16 @@ class _Run:
             solver = method(self.fun, t, y, t_stop, rtol=s.rtol, atol=s.atol,
                             max_step=h_max, first_step=first_step, **extra)
             lsoda_restart = False
-            if locate:
+            if contacts:
                 self.fun(t, y)
                 prev_depths = sysm.contacts.depths()
-                if relocated and not isinstance(solver, integrate.LSODA):
-                    # a contact that has just begun is bounded as one about to begin: its depth is
-                    # a hair, whose slow oscillation would allow a step that dives deep in at once
-                    solver.max_step = min(h_max, step_cap(solver, np.where(changed, 0.0, prev_depths)))
+                if not isinstance(solver, integrate.LSODA):
+                    # the first step of every restart within the contacts' bound too (LSODA's was
+                    # set when it started); a contact that has just begun is bounded as one about
+                    # to begin: its depth is a hair, whose slow oscillation would allow a step that
+                    # dives deep in at once
+                    solver.max_step = min(h_max, step_cap(solver, np.where(changed, 0.0, prev_depths)
+                                                          if relocated else prev_depths))
             if self.elimination is not None and not sparse.issparse(solver.J):
                 self.elimination.install(solver)
             if hermite is not None:
@@ -1276,7 +1279,9 @@ class _Run:
                 if solver.status == "failed":
                     raise _Failed(f"the integrator stopped at t = {solver.t:.6g} s: {msg}; "
                                   f"{self.likely_cause(solver.t, solver.y)}")
-                segment_end = t_stop < t_end and solver.status == "finished"   # up to a change
+                # up to a located change (at a force's jump, resume is past it: a change within
+                # the step up to the jump is still to be located)
+                segment_end = solver.status == "finished" and t_stop < t_end and resume == t_stop
                 if contacts:
                     depths = sysm.accepted_contact_depths(solver.t, solver.y)
                 if locate and not segment_end:

@@ -447,3 +447,18 @@ def test_a_short_force_pulse_between_long_steps_is_felt_in_full(integrator):
         assert r.velocity[-1, 0, 2] * 1e3 == pytest.approx(speed, rel=1e-9)
         assert r.position[-1, 0, 2] * 1e3 == pytest.approx(speed * (1.0 - (0.52 if speed == 1000.0 else 0.505)),
                                                           rel=1e-9)
+
+
+def test_the_jumps_a_run_stops_at_are_those_the_scan_resolves():
+    """A 1 s run at 24 frames/s (4096 scan intervals): a pulse's two edges are stops; a value on a
+    single instant (no impulse) is none, where the restart's first stage sat on it and gave the
+    body 1000 N for a stage; and np.floor(10000*t), denser than the scan, is none either: stops at
+    the 4096 it found among 10000 cost steps and settled nothing (RK45's error doubled)."""
+    from core.expressions import compile_expression
+    from core.model.compile import force_jumps
+    settings = SolverSettings(end_time=1.0, output_rate=24)
+    pulse = force_jumps(compile_expression("if(abs(t-0.52)-0.005; 100; 0)"), settings)
+    np.testing.assert_allclose(pulse, [[0.515, 0.515], [0.525, 0.525]], rtol=0, atol=1e-15)
+    assert len(force_jumps(compile_expression("if(abs(t-0.5); 1000; 0)"), settings)) == 0
+    assert len(force_jumps(compile_expression("np.floor(10000*t)"), settings)) == 0
+    assert len(force_jumps(compile_expression("np.floor(1000*t)"), settings)) == 1000
