@@ -478,7 +478,11 @@ def test_continuous_motions_with_kinks_or_steep_parts_pass_the_scan(value):
     data["settings"] = {"end_time": 1.0, "output_rate": 100}
     data["motions"] = [{"name": "drive", "joint": "hinge", "value": value}]
     cm = compile_model(model_from_dict(data))
-    assert not [w for w in cm.warnings if "formula" in str(w) and w.code != "motion-starts-away"]
+    assert not [w for w in cm.warnings if "formula" in str(w)
+                and w.code not in ("motion-starts-away", "implausible-motion")]
+    # no jump, but a turn of 2 rad within a few µs is faster than any machine (1e6 rad/s)
+    fast = [w for w in cm.warnings if w.code == "implausible-motion"]
+    assert bool(fast) == ("1e6" in value), fast
 
 
 def test_formula_finite_over_the_run_compiles():
