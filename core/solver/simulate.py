@@ -1362,10 +1362,10 @@ class _Run:
                         first_step = None
                     break
             else:
-                # at the end, or at a contact's onset: on from there with a step of the solver's
-                # choosing, within the contacts' bound
-                # (a time located on a step's interpolant may fall a hair short of the change:
-                # the next step then finds it again, from close by)
+                # at the end, at a force's jump (on from its far side) or at a contact's change:
+                # on with a step of the solver's choosing, within the contacts' bound (a change
+                # located on a step's interpolant may fall a hair short: the next step then finds
+                # it again, from close by)
                 t, y, first_step = resume, solver.y, None
                 t_stop, resume = next_stop(t)
 
