@@ -183,9 +183,18 @@ def _too_fast(expr, path, settings, mode, dof) -> list[Issue]:
     try:
         with np.errstate(all="ignore"):
             rate = np.asarray(expr.d1(t) if mode == "displacement" else expr(t), float)
+            rate = np.abs(np.broadcast_to(rate, t.shape))
+            if mode == "displacement" and np.all(np.isfinite(rate)):
+                # a change squeezed between two samples (step(t; 0.5; 0; 0.5000001; 1)): its
+                # steepest point, where the halving of that interval ends
+                f = np.broadcast_to(np.asarray(expr(t), float), t.shape)
+                steep = [a for _, a, _, _, fb in _narrowed(expr, t, f, rate, _SCAN_SUSPECTS) if math.isfinite(fb)]
+                if steep:
+                    t = np.concatenate([t, steep])
+                    rate = np.concatenate([rate, np.abs(np.broadcast_to(np.asarray(expr.d1(np.array(steep)),
+                                                                                   float), (len(steep),)))])
     except ExpressionError:
         return []
-    rate = np.abs(np.broadcast_to(rate, t.shape))
     if not np.all(np.isfinite(rate)):
         return []                        # its own error
     k = int(np.argmax(rate))

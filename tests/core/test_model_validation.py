@@ -675,6 +675,7 @@ def test_an_explicit_inertia_that_does_not_fit_its_part_is_warned_of():
 @pytest.mark.parametrize("value, mode, warned", [
     ("1e6*sin(t)", "displacement", True),       # 1e6 rad/s: the run crawled for minutes, unwarned
     ("2*pi*100*t", "displacement", False),      # 100 turns a second
+    ("step(t; 0.5; 0; 0.5000001; 1)", "displacement", True),   # 1 rad in 0.1 µs, between two samples
     ("2e5", "velocity", True),
     ("2*pi*t", "velocity", False),
 ])
