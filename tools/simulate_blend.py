@@ -2,11 +2,14 @@
 
 With Blender::
 
-    blender -b FILE.blend --python tools/simulate_blend.py -- [--bake] [--csv OUT.csv] [--save OUT.blend]
+    blender -b FILE.blend --python tools/simulate_blend.py -- [--bake] [--csv OUT.csv] [--model OUT.json] [--save OUT.blend]
 
 With the ``bpy`` module from PyPI::
 
-    python tools/simulate_blend.py FILE.blend [--bake] [--csv OUT.csv] [--save OUT.blend]
+    python tools/simulate_blend.py FILE.blend [--bake] [--csv OUT.csv] [--model OUT.json] [--save OUT.blend]
+
+``--model`` writes the scene's mechanism as a model file, with the settings of the
+run, for ``python -m core simulate`` (as the add-on's Export Model does).
 
 A run that takes more than two seconds shows its progress on stderr (``--quiet``:
 not): on a terminal one line kept up to date, in a log a line per tenth of the
@@ -62,6 +65,7 @@ def parse_args(argv):
     parser.add_argument("blend", nargs="?", help=".blend to open (default: the file Blender opened)")
     parser.add_argument("--bake", action="store_true", help="bake keyframes and force arrows")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the results, units in the header")
+    parser.add_argument("--model", metavar="OUT.json", help="write the mechanism as a model file for python -m core")
     parser.add_argument("--save", metavar="OUT.blend", help="save the .blend (after --bake)")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     group = parser.add_argument_group("solver settings for this run (default: the scene's)")
@@ -343,6 +347,7 @@ def solve_and_write(args, ctrl_c) -> int:
     wrote = False
     steps = (("--bake", args.bake, bpy.ops.mbd.bake),
              ("--csv", args.csv, lambda: bpy.ops.mbd.export_csv(filepath=str(Path(args.csv).resolve()))),
+             ("--model", args.model, lambda: bpy.ops.mbd.export_model(filepath=str(Path(args.model).resolve()))),
              ("--save", args.save, lambda: bpy.ops.wm.save_as_mainfile(filepath=str(Path(args.save).resolve()))))
     for option, wanted, step in steps:
         if not wanted:
@@ -353,7 +358,7 @@ def solve_and_write(args, ctrl_c) -> int:
             print(f"simulate_blend: {option}: {reported(exc)}", file=sys.stderr)
             status = 1
         else:
-            wrote |= option in ("--csv", "--save")
+            wrote |= option in ("--csv", "--save")     # the frames (a model file holds none)
     if entry.results.status == "cancelled":     # only Ctrl-C cancels here
         print(f"simulate_blend: cancelled by Ctrl-C at t = {entry.results.t[-1]:.6g} s"
               + ("; the frames so far were written" if wrote else ""), file=sys.stderr)

@@ -2,6 +2,7 @@
 process, for speed)."""
 import csv
 import importlib.util
+import json
 import subprocess
 import sys
 import zipfile
@@ -363,3 +364,36 @@ def test_simulate_blend_piped_into_a_reader_that_stops_early_still_writes(addon,
     stderr = proc.communicate(timeout=300)[1].decode()
     assert proc.returncode == 0 and "Traceback" not in stderr, stderr
     assert out_csv.read_text(encoding="utf-8").count("\n") == 1 + 5   # header, t = 0 .. 0.2 s at 24 frames/s
+
+
+def test_simulate_blend_writes_the_model_file_with_the_settings_of_the_run(addon, tmp_path):
+    """--model: the mechanism as Export Model writes it, with the run's settings; the core alone then
+    gives the bob where the headless run's CSV has it (the same model, the same solver: to round-off)."""
+    scene, bob = ms.pendulum(0.001)
+    ms.add_force(scene, bob)
+    blend = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    out_json, out_csv, core_csv = tmp_path / "model.json", tmp_path / "out.csv", tmp_path / "core.csv"
+    proc = run(SCRIPT, blend, "--end-time", "0.5", "--integrator", "RK45", "--model", out_json, "--csv", out_csv)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    assert data["settings"]["integrator"] == "RK45" and data["settings"]["end_time"] == 0.5
+    assert {b["name"] for b in data["bodies"]} >= {"Bob"} and data["forces"][0]["name"] == "Push"
+    proc = run("-m", "core", "simulate", out_json, "--csv", core_csv, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    blend_rows, core_rows = csv_rows(out_csv), csv_rows(core_csv)
+    col = "Bob.position.x [mm]"
+    assert len(blend_rows) == len(core_rows) == 1 + 13
+    x_blend = np.array([float(r[blend_rows[0].index(col)]) for r in blend_rows[1:]])
+    x_core = np.array([float(r[core_rows[0].index(col)]) for r in core_rows[1:]])
+    assert np.abs(x_blend - x_core).max() < 1e-9
+
+
+def test_simulate_blend_writes_no_model_file_of_a_bad_model(addon, tmp_path):
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob, "Push", "2 + * t")
+    blend = tmp_path / "bad.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    proc = run(SCRIPT, blend, "--model", tmp_path / "never.json")
+    assert proc.returncode == 1 and "force 'Push': value" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "never.json").exists()
