@@ -228,13 +228,15 @@ def _starts_away(expr, path, mode, dof) -> list[Issue]:
                   "the formula's value at t = 0 to start from the assembly as built")]
 
 
-def _narrowed(expr, t, f, d, most: int):
+def _narrowed(expr, t, f, d, most: int, value_only: bool = False):
     """The grid intervals of ``t`` (s) where the change of ``f`` = expr(t) disagrees with the
     trapezoid estimate from its derivative ``d`` by more than a quarter, at most ``most`` of
     them, each halved down to the spacing of doubles towards its half that disagrees more:
     yields (k, a, b, f(a), f(b)), the interval k of the grid and its narrowed ends, by how far
     they disagree. There a continuous formula's change vanishes, a jump's stays, a pole's grows
-    without bound (f(b) infinite when the halving met it)."""
+    without bound (f(b) infinite when the halving met it). A pole is where the value or, unless
+    ``value_only`` (a force, whose rate of change the run never uses: sqrt(t)), its rate of change
+    is not finite."""
     h = np.diff(t)
     change = np.diff(f)
     estimate = 0.5 * h * (d[1:] + d[:-1])
@@ -257,7 +259,7 @@ def _narrowed(expr, t, f, d, most: int):
                 break
             fm = np.broadcast_to(np.asarray(expr(m), float), m.shape)
             dm = np.broadcast_to(np.asarray(expr.d1(m), float), m.shape)
-            pole = live & ~(np.isfinite(fm) & np.isfinite(dm))       # on the pole itself
+            pole = live & ~(np.isfinite(fm) & (value_only | np.isfinite(dm)))       # on the pole itself
             a, fb = np.where(pole, m, a), np.where(pole, math.inf, fb)
             live &= ~pole
             left = live & (off(a, m, fa, fm, da, dm) >= off(m, b, fm, fb, dm, db))
@@ -287,12 +289,12 @@ def force_jumps(expr, settings) -> np.ndarray:
             f, d = np.asarray(expr(t), float) * np.ones_like(t), np.asarray(expr.d1(t), float) * np.ones_like(t)
     except ExpressionError:
         return np.zeros((0, 2))
-    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(d))):
+    if not np.all(np.isfinite(f)):
         return np.zeros((0, 2))          # an error of its own
     scale = 1e-9 * (np.abs(f).max() + 1e-300)
     # (a jump at t = 0 is the start's own value: the run starts on its far side anyway; a pole,
     # whose sides are far beyond the samples around it, is no jump to stop at)
-    jumps = sorted((a, b) for k, a, b, fa, fb in _narrowed(expr, t, f, d, _MAX_JUMPS)
+    jumps = sorted((a, b) for k, a, b, fa, fb in _narrowed(expr, t, f, d, _MAX_JUMPS, value_only=True)
                    if a > 0.0 and math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale
                    and max(abs(fa), abs(fb)) <= 2.0 * _side(f, k) + scale)
     if len(jumps) > _JUMP_DENSITY * (len(t) - 1):
@@ -328,24 +330,29 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
             f, d = np.asarray(expr(t), float), np.asarray(expr.d1(t), float)
     except ExpressionError:
         return []                   # reported when the run evaluates it, with the cause
-    gap = _not_finite_on(expr, path, t, (("value", f), ("rate of change", d)))
+    force = mode == "force"
+    gap = _not_finite_on(expr, path, t, (("value", f),) if force else (("value", f), ("rate of change", d)))
     if gap:
         return gap
     scale = 1e-9 * (np.abs(f).max() + 1e-300)
-    jumps = []
-    for k, a, b, fa, fb in _narrowed(expr, t, f, d, _SCAN_SUSPECTS):
+    jumps, poles = [], []
+    for k, a, b, fa, fb in _narrowed(expr, t, f, d, _SCAN_SUSPECTS, value_only=force):
         jump = abs(fb - fa)
         if jump <= 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale:
             continue                # continuous: steep, or a kink
         # a jump's two sides are what the grid saw either side of it; a pole's are far beyond
         if not (math.isfinite(jump) and max(abs(fa), abs(fb)) <= 2.0 * _side(f, k) + scale):
-            return [Issue("error", "formula-unbounded", path,
-                          f"the formula {expr.text!r} grows without bound near t = {a:.6g} s (it is "
-                          f"{f[k]:.4g} at t = {t[k]:.6g} s and {f[k + 1]:.4g} at t = {t[k + 1]:.6g} s)",
-                          "Change the formula so that it stays finite over the whole run: "
-                          + ("no force is infinite." if mode == "force" else
-                             "the mechanism would have to move infinitely fast there."))]
-        jumps.append((a, b))
+            poles.append((a, k))
+        else:
+            jumps.append((a, b))
+    if poles:
+        a, k = min(poles)           # (the halving takes the worst first; the user meets the first)
+        return [Issue("error", "formula-unbounded", path,
+                      f"the formula {expr.text!r} grows without bound near t = {a:.6g} s (it is "
+                      f"{f[k]:.4g} at t = {t[k]:.6g} s and {f[k + 1]:.4g} at t = {t[k + 1]:.6g} s)",
+                      "Change the formula so that it stays finite over the whole run: "
+                      + ("no force is infinite." if force else
+                         "the mechanism would have to move infinitely fast there."))]
     if mode != "displacement" or not jumps:
         return []
     jumps.sort()

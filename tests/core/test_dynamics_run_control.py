@@ -657,6 +657,21 @@ def test_a_force_with_a_pole_between_the_frames_is_refused_before_the_run():
     assert "no force is infinite" in str(info.value)
 
 
+def test_a_finite_force_with_an_infinitely_steep_point_runs_and_its_impulse_is_exact():
+    """sqrt(t) N and sqrt(|t - 0.5|) N are finite everywhere; only their rates of change are
+    not (at 0 and 0.5 s), and the run never uses a force's rate of change. The scan called the
+    first a rate of change of inf and the second unbounded, and refused both. On a free 1 kg
+    body the velocity at 1 s is the impulse: 2/3 m/s and 2 (0.5^1.5) / 3 = 0.2357 m/s, to the
+    integrator's tolerance."""
+    for value, impulse in (("sqrt(t)", 2.0 / 3.0), ("sqrt(abs(t-0.5))", 4.0 / 3.0 * 0.5 ** 1.5)):
+        model = pendulum(end_time=1.0, output_rate=50.0, gravity=(0.0, 0.0, 0.0))
+        model = dataclasses.replace(model, joints=(), frames=model.frames + (Frame(name="tip", body="bob"),),
+                                    forces=(Force(name="push", body="bob", frame="tip", value=value, axis="X"),))
+        r = core.simulate(model)
+        assert r.success, r.message
+        assert r.velocity[-1, 0, 0] == pytest.approx(impulse, rel=1e-6), value
+
+
 @pytest.mark.parametrize("integrator", ["DOP853", "BDF"])
 def test_a_force_that_blows_up_is_named_when_the_run_fails_and_its_last_frame_dropped(integrator, monkeypatch):
     """tan(pi t) N is 1.6e16 N on the scan's sample at 0.5 s itself and so passed as finite; the
