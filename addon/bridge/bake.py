@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .keys import BAKE_ID, TAG, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample, tagged
+from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
+                   same_keys, slot_fcurves, tagged)
 from .scene_to_model import REST_KEY, mm_per_unit
 from .telemetry import bake as bake_telemetry
 
@@ -262,6 +263,9 @@ def _remember(obj, scene):
 def _restore(obj, rest):
     anim = obj.animation_data
     if anim is not None:
+        # the user's keys made on the bake's copy of the action since (a visibility, a custom
+        # property): carried back into their own action, or the bake's removal would take them
+        baked = slot_fcurves(anim) if anim.action is not None and anim.action.get(TAG) is not None else None
         previous = rest.get("action")
         if isinstance(previous, str):   # baked before the action was kept by reference
             previous = bpy.data.actions.get(previous)
@@ -270,7 +274,9 @@ def _restore(obj, rest):
             slot = next((s for s in previous.slots if s.identifier == rest["slot"]), None)
             if slot is not None:
                 anim.action_slot = slot
-        if (not rest.get("had_animation_data") and previous is None and not anim.drivers
+        if baked is not None:
+            _carry_users_keys(obj, baked)
+        if (not rest.get("had_animation_data") and anim.action is None and not anim.drivers
                 and not anim.nla_tracks):
             obj.animation_data_clear()
     obj.rotation_mode = rest["rotation_mode"]
@@ -279,6 +285,32 @@ def _restore(obj, rest):
     obj.rotation_euler = rest["rotation_euler"]
     obj.rotation_axis_angle = rest["rotation_axis_angle"]
     del obj[REST_KEY]
+
+
+def _carry_users_keys(obj, baked):
+    """Put the channels of ``baked`` (the bake's action's fcurves) that are not the bake's own
+    (:data:`_POSE_PATHS`) and differ from the object's restored action's into that action (a new
+    one when it had none). A channel the user removed from the bake's copy stays in theirs:
+    nothing of the user's is deleted."""
+    users = [fc for fc in baked if fc.data_path not in _POSE_PATHS]
+    if not users:
+        return
+    anim = obj.animation_data
+    target = slot_fcurves(anim)
+    own = {(fc.data_path, fc.array_index): fc for fc in target} if target is not None else {}
+    changed = [fc for fc in users if not (own.get((fc.data_path, fc.array_index)) is not None
+                                           and same_keys(own[(fc.data_path, fc.array_index)], fc))]
+    if not changed:
+        return
+    if target is None:
+        if anim.action is None:
+            anim.action = bpy.data.actions.new(f"{obj.name}Action")
+        target = slot_fcurves(anim, ensure=True)
+    for fc in changed:
+        old = own.get((fc.data_path, fc.array_index))
+        if old is not None:
+            target.remove(old)
+        copy_fcurve(fc, target)
 
 
 def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, contact_arrows=False,

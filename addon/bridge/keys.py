@@ -102,24 +102,91 @@ def key(fcurves, data_path, frames, values, group=""):
     co = np.empty(2 * n, np.float32)
     co[0::2] = frames
     interpolation = np.full(n, _LINEAR, np.int32)
-    # the group argument: group_name (channelbags, 4.5+), action_group (legacy actions, 4.2–4.3);
-    # 4.4's channelbags have none, there the fcurve is put in the channelbag's group afterwards
-    grouping, channel_group = {}, None
-    if group:
-        params = fcurves.bl_rna.functions["new"].parameters
-        if "group_name" in params:
-            grouping = {"group_name": group}
-        elif "action_group" in params:
-            grouping = {"action_group": group}
-        else:
-            groups = fcurves.data.groups      # fcurves.data: the channelbag
-            channel_group = groups.get(group) or groups.new(group)
     for index in range(values.shape[1]):
-        fc = fcurves.new(data_path, index=index, **grouping)
-        if channel_group is not None:
-            fc.group = channel_group
+        fc = _new_fcurve(fcurves, data_path, index, group)
         fc.keyframe_points.add(n)
         co[1::2] = values[:, index]
         fc.keyframe_points.foreach_set("co", co)
         fc.keyframe_points.foreach_set("interpolation", interpolation)
         fc.update()
+
+
+def _new_fcurve(fcurves, data_path, index, group=""):
+    """A new fcurve in ``fcurves``, in the channel group ``group`` (created when missing)."""
+    if not group:
+        return fcurves.new(data_path, index=index)
+    # the group argument: group_name (channelbags, 4.5+), action_group (legacy actions, 4.2–4.3);
+    # 4.4's channelbags have none, there the fcurve is put in the channelbag's group afterwards
+    params = fcurves.bl_rna.functions["new"].parameters
+    if "group_name" in params:
+        return fcurves.new(data_path, index=index, group_name=group)
+    if "action_group" in params:
+        return fcurves.new(data_path, index=index, action_group=group)
+    fc = fcurves.new(data_path, index=index)
+    groups = fcurves.data.groups      # fcurves.data: the channelbag
+    fc.group = groups.get(group) or groups.new(group)
+    return fc
+
+
+def slot_fcurves(anim, ensure=False):
+    """The fcurves that animate ``anim``'s owner in its assigned action: its slot's channelbag
+    (Blender 4.4+) or the action's own (4.2–4.3); with ``ensure`` the slot, layer, strip and
+    channelbag are made when missing. None without an action, or without them and not ``ensure``."""
+    action = anim.action if anim is not None else None
+    if action is None:
+        return None
+    if not hasattr(action, "layers"):
+        return action.fcurves
+    slot = anim.action_slot
+    if slot is None:
+        if not ensure:
+            return None
+        slot = action.slots.new(id_type="OBJECT", name=anim.id_data.name)
+        anim.action_slot = slot
+    if not len(action.layers):
+        if not ensure:
+            return None
+        action.layers.new("Layer")
+    layer = action.layers[0]
+    if not len(layer.strips):
+        if not ensure:
+            return None
+        layer.strips.new(type="KEYFRAME")
+    bag = layer.strips[0].channelbag(slot, ensure=ensure)
+    return bag.fcurves if bag is not None else None
+
+
+#: what a keyframe is, besides its frame and value: read and written in bulk
+_KEY_FIELDS = (("co", 2, np.float32), ("handle_left", 2, np.float32), ("handle_right", 2, np.float32),
+               ("interpolation", 1, np.int32), ("handle_left_type", 1, np.int32),
+               ("handle_right_type", 1, np.int32), ("easing", 1, np.int32), ("type", 1, np.int32),
+               ("back", 1, np.float32), ("amplitude", 1, np.float32), ("period", 1, np.float32))
+
+
+def _key_data(fc):
+    points = fc.keyframe_points
+    data = {}
+    for name, width, kind in _KEY_FIELDS:
+        a = np.empty(width * len(points), kind)
+        points.foreach_get(name, a)
+        data[name] = a
+    return data
+
+
+def same_keys(a, b) -> bool:
+    """Whether fcurves ``a`` and ``b`` have the same keys (every field of every keyframe) and extrapolation."""
+    if len(a.keyframe_points) != len(b.keyframe_points) or a.extrapolation != b.extrapolation:
+        return False
+    da, db = _key_data(a), _key_data(b)
+    return all(np.array_equal(da[name], db[name]) for name, _, _ in _KEY_FIELDS)
+
+
+def copy_fcurve(fc, fcurves):
+    """A copy of fcurve ``fc`` (its keys, extrapolation and channel group) in ``fcurves``."""
+    new = _new_fcurve(fcurves, fc.data_path, fc.array_index, fc.group.name if fc.group else "")
+    new.keyframe_points.add(len(fc.keyframe_points))
+    for name, values in _key_data(fc).items():
+        new.keyframe_points.foreach_set(name, values)
+    new.extrapolation = fc.extrapolation
+    new.update()
+    return new

@@ -318,3 +318,40 @@ def test_a_linked_copy_shares_the_bake(addon):
     bpy.context.window.scene = first
     bpy.ops.mbd.clear()
     assert scene_state(copy) == kept and "_mbd_rest" in bob
+
+
+@pytest.mark.parametrize("own_action", [True, False])
+def test_keys_the_user_makes_on_a_baked_body_survive_bake_again_and_clear(addon, own_action):
+    """Keys put on a baked body go into the bake's copy of its action (MBD_Bob), the one assigned:
+    a second Bake and Clear threw them away with it, without a word. They are carried back into
+    the user's own action (a new one when the body had none), which the next bake copies again;
+    the bake's own channels (location, rotation) stay out of it."""
+    scene, bob = ms.pendulum(frames=13)
+    if own_action:
+        bob["glow"] = 0.0
+        bob.keyframe_insert('["glow"]', frame=1)
+        bob.keyframe_insert("location", frame=1)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert bob.animation_data.action.name == "MBD_Bob"
+    bob.hide_render = True
+    bob.keyframe_insert("hide_render", frame=10)
+    bob["glow"] = 9.0
+    bob.keyframe_insert('["glow"]', frame=12)
+
+    def users_keys():
+        return sorted((fc.data_path, [tuple(k.co) for k in fc.keyframe_points]) for fc in ms.fcurves_of(bob)
+                      if fc.data_path in ('["glow"]', "hide_render"))
+    mine = [('["glow"]', [(1.0, 0.0), (12.0, 9.0)] if own_action else [(12.0, 9.0)]), ("hide_render", [(10.0, 1.0)])]
+    assert users_keys() == mine
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert bob.animation_data.action.name == "MBD_Bob" and users_keys() == mine
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    action = bob.animation_data.action
+    assert action is not None and action.get("mbd_bake") is None
+    assert action.name == "BobAction"
+    assert users_keys() == mine
+    # the user's location key as it was, and none of the bake's
+    locations = [fc for fc in ms.fcurves_of(bob) if fc.data_path == "location"]
+    assert [len(fc.keyframe_points) for fc in locations] == ([1, 1, 1] if own_action else [])
+    assert not [fc for fc in ms.fcurves_of(bob) if fc.data_path == "rotation_quaternion"]
+    assert not [a.name for a in bpy.data.actions if a.get("mbd_bake") is not None]
