@@ -299,7 +299,9 @@ class MBD_OT_simulate(bpy.types.Operator):
             context.workspace.status_text_set(None)
 
     def _bake(self, context):
-        return bpy.ops.mbd.bake()
+        # its own undo step (an operator called from another pushes none unless asked): Simulate
+        # changes no data, Bake When Done does
+        return bpy.ops.mbd.bake("EXEC_DEFAULT", True)
 
 
 class MBD_OT_bake(bpy.types.Operator):
