@@ -292,10 +292,10 @@ def force_jumps(expr, settings) -> np.ndarray:
     if not np.all(np.isfinite(f)):
         return np.zeros((0, 2))          # an error of its own
     scale = 1e-9 * (np.abs(f).max() + 1e-300)
-    # (a jump at t = 0 is the start's own value: the run starts on its far side anyway; a pole,
-    # whose sides are far beyond the samples around it, is no jump to stop at)
+    # (one at t = 0, np.heaviside(t; 0), is the start's own value: the run starts from its far
+    # side; a pole, whose sides are far beyond the samples around it, is no jump to stop at)
     jumps = sorted((a, b) for k, a, b, fa, fb in _narrowed(expr, t, f, d, _MAX_JUMPS, value_only=True)
-                   if a > 0.0 and math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale
+                   if math.isfinite(fb) and abs(fb - fa) > 1e-6 * (abs(f[k]) + abs(f[k + 1])) + scale
                    and max(abs(fa), abs(fb)) <= 2.0 * _side(f, k) + scale)
     if len(jumps) > _JUMP_DENSITY * (len(t) - 1):
         # denser than the grid resolves (np.floor(10000*t) on 4096 samples): stops at some of

@@ -574,8 +574,10 @@ class _Run:
         if not len(ke):
             return "check the forces and the initial placement of the parts" + hint
         name = self.cm.body_names[int(np.argmax(ke))]
-        return (f"body {name!r} was moving fastest (largest kinetic energy); check the forces, springs "
-                "and masses acting on it" + hint)
+        acting = self.acting_on(name)
+        return (f"body {name!r} was moving fastest (largest kinetic energy); check "
+                + (f"{', '.join(acting)} and its mass" if acting else "the forces, springs and masses acting on it")
+                + hint)
 
     def kinetic_energy(self, B) -> np.ndarray:
         """(n,) J: each moving body's kinetic energy."""
@@ -1130,20 +1132,26 @@ class _Run:
             log.warning("%s", w)
         self.logged = len(self.warnings)
 
+    def acting_on(self, name: str) -> list[str]:
+        """The force elements (but contacts) acting on body ``name``: "force 'Push'", "spring 'S'", …"""
+        model = self.cm.model
+        body_of = {f.name: f.body for f in model.frames}
+        acting = [(f"{'e-motor' if f.type == 'torque' else 'actuator'} {f.name!r}" if f.actuator else
+                   f"{f.type} {f.name!r}") for f in model.forces if f.body == name]
+        acting += [f"spring {e.name!r}" for e in model.springs if name in (body_of[e.frame_i], body_of[e.frame_j])]
+        acting += [f"bushing {e.name!r}" for e in model.bushings if name in (body_of[e.frame_i], body_of[e.frame_j])]
+        return acting
+
     def fastest_body(self, y, v) -> str:
         """"body 'X' (acted on by …)": the body with the largest share of the kinetic energy of
         the velocity part of ``v`` (a mode's direction), and the force elements (but contacts) on it."""
-        sysm, model, n = self.sys, self.cm.model, self.sys.n
+        sysm, n = self.sys, self.sys.n
         B = sysm.bodies(y)
         u = v[sysm.sl_u]
         lin, ang = u[:3 * n].reshape(n, 3), u[3 * n:].reshape(n, 3)
         energy = self.cm.mass * np.einsum("ij,ij->i", lin, lin) + np.einsum("ij,ijk,ik->i", ang, B.I_W, ang)
         name = self.cm.body_names[int(np.argmax(energy))]
-        body_of = {f.name: f.body for f in model.frames}
-        acting = [f"{'e-motor' if f.type == 'torque' else 'actuator'} {f.name!r}" for f in model.forces
-                  if f.actuator and f.body == name]
-        acting += [f"spring {e.name!r}" for e in model.springs if name in (body_of[e.frame_i], body_of[e.frame_j])]
-        acting += [f"bushing {e.name!r}" for e in model.bushings if name in (body_of[e.frame_i], body_of[e.frame_j])]
+        acting = self.acting_on(name)
         if not acting:
             return f"body {name!r}, on which no force element acts (is its mass or inertia far too small?)"
         return f"body {name!r} (acted on by {', '.join(acting)})"
@@ -1219,8 +1227,15 @@ class _Run:
         # beginning or end (BDF and LSODA, multistep, would restart at order 1 each time, and
         # their errors on Newton's cradle grew 2-3 times)
         locate = contacts and s.integrator in _ONE_STEP
-        # the forces' jumps: each run up to (a) and gone on from its far side (b)
-        jumps = self.cm.force_jumps[self.cm.force_jumps[:, 1] < t_end]
+        # the forces' jumps: each run up to (a) and gone on from its far side (b); one on the
+        # end time itself (np.floor(4*t) at 1 s) too, or the last step's final stage takes its
+        # far side
+        jumps = self.cm.force_jumps[self.cm.force_jumps[:, 0] < t_end]
+        if len(jumps) and jumps[0, 0] <= t:
+            # a force that switches at t = 0 itself (np.heaviside(t; 0)): from its far side, or the
+            # first step's first stage takes the start's own value
+            t = float(jumps[0, 1])
+            jumps = jumps[1:]
 
         def next_stop(t):
             """(the solver's end, where the run goes on from there) after time t."""
@@ -1368,6 +1383,8 @@ class _Run:
                 # it again, from close by)
                 t, y, first_step = resume, solver.y, None
                 t_stop, resume = next_stop(t)
+        # a run that ended at a jump a hair before the end time: the end's frame is its state
+        self.emit(t_end, lambda tt: y)
 
     def run_fixed(self, y0, step_fn):
         dt_out = 1.0 / self.s.output_rate

@@ -672,6 +672,21 @@ def test_a_finite_force_with_an_infinitely_steep_point_runs_and_its_impulse_is_e
         assert r.velocity[-1, 0, 0] == pytest.approx(impulse, rel=1e-6), value
 
 
+def test_a_failure_and_a_stiffness_warning_name_the_plain_force_on_the_fastest_body():
+    """1e30 N from 0.5 s on: the run fails there. Its message said "check the forces, springs and
+    masses acting on it", and the stiffness warning of 1e30 N from the start said body 'bob' "on
+    which no force element acts": only actuators, springs and bushings were listed."""
+    def pushed(value):
+        model = pendulum(end_time=1.0, output_rate=24.0)
+        return dataclasses.replace(model, frames=model.frames + (Frame(name="tip", body="bob"),),
+                                   forces=(Force(name="Push", body="bob", frame="tip", value=value, axis="X"),))
+    r = core.simulate(pushed("if(t-0.5; 0; 1e30)"))
+    assert r.status == "failed" and r.t[-1] == pytest.approx(0.5)
+    assert "body 'bob' was moving fastest (largest kinetic energy); check force 'Push' and its mass" in r.message
+    r = core.simulate(pushed("if(t-0.5; 1e30; 0)"))
+    assert any("moves body 'bob' (acted on by force 'Push')" in str(w) for w in r.warnings), r.warnings
+
+
 @pytest.mark.parametrize("integrator", ["DOP853", "BDF"])
 def test_a_force_that_blows_up_is_named_when_the_run_fails_and_its_last_frame_dropped(integrator, monkeypatch):
     """tan(pi t) N is 1.6e16 N on the scan's sample at 0.5 s itself and so passed as finite; the

@@ -449,6 +449,24 @@ def test_a_short_force_pulse_between_long_steps_is_felt_in_full(integrator):
                                                           rel=1e-9)
 
 
+@pytest.mark.parametrize("integrator", ["DOP853", "RK45", "Radau", "BDF", "LSODA"])
+def test_forces_that_switch_at_the_start_and_at_the_end_time_itself_are_exact(integrator):
+    """10 N from t = 0 on (np.heaviside(t; 0): 0 at t = 0 itself), and 10 np.floor(4 t) N, which
+    steps to 40 N on the end time, 1 s: the first step's first stage took the start's own 0 N
+    (2.6e-8 short with RK45), and the jump on the end time was no stop, so the last step's final
+    stage took 40 N (DOP853 5.3e-7 m/s over). The run now starts from the far side of a jump at
+    t = 0 and stops a hair before one on the end time: both impulses (10 and 15 N·s) to round-off."""
+    for value, speed in (("10*np.heaviside(t; 0)", 10.0), ("10*np.floor(4*t)", 15.0)):
+        m = Model(bodies=(Body(name="b", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0)),),
+                  frames=(Frame(name="a", body="b"),),
+                  forces=(Force(name="F", body="b", frame="a", value=value, direction="space_fixed"),),
+                  settings=SolverSettings(end_time=1.0, output_rate=24, gravity=(0, 0, 0), integrator=integrator))
+        r = core.simulate(m)
+        assert r.success, r.message
+        assert len(r.t) == 25 and r.t[-1] == 1.0
+        assert r.velocity[-1, 0, 2] == pytest.approx(speed, rel=1e-12), value
+
+
 def test_the_jumps_a_run_stops_at_are_those_the_scan_resolves():
     """A 1 s run at 24 frames/s (4096 scan intervals): a pulse's two edges are stops; a value on a
     single instant (no impulse) is none, where the restart's first stage sat on it and gave the
