@@ -28,6 +28,7 @@ from ..units import from_si, to_si
 from ..units import unit as user_unit
 from . import spec
 from .mass import MassProperties, explicit_mass_properties, mass_properties_from_mesh
+from .validate import DENSITY_RANGE
 
 log = logging.getLogger(__name__)
 
@@ -432,6 +433,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                 f"{mp.hull_instead}; its mass properties are those of its convex hull"))
         if b.inertia is not None and mesh is not None:
             issues.extend(_gyration_issue(b, mp, mesh[0]))
+        elif b.mass is not None and mesh is not None and mp.volume > 0.0:
+            issues.extend(_density_issue(b, mp))
         k = index[b.name]
         props[b.name] = mp
         mass[k], inertia[k], com[k] = mp.mass, mp.inertia, mp.com
@@ -691,6 +694,26 @@ def _gyration_issue(body: spec.Body, mp: MassProperties, vertices) -> list[Issue
                   f"its radius of gyration, {from_si(radius, 'length'):.3g} mm, is {radius / size:.2g} times the "
                   f"part's size ({from_si(size, 'length'):.4g} mm across): the inertia does not fit the part",
                   "Inertia is in kg·mm² (kg·m² times 1e6), about the centre of mass.")]
+
+
+#: a mass given with a geometry may stand for a part the geometry only sketches (a bar for a
+#: housing); one that makes the geometry this many times lighter or denser than any solid is a
+#: unit's error (grams typed as kg: steel at 7.85e6 kg/m³)
+GIVEN_DENSITY_SLACK = 100.0
+
+
+def _density_issue(body: spec.Body, mp: MassProperties) -> list[Issue]:
+    """A warning when the mass given to ``body`` makes its geometry :data:`GIVEN_DENSITY_SLACK`
+    times lighter or denser than any solid."""
+    density = mp.mass / mp.volume
+    low, high = DENSITY_RANGE[0] / GIVEN_DENSITY_SLACK, DENSITY_RANGE[1] * GIVEN_DENSITY_SLACK
+    if low <= density <= high:
+        return []
+    return [Issue("warning", "implausible-density", f"body {body.name!r}: mass",
+                  f"{body.mass:g} kg in its geometry's {mp.volume / to_si(1.0, 'length') ** 3:.4g} "
+                  f"{user_unit('length')}³ makes it {density:.3g} kg/m³, "
+                  + ("far lighter than any foam" if density < low else "far denser than any solid (osmium: 22590 kg/m³)"),
+                  "The mass is in kg (grams / 1000); or give the density instead.")]
 
 
 #: a body without geometry whose smallest radius of gyration is below this share of the reach of

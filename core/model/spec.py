@@ -50,6 +50,9 @@ PROJECTED_BAUMGARTE = 2.0
 DEFAULT_BAUMGARTE = 20.0
 CONTACT_METHODS = ("standard", "fine", "convex_hull", "decimation")
 AXES = ("X", "Y", "Z")
+#: a mass beyond this (kg, the Sun's) is no part's: a unit or an exponent is off (and 1e308 kg
+#: overflowed the density and the inertia, and was blamed on the geometry)
+MAX_MASS = 1e30
 #: a contact's exponent beyond this is no contact law (a typo for 1.5, say); N/mm^e in SI would
 #: overflow past e ≈ 102
 MAX_EXPONENT = 10.0
@@ -336,7 +339,8 @@ class Body:
         c = _Checker(_label("body", self.name))
         c.name(self.name)
         density = c.number("density", self.density, positive=True, optional=True)
-        mass = c.number("mass", self.mass, positive=True, optional=True)
+        mass = c.number("mass", self.mass, positive=True, optional=True, at_most=MAX_MASS,
+                        why="the Sun's mass: the mass is in kg")
         com = None if self.com is None else c.vector("com", self.com)
         inertia = None if self.inertia is None else c.vector("inertia", self.inertia, 6)
         c.choice("mass_fallback", self.mass_fallback, ("none", "convex_hull"))

@@ -378,6 +378,30 @@ def test_a_density_in_the_wrong_units_is_warned_about(density, expected):
 
 
 
+def test_a_mass_in_the_wrong_units_is_warned_about_and_an_absurd_one_refused():
+    """A mass given with a geometry may stand for a part the geometry only sketches, so only a density
+    100 times beyond any solid's is warned of (grams typed as kg). 1e308 kg overflowed the density and
+    the inertia, and was reported as "geometry: Eigenvalues did not converge"; 1e200 kg ran unwarned."""
+    data = _base()
+    body = data["bodies"][0]
+    body.pop("density", None)
+    for mass, expected in ((1.0, None), (1e-9, "far lighter than any foam"), (1e6, "far denser than any solid")):
+        body["mass"] = mass
+        found = [str(w) for w in compile_model(model_from_dict(data)).warnings if "mass" in str(w)]
+        if expected is None:
+            assert not found, found
+        else:
+            assert len(found) == 1 and found[0].startswith(f"body 'arm': mass: {mass:g} kg in its geometry's") \
+                and expected in found[0] and "The mass is in kg" in found[0], found
+    for mass in (1e31, 1e308):
+        body["mass"] = mass
+        with pytest.raises(ModelError) as info:
+            model_from_dict(data)
+        (issue,) = _issues(info)
+        assert str(issue).startswith(f"body 'arm': mass: must be at most 1e+30 (the Sun's mass: the mass is in kg), "
+                                     f"got {mass:g}")
+
+
 @pytest.mark.parametrize("inertia, expected", [
     ([-1, 1, 1, 0, 0, 0], "principal moments -1, 1, 1 kg*mm^2); every principal moment must be > 0"),
     ([1, 1, 5, 0, 0, 0], "principal moments 1, 1, 5 kg*mm^2 violate the triangle inequality")])
