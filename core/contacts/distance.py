@@ -92,6 +92,11 @@ CELL_SIZE_FACTOR = 0.6
 #: the leaves' lists keep only triangles whose closest-point regions can meet
 #: the cell (:class:`FeatureRegions`); a switch for measuring it
 REGION_FILTER = True
+#: a cell whose centre lies deeper than this many of its sizes is a leaf as it is,
+#: up to COARSE_LEVELS levels above the finest: deep in a thick part's band (a tenth
+#: of its thickness) fine cells only multiplied the index's size and build time
+COARSE_DEPTH = 1.0
+COARSE_LEVELS = 2
 
 #: feature bits of :meth:`FeatureRegions.near`: the face, the edges (<< 0, 1, 2 for AB,
 #: BC, CA) and the vertices (<< 0, 1, 2 for A, B, C)
@@ -733,9 +738,11 @@ class SurfaceIndex:
 
     # ----------------------------------------------------------------- build
     def _build(self, size0: float, tick=None):
-        """Octree refinement from the root cell (all triangles) down to cells of size ``h``.
+        """Octree refinement from the root cell (all triangles) down to cells of size ``h``; a cell
+        whose centre lies deeper than ``COARSE_DEPTH`` of its sizes is a leaf up to
+        ``COARSE_LEVELS`` levels above (:attr:`spans`: log2 of each leaf's size in cells of ``h``).
 
-        Returns the leaves' integer coordinates (k, 3), the CSR offsets
+        Returns the leaves' integer coordinates (k, 3) (their lowest corner's finest cell), the CSR offsets
         (k + 1,), the concatenated triangle lists (int32), the signed
         distances of the leaves' centres (-inf: not computed) and the leaves'
         flat triangles (:meth:`flat_cells`).  See :meth:`_refine` for one level.
@@ -747,6 +754,7 @@ class SurfaceIndex:
         lists = np.arange(tris.m, dtype=np.int64)
         corner = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.int64)
         sd = np.full(1, -np.inf)
+        self.spans = np.zeros(1, np.int8)     # per leaf: log2 of its size in finest cells
         if self.level == 0:
             return ijk, offsets, lists.astype(np.int32), sd, self._flat_lists(np.zeros(tris.m, np.int64), lists, 1)
         regions = None
@@ -755,6 +763,7 @@ class SurfaceIndex:
                 regions = FeatureRegions(tris)
             except ValueError:
                 log.debug("surface index: not a closed manifold mesh, lists from distance bounds only")
+        done = []           # leaves made above the finest level: (ijk, span shift, counts, lists, sd, flat)
         for lev in range(1, self.level + 1):
             last = lev == self.level
             size = size0 / (1 << lev)
@@ -771,12 +780,17 @@ class SurfaceIndex:
                 chunks.append((s, e))
                 s = e
 
-            def refine(se, ijk=ijk, counts=counts, lists=lists, offsets=offsets, size=size, r=r, last=last):
+            # cells this deep become leaves here (only for a closed mesh: "deep" is inside)
+            coarse = (COARSE_DEPTH * size if self.closed and not last and self.level - lev <= COARSE_LEVELS
+                      else None)
+
+            def refine(se, ijk=ijk, counts=counts, lists=lists, offsets=offsets, size=size, r=r, last=last,
+                       coarse=coarse):
                 s, e = se
                 if tick is not None:
                     tick()
                 return self._refine(ijk[s:e], counts[s:e], lists[offsets[s]:offsets[e]], corner, size, r,
-                                    band, last, regions if last else None)
+                                    band, last, regions if last or coarse is not None else None, coarse)
 
             # the chunks are independent and NumPy releases the GIL in its loops
             workers = min(len(chunks), BUILD_THREADS)
@@ -791,9 +805,33 @@ class SurfaceIndex:
             sd = np.concatenate([x[3] for x in parts])
             offsets = np.zeros(len(cnt) + 1, dtype=np.int64)
             np.cumsum(cnt, out=offsets[1:])
+            if not last:
+                # the leaves made at this level, in the finest level's coordinates
+                leaf = np.concatenate([x[4] for x in parts])
+                if leaf.any():
+                    shift = self.level - lev
+                    done.append((ijk[leaf] << shift, np.full(int(leaf.sum()), shift, np.int8), cnt[leaf],
+                                 lists[_ranges(offsets[:-1][leaf], cnt[leaf])], sd[leaf],
+                                 np.concatenate([x[5] for x in parts])[leaf]))
+                    go = ~leaf
+                    ijk, sd, lists, cnt = ijk[go], sd[go], lists[_ranges(offsets[:-1][go], cnt[go])], cnt[go]
+                    offsets = np.zeros(len(cnt) + 1, dtype=np.int64)
+                    np.cumsum(cnt, out=offsets[1:])
+            else:
+                flat = np.concatenate([x[4] for x in parts])
             if len(ijk) == 0:
-                return ijk, offsets, lists.astype(np.int32), sd, np.zeros(0, dtype=np.int64)
-        flat = np.concatenate([x[4] for x in parts])
+                flat = np.zeros(0, dtype=np.int64)
+                break
+        self.spans = np.zeros(len(ijk), np.int8)
+        if done:
+            ijk = np.concatenate([ijk] + [x[0] for x in done])
+            self.spans = np.concatenate([self.spans] + [x[1] for x in done])
+            cnt = np.concatenate([cnt] + [x[2] for x in done])
+            lists = np.concatenate([lists] + [x[3] for x in done])
+            sd = np.concatenate([sd] + [x[4] for x in done])
+            flat = np.concatenate([flat] + [x[5] for x in done])
+            offsets = np.zeros(len(cnt) + 1, dtype=np.int64)
+            np.cumsum(cnt, out=offsets[1:])
         # the leaves in Z-curve order, as the triangles: a query's points sorted
         # by cell then walk the cells' lists and the triangles nearly in memory order
         # (the octree gives its children corner-major, cells far apart in space next to each other)
@@ -802,9 +840,10 @@ class SurfaceIndex:
         lists = lists[_ranges(offsets[:-1][o], cnt)]
         offsets = np.zeros(len(cnt) + 1, dtype=np.int64)
         np.cumsum(cnt, out=offsets[1:])
+        self.spans = self.spans[o]
         return ijk[o], offsets, lists.astype(np.int32), sd[o], flat[o]
 
-    def _refine(self, pijk, pc, plist, corner, size, r, band, last, regions=None):
+    def _refine(self, pijk, pc, plist, corner, size, r, band, last, regions=None, coarse=None):
         """Split parents into 8 children each; keep the children that can hold contacts, with their lists.
 
         Arrays of shape (8, P) pair each child corner with each entry of its
@@ -812,7 +851,9 @@ class SurfaceIndex:
         triangles' data is gathered once per entry, not once per child.
         Children come out corner-major (child ``k * n_parents + j``).
         Returns the kept children's coordinates, list lengths, lists and
-        centres' signed distances.
+        centres' signed distances; at the last level their flat triangles
+        (:meth:`flat_cells`), at the others which of them are leaves already
+        (those whose centre is deeper than ``coarse``, m) and their flat triangles.
 
         A child keeps triangle T when a lower bound of T's distance to the
         child's box is at most ``U``, an upper bound of the distance to the
@@ -871,11 +912,14 @@ class SurfaceIndex:
         u = cl.distance
         sd = np.where(cl.inside, -u, u)
         keep = (sd < r) & (sd >= -(band + r))
+        # the children whose lists are final here: every kept one at the last level, else the deep ones
+        final = keep if last else (keep & (sd < -coarse) if coarse is not None else np.zeros(nc, bool))
+        finals = bool(final.any())
         # U: the farthest corner's distance to T*
         kc = np.flatnonzero(keep)
         cor = (ccentre[kc, None, :] + 0.5 * (2 * corner[None, :, :] - 1) * size).reshape(-1, 3)
         dc = pair_distance2(tris, cor[:, 0], cor[:, 1], cor[:, 2], np.repeat(tstar[kc], 8))
-        U = np.full(nc, -1.0)
+        U = np.full(nc, -np.inf)        # (a child not kept gets no entries)
         U[kc] = np.sqrt(np.maximum(dc.reshape(-1, 8).max(axis=1), 0.0)) * (1.0 + 1e-9) + eps
         Up = np.repeat(U.reshape(8, npar), pc, axis=1)                # (8, P)
         # lower bounds of the distance from T to the child's box: from the
@@ -885,7 +929,7 @@ class SurfaceIndex:
         plane -= hb[None, :]
         low_b = dist - (rho + r)[None, :]
         np.maximum(low_b, plane, out=low_b)
-        if last:
+        if finals:
             # the leaves' lists are kept: also the distance between the box and T's box
             gap2 = np.zeros_like(dist)
             for k, (pmin, pmax, pc_k) in enumerate(((tris.minx, tris.maxx, ex), (tris.miny, tris.maxy, ey),
@@ -899,7 +943,7 @@ class SurfaceIndex:
             np.maximum(low_b, gap2, out=low_b)
             del gap2
         ok = low_b <= Up
-        if last:
+        if finals:
             # where the cheap bounds cannot decide, use the exact centre distance
             uk, ue = np.nonzero(ok & (dist - r > Up))
             if len(uk):
@@ -907,26 +951,26 @@ class SurfaceIndex:
                 du = np.sqrt(np.maximum(pair_distance2(tris, q[:, 0], q[:, 1], q[:, 2], t[ue]), 0.0))
                 ok[uk, ue] = du - r <= Up[uk, ue]
         ok_k, ok_e = np.nonzero(ok)
-        flat = None
-        if regions is not None and len(ok_k):
-            # and only the triangles that can hold the closest point of a point of the cell
-            bits = regions.near(ccentre[ok_k * npar + owner[ok_e]], 0.5 * size * (1.0 + 1e-9), t[ok_e],
-                                self.margin)
-            near = np.flatnonzero(bits)
-            ok_k, ok_e, bits = ok_k[near], ok_e[near], bits[near]
-            if last:
-                child = ok_k * npar + owner[ok_e]          # sorted: np.nonzero goes corner-major
+        child = ok_k * npar + owner[ok_e]                  # sorted: np.nonzero goes corner-major
+        flat = np.full(nc, -1, dtype=np.int64)
+        if finals and len(child):
+            fin = np.flatnonzero(final[child])             # the entries of the leaves
+            if regions is not None:
+                # only the triangles that can hold the closest point of a point of the cell
+                bits = regions.near(ccentre[child[fin]], 0.5 * size * (1.0 + 1e-9), t[ok_e[fin]], self.margin)
+                entry = np.ones(len(child), bool)
+                entry[fin[bits == 0]] = False
+                fin, bits = fin[bits != 0], bits[bits != 0]
                 # flatness needs every triangle that ties, so it is decided before the cover
-                flat = self._flat_lists(child, t[ok_e], nc)
-                use = regions.cover(child, t[ok_e], bits)
-                ok_k, ok_e = ok_k[use], ok_e[use]
-        child = ok_k * npar + owner[ok_e]
+                flat = self._flat_lists(child[fin], t[ok_e[fin]], nc)
+                entry[fin[~regions.cover(child[fin], t[ok_e[fin]], bits)]] = False
+                child, ok_e = child[entry], ok_e[entry]
+            else:
+                flat = self._flat_lists(child[fin], t[ok_e[fin]], nc)
         counts = np.bincount(child, minlength=nc)
         if last:
-            if flat is None:
-                flat = self._flat_lists(child, t[ok_e], nc)
             return cijk[keep], counts[keep], t[ok_e], sd[keep], flat[keep]
-        return cijk[keep], counts[keep], t[ok_e], sd[keep]
+        return cijk[keep], counts[keep], t[ok_e], sd[keep], final[keep], flat[keep]
 
     def _flat_lists(self, cell: np.ndarray, t: np.ndarray, n: int) -> np.ndarray:
         """Per cell (of ``n``; ``cell`` sorted, with triangles ``t``): a listed triangle
@@ -965,7 +1009,16 @@ class SurfaceIndex:
         loc = ijk & (bs - 1)
         lkey = (loc[:, 0] * bs + loc[:, 1]) * bs + loc[:, 2]
         self.cell_of = np.full((len(ukeys), bs ** 3), -1, dtype=np.int32)
-        self.cell_of[binv, lkey] = np.arange(len(ijk), dtype=np.int32)
+        ids = np.arange(len(ijk), dtype=np.int32)
+        for shift in np.unique(self.spans):
+            # a leaf above the finest level fills its cube of finest cells (within one block:
+            # its size is at most a block's, and its corner a multiple of it)
+            n = 1 << int(shift)
+            sel = np.flatnonzero(self.spans == shift)
+            d = np.arange(n)
+            cube = ((d[:, None, None] * bs + d[None, :, None]) * bs + d[None, None, :]).ravel()
+            self.cell_of[np.repeat(binv[sel], len(cube)), (lkey[sel, None] + cube[None, :]).ravel()] = \
+                np.repeat(ids[sel], len(cube))
         self.n_blocks = len(ukeys)
 
     @property

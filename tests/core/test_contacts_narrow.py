@@ -384,3 +384,50 @@ def test_region_bounds_shorten_the_lists_without_changing_a_contact(monkeypatch)
     np.testing.assert_array_equal(a.index, b.index)
     np.testing.assert_array_equal(a.depth, b.depth)
     np.testing.assert_array_equal(a.normal, b.normal)
+
+
+@pytest.mark.parametrize("shape", ["ball", "torus", "fine_box", "gear"])
+def test_a_deep_band_has_coarser_cells_deep_inside_and_the_same_answers(shape, monkeypatch):
+    # a thick part's band reaches a tenth of its thickness deep: deep inside it the
+    # cells are leaves one or two levels above the finest (a cube of 8 or 64 finest
+    # cells in the look-up), so that the index holds fewer cells and builds faster.
+    # The answers are those of brute force, and of the index with finest cells only
+    from core.contacts import distance
+    v, f, method = _shape(shape)
+    g = prepare_geometry(v, f, method, name=shape)
+    h = g.cell_size()
+    band = 5.0 * h
+    tris = g.triangles
+    index = distance.SurfaceIndex(tris, g.lo, g.hi, band, g.cell_size(band))
+    monkeypatch.setattr(distance, "COARSE_LEVELS", 0)
+    fine = distance.SurfaceIndex(tris, g.lo, g.hi, band, g.cell_size(band))
+    assert index.spans.max() >= 1 and fine.spans.max() == 0
+    assert index.n_cells < fine.n_cells
+    rng = np.random.default_rng(23)
+    base = g.vertices[rng.integers(0, len(g.vertices), 4000)]
+    p = np.concatenate([base + rng.normal(scale=band, size=base.shape),
+                        rng.uniform(g.lo - 1e-3, g.hi + 1e-3, size=(4000, 3))])
+    _, cl = closest_points_brute(tris, p)
+    want = np.flatnonzero(cl.inside & (cl.distance > 0) & (cl.distance <= band))
+    deep = index.cells(p[want])
+    assert np.any(index.spans[deep[deep >= 0]] > 0)        # not vacuous: points in coarse cells
+    for idx in (index, fine):
+        got = idx.query(p, band, clearance=True)
+        np.testing.assert_array_equal(got.index, want)
+        np.testing.assert_allclose(got.depth, cl.distance[want], rtol=0, atol=ROUND)
+        np.testing.assert_allclose(got.normal, fine.query(p, band).normal, rtol=0, atol=1e-12)
+    # the no-contact radii hold too: no point within one of a point's is a contact
+    c = index.query(p, band, clearance=True).clearance
+    some = np.flatnonzero(c > 0)[::4]
+    d = rng.normal(size=(8, len(some), 3))
+    d /= np.linalg.norm(d, axis=2)[..., None]
+    _, moved = closest_points_brute(tris, (p[some] + d * c[some, None]).reshape(-1, 3))
+    assert not np.any(moved.inside & (moved.distance > 0) & (moved.distance <= band))
+    # every listed cell's nearest triangle is a nearest one of each of its points
+    cell = index.cells(p)
+    q, cell = p[cell >= 0], cell[cell >= 0]
+    counts = index.counts[cell]
+    listed = np.concatenate([index.lists[index.offsets[c]:index.offsets[c + 1]] for c in cell]).astype(np.intp)
+    d = tris.closest(np.repeat(q, counts, axis=0), listed).distance
+    np.testing.assert_allclose(np.minimum.reduceat(d, np.cumsum(counts) - counts),
+                               cl.distance[np.flatnonzero(index.cells(p) >= 0)], rtol=0, atol=ROUND)
