@@ -206,9 +206,9 @@ class ContactSet:
 
     def prepare(self, tick=None) -> None:
         """Build every pair's surface indices now (see :meth:`ContactPair.prepare`);
-        ``tick(contact, body)`` is called often meanwhile and may raise to stop."""
+        ``tick(contact, body, step)`` is called often meanwhile and may raise to stop."""
         for name, pair in zip(self.names, self.pairs):
-            pair.prepare(None if tick is None else (lambda body, name=name: tick(name, body)))
+            pair.prepare(None if tick is None else (lambda body, step, name=name: tick(name, body, step)))
 
     def overlap_issues(self, x, R) -> list:
         """Warnings for parts that start inside each other deeper than their contact's depth

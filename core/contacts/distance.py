@@ -694,8 +694,9 @@ class SurfaceIndex:
         exists): queries then skip points that the cells' centres prove to be
         outside.
     tick : callable, optional
-        Called between the build's chunks of work (each well under a second);
-        it may raise to abandon the build.
+        Called between the build's chunks of work (each well under a second)
+        with the step of the build ("step 3 of 8": the octree's levels, the
+        last ones the longest); it may raise to abandon the build.
     """
 
     def __init__(self, tris: TriangleSet, lo, hi, band: float, cell_size: float, closed: bool = True,
@@ -788,7 +789,7 @@ class SurfaceIndex:
                        coarse=coarse):
                 s, e = se
                 if tick is not None:
-                    tick()
+                    tick(f"step {lev} of {self.level}")
                 return self._refine(ijk[s:e], counts[s:e], lists[offsets[s]:offsets[e]], corner, size, r,
                                     band, last, regions if last or coarse is not None else None, coarse)
 

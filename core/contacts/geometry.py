@@ -329,7 +329,7 @@ class ContactGeometry:
 
         An index built for a deeper band serves shallower requests when it is
         at most twice as deep (its query caps the depth at the request).
-        ``tick()`` is called often during a build and may raise to abandon it.
+        ``tick(step)`` is called often during a build (:class:`SurfaceIndex`) and may raise to abandon it.
         """
         band = float(band)
         for b, idx in self._indices.items():

@@ -315,15 +315,16 @@ class ContactPair:
     def prepare(self, tick=None) -> None:
         """Build the targets' surface indices (cached per geometry; seconds for 100k triangles).
 
-        ``tick(name)``, when given, is called often during the build with the name of the body
-        whose index is being built; it may raise to abandon the build.
+        ``tick(name, step)``, when given, is called often during the build with the name of the
+        body whose index is being built and the build's step; it may raise to abandon the build.
         """
         geoms = (self.geom_i, self.geom_j)
         for p in self.penetrators:
             if p in self._index:
                 continue
             target, name = geoms[1 - p], self.names[1 - p]
-            index = target.surface_index(self.depth_limit, tick=None if tick is None else (lambda: tick(name)))
+            index = target.surface_index(self.depth_limit,
+                                         tick=None if tick is None else (lambda step: tick(name, step)))
             if index.closed:
                 n = len(geoms[p].vertices)
                 self._clear[p] = (np.zeros((n, 3)), np.full(n, -1.0))

@@ -467,14 +467,15 @@ class _Run:
                                                              "preparing the contact meshes")))
         return self.cancel_asked
 
-    def preparing(self, contact, body):
-        """Progress while contact geometry is prepared (before the first step); may cancel."""
+    def preparing(self, contact, body, step):
+        """Progress while contact geometry is prepared (before the first step), with the build's
+        ``step`` ("step 3 of 8": a long build shows a line per step in a log); may cancel."""
         now = time.perf_counter()
         if self.progress is None or now - self.last_report < _PROGRESS_INTERVAL:
             return
         self.last_report = now
         info = Progress(0.0, 0.0, 0, now - self.start,
-                        f"preparing the geometry of body {body!r} for contact {contact!r}")
+                        f"preparing the geometry of body {body!r} for contact {contact!r} ({step})")
         if _stop(self.progress(info)):
             raise _Cancelled()
 
