@@ -211,6 +211,9 @@ _CONTACT_CHECK_EVERY = 200
 #: ... and the least ω h of the contact's oscillation at which it is what holds them (explicit
 #: methods step at ω h of 3-6 on a stiff mode, the implicit ones resolve its period at 0.1-1)
 _CONTACT_PACES = 0.05
+#: ... and the ω h below which a touching contact's own time scales cannot explain the steps
+#: (1000 times shorter): its force is likely discontinuous, chased by the error control
+_CONTACT_TIE_PACES = 5e-5
 #: BDF keeps the Jacobian of a step's start through its Newton iteration. In world axes a part
 #: spinning at ω turns that Jacobian, of norm about the fastest rate ρ, by ω h over a step, which
 #: leaves the iteration a contraction of about ρ ω h²: on the flyball governor (ρ 2223 1/s mid-run,
@@ -1095,6 +1098,25 @@ class _Run:
                 if best is None or rate > best[0]:
                     best = (rate, cause, int(c), depth, stiffness, m_red, omega, damping, slope, load)
         rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = best
+        if rate * self.step_mean < _CONTACT_TIE_PACES:
+            # a thousand times shorter than any of the contacts' own time scales, with parts touching:
+            # likely the direction of a contact force switching to and fro between tied faces
+            self.contact_warned = True
+            name = contacts.names[c]
+            self.note = f"steps of {self.step_mean:.2g} s while contact {name!r} touches"
+            self.warnings.append(Issue(
+                "warning", "contact-crawl", f"contact '{name}'",
+                f"{self.s.integrator} has shrunk its steps to about {self.step_mean:.2g} s while the contact "
+                f"touches, which leaves some {left:.2g} steps to the end of this {t_end:g} s run; that is "
+                f"{1.0 / (rate * self.step_mean):.2g} times shorter than the contact's own fastest time scale "
+                f"(its {cause}), so its force's direction likely switches to and fro: two meshes meeting vertex "
+                "on vertex head on (two spheres of one mesh lined up along an axis), where the nearest face "
+                "of a vertex changes across the planes in which faces tie",
+                "Turn one of the parts a little, or use RK45, Radau or the stepper, which pass such a tie."))
+            for w in self.warnings[self.logged:]:
+                log.warning("%s", w)
+            self.logged = len(self.warnings)
+            return
         if rate * self.step_mean < _CONTACT_PACES:
             return    # the steps are far shorter than the contact's time scale: something else sets them
         name = contacts.names[c]

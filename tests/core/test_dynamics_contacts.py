@@ -1036,3 +1036,30 @@ def test_a_contact_change_just_before_a_force_jump_is_located_too():
         r = core.simulate(model)
         assert r.success and r.stats["contact_changes"] == 2, (value, r.stats)
         assert abs(r.velocity[-1, 0, 2] - v) < 1e-5, value
+
+
+def test_a_crawl_at_a_tie_of_faces_is_warned_of_naming_the_contact():
+    """Two free spheres of one mesh lined up along x meet vertex on vertex, head on: inside a
+    faceted part the nearest face of a vertex changes across the planes where faces tie, the two
+    vertices' forces turn the parts about the tie by round-off, and DOP853 at rtol 1e-9 chased the
+    switch with steps of 1e-11 s and less, without a word. Steps a thousand times shorter than any of
+    the touching contact's own time scales are now warned of, naming it and what to do (the run is
+    cancelled here as soon as the progress shows it)."""
+    R = 20.0
+    model = Model(
+        bodies=(Body(name="A", geometry=Sphere(radius=R, subdivisions=3), mass=1.0, position=(-R - 0.5, 0, 0),
+                     velocity=(500.0, 0, 0)),
+                Body(name="B", geometry=Sphere(radius=R, subdivisions=3), mass=2.0, position=(R + 0.5, 0, 0),
+                     velocity=(-300.0, 0, 0))),
+        contacts=(Contact(name="C", body_i="A", body_j="B", stiffness=2000.0, damping=0.0, max_penetration=0.05),),
+        settings=SolverSettings(end_time=0.005, output_rate=20000, gravity=(0, 0, 0), rtol=1e-9, atol=1e-12))
+    notes = []
+
+    def progress(info):
+        notes.append(info.note)
+        return "while contact 'C' touches" not in info.note and info.wall_time < 120.0
+    r = core.simulate(model, progress=progress)
+    assert r.status == "cancelled" and r.t[-1] == pytest.approx(0.00125)
+    (warning,) = [w for w in r.warnings if "has shrunk its steps" in w]
+    assert warning.startswith("contact 'C': DOP853 has shrunk its steps to about ")
+    assert "two meshes meeting vertex on vertex" in warning and "Turn one of the parts a little" in warning
