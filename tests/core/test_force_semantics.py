@@ -429,6 +429,14 @@ def test_bushing_rotation_vector_from_quaternions_matches_the_axes():
                                    atol=1e-14)
 
 
+def _pushed_body(value, integrator):
+    """A free 1 kg body, no gravity, pushed along z by the force ``value`` (N) for 1 s at 24 frames/s."""
+    return Model(bodies=(Body(name="b", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0)),),
+                 frames=(Frame(name="a", body="b"),),
+                 forces=(Force(name="F", body="b", frame="a", value=value, direction="space_fixed"),),
+                 settings=SolverSettings(end_time=1.0, output_rate=24, gravity=(0, 0, 0), integrator=integrator))
+
+
 @pytest.mark.parametrize("integrator", ["DOP853", "RK45", "Radau", "BDF", "LSODA"])
 def test_a_short_force_pulse_between_long_steps_is_felt_in_full(integrator):
     """A free 1 kg body, no gravity, pushed by 100 N for 10 ms (if(abs(t-0.52)-0.005; 100; 0)),
@@ -438,11 +446,7 @@ def test_a_short_force_pulse_between_long_steps_is_felt_in_full(integrator):
     formula (found on the formula scan's grid) and go on from its far side. 1e-9 relative: the
     motion between the jumps is a polynomial of degree 2, exact for each method."""
     for value, speed in (("if(abs(t-0.52)-0.005; 100; 0)", 1000.0), ("if(abs(t-0.505)-0.002; 1e6; 0)", 4e6)):
-        m = Model(bodies=(Body(name="b", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0)),),
-                  frames=(Frame(name="a", body="b"),),
-                  forces=(Force(name="F", body="b", frame="a", value=value, direction="space_fixed"),),
-                  settings=SolverSettings(end_time=1.0, output_rate=24, gravity=(0, 0, 0), integrator=integrator))
-        r = core.simulate(m)
+        r = core.simulate(_pushed_body(value, integrator))
         assert r.success, r.message
         assert r.velocity[-1, 0, 2] * 1e3 == pytest.approx(speed, rel=1e-9)
         assert r.position[-1, 0, 2] * 1e3 == pytest.approx(speed * (1.0 - (0.52 if speed == 1000.0 else 0.505)),
@@ -457,11 +461,7 @@ def test_forces_that_switch_at_the_start_and_at_the_end_time_itself_are_exact(in
     stage took 40 N (DOP853 5.3e-7 m/s over). The run now starts from the far side of a jump at
     t = 0 and stops a hair before one on the end time: both impulses (10 and 15 N·s) to round-off."""
     for value, speed in (("10*np.heaviside(t; 0)", 10.0), ("10*np.floor(4*t)", 15.0)):
-        m = Model(bodies=(Body(name="b", mass=1.0, inertia=(1e3, 1e3, 1e3, 0, 0, 0)),),
-                  frames=(Frame(name="a", body="b"),),
-                  forces=(Force(name="F", body="b", frame="a", value=value, direction="space_fixed"),),
-                  settings=SolverSettings(end_time=1.0, output_rate=24, gravity=(0, 0, 0), integrator=integrator))
-        r = core.simulate(m)
+        r = core.simulate(_pushed_body(value, integrator))
         assert r.success, r.message
         assert len(r.t) == 25 and r.t[-1] == 1.0
         assert r.velocity[-1, 0, 2] == pytest.approx(speed, rel=1e-12), value
