@@ -943,8 +943,7 @@ class _Run:
             t = self.t_out[len(self.states) - 1] if self.states else 0.0
             status, message = "failed", (f"the solution diverged after t = {t:.6g} s (a linear solve met "
                                          f"non-finite values: {exc}); {self.likely_cause()}")
-        for w in self.warnings[self.logged:]:
-            log.warning("%s", w)
+        self.log_pending()
         return self.collect(status, message, redundant, moved)
 
     def fastest_rate(self, y, floor=0.0):
@@ -1061,9 +1060,7 @@ class _Run:
                           "values of what acts on that body.")
         self.warnings.append(issue)
         if log_now:
-            for w in self.warnings[self.logged:]:
-                log.warning("%s", w)
-            self.logged = len(self.warnings)
+            self.log_pending()
 
     def check_contact_steps(self, t, depths):
         """Once a run, while an adaptive method crawls: a warning when a touching contact holds
@@ -1113,9 +1110,7 @@ class _Run:
                 "on vertex head on (two spheres of one mesh lined up along an axis), where the nearest face "
                 "of a vertex changes across the planes in which faces tie",
                 "Turn one of the parts a little, or use RK45, Radau or the stepper, which pass such a tie."))
-            for w in self.warnings[self.logged:]:
-                log.warning("%s", w)
-            self.logged = len(self.warnings)
+            self.log_pending()
             return
         if rate * self.step_mean < _CONTACT_PACES:
             return    # the steps are far shorter than the contact's time scale: something else sets them
@@ -1151,6 +1146,10 @@ class _Run:
                     "takes friction implicitly.")
         issue = Issue("warning", "contact-too-stiff", f"contact '{name}'", text, hint)
         self.warnings.append(issue)
+        self.log_pending()
+
+    def log_pending(self):
+        """Log the warnings not logged yet, now (a problem found mid-run: the user can cancel and mend it)."""
         for w in self.warnings[self.logged:]:
             log.warning("%s", w)
         self.logged = len(self.warnings)
