@@ -298,8 +298,11 @@ def _carry_users_keys(obj, baked):
     anim = obj.animation_data
     target = slot_fcurves(anim)
     own = {(fc.data_path, fc.array_index): fc for fc in target} if target is not None else {}
-    changed = [fc for fc in users if not (own.get((fc.data_path, fc.array_index)) is not None
-                                           and same_keys(own[(fc.data_path, fc.array_index)], fc))]
+
+    def kept(fc):
+        old = own.get((fc.data_path, fc.array_index))
+        return old is not None and same_keys(old, fc)
+    changed = [fc for fc in users if not kept(fc)]
     if not changed:
         return
     if target is None:
