@@ -54,15 +54,8 @@ def new_action_fcurves(scene, obj, name):
     """A new tagged action assigned to ``obj``; returns its fcurve collection."""
     action = tagged(bpy.data.actions.new(name), scene)
     anim = obj.animation_data or obj.animation_data_create()
-    if hasattr(action, "layers"):
-        # Blender 4.4+: slotted actions; 5.0 has no other way
-        slot = action.slots.new(id_type="OBJECT", name=obj.name)
-        anim.action = action
-        anim.action_slot = slot
-        strip = action.layers.new("MBD").strips.new(type="KEYFRAME")
-        return strip.channelbag(slot, ensure=True).fcurves
-    anim.action = action  # 4.2–4.3: legacy actions
-    return action.fcurves
+    anim.action = action    # (Blender 4.4+: slotted actions, 5.0 has no other way; 4.2–4.3 legacy ones)
+    return slot_fcurves(anim, ensure=True, layer="MBD")
 
 
 def over_own_action_fcurves(scene, obj, name, replaced):
@@ -75,18 +68,12 @@ def over_own_action_fcurves(scene, obj, name, replaced):
         return new_action_fcurves(scene, obj, name)
     action = tagged(own.copy(), scene)
     action.name = name
+    identifier = anim.action_slot.identifier if getattr(anim, "action_slot", None) else ""
+    anim.action = action
     if hasattr(action, "layers"):
-        identifier = anim.action_slot.identifier if anim.action_slot else ""
-        slot = next((s for s in action.slots if s.identifier == identifier), None) \
-            or action.slots.new(id_type="OBJECT", name=obj.name)
-        anim.action = action
-        anim.action_slot = slot
-        layer = action.layers[0] if len(action.layers) else action.layers.new("MBD")
-        strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type="KEYFRAME")
-        fcurves = strip.channelbag(slot, ensure=True).fcurves
-    else:
-        anim.action = action
-        fcurves = action.fcurves
+        # the copy's slot of the one the object used (a new slot when there is none)
+        anim.action_slot = next((s for s in action.slots if s.identifier == identifier), None)
+    fcurves = slot_fcurves(anim, ensure=True, layer="MBD")
     for fc in [fc for fc in fcurves if fc.data_path in replaced]:
         fcurves.remove(fc)
     return fcurves
@@ -128,10 +115,10 @@ def _new_fcurve(fcurves, data_path, index, group=""):
     return fc
 
 
-def slot_fcurves(anim, ensure=False):
+def slot_fcurves(anim, ensure=False, layer="Layer"):
     """The fcurves that animate ``anim``'s owner in its assigned action: its slot's channelbag
-    (Blender 4.4+) or the action's own (4.2–4.3); with ``ensure`` the slot, layer, strip and
-    channelbag are made when missing. None without an action, or without them and not ``ensure``."""
+    (Blender 4.4+) or the action's own (4.2–4.3); with ``ensure`` the slot, layer (named ``layer``),
+    strip and channelbag are made when missing. None without an action, or without them and not ``ensure``."""
     action = anim.action if anim is not None else None
     if action is None:
         return None
@@ -146,13 +133,13 @@ def slot_fcurves(anim, ensure=False):
     if not len(action.layers):
         if not ensure:
             return None
-        action.layers.new("Layer")
-    layer = action.layers[0]
-    if not len(layer.strips):
+        action.layers.new(layer)
+    strips = action.layers[0].strips
+    if not len(strips):
         if not ensure:
             return None
-        layer.strips.new(type="KEYFRAME")
-    bag = layer.strips[0].channelbag(slot, ensure=ensure)
+        strips.new(type="KEYFRAME")
+    bag = strips[0].channelbag(slot, ensure=ensure)
     return bag.fcurves if bag is not None else None
 
 
