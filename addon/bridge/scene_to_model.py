@@ -636,7 +636,12 @@ def solver_settings(scene, out: _Collector):
             f"frames {scene.frame_start}..{scene.frame_end} hold no time to simulate",
             "Set End after Start (Output properties > Frame Range), or switch Use Scene Range off in the "
             "Solver panel.")])
+    output_rate = fps if s.use_scene_fps else typed(s.output_rate)
     end_time = (scene.frame_end - scene.frame_start) / fps if s.use_scene_range else typed(s.end_time)
+    if s.use_scene_range and not s.use_scene_fps and output_rate > 0:
+        # output frames fall at multiples of 1/output_rate: run on to the first one at or past the
+        # scene's last frame, or the bake would have no state to key that frame with
+        end_time = math.ceil(end_time * output_rate - 1e-9) / output_rate
     if s.use_scene_gravity:
         # Blender keeps scene gravity in scene units per s² (its own rigid
         # bodies read it so), hence the unit scale
@@ -649,7 +654,7 @@ def solver_settings(scene, out: _Collector):
     fixed = s.integrator in core.model.spec.FIXED_STEP_INTEGRATORS
     stepper = s.integrator == "stepper"
     return core.model.spec.SolverSettings(
-        integrator=s.integrator, end_time=end_time, output_rate=fps if s.use_scene_fps else typed(s.output_rate),
+        integrator=s.integrator, end_time=end_time, output_rate=output_rate,
         rtol=default.rtol if fixed else typed(s.rtol), atol=default.atol if fixed else typed(s.atol),
         step=typed(s.step) if fixed else default.step,
         max_step=typed(s.max_step) if s.use_max_step and not fixed else None,

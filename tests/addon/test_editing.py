@@ -54,6 +54,28 @@ def test_output_rate_other_than_the_frame_rate_is_resampled(addon):
     np.testing.assert_allclose(ms.sampled(bob, "location", range(1, 26)), res.position[::2, 0], atol=1e-6)
 
 
+def test_the_last_scene_frame_is_keyed_when_the_output_rate_misses_it(addon):
+    """Frames 10..70 at 30/1.001 fps end at 2.002 s, between two 100 Hz samples: the run stopped at
+    2.00 s and the bake left frame 70 unkeyed, holding frame 69's pose. The run now goes on to the
+    next sample (2.01 s) and the last frame is interpolated like the others."""
+    import pytest
+    from addon import runner
+    scene, bob = ms.pendulum()
+    scene.render.fps, scene.render.fps_base = 30, 1.001
+    scene.frame_start, scene.frame_end = 10, 70
+    scene.mbd.solver.use_scene_fps, scene.mbd.solver.output_rate = False, 100.0
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = runner.RESULTS[runner.key(scene)].results
+    assert res.t[-1] == pytest.approx(2.01)
+    frames = np.arange(10, 71)
+    times = (frames - 10) * 1.001 / 30
+    want = np.stack([np.interp(times, res.t, res.position[:, 0, a]) for a in range(3)], axis=1)
+    # in m; the bob moves up to 0.15 m a frame, and linear interpolation of 10 ms samples is within
+    # v² dt² / (8 L) = 2e-4 m of the bake's
+    np.testing.assert_allclose(ms.sampled(bob, "location", frames), want, atol=1e-3)
+    assert ms.sampled(bob, "location", [70])[0] != pytest.approx(ms.sampled(bob, "location", [69])[0])
+
+
 def test_export_csv_reports_an_unwritable_path(addon, tmp_path):
     import pytest
     ms.pendulum()
