@@ -311,7 +311,8 @@ class _Run:
             Progress(0.0, 0.0, 0, 0.0, "preparing the contact meshes"))))
         self.sys = System(cm, self.stop_preparing)
         self.warnings = list(cm.warnings) + self.sys.contacts.issues
-        self.t_out = np.arange(self.s.frame_count()) * (1.0 / self.s.output_rate)
+        # k / rate, not k * (1 / rate): frame times as a reader writes them (0.075, not 0.07500000000000001)
+        self.t_out = np.arange(self.s.frame_count()) / self.s.output_rate
         self.states: list[np.ndarray] = []
         self.n_eval = 0
         self.n_jac = 0

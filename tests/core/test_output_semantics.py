@@ -461,3 +461,21 @@ def test_the_springs_come_in_the_models_order():
     assert list(r.spring_is_rotational) == [True, False, True]
     assert r.spring_force[0, 1] == pytest.approx(2.0 * (10.0 - 4.0))      # N: 2 N/mm x 6 mm stretched
     assert r.spring_force[0, 0] == 0.0 and r.spring_force[0, 2] == 0.0
+
+
+def test_the_csv_time_column_holds_the_frame_times_as_written_and_every_row(tmp_path, monkeypatch):
+    """Frame k is at k / rate: k * (1 / rate) wrote 0.07500000000000001 s for frame 3 at 40 Hz (79 of
+    241 rows at 24 fps), which a join on time with another table misses. The rows are written a
+    block at a time (here 7, so the table spans several blocks); the file has each row once."""
+    import core.results
+    res = core.simulate(_pendulum(end=6.0, rate=40))
+    assert res.success, res.message
+    np.testing.assert_array_equal(res.t, np.arange(241) / 40)
+    monkeypatch.setattr(core.results, "CSV_BLOCK_ROWS", 7)
+    res.to_csv(tmp_path / "t.csv")
+    rows = list(csv.reader((tmp_path / "t.csv").open(encoding="utf-8")))
+    assert [r[0] for r in rows[1:5]] == ["0.0", "0.025", "0.05", "0.075"]
+    data = np.array(rows[1:], float)
+    assert len(data) == 241
+    np.testing.assert_array_equal(data[:, 0], res.t)
+    np.testing.assert_allclose(data[:, 1], res.position[:, 0, 0] * 1e3, rtol=1e-15)   # bob.position.x, mm
