@@ -117,6 +117,7 @@ def compile_expression(text: str, *, base_dir: str | os.PathLike | None = None,
             tree = ast.parse(body, mode="eval")
     except SyntaxError as exc:
         index = min(max((exc.offset or len(body) + 1) - 1, 0), len(body) - 1)
+        _number_then_word(text, origin[index])
         raise ExpressionError(exc.msg, text, origin[index] + 1) from None
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         raise ExpressionError(f"cannot parse the formula: {exc}", text, 1) from None
@@ -128,6 +129,32 @@ def compile_expression(text: str, *, base_dir: str | os.PathLike | None = None,
         return Expression(text, root, tuple(s.path for s in loaded), tuple(s.overshoot for s in loaded if s.overshoot))
     except RecursionError:  # only when called with an almost full Python stack
         raise ExpressionError("formula too complex to compile here", text, 1) from None
+
+
+#: a number directly followed by a word ("5 N", "30deg", "2 t"), Python's "invalid syntax"
+_NUMBER_WORD = re.compile(r"(?<![\w.])((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[ \t]*([^\W\d]\w*|°)")
+
+
+_NO_UNITS = "numbers carry no units here: a formula's value is in the unit the field is in"
+#: names a user may type as a unit ("5*N"): the unknown-name error then says so
+_UNIT_NAMES = {"N", "kN", "mN", "Nm", "Nmm", "mm", "cm", "m", "km", "um", "s", "ms", "min", "h", "kg", "g", "rad",
+               "deg", "degree", "degrees", "rpm", "Hz", "W", "kW", "J", "Pa", "MPa", "GPa", "A", "V", "inch", "ft"}
+
+
+def _number_then_word(text: str, at: int) -> None:
+    """Raise the error that says what to write when the syntax error at index ``at`` of ``text``
+    is a number followed by a word: a unit (numbers carry none) or a missing ``*``."""
+    for m in _NUMBER_WORD.finditer(text):
+        if m.start() <= at <= m.end():
+            number, word = m.groups()
+            if word == "t" or word in CONSTANTS or word in FUNCTIONS or word in ("np", "if", "spline"):
+                call = "(...)" if word in FUNCTIONS or word in ("if", "spline") else ""
+                raise ExpressionError(f"'{m.group(0)}': a number and a name need an operator between them, "
+                                      f"e.g. {number}*{word}{call}", text, m.start(2) + 1)
+            if word in ("deg", "°", "degree", "degrees"):
+                raise ExpressionError(f"'{m.group(0)}': numbers carry no units here, and angles are in rad: "
+                                      f"write np.deg2rad({number})", text, m.start(2) + 1)
+            raise ExpressionError(f"'{m.group(0)}': {_NO_UNITS}; write {number}", text, m.start(2) + 1)
 
 
 def spline_calls(text: str) -> list[tuple[str, int, int]]:
@@ -354,6 +381,8 @@ class _Converter:
             self.fail("'np' must be followed by .<function> or .<constant>", node)
         if name == "spline":
             self.fail("spline must be called as spline(path)", node)
+        if name in _UNIT_NAMES:
+            self.fail(f"unknown name '{name}': {_NO_UNITS}", node)
         self.fail(f"unknown name '{name}'", node)
 
     def _Attribute(self, node: ast.Attribute) -> Node:

@@ -307,6 +307,14 @@ def test_huge_integer_literal_is_inf():
     ("np.interp(t)", 'np.interp cannot be used in a formula: use spline("file") for a table of values', 1),
     ("", "empty formula", 1),
     ("(t + 1", "'(' was never closed", 1),
+    # a unit typed after a number got Python's "invalid syntax" / "invalid decimal literal"
+    ("5 N", "'5 N': numbers carry no units here: a formula's value is in the unit the field is in; write 5", 3),
+    ("if(t-1; 2.5e3 Nmm; 0)", "'2.5e3 Nmm': numbers carry no units here: a formula's value is in the unit the "
+                              "field is in; write 2.5e3", 15),
+    ("sin(30deg)", "'30deg': numbers carry no units here, and angles are in rad: write np.deg2rad(30)", 7),
+    ("5*N", "unknown name 'N': numbers carry no units here: a formula's value is in the unit the field is in", 3),
+    ("2 t", "'2 t': a number and a name need an operator between them, e.g. 2*t", 3),
+    ("3 sin(t)", "'3 sin': a number and a name need an operator between them, e.g. 3*sin(...)", 3),
 ])
 def test_errors_name_the_problem_and_column(text, reason, column):
     with pytest.raises(ExpressionError) as info:
