@@ -17,7 +17,8 @@ import threading
 from dataclasses import replace
 
 from . import Issue, ModelError, SolverError, check, compile_model, load_model, simulate
-from .model.spec import INTEGRATORS
+from .model.spec import INTEGRATORS, SolverSettings
+from .model.validate import unused_settings
 from .units import from_si
 
 #: the settings an option may override: (option, field, type, help)
@@ -74,6 +75,11 @@ def _model(args):
     if unused:
         raise _OptionError([Issue("error", "unused-option", f"option {options[f]}", why, "")
                             for f, why in unused.items()])
+    if "integrator" in given:
+        # the file's settings for its own integrator that this one ignores (RK4 has no rtol): left
+        # as they are, each would be warned of as "not used", with "remove it" as the remedy
+        default = SolverSettings()
+        settings = replace(settings, **{f: getattr(default, f) for f in unused_settings(settings) if f not in given})
     return replace(model, settings=settings)
 
 

@@ -223,7 +223,7 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                   code="unused-field")
 
     settings = getattr(model, "settings", None)     # (a model whose settings failed has none)
-    for field, why in (_unused_settings(settings) if settings is not None else {}).items():
+    for field, why in (unused_settings(settings) if settings is not None else {}).items():
         _warn(issues, f"settings: {field}", f"not used: {why}",
               "Remove it, or choose an integrator that uses it.", code="unused-setting")
 
@@ -232,7 +232,7 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
     return issues
 
 
-def _unused_settings(settings) -> dict[str, str]:
+def unused_settings(settings) -> dict[str, str]:
     """The settings given other than their defaults that the integrator does not use, with why."""
     default = SolverSettings()
     fixed = settings.integrator in FIXED_STEP_INTEGRATORS

@@ -325,7 +325,8 @@ class _Run:
         self.n_interpolated = [0, 0]  # steps holding output times: [Hermite, the integrator's interpolant]
         self.redundant = 0  # redundant constraint rows at t = 0
         self.last_finite = (None, None)  # (t, y) of the last finite state evaluated
-        self.logged = 0  # warnings already logged (a stiff model's are logged before the run)
+        # warnings already logged: the compiled model's, by compile_model (a stiff model's are logged before the run)
+        self.logged = len(cm.warnings)
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
         self.note = ""           # Progress.note
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
@@ -1107,10 +1108,9 @@ class _Run:
                 f"{self.s.integrator} has shrunk its steps to about {self.step_mean:.2g} s while the contact "
                 f"touches, which leaves some {left:.2g} steps to the end of this {t_end:g} s run; that is "
                 f"{1.0 / (rate * self.step_mean):.2g} times shorter than the contact's own fastest time scale "
-                f"(its {cause}), so its force's direction likely switches to and fro: two meshes meeting vertex "
-                "on vertex head on (two spheres of one mesh lined up along an axis), where the nearest face "
-                "of a vertex changes across the planes in which faces tie",
-                "Turn one of the parts a little, or use RK45, Radau or the stepper, which pass such a tie."))
+                f"(its {cause}), so its force likely jumps to and fro: a vertex held where the nearest feature "
+                "of the other part's surface changes",
+                "Turn one of the parts a little, or use another integrator (Radau or the stepper)."))
             self.log_pending()
             return
         if rate * self.step_mean < _CONTACT_PACES:

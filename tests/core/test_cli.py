@@ -98,6 +98,17 @@ def test_options_override_the_files_solver_settings_for_one_run(tiny_pendulum, t
         "0.2 s at 50 frames/s" in r.stdout.splitlines()
 
 
+def test_another_integrator_on_the_command_line_drops_the_files_settings_it_ignores():
+    """examples/pendulum.json sets rtol and atol for DOP853: with --integrator RK4 each was warned of,
+    twice, as "not used ... Remove it", though the option is there to compare integrators without
+    editing the file. RK4 now runs at the defaults of what it ignores, without a word."""
+    for integrator in ("RK4", "stepper"):
+        r = run("simulate", ROOT / "examples" / "pendulum.json", "--integrator", integrator, "--end-time", "0.5")
+        assert r.returncode == 0, r.stderr
+        assert "not used" not in r.stdout + r.stderr
+        assert f"  settings: {integrator} (step 0.001 s), 0.5 s at " in r.stdout
+
+
 def test_bad_setting_options_exit_2_naming_each_option(tiny_pendulum, tmp_path):
     out_csv = tmp_path / "unused.csv"
     r = run("simulate", tiny_pendulum, "--rtol", "-1", "--step", "0", "--end-time", "1", "--output-rate", "0.5",

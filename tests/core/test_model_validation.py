@@ -660,6 +660,17 @@ def test_settings_the_integrator_does_not_use_are_warned_of(settings, unused):
     assert all(str(w).count("not used: ") == 1 for w in warned)
 
 
+def test_a_runs_warnings_are_logged_once(caplog):
+    """The compiled model's warnings were logged by the compilation and again by the run."""
+    import logging
+    data = _base()
+    data["settings"] = {"integrator": "RK4", "rtol": 1e-6, "end_time": 0.05}
+    with caplog.at_level(logging.WARNING):
+        core.simulate(model_from_dict(data))
+    logged = [r.getMessage() for r in caplog.records if "not used" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].startswith("settings: rtol: not used")
+
+
 @pytest.mark.parametrize("inertia, warned", [(1e-6, True), (1e-4, True), (0.01, False)])
 def test_a_point_mass_far_from_its_joint_is_warned_of(inertia, warned):
     """A 2 kg bob 500 mm from its hinge given 1e-6 kg·mm²: DOP853 crawled for minutes, unwarned."""
