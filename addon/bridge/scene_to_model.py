@@ -16,6 +16,7 @@ the field; all are collected before :class:`SceneError` is raised.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -201,6 +202,31 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
     return verts[used] * np.array(scale) * scale_mm, tris
 
 
+def _in_panel_words(issue):
+    """A core issue with the model file's field names (``frame_j``, ``max_penetration``) put as the
+    panel's labels ("Frame J", "Max Penetration"), so one message does not name a field two ways."""
+    from .. import properties
+    groups = {"body": properties.MBD_PG_object, "settings": properties.MBD_PG_solver,
+              **{word: getattr(properties, f"MBD_PG_{word}") for word in core.model.spec.ELEMENT_WORDS.values()
+                 if hasattr(properties, f"MBD_PG_{word}")}}
+    group = groups.get(issue.path.split(" ", 1)[0].rstrip(":"))
+    if group is None:
+        return issue
+    labels = {p.identifier: p.name for p in group.bl_rna.properties if p.name}
+    # the fields the path names ("contact 'C': stiffness"), and in the text only the names with an
+    # underscore: a plain word (mass, value) reads the same in prose
+    element, _, fields = issue.path.partition(": ")
+    path = element + _ + ", ".join(labels.get(f, f) for f in fields.split(", ")) if fields else issue.path
+    joined = {k: v for k, v in labels.items() if "_" in k}
+    if not joined:
+        return replace(issue, path=path)
+    field = re.compile(r"\b(" + "|".join(map(re.escape, joined)) + r")\b")
+
+    def words(text):
+        return field.sub(lambda m: joined[m.group(1)], text)
+    return replace(issue, path=words(path), message=words(issue.message), hint=words(issue.hint))
+
+
 class _Collector:
     def __init__(self):
         self.problems: list[str] = []
@@ -227,7 +253,7 @@ class _Collector:
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
                                 if "convex_hull" in issue.message else
                                 "A plane or a line cannot be a body: give it a thickness (a Solidify modifier).")
-            (self.problems if issue.severity == "error" else self.warnings).append(str(issue))
+            (self.problems if issue.severity == "error" else self.warnings).append(str(_in_panel_words(issue)))
 
     def build(self, make):
         """``make()`` or None, with the core's field problems collected."""
@@ -492,9 +518,11 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         out.problems.append("scene: no object is marked as a body (Multibody panel > Object > Role)")
     if out.problems:
         raise SceneError(out.problems)
-    # the core's warnings, the gravity's told where Blender keeps it (they go on to the run's)
-    compiled = replace(compiled, warnings=tuple(_gravity_advice(scene, w) if w.code == "implausible-gravity" else w
-                                                for w in compiled.warnings))
+    # the core's warnings in the panel's words, the gravity's told where Blender keeps it (they go on
+    # to the run's)
+    compiled = replace(compiled, warnings=tuple(
+        _in_panel_words(_gravity_advice(scene, w) if w.code == "implausible-gravity" else w)
+        for w in compiled.warnings))
     out.warnings.extend(str(w) for w in compiled.warnings)
     g = float(np.linalg.norm(typed(tuple(scene.gravity))))
     if (scene.mbd.solver.use_scene_gravity and scene.use_gravity and abs(unit - 1000.0) > 1e-6
@@ -619,9 +647,14 @@ def _gravity_advice(scene, issue):
     """The core's implausible-gravity warning, saying where the gravity is set in Blender."""
     if scene.mbd.solver.use_scene_gravity:
         scale = mm_per_unit(scene) / 1000.0
-        return replace(issue, message=issue.message.replace("the gravity is", "the scene gravity is", 1),
-                       hint=f"Blender stores it in scene units per s², so with Unit Scale {scale:g} set Gravity Z "
-                            f"to {-9.81 / scale:g} for 9.81 m/s² (Scene properties > Gravity).")
+        hint = (f"Blender stores it in scene units per s², so with Unit Scale {scale:g} set Gravity Z to "
+                f"{-9.81 / scale:g} for 9.81 m/s² (Scene properties > Gravity)")
+        typed_value = float(np.linalg.norm(typed(tuple(scene.gravity))))
+        if 9700.0 <= typed_value <= 9900.0 and scene.unit_settings.system != "NONE":
+            # 9810 is right for a millimetre scene: the Unit Scale is the slip more likely
+            hint += "; or, for a scene in millimetres, set Unit Scale to 0.001 (Scene properties > Units)"
+        return replace(issue, path="scene: gravity", hint=hint + ".",
+                       message=issue.message.replace("the gravity is", "the scene gravity is", 1))
     return replace(issue, message=issue.message.replace("the gravity is", "the Solver panel's gravity is", 1),
                    hint="It is in mm/s² whatever the scene's units: set Gravity Z to -9810 for 9.81 m/s².")
 

@@ -83,7 +83,10 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
         bj = frame_body(path, "frame_j", fj)
         if bi is False or bj is False:
             return
-        if bi == bj:
+        if fi == fj:
+            _err(issues, f"{path}: frame_j", f"frame_i and frame_j are the same frame {fi!r}; a {what} needs "
+                 "frames on two different bodies", "Pick a frame on the other body for frame_j.", code="same-body")
+        elif bi == bj:
             on = f"body {bi!r}" if bi else "the world"
             _err(issues, f"{path}: frame_j", f"frame {fj!r} is on {on} like frame_i {fi!r}; "
                  f"a {what} needs frames on two different bodies",

@@ -34,7 +34,7 @@ def test_broken_formula_names_the_force_and_field(addon):
     scene, bob = ms.pendulum()
     ms.add_force(scene, bob, "Push", "2 + * t")
     for op in (bpy.ops.mbd.validate, bpy.ops.mbd.simulate, bpy.ops.mbd.bake):
-        fails_unchanged(op, "force 'Push': value", "column")
+        fails_unchanged(op, "force 'Push': Value", "column")
 
 
 def test_joint_without_frame_names_the_joint(addon):
@@ -84,7 +84,7 @@ def test_every_problem_is_reported_at_once(addon):
         scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
     messages = info.value.messages
     assert any(m.startswith("joint 'Hinge': Frame I is not set") for m in messages)
-    assert any(m.startswith("force 'Push': value") for m in messages)
+    assert any(m.startswith("force 'Push': Value") for m in messages)
     assert any(m.startswith("body 'Bob': geometry") for m in messages)
     # the dropped joint is not reported a second time as an unknown reference
     assert len(messages) == 3, messages
@@ -303,7 +303,8 @@ def test_a_zero_or_negative_density_or_mass_is_an_error_not_a_feather(addon, mod
     for value in (0.0, -7850.0):
         setattr(bob.mbd, field, value)
         assert getattr(bob.mbd, field) == 0.0
-        fails_unchanged(bpy.ops.mbd.validate, f"body 'Bob': {field}", "must be greater than 0")
+        label = bob.mbd.bl_rna.properties[field].name          # the panel's label names the field
+        fails_unchanged(bpy.ops.mbd.validate, f"body 'Bob': {label}: must be greater than 0")
 
 
 def test_a_density_in_grams_per_cubic_centimetre_is_warned_about(addon):
@@ -312,17 +313,17 @@ def test_a_density_in_grams_per_cubic_centimetre_is_warned_about(addon):
     bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 7.85
     op = Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
-    (light,) = [text for level, text in op.reports if level == "WARNING" and "density" in text]
-    assert light.startswith("body 'Bob': density: 7.85 kg/m³ is lighter than anything but the lightest foams")
+    (light,) = [text for level, text in op.reports if level == "WARNING" and "Density" in text]
+    assert light.startswith("body 'Bob': Density (kg/m³): 7.85 kg/m³ is lighter than anything but the lightest foams")
 
 
 @pytest.mark.parametrize("panel, value, expected", [
-    (False, -9.81, "settings: gravity: the scene gravity is 0.00981 m/s², which looks like a unit mix-up. "
+    (False, -9.81, "scene: gravity: the scene gravity is 0.00981 m/s², which looks like a unit mix-up. "
                    "Blender stores it in scene units per s², so with Unit Scale 0.001 set Gravity Z to -9810 for "
                    "9.81 m/s² (Scene properties > Gravity)."),
-    (True, -9.81, "settings: gravity: the Solver panel's gravity is 0.00981 m/s², which looks like a unit mix-up. "
+    (True, -9.81, "settings: Gravity (mm/s²): the Solver panel's gravity is 0.00981 m/s², which looks like a unit mix-up. "
                   "It is in mm/s² whatever the scene's units: set Gravity Z to -9810 for 9.81 m/s²."),
-    (True, -9.81e6, "settings: gravity: the Solver panel's gravity is 9810 m/s²"),
+    (True, -9.81e6, "settings: Gravity (mm/s²): the Solver panel's gravity is 9810 m/s²"),
     (True, -9810.0, None), (False, -9810.0, None)], ids=["scene", "panel", "panel_huge", "panel_ok", "scene_ok"])
 def test_gravity_in_the_wrong_units_is_warned_about_where_it_is_set(addon, panel, value, expected):
     """Once only the scene gravity was checked: -9.81 typed into the Solver panel's mm/s² passed."""
@@ -342,6 +343,21 @@ def test_gravity_in_the_wrong_units_is_warned_about_where_it_is_set(addon, panel
         assert len(found) == 1 and found[0].startswith(expected), found
 
 
+def test_a_millimetre_gravity_in_a_metre_scene_also_points_at_the_unit_scale(addon):
+    """Gravity Z -9810 as the tutorial says, but Unit Scale left at 1: the warning said only "set Gravity Z
+    to -9.81", which left a mechanism 1000 times too large; the Unit Scale is the likelier slip."""
+    from addon.operators import MBD_OT_validate
+    scene, _ = ms.pendulum(1.0)
+    scene.mbd.solver.use_scene_gravity = True
+    scene.gravity = (0.0, 0.0, -9810.0)
+    op = Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    (found,) = [text for level, text in op.reports if level == "WARNING" and "gravity" in text]
+    assert found.startswith("scene: gravity: the scene gravity is 9810 m/s²")
+    assert found.endswith("with Unit Scale 1 set Gravity Z to -9.81 for 9.81 m/s² (Scene properties > Gravity); "
+                          "or, for a scene in millimetres, set Unit Scale to 0.001 (Scene properties > Units).")
+
+
 def test_a_frame_under_an_empty_that_is_not_a_body_is_named_with_its_parent(addon):
     """The joint's error said only that the frame is on the world; the user had parented it
     to an empty, believing that enough."""
@@ -354,6 +370,21 @@ def test_a_frame_under_an_empty_that_is_not_a_body_is_named_with_its_parent(addo
     assert "frame 'Loose' is on the world: its parent 'Holder' is not a body" in text
 
 
+def test_the_cores_messages_name_fields_by_the_panels_labels(addon):
+    """A joint between two frames on the world said "joint 'Hinge': frame_j: ... like frame_i ...
+    Put frame_j on the other body." (the model file's names), while a missing one said "Frame J is
+    not set"; the same frame picked twice was "on the world like" itself."""
+    scene, bob = ms.pendulum()
+    joint = scene.mbd.joints["Hinge"]
+    joint.frame_j = scene.objects["Pivot"]
+    text = fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge': Frame J: Frame I and Frame J are the same frame "
+                                                 "'Pivot'", "Pick a frame on the other body for Frame J.")
+    assert "frame_i" not in text and "frame_j" not in text
+    joint.frame_j = ms.frame("Loose", (0.0, 0.0, 0.0))
+    fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge': Frame J: frame 'Loose' is on the world like Frame I "
+                                          "'Pivot'", "Put Frame J on the other body.")
+
+
 @pytest.mark.parametrize("field", ["stiffness", "exponent", "max_penetration", "slip_tolerance_velocity"])
 def test_a_zero_contact_value_is_an_error_naming_the_contact_and_field(addon, field):
     """The panel kept 1e-12 for a 0 typed in (a stiffness of 0 let the ball sink, held up by the
@@ -362,7 +393,8 @@ def test_a_zero_contact_value_is_an_error_naming_the_contact_and_field(addon, fi
     contact = scene.mbd.contacts["Touch"]
     setattr(contact, field, -1.0)
     assert getattr(contact, field) == 0.0
-    fails_unchanged(bpy.ops.mbd.validate, f"contact 'Touch': {field}", "must be greater than 0")
+    label = contact.bl_rna.properties[field].name
+    fails_unchanged(bpy.ops.mbd.validate, f"contact 'Touch': {label}: must be greater than 0")
 
 
 def test_greyed_out_operators_say_why(addon):

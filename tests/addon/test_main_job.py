@@ -135,7 +135,7 @@ def test_an_invalid_model_is_named_and_nothing_is_written(addon, tmp_path, capsy
     out = tmp_path / "out"
     status, _, err = job(capsys, model, "--out", out, *TINY)
     assert status == 1
-    assert "main_job: the model is invalid:\nforce 'Push': value: invalid syntax at column 5" in err
+    assert "main_job: the model is invalid:\nforce 'Push': Value: invalid syntax at column 5" in err
     assert not out.exists()
 
 

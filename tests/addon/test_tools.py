@@ -100,7 +100,7 @@ def test_simulate_blend_fails_clearly_on_a_bad_model(addon, tmp_path):
     bpy.ops.wm.save_as_mainfile(filepath=str(model))
     proc = run(SCRIPT, model, "--bake", "--save", tmp_path / "never.blend")
     assert proc.returncode == 1
-    assert "force 'Push': value" in proc.stderr and "Traceback" not in proc.stderr
+    assert "force 'Push': Value" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "never.blend").exists()
 
 
@@ -395,5 +395,5 @@ def test_simulate_blend_writes_no_model_file_of_a_bad_model(addon, tmp_path):
     blend = tmp_path / "bad.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))
     proc = run(SCRIPT, blend, "--model", tmp_path / "never.json")
-    assert proc.returncode == 1 and "force 'Push': value" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1 and "force 'Push': Value" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "never.json").exists()

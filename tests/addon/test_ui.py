@@ -158,7 +158,7 @@ def test_problems_naming_objects_and_elements(addon):
     assert (p.object, p.group, p.index) == ("Pivot", "joints", 0)
     motion = scene.mbd.motions.add()
     motion.name, motion.joint = "Drive", "Hinge"
-    p = problem(scene, "motion 'Drive': value: invalid syntax at column 3")
+    p = problem(scene, "motion 'Drive': Value: invalid syntax at column 3")
     assert (p.object, p.group, p.index) == ("Pivot", "motions", 0)      # the frame of its joint
     assert problem(scene, "joint 'Nope': x").object == ""
     assert problem(scene, "scene: no object is marked as a body") == \

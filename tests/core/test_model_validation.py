@@ -327,6 +327,17 @@ def test_bad_header_and_group_types():
         model_from_dict([1, 2])
 
 
+def test_a_joint_between_a_frame_and_itself_says_so():
+    """Both frames the same one was "frame 'RF_2' is on body 'arm' like frame_i 'RF_2'"."""
+    data = _base()
+    data["joints"][0]["frame_i"] = data["joints"][0]["frame_j"]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "joint 'hinge': frame_j: frame_i and frame_j are the same frame 'RF_2'; a joint needs frames on two "
+        "different bodies. Pick a frame on the other body for frame_j."]
+
+
 def test_same_body_and_grounded_contacts():
     bodies = (Body(name="a", geometry=Box(size=(1, 1, 1)), fixed=True),
               Body(name="b", geometry=Box(size=(1, 1, 1)), fixed=True),
