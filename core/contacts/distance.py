@@ -401,14 +401,22 @@ def pair_distance2(tris: TriangleSet, px, py, pz, t) -> np.ndarray:
     return np.where(inface, face, best)
 
 
-def _segment_argmin(d2: np.ndarray, counts: np.ndarray, starts: np.ndarray):
-    """Per segment (consecutive runs of ``counts``, all > 0) the min and the index of its first argmin."""
+def _segment_argmin(d2: np.ndarray, counts: np.ndarray, starts: np.ndarray, slack=None):
+    """Per segment (consecutive runs of ``counts``, all > 0) the min and the index of its first argmin;
+    with ``slack`` (a function of the mins) also the number of its entries within ``slack(min)`` of
+    the min."""
     mins = np.minimum.reduceat(d2, starts)
-    hit = np.flatnonzero(d2 <= np.repeat(mins, counts))
+    bound = mins if slack is None else mins + slack(mins)
+    hit = np.flatnonzero(d2 <= np.repeat(bound, counts))
     seg = np.searchsorted(starts, hit, side="right") - 1
+    near = None
+    if slack is not None:
+        near = np.bincount(seg, minlength=len(starts))
+        exact = np.flatnonzero(d2[hit] <= mins[seg])
+        hit, seg = hit[exact], seg[exact]
     first = np.ones(len(hit), dtype=bool)
     first[1:] = seg[1:] != seg[:-1]
-    return mins, hit[first]
+    return (mins, hit[first]) if slack is None else (mins, hit[first], near)
 
 
 def closest_points_brute(tris: TriangleSet, points: np.ndarray) -> tuple[np.ndarray, Closest]:
@@ -1118,20 +1126,22 @@ class SurfaceIndex:
             q, cell, counts = q[o], cell[o], counts[o]
         pq = p[q]
         cl = None
+        # ties: how many listed triangles are as near as the nearest (see _tied_normals)
         if total <= SMALL_BATCH:
-            best, mins, cl = self._nearest_exact(pq, cell, counts)
+            best, mins, ties, cl = self._nearest_exact(pq, cell, counts)
         elif not sort:
-            best, mins = self._nearest(pq, cell, counts)
+            best, mins, ties = self._nearest(pq, cell, counts)
         else:
             best = np.empty(len(q), dtype=np.int64)
             mins = np.empty(len(q))
+            ties = np.empty(len(q), dtype=np.int64)
             # chunks of about QUERY_CHUNK pairs keep the kernel's temporaries in cache
             cum = np.cumsum(counts)
             s = 0
             while s < len(q):
                 base = cum[s - 1] if s > 0 else 0
                 e = max(int(np.searchsorted(cum, base + QUERY_CHUNK, side="right")), s + 1)
-                best[s:e], mins[s:e] = self._nearest(pq[s:e], cell[s:e], counts[s:e])
+                best[s:e], mins[s:e], ties[s:e] = self._nearest(pq[s:e], cell[s:e], counts[s:e])
                 s = e
         # cheap cull before the exact pass: farther than the limit (with round-off margin)
         is_near = mins <= (limit * (1.0 + 1e-9)) ** 2 + 1e-30
@@ -1143,10 +1153,10 @@ class SurfaceIndex:
         if len(near) == 0:
             return _empty_penetration(total, self._rounded(clear))
         if cl is None:
-            q, pq, best = q[near], pq[near], best[near]
+            q, pq, best, cell, ties = q[near], pq[near], best[near], cell[near], ties[near]
             cl = self.tris.closest(pq, best)
         elif len(near) < len(q):
-            q, pq, best, cl = q[near], pq[near], best[near], _subset(cl, near)
+            q, pq, best, cell, ties, cl = q[near], pq[near], best[near], cell[near], ties[near], _subset(cl, near)
         # ties are settled only where they can decide a contact: a point outside
         # by more than SETTLE_MARGIN ties is outside whichever tied feature is
         # taken (each gives the sign of a closest point), so it is no hit anyway
@@ -1161,7 +1171,11 @@ class SurfaceIndex:
         if sort:
             hit = hit[np.argsort(q[hit])]             # results in the order of the query points
         cl = _subset(cl, hit)
-        return Penetration(q[hit], cl.distance, cl.outward_normal(), cl.point, total, self._rounded(clear))
+        normal = cl.outward_normal()
+        tied = np.flatnonzero((ties[hit] > 1) & (cl.feature == FACE))
+        if len(tied):
+            normal[tied] = self._tied_normals(pq[hit[tied]], cell[hit[tied]], normal[tied])
+        return Penetration(q[hit], cl.distance, normal, cl.point, total, self._rounded(clear))
 
     def _rounded(self, clear):
         """No-contact radii less the rounding margin (never negative)."""
@@ -1179,16 +1193,56 @@ class SurfaceIndex:
         """
         t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
         c = self.tris.closest(np.repeat(pq, cnt, axis=0), t)
-        mins, arg = _segment_argmin(c.distance, cnt, np.cumsum(cnt) - cnt)
-        return t[arg], mins * mins, _subset(c, arg)
+        tie = self.tris.tie
+        mins, arg, ties = _segment_argmin(c.distance, cnt, np.cumsum(cnt) - cnt, lambda m: tie)
+        return t[arg], mins * mins, ties, _subset(c, arg)
 
     def _nearest(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
-        """Closest listed triangle and its squared distance for points ``pq`` in cells ``cell``."""
+        """Closest listed triangle, its squared distance and the number of listed triangles within
+        ``tris.tie`` of that distance, for points ``pq`` in cells ``cell``."""
         t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
         d2 = pair_distance2(self.tris, np.repeat(pq[:, 0], cnt), np.repeat(pq[:, 1], cnt),
                             np.repeat(pq[:, 2], cnt), t)
-        mins, arg = _segment_argmin(d2, cnt, np.cumsum(cnt) - cnt)
-        return t[arg], mins
+        tie = self.tris.tie
+
+        def slack(m):
+            # squared distances within (d + tie)² of the min d² (a rounded d² may be a hair below 0,
+            # whose root would leave its point without a nearest triangle)
+            return 2.0 * tie * np.sqrt(np.maximum(m, 0.0)) + tie * tie
+        mins, arg, ties = _segment_argmin(d2, cnt, np.cumsum(cnt) - cnt, slack)
+        return t[arg], mins, ties
+
+    def _tied_normals(self, pq: np.ndarray, cell: np.ndarray, normal: np.ndarray) -> np.ndarray:
+        """Outward normals (k, 3) of contacts ``pq`` (k, 3) inside the target, in cells ``cell``,
+        whose nearest face (normal ``normal``) ties with other listed triangles.
+
+        Where faces of different planes are equally near (within ``tris.tie``),
+        the nearest one is a matter of round-off, and so would be the force's
+        direction: two parts meeting vertex on vertex head on (a vertex of one
+        on the axis of the other's) were pushed off the line of centres by one
+        face's tilt and spun, and an adaptive integrator chased the round-off
+        with ever shorter steps.  Such a contact takes the mean of the tied
+        planes' normals (each plane once, only those turned less than 90° from
+        the nearest face), the symmetric answer.  Off the ties (all but a set
+        of measure zero) the normal stays the nearest face's, the gradient of
+        the depth, so an undamped contact still keeps its energy.  A cell's
+        list holds every triangle nearest to some point of it, ties included.
+        """
+        tris = self.tris
+        cnt = self.counts[cell]
+        t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
+        owner = np.repeat(np.arange(len(cell)), cnt)
+        d = tris.closest(pq[owner], t).distance
+        starts = np.cumsum(cnt) - cnt
+        fn = tris.face_normal[t]
+        tied = np.flatnonzero((d <= np.repeat(np.minimum.reduceat(d, starts) + tris.tie, cnt))
+                              & (np.einsum("ij,ij->i", fn, normal[owner]) > 0.0))
+        # each plane once: a quad's two halves tie on its diagonal
+        plane = np.round(fn[tied] / TIE_FRACTION ** 0.5).astype(np.int64)
+        _, first = np.unique(np.column_stack([owner[tied], plane]), axis=0, return_index=True)
+        tied = tied[first]
+        n = np.stack([np.bincount(owner[tied], fn[tied, k], minlength=len(cell)) for k in range(3)], axis=1)
+        return n / np.linalg.norm(n, axis=1)[:, None]
 
 
 def _settle_ties(tris: TriangleSet, pq: np.ndarray, best: np.ndarray, cl: Closest, sel: np.ndarray) -> None:
@@ -1228,6 +1282,7 @@ def _settle_ties(tris: TriangleSet, pq: np.ndarray, best: np.ndarray, cl: Closes
     rank = np.where(tied, np.minimum(c.feature, EDGE_AB + (c.feature >= VERT_A)), 9)  # 0 face, 1 edge, 2 vertex
     order = np.lexsort((c.distance, rank, owner))
     pick = order[starts]                       # owner-major: each point's first entry is its winner
+    best[sel] = cand[pick]
     for name in Closest.__slots__:
         getattr(cl, name)[sel] = getattr(c, name)[pick]
 

@@ -71,6 +71,34 @@ def test_vertex_inside_a_sphere():
     np.testing.assert_allclose(pen.closest, cl.point, atol=ROUND)
 
 
+def test_faces_tied_about_a_vertex_share_the_normal_along_its_axis():
+    """Just inside a vertex where 5 faces meet symmetrically (an icosahedron's corner in an
+    icosphere) the 5 are equally near: the nearest was round-off's choice and so was the force's
+    direction, 4.9° off the axis here; the tied faces' mean normal is the axis itself. A millionth of
+    the radius off the axis there is no tie, and the normal is the nearest face's (the depth's
+    gradient, as brute force gives it). Alone (the exact small-batch pass) and among 3000 other
+    points (the distance kernel)."""
+    R = 0.02
+    v, f = icosphere_mesh(R, 3)
+    g = prepare_geometry(v, f, "standard", name="ball")
+    corner = g.vertices[np.flatnonzero(np.bincount(g.faces.ravel()) == 5)[0]]
+    axis = corner / np.linalg.norm(corner)
+    side = np.cross(axis, [0.3, 0.5, 0.8])
+    side /= np.linalg.norm(side)
+    on_axis, off_axis = corner - 2e-4 * axis, corner - 2e-4 * axis + 2e-8 * side
+    rng = np.random.default_rng(5)
+    others = rng.normal(size=(3000, 3))
+    others *= (R - 5e-4) / np.linalg.norm(others, axis=1)[:, None]
+    for p in (np.array([on_axis, off_axis]), np.concatenate([[on_axis, off_axis], others])):
+        pen = g.penetration(p, 1e-3)
+        assert list(pen.index[:2]) == [0, 1]
+        _, cl = closest_points_brute(g.triangles, p[:2])
+        np.testing.assert_allclose(pen.depth[:2], cl.distance, atol=ROUND)
+        assert np.degrees(np.arccos(cl.outward_normal()[0] @ axis)) > 4.0      # any one face leans 4.9°
+        np.testing.assert_allclose(pen.normal[0], axis, atol=1e-12)
+        np.testing.assert_allclose(pen.normal[1], cl.outward_normal()[1], atol=1e-12)
+
+
 @pytest.mark.parametrize("shape", ["box", "ball", "torus", "gear", "fine_box"])
 def test_index_matches_brute_force(shape):
     v, f, method = _shape(shape)
