@@ -495,14 +495,23 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                     f"the Z axes of frames {fi!r} and {fj!r} differ by "
                                     f"{np.degrees(np.arccos(cosang)):.3g} deg; the element uses frame_i's axes"))
         if check_axes == "universal":
-            # the cross's arm on body j is frame_i's Y: shaft j (Z of frame_j) must be square to it
-            off = np.degrees(np.arcsin(np.clip(abs(ai[:, 1] @ aj[:, 2]), 0.0, 1.0)))
+            # the cross's arm on body j is frame_i's Y: shaft j must be square to it. The shaft is
+            # the axis of body j's one hinge when it has one (the frame_j of a Cardan joint often
+            # keeps its default axes), else frame_j's Z
+            body_j = frames[fj].body
+            hinges = [h for h in model.joints if h.type in ("revolute", "cylindrical") and body_j is not None
+                      and body_j in (frames[h.frame_i].body, frames[h.frame_j].body)
+                      and h.frame_i in frames and h.frame_j in frames]
+            shaft, what = aj[:, 2], f"the shaft of frame {fj!r} (its Z axis)"
+            if len(hinges) == 1:
+                shaft = frame_world(hinges[0].frame_i)[1][:, 2]
+                what = f"the shaft of body {body_j!r} (the axis of joint {hinges[0].name!r})"
+            off = np.degrees(np.arcsin(np.clip(abs(ai[:, 1] @ shaft), 0.0, 1.0)))
             if np.radians(off) > _AXIS_ALIGN_TOL:
                 issues.append(Issue("warning", "misaligned-axes", path,
-                                    f"the shaft of frame {fj!r} (its Z axis) is {off:.3g} deg off square to the "
-                                    f"cross arm Y of frame {fi!r}, so the joint is no Cardan joint between the "
-                                    f"two shafts; turn frame {fi!r} about its Z until frame {fj!r}'s Z lies in "
-                                    f"its XZ plane"))
+                                    f"{what} is {off:.3g} deg off square to the cross arm Y of frame {fi!r}, so "
+                                    f"the joint is no Cardan joint between the two shafts; turn frame {fi!r} "
+                                    f"about its Z until the shaft lies in its XZ plane"))
         # frame_j's marker takes frame_i's axes (at frame_j's point): joint
         # angles, slides and bushing rotations start at 0 in the assembly
         return (marker_on(frames[fi].body, pi, ai), marker_on(frames[fj].body, pj, ai), pi, pj)

@@ -475,6 +475,16 @@ def test_cardan_joint_output_speed_follows_the_closed_form():
         settings=SolverSettings(end_time=1.0, output_rate=200, rtol=1e-10, atol=1e-12, gravity=(0.0, 0.0, 0.0)))
     r = core.simulate(model)
     assert r.success, r.message
+    # B_cross keeps its default axes: the shaft is the axis of B's hinge 'out', square to the arm
+    # (frame_j's Z, taken as the shaft, had it warned of as "no Cardan joint")
+    assert not [w for w in r.warnings if "Cardan" in w], r.warnings
+    turned = replace(model, frames=tuple(replace(f, orientation=tuple(quat_mul(np.array(cross_arms),
+                                                                               np.array(z_quat(0.7)))))
+                                         if f.name == "cross" else f for f in model.frames))
+    # the arm turned 0.7 rad about shaft A (world X): off square to u by arcsin(sin β sin 0.7) = 18.8°
+    (warning,) = [str(w) for w in core.compile_model(turned).warnings if "Cardan" in str(w)]
+    assert warning.startswith("joint 'cardan': the shaft of body 'B' (the axis of joint 'out') is 18.8 deg off "
+                              "square to the cross arm Y of frame 'cross'")
     th1 = w1 * r.t
     q = r.orientation[:, r.body("B")]
     th2 = np.unwrap(2 * np.arctan2(q[:, 1:] @ u, q[:, 0]))
