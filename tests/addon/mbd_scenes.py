@@ -130,3 +130,14 @@ def ball_on_floor(frames=7, fps=24):
     contact.stiffness, contact.damping, contact.friction = 1e3, 1.0, True
     bpy.context.view_layer.update()
     return scene, ball, floor
+
+
+class Reports:
+    """Stands in for an operator whose ``execute`` is called directly: its ``report`` calls,
+    collected as (level, text)."""
+
+    def __init__(self):
+        self.reports = []
+
+    def report(self, level, text):
+        self.reports.append((next(iter(level)), text))

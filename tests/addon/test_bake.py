@@ -223,20 +223,12 @@ def test_a_body_renamed_after_simulate_is_still_baked(addon):
     scene, bob = ms.pendulum()
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     bob.name = "Pendulum_Bob"
-    op = Reports()
+    op = ms.Reports()
     assert MBD_OT_bake.execute(op, bpy.context) == {"FINISHED"}
     assert not [text for level, text in op.reports if "not baked" in text], op.reports
     res = results_of(scene)
     np.testing.assert_allclose(ms.sampled(bob, "location", [13]), res.position[12:13, 0], rtol=0, atol=1e-6)
     assert bob.animation_data.action.name == "MBD_Pendulum_Bob"
-
-
-class Reports:
-    def __init__(self):
-        self.reports = []
-
-    def report(self, level, text):
-        self.reports.append((next(iter(level)), text))
 
 
 def test_clear_recognises_a_bake_tagged_with_the_scene_name(addon):

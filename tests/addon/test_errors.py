@@ -58,7 +58,7 @@ def test_an_open_mesh_taken_by_its_convex_hull_is_reported_by_validate(addon):
     scene, bob = ms.pendulum()
     open_mesh(bob)
     bob.mbd.mass_fallback = "CONVEX_HULL"
-    op = Reports()
+    op = ms.Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (hull,) = [text for level, text in op.reports if level == "WARNING" and "hull" in text]
     assert hull.startswith("body 'Bob': geometry: mesh is not closed") and hull.endswith(
@@ -223,16 +223,6 @@ def test_a_half_turn_scale_on_a_frame_is_its_rotation(addon):
                for a, b in zip(a, b)) < 1e-6
 
 
-class Reports:
-    """An operator's ``report``, collected."""
-
-    def __init__(self):
-        self.reports = []
-
-    def report(self, level, text):
-        self.reports.append((next(iter(level)), text))
-
-
 def test_constraints_on_a_body_are_warned_unless_muted(addon):
     # (they override the baked keys: the viewport showed the bob at z = 0 while it swung below)
     from addon.bridge.scene_to_model import scene_to_model
@@ -243,7 +233,7 @@ def test_constraints_on_a_body_are_warned_unless_muted(addon):
     bob.constraints.new("COPY_ROTATION")     # no target: it does nothing
     warning = ("object 'Bob': its constraints 'Limit Location' override the baked motion; "
                "mute or remove them (Object Constraint properties)")
-    op = Reports()
+    op = ms.Reports()
     assert gather(op, bpy.context) is not None      # what Validate and Simulate report
     assert ("WARNING", warning) in op.reports
     assert bpy.ops.mbd.validate() == {"FINISHED"}   # a warning: it runs
@@ -284,14 +274,28 @@ def test_validate_reports_what_a_run_would_warn_of_before_its_first_step(addon):
     spring.name, spring.stiffness = "Stiff", 1e9
     spring.frame_i = ms.frame("Top", (1000.0, 0.0, 500.0))
     spring.frame_j = ms.frame("On_bob", (1000.0, 0.0, 0.0), parent=bob)
-    op = Reports()
+    op = ms.Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (stiff,) = [text for level, text in op.reports if level == "WARNING" and "stiff" in text]
     assert stiff.startswith("settings: integrator: the model is stiff for DOP853")
     assert "body 'Bob' (acted on by spring 'Stiff')" in stiff and "Use BDF or Radau" in stiff
-    (summary,) = [text for level, text in op.reports if level == "INFO"]
+    summary, masses = [text for level, text in op.reports if level == "INFO"]
     assert summary.endswith("0 motions, 0 forces, 1 springs")     # the elements beyond forces when there are any
+    assert masses == "Masses: Bob 1 kg"
     assert bob.animation_data is None     # nothing was run or baked
+
+
+def test_validate_gives_the_masses_so_a_size_in_the_wrong_unit_shows(addon):
+    """The bob's size typed in metres in a millimetre scene (a sphere of radius 0.05 mm): Validate
+    said "Mechanism OK" and nothing else; its mass of 4.1e-9 kg (steel) was nowhere to be seen."""
+    from addon.operators import MBD_OT_validate
+    scene, bob = ms.pendulum(0.001)
+    bob.mbd.mass_mode = "DENSITY"
+    bob.scale = (1e-3,) * 3
+    op = ms.Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    (masses,) = [text for level, text in op.reports if level == "INFO" and text.startswith("Masses: ")]
+    assert masses.startswith("Masses: Bob ") and masses.endswith("e-09 kg")
 
 
 @pytest.mark.parametrize("mode, field", [("DENSITY", "density"), ("MASS", "mass")])
@@ -311,7 +315,7 @@ def test_a_density_in_grams_per_cubic_centimetre_is_warned_about(addon):
     from addon.operators import MBD_OT_validate
     scene, bob = ms.pendulum()
     bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 7.85
-    op = Reports()
+    op = ms.Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (light,) = [text for level, text in op.reports if level == "WARNING" and "Density" in text]
     assert light.startswith("body 'Bob': Density (kg/m³): 7.85 kg/m³ is lighter than anything but the lightest foams")
@@ -334,7 +338,7 @@ def test_gravity_in_the_wrong_units_is_warned_about_where_it_is_set(addon, panel
         scene.mbd.solver.gravity = (0.0, 0.0, value)
     else:
         scene.gravity = (0.0, 0.0, value)
-    op = Reports()
+    op = ms.Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     found = [text for level, text in op.reports if level == "WARNING" and "gravity" in text]
     if expected is None:
@@ -350,7 +354,7 @@ def test_a_millimetre_gravity_in_a_metre_scene_also_points_at_the_unit_scale(add
     scene, _ = ms.pendulum(1.0)
     scene.mbd.solver.use_scene_gravity = True
     scene.gravity = (0.0, 0.0, -9810.0)
-    op = Reports()
+    op = ms.Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (found,) = [text for level, text in op.reports if level == "WARNING" and "gravity" in text]
     assert found.startswith("scene: gravity: the scene gravity is 9810 m/s²")

@@ -187,6 +187,11 @@ def test_the_tutorials_steps_build_a_pendulum_that_keeps_its_energy(addon, tmp_p
     from addon import runner
     res = runner.RESULTS[runner.key(scene)].results
     assert res.success and len(res.t) == 49
+    # the mass Validate gives (docs/tutorial.md): a 200 x 20 x 20 mm steel bar
+    from addon.operators import MBD_OT_validate
+    op = ms.Reports()
+    MBD_OT_validate.execute(op, bpy.context)
+    assert ("INFO", "Masses: Bar 0.628 kg") in op.reports
     (hinge,) = scene.mbd.joints
     assert (hinge.name, hinge.type, hinge.frame_i.name, hinge.frame_j.name) == \
         ("Hinge", "REVOLUTE", "Hinge_World", "Hinge_Bar")
