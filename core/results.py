@@ -78,7 +78,7 @@ class Results:
     kinetic_energy: np.ndarray          # (T,) J
     potential_energy: np.ndarray        # (T,) J, gravity: −Σ m g·x_com (zero with the COMs at the world origin)
     elastic_energy: np.ndarray          # (T,) J, springs, bushings and contacts (Hertz: k δ^(e+1)/(e+1) a vertex)
-    constraint_error: np.ndarray        # (T,) m, largest |C| of length-type rows
+    constraint_error: np.ndarray        # (T,) m, largest |C| of length-type rows (a gap's largest world component)
     constraint_error_angle: np.ndarray  # (T,) rad, largest |C| of angle-type rows
     velocity_error: np.ndarray          # (T,) largest |J u − v*| (m/s or rad/s)
     status: str = "success"

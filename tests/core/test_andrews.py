@@ -14,9 +14,9 @@ has 10 revolute joints (50 equations, 42 coordinates: redundant in space).
 Reference: the test set for IVP solvers (Mazzia & Magherini, CWI/Bari,
 "andrews") gives the seven angles at t = 0.03 s to 16 digits, computed as an
 index-2 DAE at tolerances near round-off. Measured (DOP853, rtol 1e-10,
-atol 1e-12, 2150 evaluations): 1.6e-9 rad on the worst angle, 1.3e-9 rad on β
+atol 1e-12, 2048 evaluations): 1.4e-9 rad on the worst angle, 1.2e-9 rad on β
 (which has turned 15.9 rad); rtol 1e-8 gives 1.4e-8 rad, rtol 1e-6 6.9e-6 rad.
-The band asserted is 1e-7 rad, 60 times the measured error and far below what
+The band asserted is 1e-7 rad, 70 times the measured error and far below what
 a wrong mass, inertia, spring or joint location gives: in a check made while
 writing this test, body 2's COM 0.04 mm off (11.54 mm from its joint instead
 of 11.5 mm) moved β(0.03) by 1.2e-3 rad.
