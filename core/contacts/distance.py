@@ -1282,7 +1282,6 @@ def _settle_ties(tris: TriangleSet, pq: np.ndarray, best: np.ndarray, cl: Closes
     rank = np.where(tied, np.minimum(c.feature, EDGE_AB + (c.feature >= VERT_A)), 9)  # 0 face, 1 edge, 2 vertex
     order = np.lexsort((c.distance, rank, owner))
     pick = order[starts]                       # owner-major: each point's first entry is its winner
-    best[sel] = cand[pick]
     for name in Closest.__slots__:
         getattr(cl, name)[sel] = getattr(c, name)[pick]
 
