@@ -207,9 +207,11 @@ def _in_panel_words(issue):
     panel's labels ("Frame J", "Max Penetration"), so one message does not name a field two ways."""
     from .. import properties
     groups = {"body": properties.MBD_PG_object, "settings": properties.MBD_PG_solver,
+              "torque": properties.MBD_PG_force, "gear pair": properties.MBD_PG_coupler,
+              "rack and pinion": properties.MBD_PG_coupler,
               **{word: getattr(properties, f"MBD_PG_{word}") for word in core.model.spec.ELEMENT_WORDS.values()
                  if hasattr(properties, f"MBD_PG_{word}")}}
-    group = groups.get(issue.path.split(" ", 1)[0].rstrip(":"))
+    group = groups.get(issue.path.split(" '", 1)[0].split(":", 1)[0])
     if group is None:
         return issue
     labels = {p.identifier: p.name for p in group.bl_rna.properties if p.name}
