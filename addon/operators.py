@@ -405,14 +405,19 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
         if _unsaved_relative(self):
             return {"CANCELLED"}
         path = bpy.path.abspath(self.filepath)
+        wm = context.window_manager
+        wm.progress_begin(0, max(len(entry.results.t), 1))
         try:
-            entry.results.to_csv(path)
+            # the wait cursor counts the rows written (a long run's table takes seconds)
+            entry.results.to_csv(path, progress=lambda done, rows: wm.progress_update(done))
         except OSError as exc:
             self.report({"ERROR"}, f"Cannot write {self.filepath!r}: {exc.strerror or exc}")
             return {"CANCELLED"}
         except RuntimeError as exc:     # the deferred channels (Results.compute_deferred)
             self.report({"ERROR"}, f"Nothing written: {exc}")
             return {"CANCELLED"}
+        finally:
+            wm.progress_end()
         self.report({"INFO"}, f"Wrote {path}")
         return {"FINISHED"}
 

@@ -185,8 +185,11 @@ class Results:
         return {name: float(p) for name, p in zip(self.force_names, self.actuator_max_power) if np.isfinite(p)}
 
     # ------------------------------------------------------------------ export
-    def to_csv(self, path: str | os.PathLike) -> None:
-        """Write every channel in user units; the header names each column's unit."""
+    def to_csv(self, path: str | os.PathLike, progress=None) -> None:
+        """Write every channel in user units; the header names each column's unit.
+
+        ``progress(rows_written, rows)`` is called after each block of rows (a table of 20 bodies
+        and 20000 frames takes half a minute)."""
         cols: list[tuple[str, np.ndarray]] = [("time [s]", self.t)]
 
         def add(label, data, kind):
@@ -261,6 +264,8 @@ class Results:
             # a block of rows at a time: the whole table as Python floats took 7 times its memory
             for start in range(0, len(data), CSV_BLOCK_ROWS):
                 writer.writerows(data[start:start + CSV_BLOCK_ROWS].tolist())
+                if progress is not None:
+                    progress(min(start + CSV_BLOCK_ROWS, len(data)), len(data))
 
     def save(self, path: str | os.PathLike) -> None:
         """Save to a compressed ``.npz`` (SI units) at exactly ``path`` (no suffix added); read back

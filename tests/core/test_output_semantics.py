@@ -472,7 +472,9 @@ def test_the_csv_time_column_holds_the_frame_times_as_written_and_every_row(tmp_
     assert res.success, res.message
     np.testing.assert_array_equal(res.t, np.arange(241) / 40)
     monkeypatch.setattr(core.results, "CSV_BLOCK_ROWS", 7)
-    res.to_csv(tmp_path / "t.csv")
+    told = []
+    res.to_csv(tmp_path / "t.csv", progress=lambda done, rows: told.append((done, rows)))
+    assert told[0] == (7, 241) and told[-1] == (241, 241) and len(told) == 35
     rows = list(csv.reader((tmp_path / "t.csv").open(encoding="utf-8")))
     assert [r[0] for r in rows[1:5]] == ["0.0", "0.025", "0.05", "0.075"]
     data = np.array(rows[1:], float)
