@@ -1172,7 +1172,7 @@ class SurfaceIndex:
             hit = hit[np.argsort(q[hit])]             # results in the order of the query points
         cl = _subset(cl, hit)
         normal = cl.outward_normal()
-        tied = np.flatnonzero((ties[hit] > 1) & (cl.feature == FACE))
+        tied = np.flatnonzero(ties[hit] > 1)
         if len(tied):
             normal[tied] = self._tied_normals(pq[hit[tied]], cell[hit[tied]], normal[tied])
         return Penetration(q[hit], cl.distance, normal, cl.point, total, self._rounded(clear))
@@ -1193,56 +1193,67 @@ class SurfaceIndex:
         """
         t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
         c = self.tris.closest(np.repeat(pq, cnt, axis=0), t)
-        tie = self.tris.tie
-        mins, arg, ties = _segment_argmin(c.distance, cnt, np.cumsum(cnt) - cnt, lambda m: tie)
+        near = SETTLE_MARGIN * self.tris.tie
+        mins, arg, ties = _segment_argmin(c.distance, cnt, np.cumsum(cnt) - cnt, lambda m: near)
         return t[arg], mins * mins, ties, _subset(c, arg)
 
     def _nearest(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
-        """Closest listed triangle, its squared distance and the number of listed triangles within
-        ``tris.tie`` of that distance, for points ``pq`` in cells ``cell``."""
+        """Closest listed triangle, its squared distance and the number of listed triangles that
+        may tie with it (within SETTLE_MARGIN ties: the lean kernel's distances are off by up to
+        some hundred ties, 3.5e-13 m against a tie of 4.6e-14 m on a gear; :meth:`_tied_normals`
+        decides exactly), for points ``pq`` in cells ``cell``."""
         t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
         d2 = pair_distance2(self.tris, np.repeat(pq[:, 0], cnt), np.repeat(pq[:, 1], cnt),
                             np.repeat(pq[:, 2], cnt), t)
-        tie = self.tris.tie
+        near = SETTLE_MARGIN * self.tris.tie
 
         def slack(m):
-            # squared distances within (d + tie)² of the min d² (a rounded d² may be a hair below 0,
-            # whose root would leave its point without a nearest triangle)
-            return 2.0 * tie * np.sqrt(np.maximum(m, 0.0)) + tie * tie
+            # squared distances within (d + near)² of the min d² (a rounded d² may be a hair below
+            # 0, whose root would leave its point without a nearest triangle)
+            return 2.0 * near * np.sqrt(np.maximum(m, 0.0)) + near * near
         mins, arg, ties = _segment_argmin(d2, cnt, np.cumsum(cnt) - cnt, slack)
         return t[arg], mins, ties
 
     def _tied_normals(self, pq: np.ndarray, cell: np.ndarray, normal: np.ndarray) -> np.ndarray:
         """Outward normals (k, 3) of contacts ``pq`` (k, 3) inside the target, in cells ``cell``,
-        whose nearest face (normal ``normal``) ties with other listed triangles.
+        whose nearest feature (normal ``normal``) may tie with other listed triangles.
 
-        Where faces of different planes are equally near (within ``tris.tie``),
-        the nearest one is a matter of round-off, and so would be the force's
-        direction: two parts meeting vertex on vertex head on (a vertex of one
-        on the axis of the other's) were pushed off the line of centres by one
-        face's tilt and spun, and an adaptive integrator chased the round-off
-        with ever shorter steps.  Such a contact takes the mean of the tied
-        planes' normals (each plane once, only those turned less than 90° from
-        the nearest face), the symmetric answer.  Off the ties (all but a set
-        of measure zero) the normal stays the nearest face's, the gradient of
-        the depth, so an undamped contact still keeps its energy.  A cell's
-        list holds every triangle nearest to some point of it, ties included.
+        Where features of the surface facing different ways are equally near
+        (within ``tris.tie``), which one is the nearest is a matter of round-off,
+        and so would be the force's direction: two parts meeting vertex on vertex
+        or corner on corner head on (a vertex of one on the axis of the other's)
+        were pushed off the line of centres by one face's tilt and spun, and an
+        adaptive integrator chased the round-off with ever shorter steps.  Such a
+        contact takes the mean of the tied features' outward directions (a face's
+        normal, the direction to an edge or a vertex; each direction once), the
+        symmetric answer, as a unit vector; where they cancel (the middle of a
+        plate) the nearest one's.  Off the ties (all but a set of measure zero)
+        the normal stays the nearest feature's, the gradient of the depth, so an
+        undamped contact keeps its energy.  A cell's list holds every triangle
+        nearest to some point of it, ties included.
         """
         tris = self.tris
         cnt = self.counts[cell]
         t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
         owner = np.repeat(np.arange(len(cell)), cnt)
-        d = tris.closest(pq[owner], t).distance
+        c = tris.closest(pq[owner], t)
         starts = np.cumsum(cnt) - cnt
-        fn = tris.face_normal[t]
-        tied = np.flatnonzero((d <= np.repeat(np.minimum.reduceat(d, starts) + tris.tie, cnt))
-                              & (np.einsum("ij,ij->i", fn, normal[owner]) > 0.0))
-        # each plane once: a quad's two halves tie on its diagonal
-        plane = np.round(fn[tied] / TIE_FRACTION ** 0.5).astype(np.int64)
-        _, first = np.unique(np.column_stack([owner[tied], plane]), axis=0, return_index=True)
-        tied = tied[first]
-        n = np.stack([np.bincount(owner[tied], fn[tied, k], minlength=len(cell)) for k in range(3)], axis=1)
-        return n / np.linalg.norm(n, axis=1)[:, None]
+        tied = np.flatnonzero(c.distance <= np.repeat(np.minimum.reduceat(c.distance, starts) + tris.tie, cnt))
+        c = _subset(c, tied)
+        c.inside[:] = True                       # the points are contacts: outward is towards the surface
+        out = c.outward_normal()
+        # each direction once: a quad's two halves tie on its diagonal, as do the triangles around
+        # an edge or a vertex that is the nearest feature
+        way = np.round(out / TIE_FRACTION ** 0.5).astype(np.int64)
+        _, first = np.unique(np.column_stack([owner[tied], way]), axis=0, return_index=True)
+        who, out = owner[tied][first], out[first]
+        n = np.stack([np.bincount(who, out[:, k], minlength=len(cell)) for k in range(3)], axis=1)
+        size = np.linalg.norm(n, axis=1)
+        several = np.bincount(who, minlength=len(cell)) > 1
+        keep = several & (size > 1e-6)
+        normal = normal.copy()
+        normal[keep] = n[keep] / size[keep, None]
+        return normal
 
 
 def _settle_ties(tris: TriangleSet, pq: np.ndarray, best: np.ndarray, cl: Closest, sel: np.ndarray) -> None:

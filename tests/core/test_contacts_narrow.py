@@ -99,6 +99,38 @@ def test_faces_tied_about_a_vertex_share_the_normal_along_its_axis():
         np.testing.assert_allclose(pen.normal[1], cl.outward_normal()[1], atol=1e-12)
 
 
+@pytest.mark.parametrize("turned", [False, True])
+def test_tied_faces_and_edges_share_the_normal_whatever_their_angle(turned):
+    """A cube's corner diagonal and edge bisector, just inside: 3 and 2 faces at right angles tie.
+    Faces at 90° were left out of the mean (a dot product of 0), and on a turned mesh, where that
+    product is ±1e-17, kept or not by its sign: one axis got (1,0,0), (0,0,1), a two-face and the
+    three-face mean. The torus's mid-plane inside its inner equator is nearest to two edges
+    mirrored in z, where round-off tilted the normal by 11° up or down. Each gets the symmetric
+    answer, queried alone or among 2000 others (the lean kernel's distances are off by more than a
+    tie, which it counted wrongly); the middle of a plate, where the faces cancel, keeps the
+    nearest face's normal."""
+    from scipy.spatial.transform import Rotation
+    R = Rotation.from_rotvec([0.3, -0.7, 0.4]).as_matrix() if turned else np.eye(3)
+    g = prepare_geometry(*box_mesh((0.02, 0.02, 0.02)), "standard", name="cube")
+    g = prepare_geometry(g.vertices @ R.T, g.faces, "standard", name="cube")
+    corner, edge = np.array([1.0, 1.0, 1.0]), np.array([1.0, 0.0, 1.0])
+    p = np.array([0.01 * corner - 2e-4 * corner / np.sqrt(3), 0.01 * edge - 3e-4 * edge / np.sqrt(2)]) @ R.T
+    rng = np.random.default_rng(2)
+    for q in (p, np.concatenate([p, rng.uniform(-0.0099, 0.0099, size=(2000, 3)) @ R.T])):
+        pen = g.penetration(q, 1e-3)
+        assert list(pen.index[:2]) == [0, 1]
+        np.testing.assert_allclose(pen.normal[:2] @ R, [corner / np.sqrt(3), edge / np.sqrt(2)], atol=1e-12)
+    v, f = torus_mesh(0.05, 0.015, 40, 16)
+    t = prepare_geometry(v, f, "standard", name="torus")
+    a = np.linspace(0.0, 2 * np.pi, 400, endpoint=False)
+    ring = np.stack([(0.05 - 0.015 + 2e-4) * np.cos(a), (0.05 - 0.015 + 2e-4) * np.sin(a), np.zeros_like(a)], axis=1)
+    pen = t.penetration(ring, 1e-3)
+    assert len(pen.index) == 400 and np.max(np.abs(pen.normal[:, 2])) < 1e-12
+    plate = prepare_geometry(*box_mesh((0.04, 0.04, 0.0004)), "standard", name="plate")
+    pen = plate.penetration(np.array([[0.003, 0.001, 0.0]]), 1e-3)
+    assert abs(abs(pen.normal[0, 2]) - 1.0) < 1e-12 and pen.depth[0] == pytest.approx(2e-4, abs=1e-15)
+
+
 @pytest.mark.parametrize("shape", ["box", "ball", "torus", "gear", "fine_box"])
 def test_index_matches_brute_force(shape):
     v, f, method = _shape(shape)
