@@ -500,8 +500,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
             # keeps its default axes), else frame_j's Z
             body_j = frames[fj].body
             hinges = [h for h in model.joints if h.type in ("revolute", "cylindrical") and body_j is not None
-                      and body_j in (frames[h.frame_i].body, frames[h.frame_j].body)
-                      and h.frame_i in frames and h.frame_j in frames]
+                      and h.frame_i in frames and h.frame_j in frames
+                      and body_j in (frames[h.frame_i].body, frames[h.frame_j].body)]
             shaft, what = aj[:, 2], f"the shaft of frame {fj!r} (its Z axis)"
             if len(hinges) == 1:
                 shaft = frame_world(hinges[0].frame_i)[1][:, 2]
