@@ -204,7 +204,7 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
 
 def _in_panel_words(issue):
     """A core issue with the model file's field names (``frame_j``, ``max_penetration``) put as the
-    panel's labels ("Frame J", "Max Penetration"), so one message does not name a field two ways."""
+    panel's labels ("Frame J", "δ_max (mm)"), so one message does not name a field two ways."""
     from .. import properties
     groups = {"body": properties.MBD_PG_object, "settings": properties.MBD_PG_solver,
               "torque": properties.MBD_PG_force, "gear pair": properties.MBD_PG_coupler,
