@@ -1242,11 +1242,19 @@ class SurfaceIndex:
         c = _subset(c, tied)
         c.inside[:] = True                       # the points are contacts: outward is towards the surface
         out = c.outward_normal()
+        # a point a hair off a flat quad's diagonal ties one half's face with the other half's edge,
+        # whose direction leans by offset/depth: an edge or a vertex of a triangle in the plane of a
+        # tied face is that face
+        who = owner[tied]
+        plane = _rows(np.column_stack([who, np.round(tris.face_normal[t[tied]] / TIE_FRACTION ** 0.5)]))
+        face = c.feature == FACE
+        keep = np.flatnonzero(face | ~np.isin(plane, plane[face]))
+        out, who = out[keep], who[keep]
         # each direction once: a quad's two halves tie on its diagonal, as do the triangles around
         # an edge or a vertex that is the nearest feature
         way = np.round(out / TIE_FRACTION ** 0.5).astype(np.int64)
-        _, first = np.unique(np.column_stack([owner[tied], way]), axis=0, return_index=True)
-        who, out = owner[tied][first], out[first]
+        _, first = np.unique(np.column_stack([who, way]), axis=0, return_index=True)
+        who, out = who[first], out[first]
         n = np.stack([np.bincount(who, out[:, k], minlength=len(cell)) for k in range(3)], axis=1)
         size = np.linalg.norm(n, axis=1)
         several = np.bincount(who, minlength=len(cell)) > 1
@@ -1295,6 +1303,12 @@ def _settle_ties(tris: TriangleSet, pq: np.ndarray, best: np.ndarray, cl: Closes
     pick = order[starts]                       # owner-major: each point's first entry is its winner
     for name in Closest.__slots__:
         getattr(cl, name)[sel] = getattr(c, name)[pick]
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """Each row of the (k, m) integer array ``a`` as one comparable value (for np.isin, np.unique)."""
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    return a.view(np.dtype((np.void, 8 * a.shape[1]))).ravel()
 
 
 def _subset(cl: Closest, mask) -> Closest:
