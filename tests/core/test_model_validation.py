@@ -676,7 +676,7 @@ def test_a_runs_warnings_are_logged_once(caplog):
     import logging
     data = _base()
     data["settings"] = {"integrator": "RK4", "rtol": 1e-6, "end_time": 0.05}
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="core"):        # python -m core's main() quiets "core"
         core.simulate(model_from_dict(data))
     logged = [r.getMessage() for r in caplog.records if "not used" in r.getMessage()]
     assert len(logged) == 1 and logged[0].startswith("settings: rtol: not used")
