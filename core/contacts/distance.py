@@ -1246,14 +1246,13 @@ class SurfaceIndex:
         # whose direction leans by offset/depth: an edge or a vertex of a triangle in the plane of a
         # tied face is that face
         who = owner[tied]
-        plane = _rows(np.column_stack([who, np.round(tris.face_normal[t[tied]] / TIE_FRACTION ** 0.5)]))
+        plane = _direction_rows(who, tris.face_normal[t[tied]])
         face = c.feature == FACE
         keep = np.flatnonzero(face | ~np.isin(plane, plane[face]))
         out, who = out[keep], who[keep]
         # each direction once: a quad's two halves tie on its diagonal, as do the triangles around
         # an edge or a vertex that is the nearest feature
-        way = np.round(out / TIE_FRACTION ** 0.5).astype(np.int64)
-        _, first = np.unique(np.column_stack([who, way]), axis=0, return_index=True)
+        _, first = np.unique(_direction_rows(who, out), return_index=True)
         who, out = who[first], out[first]
         n = np.stack([np.bincount(who, out[:, k], minlength=len(cell)) for k in range(3)], axis=1)
         size = np.linalg.norm(n, axis=1)
@@ -1305,9 +1304,10 @@ def _settle_ties(tris: TriangleSet, pq: np.ndarray, best: np.ndarray, cl: Closes
         getattr(cl, name)[sel] = getattr(c, name)[pick]
 
 
-def _rows(a: np.ndarray) -> np.ndarray:
-    """Each row of the (k, m) integer array ``a`` as one comparable value (for np.isin, np.unique)."""
-    a = np.ascontiguousarray(a, dtype=np.int64)
+def _direction_rows(owner: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Each (owner, unit vector) pair as one comparable value (for np.isin, np.unique): the vector
+    rounded to a millionth, so directions equal but for round-off compare equal."""
+    a = np.ascontiguousarray(np.column_stack([owner, np.round(v / TIE_FRACTION ** 0.5)]), dtype=np.int64)
     return a.view(np.dtype((np.void, 8 * a.shape[1]))).ravel()
 
 
