@@ -574,21 +574,13 @@ def _not_evaluated(obj, view_layer) -> str:
     return found[0] if found else f"it is in no collection of view layer {view_layer.name!r}"
 
 
-def _animated(obj) -> bool:
-    """Whether the user's keys or drivers may move ``obj`` from frame to frame (a bake's keys do
-    not count: a baked body starts from the pose stored before them)."""
-    anim = obj.animation_data
-    if anim is None or obj.get(REST_KEY) is not None:
-        return False
-    return anim.action is not None or len(anim.nla_tracks) > 0 or any(not d.mute for d in anim.drivers)
-
-
 def start_model(scene, depsgraph) -> Gathered:
     """:func:`scene_to_model` at the scene's start frame, where t = 0 is baked: an animated part
-    starts where that frame shows it, whichever frame is current. The current frame comes back."""
+    starts where that frame shows it, whichever frame is current. The current frame comes back.
+    Any frame but the start is left for it: keyed shape keys, modifiers and geometry nodes change
+    meshes with the frame as well as keys and drivers move objects, beyond what a check could tell."""
     now = scene.frame_current, scene.frame_subframe
-    marked = [o for o in scene.objects if o.mbd.role != "NONE"]
-    if now == (scene.frame_start, 0.0) or not any(_animated(o) for m in marked for o in (m, *_ancestors(m))):
+    if now == (scene.frame_start, 0.0):
         return scene_to_model(scene, depsgraph)
     scene.frame_set(scene.frame_start)
     try:

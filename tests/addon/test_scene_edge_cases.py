@@ -357,6 +357,24 @@ def test_an_animated_body_starts_where_the_start_frame_shows_it(addon):
     np.testing.assert_allclose(res.position[0, 0], [1.0, 0.0, 0.0], atol=1e-9)   # m: the frame-1 pose
 
 
+def test_a_mesh_keyed_to_change_is_read_as_the_start_frame_shows_it(addon):
+    from addon.bridge.scene_to_model import start_model
+    scene, ball, floor = ms.ball_on_floor(frames=5)
+    ball.shape_key_add(name="Basis")
+    big = ball.shape_key_add(name="Big")                      # the keys are on the mesh's Key, not the object
+    for i, v in enumerate(ball.data.vertices):
+        big.data[i].co = v.co * 1.2
+    big.value = 0.0
+    big.keyframe_insert("value", frame=1)
+    big.value = 1.0
+    big.keyframe_insert("value", frame=5)
+    scene.frame_set(5)
+    model = start_model(scene, bpy.context.evaluated_depsgraph_get()).model
+    radius = np.linalg.norm(np.asarray(model.bodies[0].geometry.vertices), axis=1).max()
+    assert radius == pytest.approx(50.0, rel=1e-6)            # mm: frame 1's ball, not frame 5's 60 mm
+    assert scene.frame_current == 5
+
+
 def test_bake_keeps_the_bodys_other_animation_playing_and_clear_gives_its_action_back(addon):
     scene, bob = ms.pendulum()
     bob.color = (1.0, 0.0, 0.0, 1.0)
