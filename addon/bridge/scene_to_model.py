@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import bpy
@@ -476,6 +476,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         couplers.append(element(f"coupler {c.name!r}", c.name, make))
 
     contacts = []
+    # the panel hides the friction's fields with friction off: they stay at the core's defaults
+    default = {f.name: f.default for f in fields(spec.Contact)}
     for c in group.contacts:
         path = f"contact {c.name!r}"
         bi = reference(path, "Body_I", c.body_i, "BODY")
@@ -483,8 +485,10 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         contacts.append(element(path, c.name, None if None in (bi, bj) else lambda: spec.Contact(
             name=c.name, body_i=bi, body_j=bj, stiffness=typed(c.stiffness), damping=typed(c.damping),
             exponent=typed(c.exponent), max_penetration=typed(c.max_penetration), method=c.method.lower(),
-            friction=c.friction, friction_coefficient=typed(c.friction_coefficient),
-            slip_tolerance_velocity=typed(c.slip_tolerance_velocity),
+            friction=c.friction,
+            friction_coefficient=typed(c.friction_coefficient) if c.friction else default["friction_coefficient"],
+            slip_tolerance_velocity=typed(c.slip_tolerance_velocity) if c.friction
+            else default["slip_tolerance_velocity"],
             two_sided_penetrator=c.two_sided_penetrator, candidate_reduction=c.candidate_reduction)))
 
     settings = out.build(lambda: solver_settings(scene, out))

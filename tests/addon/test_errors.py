@@ -401,6 +401,16 @@ def test_a_zero_contact_value_is_an_error_naming_the_contact_and_field(addon, fi
     fails_unchanged(bpy.ops.mbd.validate, f"contact 'Touch': {label}: must be greater than 0")
 
 
+def test_a_friction_field_the_panel_hides_is_no_error(addon):
+    """With friction off the panel hides the slip tolerance: a 0 left there was an error naming it."""
+    scene, ball, floor = ms.ball_on_floor()
+    contact = scene.mbd.contacts["Touch"]
+    contact.friction, contact.slip_tolerance_velocity = False, 0.0
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+    contact.friction = True
+    fails_unchanged(bpy.ops.mbd.validate, "contact 'Touch': Slip Tolerance Velocity (mm/s): must be greater than 0")
+
+
 def test_greyed_out_operators_say_why(addon):
     ms.pendulum()
     with pytest.raises(RuntimeError, match="No results: run Simulate first"):
