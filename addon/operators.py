@@ -16,7 +16,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import runner
 from .bridge import bake as baking
-from .bridge.scene_to_model import SceneError, body_of, start_model
+from .bridge.scene_to_model import SceneError, body_of, in_panel_words, start_model
 from .properties import GROUPS, LABELS, ROLES, active_index_name, remember_joint_names
 
 
@@ -101,6 +101,11 @@ def gather(op, context):
     return gathered
 
 
+def _user_words(issue) -> str:
+    """A run's warning as the user reads it: the panel's labels for the model file's fields."""
+    return str(in_panel_words(issue))
+
+
 def conclude(op, job, scene_key):
     """Report a finished job and keep its results; returns the operator result."""
     runner.JOBS.pop(scene_key, None)
@@ -143,7 +148,7 @@ def run_sync(op, context):
     job = runner.JOBS[scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                               reactions=context.scene.mbd.display.bake_telemetry,
                                               fingerprint=runner.fingerprint(gathered),
-                                              objects=gathered.objects)
+                                              objects=gathered.objects, words=_user_words)
     try:
         job.run()
     finally:    # a KeyboardInterrupt must not leave Simulate greyed out
@@ -209,7 +214,7 @@ class MBD_OT_validate(bpy.types.Operator):
         except (runner.core.ModelError, runner.core.SolverError) as exc:
             self.report({"ERROR"}, f"The mechanism cannot be simulated: {exc}")
             return {"CANCELLED"}
-        for text in dict.fromkeys(str(issue) for issue in issues):
+        for text in dict.fromkeys(str(in_panel_words(issue)) for issue in issues):
             if text not in gathered.warnings:
                 self.report({"WARNING"}, text)
         m = gathered.model
@@ -260,7 +265,7 @@ class MBD_OT_simulate(bpy.types.Operator):
         runner.JOBS[self._scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                                    reactions=context.scene.mbd.display.bake_telemetry,
                                                    fingerprint=runner.fingerprint(gathered),
-                                                   objects=gathered.objects).start()
+                                                   objects=gathered.objects, words=_user_words).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)

@@ -68,11 +68,13 @@ class Job:
     ``reactions``: also compute the accelerations and joint reactions, which the
     core leaves to their first read, in the job (Bake's telemetry keys them);
     without, a later read computes them (CSV export, a Bake with telemetry).
+    ``words``: how one of the run's warnings (a core ``Issue``) reads to the user.
     """
 
-    def __init__(self, compiled, warnings=(), reactions=True, fingerprint="", objects=None):
+    def __init__(self, compiled, warnings=(), reactions=True, fingerprint="", objects=None, words=str):
         self.compiled = compiled
         self.warnings = list(warnings)
+        self.words = words
         self.fingerprint = fingerprint
         self.objects = dict(objects or {})
         self.reactions = reactions
@@ -141,7 +143,7 @@ class Job:
         """Keep the results (complete or partial) as the scene's last results."""
         if self.results is None:
             return None
-        warnings = self.warnings + [str(w) for w in self.results.warnings]
+        warnings = self.warnings + [self.words(w) for w in self.results.warnings]
         RESULTS[scene_key] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint, self.objects)
         return RESULTS[scene_key]
 

@@ -202,7 +202,7 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
     return verts[used] * np.array(scale) * scale_mm, tris
 
 
-def _in_panel_words(issue):
+def in_panel_words(issue):
     """A core issue with the model file's field names (``frame_j``, ``max_penetration``) put as the
     panel's labels ("Frame J", "δ_max (mm)"), so one message does not name a field two ways."""
     from .. import properties
@@ -255,7 +255,7 @@ class _Collector:
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
                                 if "convex_hull" in issue.message else
                                 "A plane or a line cannot be a body: give it a thickness (a Solidify modifier).")
-            (self.problems if issue.severity == "error" else self.warnings).append(str(_in_panel_words(issue)))
+            (self.problems if issue.severity == "error" else self.warnings).append(str(in_panel_words(issue)))
 
     def build(self, make):
         """``make()`` or None, with the core's field problems collected."""
@@ -527,7 +527,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     # the core's warnings in the panel's words, the gravity's told where Blender keeps it (they go on
     # to the run's)
     compiled = replace(compiled, warnings=tuple(
-        _in_panel_words(_gravity_advice(scene, w) if w.code == "implausible-gravity" else w)
+        in_panel_words(_gravity_advice(scene, w) if w.code == "implausible-gravity" else w)
         for w in compiled.warnings))
     out.warnings.extend(str(w) for w in compiled.warnings)
     g = float(np.linalg.norm(typed(tuple(scene.gravity))))

@@ -65,6 +65,18 @@ def test_an_open_mesh_taken_by_its_convex_hull_is_reported_by_validate(addon):
         "its mass properties are those of its convex hull")
 
 
+def test_validates_check_of_a_contact_names_the_panels_field(addon):
+    """The assembly check's warnings named the model file's fields ("max_penetration")."""
+    from addon.operators import MBD_OT_validate
+    scene, ball, floor = ms.ball_on_floor()
+    scene.mbd.contacts["Touch"].max_penetration = 60.0         # mm: a band of 300 mm in a 100 mm floor
+    op = ms.Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    (band,) = [text for level, text in op.reports if level == "WARNING" and "band" in text]
+    assert band.startswith("contact 'Touch': δ_max (mm): its depth band (300 mm, 5 x δ_max (mm))")
+    assert "max_penetration" not in band
+
+
 def test_a_plane_as_a_body_is_told_to_have_a_thickness(addon):
     scene, bob = ms.pendulum()
     bpy.ops.mesh.primitive_plane_add(size=100.0, location=(0.0, 0.0, -500.0))
