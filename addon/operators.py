@@ -101,11 +101,6 @@ def gather(op, context):
     return gathered
 
 
-def _user_words(issue) -> str:
-    """A run's warning as the user reads it: the panel's labels for the model file's fields."""
-    return str(in_panel_words(issue))
-
-
 def conclude(op, job, scene_key):
     """Report a finished job and keep its results; returns the operator result."""
     runner.JOBS.pop(scene_key, None)
@@ -148,7 +143,7 @@ def run_sync(op, context):
     job = runner.JOBS[scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                               reactions=context.scene.mbd.display.bake_telemetry,
                                               fingerprint=runner.fingerprint(gathered),
-                                              objects=gathered.objects, words=_user_words)
+                                              objects=gathered.objects, words=in_panel_words)
     try:
         job.run()
     finally:    # a KeyboardInterrupt must not leave Simulate greyed out
@@ -265,7 +260,7 @@ class MBD_OT_simulate(bpy.types.Operator):
         runner.JOBS[self._scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                                    reactions=context.scene.mbd.display.bake_telemetry,
                                                    fingerprint=runner.fingerprint(gathered),
-                                                   objects=gathered.objects, words=_user_words).start()
+                                                   objects=gathered.objects, words=in_panel_words).start()
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)

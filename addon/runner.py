@@ -68,7 +68,7 @@ class Job:
     ``reactions``: also compute the accelerations and joint reactions, which the
     core leaves to their first read, in the job (Bake's telemetry keys them);
     without, a later read computes them (CSV export, a Bake with telemetry).
-    ``words``: how one of the run's warnings (a core ``Issue``) reads to the user.
+    ``words``: how one of the run's warnings (``Results.warnings``) reads to the user.
     """
 
     def __init__(self, compiled, warnings=(), reactions=True, fingerprint="", objects=None, words=str):

@@ -202,19 +202,34 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
     return verts[used] * np.array(scale) * scale_mm, tris
 
 
-def in_panel_words(issue):
-    """A core issue with the model file's field names (``frame_j``, ``max_penetration``) put as the
-    panel's labels ("Frame J", "δ_max (mm)"), so one message does not name a field two ways."""
+def _panel_labels(path: str) -> dict:
+    """{model file field: panel label} of the element an issue's path names ({} for none)."""
     from .. import properties
     groups = {"body": properties.MBD_PG_object, "settings": properties.MBD_PG_solver,
               "torque": properties.MBD_PG_force, "gear pair": properties.MBD_PG_coupler,
               "rack and pinion": properties.MBD_PG_coupler,
               **{word: getattr(properties, f"MBD_PG_{word}") for word in core.model.spec.ELEMENT_WORDS.values()
                  if hasattr(properties, f"MBD_PG_{word}")}}
-    group = groups.get(issue.path.split(" '", 1)[0].split(":", 1)[0])
-    if group is None:
+    group = groups.get(path.split(" '", 1)[0].split(":", 1)[0])
+    return {} if group is None else {p.identifier: p.name for p in group.bl_rna.properties if p.name}
+
+
+def in_panel_words(issue):
+    """A core issue with the model file's field names (``frame_j``, ``max_penetration``) put as the
+    panel's labels ("Frame J", "δ_max (mm)"), so one message does not name a field two ways.
+    An issue as text (a run's ``Results.warnings``: "path: message") comes back as text."""
+    if isinstance(issue, str):
+        element, _, rest = issue.partition(": ")
+        fields, _, message = rest.partition(": ")
+        labels = _panel_labels(element)
+        if not rest or not labels:
+            return issue
+        if message and all(f in labels for f in fields.split(", ")):
+            return str(in_panel_words(core.Issue("warning", "", f"{element}: {fields}", message)))
+        return str(in_panel_words(core.Issue("warning", "", element, rest)))
+    labels = _panel_labels(issue.path)
+    if not labels:
         return issue
-    labels = {p.identifier: p.name for p in group.bl_rna.properties if p.name}
     # the fields the path names ("contact 'C': stiffness"), and in the text only the names with an
     # underscore: a plain word (mass, value) reads the same in prose
     element, _, fields = issue.path.partition(": ")

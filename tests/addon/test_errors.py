@@ -77,6 +77,19 @@ def test_validates_check_of_a_contact_names_the_panels_field(addon):
     assert "max_penetration" not in band
 
 
+@pytest.mark.parametrize("text, shown", [
+    ("settings: step: the fixed step 0.0139 s is 4.98 times RK4's stability limit",
+     "settings: Step (s): the fixed step 0.0139 s is 4.98 times RK4's stability limit"),
+    ("contact 'Touch': pressed 2 mm deep: at most 5 x max_penetration", "contact 'Touch': pressed 2 mm deep: at "
+     "most 5 x δ_max (mm)"),
+    ("scene: gravity: 9.81", "scene: gravity: 9.81"),
+    ("The solution diverged", "The solution diverged")])
+def test_a_runs_warnings_as_text_name_the_panels_fields(addon, text, shown):
+    """A run's warnings reach the add-on as text (Results.warnings), "path: message"."""
+    from addon.bridge.scene_to_model import in_panel_words
+    assert in_panel_words(text) == shown
+
+
 def test_a_plane_as_a_body_is_told_to_have_a_thickness(addon):
     scene, bob = ms.pendulum()
     bpy.ops.mesh.primitive_plane_add(size=100.0, location=(0.0, 0.0, -500.0))
@@ -289,7 +302,7 @@ def test_validate_reports_what_a_run_would_warn_of_before_its_first_step(addon):
     op = ms.Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (stiff,) = [text for level, text in op.reports if level == "WARNING" and "stiff" in text]
-    assert stiff.startswith("settings: integrator: the model is stiff for DOP853")
+    assert stiff.startswith("settings: Integrator: the model is stiff for DOP853")   # the panel's label
     assert "body 'Bob' (acted on by spring 'Stiff')" in stiff and "Use BDF or Radau" in stiff
     summary, masses = [text for level, text in op.reports if level == "INFO"]
     assert summary.endswith("0 motions, 0 forces, 1 springs")     # the elements beyond forces when there are any

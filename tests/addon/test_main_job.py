@@ -229,7 +229,7 @@ def test_a_run_that_fails_part_way_keeps_the_frames_before_the_failure(addon, tm
                                                        ) in proc.stderr
     # warned before the run: ω = sqrt(1e6 N/m / 1 kg) = 1000 rad/s, RK4 stable below 2.79 ms
     # (the operators' report, on stdout; once also the core's log on stderr, in the model files' words)
-    assert "Warning: settings: step: the fixed step 0.0139 s is 4.98 times RK4's stability limit 0.00279 s" \
+    assert "Warning: settings: Step (s): the fixed step 0.0139 s is 4.98 times RK4's stability limit 0.00279 s" \
         in proc.stdout
     paths = written(proc.stdout)
     with open(paths["CSV (units in the header)"], newline="", encoding="utf-8") as fh:
