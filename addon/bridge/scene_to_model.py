@@ -265,6 +265,11 @@ class _Collector:
                          for f, p in self.world_parents.items() if repr(f) in issue.message]
                 if under:
                     issue = replace(issue, hint="; ".join(under) + ".")
+            if issue.code == "no-geometry":
+                # the core's hint names the model file's shapes
+                issue = replace(issue, hint="A body with Mass From Explicit and a mesh of fewer than 4 triangles "
+                                            "(a plane, a sheet) has no volume to collide: give it a thickness "
+                                            "(a Solidify modifier).")
             if issue.code == "bad-mass" and "geometry" in issue.path:
                 # the core names the model file's fields; say what to do in Blender
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
@@ -344,13 +349,13 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 out.warnings.append(f"{path}: drivers on {', '.join(driven)} override the baked motion; "
                                     "remove them (right-click the field > Delete Drivers)")
             verts, tris = mesh_arrays(obj, depsgraph, unit)
-            if len(tris) == 0:
-                out.error(path, "the mesh has no faces; a body needs a closed mesh" + (
+            p = obj.mbd
+            if len(tris) == 0 and p.mass_mode != "EXPLICIT":
+                out.error(path, "the mesh has no faces; a body needs a closed mesh, or Mass From Explicit" + (
                     "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
                     "and Fill in its Object Data properties)"))
                 continue
             loc, rot = _pose(rest_matrix(obj))
-            p = obj.mbd
             try:
                 # a sheet (fewer than 4 triangles) given its mass and inertia has no volume to
                 # collide or to weigh: the model takes it without geometry

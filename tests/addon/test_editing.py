@@ -235,3 +235,27 @@ def test_an_explicit_sheet_and_a_fixed_body_without_density_are_taken(addon):
     bodies = {b.name: b for b in g.model.bodies}
     assert bodies["Sheet"].geometry is None and bodies["Sheet"].mass == pytest.approx(0.5)
     assert bodies["Ground"].fixed and bodies["Ground"].density is None
+
+
+def test_an_explicit_body_without_faces_is_taken_and_a_sheet_in_a_contact_is_told_to_get_a_thickness(addon):
+    """The docs promise an Explicit body's mesh may be open, a sheet too; none at all was refused, and
+    a sheet put in a contact was told to get "a geometry (box, cylinder, sphere, mesh or file)"."""
+    import bmesh
+    import pytest
+    scene, ball, floor = ms.ball_on_floor()
+    bm = bmesh.new()
+    bm.from_mesh(ball.data)
+    bmesh.ops.delete(bm, geom=list(bm.faces), context="FACES_ONLY")       # the vertices stay
+    bm.to_mesh(ball.data)
+    bm.free()
+    ball.mbd.mass_mode = "EXPLICIT"
+    scene.mbd.contacts.remove(0)
+    from addon.bridge.scene_to_model import scene_to_model
+    bpy.context.view_layer.update()
+    g = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert g.model.bodies[0].name == "Ball" and g.model.bodies[0].geometry is None
+    contact = scene.mbd.contacts.add()
+    contact.name, contact.body_i, contact.body_j = "Touch", ball, floor
+    with pytest.raises(RuntimeError, match="contact 'Touch': Body_I: body 'Ball' has no geometry to collide.* "
+                                           r"give it a thickness \(a Solidify modifier\)"):
+        bpy.ops.mbd.validate()
