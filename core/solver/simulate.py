@@ -696,7 +696,8 @@ class _Run:
             implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T))
         for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
-                                                run_time=float(self.t_out[-1])):
+                                                run_time=float(self.t_out[-1])) + \
+                sysm.contacts.jump_issues(s.integrator):
             self.warnings.append(issue)
             log.warning("%s", issue)
 
@@ -1438,11 +1439,19 @@ class _Run:
         sub = int(round(dt_out / h))
         y = y0
         self.states.append(y0)
+        contacts = self.sys.contacts if len(self.sys.contacts) else None
+        if contacts is not None:
+            B = self.sys.bodies(y)
+            boxes = contacts.box_state(B.x, B.R)
         for k in range(1, len(self.t_out)):
             t = self.t_out[k - 1]
             for i in range(sub):
                 y = step_fn(t + i * h, y, h)
                 self.n_steps += 1
+                if contacts is not None:    # a step that carries parts past their depth band (warned)
+                    B = self.sys.bodies(y)
+                    start, boxes = boxes, contacts.box_state(B.x, B.R)
+                    contacts.note_step(t + i * h, h, start, boxes)
                 # progress and cancel within a frame too: 4000 contact steps of 10 µs per frame
                 # at 24 fps take seconds (report() is a clock read until its interval is up)
                 self.report(t + (i + 1) * h)
@@ -1460,10 +1469,16 @@ class _Run:
             self.report(t)
 
     def rk4_step(self, t, y, h):
-        f = self.fun
+        contacts = self.sys.contacts
+
+        def f(tt, yy):
+            rate = self.fun(tt, yy)
+            if len(contacts):
+                # every stage's depth, not only the step start's: a part thrown off by a contact
+                # the step is far too long for goes in and out within one step's stages
+                contacts.note_accepted(contacts.depths())
+            return rate
         k1 = f(t, y)
-        if len(self.sys.contacts):
-            self.sys.contacts.note_accepted(self.sys.contacts.depths())     # k1 is at the step's start
         k2 = f(t + 0.5 * h, y + 0.5 * h * k1)
         k3 = f(t + 0.5 * h, y + 0.5 * h * k2)
         k4 = f(t + h, y + h * k3)

@@ -1109,3 +1109,64 @@ def test_a_crawl_while_a_contact_touches_is_warned_of_naming_the_contact(monkeyp
     (warning,) = [w for w in r.warnings if "has shrunk its steps" in w]
     assert warning.startswith("contact 'C': DOP853 has shrunk its steps to about ")
     assert "likely jumps to and fro" in warning and "Turn one of the parts a little" in warning
+
+
+def _bead_shot_at(thickness, speed, integrator, step=1e-3):
+    """A 1 g bead (r 2 mm) 3 mm above a fixed sheet, shot at it at ``speed`` mm/s, no gravity."""
+    bead = Body(name="Bead", geometry=Sphere(radius=2.0, subdivisions=2), mass=0.001,
+                position=(0.3, 0.2, thickness / 2 + 5.0), velocity=(0.0, 0.0, -speed))
+    sheet = Body(name="Sheet", geometry=Box(size=(100, 100, thickness)), fixed=True)
+    return Model(bodies=(bead, sheet),
+                 contacts=(Contact(name="C", body_i="Bead", body_j="Sheet", stiffness=1e4),),
+                 settings=SolverSettings(end_time=20.0 / speed + 0.002, output_rate=2000, integrator=integrator,
+                                         gravity=(0.0, 0.0, 0.0), **({"step": step} if step else {})))
+
+
+@pytest.mark.parametrize("thickness, where", [(1.0, "from apart right through each other"),
+                                              (10.0, "from apart to more than its depth band (0.5 mm) into")])
+def test_a_fixed_step_that_carries_a_part_past_the_depth_band_is_warned(thickness, where):
+    # 20 m/s at the stepper's 0.5 ms steps (1 ms shortened to fit the 2000 Hz frames) is 10 mm a
+    # step: the bead crossed the 1 mm sheet, or went past the 10 mm plate's 0.5 mm band, where a
+    # vertex gets no force and no depth is seen, and flew on with no warning at all
+    r = core.simulate(_bead_shot_at(thickness, 20000.0, "stepper"))
+    assert r.success and r.velocity[-1, 0, 2] == pytest.approx(-20.0)         # m/s: it did pass
+    (w,) = [w for w in r.warnings if "carried its parts" in w]
+    assert w.startswith("contact 'C': at t = 0 s one stepper step of 0.0005 s carried its parts 10 mm, " + where)
+    # half the band (0.25 mm) in a step at 20 m/s: 1.25e-5 s, as the adaptive methods keep
+    assert "Use a step of at most 1.3e-05 s, or an adaptive integrator (DOP853)" in w
+
+
+def test_the_adaptive_default_bounces_the_bead_the_stepper_let_through():
+    r = core.simulate(_bead_shot_at(1.0, 20000.0, "DOP853", step=None))
+    assert r.success and r.velocity[-1, 0, 2] == pytest.approx(20.0, rel=1e-4)      # m/s, back up
+    assert not [w for w in r.warnings if "carried its parts" in w]
+
+
+def test_resting_and_sliding_contacts_under_fixed_steps_are_not_warned_of_passing_through():
+    # the boxes of parts in touch overlap: only a step from apart can carry a vertex past the band
+    m = _sphere_model(25.0, 5.0, 0.5, integrator="stepper")
+    ball = replace(m.bodies[0], position=(0.0, 0.0, 25.0 - (G / 1000.0) ** (1 / 1.5)), velocity=(500.0, 0, 0))
+    r = core.simulate(replace(m, bodies=(ball, m.bodies[1])))
+    assert r.success and r.velocity[-1, 0, 0] > 0.1          # m/s: still sliding along the plate
+    assert not [w for w in r.warnings if "carried its parts" in w], r.warnings
+
+
+def test_rk4_thrown_off_within_one_steps_stages_names_the_contact():
+    # 5 m/s at 0.1 ms: the bead goes into the 1 mm sheet and out at 333 m/s within one step's
+    # stages; no step began in contact, so only the energy check spoke, naming no contact
+    r = core.simulate(_bead_shot_at(1.0, 5000.0, "RK4", step=1e-4))
+    (w,) = [w for w in r.warnings if w.startswith("contact 'C'")]
+    assert "the RK4 step of 0.0001 s is too large for this contact" in w
+
+
+def test_a_plausible_contact_needing_a_short_step_is_not_told_to_check_its_stiffness():
+    # a 30 g ball dropped 1 m on a plate (k = 1e4 N/mm^1.5, softer than steel): a fixed step short
+    # enough for its impact would take 3e5 steps, which is the impact's speed, not a wrong unit
+    ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.03, position=(0, 0, 1015.0))
+    plate = Body(name="Plate", geometry=Box(size=(200, 200, 10)), fixed=True)
+    r = core.simulate(Model(bodies=(ball, plate),
+                            contacts=(Contact(name="C", body_i="Ball", body_j="Plate", stiffness=1e4, damping=0.1),),
+                            settings=SolverSettings(end_time=0.75, integrator="stepper")))
+    (w,) = [w for w in r.warnings if "is too large for this contact" in w]
+    assert "Use an adaptive integrator (DOP853), which shortens its steps only while the parts touch" in w
+    assert "Check the contact's stiffness" not in w
