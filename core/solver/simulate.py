@@ -1748,7 +1748,8 @@ def _most_extreme_number(model) -> str:
 
 def _energy_scale(out, T) -> float:
     """J: the energy that changes form over the first T output frames (the largest kinetic
-    energy plus the ranges of the potential and elastic energies)."""
+    energy plus the ranges of the potential and elastic energies: an oscillation trading one
+    for the other counts its swing twice, which the thresholds measured against it allow for)."""
     if not T:
         return 0.0
     ke, pe, ee = (out[k][:T] for k in ("kinetic_energy", "potential_energy", "elastic_energy"))
