@@ -45,6 +45,13 @@ MANY_WARNINGS = 3
 IMPLICIT_LOSS_FLOOR = 1e-9
 
 
+def _lever(wrench, reach: float) -> float:
+    """m: the lever of a contact's resultant on a body, |moment about its COM| / |force| of its
+    wrench (6,), at most ``reach`` (its farthest vertex); ``reach`` where there is no force."""
+    force = float(np.linalg.norm(wrench[:3]))
+    return min(float(np.linalg.norm(wrench[3:])) / force, reach) if force > 0.0 else reach
+
+
 class ContactSet:
     """Every contact pair of a :class:`~core.model.compile.CompiledModel`.
 
@@ -156,6 +163,10 @@ class ContactSet:
         #: (:meth:`note_accepted`): an adaptive method's trial stages and rejected steps can
         #: go far deeper than any state of the solution
         self.deepest = np.zeros(k)
+        #: (k, 2) m: each pair's levers (its resultant moment over its force, on body i and j) in
+        #: its last evaluation, and at its deepest accepted state (the farthest vertices, where none)
+        self.last_lever = self.reach.copy()
+        self.lever = self.reach.copy()
         #: pair -> (t s, h s, travel m, through, count): the first fixed step (:meth:`note_step`) that
         #: carried its parts from apart to past the depth band, and how many did
         self.jumps: dict[int, tuple] = {}
@@ -203,6 +214,7 @@ class ContactSet:
         are zeroed (their boxes are apart), on the pairs that were evaluated the last time."""
         self.last_depth[:] = 0.0
         self.last_force[:] = 0.0
+        self.last_lever[:] = self.reach
         now = set(pairs)
         for c in self._touched - now:
             st = self.pairs[c].stats
@@ -303,20 +315,25 @@ class ContactSet:
         return out
 
     def note_accepted(self, depths) -> None:
-        """Fold :meth:`depths` of a state the integrator accepted into :attr:`deepest`."""
+        """Fold :meth:`depths` of a state the integrator accepted into :attr:`deepest` (and,
+        where deeper, the last evaluation's levers into :attr:`lever`: the fixed-step methods
+        call this right after evaluating that state)."""
+        deeper = depths > self.deepest
+        self.lever[deeper] = self.last_lever[deeper]
         np.maximum(self.deepest, depths, out=self.deepest)
 
-    def oscillation(self, c: int, depth: float, mass, free_turn):
+    def oscillation(self, c: int, depth: float, mass, free_turn, lever=None):
         """(stiffness N/m, effective mass kg, ω 1/s) of contact ``c`` at penetration ``depth`` (m):
         the slope e k δ^(e−1) of its force against the reduced mass of its bodies' effective
         masses, with which it oscillates at ω = sqrt(stiffness / mass). ``mass`` (n,) kg;
         ``free_turn`` (n,) 1/I_min (kg⁻¹m⁻²) of the bodies no joint holds, else 0: such a
-        body hit at its farthest vertex r also turns, 1/m_eff = 1/m + r²/I_min (a 20 mm cube:
-        m/5.5)."""
+        body pushed at a lever r also turns, 1/m_eff = 1/m + r²/I_min. ``lever`` (2,) m: the
+        force's levers on the two bodies where known (a sphere hit centrally: 0, m_eff = m),
+        else their farthest vertices (a 20 mm cube hit at a corner: m/5.5)."""
         inv_m = np.append(1.0 / np.asarray(mass, float), 0.0)     # the ground (index -1) does not move
         turn = np.append(np.asarray(free_turn, float), 0.0)
         i, j = self.bi[c], self.bj[c]
-        r = self.reach[c]
+        r = self.reach[c] if lever is None else lever
         m_red = 1.0 / (inv_m[i] + r[0] ** 2 * turn[i] + inv_m[j] + r[1] ** 2 * turn[j])
         prm = self.pairs[c].params
         stiffness = prm.exponent * prm.k * depth ** (prm.exponent - 1.0)
@@ -383,7 +400,7 @@ class ContactSet:
                     "Use a stiffer contact, or a smaller step."))
             if h is None:
                 continue
-            stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn)
+            stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn, self.lever[c])
             if implicit is not None:
                 loss, damped, scale = implicit[0][c], implicit[1][c], implicit[2]
                 # (and above rounding: a ball resting undamped loses 1e-31 J of the 0 J that change form)
@@ -537,6 +554,7 @@ class ContactSet:
             if frozen is None:
                 self.last_depth[k] = self.pairs[k].stats.last_deepest
                 self.last_force[k] = wi[:3]
+                self.last_lever[k] = [_lever(wi, self.reach[k, 0]), _lever(wj, self.reach[k, 1])]
                 if points is not None and len(out[2].depths):
                     points.append((k, a, b, out[2], self.pairs[k].params))
             wrench[a] += wi

@@ -700,7 +700,7 @@ class SolverSettings:
             projection_tolerance=c.number("projection_tolerance", self.projection_tolerance,
                                           positive=True),
         )
-        if isinstance(values["erp"], float) and values["erp"] > 1:
+        if isinstance(values["erp"], float) and 1 < values["erp"] < math.inf:     # (inf: "must be finite")
             c.error("erp", f"must be between 0 and 1, got {values['erp']:g}")
         if isinstance(values["regularization"], float) and values["regularization"] >= 1:
             # β is relative to each row's own diagonal: at 1 it halves every constraint force

@@ -431,9 +431,10 @@ def test_a_cylinder_rolls_down_the_incline_at_two_thirds_of_the_sliding_accelera
 def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use():
     # the stepper at 1 ms on a free 1 kg ball (k = 1000 N/mm^1.5, 0.5 mm drop). It takes the
     # contact's stiffness implicitly, so the ball stops 0.148 mm deep (DOP853: 0.195 mm) and
-    # rebounds with less energy, never more; 577 N/mm there against an effective mass of 0.28 kg
-    # (the turn of a hit at its rim): a 4.4 ms period, h·ω = 1.4. The warning says so and names
-    # the step (7e-5 s, h·ω = 0.1); at 0.1 ms (h·ω = 0.15) there is none
+    # rebounds with less energy, never more; 577 N/mm there against the ball's 1 kg (hit head on,
+    # it does not turn: the warning once took the turn of a hit at its rim, 0.28 kg, and advised a
+    # step 1.9 times too short): an 8.28 ms period, h·ω = 0.76. The warning says so and names the
+    # step (1.3e-4 s, h·ω = 0.1); at 0.1 ms (h·ω = 0.076) there is none
     def run(h):
         m = _sphere_model(25.5, 0.0, 0.05, k=1000.0)
         return core.simulate(replace(m, settings=replace(m.settings, integrator="stepper", step=h)))
@@ -441,7 +442,8 @@ def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use
     assert coarse.success
     assert np.max(coarse.total_energy) <= coarse.total_energy[0] * (1 + 1e-12)
     (w,) = [w for w in coarse.warnings if "contact 'C'" in w]
-    assert "stepper step of 0.001 s is too large" in w and "at most 7e-05 s" in w
+    assert "stepper step of 0.001 s is too large" in w and "at most 0.00013 s" in w
+    assert "an effective mass of 1 kg oscillates with a period of 8.28 ms" in w
     assert "taking its stiffness implicitly" in w and "bounce lower" in w
     assert not [w for w in run(1e-4).warnings if "contact 'C'" in w]
     # a step longer than an output frame (2 ms at 500 Hz) is taken as the frame: the warning
