@@ -278,9 +278,16 @@ class ContactSet:
         their steps instead: :meth:`step_bound`.)"""
         (g0, d0), (g1, d1) = start, end
         apart = g0 > 0.0
-        into = apart.any(axis=1) & (-g1.max(axis=1) > self.band)
+        # (the usual step, in which nothing of either kind can have happened, ends here)
+        if not apart.any():
+            return
+        deep = g1.max(axis=1) < -self.band
+        flipped = d0 * d1 < 0.0
+        if not (deep.any() or (apart & flipped).any()):
+            return
+        into = apart.any(axis=1) & deep
         level = (g0 <= 0.0) & (g1 <= 0.0)         # overlapping along the axis at both ends
-        crossed = apart & (g1 > 0.0) & (d0 * d1 < 0.0) & (level.sum(axis=1, keepdims=True) - level == 2)
+        crossed = apart & (g1 > 0.0) & flipped & (level.sum(axis=1, keepdims=True) - level == 2)
         through = crossed.any(axis=1)
         for k in np.flatnonzero(into | through):
             if k in self.jumps:

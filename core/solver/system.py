@@ -426,6 +426,14 @@ class System:
         return np.concatenate([np.ravel(x), np.ravel(q), np.ravel(v), np.ravel(w), np.ravel(angles)])
 
     # ------------------------------------------------------------------ kinematics
+    def poses(self, y):
+        """(x (n, 3) m, R (n, 3, 3)): the COM positions and rotations of state ``y`` alone (what
+        :meth:`bodies` packs with the velocities and inertias)."""
+        n = self.n
+        q = y[self.sl_q].reshape(n, 4)
+        Rs = (q[:, :, None] * q[:, None, :]).reshape(n, 16) @ _QRS
+        return y[self.sl_x].reshape(n, 3), (Rs[:, :9] / Rs[:, 9:]).reshape(n, 3, 3)
+
     def bodies(self, y) -> Bodies:
         n = self.n
         P = self._P_ground.copy()
