@@ -33,12 +33,10 @@ import numpy as np
 
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import REST_KEY, mm_per_unit
+from .scene_to_model import POSE_PATHS, REST_KEY, mm_per_unit
 from .telemetry import bake as bake_telemetry
 
 ARROW_PREFIX = "MBD_Arrow_"
-#: what Bake keys on a body, replacing the user's keys of it (the rest of their animation plays on)
-_POSE_PATHS = {"location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle"}
 CONTACT_PREFIX = "MBD_Contact_"
 ARROW_COLLECTION = "MBD Arrows"
 #: RGBA of the arrows: blue forces, red torques (SPEC §1), orange contact forces
@@ -289,10 +287,10 @@ def _restore(obj, rest):
 
 def _carry_users_keys(obj, baked):
     """Put the channels of ``baked`` (the bake's action's fcurves) that are not the bake's own
-    (:data:`_POSE_PATHS`) and differ from the object's restored action's into that action (a new
+    (:data:`POSE_PATHS`) and differ from the object's restored action's into that action (a new
     one when it had none). A channel the user removed from the bake's copy stays in theirs:
     nothing of the user's is deleted."""
-    users = [fc for fc in baked if fc.data_path not in _POSE_PATHS]
+    users = [fc for fc in baked if fc.data_path not in POSE_PATHS]
     if not users:
         return
     anim = obj.animation_data
@@ -346,7 +344,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
             continue
         _remember(obj, scene)
         obj.rotation_mode = "QUATERNION"
-        fcurves = over_own_action_fcurves(scene, obj, f"MBD_{obj.name}", _POSE_PATHS)
+        fcurves = over_own_action_fcurves(scene, obj, f"MBD_{obj.name}", POSE_PATHS)
         _tagged(obj.animation_data.action, scene)
         key(fcurves, "location", frames, position[:, k])
         key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))

@@ -28,6 +28,8 @@ from ..corelink import core
 
 #: set by bake on each animated body: its pose before baking (the "_" hides it in the UI)
 REST_KEY = "_mbd_rest"
+#: what Bake keys on a body, replacing the user's keys of it (the rest of their animation plays on)
+POSE_PATHS = {"location", "rotation_quaternion", "rotation_euler", "rotation_axis_angle"}
 
 _MESH_TYPES = {"MESH", "CURVE", "SURFACE", "META", "FONT"}
 
@@ -598,13 +600,34 @@ def _not_evaluated(obj, view_layer) -> str:
     return found[0] if found else f"it is in no collection of view layer {view_layer.name!r}"
 
 
+def _animated(obj) -> bool:
+    """Whether the user's keys or drivers may move ``obj`` or change its mesh from frame to frame:
+    on the object (a bake's pose keys do not count: a baked body starts from the pose stored
+    before them; a keyed modifier beside them does), its mesh or its shape keys."""
+    from .keys import slot_fcurves
+    anim = obj.animation_data
+    if anim is not None:
+        if len(anim.nla_tracks) or any(not d.mute for d in anim.drivers):
+            return True
+        if anim.action is not None and (obj.get(REST_KEY) is None or any(
+                fc.data_path not in POSE_PATHS for fc in slot_fcurves(anim) or ())):
+            return True
+    for owner in (obj.data, getattr(obj.data, "shape_keys", None)):
+        anim = getattr(owner, "animation_data", None)
+        if anim is not None and (anim.action is not None or len(anim.nla_tracks)
+                                 or any(not d.mute for d in anim.drivers)):
+            return True
+    return False
+
+
 def start_model(scene, depsgraph) -> Gathered:
     """:func:`scene_to_model` at the scene's start frame, where t = 0 is baked: an animated part
     starts where that frame shows it, whichever frame is current. The current frame comes back.
-    Any frame but the start is left for it: keyed shape keys, modifiers and geometry nodes change
-    meshes with the frame as well as keys and drivers move objects, beyond what a check could tell."""
+    Only a mechanism with such a part goes to the start frame: coming back re-applies every key
+    in the scene, and would undo what the user moved by hand and did not key."""
     now = scene.frame_current, scene.frame_subframe
-    if now == (scene.frame_start, 0.0):
+    marked = [o for o in scene.objects if o.mbd.role != "NONE"]
+    if now == (scene.frame_start, 0.0) or not any(_animated(o) for m in marked for o in (m, *_ancestors(m))):
         return scene_to_model(scene, depsgraph)
     scene.frame_set(scene.frame_start)
     try:

@@ -375,6 +375,39 @@ def test_a_mesh_keyed_to_change_is_read_as_the_start_frame_shows_it(addon):
     assert scene.frame_current == 5
 
 
+def test_reading_the_model_keeps_an_unkeyed_edit_of_an_animated_prop(addon):
+    """Going to the start frame and back re-applies every key in the scene: only a mechanism with an
+    animated part goes there, or a prop (a camera) moved by hand and not keyed jumped back."""
+    from addon.bridge.scene_to_model import start_model
+    scene, ball, floor = ms.ball_on_floor(frames=10)
+    bpy.ops.mesh.primitive_cube_add(size=10.0, location=(500.0, 0.0, 0.0))
+    prop = bpy.context.active_object
+    prop.keyframe_insert("location", frame=1)
+    prop.location.z = 100.0
+    prop.keyframe_insert("location", frame=10)
+    scene.frame_set(5)
+    prop.location = (123.0, 456.0, 789.0)
+    start_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert tuple(prop.location) == pytest.approx((123.0, 456.0, 789.0))
+
+
+def test_a_baked_bodys_keyed_modifier_is_read_at_the_start_frame(addon):
+    """A bake's pose keys do not send the model to the start frame; a keyed modifier beside them does."""
+    from addon.bridge.scene_to_model import start_model
+    scene, ball, floor = ms.ball_on_floor(frames=5)
+    grow = ball.modifiers.new("Grow", "DISPLACE")
+    grow.strength = 0.0
+    ball.keyframe_insert('modifiers["Grow"].strength', frame=1)
+    scene.frame_set(1)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    grow.strength = 10.0                                      # mm outwards on frame 5
+    ball.keyframe_insert('modifiers["Grow"].strength', frame=5)
+    scene.frame_set(5)
+    model = start_model(scene, bpy.context.evaluated_depsgraph_get()).model
+    radius = np.linalg.norm(np.asarray(model.bodies[0].geometry.vertices), axis=1).max()
+    assert radius == pytest.approx(50.0, rel=1e-6)            # mm: frame 1's ball
+
+
 def test_bake_keeps_the_bodys_other_animation_playing_and_clear_gives_its_action_back(addon):
     scene, bob = ms.pendulum()
     bob.color = (1.0, 0.0, 0.0, 1.0)
