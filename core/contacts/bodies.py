@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -41,6 +42,8 @@ STIFFNESS_HINT = ("Check the contact's stiffness and its units (k in N/mm^e: ste
 IMPLICIT_LOSS = 0.02
 #: more contacts than this with a step warning get one, for the stiffest, that names the others
 MANY_WARNINGS = 3
+#: the most points along a fixed step at which :meth:`ContactSet._overlapped` looks
+_MAX_STEP_SAMPLES = 64
 #: J: an implicit loss below this is rounding, not an impact (the run's energy checks' floor too)
 IMPLICIT_LOSS_FLOOR = 1e-9
 
@@ -170,6 +173,8 @@ class ContactSet:
         #: pair -> (t s, h s, travel m, through, count): the first fixed step (:meth:`note_step`) that
         #: carried its parts from apart to past the depth band, and how many did
         self.jumps: dict[int, tuple] = {}
+        #: (x, R, box_state) where the next fixed step starts (:meth:`start_steps`, :meth:`note_step`)
+        self._step_from = None
         #: pairs whose boxes overlapped at the last evaluation (their stats describe it)
         self._touched = set()
         #: per pair, the support of :meth:`freeze` while a Jacobian is differenced, else None
@@ -268,15 +273,24 @@ class ContactSet:
         gap, c, _ = self._box_gaps(x, R)
         return gap, c[0::2] - c[1::2]
 
-    def note_step(self, t: float, h: float, start, end) -> None:
-        """Keep in :attr:`jumps` each pair that one fixed step of ``h`` s from ``t`` carried from
-        apart (its bodies' boxes, :meth:`box_state` at the step's ``start`` and ``end``) to
-        overlapping by more than its depth band along every axis, or through each other (apart
-        again on the other side along the axis that parted them). A vertex carried past the band
-        in one step gets no force, and no depth is seen: a 1 g bead at 20 m/s crossed a 10 mm
-        plate under the stepper's 0.5 ms steps and flew on unwarned. (The adaptive methods bound
-        their steps instead: :meth:`step_bound`.)"""
-        (g0, d0), (g1, d1) = start, end
+    def start_steps(self, x, R) -> None:
+        """Where the fixed steps :meth:`note_step` follows start (x, R: the moving bodies' COM
+        positions and rotations)."""
+        self._step_from = (np.array(x, float), np.array(R, float), self.box_state(x, R))
+
+    def note_step(self, t: float, h: float, x, R) -> None:
+        """Keep in :attr:`jumps` each pair that one fixed step of ``h`` s from ``t`` to the state
+        (x, R) carried from apart (its bodies' world-axis boxes, :meth:`box_state`) to overlapping
+        by more than its depth band along every axis, or through each other (apart again on the
+        other side along the axis that parted them), where a vertex of one is then inside the
+        other, at the step's end or on its way (:meth:`_overlapped`). A vertex carried past the
+        band in one step gets no force, and no depth is seen: a 1 g bead at 20 m/s crossed a
+        10 mm plate under the stepper's 0.5 ms steps and flew on unwarned. (The adaptive methods
+        bound their steps instead: :meth:`step_bound`.) Parts that start a step with their
+        boxes overlapping are not followed: a bead passing a tilted sheet from near it."""
+        x0, R0, (g0, d0) = self._step_from
+        g1, d1 = self.box_state(x, R)
+        self._step_from = (np.array(x, float), np.array(R, float), (g1, d1))
         apart = g0 > 0.0
         # (the usual step, in which nothing of either kind can have happened, ends here)
         if not apart.any():
@@ -290,10 +304,30 @@ class ContactSet:
         crossed = apart & (g1 > 0.0) & flipped & (level.sum(axis=1, keepdims=True) - level == 2)
         through = crossed.any(axis=1)
         for k in np.flatnonzero(into | through):
+            if not self._overlapped(k, x0, R0, x, R):
+                continue        # the boxes held free space: a ball falling through a ring's hole
             if k in self.jumps:
                 self.jumps[k] = self.jumps[k][:4] + (self.jumps[k][4] + 1,)
             else:
                 self.jumps[k] = (t, h, float(np.linalg.norm(d1[k] - d0[k])), bool(through[k]), 1)
+
+    def _overlapped(self, k: int, x0, R0, x1, R1) -> bool:
+        """Whether pair k's parts overlap (:meth:`ContactPair.any_inside`) at the end of a step
+        from (x0, R0) to (x1, R1) or on its way, sampled at half the thinnest part's extent (the
+        positions in a straight line, each rotation the nearer end's); True where a part is open
+        and has no inside to test."""
+        pair = self.pairs[k]
+        if not (pair.geom_i.watertight and pair.geom_j.watertight):
+            return True
+        start, end = self._poses(k, x0, R0), self._poses(k, x1, R1)
+        travel = max(float(np.linalg.norm(b[1] - a[1])) for a, b in zip(start, end))
+        thinnest = 2.0 * min(pair.geom_i.half.min(), pair.geom_j.half.min())
+        samples = int(min(_MAX_STEP_SAMPLES, max(1, math.ceil(travel / max(0.5 * thinnest, 1e-300)))))
+        for s in np.arange(1, samples + 1) / samples:
+            poses = [(Rb if s > 0.5 else Ra, xa + s * (xb - xa)) for (Ra, xa), (Rb, xb) in zip(start, end)]
+            if pair.any_inside(*poses[0], *poses[1]):
+                return True
+        return False
 
     def jump_issues(self, integrator: str) -> list:
         """Warnings for the pairs in :attr:`jumps`: one for the first, naming the others past

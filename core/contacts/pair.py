@@ -343,6 +343,21 @@ class ContactPair:
         cj, hj = self._world_box(self.geom_j, R_j, x_j)
         return bool(np.all(np.abs(ci - cj) <= hi + hj))
 
+    def any_inside(self, R_i, x_i, R_j, x_j) -> bool:
+        """Whether a vertex of either body is inside the other (both ways, whatever
+        :attr:`penetrators`): the parts overlap, to the resolution of their vertices."""
+        if not self.overlaps(R_i, x_i, R_j, x_j):
+            return False
+        poses = ((np.asarray(R_i, float), np.asarray(x_i, float)), (np.asarray(R_j, float), np.asarray(x_j, float)))
+        geoms = (self.geom_i, self.geom_j)
+        for p in (0, 1):
+            (R_P, x_P), (R_T, x_T) = poses[p], poses[1 - p]
+            target = geoms[1 - p]
+            cand, _ = geoms[p].vertices_in_box(R_T.T @ R_P, R_T.T @ (x_P - x_T), target.lo, target.hi)
+            if len(cand) and target.contains(cand).any():
+                return True
+        return False
+
     def deep_overlap(self, R_i, x_i, R_j, x_j) -> list[tuple[int, int]]:
         """Per penetrator p (0: i's vertices in j, 1: j's in i), how many of its vertices are
         inside the other body deeper than the depth band, where the contact gives them no

@@ -1443,15 +1443,14 @@ class _Run:
         self.states.append(y0)
         contacts = self.sys.contacts if len(self.sys.contacts) else None
         if contacts is not None:
-            boxes = contacts.box_state(*self.sys.poses(y))
+            contacts.start_steps(*self.sys.poses(y))
         for k in range(1, len(self.t_out)):
             t = self.t_out[k - 1]
             for i in range(sub):
                 y = step_fn(t + i * h, y, h)
                 self.n_steps += 1
                 if contacts is not None:    # a step that carries parts past their depth band (warned)
-                    start, boxes = boxes, contacts.box_state(*self.sys.poses(y))
-                    contacts.note_step(t + i * h, h, start, boxes)
+                    contacts.note_step(t + i * h, h, *self.sys.poses(y))
                 # progress and cancel within a frame too: 4000 contact steps of 10 µs per frame
                 # at 24 fps take seconds (report() is a clock read until its interval is up)
                 self.report(t + (i + 1) * h)
