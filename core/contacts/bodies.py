@@ -398,9 +398,9 @@ class ContactSet:
           follower on a prismatic joint, a linear contact held closed) runs at
           0.28. Above :data:`STEP_OMEGA` a warning advises the step at
           :data:`STEP_OMEGA_ADVISED`; where that step would take more than
-          :data:`ABSURD_STEPS` for the ``run_time`` (s), it advises an adaptive
-          integrator, and asks for the stiffness and its units to be checked where
-          the stiffness is beyond :data:`STIFFEST` or the parts started deep in each
+          :data:`ABSURD_STEPS` for the ``run_time`` (s), :meth:`_long_run_hint` says
+          what to do instead, and asks for the stiffness and its units to be checked
+          where the stiffness is beyond :data:`STIFFEST` or the parts started deep in each
           other (a stiffness 1e10 times too large wants steps of 1e-11 s; a 30 g
           ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 2.4e-6 s, and was
           told to check its stiffness).
@@ -461,11 +461,8 @@ class ContactSet:
                     + effect,
                     f"Use a step of at most {STEP_OMEGA_ADVISED / omega:.2g} s, or an adaptive integrator (DOP853)."
                     if run_time * omega / STEP_OMEGA_ADVISED <= ABSURD_STEPS else
-                    (f"{STIFFNESS_HINT} A step short enough" if self._implausible(c, start) else
-                     "Use an adaptive integrator (DOP853), which shortens its steps only while the parts "
-                     "touch: a fixed step short enough")
-                    + f" ({STEP_OMEGA_ADVISED / omega:.2g} s) would take {run_time * omega / STEP_OMEGA_ADVISED:.2g} "
-                    "steps for this run.")))
+                    self._long_run_hint(c, start, integrator, STEP_OMEGA_ADVISED / omega,
+                                        run_time * omega / STEP_OMEGA_ADVISED))))
         if len(steps) > MANY_WARNINGS:
             # one warning for the stiffest, naming the others: a bin of 125 parts gave 125 alike
             steps.sort(key=lambda s: -s[0])
@@ -476,6 +473,20 @@ class ContactSet:
                 f". The step is too large for {len(rest)} other contacts too, each at its own depth: {shown}"
                 f"{f' and {len(rest) - MANY_WARNINGS} more' if len(rest) > MANY_WARNINGS else ''}")))]
         return out + [issue for _, _, issue in steps]
+
+    def _long_run_hint(self, c: int, start: float, integrator: str, step: float, steps: float) -> str:
+        """What to do about contact ``c`` where a fixed step short enough for it (``step`` s) would
+        take ``steps`` for the run: check the stiffness where no material is that stiff
+        (:meth:`_implausible`), else the stepper's implicit stiffness or DOP853, which shortens its
+        steps only while the parts touch (no faster where they touch throughout)."""
+        short = f"a fixed step short enough ({step:.2g} s) would take {steps:.2g} steps for this run"
+        if self._implausible(c, start):
+            return f"{STIFFNESS_HINT} A step short enough ({step:.2g} s) would take {steps:.2g} steps for this run."
+        if integrator == "stepper":
+            return (f"Keep this step where lower bounces do not matter: {short}; DOP853 follows the law with "
+                    "short steps only while the parts touch (as slow where they touch throughout).")
+        return (f"Use the stepper, which takes a contact's stiffness implicitly at long steps, or DOP853, which "
+                f"shortens its steps only while the parts touch: {short}.")
 
     def _implausible(self, c: int, start: float) -> bool:
         """Whether contact ``c``'s stiffness is beyond any material's (:data:`STIFFEST`), or its
