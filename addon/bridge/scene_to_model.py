@@ -242,7 +242,9 @@ def in_panel_words(issue):
     field = re.compile(r"\b(" + "|".join(map(re.escape, joined)) + r")\b")
 
     def words(text):
-        return field.sub(lambda m: joined[m.group(1)], text)
+        # not within quotes: a name ('frame_j') or a formula is the user's own text
+        parts = re.split(r"('[^']*')", text)
+        return "".join(part if k % 2 else field.sub(lambda m: joined[m.group(1)], part) for k, part in enumerate(parts))
     return replace(issue, path=words(path), message=words(issue.message), hint=words(issue.hint))
 
 
