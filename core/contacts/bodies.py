@@ -402,7 +402,7 @@ class ContactSet:
           what to do instead, and asks for the stiffness and its units to be checked
           where the stiffness is beyond :data:`STIFFEST` or the parts started deep in each
           other (a stiffness 1e10 times too large wants steps of 1e-11 s; a 30 g
-          ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 2.4e-6 s, and was
+          ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 4.5e-6 s, and was
           told to check its stiffness).
         * ``implicit`` (loss (k,), damped (k,), scale) J: the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
@@ -481,7 +481,7 @@ class ContactSet:
         steps only while the parts touch (no faster where they touch throughout)."""
         short = f"a fixed step short enough ({step:.2g} s) would take {steps:.2g} steps for this run"
         if self._implausible(c, start):
-            return f"{STIFFNESS_HINT} A step short enough ({step:.2g} s) would take {steps:.2g} steps for this run."
+            return f"{STIFFNESS_HINT} A{short[1:]}."
         if integrator == "stepper":
             return (f"Keep this step where lower bounces do not matter: {short}; DOP853 follows the law with "
                     "short steps only while the parts touch (as slow where they touch throughout).")
