@@ -222,20 +222,20 @@ def in_panel_words(issue):
     An issue as text (a run's ``Results.warnings``: "path: message") comes back as text."""
     if isinstance(issue, str):
         element, _, rest = issue.partition(": ")
-        fields, _, message = rest.partition(": ")
+        named, _, message = rest.partition(": ")
         labels = _panel_labels(element)
         if not rest or not labels:
             return issue
-        if message and all(f in labels for f in fields.split(", ")):
-            return str(in_panel_words(core.Issue("warning", "", f"{element}: {fields}", message)))
+        if message and all(f in labels for f in named.split(", ")):
+            return str(in_panel_words(core.Issue("warning", "", f"{element}: {named}", message)))
         return str(in_panel_words(core.Issue("warning", "", element, rest)))
     labels = _panel_labels(issue.path)
     if not labels:
         return issue
     # the fields the path names ("contact 'C': stiffness"), and in the text only the names with an
     # underscore: a plain word (mass, value) reads the same in prose
-    element, _, fields = issue.path.partition(": ")
-    path = element + _ + ", ".join(labels.get(f, f) for f in fields.split(", ")) if fields else issue.path
+    element, _, named = issue.path.partition(": ")
+    path = element + _ + ", ".join(labels.get(f, f) for f in named.split(", ")) if named else issue.path
     joined = {k: v for k, v in labels.items() if "_" in k}
     if not joined:
         return replace(issue, path=path)
