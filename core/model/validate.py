@@ -103,6 +103,7 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
     for b in model.bushings:
         pair(f"bushing {b.name!r}", b.frame_i, b.frame_j, "bushing")
 
+    rigid = _rigid_groups(model, frames, bodies)
     for cp in model.couplers:
         path = f"{'gear pair' if cp.type == 'gear' else 'rack and pinion'} {cp.name!r}"
         want = ({"joint_i": "revolute", "joint_j": "revolute"} if cp.type == "gear"
@@ -120,6 +121,8 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
         if names[0] == names[1]:
             _err(issues, f"{path}: {list(want)[1]}",
                  f"couples joint {names[0]!r} with itself; name two different joints")
+        elif all(joints.get(n) is not None and joints[n].type == t for n, t in zip(names, want.values())):
+            _coupler_bases(issues, path, list(want), [joints[n] for n in names], frames, rigid)
 
     driven = Counter()
     for m in model.motions:
@@ -233,6 +236,53 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
     if model.bodies and all(b.fixed for b in model.bodies):
         _warn(issues, "model", "every body is fixed; nothing will move", code="nothing-moves")
     return issues
+
+
+def _rigid_groups(model, frames, bodies):
+    """A function from a body's name (None: the world) to a representative of the bodies that
+    move with it: those held to it by fixed joints, and the fixed bodies with the world (None);
+    a name that is no body gives False."""
+    root: dict = {}
+
+    def find(name):
+        if name is not None and name not in bodies:
+            return False
+        if name is not None and bodies[name].fixed:
+            name = None
+        while name in root:
+            name = root[name]
+        return name
+
+    for j in model.joints:
+        if j.type == "fixed" and j.frame_i in frames and j.frame_j in frames:
+            a, b = find(frames[j.frame_i].body), find(frames[j.frame_j].body)
+            if a is not False and b is not False and a != b:
+                if a is None:
+                    root[b] = None          # the world stays a root
+                else:
+                    root[a] = b
+    return find
+
+
+def _coupler_bases(issues, path, fields, pair, frames, rigid) -> None:
+    """Warn where no body carries both joints of a coupler: each joint's coordinate is measured
+    from its own frame_i's body, so a gear mesh or a rack's travel is only right when both are
+    measured from the body that carries both axles (a planetary's carrier). A sun hinged to the
+    ground meshing with a planet hinged to the carrier coupled the sun's angle from the ground
+    to the planet's from the carrier, and the carrier, free of the mesh, spun away."""
+    if any(f not in frames for j in pair for f in (j.frame_i, j.frame_j)):
+        return
+    ends = [[frames[f].body for f in (j.frame_i, j.frame_j)] for j in pair]
+    groups = [{rigid(b) for b in e} for e in ends]
+    if False in groups[0] | groups[1] or groups[0] & groups[1]:
+        return
+    (a, b), (ea, eb) = pair, ends
+    _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
+          f"no body carries both joints: {a.name!r} joins {_on(ea[0])} and {_on(ea[1])}, {b.name!r} joins "
+          f"{_on(eb[0])} and {_on(eb[1])}; each joint's coordinate is measured from its frame_i's body, so "
+          "the coupling ties coordinates measured from bodies that move apart",
+          "Put both joints on the body that carries both axles (for a planetary train, hinge the sun and the "
+          "ring to the carrier, whose own joint holds them on its axis).", code="coupler-bases-apart")
 
 
 def unused_settings(settings) -> dict[str, str]:

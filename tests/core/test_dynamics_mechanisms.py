@@ -369,6 +369,66 @@ def test_gear_pair_ratio(internal, drive):
         np.testing.assert_allclose(wi, 0.5 / I_eff * res.t, rtol=1e-9, atol=1e-12)
 
 
+def planetary(on_carrier):
+    """A sun (20 teeth), three planets (16) on a carrier and a ring (52), the sun driven at
+    100 rad/s on its bearing to the ground, the carrier loaded with 20 N·m. ``on_carrier``: the
+    sun's and the ring's mesh joints from the carrier (each redundant with the bearing that holds
+    it: the sun's to the ground, the fixed ring's the carrier's own); else the sun's bearing and
+    a free ring's bearing to the ground, as a CAD model often has them."""
+    zs, zp, zr = 20, 16, 52
+    p = Planar()
+    if on_carrier:
+        p.bodies.append(Body(name="ring", fixed=True))
+        p.pose["ring"] = (np.zeros(3), np.array([1.0, 0, 0, 0]))
+    else:
+        p.block("ring", (0.0, 0.0), 1.5, 4000.0)
+        p.hinge("ring bearing", None, "ring", (0.0, 0.0))
+    p.block("carrier", (0.0, 0.0), 2.0, 4000.0)
+    p.block("sun", (0.0, 0.0), 0.5, 120.0)
+    p.hinge("carrier bearing", None, "carrier", (0.0, 0.0))
+    p.hinge("sun bearing", None, "sun", (0.0, 0.0))
+    if on_carrier:
+        p.hinge("sun mesh", "carrier", "sun", (0.0, 0.0))
+        p.hinge("ring mesh", "carrier", "ring", (0.0, 0.0))
+    couplers = []
+    for k in range(3):
+        angle = 2 * np.pi * k / 3
+        centre = (36.0 * np.cos(angle), 36.0 * np.sin(angle))
+        p.block(f"planet{k}", centre, 0.3, 50.0)
+        p.hinge(f"P{k}", "carrier", f"planet{k}", centre)
+        couplers += [GearPair(name=f"sun-planet{k}", joint_i="sun mesh" if on_carrier else "sun bearing",
+                              joint_j=f"P{k}", ratio=zp / zs),
+                     GearPair(name=f"planet{k}-ring", joint_i=f"P{k}",
+                              joint_j="ring mesh" if on_carrier else "ring bearing", ratio=zr / zp, internal=True)]
+    p.frames.append(Frame(name="hub", body="carrier"))
+    return p.model(couplers=tuple(couplers), motions=(Motion(name="drive", joint="sun bearing", value="100*t"),),
+                   forces=(Force(name="load", type="torque", body="carrier", frame="hub", value="-20000"),),
+                   settings=SolverSettings(end_time=0.1, output_rate=100, gravity=(0.0, 0.0, 0.0)))
+
+
+def test_a_planetary_train_with_its_meshes_on_the_carrier_turns_at_the_willis_ratio():
+    # ω_c = ω_s z_s/(z_s + z_r) with the ring held; the drive takes the load's share z_s/(z_s + z_r)
+    res = core.simulate(planetary(on_carrier=True))
+    assert res.success, res.message
+    assert not [w for w in res.warnings if "no body carries both joints" in w]
+    w_c = res.angular_velocity[:, res.body("carrier"), 2]
+    w_s = res.angular_velocity[:, res.body("sun"), 2]
+    np.testing.assert_allclose(w_c / w_s, 20 / 72, rtol=1e-7)
+    w_p = res.angular_velocity[:, res.body("planet0"), 2]
+    np.testing.assert_allclose(w_p - w_c, -(w_s - w_c) * 20 / 16, rtol=1e-7)
+    np.testing.assert_allclose(res.motion_effort[:, 0], 20.0 * 20 / 72, rtol=1e-6)
+
+
+def test_a_planetary_train_with_its_sun_hinged_to_the_ground_is_warned_of():
+    # the sun's angle from the ground tied to a planet's from the carrier: the carrier is not
+    # held by the meshes at all and spins away under its load
+    issues = [i for i in core.check(planetary(on_carrier=False)) if i.code == "coupler-bases-apart"]
+    assert {i.path for i in issues} == {f"gear pair {n!r}: joint_i, joint_j"
+                                        for k in range(3) for n in (f"sun-planet{k}", f"planet{k}-ring")}
+    assert "'sun bearing' joins the world and body 'sun', 'P0' joins body 'carrier' and body 'planet0'" in \
+        next(i.message for i in issues if "sun-planet0" in i.path)
+
+
 def test_rack_and_pinion_ratio():
     """Rack slide = pitch_radius · θ (from t = 0), pinion driven θ = 2 t², pitch radius 40 mm."""
     p = Planar()
