@@ -102,12 +102,15 @@ class Results:
     # effort: (on joint_i's, on joint_j's) = gear (N·m, N·m), rack and pinion (pinion N·m, rack N)
     coupler_names: tuple = ()
     coupler_is_rack: np.ndarray | None = None         # (nc,) bool
+    motion_joint: np.ndarray | None = None            # (nm,) int, the joint each motion drives; -1 unknown
 
     def __post_init__(self):
         T, nc = np.shape(self.contact_force)[:2]
         nj, ncp = len(self.joint_names), len(self.coupler_names)
         if self.coupler_is_rack is None:
             self.coupler_is_rack = np.zeros(ncp, bool)
+        if self.motion_joint is None:       # (results saved before motion_power)
+            self.motion_joint = np.full(len(self.motion_names), -1, np.int64)
         for name, shape, fill in (("contact_point", (T, nc, 3), 0.0), ("contact_normal_force", (T, nc), 0.0),
                                   ("contact_friction_force", (T, nc), 0.0), ("contact_depth", (T, nc), 0.0),
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
@@ -159,6 +162,15 @@ class Results:
     @property
     def total_energy(self) -> np.ndarray:
         return self.kinetic_energy + self.potential_energy + self.elastic_energy
+
+    @property
+    def motion_power(self) -> np.ndarray:
+        """(T, nm) W: the power each motion's drive puts in, its effort times the rate of the
+        coordinate it drives (negative where the drive brakes); NaN in results saved without
+        the motions' joints."""
+        rate = np.where(self.motion_is_rotation, self.joint_angle_rate[:, self.motion_joint],
+                        self.joint_slide_rate[:, self.motion_joint])
+        return np.where(self.motion_joint >= 0, self.motion_effort * rate, np.nan)
 
     def body(self, name: str) -> int:
         """Index of a body by name."""
@@ -225,6 +237,7 @@ class Results:
                 add(f"{name}.reaction_torque.{axis}", self.joint_torque[:, k, a], "torque")
         for k, name in enumerate(self.motion_names):
             add(f"{name}.effort", self.motion_effort[:, k], "torque" if self.motion_is_rotation[k] else "force")
+            add(f"{name}.power", self.motion_power[:, k], "power")
         for k, name in enumerate(self.coupler_names):
             for (label, kind), effort in zip(coupler_channels(self.coupler_is_rack[k]), self.coupler_effort[:, k].T):
                 add(f"{name}.{label}", effort, kind)

@@ -81,6 +81,8 @@ def channels(results) -> list[Channel]:
         rotation = bool(r.motion_is_rotation[k])
         add(f"{name} (motion)", name, "effort", "torque" if rotation else "force", r.motion_effort[:, k],
             f"the {'torque' if rotation else 'force'} the motion drive applies")
+        add(f"{name} (motion)", name, "power", "power", r.motion_power[:, k],
+            "the power the motion drive puts in (negative where it brakes)")
     for k, name in enumerate(r.coupler_names):
         rack = bool(r.coupler_is_rack[k])
         for (label, kind), effort, joint in zip(core.results.coupler_channels(rack), r.coupler_effort[:, k].T,

@@ -1640,6 +1640,7 @@ class _Run:
             joint_names=tuple(j["name"] for j in cm.joints),
             motion_names=tuple(m["name"] for m in cm.motions),
             motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
+            motion_joint=np.array([m["joint"] for m in cm.motions], np.int64),
             coupler_names=tuple(c["name"] for c in cm.couplers),
             coupler_is_rack=np.array([c["type"] == "rack_pinion" for c in cm.couplers], bool),
             force_names=sysm.applied.names, force_is_torque=sysm.applied.torque.copy(),

@@ -11,6 +11,7 @@ orientation a (w, x, y, z) quaternion taking body axes into world axes; the pote
 −Σ m g·x_com (zero at the world origin). Arrays are SI; the CSV is in user units (mm, N, N·mm).
 """
 import csv
+import dataclasses
 
 import numpy as np
 import pytest
@@ -104,6 +105,13 @@ def test_motion_effort_of_a_crank_driven_against_gravity(integrator):
     np.testing.assert_allclose(res.angular_acceleration[:, 0], np.tile([0, a, 0], (len(res.t), 1)), atol=1e-6)
     # the hinge's own torque has no part about its axis: the drive's torque is the effort alone
     assert np.max(np.abs(res.joint_torque[:, 0, 1])) < 1e-9
+    # its power τ ω puts in what the crank gains: ∫ P dt = Δ(kinetic + potential) (trapezoid of
+    # 201 frames of a smooth power: 2e-4 J of the 56 J measured, against the channels' 1e-8)
+    np.testing.assert_allclose(res.motion_power[:, 0], expected * a * res.t, atol=1e-5 * a * 2.0)
+    gained = res.kinetic_energy + res.potential_energy
+    assert np.trapz(res.motion_power[:, 0], res.t) == pytest.approx(gained[-1] - gained[0], abs=1e-3)
+    # results saved before the motions' joints were kept have no power to give
+    assert np.isnan(dataclasses.replace(res, motion_joint=None).motion_power).all()
 
 
 def _slider_crank(rod_mass, integrator="DOP853"):
@@ -329,6 +337,7 @@ def _expected_columns(res):
         out.update({f"{n}.reaction_torque.{ax}": ("N*mm", res.joint_torque[:, k, a]) for a, ax in enumerate("xyz")})
     for k, n in enumerate(res.motion_names):
         out[f"{n}.effort"] = ("N*mm" if res.motion_is_rotation[k] else "N", res.motion_effort[:, k])
+        out[f"{n}.power"] = ("W", res.motion_power[:, k])
     for k, n in enumerate(res.force_names):
         u = "N*mm" if res.force_is_torque[k] else "N"
         out[f"{n}.value"], out[f"{n}.power"] = (u, res.force_magnitude[:, k]), ("W", res.force_power[:, k])
@@ -389,6 +398,7 @@ def test_csv_every_column_states_the_unit_of_its_numbers(tmp_path):
     np.testing.assert_allclose(res.motion_effort[:, 0], 2.0 * (1.0 + G) + tension, atol=1e-9)
     np.testing.assert_allclose(res.joint_slide[:, 0], 0.5 * res.t ** 2, atol=1e-9)   # the motion's value
     np.testing.assert_allclose(res.joint_slide_rate[:, 0], res.t, atol=1e-8)
+    np.testing.assert_allclose(res.motion_power[:, 0], (2.0 * (1.0 + G) + tension) * res.t, atol=1e-8)
     assert res.contact_normal_force.max() > 10                      # the ball lands within the run
     path = tmp_path / "all.csv"
     res.to_csv(path)
