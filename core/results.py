@@ -103,10 +103,14 @@ class Results:
     coupler_names: tuple = ()
     coupler_is_rack: np.ndarray | None = None         # (nc,) bool
     motion_joint: np.ndarray | None = None            # (nm,) int, the joint each motion drives; -1 unknown
+    # a translational spring's length (m) and its rate (m/s); a rotational one's angle, frame_j about
+    # z_i from the assembly (rad), and its rate (rad/s); None -> NaN (results saved before them)
+    spring_length: np.ndarray | None = None           # (T, ns)
+    spring_rate: np.ndarray | None = None             # (T, ns)
 
     def __post_init__(self):
         T, nc = np.shape(self.contact_force)[:2]
-        nj, ncp = len(self.joint_names), len(self.coupler_names)
+        nj, ncp, ns = len(self.joint_names), len(self.coupler_names), len(self.spring_names)
         if self.coupler_is_rack is None:
             self.coupler_is_rack = np.zeros(ncp, bool)
         if self.motion_joint is None:       # (results saved before motion_power)
@@ -114,7 +118,8 @@ class Results:
         for name, shape, fill in (("contact_point", (T, nc, 3), 0.0), ("contact_normal_force", (T, nc), 0.0),
                                   ("contact_friction_force", (T, nc), 0.0), ("contact_depth", (T, nc), 0.0),
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
-                                  ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan)):
+                                  ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan),
+                                  ("spring_length", (T, ns), np.nan), ("spring_rate", (T, ns), np.nan)):
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, np.full(shape, fill))
@@ -171,6 +176,13 @@ class Results:
         rate = np.where(self.motion_is_rotation, self.joint_angle_rate[:, self.motion_joint],
                         self.joint_slide_rate[:, self.motion_joint])
         return np.where(self.motion_joint >= 0, self.motion_effort * rate, np.nan)
+
+    @property
+    def spring_power(self) -> np.ndarray:
+        """(T, ns) W: the power each spring-damper puts into the bodies, −tension × the length's
+        rate, or torque × the angle's rate (its spring's part gives back what it stored; its
+        damper's is never positive)."""
+        return np.where(self.spring_is_rotational, 1.0, -1.0) * self.spring_force * self.spring_rate
 
     def body(self, name: str) -> int:
         """Index of a body by name."""
@@ -250,7 +262,12 @@ class Results:
                 add(f"{name}.point.{axis}", self.force_point[:, k, a], "length")
             add(f"{name}.power", self.force_power[:, k], "power")
         for k, name in enumerate(self.spring_names):
-            add(f"{name}.force", self.spring_force[:, k], "torque" if self.spring_is_rotational[k] else "force")
+            rotational = self.spring_is_rotational[k]
+            add(f"{name}.force", self.spring_force[:, k], "torque" if rotational else "force")
+            add(f"{name}.{'angle' if rotational else 'length'}", self.spring_length[:, k],
+                "angle" if rotational else "length")
+            add(f"{name}.rate", self.spring_rate[:, k], "angular_velocity" if rotational else "velocity")
+            add(f"{name}.power", self.spring_power[:, k], "power")
         for k, name in enumerate(self.bushing_names):
             for a, axis in enumerate("xyz"):
                 add(f"{name}.force.{axis}", self.bushing_force[:, k, a], "force")

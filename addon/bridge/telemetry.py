@@ -100,9 +100,18 @@ def channels(results) -> list[Channel]:
         add(g, name, "power", "power", r.force_power[:, k], f"the power of the {what}")
     for k, name in enumerate(r.spring_names):
         rotational = bool(r.spring_is_rotational[k])
-        add(f"{name} (spring)", name, "force", "torque" if rotational else "force", r.spring_force[:, k],
+        g = f"{name} (spring)"
+        add(g, name, "force", "torque" if rotational else "force", r.spring_force[:, k],
             "spring-damper torque on the body of Frame J about Z of Frame I" if rotational
             else "spring-damper force, positive in tension")
+        if rotational:
+            add(g, name, "angle", "angle", r.spring_length[:, k], "turn of Frame J about Z of Frame I, 0 as built")
+            add(g, name, "rate", "angular_velocity", r.spring_rate[:, k], "rate of the angle")
+        else:
+            add(g, name, "length", "length", r.spring_length[:, k], "distance between the two frames' origins")
+            add(g, name, "rate", "velocity", r.spring_rate[:, k], "rate of the length")
+        add(g, name, "power", "power", r.spring_power[:, k],
+            "the power the spring-damper puts into the bodies (its damper's part is never positive)")
     for k, name in enumerate(r.bushing_names):
         g = f"{name} (bushing)"
         add(g, name, "force", "force", r.bushing_force[:, k], "bushing force on the body of Frame J, world axes")

@@ -252,8 +252,9 @@ class TranslationalSprings:
         return Z, length, u, np.concatenate([uu, cross(pr[..., 3:], uu)], axis=-1)
 
     def evaluate(self, packed, energy=True, lines=False):
-        """(wrench (..., n+1, 6), tension (..., k) N, length (..., k) m, energy J) from the packed
-        body arrays (..., n+1, 22), leading batch axes kept; the energy is None unless asked for
+        """(wrench (..., n+1, 6), tension (..., k) N, length (..., k) m, its rate (..., k) m/s,
+        energy J) from the packed body arrays (..., n+1, 22), leading batch axes kept; the energy is
+        None unless asked for
         (the integrators' evaluations do not need it). With ``lines`` (one state) also the
         springs' lines of action for the stepper's implicit treatment of stiff springs:
         ``(body_j, body_i, direction, a_j, a_i)``, the length growing at direction · (v_j − v_i)
@@ -266,7 +267,7 @@ class TranslationalSprings:
         tension = self.k * stretch + self.c * rate + self.preload
         # the end's wrench is −(its sign) · tension · G: a tension pulls the ends together
         wrench = self._scatter @ (G * (tension @ self._both)[..., None])
-        out = (wrench, tension, length,
+        out = (wrench, tension, length, rate,
                np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1) if energy else None)
         if lines:
             return out + ((self.end_body[:k], self.end_body[k:], u, G[:k, 3:], G[k:, 3:]),)

@@ -73,7 +73,8 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     F[:, 1] -= cross(w, (I_W @ w[..., None])[..., 0])
     K = kinematics(sysm, P) if sysm._needs_kin else None
     coords = sysm._coordinates(P, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
-    elastic = dict(spring_tension=np.zeros((k, 0)), torsion_torque=np.zeros((k, 0)),
+    elastic = dict(spring_tension=np.zeros((k, 0)), spring_length=np.zeros((k, 0)), spring_rate=np.zeros((k, 0)),
+                   torsion_torque=np.zeros((k, 0)), torsion_angle=np.zeros((k, 0)), torsion_rate=np.zeros((k, 0)),
                    bushing_force=np.zeros((k, 0, 3)), bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
     z = np.zeros((k, 0, 3))
     applied = (np.zeros((k, 0)), z, z, np.zeros((k, 0)))
@@ -85,12 +86,14 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
         wrench, *applied = sysm.applied.evaluate(t, P)
         add(wrench)
     if len(sysm.tsprings.mi):
-        wrench, elastic["spring_tension"], _, e = sysm.tsprings.evaluate(P)
+        wrench, elastic["spring_tension"], elastic["spring_length"], elastic["spring_rate"], e = \
+            sysm.tsprings.evaluate(P)
         add(wrench)
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.rsprings.mi):
         ci = sysm.rsprings.coord
         rate = sysm._coordinate_rates(P[:, :, 6:9], coords, ci)
+        elastic["torsion_angle"], elastic["torsion_rate"] = coords[0][:, ci], rate
         wrench, elastic["torsion_torque"], e = sysm.rsprings.evaluate(coords[2][:, ci, 3:], n, coords[0][:, ci],
                                                                       rate)
         add(wrench)

@@ -1536,8 +1536,8 @@ class _Run:
             if len(sysm.applied.names):
                 (out["force_magnitude"][sl], out["force_vector"][sl], out["force_point"][sl],
                  out["force_power"][sl]) = b.applied
-            out["spring_force"][sl] = np.concatenate([b.elastic["spring_tension"], b.elastic["torsion_torque"]],
-                                                     axis=1)
+            for key, parts in _SPRING_CHANNELS:
+                out[key][sl] = np.concatenate([b.elastic[part] for part in parts], axis=1)
             out["bushing_force"][sl] = b.elastic["bushing_force"]
             out["bushing_torque"][sl] = b.elastic["bushing_torque"]
             out["elastic_energy"][sl] = b.elastic["energy"]
@@ -1576,7 +1576,7 @@ class _Run:
         out = dict(position=z(n, 3), orientation=z(n, 4), com=z(n, 3), velocity=z(n, 3),
                    angular_velocity=z(n, 3), force_magnitude=z(nf), force_vector=z(nf, 3), force_point=z(nf, 3),
                    force_power=z(nf),
-                   spring_force=z(ns), bushing_force=z(nb, 3), bushing_torque=z(nb, 3),
+                   spring_force=z(ns), spring_length=z(ns), spring_rate=z(ns), bushing_force=z(nb, 3), bushing_torque=z(nb, 3),
                    contact_force=z(len(sysm.contacts), 3), contact_point=z(len(sysm.contacts), 3),
                    contact_normal_force=z(len(sysm.contacts)), contact_friction_force=z(len(sysm.contacts)),
                    contact_depth=z(len(sysm.contacts)),
@@ -1601,7 +1601,8 @@ class _Run:
                 out["force_point"][k] = d["force_point"]
                 out["force_power"][k] = d["force_power"]
             if ns:
-                out["spring_force"][k] = np.concatenate([d["spring_tension"], d["torsion_torque"]])
+                for key, parts in _SPRING_CHANNELS:
+                    out[key][k] = np.concatenate([d[part] for part in parts])
             if nb:
                 out["bushing_force"][k], out["bushing_torque"][k] = d["bushing_force"], d["bushing_torque"]
             if len(sysm.contacts):
@@ -1634,7 +1635,8 @@ class _Run:
         # the springs in the model's order (the system holds the translational ones first)
         spring_names = tuple(ts_names) + tuple(rs_names)
         by_model = [spring_names.index(sp.name) for sp in cm.model.springs if sp.name in spring_names]
-        out["spring_force"] = out["spring_force"][:, by_model]
+        for key, _ in _SPRING_CHANNELS:
+            out[key] = out[key][:, by_model]
         results = Results(
             t=t_out, body_names=cm.body_names, **dict.fromkeys(DEFERRED),
             joint_names=tuple(j["name"] for j in cm.joints),
@@ -1660,6 +1662,11 @@ class _Run:
         results.defer(lambda: frame_dynamics(sysm, t_out, states))
         return results
 
+
+#: the springs' output channels, each from the translational springs' part and the rotational ones'
+_SPRING_CHANNELS = (("spring_force", ("spring_tension", "torsion_torque")),
+                    ("spring_length", ("spring_length", "torsion_angle")),
+                    ("spring_rate", ("spring_rate", "torsion_rate")))
 
 #: the joint types with an angle (about Z of frame_i) and with a slide (along it)
 _ANGLE_JOINTS, _SLIDE_JOINTS = ("revolute", "cylindrical"), ("prismatic", "cylindrical")

@@ -558,7 +558,7 @@ class System:
         if self._gravity_only and not details:
             return F, None
         wrench = None
-        fmag = fpower = tension = length = rs_torque = np.zeros(0)
+        fmag = fpower = tension = length = length_rate = rs_torque = rs_angle = rs_rate = np.zeros(0)
         fvec = fpoint = contact_force = bforce = btorque = np.zeros((0, 3))
         e_t = e_r = e_b = 0.0
 
@@ -581,16 +581,17 @@ class System:
         if len(self.tsprings.mi):
             ts = self.tsprings
             if lines is not None and spring_lines:
-                w, tension, length, e_t, line = ts.evaluate(B.packed, details, lines=True)
+                w, tension, length, length_rate, e_t, line = ts.evaluate(B.packed, details, lines=True)
                 lines.append(line + (ts.k, ts.c, tension) + _spring_flags(len(ts.k)))
             else:
-                w, tension, length, e_t = ts.evaluate(B.packed, details)
+                w, tension, length, length_rate, e_t = ts.evaluate(B.packed, details)
             wrench = add(w)
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
             rate = self._coordinate_rates(B.w_ext, coords, ci)
             axis = coords[2][ci, 3:]    # z_i: the angle's Jacobian on body j is [0, z_i]
-            w, rs_torque, e_r = self.rsprings.evaluate(axis, n, coords[0][ci], rate)
+            rs_angle, rs_rate = coords[0][ci], rate
+            w, rs_torque, e_r = self.rsprings.evaluate(axis, n, rs_angle, rate)
             wrench = add(w)
             if lines is not None and spring_lines:     # about marker i's z axis, turning j against i
                 rs = self.rsprings
@@ -615,7 +616,8 @@ class System:
         if not details:
             return F, None
         return F, dict(force_magnitude=fmag, force_vector=fvec, force_point=fpoint, force_power=fpower,
-                       spring_tension=tension, spring_length=length, torsion_torque=rs_torque,
+                       spring_tension=tension, spring_length=length, spring_rate=length_rate,
+                       torsion_torque=rs_torque, torsion_angle=rs_angle, torsion_rate=rs_rate,
                        bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b,
                        contact_force=contact_force)
 

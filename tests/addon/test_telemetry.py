@@ -85,7 +85,7 @@ def test_every_csv_channel_is_keyed_on_every_frame(baked, tmp_path):
         checked.add(prop)
     # nothing else than those (the tag is the only other custom property)
     assert set(obj.keys()) - {"mbd_bake"} == checked
-    assert len(checked) == 6 + 2 + 2 + 2 + 2 * 4 + 1 + 2 + 4 + 2   # bodies, joints (reactions, angle and rate), motion, forces, ...
+    assert len(checked) == 6 + 2 + 2 + 2 + 2 * 4 + 4 + 2 + 4 + 2   # bodies, joints (reactions, angle and rate), motion, forces, ...
 
 
 def test_values_are_in_user_units(baked):
@@ -108,6 +108,8 @@ def test_values_are_in_user_units(baked):
         "Twist.value [N*mm]": res.force_magnitude[k, i:i + 1] * 1e3,
         "Twist.power [W]": res.force_power[k, i:i + 1],
         "Spring.force [N]": res.spring_force[k, 0:1],
+        "Spring.length [mm]": res.spring_length[k, 0:1] * 1e3,
+        "Spring.power [W]": (-res.spring_force[k, 0] * res.spring_rate[k, 0])[:, None],
         "Bushing.force [N]": res.bushing_force[k, 0],
         "Bushing.torque [N*mm]": res.bushing_torque[k, 0] * 1e3,
         "energy.kinetic [J]": res.kinetic_energy[k, None],

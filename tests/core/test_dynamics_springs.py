@@ -79,6 +79,11 @@ def test_damped_decay_rate():
     # the damper takes the energy: KE + elastic energy only decreases
     e = r.kinetic_energy + r.elastic_energy
     assert np.all(np.diff(e) < 1e-12)
+    # the spring's length and rate are the block's, and its power is all that changes the kinetic
+    # energy: m v a at every frame (of up to 79 W; the rail does no work, gravity is across it)
+    np.testing.assert_allclose(r.spring_length[:, 0], x, atol=1e-12)
+    np.testing.assert_allclose(r.spring_rate[:, 0], r.velocity[:, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(r.spring_power[:, 0], r.velocity[:, 0, 0] * r.acceleration[:, 0, 0], atol=1e-6)
 
 
 def test_preload_shifts_equilibrium():
@@ -462,7 +467,7 @@ def test_spring_wrenches_against_the_lines_between_the_marker_points():
         return x[b] + s * v[b] + arm, arm, v[b] + np.cross(w[b], arm)
 
     ts = sysm.tsprings
-    wrench, tension, length, energy = ts.evaluate(sysm.bodies(y).packed)
+    wrench, tension, length, length_rate, energy = ts.evaluate(sysm.bodies(y).packed)
     expect = np.zeros((n + 1, 6))
     power = 0.0
     for k, (mi, mj) in enumerate(zip(ts.mi, ts.mj)):
@@ -477,6 +482,7 @@ def test_spring_wrenches_against_the_lines_between_the_marker_points():
         T = ts.k[k] * (L - ts.free[k]) + ts.c[k] * rate + ts.preload[k]
         assert tension[k] == pytest.approx(T, rel=1e-12)
         assert length[k] == pytest.approx(L, rel=1e-12)
+        assert length_rate[k] == pytest.approx(rate, rel=1e-10, abs=1e-12)
         for m, sign, arm in ((mj, -1.0, rj), (mi, 1.0, ri)):
             F = sign * T * u
             expect[cm.marker_body[m]] += np.concatenate([F, np.cross(arm, F)])

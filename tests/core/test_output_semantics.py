@@ -344,7 +344,11 @@ def _expected_columns(res):
         out.update({f"{n}.vector.{ax}": (u, res.force_vector[:, k, a]) for a, ax in enumerate("xyz")})
         out.update({f"{n}.point.{ax}": ("mm", res.force_point[:, k, a]) for a, ax in enumerate("xyz")})
     for k, n in enumerate(res.spring_names):
-        out[f"{n}.force"] = ("N*mm" if res.spring_is_rotational[k] else "N", res.spring_force[:, k])
+        rotational = res.spring_is_rotational[k]
+        out[f"{n}.force"] = ("N*mm" if rotational else "N", res.spring_force[:, k])
+        out[f"{n}.angle" if rotational else f"{n}.length"] = ("rad" if rotational else "mm", res.spring_length[:, k])
+        out[f"{n}.rate"] = ("rad/s" if rotational else "mm/s", res.spring_rate[:, k])
+        out[f"{n}.power"] = ("W", res.spring_power[:, k])
     for k, n in enumerate(res.bushing_names):
         out.update({f"{n}.force.{ax}": ("N", res.bushing_force[:, k, a]) for a, ax in enumerate("xyz")})
         out.update({f"{n}.torque.{ax}": ("N*mm", res.bushing_torque[:, k, a]) for a, ax in enumerate("xyz")})
@@ -399,6 +403,13 @@ def test_csv_every_column_states_the_unit_of_its_numbers(tmp_path):
     np.testing.assert_allclose(res.joint_slide[:, 0], 0.5 * res.t ** 2, atol=1e-9)   # the motion's value
     np.testing.assert_allclose(res.joint_slide_rate[:, 0], res.t, atol=1e-8)
     np.testing.assert_allclose(res.motion_power[:, 0], (2.0 * (1.0 + G) + tension) * res.t, atol=1e-8)
+    # the spring's length and rate are the slide's (its frames coincide at the start), its power
+    # what its tension takes; the torsion spring's angle and rate are the hinge's
+    np.testing.assert_allclose(res.spring_length[:, 0], 0.5 * res.t ** 2, atol=1e-9)
+    np.testing.assert_allclose(res.spring_rate[:, 0], res.t, atol=1e-8)
+    np.testing.assert_allclose(res.spring_power[:, 0], -tension * res.t, atol=1e-8)
+    np.testing.assert_allclose(res.spring_length[:, 1], res.joint_angle[:, 1], atol=1e-12)
+    np.testing.assert_allclose(res.spring_rate[:, 1], res.joint_angle_rate[:, 1], atol=1e-12)
     assert res.contact_normal_force.max() > 10                      # the ball lands within the run
     path = tmp_path / "all.csv"
     res.to_csv(path)
