@@ -359,6 +359,13 @@ class MBD_OT_bake(bpy.types.Operator):
                                      f"the baked motion at {old / new:g} times its simulated speed; set Old and New "
                                      "equal for real time")
         last = scene.frame_start + report.frames - 1
+        if last > scene.frame_end:
+            # an end time typed past the frame range: keys the timeline, playback and renders never reach
+            fps = scene.render.fps / scene.render.fps_base
+            self.report({"WARNING"}, f"The baked frames run to {last}, past the scene's End frame "
+                                     f"{scene.frame_end}: playback and rendering stop "
+                                     f"{(scene.frame_end - scene.frame_start) / fps:.4g} s into the "
+                                     f"{(last - scene.frame_start) / fps:.4g} s run; raise End to {last} to see it all")
         telemetry = (f" and {_count(report.channels, 'telemetry channel')} ({report.telemetry})"
                      if report.telemetry else "")
         self.report({"INFO"}, f"Baked {_count(len(report.bodies), 'body', 'bodies')}, "

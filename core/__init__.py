@@ -7,6 +7,21 @@ The front door::
     results = core.simulate(model)              # -> Results (SI arrays)
     results.to_csv("out.csv")                   # user units, units in the header
 """
+import signal as _signal
+import sys as _sys
+
+
+def _stopped_while_importing(signum, frame):
+    print("\nstopped by Ctrl-C", file=_sys.stderr)
+    raise SystemExit(130)
+
+
+# ``python -m core`` imports this package (scipy and all, seconds) before its main() can take
+# Ctrl-C: until main() takes it back, Ctrl-C is the command's quiet exit instead of a traceback
+_argv = getattr(_sys, "orig_argv", [])
+if ("-m" in _argv and _argv[_argv.index("-m") + 1:_argv.index("-m") + 2] == ["core"]
+        and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler):
+    _signal.signal(_signal.SIGINT, _stopped_while_importing)
 from .errors import ExpressionError, Issue, MeshError, ModelError, SolverError
 from .expressions import compile_expression
 from .model import load_model, model_from_dict, model_to_dict, save_model

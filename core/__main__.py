@@ -119,7 +119,9 @@ def _check(model) -> int:
 def _ctrl_c_cancels(flag: list):
     """While solving, Ctrl-C cancels the run (the core then returns the frames so far) instead of
     killing it; a second Ctrl-C stops at once. Only the main thread can handle signals."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # (a SIGINT ignored from the start, as a shell's background job has it, stays ignored)
         yield
         return
 
@@ -135,6 +137,9 @@ def _ctrl_c_cancels(flag: list):
 
 
 def main(argv=None) -> int:
+    from . import _stopped_while_importing
+    if signal.getsignal(signal.SIGINT) is _stopped_while_importing:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         status = _main(argv)
         sys.stdout.flush()   # here, not at exit, where a closed pipe would be a traceback
@@ -158,6 +163,10 @@ def _main(argv) -> int:
     p_chk.add_argument("model")
     _add_setting_options(p_chk)
     args = parser.parse_args(argv)
+    clash = _output_clash(args) if args.command == "simulate" else None
+    if clash:
+        print(f"error: {clash}", file=sys.stderr)
+        return 2
     # warnings are printed with the summary below; keep the log quiet about them
     logging.getLogger('core').setLevel(logging.ERROR)
     try:
@@ -216,8 +225,25 @@ def _main(argv) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:   # Ctrl-C outside the run, or pressed twice: no traceback, the shell's status
-        print("\nstopped by Ctrl-C", file=sys.stderr)
+        print("\nstopped by Ctrl-C; a file not finished is not written", file=sys.stderr)
         return 130
+
+
+def _output_clash(args) -> str | None:
+    """What is wrong with the output paths: one that is the model file (it would be overwritten),
+    or both outputs on one path (the second would replace the first); None when nothing is."""
+    def same(a, b):
+        try:
+            return os.path.samefile(a, b)
+        except OSError:     # (one does not exist yet)
+            return os.path.realpath(a) == os.path.realpath(b)
+    outputs = [(option, path) for option, path in (("--csv", args.csv), ("--npz", args.npz)) if path]
+    for option, path in outputs:
+        if same(path, args.model):
+            return f"option {option}: {path} is the model file, which it would overwrite; give another path"
+    if len(outputs) == 2 and same(outputs[0][1], outputs[1][1]):
+        return f"options --csv and --npz: both name {outputs[0][1]}, and the results would replace the CSV"
+    return None
 
 
 if __name__ == "__main__":

@@ -378,6 +378,10 @@ def main(argv=None) -> int:
         except BlendError as exc:
             print(f"simulate_blend: {exc}", file=sys.stderr)
             return 2
+        clash = output_clash(args, bpy.data.filepath)
+        if clash:
+            print(f"simulate_blend: {clash}", file=sys.stderr)
+            return 2
         ensure_addon()
         try:
             settings = override_settings(bpy.context.scene, args)
@@ -387,6 +391,27 @@ def main(argv=None) -> int:
         if settings is not None:
             say(f"simulate_blend: settings: {settings.describe()}")
         return solve_and_write(args, ctrl_c)
+
+
+def output_clash(args, blend) -> str:
+    """What is wrong with the output paths ('' when nothing is): --csv or --model on the .blend
+    (which they would overwrite with text; --save may name it, to save over it), or two outputs
+    on one path (the later would replace the earlier)."""
+    def same(a, b):
+        try:
+            return os.path.samefile(a, b)
+        except OSError:     # (one does not exist yet)
+            return os.path.realpath(a) == os.path.realpath(b)
+    outputs = [(option, path) for option, path in (("--csv", args.csv), ("--model", args.model),
+                                                    ("--save", args.save)) if path]
+    for option, path in outputs:
+        if option != "--save" and same(path, blend):
+            return f"{option} {path} is the .blend itself, which it would overwrite; give another path"
+    for k, (option, path) in enumerate(outputs):
+        for other, other_path in outputs[k + 1:]:
+            if same(path, other_path):
+                return f"{option} and {other} both name {path}; give each its own path"
+    return ""
 
 
 def exit_process(code: int):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import ExpressionError, Issue, MeshError, ModelError
 from ..expressions import compile_expression
+from ..expressions.spline import resolve_path
 from ..spatial import quat_to_matrix
 from ..units import from_si, to_si
 from ..units import unit as user_unit
@@ -674,7 +675,11 @@ def _mesh_of(body: spec.Body, directory: Path):
     elif isinstance(g, spec.TriangleMesh):
         return np.array(g.vertices) * mm, np.array(g.faces, dtype=np.int64)
     else:
-        path = (directory / g.path).resolve()
+        # the paths of spline() in formulas: "//" is the model's folder, "\\" may be Windows'
+        try:
+            path = resolve_path(g.path, directory)
+        except ExpressionError as exc:
+            raise ValueError(str(exc).replace("spline path", "mesh file path")) from None
         if not path.is_file():
             raise ValueError(f"mesh file {str(path)!r} does not exist or is not a regular file")
         try:

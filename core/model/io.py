@@ -262,6 +262,10 @@ def _build(cls, item, label, issues):
 
 
 def _build_geometry(item, label, issues):
+    if not isinstance(item, dict):
+        issues.append(Issue("error", "invalid-field", label,
+                            f"must be an object such as {{\"type\": \"box\", \"size\": [100, 20, 10]}}, got {item!r}"))
+        return None
     if _type_of(item) not in spec.GEOMETRY_TYPES:
         got = item.get("type") if isinstance(item, dict) else item
         issues.append(Issue("error", "invalid-field", f"{label}: type",

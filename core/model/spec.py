@@ -39,6 +39,9 @@ JOINT_TYPES = ("fixed", "revolute", "prismatic", "cylindrical", "spherical", "un
 MOTION_DOFS = {"revolute": ("rotation",), "prismatic": ("translation",),
                "cylindrical": ("rotation", "translation")}
 INTEGRATORS = ("RK45", "DOP853", "BDF", "Radau", "LSODA", "RK4", "stepper")
+#: the most steps a run may be given (an adaptive run's steps shorter than the run over this
+#: many are a stall, core/solver/simulate.py)
+MAX_STEPS = 1e10
 #: the integrators that project every accepted step onto the constraints (docs/solvers.md)
 PROJECTED_INTEGRATORS = ("RK45", "DOP853")
 #: the integrators of fixed ``step`` (the others adapt theirs to ``rtol`` and ``atol``)
@@ -293,7 +296,8 @@ def _whole(value) -> int:
 
 @_frozen
 class MeshFile:
-    """A mesh file (STL, OBJ, PLY, ...) in mm in the body frame, relative to the model file."""
+    """A mesh file (STL, OBJ, PLY, ...) in mm in the body frame, relative to the model file (its
+    path read as a formula's spline file's is: a leading ``//`` is the model's folder too)."""
 
     path: str
     kind = "file"
@@ -708,8 +712,17 @@ class SolverSettings:
                     f"default 1e-8 suits almost every model), got {values['regularization']:g}")
         if isinstance(values["rtol"], float) and 0.0 < values["rtol"] < 1e-13:
             c.error("rtol", f"must be at least 1e-13 (float64 precision), got {values['rtol']:g}")
-        if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
-                and values["end_time"] * values["output_rate"] > 10_000_000):
+        if isinstance(values["rtol"], float) and 1.0 <= values["rtol"] < math.inf:
+            c.error("rtol", f"must be below 1 (at 1 a step may be as wrong as the values it gives; 1e-3 is "
+                    f"loose, the default 1e-8), got {values['rtol']:g}")
+        finite = [isinstance(values[f], float) and math.isfinite(values[f]) for f in ("end_time", "output_rate")]
+        if (finite[0] and isinstance(values["max_step"], float) and values["max_step"] > 0
+                and values["end_time"] > MAX_STEPS * values["max_step"]):
+            # (an adaptive run whose steps stay that short is stopped as stalled, blaming the model)
+            c.error("max_step", f"{values['max_step']:g} s would take more than {MAX_STEPS:.0e} steps for the "
+                    f"{values['end_time']:g} s run; leave it unset (the integrator chooses its steps) or give "
+                    f"at least {values['end_time'] / MAX_STEPS:.3g} s")
+        if all(finite) and values["end_time"] * values["output_rate"] > 10_000_000:
             c.error("output_rate", "end_time x output_rate exceeds 10 million samples")
         if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
                 and values["end_time"] > 0 and values["output_rate"] > 0

@@ -161,11 +161,11 @@ def _stop(answer) -> bool:
 
 
 #: an adaptive run has stalled when this many steps in a row are shorter than this fraction of
-#: the run, at which it would need 1e10 steps: a mass or stiffness hundreds of orders of
-#: magnitude off makes a time scale the run would crawl through forever, and LSODA crawled at
+#: the run, at which it would need spec.MAX_STEPS (1e10) steps: a mass or stiffness hundreds of
+#: orders of magnitude off makes a time scale the run would crawl through forever, and LSODA crawled at
 #: 1.8e-13 of a run through a parallelogram's singular position (8e-12 since it is projected
 #: in place)
-_TINY_STEPS, _TINY_STEP_FRACTION = 1000, 1e-10
+_TINY_STEPS, _TINY_STEP_FRACTION = 1000, 1.0 / spec.MAX_STEPS
 #: ... of this fraction while a contact touches (a stiff contact's impact steps stay above 1e-8
 #: of its run, and its own warnings name a contact that holds the steps short)
 _TINY_CONTACT_STEP_FRACTION = 1e-12
@@ -787,14 +787,15 @@ class _Run:
 
         Checked where the results' energies are the whole story: gravity, joints,
         couplers, translational spring-dampers (central forces with a potential;
-        their damping only takes energy) and bushings (the gradient of their
-        potential, :meth:`.Bushings._elastic_torque`). Then a rise is integration
+        their damping only takes energy), torsion springs whose frames' axes stay
+        aligned and bushings (the gradient of their potential,
+        :meth:`.Bushings._elastic_torque`). Then a rise is integration
         error, and more than ``_ENERGY_GAIN`` of the energy that changes form means
         an unstable or far too coarse run (the stepper, when it took stiff couplers
-        explicitly, ended "successfully" 200 times above its start). Not checked:
-        motions and applied forces supply energy; torsion springs, linear in an
-        angle about one axis of a frame that may tilt, have no exact potential
-        once the frames' axes part. Contacts are checked: their elastic energy
+        explicitly, ended "successfully" 200 times above its start; a pendulum with a
+        torsion damper at atol 1 ran 1.8e13 J away, before torsion springs were checked).
+        Not checked: motions and applied forces supply energy; torsion springs whose
+        frames' axes parted (:meth:`check_torsion_axes`) have no potential. Contacts are checked: their elastic energy
         is in the results, and damping and friction only take energy. Under fixed
         steps, though, a step far too long for a contact (which the stepper keeps
         stable) leaves frames with a penetration, and so a stored energy, that the
@@ -807,7 +808,7 @@ class _Run:
         warning (ContactSet.depth_issues, from the accepted states) saw nothing.
         """
         cm, sysm = self.cm, self.sys
-        if T < 2 or cm.motions or cm.forces or len(sysm.rsprings.mi):
+        if T < 2 or cm.motions or cm.forces or any(w.code == "torsion-axes-parted" for w in self.warnings):
             return
         e = out["kinetic_energy"][:T] + out["potential_energy"][:T]
         e0 = e[0] + out["elastic_energy"][0]
@@ -854,7 +855,8 @@ class _Run:
     def dissipates(self) -> bool:
         """Whether a damper of the model (a spring-damper's, a bushing's) takes energy."""
         sysm = self.sys
-        return bool(np.any(sysm.tsprings.c > 0.0) or np.any(sysm.bushings.c > 0.0) or np.any(sysm.bushings.cr > 0.0))
+        return bool(np.any(sysm.tsprings.c > 0.0) or np.any(sysm.rsprings.c > 0.0) or np.any(sysm.bushings.c > 0.0)
+                    or np.any(sysm.bushings.cr > 0.0))
 
     # -------------------------------------------------------------- run
     def check_initial_state(self):
@@ -1519,11 +1521,14 @@ class _Run:
             times = self.t_out[start:start + len(chunk)]    # a partial run has fewer
             b = batch.evaluate(sysm, chunk, times, dynamics=False)
             off = np.flatnonzero(self.off_constraints(b.C, b.Ju))
-            if len(off):
+            for _ in range(_OUTPUT_PROJECTIONS):
+                if not len(off):
+                    break
                 chunk[off] = batch.project_near(sysm, chunk[off], times[off])
                 for j in off:
                     self.states[start + j] = chunk[j]
                 b = batch.evaluate(sysm, chunk, times, dynamics=False)
+                off = off[self.off_constraints(b.C[off], b.Ju[off])]
             P = b.packed
             x, v, w, q = P[:, :n, 0:3], P[:, :n, 3:6], P[:, :n, 6:9], P[:, :n, 9:13]
             R = P[:, :n, 13:].reshape(-1, n, 3, 3)
@@ -1546,6 +1551,29 @@ class _Run:
                 out["constraint_error"][sl] = np.max(Cp[:, ~sysm.row_is_angle], axis=1, initial=0.0)
                 out["constraint_error_angle"][sl] = np.max(Cp[:, sysm.row_is_angle], axis=1, initial=0.0)
                 out["velocity_error"][sl] = np.max(np.abs(b.Ju), axis=1, initial=0.0)
+
+    def check_output_constraints(self, out, T):
+        """Warn where output frames stayed off the constraints after their projection
+        (:data:`_OUTPUT_PROJECTIONS` Newton passes from the integrator's state): a run too loose
+        for the mechanism (the pendulum at atol 1e3 put its rod 690 m from its pivot, at atol 1
+        210 mm, and said success) has frames no projection near them brings back."""
+        tol = self.s.projection_tolerance
+        errors = [(out["constraint_error"][:T], "mm", 1e3), (out["constraint_error_angle"][:T], "rad", 1.0)]
+        off = [(e, unit, scale) for e, unit, scale in errors if T and e.max() > _OUTPUT_OFF * tol]
+        if not off:
+            return
+        error, unit, scale = max(off, key=lambda o: o[0].max() * (1e3 if o[1] == "mm" else 1.0))
+        k = int(np.argmax(error))
+        count = int(np.count_nonzero(np.logical_or.reduce([e > _OUTPUT_OFF * tol for e, _, _ in off])))
+        issue = Issue(
+            "warning", "frames-off-constraints", "model",
+            f"{count} of {T} output frames are off the joints by more than {_OUTPUT_OFF:g} times the "
+            f"projection tolerance ({tol:g}) after their projection, by up to {error[k] * scale:.3g} {unit} "
+            f"(at t = {self.t_out[k]:.4g} s): the integration strayed too far from the mechanism for the "
+            "frames to be brought back, and the motion is not to be trusted",
+            "Tighten rtol and atol (rtol 1e-8 and atol 1e-10 are the defaults), or shorten the step.")
+        self.warnings.append(issue)
+        log.warning("%s", issue)
 
     def off_constraints(self, C, Ju):
         """Whether output states (rows C (..., m), J u − v* (..., m)) are farther from the
@@ -1587,9 +1615,11 @@ class _Run:
             self.collect_batched(out)
         for k, (t, y) in enumerate(zip(self.t_out[:T], () if batched else self.states)):
             d = sysm.evaluate(t, y, details=True)
-            if self.off_constraints(d["C"], d["vel_error"]):
-                self.states[k] = sysm.project_near(t, y)
-                d = sysm.evaluate(t, self.states[k], details=True)
+            for _ in range(_OUTPUT_PROJECTIONS):
+                if not self.off_constraints(d["C"], d["vel_error"]):
+                    break
+                self.states[k] = y = sysm.project_near(t, y)
+                d = sysm.evaluate(t, y, details=True)
             B = d["bodies"]
             out["com"][k] = B.x
             out["orientation"][k] = B.q
@@ -1628,6 +1658,7 @@ class _Run:
         self.check_implicit_springs(out, T)
         self.check_bushings(out, T)
         self.check_torsion_axes(out, T)
+        self.check_output_constraints(out, T)
         if status != "failed":
             self.check_energy(out, T)
         # the frames as reported (projected ones included) for the deferred channels
@@ -1662,6 +1693,12 @@ class _Run:
         results.defer(lambda: frame_dynamics(sysm, t_out, states))
         return results
 
+
+#: Newton passes that bring an output frame off the constraints back within the projection
+#: tolerance (one usually does: the error falls quadratically from an interpolant's)
+_OUTPUT_PROJECTIONS = 4
+#: an output frame still off the constraints by this many projection tolerances is warned of
+_OUTPUT_OFF = 10.0
 
 #: the springs' output channels, each from the translational springs' part and the rotational ones'
 _SPRING_CHANNELS = (("spring_force", ("spring_tension", "torsion_torque")),

@@ -442,6 +442,25 @@ def test_time_stretching_is_warned_at_bake(addon, capfd):
             "its simulated speed") in out.out + out.err
 
 
+def test_an_end_time_past_the_frame_range_is_warned_at_bake(addon, capfd):
+    # 2 s typed in a scene whose range ends at 1 s: the keys past End are never played or rendered
+    scene, bob = ms.pendulum()
+    fps = scene.render.fps / scene.render.fps_base
+    scene.frame_end = scene.frame_start + int(round(1.0 * fps))
+    scene.mbd.solver.use_scene_range = False
+    scene.mbd.solver.end_time = 2.0
+    capfd.readouterr()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    out = capfd.readouterr()
+    last = scene.frame_start + int(round(2.0 * fps))
+    assert (f"The baked frames run to {last}, past the scene's End frame {scene.frame_end}: playback and rendering "
+            f"stop 1 s into the 2 s run; raise End to {last} to see it all") in out.out + out.err
+    scene.frame_end = last
+    capfd.readouterr()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert "past the scene's End frame" not in "".join(capfd.readouterr())
+
+
 def test_a_frame_whose_body_is_in_another_scene_says_so(addon):
     scene, bob = ms.pendulum()
     other = bpy.data.scenes.new("Other")

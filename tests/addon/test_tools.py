@@ -152,6 +152,23 @@ def test_simulate_blend_still_saves_when_the_csv_cannot_be_written(addon, tmp_pa
     assert out_blend.is_file()
 
 
+@pytest.mark.parametrize("options, says", [
+    (["--csv", "{blend}"], "--csv {blend} is the .blend itself, which it would overwrite"),
+    (["--model", "{blend}"], "--model {blend} is the .blend itself, which it would overwrite"),
+    (["--csv", "{tmp}/out", "--model", "{tmp}/out"], "--csv and --model both name {tmp}/out"),
+])
+def test_simulate_blend_refuses_an_output_on_the_blend_or_on_another_output(addon, tmp_path, capsys, options, says):
+    # `--csv scene.blend` turned the .blend into a CSV, though the docs say it is not changed
+    ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    before = model.read_bytes()
+    given = [o.format(blend=model, tmp=tmp_path) for o in options]
+    assert simulate_blend().main(["simulate_blend.py", str(model), *given]) == 2
+    assert f"simulate_blend: {says.format(blend=model, tmp=tmp_path)}" in capsys.readouterr().err
+    assert model.read_bytes() == before and not (tmp_path / "out").exists()
+
+
 def test_simulate_blend_overrides_the_solver_settings_for_the_run(addon, tmp_path, capsys):
     """The pendulum's 1 s at 24 frames/s with DOP853, run for 0.5 s at 10 frames/s with RK45 instead;
     the bob then is where the scene's own run has it at 0.5 s, the file is left as it was, a saved copy keeps the

@@ -285,3 +285,65 @@ def test_a_reader_that_stops_early_costs_no_file_and_no_traceback(tiny_pendulum,
     stderr = proc.communicate(timeout=120)[1].decode()
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
     assert proc.returncode == 1 and csv_path.stat().st_size > 0 and npz_path.stat().st_size > 0
+
+
+@pytest.mark.parametrize("outputs, says", [
+    (lambda model, tmp: ["--csv", model], "option --csv: {model} is the model file, which it would overwrite"),
+    (lambda model, tmp: ["--npz", model], "option --npz: {model} is the model file, which it would overwrite"),
+    (lambda model, tmp: ["--csv", tmp / "r", "--npz", tmp / "r"], "options --csv and --npz: both name {tmp}/r"),
+])
+def test_an_output_on_the_model_file_or_on_the_other_output_is_refused(tiny_pendulum, tmp_path, outputs, says):
+    # `--csv pendulum.json` turned the model into a CSV, and one path for both kept only the .npz
+    before = tiny_pendulum.read_bytes()
+    r = run("simulate", tiny_pendulum, *outputs(tiny_pendulum, tmp_path))
+    assert r.returncode == 2 and says.format(model=tiny_pendulum, tmp=tmp_path) in r.stderr, r.stderr
+    assert tiny_pendulum.read_bytes() == before and not (tmp_path / "r").exists()
+
+
+def test_ctrl_c_while_the_command_starts_up_is_a_quiet_stop():
+    # the package's imports take seconds before main() runs: Ctrl-C there was a traceback
+    import signal
+    import time
+    proc = subprocess.Popen([sys.executable, "-m", "core", "check", "examples/pendulum.json"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "stopped by Ctrl-C" in stderr and "Traceback" not in stderr, stderr
+
+
+def test_a_sigint_ignored_from_the_start_stays_ignored(tiny_pendulum, monkeypatch):
+    # a shell's background job starts with SIGINT ignored; the run took it over and was cancelled
+    import signal
+    from core import __main__ as cli
+
+    seen = []
+
+    def solve(model, progress):
+        seen.append(signal.getsignal(signal.SIGINT))
+        raise KeyboardInterrupt     # (not reached by a real SIGINT while ignored)
+    monkeypatch.setattr(cli, "simulate", solve)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cli.main(["simulate", str(tiny_pendulum)])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [signal.SIG_IGN]
+
+
+def test_a_write_interrupted_leaves_the_file_that_was_there(tiny_pendulum, tmp_path, monkeypatch):
+    # Ctrl-C while a 200,000-row CSV was written left 3,013 rows under the output's name
+    import core
+    res = core.simulate(core.load_model(tiny_pendulum))
+    path = tmp_path / "r.csv"
+    path.write_text("the last run's table", encoding="utf-8")
+
+    def pressed(done, rows):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("core.results.CSV_BLOCK_ROWS", 2)
+    with pytest.raises(KeyboardInterrupt):
+        res.to_csv(path, progress=pressed)
+    assert path.read_text(encoding="utf-8") == "the last run's table"
+    assert not list(tmp_path.glob("r.csv?*"))      # nor a part written beside it
+    res.to_csv(path)
+    assert path.read_text(encoding="utf-8").startswith("time [s],")

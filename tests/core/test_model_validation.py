@@ -284,6 +284,44 @@ def test_mesh_file_problems_name_the_body(tmp_path):
     assert str(tmp_path / "missing.stl") in issue.message
 
 
+@pytest.mark.parametrize("written", ["//meshes/arm.stl", "meshes\\arm.stl", "//meshes\\arm.stl"])
+def test_a_mesh_file_path_is_read_as_a_spline_files_is(tmp_path, written):
+    # "//" (Blender's "relative to the .blend") and a path written on Windows: as spline() reads them
+    import trimesh
+    (tmp_path / "meshes").mkdir()
+    trimesh.creation.box(extents=(100, 20, 20)).export(tmp_path / "meshes" / "arm.stl")
+    data = _base()
+    data["bodies"][0]["geometry"] = {"type": "file", "path": written}
+    from_file = compile_model(model_from_dict(data, base_dir=tmp_path)).mass_properties["arm"].mass
+    data["bodies"][0]["geometry"] = {"type": "box", "size": [100, 20, 20]}
+    assert from_file == pytest.approx(compile_model(model_from_dict(data)).mass_properties["arm"].mass, rel=1e-12)
+
+
+def test_a_geometry_that_is_no_object_says_what_one_looks_like():
+    data = _base()
+    data["bodies"][0]["geometry"] = "box"
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    (issue,) = _issues(info)
+    assert issue.path == "body 'arm': geometry"
+    assert issue.message == 'must be an object such as {"type": "box", "size": [100, 20, 10]}, got \'box\''
+
+
+@pytest.mark.parametrize("settings, says", [
+    ({"rtol": 1.0}, "settings: rtol: must be below 1 (at 1 a step may be as wrong as the values it gives"),
+    ({"max_step": 1e-12, "end_time": 1.0}, "settings: max_step: 1e-12 s would take more than 1e+10 steps for the "
+                                          "1 s run; leave it unset (the integrator chooses its steps) or give at "
+                                          "least 1e-10 s"),
+])
+def test_settings_no_run_could_use_are_refused(settings, says):
+    # rtol 2 and atol 1e3 ran a pendulum 690 m off its pivot; max_step 1e-12 "stalled", blaming the model
+    data = _base()
+    data.setdefault("settings", {}).update(settings)
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert says in str(info.value)
+
+
 def test_com_without_inertia_is_an_error_not_ignored():
     with pytest.raises(ModelError, match=r"body 'b': com: an explicit centre of mass needs an explicit "
                                          r"inertia"):
