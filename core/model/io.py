@@ -179,9 +179,17 @@ def model_from_dict(data, *, base_dir: str | os.PathLike | None = None) -> spec.
     return spec.Model(**kwargs, base_dir=base)
 
 
+class _EveryName:
+    """The broken names of a group that is no list: each of its elements, whatever it is called."""
+
+    def __contains__(self, name):
+        return True
+
+
 def _build_list(group, items, issues, broken, build):
     if not isinstance(items, list):
         issues.append(Issue("error", "invalid-field", group, f"must be a list, got {type(items).__name__}"))
+        broken[group] = _EveryName()    # (references to its elements are not reported again)
         return ()
     out = []
     for index, item in enumerate(items):

@@ -31,14 +31,15 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
 
     ``broken`` maps a group ("bodies", "frames", "joints") to names of elements
     that exist in the file but could not be built (their own problems are
-    reported already): references to them are not reported again.
+    reported already): references to them are not reported again. A group that
+    is no list at all maps to an object that holds every name.
     ``model`` may be any object with the element groups and ``directory``.
     """
     issues: list[Issue] = []
     broken = broken or {}
-    broken_bodies = set(broken.get("bodies", ()))
-    broken_frames = set(broken.get("frames", ()))
-    broken_joints = set(broken.get("joints", ()))
+    broken_bodies = broken.get("bodies", set())
+    broken_frames = broken.get("frames", set())
+    broken_joints = broken.get("joints", set())
     for group, kind in ELEMENT_WORDS.items():
         for name, count in Counter(e.name for e in getattr(model, group)).items():
             if count > 1:

@@ -297,6 +297,14 @@ def test_a_mesh_file_path_is_read_as_a_spline_files_is(tmp_path, written):
     assert from_file == pytest.approx(compile_model(model_from_dict(data)).mass_properties["arm"].mass, rel=1e-12)
 
 
+def test_a_group_that_is_no_list_is_one_problem_not_one_per_reference_to_it():
+    data = _base()
+    data["bodies"] = {"arm": data["bodies"][0]}
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [(i.path, i.message) for i in _issues(info)] == [("bodies", "must be a list, got dict")]
+
+
 def test_a_geometry_that_is_no_object_says_what_one_looks_like():
     data = _base()
     data["bodies"][0]["geometry"] = "box"
