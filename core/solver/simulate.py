@@ -795,8 +795,8 @@ class _Run:
         explicitly, ended "successfully" 200 times above its start; a pendulum with a
         torsion damper at atol 1 ran 1.8e13 J away, before torsion springs were checked).
         Not checked: motions and applied forces supply energy; torsion springs whose
-        frames' axes parted (:meth:`check_torsion_axes`) have no potential. Contacts are checked: their elastic energy
-        is in the results, and damping and friction only take energy. Under fixed
+        frames' axes parted (:meth:`check_torsion_axes`) have no potential. Contacts
+        are checked: their elastic energy is in the results, and damping and friction only take energy. Under fixed
         steps, though, a step far too long for a contact (which the stepper keeps
         stable) leaves frames with a penetration, and so a stored energy, that the
         motion never had: a die dropped with the stepper at 1 ms, its contact's
@@ -1555,20 +1555,19 @@ class _Run:
     def check_output_constraints(self, out, T):
         """Warn where output frames stayed off the constraints after their projection
         (:data:`_OUTPUT_PROJECTIONS` Newton passes from the integrator's state): a run too loose
-        for the mechanism (the pendulum at atol 1e3 put its rod 690 m from its pivot, at atol 1
-        210 mm, and said success) has frames no projection near them brings back."""
+        for the mechanism has frames no projection near them brings back (a pendulum at atol 1e3
+        put its rod 98 m from its pivot and said success)."""
         tol = self.s.projection_tolerance
-        errors = [(out["constraint_error"][:T], "mm", 1e3), (out["constraint_error_angle"][:T], "rad", 1.0)]
-        off = [(e, unit, scale) for e, unit, scale in errors if T and e.max() > _OUTPUT_OFF * tol]
-        if not off:
+        length, angle = out["constraint_error"][:T], out["constraint_error_angle"][:T]
+        off = (length > _OUTPUT_OFF * tol) | (angle > _OUTPUT_OFF * tol)     # (m and rad alike, as projected)
+        if not off.any():
             return
-        error, unit, scale = max(off, key=lambda o: o[0].max() * (1e3 if o[1] == "mm" else 1.0))
-        k = int(np.argmax(error))
-        count = int(np.count_nonzero(np.logical_or.reduce([e > _OUTPUT_OFF * tol for e, _, _ in off])))
+        k = int(np.argmax(np.maximum(length, angle)))
+        worst = f"{length[k] * 1e3:.3g} mm" if length[k] >= angle[k] else f"{angle[k]:.3g} rad"
         issue = Issue(
             "warning", "frames-off-constraints", "model",
-            f"{count} of {T} output frames are off the joints by more than {_OUTPUT_OFF:g} times the "
-            f"projection tolerance ({tol:g}) after their projection, by up to {error[k] * scale:.3g} {unit} "
+            f"{np.count_nonzero(off)} of {T} output frames are off the joints by more than {_OUTPUT_OFF:g} times "
+            f"the projection tolerance ({tol:g}) after their projection, by up to {worst} "
             f"(at t = {self.t_out[k]:.4g} s): the integration strayed too far from the mechanism for the "
             "frames to be brought back, and the motion is not to be trusted",
             "Tighten rtol and atol (rtol 1e-8 and atol 1e-10 are the defaults), or shorten the step.")
@@ -1604,7 +1603,8 @@ class _Run:
         out = dict(position=z(n, 3), orientation=z(n, 4), com=z(n, 3), velocity=z(n, 3),
                    angular_velocity=z(n, 3), force_magnitude=z(nf), force_vector=z(nf, 3), force_point=z(nf, 3),
                    force_power=z(nf),
-                   spring_force=z(ns), spring_length=z(ns), spring_rate=z(ns), bushing_force=z(nb, 3), bushing_torque=z(nb, 3),
+                   spring_force=z(ns), spring_length=z(ns), spring_rate=z(ns),
+                   bushing_force=z(nb, 3), bushing_torque=z(nb, 3),
                    contact_force=z(len(sysm.contacts), 3), contact_point=z(len(sysm.contacts), 3),
                    contact_normal_force=z(len(sysm.contacts)), contact_friction_force=z(len(sysm.contacts)),
                    contact_depth=z(len(sysm.contacts)),
