@@ -347,3 +347,10 @@ def test_a_write_interrupted_leaves_the_file_that_was_there(tiny_pendulum, tmp_p
     assert not list(tmp_path.glob("r.csv?*"))      # nor a part written beside it
     res.to_csv(path)
     assert path.read_text(encoding="utf-8").startswith("time [s],")
+    # a link is written through, and a file replaced keeps its mode
+    link = tmp_path / "link.csv"
+    link.symlink_to(path)
+    path.chmod(0o640)
+    res.save(link)
+    assert link.is_symlink() and core.load_results(path).t.tolist() == res.t.tolist()
+    assert path.stat().st_mode & 0o777 == 0o640 and not list(tmp_path.glob("*.partial"))
