@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import shutil
+import tempfile
 import time
 import zipfile
 from dataclasses import dataclass, field, fields
@@ -317,26 +318,41 @@ class Results:
 @contextlib.contextmanager
 def _written(path, mode, **kwargs):
     """A file object that writes ``path`` whole or not at all: a regular file (or a new one) is
-    written beside it and moved over it once complete, so a write that fails or is interrupted
-    (Ctrl-C on a 200,000-row CSV left 3,013 rows) leaves what was there; anything else (a
-    device, a pipe) is written in place. A symbolic link is written through, and a file
-    replaced keeps its permissions."""
+    written to a new file beside it and moved over it once complete, so a write that fails or is
+    interrupted (Ctrl-C on a 200,000-row CSV left 3,013 rows) leaves what was there. A symbolic
+    link is written through; the file replaced keeps its permissions (a new one gets the umask's).
+    Written in place: anything but a regular file (a device, a pipe), a file with other hard links
+    (which would keep the old text), and a file in a folder that takes no new file."""
     path = os.path.realpath(path)
-    if os.path.exists(path) and not os.path.isfile(path):
+    part = None
+    if not os.path.exists(path) or (os.path.isfile(path) and os.stat(path).st_nlink == 1):
+        try:
+            fd, part = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{os.path.basename(path)}.",
+                                        suffix=".partial")
+        except OSError:     # (a missing folder: the write in place names the path as given)
+            part = None
+    if part is None:
         with open(path, mode, **kwargs) as fh:
             yield fh
         return
-    part = f"{path}.partial"
     try:
-        with open(part, mode, **kwargs) as fh:
+        with open(fd, mode, **kwargs) as fh:
             yield fh
         if os.path.exists(path):
             shutil.copymode(path, part)
+        else:
+            os.chmod(part, 0o666 & ~_umask())
         os.replace(part, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(part)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)      # (the only way to read it is to set it)
+    os.umask(mask)
+    return mask
 
 
 #: what a saved .npz says of its numbers (its arrays are the Results fields, whose comments give each one's unit)

@@ -344,7 +344,7 @@ def test_a_write_interrupted_leaves_the_file_that_was_there(tiny_pendulum, tmp_p
     with pytest.raises(KeyboardInterrupt):
         res.to_csv(path, progress=pressed)
     assert path.read_text(encoding="utf-8") == "the last run's table"
-    assert not list(tmp_path.glob("r.csv?*"))      # nor a part written beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pendulum.json", "r.csv"]     # no part left beside it
     res.to_csv(path)
     assert path.read_text(encoding="utf-8").startswith("time [s],")
     # a link is written through, and a file replaced keeps its mode
@@ -353,4 +353,8 @@ def test_a_write_interrupted_leaves_the_file_that_was_there(tiny_pendulum, tmp_p
     path.chmod(0o640)
     res.save(link)
     assert link.is_symlink() and core.load_results(path).t.tolist() == res.t.tolist()
-    assert path.stat().st_mode & 0o777 == 0o640 and not list(tmp_path.glob("*.partial"))
+    assert path.stat().st_mode & 0o777 == 0o640 and not list(tmp_path.glob("*partial"))
+    # a new file gets the umask's mode, as open() gives it
+    res.save(tmp_path / "new.npz")
+    from core.results import _umask
+    assert (tmp_path / "new.npz").stat().st_mode & 0o777 == 0o666 & ~_umask()
