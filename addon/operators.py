@@ -359,8 +359,9 @@ class MBD_OT_bake(bpy.types.Operator):
                                      f"the baked motion at {old / new:g} times its simulated speed; set Old and New "
                                      "equal for real time")
         last = scene.frame_start + report.frames - 1
-        if last > scene.frame_end:
+        if last > scene.frame_end and not scene.mbd.solver.use_scene_range:
             # an end time typed past the frame range: keys the timeline, playback and renders never reach
+            # (with the range's own end time, an output rate not the scene's may key one frame past End)
             fps = scene.render.fps / scene.render.fps_base
             self.report({"WARNING"}, f"The baked frames run to {last}, past the scene's End frame "
                                      f"{scene.frame_end}: playback and rendering stop "

@@ -11,7 +11,12 @@ import signal as _signal
 import sys as _sys
 
 
+#: Ctrl-C pressed before ``python -m core`` could take it (trimesh's imports swallow what it raises)
+_interrupted = []
+
+
 def _stopped_while_importing(signum, frame):
+    _interrupted.append(True)
     print("\nstopped by Ctrl-C", file=_sys.stderr)
     raise SystemExit(130)
 

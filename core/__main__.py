@@ -16,7 +16,8 @@ import sys
 import threading
 from dataclasses import replace
 
-from . import Issue, ModelError, SolverError, check, compile_model, load_model, simulate
+from . import Issue, ModelError, SolverError, _interrupted, _stopped_while_importing, check, compile_model, \
+    load_model, simulate
 from .model.spec import INTEGRATORS, SolverSettings
 from .model.validate import unused_settings
 from .units import from_si
@@ -137,9 +138,15 @@ def _ctrl_c_cancels(flag: list):
 
 
 def main(argv=None) -> int:
-    from . import _stopped_while_importing
     if signal.getsignal(signal.SIGINT) is _stopped_while_importing:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # from now on Ctrl-C is KeyboardInterrupt (_main's quiet exit), noted too: the imports
+        # still to come (trimesh's, while the model loads) catch it and go on
+        def noted(signum, frame):
+            _interrupted.append(True)
+            raise KeyboardInterrupt
+        signal.signal(signal.SIGINT, noted)
+    if _interrupted:    # pressed during the imports, its SystemExit caught there
+        return 130
     try:
         status = _main(argv)
         sys.stdout.flush()   # here, not at exit, where a closed pipe would be a traceback
@@ -171,6 +178,8 @@ def _main(argv) -> int:
     logging.getLogger('core').setLevel(logging.ERROR)
     try:
         model = _model(args)
+        if _interrupted:
+            raise KeyboardInterrupt
         if args.command == "check":
             return _check(model)
         show = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)

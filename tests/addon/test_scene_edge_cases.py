@@ -459,6 +459,13 @@ def test_an_end_time_past_the_frame_range_is_warned_at_bake(addon, capfd):
     capfd.readouterr()
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     assert "past the scene's End frame" not in "".join(capfd.readouterr())
+    # the range's own end, at an output rate not the scene's: its last sample may key one frame past
+    # End (the end time rounds up to a whole sample), which nobody typed
+    scene.mbd.solver.use_scene_range = True
+    scene.mbd.solver.use_scene_fps = False
+    scene.mbd.solver.output_rate = 7.0
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert "past the scene's End frame" not in "".join(capfd.readouterr())
 
 
 def test_a_frame_whose_body_is_in_another_scene_says_so(addon):
