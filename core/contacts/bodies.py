@@ -170,6 +170,12 @@ class ContactSet:
         #: its last evaluation, and at its deepest accepted state (the farthest vertices, where none)
         self.last_lever = self.reach.copy()
         self.lever = self.reach.copy()
+        #: (k, 2) N/m and N·s/m: each pair's stiffness and damping over all its touching points
+        #: (ContactStats.last_stiffness, last_damping) in its last evaluation, and at its deepest
+        #: accepted state: a face landing flat on N points is N times as stiff and as damped as its
+        #: deepest point alone
+        self.last_stiffness = np.zeros((k, 2))
+        self.stiffness = np.zeros((k, 2))
         #: pair -> (t s, h s, travel m, through, count): the first fixed step (:meth:`note_step`) that
         #: carried its parts from apart to past the depth band, and how many did
         self.jumps: dict[int, tuple] = {}
@@ -218,13 +224,14 @@ class ContactSet:
         """Only the pairs in ``pairs`` are evaluated now: the others' last-evaluation figures
         are zeroed (their boxes are apart), on the pairs that were evaluated the last time."""
         self.last_depth[:] = 0.0
+        self.last_stiffness[:] = 0.0
         self.last_force[:] = 0.0
         self.last_lever[:] = self.reach
         now = set(pairs)
         for c in self._touched - now:
             st = self.pairs[c].stats
             st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
-            st.last_deepest = 0.0
+            st.last_deepest = st.last_stiffness = st.last_damping = 0.0
         self._touched = now
 
     def prepare(self, tick=None) -> None:
@@ -357,15 +364,17 @@ class ContactSet:
 
     def note_accepted(self, depths) -> None:
         """Fold :meth:`depths` of a state the integrator accepted into :attr:`deepest` (and,
-        where deeper, the last evaluation's levers into :attr:`lever`: the fixed-step methods
-        call this right after evaluating that state)."""
+        where deeper, the last evaluation's levers and stiffnesses into :attr:`lever` and
+        :attr:`stiffness`: the fixed-step methods call this right after evaluating that state)."""
         deeper = depths > self.deepest
         self.lever[deeper] = self.last_lever[deeper]
+        self.stiffness[deeper] = self.last_stiffness[deeper]
         np.maximum(self.deepest, depths, out=self.deepest)
 
-    def oscillation(self, c: int, depth: float, mass, free_turn, lever=None):
+    def oscillation(self, c: int, depth: float, mass, free_turn, lever=None, stiffness=None):
         """(stiffness N/m, effective mass kg, ω 1/s) of contact ``c`` at penetration ``depth`` (m):
-        the slope e k δ^(e−1) of its force against the reduced mass of its bodies' effective
+        the slope e k δ^(e−1) of its force (or ``stiffness``, N/m, where known and stiffer: that
+        of all its touching points) against the reduced mass of its bodies' effective
         masses, with which it oscillates at ω = sqrt(stiffness / mass). ``mass`` (n,) kg;
         ``free_turn`` (n,) 1/I_min (kg⁻¹m⁻²) of the bodies no joint holds, else 0: such a
         body pushed at a lever r also turns, 1/m_eff = 1/m + r²/I_min. ``lever`` (2,) m: the
@@ -377,7 +386,7 @@ class ContactSet:
         r = self.reach[c] if lever is None else lever
         m_red = 1.0 / (inv_m[i] + r[0] ** 2 * turn[i] + inv_m[j] + r[1] ** 2 * turn[j])
         prm = self.pairs[c].params
-        stiffness = prm.exponent * prm.k * depth ** (prm.exponent - 1.0)
+        stiffness = max(prm.exponent * prm.k * depth ** (prm.exponent - 1.0), stiffness or 0.0)
         return stiffness, m_red, float(np.sqrt(stiffness / m_red))
 
     def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None,
@@ -402,7 +411,7 @@ class ContactSet:
           what to do instead, and asks for the stiffness and its units to be checked
           where the stiffness is beyond :data:`STIFFEST` or the parts started deep in each
           other (a stiffness 1e10 times too large wants steps of 1e-11 s; a 30 g
-          ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 4.5e-6 s, and was
+          ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 2e-6 s, and was
           told to check its stiffness).
         * ``implicit`` (loss (k,), damped (k,), scale) J: the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
@@ -445,12 +454,14 @@ class ContactSet:
                     "Use a stiffer contact, or a smaller step."))
             if h is None:
                 continue
-            stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn, self.lever[c])
+            stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn, self.lever[c],
+                                                       self.stiffness[c, 0])
             if implicit is not None:
                 loss, damped, scale = implicit[0][c], implicit[1][c], implicit[2]
                 prm = self.pairs[c].params
-                zeta = (prm.damping * min(deepest, prm.max_penetration) / prm.max_penetration
-                        / (2.0 * np.sqrt(stiffness * m_red)))
+                damping = max(prm.damping * min(deepest, prm.max_penetration) / prm.max_penetration,
+                              self.stiffness[c, 1])     # (as the stiffness: of all its touching points)
+                zeta = damping / (2.0 * np.sqrt(stiffness * m_red))
                 # (and above rounding: a ball resting undamped loses 1e-31 J of the 0 J that change form)
                 if not (loss > IMPLICIT_LOSS * scale and loss > IMPLICIT_LOSS_FLOOR
                         and (zeta < 1.0 or loss > damped)):
@@ -613,6 +624,8 @@ class ContactSet:
             wi, wj = out[0], out[1]
             if frozen is None:
                 self.last_depth[k] = self.pairs[k].stats.last_deepest
+                st = self.pairs[k].stats
+                self.last_stiffness[k] = st.last_stiffness, st.last_damping
                 self.last_force[k] = wi[:3]
                 self.last_lever[k] = [_lever(wi, self.reach[k, 0]), _lever(wj, self.reach[k, 1])]
                 if points is not None and len(out[2].depths):

@@ -181,7 +181,9 @@ class ContactStats:
     their last answer, vertices sent to the nearest-surface query (after
     candidate reduction), point-triangle tests, and contact points.
     ``total_*`` add up over all evaluations; ``last_deepest`` is the largest
-    depth that gave a force in the last evaluation (m). ``initial_deepest``:
+    depth that gave a force in the last evaluation (m), ``last_stiffness`` the
+    slopes e k δ^(e−1) of its points' forces summed (N/m) and ``last_damping``
+    their damping C min(δ, δ_max)/δ_max summed (N·s/m). ``initial_deepest``:
     the deepest penetration within the band at t = 0
     (:meth:`ContactPair.deep_overlap`), m. A
     :class:`~core.contacts.bodies.ContactSet` does not call a pair whose box is
@@ -202,6 +204,8 @@ class ContactStats:
     total_pairs: int = 0
     initial_deepest: float = 0.0
     last_deepest: float = 0.0
+    last_stiffness: float = 0.0
+    last_damping: float = 0.0
 
     def reset(self) -> None:
         for name in self.__slots__:
@@ -481,7 +485,7 @@ class ContactPair:
         st = self.stats
         st.evaluations += 1
         st.candidates = st.skipped = st.queries = st.pairs = st.contacts = 0
-        st.last_deepest = 0.0
+        st.last_deepest = st.last_stiffness = st.last_damping = 0.0
         R_i = np.asarray(R_i, dtype=float)
         R_j = np.asarray(R_j, dtype=float)
         x_i = np.asarray(x_i, dtype=float)
@@ -516,6 +520,9 @@ class ContactPair:
         s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
         st.contacts = len(depth)
         st.last_deepest = float(depth.max())
+        prm = self.params
+        st.last_stiffness = float(prm.exponent * prm.k * np.sum(depth ** (prm.exponent - 1.0)))
+        st.last_damping = float(prm.damping * np.sum(np.minimum(depth, prm.max_penetration)) / prm.max_penetration)
         return pts, nrm, depth, s
 
     def evaluate(self, R_i, x_i, v_i, w_i, R_j, x_j, v_j, w_j, details: bool = False, overlap: bool | None = None):

@@ -876,7 +876,7 @@ class System:
                                                              (np.concatenate(z) for z in zip(*lines)))
         spring = owner == _SPRING
         judge = ~spring if cached is not None else np.ones(len(k), bool)
-        collective = np.zeros(len(k), bool)    # contact points stiff only together (below)
+        collective = collective_damp = np.zeros(len(k), bool)    # points stiff or damped only together
         if cached is not None and springs_alone:
             stiff, damp = cached[0].copy(), cached[1].copy()
         else:
@@ -890,11 +890,17 @@ class System:
             # (961 points of a finely meshed cube at rest, each at h·ω = 0.084, were 2.6 together,
             # and the explicit step threw it off the plate)
             touching = push & (owner >= 0) & (f0 > 0.0) & judge
+            hcw = h * c * w
+            damp = judge & (hcw > _IMPLICIT_H_DAMP)
             if touching.any():
                 together = np.bincount(owner[touching], weights=hw2[touching])
                 stiff[touching] |= together[owner[touching]] > _IMPLICIT_H_OMEGA ** 2
+                # and so do their dampers: a disc landing flat on 65 points (C = 2 N·s/mm), each at
+                # h·c/m = 0.05, damped at 3.5 together explicitly and was thrown up at 3e-5 s
+                together = np.bincount(owner[touching], weights=hcw[touching])
+                damp[touching] |= together[owner[touching]] > _IMPLICIT_H_DAMP
             collective = stiff & touching & ~(hw2 > _IMPLICIT_H_OMEGA ** 2)
-            damp = judge & (h * c * w > _IMPLICIT_H_DAMP)
+            collective_damp = damp & touching & ~(hcw > _IMPLICIT_H_DAMP)
             if cached is not None:
                 stiff[spring], damp[spring] = cached
         keep = np.flatnonzero((stiff | damp) & ~(push & (f0 <= 0.0)))
@@ -914,7 +920,7 @@ class System:
             at = keep[recheck]
             hw2[at] = h * h * k[at] * w_joint
             stiff[at] &= (hw2[at] > _IMPLICIT_H_OMEGA ** 2) | collective[at]
-            damp[at] &= h * c[at] * w_joint > _IMPLICIT_H_DAMP
+            damp[at] &= (h * c[at] * w_joint > _IMPLICIT_H_DAMP) | collective_damp[at]
             sub = np.flatnonzero(stiff[keep] | damp[keep])
             G, keep = G[:, sub], keep[sub]
         if cached is None and spring.any():

@@ -129,6 +129,27 @@ def test_a_pair_that_separates_reports_no_depth_and_no_contacts_from_its_last_to
     assert cs.deepest[0] == pytest.approx(5e-5, rel=1e-6)       # the deepest accepted state stays
 
 
+def test_a_face_landing_flat_is_judged_with_the_stiffness_and_damping_of_all_its_points():
+    # a 20 mm cube flat on the plate, its four lower corners 0.02 mm deep (the plate is coarser,
+    # so only the cube's corners penetrate): four points carry it, four times as stiff and as damped
+    # as one; the step warnings took one point against the whole mass (a disc landing flat on 65
+    # points was judged 8 times too slow)
+    bodies = (Body(name="Cube", geometry=Box(size=(20, 20, 20)), mass=0.1),
+              Body(name="Plate", geometry=Box(size=(100, 100, 10)), fixed=True, position=(0, 0, -5)))
+    cs = ContactSet(compile_model(Model(name="flat", bodies=bodies,
+                                        contacts=_contacts(bodies, [("Cube", "Plate")], damping=0.5))))
+    zero = np.zeros((1, 3))
+    cs.evaluate(1, np.array([[0.0, 0.0, 0.00998]]), np.eye(3)[None], zero, zero)
+    assert cs.pairs[0].stats.contacts == 4
+    depth, k, e = 2e-5, 1e4 * 1e3 ** 1.5, 1.5        # N/mm^1.5 in SI
+    cs.note_accepted(cs.depths())
+    np.testing.assert_allclose(cs.stiffness[0], [4 * e * k * depth ** (e - 1), 4 * 500.0 * depth / 1e-4], rtol=1e-6)
+    stiffness, m_red, omega = cs.oscillation(0, depth, [0.1], [0.0], cs.lever[0], cs.stiffness[0, 0])
+    assert stiffness == pytest.approx(4 * e * k * depth ** (e - 1), rel=1e-6) and m_red == pytest.approx(0.1)
+    # the levers of the four corners cancel: a flat landing does not turn the cube
+    assert cs.lever[0, 0] < 1e-12
+
+
 def test_directions_into_one_target_share_a_query_and_get_the_answers_they_get_alone(monkeypatch):
     # three balls pressed into one plate at different depths, two of them touching each other too
     bodies = (Body(name="Plate", geometry=Box(size=(200, 100, 10)), fixed=True, position=(0, 0, -5)),

@@ -675,6 +675,24 @@ def test_the_stepper_warns_of_bounces_its_implicit_stiffness_shortened_though_th
     assert not [w for w in res.warnings if "is too large for this contact" in w]
 
 
+def test_the_stepper_takes_the_damping_of_a_face_landing_flat_implicitly_together():
+    # a 0.1 kg disc of 64 facets lands flat at 0.43 m/s on 65 points, C = 2 N·s/mm each: overdamped
+    # (DOP853: it stays down). Each point's damper alone was mild for the step (h·c/m = 0.05 at
+    # 3e-5 s), so the stepper took them explicitly: 3.5 together, and it threw the disc up at
+    # 0.73 m/s (3e-5 s) and 1.75 m/s (4e-5 s), gaining energy
+    disc = Body(name="Disc", geometry=Cylinder(radius=20.0, length=10.0, sections=64), mass=0.1,
+                position=(0, 0, 15.0), velocity=(0, 0, -300.0))
+    for step in (3e-5, 4e-5):
+        res = core.simulate(Model(bodies=(disc, _plate()),
+                                  contacts=(Contact(name="C", body_i="Disc", body_j="Plate", stiffness=1e3,
+                                                    damping=2.0, exponent=1.5, max_penetration=0.1),),
+                                  settings=SolverSettings(end_time=0.03, output_rate=2000, integrator="stepper",
+                                                          step=step)))
+        # at rest at the static depth (m g / (65 k))^(2/3) = 0.6 µm; a bounce of 0.1 mm would be 44 mm/s
+        assert res.velocity[:, 0, 2].max() < 0.01 and res.com[-1, 0, 2] * 1e3 == pytest.approx(9.9994, abs=1e-4)
+        assert not res.warnings, res.warnings
+
+
 def test_a_contact_too_soft_for_its_load_is_reported_when_parts_pass_through():
     # 10 kg on k = 5 N/mm^1.5 needs 7.3 mm of depth, past the 1 mm band: the ball sinks through
     # the plate, and the run says so (DOP853 itself is accurate here)
@@ -1193,15 +1211,16 @@ def test_rk4_thrown_off_within_one_steps_stages_names_the_contact():
 
 def test_a_plausible_contact_needing_a_short_step_is_not_told_to_check_its_stiffness():
     # a 30 g ball dropped 1 m on a plate (k = 1e4 N/mm^1.5, softer than steel): a fixed step short
-    # enough for its impact would take 1.7e5 steps, which is the impact's speed, not a wrong unit
+    # enough for its impact would take 3.8e5 steps (at the 1 mm deep state the long steps reach,
+    # five points touch), which is the impact's speed, not a wrong unit
     ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.03, position=(0, 0, 1015.0))
     plate = Body(name="Plate", geometry=Box(size=(200, 200, 10)), fixed=True)
     r = core.simulate(Model(bodies=(ball, plate),
                             contacts=(Contact(name="C", body_i="Ball", body_j="Plate", stiffness=1e4, damping=0.1),),
                             settings=SolverSettings(end_time=0.75, integrator="stepper")))
     (w,) = [w for w in r.warnings if "is too large for this contact" in w]
-    assert "Keep this step where lower bounces do not matter: a fixed step short enough (4.5e-06 s) would " \
-           "take 1.7e+05 steps for this run; DOP853 follows the law" in w
+    assert "Keep this step where lower bounces do not matter: a fixed step short enough (2e-06 s) would " \
+           "take 3.8e+05 steps for this run; DOP853 follows the law" in w
     assert "Check the contact's stiffness" not in w
     # RK4 is pointed at the stepper too, which takes the stiffness implicitly at long steps
     r = core.simulate(Model(bodies=(ball, plate),
