@@ -8,15 +8,17 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import Issue
-from .geometry import prepare_geometry
+from .geometry import points_in_boxes, prepare_geometry
 from .distance import Penetration, _empty_penetration
-from .pair import DEPTH_LIMIT_FACTOR, DEPTH_LIMIT_MIN, ContactLaw, ContactPair, ContactParams, _empty_details, contact_wrenches
+from .pair import (DEPTH_LIMIT_FACTOR, DEPTH_LIMIT_MIN, ContactLaw, ContactPair, ContactParams, Direction,
+                   _empty_details, contact_wrenches)
 
 _ZERO = np.zeros(3)
 #: relative widening of the set's vectorised box test, so that it keeps every pair whose
 #: boxes the pair's own test (the same arithmetic in another order) finds overlapping
 BOX_SLACK = 1e-9
-#: up to this many pairs, each pair's own box test is cheaper than the arrays' set-up
+#: up to this many pairs, each pair's own box test, and adding each pair's wrenches, is cheaper
+#: than the arrays' set-up
 FEW_PAIRS = 2
 #: h·ω of a fixed step against a contact's oscillation at its deepest depth above which
 #: depth_issues warns, and the h·ω of the step it advises
@@ -48,11 +50,16 @@ _MAX_STEP_SAMPLES = 64
 IMPLICIT_LOSS_FLOOR = 1e-9
 
 
-def _lever(wrench, reach: float) -> float:
-    """m: the lever of a contact's resultant on a body, |moment about its COM| / |force| of its
-    wrench (6,), at most ``reach`` (its farthest vertex); ``reach`` where there is no force."""
-    force = float(np.linalg.norm(wrench[:3]))
-    return min(float(np.linalg.norm(wrench[3:])) / force, reach) if force > 0.0 else reach
+def _levers(wrench, reach):
+    """m: the levers of contacts' resultants on bodies, |moment about the COM| / |force| of their
+    wrenches (..., 6), at most ``reach`` (...) (the body's farthest vertex); ``reach`` where
+    there is no force."""
+    # one dot product per vector (a stacked matrix product), which rounds as np.linalg.norm does
+    fm = wrench.reshape(*wrench.shape[:-1], 2, 3)
+    norm = np.sqrt((fm[..., None, :] @ fm[..., :, None])[..., 0, 0])
+    force, moment = norm[..., 0], norm[..., 1]
+    some = force > 0.0
+    return np.where(some, np.minimum(moment / np.where(some, force, 1.0), reach), reach)
 
 
 class ContactSet:
@@ -156,6 +163,30 @@ class ContactSet:
         self._moving_body = body[self._moving]
         self._moving_centre = np.array([geoms[side].centre for side in self._moving], float).reshape(-1, 3, 1)
         self._moving_half = np.array([geoms[side].half for side in self._moving], float).reshape(-1, 3, 1)
+        # the narrow phase of several pairs at once (_evaluate_pairs): each side's pose in the
+        # stacked poses of the moving bodies and then the fixed ones (_fixed_R, _fixed_x), for
+        # fixed body f at -1 - f; its box test's group (in _meshes: a mesh with clusters, tested
+        # alone, or the stacked vertices of the meshes of one size without, tested together,
+        # its slot there) and the box of its vertices
+        ground: dict[str, int] = {}
+        self._side_pose = np.array([index[b] if b in index else -1 - ground.setdefault(b, len(ground))
+                                    for c in cm.model.contacts for b in (c.body_i, c.body_j)], dtype=np.int64)
+        self._fixed_R = np.array([cm.ground_poses[b][1] for b in ground], float).reshape(-1, 3, 3)
+        self._fixed_x = np.array([cm.ground_poses[b][0] for b in ground], float).reshape(-1, 3)
+        self._fixed_xvw = np.concatenate([self._fixed_x, np.zeros((len(ground), 6))], axis=1)     # at rest
+        group: dict[tuple, list] = {}
+        for g in geoms:
+            key = ("mesh", id(g)) if g.cluster_order is not None else ("size", len(g.vertices))
+            members = group.setdefault(key, [])
+            if all(g is not other for other in members):
+                members.append(g)
+        where = {id(g): (n, slot) for n, members in enumerate(group.values()) for slot, g in enumerate(members)}
+        self._meshes = [members[0] if kind == "mesh" else np.array([g.vertices for g in members]).reshape(-1, size, 3)
+                        for (kind, size), members in group.items()]
+        self._side_group = np.array([where[id(g)][0] for g in geoms], dtype=np.int64)
+        self._side_slot = np.array([where[id(g)][1] for g in geoms], dtype=np.int64)
+        self._side_lo = np.array([g.lo for g in geoms], float).reshape(-1, 3)
+        self._side_hi = np.array([g.hi for g in geoms], float).reshape(-1, 3)
         #: the pairs' force laws as arrays, for :func:`~core.contacts.pair.contact_wrenches`
         self.law = ContactLaw.of([p.params for p in self.pairs])
         #: (k,) m: each pair's deepest penetration in its last evaluation (0 where none)
@@ -615,78 +646,192 @@ class ContactSet:
             todo = [k for k, support in enumerate(frozen) if support is not None]
             answers = [self.pairs[k].evaluate_frozen(frozen[k], *pose_i, *pose_j)
                        for k in todo for pose_i, pose_j in [self._poses(k, x, R, v, w)]]
+            wrenches = np.array([a[:2] for a in answers]).reshape(-1, 2, 6)
         else:
             todo = self.overlapping(x, R)
             self._mark_evaluated(todo)
-            answers = self._evaluate_pairs(todo, x, R, v, w, details=points is not None)
-        for k, out in zip(todo, answers):
-            a, b = self.bi[k], self.bj[k]
-            wi, wj = out[0], out[1]
-            if frozen is None:
-                self.last_depth[k] = self.pairs[k].stats.last_deepest
-                st = self.pairs[k].stats
-                self.last_stiffness[k] = st.last_stiffness, st.last_damping
-                self.last_force[k] = wi[:3]
-                self.last_lever[k] = [_lever(wi, self.reach[k, 0]), _lever(wj, self.reach[k, 1])]
-                if points is not None and len(out[2].depths):
-                    points.append((k, a, b, out[2], self.pairs[k].params))
-            wrench[a] += wi
-            wrench[b] += wj
-            force_i[k] = wi[:3]
+            if not len(todo):
+                return wrench, force_i
+            wrenches, det = self._evaluate_pairs(todo, x, R, v, w, details=points is not None)
+            if points is not None:
+                points += [(k, self.bi[k], self.bj[k], d, self.pairs[k].params)
+                           for k, d in zip(todo, det) if len(d.depths)]
+            todo = np.array(todo)
+            stats = [self.pairs[k].stats for k in todo]
+            self.last_depth[todo] = [st.last_deepest for st in stats]
+            self.last_stiffness[todo] = [(st.last_stiffness, st.last_damping) for st in stats]
+            self.last_force[todo] = wrenches[:, 0, :3]
+            self.last_lever[todo] = _levers(wrenches, self.reach[todo])
+        # pair by pair, body i's and then body j's, as one pair at a time adds them (at once
+        # where that is cheaper than one by one)
+        if len(todo) <= FEW_PAIRS:
+            for a, b, (wi, wj) in zip(self.bi[todo], self.bj[todo], wrenches):
+                wrench[a] += wi
+                wrench[b] += wj
+        else:
+            np.add.at(wrench, np.stack([self.bi[todo], self.bj[todo]], axis=1).reshape(-1), wrenches.reshape(-1, 6))
+        force_i[todo] = wrenches[:, 0, :3]
         return wrench, force_i
 
-    def _evaluate_pairs(self, todo, x, R, v, w, details=False) -> list:
+    def _evaluate_pairs(self, todo, x, R, v, w, details=False):
         """:meth:`ContactPair.evaluate` of the pairs ``todo`` (from :meth:`overlapping`: their
-        boxes overlap), (wrench_i, wrench_j[, details]) each, with one surface-index query for
-        all the directions into the same target and one force-law evaluation for all pairs.
+        boxes overlap): their wrenches on body i and on body j (len(todo), 2, 6) N, N·m, and
+        with ``details`` the list of their :class:`~core.contacts.pair.ContactDetails` (else None).
 
         A query costs its calls more than its points when it has few (a resting part has a
-        handful of candidates), so parts resting on one floor, or balls in a row, make one
-        query of each target instead of one per pair and direction.
+        handful of candidates), and so does each small step of a pair's own evaluation: parts
+        resting on one floor, or balls in a row, make one query of each target instead of one
+        per pair and direction, one box test of each penetrator's mesh for all its directions,
+        one force-law evaluation for all pairs, and a direction without candidates costs no
+        more. Each pair's figures are to the bit those it gets alone.
         """
-        if len(todo) == 1:          # nothing to share: the pair alone
-            pose_i, pose_j = self._poses(todo[0], x, R, v, w)
-            return [self.pairs[todo[0]].evaluate(*pose_i, *pose_j, details=details, overlap=True)]
-        started, groups = [], {}
-        for k in todo:
-            pair = self.pairs[k]
-            (R_i, x_i, v_i, w_i), (R_j, x_j, v_j, w_j) = self._poses(k, x, R, v, w)
-            poses = pair.begin(R_i, x_i, R_j, x_j, overlap=True)      # the pairs come from overlapping()
-            works = [] if poses is None else [pair.start_direction(p, poses) for p in pair.penetrators]
-            started.append((pair, poses, works, (v_i, w_i, v_j, w_j)))
-            for work in works:
-                key = (id(work.index), pair.depth_limit, work.known is not None)
-                groups.setdefault(key, []).append(work)
-        answers = {}
-        for (_, limit, clearance), works in groups.items():
-            for work, pen in zip(works, _query_together(works, limit, clearance)):
-                answers[id(work)] = pen
-        zero = (np.zeros(6), np.zeros(6), _empty_details()) if details else (np.zeros(6), np.zeros(6))
-        out = [zero] * len(started)
-        touching, points, states = [], [], []
-        for n, (k, (pair, poses, works, (v_i, w_i, v_j, w_j))) in enumerate(zip(todo, started)):
-            if poses is None:
+        if len(todo) <= 1:          # nothing to share: the pair alone
+            out = [self.pairs[k].evaluate(*pose_i, *pose_j, details=details, overlap=True)
+                   for k in todo for pose_i, pose_j in [self._poses(k, x, R, v, w)]]
+            if not out:
+                return np.zeros((0, 2, 6)), [] if details else None
+            return np.array(out[0][:2])[None], [out[0][2]] if details else None
+        m = len(todo)
+        pairs = [self.pairs[k] for k in todo]
+        todo = np.asarray(todo, dtype=np.int64)
+        # pair n's sides, body i and body j, at 2n and 2n + 1: a moving body's pose and
+        # velocities from the state, a fixed body's from the model (at rest)
+        sides = np.stack([2 * todo, 2 * todo + 1], axis=1).reshape(-1)
+        pose = self._side_pose[sides]
+        pose = np.where(pose >= 0, pose, len(x) - 1 - pose)
+        Rs = np.concatenate([np.asarray(R, dtype=float).reshape(-1, 3, 3), self._fixed_R])[pose]
+        xvw = np.concatenate([np.concatenate([x, v, w], axis=1), self._fixed_xvw])[pose]
+        xs, vs, ws = xvw[:, :3], xvw[:, 3:6], xvw[:, 6:]
+        dn, dp = [], []             # each direction's pair (its place in todo) and penetrator
+        for n, pair in enumerate(pairs):
+            pair.begin(Rs[2 * n], xs[2 * n], Rs[2 * n + 1], xs[2 * n + 1], overlap=True)
+            dn += [n] * len(pair.penetrators)
+            dp += pair.penetrators
+        owner = [pairs[n] for n in dn]
+        targets = [pair.target(p) for pair, p in zip(owner, dp)]
+        side = 2 * np.array(dn)
+        pen, tgt = side + dp, side + 1 - np.array(dp)       # the penetrator's side and the target's
+        to_T = Rs[tgt].transpose(0, 2, 1)
+        M, t = to_T @ Rs[pen], (to_T @ (xs[pen] - xs[tgt])[:, :, None])[:, :, 0]
+        # the penetrators' vertices in the targets' boxes, each mesh's directions at once
+        group, slot = self._side_group[sides[pen]], self._side_slot[sides[pen]]
+        lo, hi = self._side_lo[sides[tgt]], self._side_hi[sides[tgt]]
+        order = np.argsort(group, kind="stable")
+        boxes = []
+        for ds in np.split(order, np.flatnonzero(np.diff(group[order])) + 1):
+            mesh = self._meshes[group[ds[0]]]
+            if isinstance(mesh, np.ndarray):
+                rows = slot[ds]
+                points = mesh[rows[0]].T if np.all(rows == rows[0]) else mesh[rows].transpose(0, 2, 1)
+                d, c, i = points_in_boxes(points, M[ds], t[ds], lo[ds], hi[ds])
+            else:
+                d, c, i = mesh.vertices_in_boxes(M[ds], t[ds], lo[ds], hi[ds])
+            boxes.append((ds[d], c, i))
+        which, cand, ids = (np.concatenate(a) for a in zip(*boxes))
+        order = np.argsort(which, kind="stable")
+        which, cand, ids = which[order], cand[order], ids[order]
+        boxed = np.bincount(which, minlength=len(dp))
+        # candidates still within the no-contact radius of their last answer are skipped
+        cut = np.concatenate([[0], np.cumsum(boxed)]).tolist()
+        seen, r2 = [cand[:0]], [np.zeros(0)]
+        for d in np.flatnonzero(boxed).tolist():
+            a, b = cut[d], cut[d + 1]
+            known = targets[d][1]
+            seen.append(cand[a:b] if known is None else known[0][ids[a:b]])
+            r2.append(np.full(b - a, -1.0) if known is None else known[1][ids[a:b]])   # -1: never skipped
+        gap = cand - np.concatenate(seen)
+        keep = np.einsum("ij,ij->i", gap, gap) >= np.concatenate(r2)
+        which, cand, ids = which[keep], cand[keep], ids[keep]
+        kept = np.bincount(which, minlength=len(dp))
+        cut = np.concatenate([[0], np.cumsum(kept)]).tolist()
+        # the directions with candidates, grouped by what they ask (with the group's first
+        # direction, which counts the query's point-triangle tests, as one that asks alone does)
+        groups = {}
+        for d, (pair, (index, known), b, k) in enumerate(zip(owner, targets, boxed.tolist(), kept.tolist())):
+            pair.stats.candidates += b
+            pair.stats.skipped += b - k
+            _, works = groups.setdefault((id(index), pair.depth_limit, known is not None), (pair, []))
+            if k:
+                works.append(d)
+        found = {}      # per direction with contacts, ContactPair.finish_direction's answer
+        tgt = tgt.tolist()
+        for (_, limit, clearance), (first, works) in groups.items():
+            if not works:
                 continue
-            found = [(work.p, r) for work in works
-                     if (r := pair.finish_direction(work, answers[id(work)])) is not None]
-            got = pair.tally(found)
-            if got is not None:
-                touching.append((n, k))
-                points.append(got)
-                states.append((poses[0][1], v_i, w_i, poses[1][1], v_j, w_j))
+            if any(owner[d].reduces(cut[d + 1] - cut[d]) for d in works):
+                # (with candidate reduction: each direction's own finish_direction)
+                plans = [owner[d].plan(Direction(dp[d], cand[cut[d]:cut[d + 1]], ids[cut[d]:cut[d + 1]], M[d], t[d],
+                                                 Rs[tgt[d]], xs[tgt[d]], *targets[d])) for d in works]
+                answers, tests = _query_together(plans, limit, clearance)
+                first.stats.pairs += tests
+                for d, work, answer in zip(works, plans, answers):
+                    if (r := owner[d].finish_direction(work, answer)) is not None:
+                        found[d] = r
+                continue
+            # finish_direction of the group's directions at once, but for their maps to the world
+            asked = np.concatenate([cand[cut[d]:cut[d + 1]] for d in works])
+            pen = targets[works[0]][0].query(asked, limit, clearance=clearance)
+            first.stats.pairs += pen.pairs
+            hits = np.searchsorted(pen.index, np.cumsum([0] + [cut[d + 1] - cut[d] for d in works])).tolist()
+            point = asked[pen.index]
+            point += (0.5 * pen.depth)[:, None] * pen.normal
+            if clearance:
+                r2 = np.where(pen.clearance > 0.0, pen.clearance * pen.clearance, -1.0)
+            done = 0        # candidates of the group's earlier directions
+            for d, h, e in zip(works, hits, hits[1:]):
+                a, b = cut[d], cut[d + 1]
+                owner[d].stats.queries += b - a
+                if clearance:
+                    known = targets[d][1]
+                    known[0][ids[a:b]] = cand[a:b]
+                    known[1][ids[a:b]] = r2[done:done + b - a]
+                done += b - a
+                if e > h:
+                    R_T = Rs[tgt[d]]
+                    found[d] = (point[h:e] @ R_T.T + xs[tgt[d]], pen.normal[h:e] @ R_T.T, pen.depth[h:e])
+        # each pair's tally (ContactPair.tally), and the force law of every touching pair at once
+        for pair in pairs:
+            st = pair.stats
+            st.total_skipped += st.skipped
+            st.total_queries += st.queries
+            st.total_pairs += st.pairs
+        wrenches = np.zeros((m, 2, 6))
+        det = [_empty_details()] * m if details else None
+        if not found:
+            return wrenches, det
+        hit = sorted(found)
+        pts, nrm, depth = (np.concatenate(a) for a in zip(*(found[d] for d in hit)))
+        s = np.repeat([1.0 if dp[d] == 0 else -1.0 for d in hit], [len(found[d][2]) for d in hit])
+        count = {}          # contacts per touching pair
+        for d in hit:
+            count[dn[d]] = count.get(dn[d], 0) + len(found[d][2])
+        touching, count = np.array(list(count)), np.array(list(count.values()))
+        starts = np.cumsum(count) - count
+        # (ContactPair.tally's figures: the stiffness and damping of all a pair's points)
+        law = self.law
+        e, band = (np.repeat(getattr(law, f)[todo[touching]], count) for f in ("exponent", "max_penetration"))
+        slope = np.repeat(law.k[todo[touching]], count) * e * depth ** (e - 1.0)
+        damping = np.repeat(law.damping[todo[touching]], count) * np.minimum(depth, band) / band
+        for n, c, deepest, stiffness, damped in zip(touching.tolist(), count.tolist(),
+                                                    np.maximum.reduceat(depth, starts).tolist(),
+                                                    np.add.reduceat(slope, starts).tolist(),
+                                                    np.add.reduceat(damping, starts).tolist()):
+            st = pairs[n].stats
+            st.contacts, st.last_deepest, st.last_stiffness, st.last_damping = c, deepest, stiffness, damped
+        i, j = 2 * touching, 2 * touching + 1
         if len(touching) == 1:
-            n, k = touching[0]
-            out[n] = self.pairs[k]._wrenches(*points[0], *states[0], details)
-        elif touching:
-            # the force law of every touching pair at once
-            counts = np.array([len(p[2]) for p in points])
-            cat = [np.concatenate(a) for a in zip(*points)]
-            state = [np.array(a, dtype=float) for a in zip(*states)]
-            w_i, w_j, det = contact_wrenches(*cat, np.array([k for _, k in touching]), counts, self.law, *state,
-                                             details=details)
-            for m, (n, _) in enumerate(touching):
-                out[n] = (w_i[m], w_j[m], det[m]) if details else (w_i[m], w_j[m])
-        return out
+            out = pairs[touching[0]]._wrenches(pts, nrm, depth, s, xs[i[0]], vs[i[0]], ws[i[0]], xs[j[0]], vs[j[0]],
+                                               ws[j[0]], details)
+            wrenches[touching] = out[:2]
+            got = [out[2]] if details else None
+        else:
+            wrenches[touching, 0], wrenches[touching, 1], got = contact_wrenches(
+                pts, nrm, depth, s, todo[touching], count, self.law, xs[i], vs[i], ws[i], xs[j], vs[j], ws[j],
+                details=details)
+        if details:
+            for n, d in zip(touching.tolist(), got):
+                det[n] = d
+        return wrenches, det
 
     def freeze(self, x, R):
         """Hold the contacts touching at these poses: until ``frozen`` is reset to None,
@@ -720,7 +865,8 @@ class ContactSet:
                    friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k))
         todo = self.overlapping(x, R)
         self._touched.update(todo)       # their stats now describe this state: zeroed when apart
-        for c, (wi, _, det) in zip(todo, self._evaluate_pairs(todo, x, R, v, w, details=True)):
+        wrenches, dets = self._evaluate_pairs(todo, x, R, v, w, details=True)
+        for c, (wi, _), det in zip(todo, wrenches, dets):
             pair = self.pairs[c]
             out["force"][c] = wi[:3]
             if not len(det.depths):
@@ -737,16 +883,17 @@ class ContactSet:
         return out
 
 
-def _query_together(works, limit, clearance) -> list:
-    """The surface-index answers of directions ``works`` into one target (one query for all
-    of their points; each answer as if its direction had asked alone, the point-triangle
-    tests counted on the first)."""
+def _query_together(works, limit, clearance):
+    """The surface-index answers of directions ``works`` into one target, with one query for
+    all of their points (each answer as if its direction had asked alone, but for the
+    point-triangle tests, given apart: (answers, tests))."""
     index = works[0].index
     pts = [w.cand[w.ask] for w in works]
     if not any(len(q) for q in pts):
-        return [_empty_penetration(clearance=np.zeros(0) if clearance else None) for _ in works]
+        return [_empty_penetration(clearance=np.zeros(0) if clearance else None) for _ in works], 0
     if len(works) == 1:
-        return [index.query(pts[0], limit, works[0].cell, clearance=clearance)]
+        pen = index.query(pts[0], limit, works[0].cell, clearance=clearance)
+        return [Penetration(pen.index, pen.depth, pen.normal, pen.closest, 0, pen.clearance)], pen.pairs
     cell = None
     if any(w.cell is not None for w in works):
         cell = np.concatenate([w.cell if w.cell is not None else index.cells(q) for w, q in zip(works, pts)])
@@ -757,7 +904,6 @@ def _query_together(works, limit, clearance) -> list:
     out = []
     for n, (s, e) in enumerate(zip(starts, ends)):
         a, b = cut[n], cut[n + 1]
-        out.append(Penetration(pen.index[a:b] - s, pen.depth[a:b], pen.normal[a:b], pen.closest[a:b],
-                               pen.pairs if n == 0 else 0,
+        out.append(Penetration(pen.index[a:b] - s, pen.depth[a:b], pen.normal[a:b], pen.closest[a:b], 0,
                                None if pen.clearance is None else pen.clearance[s:e]))
-    return out
+    return out, pen.pairs

@@ -117,6 +117,20 @@ def _convex_inradius(v: np.ndarray, f: np.ndarray) -> float | None:
     return None
 
 
+def points_in_boxes(points_T: np.ndarray, M: np.ndarray, t: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """The points ``points_T`` (3, n), or each map's own (m, 3, n), mapped by m maps ``p -> M p + t``
+    (M (m, 3, 3), t (m, 3)) that fall in each map's box [lo, hi] (m, 3).
+
+    Returns (which (k,) int: each point's map, points (k, 3), ids (k,): their columns), by map
+    and then id; each map's to the bit as it gets them alone (a stacked matrix product is one
+    product per map).
+    """
+    p = M @ points_T + t[:, :, None]
+    box = (p >= lo[:, :, None]) & (p <= hi[:, :, None])
+    which, inside = np.nonzero(box[:, 0] & box[:, 1] & box[:, 2])
+    return which, p.transpose(0, 2, 1)[which, inside], inside
+
+
 class ContactGeometry:
     """A body's prepared collision mesh (frame: the body's COM-centred axes, m).
 
@@ -250,6 +264,25 @@ class ContactGeometry:
         box = (p >= lo) & (p <= hi)
         inside = np.flatnonzero(box[0] & box[1] & box[2])
         return p.T[inside], (inside if ids is None else ids[inside])
+
+    def vertices_in_boxes(self, M: np.ndarray, t: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+        """:meth:`vertices_in_box` for m maps and boxes at once: M (m, 3, 3), t, lo, hi (m, 3).
+
+        Returns (which (k,) int: each point's map, points (k, 3), ids (k,)), by map and then
+        id, each map's to the bit as :meth:`vertices_in_box` gives them (a contact pair's
+        figures do not depend on the pairs evaluated with it).
+        """
+        if self.cluster_order is None:
+            return points_in_boxes(self.vertices.T, M, t, lo, hi)
+        # the clusters' test for all maps at once; a map that keeps some maps them alone (a
+        # product of another set of columns may round otherwise)
+        t, lo, hi = t[:, :, None], lo[:, :, None], hi[:, :, None]
+        near = np.abs(M @ self.cluster_centre_T + t - 0.5 * (lo + hi)) <= 0.5 * (hi - lo) + self.cluster_radius
+        out = [(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0, dtype=np.int64))]
+        for d in np.flatnonzero((near[:, 0] & near[:, 1] & near[:, 2]).any(axis=1)):
+            points, ids = self.vertices_in_box(M[d], t[d, :, 0], lo[d, :, 0], hi[d, :, 0])
+            out.append((np.full(len(ids), d), points, ids))
+        return tuple(np.concatenate(a) for a in zip(*out))
 
     # ------------------------------------------------------------- target role
     def contains(self, points: np.ndarray) -> np.ndarray:

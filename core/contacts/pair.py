@@ -391,6 +391,8 @@ class ContactPair:
     def _direction(self, p: int, poses, support: bool = False):
         """Contacts of penetrator ``p`` (0: i, 1: j) in the other body (world arrays)."""
         work = self.start_direction(p, poses)
+        if not len(work.cand):      # no query: finish_direction finds nothing in an empty answer
+            return None
         return self.finish_direction(work, work.index.query(work.cand[work.ask], self.depth_limit, work.cell,
                                                              clearance=work.known is not None), support)
 
@@ -400,18 +402,14 @@ class ContactPair:
         :attr:`Direction.ask` are the ones left for the target's surface-index query, whose
         answer :meth:`finish_direction` takes (several directions into one target can share a
         query: :meth:`~core.contacts.bodies.ContactSet.evaluate`)."""
-        prm = self.params
         P, T = (self.geom_i, self.geom_j) if p == 0 else (self.geom_j, self.geom_i)
         R_P, x_P = poses[p]
         R_T, x_T = poses[1 - p]
         M = R_T.T @ R_P
         t = R_T.T @ (x_P - x_T)
         cand, ids = P.vertices_in_box(M, t, T.lo, T.hi)
-        if p not in self._index:
-            self.prepare()
-        index = self._index[p]
+        index, known = self.target(p)
         self.stats.candidates += len(cand)
-        known = self._clear.get(p)
         if known is not None and len(cand):
             # vertices still within the no-contact radius of their last answer are skipped
             at, r2 = known
@@ -419,8 +417,25 @@ class ContactPair:
             todo = np.flatnonzero(np.einsum("ij,ij->i", d, d) >= r2[ids])
             self.stats.skipped += len(cand) - len(todo)
             cand, ids = cand[todo], ids[todo]
-        work = Direction(p, cand, ids, M, t, R_T, x_T, index, known)
-        if prm.candidate_reduction and len(cand) > prm.reduction_threshold:
+        return self.plan(Direction(p, cand, ids, M, t, R_T, x_T, index, known))
+
+    def target(self, p: int):
+        """Penetrator ``p``'s target: its surface index and the penetrator's clearance memory
+        (:attr:`Direction.known`, None for an open target), the index built if need be."""
+        if p not in self._index:
+            self.prepare()
+        return self._index[p], self._clear.get(p)
+
+    def reduces(self, count: int) -> bool:
+        """Whether a direction with ``count`` candidates answers those in flat cells of its
+        target without a query (candidate reduction)."""
+        return self.params.candidate_reduction and count > self.params.reduction_threshold
+
+    def plan(self, work: "Direction") -> "Direction":
+        """Set what ``work``'s candidates ask the target's index (:attr:`Direction.ask`,
+        ``cell``, ``flat_tri``), and return it."""
+        cand, index = work.cand, work.index
+        if self.reduces(len(cand)):
             # candidates in flat cells get the exact depth from the cell's plane
             # without a query; candidates in no cell cannot touch; the rest are queried
             cell = index.cells(cand)
@@ -514,9 +529,7 @@ class ContactPair:
         st.total_pairs += st.pairs
         if not found:
             return None
-        pts = np.concatenate([r[0] for _, r in found])
-        nrm = np.concatenate([r[1] for _, r in found])
-        depth = np.concatenate([r[2] for _, r in found])
+        pts, nrm, depth = (np.concatenate(a) if len(found) > 1 else a[0] for a in zip(*(r[:3] for _, r in found)))
         s = np.concatenate([np.full(len(r[2]), 1.0 if p == 0 else -1.0) for p, r in found])
         st.contacts = len(depth)
         st.last_deepest = float(depth.max())
