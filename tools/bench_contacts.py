@@ -111,6 +111,8 @@ def main(argv=None) -> int:
     ap.add_argument("--gears-only", action="store_true", help="only the gear run (skip the narrow phase)")
     ap.add_argument("--broad", action="store_true", help="also time the broad phase of N parts apart, all pairs")
     ap.add_argument("--broad-only", action="store_true", help="only the broad phase")
+    ap.add_argument("--touching-only", action="store_true",
+                    help="only the evaluation of N balls resting on one plate, all at once and pair by pair")
     ap.add_argument("--gear-step", type=float, default=1e-5, help="fixed step (s) of RK4 and the stepper")
     ap.add_argument("--gear-save", metavar="DIR", help="save t, ω_A, ω_B of each gear run to DIR/gears_<method>.npz")
     args = ap.parse_args(argv)
@@ -127,6 +129,9 @@ def main(argv=None) -> int:
         Path(args.gear_save).mkdir(parents=True, exist_ok=True)
     if args.broad_only:
         bench_broad()
+        return 0
+    if args.touching_only:
+        bench_touching()
         return 0
     if args.gears_only:
         bench_gears(args.gear_budget, not args.gear_no_reduction, args.gear_methods.split(","), args.gear_save,
@@ -345,6 +350,54 @@ def bench_broad(sizes=(5, 10, 20, 40), repeats: int = REPEATS):
         theirs = best_time(lambda: [pair_by_pair() for _ in range(100)], repeats) / 100
         print("{:>6} {:>8} {:>16.1f} {:>18.1f} {:>7.1f}x".format(n, len(cs.pairs), ours * 1e6, theirs * 1e6,
                                                                  theirs / ours))
+
+
+def touching_model(n: int):
+    """``n`` balls (10 mm, 162 vertices) 60 mm apart in a row, each resting 0.01 mm deep on one fixed
+    plate, each ball and the plate a contact (mm, kg); and the balls' COM positions (n, 3) m."""
+    from core.model import Body, Box, Contact, Model, Sphere
+
+    plate = Body(name="Plate", geometry=Box(size=(60.0 * n + 40.0, 40, 10)), fixed=True, position=(0, 0, -5))
+    x = np.array([[60.0 * (k - (n - 1) / 2), 0.0, 10.0 - 0.01] for k in range(n)])
+    balls = tuple(Body(name=f"ball{k}", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.1,
+                       position=tuple(p)) for k, p in enumerate(x))
+    contacts = tuple(Contact(name=f"C{k}", body_i=b.name, body_j="Plate", stiffness=1e3, max_penetration=0.1)
+                     for k, b in enumerate(balls))
+    return Model(name=f"touching{n}", bodies=(plate, *balls), contacts=contacts), x * 1e-3
+
+
+def bench_touching(counts=(1, 10, 50), repeats: int = REPEATS, calls: int = 50):
+    """CPU time of one contact evaluation of :func:`touching_model`: all pairs at once
+    (ContactSet.evaluate) against each pair's own ContactPair.evaluate, best of ``repeats``.
+    Each call moves the balls by 0.1 µm and back, so that no vertex is skipped within its
+    clearance as it would be at a pose evaluated twice."""
+    from core.contacts.bodies import ContactSet
+    from core.model.compile import compile_model
+
+    print(f"\ntouching: N balls resting on one plate, a contact each; one evaluation of all contacts "
+          f"(best CPU time of {repeats} x {calls})\n")
+    print("{:>6} {:>16} {:>18} {:>8} {:>16}".format("pairs", "all at once ms", "pair by pair ms", "ratio",
+                                                    "µs a pair more"))
+    first = None
+    for n in counts:
+        model, x = touching_model(n)
+        cs = ContactSet(compile_model(model))
+        cs.prepare()
+        R = np.tile(np.eye(3), (n, 1, 1))
+        v = w = np.zeros((n, 3))
+        poses = [x, x + [0.0, 0.0, 1e-7]]
+
+        def pair_by_pair(x):
+            for k, pair in enumerate(cs.pairs):
+                pose_i, pose_j = cs._poses(k, x, R, v, w)
+                pair.evaluate(*pose_i, *pose_j)
+
+        assert np.all(cs.evaluate(n, x, R, v, w)[1][:, 2] > 0.0)      # every ball touches
+        ours = best_time(lambda: [cs.evaluate(n, poses[c % 2], R, v, w) for c in range(calls)], repeats) / calls
+        theirs = best_time(lambda: [pair_by_pair(poses[c % 2]) for c in range(calls)], repeats) / calls
+        first = ours if first is None else first
+        more = (ours - first) / (n - 1) * 1e6 if n > 1 else float("nan")
+        print("{:>6} {:>16.3f} {:>18.3f} {:>7.2f}x {:>16.1f}".format(n, ours * 1e3, theirs * 1e3, theirs / ours, more))
 
 
 def gear_model(integrator: str, end_time: float = 1.0, reduction: bool = True, step: float = 1e-5):

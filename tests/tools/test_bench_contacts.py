@@ -26,3 +26,10 @@ def test_the_table_says_how_the_cost_grows_with_the_mesh():
             (99856, "shell", 0, 0, 0, 0, 0, 0, 0.9, 0, 0, 0.6), (99856, "inside", 0, 0, 0, 0, 0, 0, 1.2, 0, 0, 0.8)]
     assert bench_contacts.flatness(rows) == ("cost per point from 1024 to 99856 triangles (target: flat): "
                                              "shell 1.80x (1.50x on a patch), inside 2.00x (1.60x on a patch)")
+
+
+def test_the_touching_section_prints_a_row_per_count_with_every_ball_touching(capsys):
+    bench_contacts.bench_touching(counts=(1, 3), repeats=1, calls=2)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.strip()[:1].isdigit()]
+    assert [r[0] for r in rows] == ["1", "3"] and rows[0][-1] == "nan"
+    assert all(r[3].endswith("x") and float(r[3][:-1]) > 0 for r in rows)
