@@ -21,7 +21,7 @@ import numpy as np
 
 from .units import from_si, unit
 
-__all__ = ["Results", "load_results", "DEFERRED"]
+__all__ = ["Results", "load_results", "frame_bytes", "DEFERRED"]
 
 #: the channels a run may leave to be computed on first use (:meth:`Results.defer`): they take a
 #: constraint solve per output frame, which a run that is only baked or plotted for its motion skips
@@ -364,6 +364,23 @@ def coupler_channels(is_rack) -> tuple[tuple[str, str], tuple[str, str]]:
     """(label, quantity kind) of a coupler's two efforts, on joint_i's and joint_j's coordinate."""
     return (("pinion_torque", "torque"), ("rack_force", "force")) if is_rack else \
         (("torque_i", "torque"), ("torque_j", "torque"))
+
+
+#: values a run keeps per output frame, by element: a moving body's channels (position 3,
+#: orientation 4, COM 3, velocities 6, accelerations 6) and its state (13, copied once more as the
+#: results are collected: 26), a joint's (reaction 6, coordinates and rates 4), and so on
+_FRAME_VALUES = dict(bodies=22 + 26, joints=10, motions=1, couplers=2, forces=8, springs=3, bushings=6, contacts=9)
+
+
+def frame_bytes(**counts: int) -> int:
+    """Bytes of memory a run takes per output frame, about: its result channels and the states
+    they are computed from, for ``counts`` of each element (``bodies``: the moving ones,
+    ``joints``, ``motions``, ``couplers``, ``forces``, ``springs``, ``bushings``, ``contacts``).
+
+    Measured: a crank-rocker (3 bodies, 4 joints) at 100001 frames took 1525 bytes a frame at
+    its peak; this gives 1.1 times that."""
+    values = 7 + sum(_FRAME_VALUES[k] * int(v) for k, v in counts.items())  # + time, energies, errors
+    return 8 * values + 112                                                  # + the state array's header
 
 
 def load_results(path: str | os.PathLike) -> Results:

@@ -23,10 +23,10 @@ from scipy import integrate, sparse
 from scipy.integrate._ivp import bdf as _bdf
 
 from ..contacts.bodies import ABSURD_STEPS, IMPLICIT_LOSS, IMPLICIT_LOSS_FLOOR, STIFFNESS_HINT
-from ..errors import Issue, SolverError
+from ..errors import Issue, ModelError, SolverError
 from ..model import spec
 from ..model.compile import CompiledModel, compile_model
-from ..results import DEFERRED, Results
+from ..results import DEFERRED, Results, frame_bytes
 from ..spatial import quat_to_matrix, quat_unwrap
 from . import batch, jacobian
 from .interpolate import StepHermite
@@ -101,6 +101,12 @@ _ENERGY_GAIN = 0.05
 #: nothing takes energy either) a fall beyond this share: DOP853, RK45, the implicit methods and
 #: RK4 keep a conservative model's energy to 1e-6 of it and better at their defaults
 _ENERGY_DRIFT = 0.01
+#: a run whose output frames would take more than this share of the computer's memory is refused
+#: before it starts: it would end in swapping or the system killing the process (and Blender with
+#: the user's scene), and the add-on keeps the results besides the keyframes baked from them
+_MEMORY_SHARE = 0.25
+#: bytes assumed where the computer's memory cannot be read
+_MEMORY_UNKNOWN = 8 << 30
 #: seconds of wall time between progress reports
 _PROGRESS_INTERVAL = 0.1
 #: implicit scipy methods, which take a Jacobian
@@ -308,10 +314,43 @@ def _compiled(model, settings, caller) -> CompiledModel:
     raise TypeError(f"{caller}() takes a Model, CompiledModel or a model file path, got {type(model).__name__}")
 
 
+def physical_memory() -> int:
+    """Bytes of memory of this computer (:data:`_MEMORY_UNKNOWN` where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):     # Windows has no sysconf
+        return _MEMORY_UNKNOWN
+
+
+def _check_memory(cm: CompiledModel) -> None:
+    """A ModelError naming the output rate when the run's output frames would take more than
+    :data:`_MEMORY_SHARE` of the computer's memory (the 10 million frames the settings allow
+    hold 16 GB for a crank-rocker's three bodies; an output rate typed 1000 times too high fills
+    any computer with a mechanism of 30 parts)."""
+    s, m = cm.settings, cm.model
+    frames = s.frame_count()
+    per_frame = frame_bytes(bodies=cm.n_bodies, joints=len(m.joints), motions=len(m.motions),
+                            couplers=len(m.couplers), forces=len(m.forces), springs=len(m.springs),
+                            bushings=len(m.bushings), contacts=len(m.contacts))
+    have = physical_memory()
+    allowed = _MEMORY_SHARE * have
+    if frames * per_frame <= allowed:
+        return
+    fits = max(int(allowed // per_frame), 2)
+    raise ModelError([Issue(
+        "error", "too-many-frames", "settings: output_rate",
+        f"{frames} output frames ({s.end_time:g} s at {s.output_rate:g} frames/s) of this model would take about "
+        f"{frames * per_frame / 2**30:.3g} GB of memory ({per_frame} bytes each, for {cm.n_bodies} moving bodies "
+        f"and their elements), more than {_MEMORY_SHARE:.0%} of this computer's {have / 2**30:.3g} GB",
+        f"Lower the output rate to at most {(fits - 1) / s.end_time:.4g} frames/s, or the end "
+        f"time to at most {(fits - 1) / s.output_rate:.4g} s.")])
+
+
 class _Run:
     def __init__(self, cm: CompiledModel, progress):
         self.cm = cm
         self.s = cm.settings
+        _check_memory(cm)
         self.progress = progress
         self.start = time.perf_counter()
         self.last_report = self.start

@@ -787,3 +787,41 @@ def test_loading_results_from_a_missing_file_or_a_folder_is_an_os_error(tmp_path
         core.load_results(tmp_path / "none.npz")
     with pytest.raises(IsADirectoryError):
         core.load_results(tmp_path)
+
+
+def test_a_run_whose_frames_would_fill_the_memory_is_refused_naming_the_rate_that_fits(monkeypatch):
+    model = pendulum(end_time=2.0, output_rate=1000.0)
+    per_frame = core.results.frame_bytes(bodies=1, joints=1)
+    # a computer whose quarter holds 500 frames: 2001 frames do not fit
+    monkeypatch.setattr(simulate_module, "physical_memory", lambda: 4 * 500 * per_frame)
+    with pytest.raises(ModelError) as err:
+        core.simulate(model)
+    issue, = err.value.issues
+    assert (issue.code, issue.path) == ("too-many-frames", "settings: output_rate")
+    assert "2001 output frames (2 s at 1000 frames/s)" in issue.message
+    rate = float(re.search(r"at most ([\d.]+) frames/s", issue.hint).group(1))
+    end = float(re.search(r"end time to at most ([\d.]+) s", issue.hint).group(1))
+    assert rate == pytest.approx(249.5) and end == pytest.approx(0.499)
+    assert len(core.simulate(dataclasses.replace(model, settings=dataclasses.replace(
+        model.settings, output_rate=rate))).t) == 500
+    with pytest.raises(ModelError):
+        core.check(model)
+
+
+def test_the_memory_a_frame_takes_is_what_a_run_allocates_per_frame():
+    """The slope of the run's peak allocation (tracemalloc: numpy reports its buffers) between
+    two frame counts is the estimate of frame_bytes, to a quarter (the estimate counts the
+    channels and states; a run's temporaries per frame are small beside them)."""
+    import tracemalloc
+    peaks = {}
+    for rate in (5000.0, 20000.0):
+        tracemalloc.start()
+        try:
+            r = core.simulate(pendulum(end_time=1.0, output_rate=rate))
+            r.compute_deferred()
+            peaks[len(r.t)] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    (a, peak_a), (b, peak_b) = peaks.items()
+    slope = (peak_b - peak_a) / (b - a)
+    assert 0.75 < core.results.frame_bytes(bodies=1, joints=1) / slope < 1.33
