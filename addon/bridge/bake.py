@@ -33,7 +33,7 @@ import numpy as np
 
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import POSE_PATHS, REST_KEY, mm_per_unit
+from .scene_to_model import POSE_PATHS, REST_KEY, mm_per_unit, rest_of
 from .telemetry import bake as bake_telemetry
 
 ARROW_PREFIX = "MBD_Arrow_"
@@ -106,10 +106,12 @@ def _ours(block, scene) -> bool:
     return tag == scene.get(BAKE_ID) if tag is not None else block.get(TAG) == scene.name
 
 
-def _rest_ours(obj, scene):
-    """The body's stored pose if a bake of ``scene`` stored it (one without an id: any), else None."""
+def _rest_ours(obj, scene, copied=False):
+    """The body's stored pose if a bake of ``scene`` stored it (one without an id: any), else None.
+    ``copied``: instead the record a copy of such a body (Shift-D) carries, the original's."""
     rest = obj.get(REST_KEY)
-    if rest is not None and rest.get("bake", scene.get(BAKE_ID)) == scene.get(BAKE_ID):
+    if rest is not None and (rest_of(obj) is None) == copied and \
+            rest.get("bake", scene.get(BAKE_ID)) == scene.get(BAKE_ID):
         return rest
     return None
 
@@ -232,15 +234,21 @@ def _bake_arrows(scene, results, count, frames, times, scales, report):
 # --------------------------------------------------------------------------- bake / clear
 def _remember(obj, scene):
     """Store what baking changes on a body, for clear()."""
-    rest = obj.get(REST_KEY)
+    rest = rest_of(obj)
     if rest is not None:
         # a body shared with a scene whose bake still animates it: this bake
         # replaces that animation, the pose from before any bake stays
-        rest["bake"] = scene[BAKE_ID]
+        rest["bake"], rest["name"] = scene[BAKE_ID], obj.name
         return
+    copied = obj.get(REST_KEY)     # a copy of a baked body: the original's record
     anim = obj.animation_data
     action = anim.action if anim else None
     slot = getattr(anim, "action_slot", None) if action else None
+    slot = slot.identifier if slot else ""
+    if action is not None and action.get(TAG) is not None:
+        # the copy's duplicate of the original's bake: its own action is the original's
+        action = copied.get("action") if copied is not None else None
+        slot = copied.get("slot", "") if action is not None else ""
     rest = {
         "matrix": [x for row in obj.matrix_world for x in row],
         "location": tuple(obj.location), "rotation_mode": obj.rotation_mode,
@@ -248,8 +256,9 @@ def _remember(obj, scene):
         "rotation_euler": tuple(obj.rotation_euler),
         "rotation_axis_angle": tuple(obj.rotation_axis_angle),
         "had_animation_data": anim is not None,
-        "slot": slot.identifier if slot else "",
+        "slot": slot,
         "bake": scene[BAKE_ID],
+        "name": obj.name,   # a copy (Shift-D) carries this record along: rest_of tells them apart
     }
     if action is not None:
         # the action itself, not its name: an ID property is a user, so the
@@ -377,6 +386,12 @@ def clear(scene) -> int:
         rest = _rest_ours(obj, scene)
         if rest is not None:
             _restore(obj, rest)
+        elif _rest_ours(obj, scene, copied=True) is not None:
+            # a copy of a baked body: the bake's copy goes as the original's does (its own action
+            # back), but the copy stays where it is shown, not on the original's pose
+            matrix = obj.matrix_world.copy()
+            _restore(obj, obj[REST_KEY])
+            obj.matrix_world = matrix
     tag = scene.get(BAKE_ID)
     others = [s for s in bpy.data.scenes if s != scene and not (tag and s.get(BAKE_ID) == tag)]
     elsewhere = {c for s in others for c in s.collection.children_recursive}

@@ -76,13 +76,28 @@ def scene_fps(scene) -> float:
     return scene.render.fps / scene.render.fps_base
 
 
+def rest_of(obj):
+    """The pose Bake stored on ``obj`` (:data:`REST_KEY`), or None. A copy of a baked body
+    (Shift-D, Alt-D) has the original's record copied along, which is not its pose: the record
+    names the object it was made for, and one naming another object in a scene of ``obj`` is a
+    copy's (a renamed body keeps its own; a Full Copy's bodies are in another scene, where the
+    record is their pose too)."""
+    rest = obj.get(REST_KEY)
+    name = rest.get("name", obj.name) if rest is not None else obj.name
+    if name != obj.name:
+        original = bpy.data.objects.get(name)
+        if original is not None and not set(original.users_scene).isdisjoint(obj.users_scene):
+            return None
+    return rest
+
+
 def rest_matrix(obj) -> Matrix:
     """The world matrix a body had before it was baked (else its current one).
 
     Once baked, an object's transform follows the animation, so simulating
     again must start from the stored pose, not from the current frame's.
     """
-    rest = obj.get(REST_KEY)
+    rest = rest_of(obj)
     if rest is not None and "matrix" in rest:
         return Matrix(np.reshape(rest["matrix"], (4, 4)).tolist())
     return obj.matrix_world.copy()
@@ -611,7 +626,7 @@ def _animated(obj) -> bool:
     if anim is not None:
         if len(anim.nla_tracks) or any(not d.mute for d in anim.drivers):
             return True
-        if anim.action is not None and (obj.get(REST_KEY) is None or any(
+        if anim.action is not None and (rest_of(obj) is None or any(
                 fc.data_path not in POSE_PATHS for fc in slot_fcurves(anim) or ())):
             return True
     for owner in (obj.data, getattr(obj.data, "shape_keys", None)):

@@ -347,3 +347,42 @@ def test_keys_the_user_makes_on_a_baked_body_survive_bake_again_and_clear(addon,
     assert [len(fc.keyframe_points) for fc in locations] == ([1, 1, 1] if own_action else [])
     assert not [fc for fc in ms.fcurves_of(bob) if fc.data_path == "rotation_quaternion"]
     assert not [a.name for a in bpy.data.actions if a.get("mbd_bake") is not None]
+
+
+@pytest.mark.parametrize("linked", [False, True], ids=["shift-d", "alt-d"])
+def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there(addon, linked):
+    """Shift-D copies the bake's record of the original's pose: the copy must not start from it."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, bob = ms.pendulum(1.0)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bob.select_set(True)
+    bpy.context.view_layer.objects.active = bob
+    bpy.ops.object.duplicate(linked=linked)
+    copy = bpy.context.active_object
+    scene.frame_set(7)
+    shown = np.array(copy.matrix_world.translation)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}     # the copy's keys go with the bake, the copy stays
+    scene.frame_set(13)
+    assert copy.animation_data is None and "_mbd_rest" not in copy
+    np.testing.assert_allclose(copy.matrix_world.translation, shown, atol=1e-6)
+    np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
+
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bob.select_set(True)
+    bpy.context.view_layer.objects.active = bob
+    bpy.ops.object.duplicate(linked=linked)
+    copy = bpy.context.active_object
+    copy.animation_data_clear()          # the copied keys removed, the copy moved 3 m away
+    copy.location = (0.0, 3.0, 0.0)
+    bpy.context.view_layer.update()
+    model = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model
+    start = {b.name: b.position for b in model.bodies}
+    np.testing.assert_allclose(start["Bob"], (1000.0, 0.0, 0.0), atol=1e-3)
+    np.testing.assert_allclose(start[copy.name], (0.0, 3000.0, 0.0), atol=1e-3)   # not on Bob
+    assert bpy.ops.mbd.simulate() == {"FINISHED"} and bpy.ops.mbd.bake() == {"FINISHED"}
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    np.testing.assert_allclose(copy.matrix_world.translation, (0.0, 3.0, 0.0), atol=1e-6)
+    np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
