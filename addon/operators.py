@@ -345,9 +345,13 @@ class MBD_OT_bake(bpy.types.Operator):
             except RuntimeError as exc:
                 self.report({"WARNING"}, f"{exc}; baked without the telemetry")
                 telemetry = False
-        report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
-                             torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
-                             contact_scale=d.contact_scale, telemetry=telemetry, objects=entry.objects)
+        try:
+            report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
+                                 torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
+                                 contact_scale=d.contact_scale, telemetry=telemetry, objects=entry.objects)
+        except baking.BakeError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         if report.missing:
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
         if not entry.results.success:

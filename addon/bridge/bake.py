@@ -33,7 +33,7 @@ import numpy as np
 
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import POSE_PATHS, REST_KEY, mm_per_unit, rest_of
+from .scene_to_model import POSE_PATHS, REST_KEY, _animated, mm_per_unit, rest_of
 from .telemetry import bake as bake_telemetry
 
 ARROW_PREFIX = "MBD_Arrow_"
@@ -41,6 +41,10 @@ CONTACT_PREFIX = "MBD_Contact_"
 ARROW_COLLECTION = "MBD Arrows"
 #: RGBA of the arrows: blue forces, red torques (SPEC §1), orange contact forces
 COLORS = {"force": (0.1, 0.35, 1.0, 1.0), "torque": (1.0, 0.1, 0.08, 1.0), "contact": (1.0, 0.45, 0.0, 1.0)}
+
+
+class BakeError(ValueError):
+    """The results cannot be baked into this scene; nothing was changed."""
 
 
 @dataclass
@@ -232,8 +236,23 @@ def _bake_arrows(scene, results, count, frames, times, scales, report):
 
 
 # --------------------------------------------------------------------------- bake / clear
-def _remember(obj, scene):
-    """Store what baking changes on a body, for clear()."""
+def _start_matrices(scene, bodies) -> dict:
+    """{name: world matrix at the scene's start frame} of ``bodies`` when one of them is animated by
+    the user (else {}): the pose the run started from (``start_model``), which the current frame's
+    is not. The current frame comes back."""
+    now = scene.frame_current, scene.frame_subframe
+    if now == (scene.frame_start, 0.0) or not any(_animated(o) for o in bodies):
+        return {}
+    scene.frame_set(scene.frame_start)
+    try:
+        return {o.name: o.matrix_world.copy() for o in bodies}
+    finally:
+        scene.frame_set(now[0], subframe=now[1])
+
+
+def _remember(obj, scene, start=None):
+    """Store what baking changes on a body, for clear(); ``start``: its world matrix at the start
+    frame, where the run started (default: the current one)."""
     rest = rest_of(obj)
     if rest is not None:
         # a body shared with a scene whose bake still animates it: this bake
@@ -250,7 +269,7 @@ def _remember(obj, scene):
         action = copied.get("action") if copied is not None else None
         slot = copied.get("slot", "") if action is not None else ""
     rest = {
-        "matrix": [x for row in obj.matrix_world for x in row],
+        "matrix": [x for row in (obj.matrix_world if start is None else start) for x in row],
         "location": tuple(obj.location), "rotation_mode": obj.rotation_mode,
         "rotation_quaternion": tuple(obj.rotation_quaternion),
         "rotation_euler": tuple(obj.rotation_euler),
@@ -332,6 +351,16 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     renamed since is still found (else by name).
     Replaces a previous bake of the scene.
     """
+    by_uid = {o.session_uid: o for o in scene.objects} if objects else {}
+    found = {name: by_uid.get(objects[name]) if objects and name in objects else scene.objects.get(name)
+             for name in results.body_names}
+    linked = [f"{o.name!r} (from {o.library.filepath!r})" for o in found.values()
+              if o is not None and o.library is not None]
+    if linked:
+        # Blender lets Python key a linked object, but saves none of it: the bake would be lost unsaid
+        raise BakeError(f"Bodies linked from a library cannot keep keyframes in this file: {', '.join(linked)}; "
+                        "make them local (Object > Relations > Make Local) or a library override "
+                        "(Object > Library Override > Make > Selected & Content), then bake")
     clear(scene)
     report = BakeReport()
     # only samples present in every array: a run cancelled at its first frame
@@ -341,17 +370,18 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         return report
     _claim_bake_id(scene)
     t = results.t[:count]
+    # a body the user animated was simulated from its start frame's pose: simulating again must too
+    start = _start_matrices(scene, [o for o in found.values() if o is not None and rest_of(o) is None])
     frames, times = frame_times(scene, float(t[-1]))
     report.frames = len(frames)
     position = resample(t, results.position[:count], times) * 1000.0 / mm_per_unit(scene)
     orientation = _normalized(resample(t, results.orientation[:count], times))
-    by_uid = {o.session_uid: o for o in scene.objects} if objects else {}
     for k, name in enumerate(results.body_names):
-        obj = by_uid.get(objects[name]) if objects and name in objects else scene.objects.get(name)
+        obj = found[name]
         if obj is None:
             report.missing.append(name)
             continue
-        _remember(obj, scene)
+        _remember(obj, scene, start.get(obj.name))
         obj.rotation_mode = "QUATERNION"
         fcurves = over_own_action_fcurves(scene, obj, f"MBD_{obj.name}", POSE_PATHS)
         _tagged(obj.animation_data.action, scene)

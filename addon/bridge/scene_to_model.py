@@ -98,9 +98,20 @@ def rest_matrix(obj) -> Matrix:
     again must start from the stored pose, not from the current frame's.
     """
     rest = rest_of(obj)
+    now = obj.matrix_world.copy()
     if rest is not None and "matrix" in rest:
-        return Matrix(np.reshape(rest["matrix"], (4, 4)).tolist())
-    return obj.matrix_world.copy()
+        # the stored location and rotation, the scale as it is now: Bake keys no scale, so one set
+        # since shows at once (and the mass and the frames on the body go with it)
+        # (each axis rescaled in float64: the stored pose is kept to the digit)
+        stored = np.reshape(rest["matrix"], (4, 4))
+        axes = stored[:3, :3]
+        factor = np.array([c.length for c in now.to_3x3().col]) / np.linalg.norm(axes, axis=0)
+        if np.linalg.det(axes) * now.to_3x3().determinant() < 0:
+            factor[0] = -factor[0]      # mirrored since: the check of the transform must see it
+        matrix = stored.copy()
+        matrix[:3, :3] = axes * factor
+        return Matrix(matrix.tolist())
+    return now
 
 
 def _pose(matrix: Matrix):

@@ -386,3 +386,74 @@ def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     np.testing.assert_allclose(copy.matrix_world.translation, (0.0, 3.0, 0.0), atol=1e-6)
     np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
+
+
+def test_a_body_linked_from_a_library_is_refused_by_bake_not_keyed_and_lost_on_save(addon, tmp_path):
+    """Python may key a linked object, but the file saves none of it: Bake says so and changes nothing."""
+    scene, bob = ms.pendulum(1.0)
+    lib = str(tmp_path / "parts.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=lib)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(lib, link=True) as (_src, dst):
+        dst.objects = ["Bob", "Bob_pivot", "Pivot"]
+    scene = ms.setup_scene(1.0)
+    for obj in dst.objects:
+        scene.collection.objects.link(obj)
+    joint = scene.mbd.joints.add()
+    joint.name, joint.frame_i, joint.frame_j = "Hinge", bpy.data.objects["Pivot"], bpy.data.objects["Bob_pivot"]
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match=r"linked from a library .*'Bob'.*Library Override"):
+        bpy.ops.mbd.bake()
+    assert ms.snapshot() == before
+    # an override is the user's own: it is baked, and kept in the file
+    local = bpy.data.objects["Bob"].override_create(remap_local_usages=True)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"} and bpy.ops.mbd.bake() == {"FINISHED"}
+    path = str(tmp_path / "uses_parts.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    bpy.context.scene.frame_set(13)
+    local = next(o for o in bpy.data.objects if o.name == "Bob" and o.library is None)
+    assert local.matrix_world.translation.z < -0.5      # it swings down as baked
+
+
+def test_a_scale_set_on_a_baked_body_is_simulated_as_shown(addon):
+    """Bake keys no scale, so a scale typed after it shows at once: the mass and frames follow it."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, bob = ms.pendulum(1.0)
+    bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 1000.0
+    bpy.context.view_layer.update()
+    before = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled.mass[0]
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(13)
+    bob.scale = (2.0, 2.0, 2.0)
+    bpy.context.view_layer.update()
+    gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert gathered.compiled.mass[0] == pytest.approx(8.0 * before, rel=1e-6)
+    bodies = {b.name: b for b in gathered.model.bodies}
+    np.testing.assert_allclose(bodies["Bob"].position, (1000.0, 0.0, 0.0), atol=1e-3)   # still the rest pose
+    np.testing.assert_allclose(bodies["Bob"].orientation, (1.0, 0.0, 0.0, 0.0), atol=1e-6)
+    # the hinge frame, 1 m from the bob's origin, is 2 m from it now, as the viewport shows it
+    frames = {f.name: f for f in gathered.model.frames}
+    np.testing.assert_allclose(frames["Bob_pivot"].position, (-2000.0, 0.0, 0.0), atol=1e-3)
+
+
+def test_a_body_the_user_keyed_is_simulated_again_from_the_start_frame_after_a_bake(addon):
+    """Baked with another frame current, the stored pose is still the start frame's, which the run used."""
+    from addon.bridge.scene_to_model import start_model
+
+    scene = ms.setup_scene(1.0)
+    ball = ms.uv_sphere("Ball", 0.1, (0.0, 0.0, 0.0))
+    ball.mbd.role, ball.mbd.mass_mode = "BODY", "MASS"
+    ball.keyframe_insert("location", frame=1)
+    ball.location = (0.0, 0.0, 5.0)
+    ball.keyframe_insert("location", frame=25)
+    scene.frame_set(13)                 # the user's animation has it 2.5 m up here
+    first = start_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies[0].position
+    assert first == pytest.approx((0.0, 0.0, 0.0), abs=1e-6)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert scene.frame_current == 13
+    again = start_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies[0].position
+    assert again == pytest.approx(first, abs=1e-6)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert ball.matrix_world.translation.z == pytest.approx(2.5)      # the user's animation plays again
