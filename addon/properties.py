@@ -73,10 +73,15 @@ class MBD_PG_object(PropertyGroup):
 # --------------------------------------------------------------------------- scene elements
 def _joint_renamed(joint, _context):
     """Motions and couplers name their joints: carry them over to the joint's new name, unless
-    another joint still has the old one (then the references stay with it)."""
+    another joint still has the old one (then the references stay with it), or the new name is
+    empty or another joint's (then they wait for the joint's next name)."""
     old, new = joint.previous_name, joint.name
-    joint.previous_name = new
     data = joint.id_data.mbd
+    if old and (not new or sum(j.name == new for j in data.joints) > 1):
+        # emptied, or another joint's name typed by mistake: the references wait for the next
+        # name rather than follow to nothing or to the other joint (and be lost when it is undone)
+        return
+    joint.previous_name = new
     if not old or old == new or any(j.name == old for j in data.joints):
         return
     for item, field in [(m, "joint") for m in data.motions] + \

@@ -155,6 +155,25 @@ def test_renaming_a_joint_renames_the_motions_and_couplers_that_name_it(addon):
     assert (drive.joint, gear.joint_i) == ("Crank hinge", "Crank hinge")
 
 
+
+def test_a_joint_renamed_to_nothing_or_to_another_joints_name_keeps_its_references(addon):
+    scene, _bob = ms.pendulum()
+    hinge = scene.mbd.joints[0]
+    other = scene.mbd.joints.add()
+    other.name = "Other"
+    drive = scene.mbd.motions.add()
+    drive.joint = "Hinge"
+    gear = scene.mbd.couplers.add()
+    gear.joint_i, gear.joint_j = "Hinge", "Other"
+    other.name = "Hinge"        # a slip: Validate then reports the clash, and the gear does not
+    assert (drive.joint, gear.joint_i, gear.joint_j) == ("Hinge", "Hinge", "Other")   # couple Hinge with itself
+    other.name = "Other"        # undone by hand: nothing was lost
+    hinge.name = ""
+    assert (drive.joint, gear.joint_i) == ("Hinge", "Hinge")
+    hinge.name = "Crank"        # the references follow the next name
+    assert (drive.joint, gear.joint_i, gear.joint_j) == ("Crank", "Crank", "Other")
+
+
 def test_joints_of_an_older_file_follow_renames_after_loading(addon, tmp_path):
     scene, _bob = ms.pendulum()
     hinge = scene.mbd.joints[0]
