@@ -374,6 +374,7 @@ class _Run:
         self.position_share = 0.0   # the last measured position error, in projection tolerances
         self.n_interpolated = [0, 0]  # steps holding output times: [Hermite, the integrator's interpolant]
         self.redundant = 0  # redundant constraint rows at t = 0
+        self.fault_time = np.inf  # s: a force or motion formula is infinite here (formula_at_fault)
         self.last_finite = (None, None)  # (t, y) of the last finite state evaluated
         # warnings already logged: the compiled model's, by compile_model (a stiff model's are logged before the run)
         self.logged = len(cm.warnings)
@@ -544,7 +545,8 @@ class _Run:
         interval of ``t``, or that grows without bound towards ``t`` (10^4 times larger 1e-9 s
         from it than 1e-3 s from it: a pole), with where: the run's failure there is its doing
         (the model's scan samples 16 times an interval, and a narrower spike or a force's pole
-        passes it), else ""."""
+        passes it), else "". From such a value's time on (:attr:`fault_time`) the frames are
+        dropped: an output frame at a pole held the bob at 7e5 m/s."""
         span = 1.0 / self.s.output_rate
         times = np.linspace(max(t - span, 0.0), t + span, 1025)
         near, far = t + np.array([-1e-9, 1e-9]), t + np.array([-1e-3, 1e-3])
@@ -561,6 +563,7 @@ class _Run:
                 bad = np.flatnonzero(~(np.abs(v) <= 1e100))
                 if len(bad):
                     k = bad[np.argmin(np.abs(times[bad] - t))]
+                    self.fault_time = min(self.fault_time, float(times[k]))
                     beyond = ("" if not np.isfinite(v[k]) else
                               ", beyond any physical magnitude (1e100 in SI units)")
                     return (f"{label}: its formula {expr.text!r} gives a {what} of {v[k]:.6g} at t = {times[k]:.6g} s"
@@ -573,6 +576,7 @@ class _Run:
                     continue
                 if close > 1e4 * max(apart, 1e-300) and close > 1e3:
                     if what == "value":
+                        self.fault_time = min(self.fault_time, t)
                         return (f"{label}: its formula {expr.text!r} grows without bound near t = {t:.6g} s (its "
                                 f"value is {apart:.4g} 1 ms from there and {close:.4g} 1 ns from there); change it "
                                 "to stay finite over the whole run")
@@ -993,6 +997,8 @@ class _Run:
                 "cancelled by the user while the contact geometry was prepared: no frames computed")
         except _Failed as exc:
             status, message = "failed", str(exc)
+            # frames from a formula's infinite value on hold what that value did to the motion
+            del self.states[int(np.searchsorted(self.t_out[:len(self.states)], self.fault_time)):]
         except SolverError as exc:
             status, message = "failed", str(exc)
         except np.linalg.LinAlgError as exc:
