@@ -238,8 +238,13 @@ def _panel_labels(path: str) -> dict:
               "rack and pinion": properties.MBD_PG_coupler,
               **{word: getattr(properties, f"MBD_PG_{word}") for word in core.model.spec.ELEMENT_WORDS.values()
                  if hasattr(properties, f"MBD_PG_{word}")}}
-    group = groups.get(path.split(" '", 1)[0].split(":", 1)[0])
-    return {} if group is None else {p.identifier: p.name for p in group.bl_rna.properties if p.name}
+    kind = path.split(" '", 1)[0].split(":", 1)[0]
+    group = groups.get(kind)
+    labels = {} if group is None else {p.identifier: p.name for p in group.bl_rna.properties if p.name}
+    if kind == "rack and pinion":
+        # the coupler's Joint I and J, drawn under these names for a rack (ui._draw_coupler)
+        labels.update(pinion_joint="Pinion Joint", rack_joint="Rack Joint")
+    return labels
 
 
 def in_panel_words(issue):

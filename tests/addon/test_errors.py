@@ -85,7 +85,9 @@ def test_validates_check_of_a_contact_names_the_panels_field(addon):
     ("scene: gravity: 9.81", "scene: gravity: 9.81"),
     ("contact 'max_penetration': 5 x max_penetration, frame 'frame_j'",     # names in quotes are the user's
      "contact 'max_penetration': 5 x δ_max (mm), frame 'frame_j'"),
-    ("The solution diverged", "The solution diverged")])
+    ("The solution diverged", "The solution diverged"),
+    ("rack and pinion 'R': pinion_joint: none given: name the joint", "rack and pinion 'R': Pinion Joint: none given: "
+     "name the joint")])
 def test_a_runs_warnings_as_text_name_the_panels_fields(addon, text, shown):
     """A run's warnings reach the add-on as text (Results.warnings), "path: message"."""
     from addon.bridge.scene_to_model import in_panel_words
