@@ -210,6 +210,8 @@ class ContactSet:
         #: pair -> (t s, h s, travel m, through, count): the first fixed step (:meth:`note_step`) that
         #: carried its parts from apart to past the depth band, and how many did
         self.jumps: dict[int, tuple] = {}
+        #: pairs whose parts started inside each other past the band (overlap_issues warned)
+        self.started_deep: set[int] = set()
         #: (x, R, box_state) where the next fixed step starts (:meth:`start_steps`, :meth:`note_step`)
         self._step_from = None
         #: pairs whose boxes overlapped at the last evaluation (their stats describe it)
@@ -279,12 +281,40 @@ class ContactSet:
             pose_i, pose_j = self._poses(k, x, R)
             geoms = (pair.geom_i, pair.geom_j)
             for p, deep in pair.deep_overlap(*pose_i, *pose_j):
+                self.started_deep.add(k)
                 out.append(Issue(
                     "warning", "contact-initial-overlap", f"contact '{name}'",
                     f"at t = 0, {deep} of the {len(geoms[p].vertices)} vertices of body '{pair.names[p]}' are inside "
                     f"body '{pair.names[1 - p]}' deeper than the contact's depth band ({band * 1e3:.3g} mm): the "
                     "contact gives them no force, so the parts can pass through each other",
                     f"Place the parts so that they overlap by less than {band * 1e3:.3g} mm at the start."))
+        return out
+
+    def buried_issues(self, t, x, R, depth) -> list:
+        """Warnings for the pairs whose parts are inside each other at an output frame while the
+        contact saw no penetration there (:meth:`ContactPair.buried`): the first such frame of each.
+        t (T,) s; x, R (T, n, 3), (T, n, 3, 3): the moving bodies' COM positions and rotations at
+        the output frames; depth (T, k) m: each contact's deepest penetration there."""
+        out = []
+        for c, (name, pair, band) in enumerate(zip(self.names, self.pairs, self.band)):
+            if c in self.jumps or c in self.started_deep or self.deepest[c] > 0.9 * band:
+                continue        # (jump_issues, overlap_issues, depth_issues say why)
+            for f in np.flatnonzero(depth[:, c] <= 0.0):
+                pose_i, pose_j = self._poses(c, x[f], R[f])
+                found = pair.buried(*pose_i, *pose_j)
+                if found is None:
+                    continue
+                p, deep = found
+                out.append(Issue(
+                    "warning", "contact-buried", f"contact '{name}'",
+                    f"at t = {t[f]:.4g} s, {deep} faces of body '{pair.names[p]}' are inside body "
+                    f"'{pair.names[1 - p]}' deeper than the depth band ({band * 1e3:.3g} mm) while the contact finds "
+                    "no penetrating vertex: it gives no force, so the parts pass through each other (two "
+                    "boxes of one size stacked face to face do: every vertex lies on the other's rim, at "
+                    "depth 0)",
+                    "Use the Fine method (each triangle split into 4: the faces then have vertices inside), "
+                    "or offset or turn one part so that its corners rest on the other's faces."))
+                break
         return out
 
     def counters(self) -> dict:

@@ -387,6 +387,34 @@ class ContactPair:
                 out.append((p, deep))
         return out
 
+    def buried(self, R_i, x_i, R_j, x_j) -> tuple[int, int] | None:
+        """(p, count): how many triangle centroids of penetrator p lie inside the other body deeper
+        than the depth band, for the first direction with some; None for none. For after a run, where
+        the contact saw no penetrating vertex: two identical boxes stacked face to face have every
+        vertex on the other's rim, at depth 0, and sink through each other with no force and no
+        depth to show it (their faces' centroids are then deep inside)."""
+        ci, hi = self._world_box(self.geom_i, R_i, x_i)
+        cj, hj = self._world_box(self.geom_j, R_j, x_j)
+        if not np.all(np.abs(ci - cj) < hi + hj - self.depth_limit):
+            return None     # (no point is deeper than the band in both boxes)
+        self.prepare()
+        poses = ((np.asarray(R_i, float), np.asarray(x_i, float)), (np.asarray(R_j, float), np.asarray(x_j, float)))
+        geoms = (self.geom_i, self.geom_j)
+        for p in self.penetrators:
+            (R_P, x_P), (R_T, x_T) = poses[p], poses[1 - p]
+            target = geoms[1 - p]
+            if not target.watertight:       # no inside to test
+                continue
+            c = geoms[p].vertices[geoms[p].faces].mean(axis=1) @ (R_T.T @ R_P).T + R_T.T @ (x_P - x_T)
+            c = c[np.all((c >= target.lo) & (c <= target.hi), axis=1)]
+            if not len(c):
+                continue
+            pen = self._index[p].query(c, self.depth_limit, clearance=True)
+            deep = int(np.count_nonzero(target.contains(c) & (pen.clearance > 0.0)))
+            if deep:
+                return p, deep
+        return None
+
     # ----------------------------------------------------------- narrow phase
     def _direction(self, p: int, poses, support: bool = False):
         """Contacts of penetrator ``p`` (0: i, 1: j) in the other body (world arrays)."""

@@ -743,9 +743,17 @@ class _Run:
         for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
                                                 run_time=float(self.t_out[-1])) + \
-                sysm.contacts.jump_issues(s.integrator):
+                sysm.contacts.jump_issues(s.integrator) + self._buried(out, T):
             self.warnings.append(issue)
             log.warning("%s", issue)
+
+    def _buried(self, out, T):
+        """ContactSet.buried_issues at the output frames (the moving bodies' COM frames)."""
+        contacts = self.sys.contacts
+        if not (len(contacts) and T):
+            return []
+        R = quat_to_matrix(out["orientation"][:T])
+        return contacts.buried_issues(self.t_out[:T], out["com"][:T], R, out["contact_depth"][:T])
 
     def check_bushings(self, out, T):
         """Warn where a bushing with a rotational stiffness turned far: its potential ½ φᵀ K_r φ

@@ -226,3 +226,33 @@ def test_identical_parts_share_one_prepared_mesh_and_messages_name_each_part(mon
     for issue in issues:
         cube = issue.path.split("-")[1].rstrip("'")
         assert f"vertices of body '{cube}' are inside body 'Plate'" in issue.message
+
+
+def _stacked(method):
+    """A 20 mm, 1 kg box dropped 1 µm onto a fixed box of the same footprint."""
+    bodies = (Body(name="Upper", geometry=Box(size=(20, 20, 20)), mass=1.0, position=(0, 0, 20.001)),
+              Body(name="Lower", geometry=Box(size=(20, 20, 20)), fixed=True))
+    contact = replace(_contacts(bodies, [("Upper", "Lower")], damping=5.0)[0], method=method)
+    return Model(name="stack", bodies=bodies, contacts=(contact,),
+                 settings=SolverSettings(integrator="BDF", end_time=0.1, output_rate=40.0))
+
+
+def test_boxes_of_one_size_sinking_through_each_other_unseen_are_warned_of():
+    # every vertex of either lies on the other's rim (depth 0): no force, the upper box falls through
+    res = core.simulate(compile_model(_stacked("standard")))
+    assert res.position[-1, 0, 2] < 0.0 and not res.contact_depth.any()
+    buried = [w for w in res.warnings if "contact-buried" in repr(w) or "no penetrating vertex" in str(w)]
+    assert len(buried) == 1 and "'Upper'" in str(buried[0]) and "Fine" in str(buried[0])
+    # the fine method holds it (2 k δ^e = m g) and is not warned of
+    res = core.simulate(compile_model(_stacked("fine")))
+    assert res.contact_depth[-1, 0] == pytest.approx((9.81 / 2 / 1e4) ** (1 / 1.5) * 1e-3, rel=1e-3)
+    assert not any("no penetrating vertex" in str(w) for w in res.warnings)
+
+
+def test_parts_apart_or_touching_are_not_buried():
+    cs = ContactSet(compile_model(_stacked("standard")))
+    pair = cs.pairs[0]
+    R = np.eye(3)
+    # resting exactly on it, 1 mm into it (within the 2 mm band), apart; then 5 mm into it
+    for z, buried in ((0.020, False), (0.019, False), (0.030, False), (0.015, True)):
+        assert (pair.buried(R, np.array([0.0, 0.0, z]), R, np.zeros(3)) is not None) == buried, z
