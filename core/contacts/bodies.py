@@ -296,17 +296,24 @@ class ContactSet:
         t (T,) s; x, R (T, n, 3), (T, n, 3, 3): the moving bodies' COM positions and rotations at
         the output frames; depth (T, k) m: each contact's deepest penetration there."""
         out = []
-        for c, (name, pair, band) in enumerate(zip(self.names, self.pairs, self.band)):
-            if c in self.jumps or c in self.started_deep or self.deepest[c] > 0.9 * band:
-                continue        # (jump_issues, overlap_issues, depth_issues say why)
-            for f in np.flatnonzero(depth[:, c] <= 0.0):
+        # (jump_issues, overlap_issues and depth_issues say why where they warn)
+        todo = np.array([not (c in self.jumps or c in self.started_deep or self.deepest[c] > 0.9 * band)
+                         for c, band in enumerate(self.band)], bool)
+        for f in range(len(t)):
+            if not todo.any():
+                break
+            # only where the boxes overlap by more than the band along every axis, all pairs at once
+            deep_boxes = np.all(self._box_gaps(x[f], R[f])[0] < -self.band[:, None], axis=1)
+            for c in np.flatnonzero(todo & deep_boxes & (depth[f] <= 0.0)):
+                pair, band = self.pairs[c], self.band[c]
                 pose_i, pose_j = self._poses(c, x[f], R[f])
                 found = pair.buried(*pose_i, *pose_j)
                 if found is None:
                     continue
+                todo[c] = False
                 p, deep = found
                 out.append(Issue(
-                    "warning", "contact-buried", f"contact '{name}'",
+                    "warning", "contact-buried", f"contact '{self.names[c]}'",
                     f"at t = {t[f]:.4g} s, {deep} faces of body '{pair.names[p]}' are inside body "
                     f"'{pair.names[1 - p]}' deeper than the depth band ({band * 1e3:.3g} mm) while the contact finds "
                     "no penetrating vertex: it gives no force, so the parts pass through each other (two "
@@ -314,7 +321,6 @@ class ContactSet:
                     "depth 0)",
                     "Use the Fine method (each triangle split into 4: the faces then have vertices inside), "
                     "or offset or turn one part so that its corners rest on the other's faces."))
-                break
         return out
 
     def counters(self) -> dict:
