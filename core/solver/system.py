@@ -60,6 +60,9 @@ _IMPLICIT_H_OMEGA = 0.3
 _IMPLICIT_H_DAMP = 0.5
 #: active-set passes of the implicit contact forces (a point whose force would pull is released)
 _IMPLICIT_PASSES = 4
+#: the stepper takes a touching point's friction at its end-of-step normal force where that differs
+#: from the start's by more than this share (System._friction_at_end)
+_FRICTION_RESCALE = 0.01
 #: steps for which the stepper keeps its springs' explicit/implicit verdicts
 _SPRING_RECHECK = 16
 #: the stepper's lines-of-action layouts kept (keyed by the lines' bodies; contacts' points vary)
@@ -1017,7 +1020,13 @@ class System:
     def _active_set(self, B: Bodies, st: "_Stiff", u_free, h, solve):
         """The implicit step's passes: ``solve(active, u_free)`` gives the new velocities with the
         lines ``active``; a contact point whose end force would pull is released with its friction
-        (its explicit force taken back out of u_free) and the step solved again."""
+        (its explicit force taken back out of u_free) and the step solved again. Then, once a
+        step, the friction of the points whose normal force ended the step far from where it
+        began is taken at the end's (:meth:`_friction_at_end`) and the step solved again."""
+        given = u_free
+        moved = np.flatnonzero(st.f0 != st.f0_free)
+        if len(moved):      # the rescaled friction's explicit part, in place of the one u_free holds
+            u_free = u_free - h * self._minv_dot(B, st.G[:, moved] @ (st.f0 - st.f0_free)[moved])
         active = np.ones(len(st.D), bool)
         for _ in range(_IMPLICIT_PASSES):
             u = solve(active, u_free)
@@ -1031,7 +1040,36 @@ class System:
             active[pull] = False
             u_free = u_free + h * self._minv_dot(B, st.G[:, pull] @ st.f0[pull])
         st.active = active
+        if not st.rescaled:
+            st.rescaled = True
+            if self._friction_at_end(st, u):
+                return self._active_set(B, st, given, h, solve)
         return u
+
+    @staticmethod
+    def _friction_at_end(st: "_Stiff", u) -> bool:
+        """Scale the friction lines of each touching point by its normal force's end-of-step value
+        over its start's (the law's μ₀ fₙ with the fₙ that acts over the step, as the implicit
+        normal force is taken at the end), where some point's differs by more than
+        :data:`_FRICTION_RESCALE`; whether it did. A point entering or leaving the contact within a
+        step (a faceted ball rolling, gear teeth) pushes far harder or softer at the end: with the
+        start's, a 20 mm steel ball launched at 1 m/s on a plate slowed 11 % slower than μ₀ g at
+        1 ms, and spun up 18 % slower."""
+        fric = np.flatnonzero(~st.push & (st.point >= 0))
+        if not len(fric):
+            return False
+        normal = np.flatnonzero(st.active & st.push & (st.point >= 0) & (st.f0 > 0.0))
+        end = np.maximum(st.f0[normal] + st.D[normal] * (st.G[:, normal].T @ u) - st.C[normal] * st.rate[normal], 0.0)
+        ratio = np.ones(int(st.point.max()) + 1)
+        ratio[st.point[normal]] = end / st.f0[normal]
+        scale = ratio[st.point[fric]]
+        if not np.max(np.abs(scale - 1.0), initial=0.0) > _FRICTION_RESCALE:
+            return False
+        st.f0, st.C, st.D = st.f0.copy(), st.C.copy(), st.D.copy()
+        for a in (st.f0, st.C, st.D):       # friction has no stiffness: D = C, and f₀ = C ṡ along the slip
+            a[fric] *= scale
+        st.inverse = {}
+        return True
 
     def _tally_implicit(self, stiff: "_Stiff", u, h):
         """Add a step's energy taken out by implicit contact stiffness to :attr:`implicit_loss`,
@@ -1363,13 +1401,17 @@ class _Stiff:
     and contact point (-1: none), all (k,); with the step's mass matrix and, per active set once
     solved, the inverse of M + h G D Gᵀ (dense path) or its Woodbury factors (sparse path)."""
 
-    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "any_push", "M", "inverse", "active")
+    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "any_push", "M", "inverse", "active",
+                 "f0_free", "rescaled")
 
     def __init__(self, G, D, C, rate, f0, push, owner, c, point):
         self.G, self.D, self.C, self.rate, self.f0, self.push, self.owner, self.c = G, D, C, rate, f0, push, owner, c
         self.point = point
         self.any_push = bool(push.any())
         self.M, self.inverse, self.active = None, {}, None
+        # the f₀ that the explicit forces in u_free hold (f0 moves from it where friction is
+        # rescaled to the end-of-step normal force: System._friction_at_end)
+        self.f0_free, self.rescaled = f0, False
 
 
 def _spring_flags(k):

@@ -1253,3 +1253,23 @@ def test_a_ball_falling_through_a_rings_hole_is_not_warned_of_passing_through(in
                             settings=SolverSettings(end_time=0.22, output_rate=100, integrator=integrator, step=1e-3)))
     assert r.success and r.com[-1, 0, 2] < -0.02 and np.abs(r.contact_force).max() == 0.0     # m: fell through
     assert not [w for w in r.warnings if "carried its parts" in w], r.warnings
+
+
+def test_the_stepper_takes_friction_at_the_normal_force_that_ends_the_step():
+    """A 20 mm steel ball (a faceted sphere: its points make and break contact as it goes) launched
+    sliding at 1 m/s on a plate (μ₀ = 0.2) slows at μ₀ g while it slides. With each point's friction
+    taken at its start-of-step normal force, where the implicit normal force acts at the end's, the
+    stepper at its 1 ms slowed it at 1.743 m/s², 11 % short; now at 1.962 (DOP853: 1.961)."""
+    from core.contacts.shapes import icosphere_mesh
+    r, mu = 20.0, 0.2
+    zmin = icosphere_mesh(r, 4)[0][:, 2].min()
+    ball = Body(name="Ball", geometry=Sphere(radius=r, subdivisions=4), density=7800.0,
+                position=(-500.0, 0.0, 5.0 - zmin - 0.0187), velocity=(1000.0, 0, 0))
+    model = Model(bodies=(ball, Body(name="Plate", geometry=Box(size=(1200, 200, 10)), fixed=True)),
+                  contacts=(Contact(name="C", body_i="Ball", body_j="Plate", stiffness=1000.0, damping=0.05,
+                                    friction=True, friction_coefficient=mu, slip_tolerance_velocity=1.0),),
+                  settings=SolverSettings(integrator="stepper", step=1e-3, end_time=0.14, output_rate=500))
+    r = core.simulate(model)
+    sliding = (r.t > 0.01) & (r.t < 0.135)          # it rolls from 0.1455 s
+    deceleration = -np.polyfit(r.t[sliding], r.velocity[sliding, 0, 0], 1)[0]
+    assert deceleration == pytest.approx(mu * G, rel=0.01)
