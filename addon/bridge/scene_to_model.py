@@ -303,8 +303,8 @@ class _Collector:
             if issue.code == "no-geometry":
                 # the core's hint names the model file's shapes
                 issue = replace(issue, hint="A body with Mass From Explicit and a mesh of fewer than 4 triangles "
-                                            "(a plane, a sheet) has no volume to collide: give it a thickness "
-                                            "(a Solidify modifier).")
+                                            "(a plane, a sheet), or a fixed one with no faces, has nothing to "
+                                            "collide: give it faces and a thickness (a Solidify modifier).")
             if issue.code == "bad-mass" and "geometry" in issue.path:
                 # the core names the model file's fields; say what to do in Blender
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
@@ -385,7 +385,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                                     "remove them (right-click the field > Delete Drivers)")
             verts, tris = mesh_arrays(obj, depsgraph, unit)
             p = obj.mbd
-            if len(tris) == 0 and p.mass_mode != "EXPLICIT":
+            if len(tris) == 0 and p.mass_mode != "EXPLICIT" and not p.fixed:
                 out.error(path, "the mesh has no faces; a body needs a closed mesh, or Mass From Explicit" + (
                     "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
                     "and Fill in its Object Data properties)"))
@@ -394,7 +394,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             try:
                 # a sheet (fewer than 4 triangles) given its mass and inertia has no volume to
                 # collide or to weigh: the model takes it without geometry
-                geometry = None if p.mass_mode == "EXPLICIT" and len(tris) < 4 else spec.TriangleMesh(
+                # (so does a fixed one without faces: a ground needs none unless a contact uses it)
+                geometry = None if (p.mass_mode == "EXPLICIT" and len(tris) < 4) or not len(tris) else spec.TriangleMesh(
                     vertices=verts.tolist(), faces=tris.tolist())
             except core.ModelError as exc:    # its own paths say "mesh: ...": name the body
                 out.issues(core.ModelError([replace(i, path=f"body {obj.name!r}: geometry: {i.path.split(': ', 1)[-1]}")

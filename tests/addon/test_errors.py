@@ -464,3 +464,24 @@ def test_the_cores_warnings_reach_the_console_only_as_the_addon_words_them(addon
     finally:
         root.handlers[:] = pytests_handlers
     assert "Gravity is in mm/s²" not in err and "[0, 0, -9810]" not in err
+
+
+def test_a_fixed_body_without_faces_is_a_ground_and_in_a_contact_is_told_to_get_faces(addon):
+    """A fixed body whose mesh has no faces (a vertex or an edge mesh marking the ground) was
+    refused with "a body needs a closed mesh, or Mass From Explicit", which a fixed body has no use
+    for: it is a ground without geometry, and only a contact on it needs faces."""
+    import bmesh
+    scene, bob = ms.pendulum()
+    mesh = bpy.data.meshes.new("Marker")
+    bm = bmesh.new()
+    bm.verts.new((0.0, 0.0, 0.0))
+    bm.to_mesh(mesh)
+    bm.free()
+    ground = bpy.data.objects.new("Ground", mesh)
+    scene.collection.objects.link(ground)
+    ground.mbd.role, ground.mbd.fixed = "BODY", True
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+    contact = scene.mbd.contacts.add()
+    contact.name, contact.body_i, contact.body_j = "Touch", bob, ground
+    text = fails_unchanged(bpy.ops.mbd.validate, "Ground")
+    assert "a fixed one with no faces, has nothing to collide" in text, text
