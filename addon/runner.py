@@ -21,7 +21,7 @@ class Entry:
     results: object        # core Results
     warnings: list[str]
     fingerprint: str = ""  # of the model that was solved (:func:`fingerprint`)
-    objects: dict = field(default_factory=dict)   # body name -> its object's session_uid
+    objects: dict = field(default_factory=dict)   # body or frame name -> its object's session_uid
 
 
 def key(scene) -> int:
@@ -36,6 +36,17 @@ def fingerprint(gathered) -> str:
     changes nothing solved; a spline file rewritten since does)."""
     data = core.model_to_dict(gathered.model)
     data.pop("name", None)
+    # bodies and frames by their objects, not their names: renaming one in the outliner changes
+    # nothing solved (and Bake finds a renamed body by its object)
+    uid = {name: f"#{key}" for name, key in gathered.objects.items()}
+    for group, keys in (("bodies", ("name",)), ("frames", ("name", "body")), ("joints", ("frame_i", "frame_j")),
+                        ("forces", ("body", "frame")), ("springs", ("frame_i", "frame_j")),
+                        ("bushings", ("frame_i", "frame_j")), ("contacts", ("body_i", "body_j"))):
+        for element in data.get(group, ()):
+            for k in keys:
+                element[k] = uid.get(element.get(k), element.get(k))
+    for group in ("bodies", "frames"):
+        data.get(group, []).sort(key=lambda element: element["name"])
     # spline paths as the files they name: saving the .blend into another folder rewrites them
     for element in (*data.get("forces", ()), *data.get("motions", ())):
         element["value"] = core.expressions.rebase_splines(

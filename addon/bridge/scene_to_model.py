@@ -51,7 +51,7 @@ class Gathered:
     model: object                 # core Model
     compiled: object              # core CompiledModel
     warnings: list[str] = field(default_factory=list)
-    #: each body's object by its session id, which a rename keeps (Bake finds it so)
+    #: each body's and frame's object by its session id, which a rename keeps (Bake finds a body so)
     objects: dict[str, int] = field(default_factory=dict)
 
 
@@ -594,7 +594,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                             f"{unit / 1000.0:g}): Blender stores gravity in scene units per s²; set Gravity Z to "
                             f"{-9810.0 / unit:.4g} for 9.81 m/s² (Scene properties > Gravity)")
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)),
-                    {b.name: scene.objects[b.name].session_uid for b in model.bodies})
+                    {e.name: o.session_uid for e in (*model.bodies, *model.frames)
+                     if (o := scene.objects.get(e.name)) is not None})
 
 
 def _placed_by_parents(obj) -> bool:

@@ -398,6 +398,24 @@ def test_bake_says_when_the_scene_changed_since_the_results(addon):
                        "results; run Simulate again to bake the scene as it is") in reports
 
 
+def test_bodies_and_frames_renamed_since_the_results_are_not_a_change(addon):
+    """Renaming a body or a frame in the outliner changes nothing solved: Bake said the mechanism
+    had changed since the last Simulate."""
+    from addon import operators
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    reports = []
+    op = SimpleNamespace(report=lambda level, text: reports.append((next(iter(level)), text)))
+    bob.name = "Weight"
+    scene.objects["Pivot"].name = "Anchor"
+    assert operators.MBD_OT_bake.execute(op, bpy.context) == {"FINISHED"}
+    assert not [text for level, text in reports if level == "WARNING"], reports
+    assert bob.animation_data.action is not None
+    bob.mbd.mass += 1.0
+    assert operators.MBD_OT_bake.execute(op, bpy.context) == {"FINISHED"}
+    assert [text for level, text in reports if "changed since the last Simulate" in text]
+
+
 def test_a_warning_found_before_the_run_is_reported_once(addon):
     from addon import operators
     scene, bob = ms.pendulum()
