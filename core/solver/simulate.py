@@ -871,7 +871,7 @@ class _Run:
         rise, fall = float(np.max(e - e0)), float(np.max(e0 - e))
         # measured against the energy that changes form, not against a rotor's spin, which stays
         # kinetic: a gyroscope (40 J of spin) precessing on the stepper at 5 ms dropped its axis 25 mm
-        # of 100 and gained 0.25 J, 0.6 % of its energy but 33 % of what changed form, unwarned
+        # of 100 and gained 0.25 J, 0.6 % of its energy but 67 % of what changed form, unwarned
         scale = _energy_swing(out, T)
         floor = _ENERGY_FLOOR * _energy_scale(out, T)
         # the stepper (first order, implicit) and contacts (impacts resolved or not) may change the
