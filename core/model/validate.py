@@ -21,6 +21,9 @@ def _warn(issues, path, message, hint="", code="warning"):
 
 #: contact force exponents e of k·δ^e in use (1 for a line, 1.5 for Hertz's point contact)
 EXPONENT_RANGE = (1.0, 3.0)
+#: N/mm^e: a contact stiffer than this is no material's (Hertz, k = 4/3 E* sqrt(R): steel on steel
+#: with a radius of curvature of 1 m is 5e6 N/mm^1.5)
+STIFFEST = 1e7
 #: kg/m³: past these a density is more likely in the wrong units. Every element's density
 #: in g/cm³ (osmium: 22.59) lies below the lower bound, which only the lightest foams share
 DENSITY_RANGE = (25.0, 25000.0)
@@ -201,6 +204,14 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
             pairs.setdefault(frozenset((c.body_i, c.body_j)), c.name)
 
     for c in model.contacts:
+        if c.stiffness > STIFFEST:
+            # taken in its stride by the stepper and BDF, it holds an explicit method to steps of its
+            # period (a block resting at 1e15 N/mm^1.5: 5e-7 s), and is mostly a unit slip
+            _warn(issues, f"contact {c.name!r}: stiffness",
+                  f"{c.stiffness:g} N/mm^{c.exponent:g} is stiffer than any material's contact (steel on steel "
+                  f"with a radius of curvature of 1 m: 5e6 N/mm^1.5)",
+                  "The stiffness is in N/mm^e (a value in N/m^e is 1000^e times too large); steel on steel at a "
+                  "5 mm radius of curvature is about 3e5 N/mm^1.5.", code="implausible-stiffness")
         if not EXPONENT_RANGE[0] <= c.exponent <= EXPONENT_RANGE[1]:
             _warn(issues, f"contact {c.name!r}: exponent",
                   f"{c.exponent:g} is outside the range of contact laws ({EXPONENT_RANGE[0]:g} to "

@@ -738,8 +738,9 @@ class _Run:
         stepper's implicit contacts, with the energy that changes form in the run as the scale."""
         sysm, s = self.sys, self.s
         implicit = None
-        if s.integrator == "stepper" and len(sysm.contacts):
-            implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T))
+        if s.integrator == "stepper" and len(sysm.contacts) and T:
+            e = out["kinetic_energy"][:T] + out["potential_energy"][:T] + out["elastic_energy"][:T]
+            implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T), float(np.max(e[0] - e)))
         for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
                                                 run_time=float(self.t_out[-1])) + \

@@ -532,8 +532,9 @@ def _block_resting(k, integrator, end_time=0.1, step=None):
 def test_a_contact_stiff_beyond_reason_is_named_while_an_adaptive_run_crawls():
     # k = 1e15 N/mm^1.5 (a steel ball of 5 mm radius is about 3e5): resting, the block's contact
     # oscillates with a period of about 5e-7 s and holds RK45 to steps of about 1e-7 s, a million
-    # for the 0.1 s run. Nothing before the run can see that; within 200 steps the progress note
-    # names the contact (the user cancels there) and the warning says what to check
+    # for the 0.1 s run. Before the run the model's check names the stiffness (no material's);
+    # within 200 steps the progress note names the contact (the user cancels there) and the
+    # warning says what to check
     notes = []
 
     def progress(p):
@@ -543,7 +544,8 @@ def test_a_contact_stiff_beyond_reason_is_named_while_an_adaptive_run_crawls():
     r = core.simulate(_block_resting(1e15, "RK45"), progress=progress)
     assert r.status == "cancelled" and len(r.t) >= 1
     assert notes[-1].startswith("contact 'C' holds the steps to") and "check its stiffness" in notes[-1]
-    (w,) = [w for w in r.warnings if "contact 'C'" in w]
+    (w,) = [w for w in r.warnings if "holds RK45" in w]
+    assert [w for w in r.warnings if w.startswith("contact 'C': stiffness: 1e+15 N/mm^1.5 is stiffer than")]
     assert "holds RK45 to steps of about" in w and "steps to the end of this 0.1 s run" in w
     assert "Check the contact's stiffness and its units" in w and "the stepper" in w
     # a stiffness of the right order: no such warning
@@ -605,15 +607,23 @@ def test_a_fixed_step_run_thrown_off_by_a_contact_is_reported_by_the_energy_chec
 
 
 def test_the_stepper_asks_for_the_stiffness_to_be_checked_when_the_step_it_would_need_is_absurd():
-    # the same block at 0.1 ms steps: stable (the stiffness is taken implicitly), but a step short
-    # enough for the contact's period would take hundreds of millions of steps: checking the
-    # stiffness, not shortening the step, is the advice
-    r = core.simulate(_block_resting(1e15, "stepper", end_time=0.02, step=1e-4))
+    # the same block dropped 0.5 mm, at 0.1 ms steps: stable (the stiffness is taken implicitly), but
+    # a step short enough for the contact's period would take hundreds of millions of steps:
+    # checking the stiffness, not shortening the step, is the advice. Resting, the stepper takes
+    # such a contact in its stride (it lost nothing; the tally of its implicit stiffness had said
+    # otherwise): only the model's check names the stiffness then
+    model = _block_resting(1e15, "stepper", end_time=0.02, step=1e-4)
+    block, plate = model.bodies
+    r = core.simulate(replace(model, bodies=(replace(block, position=(0, 0, 10.5)), plate)))
     assert r.success
-    (w,) = [w for w in r.warnings if "contact 'C'" in w]
-    assert "stepper step of 0.0001 s is too large" in w
-    assert "Check the contact's stiffness and its units" in w and "would take" in w
-    assert "or an adaptive integrator" not in w
+    step, = [w for w in r.warnings if "stepper step" in w]
+    assert step.startswith("contact 'C': the stepper step of 0.0001 s is too large")
+    assert "Check the contact's stiffness and its units" in step and "would take" in step
+    assert "or an adaptive integrator" not in step
+    resting = core.simulate(model)
+    assert resting.success and abs(resting.com[-1, 0, 2] * 1e3 - 10.0) < 1e-3
+    (named,) = [w for w in resting.warnings if "contact 'C'" in w]
+    assert named.startswith("contact 'C': stiffness: 1e+15 N/mm^1.5 is stiffer than any material's contact")
 
 
 @pytest.mark.parametrize("step, friction", [(1e-4, False), (1e-3, False), (1e-4, True), (1e-3, True)])

@@ -686,6 +686,18 @@ def test_a_contact_exponent_far_outside_contact_laws_is_an_error():
         "contact 'c': exponent: must be at most 10 (contact laws use 1 to 3, Hertz's 1.5), got 150"]
 
 
+@pytest.mark.parametrize("stiffness, warned", [(3e5, False), (1e7, False), (1e8, True), (1e15, True)])
+def test_a_contact_stiffer_than_any_material_is_warned_of_naming_its_units(stiffness, warned):
+    data = _base()
+    data["bodies"].append({"name": "floor", "fixed": True, "geometry": {"type": "box", "size": [100, 100, 10]}})
+    data["bodies"][0].update(geometry={"type": "box", "size": [10, 10, 10]}, density=7850, mass=None, inertia=None)
+    data["contacts"] = [{"name": "c", "body_i": "arm", "body_j": "floor", "stiffness": stiffness}]
+    found = [w for w in compile_model(model_from_dict(data)).warnings if w.code == "implausible-stiffness"]
+    assert bool(found) == warned
+    if warned:
+        assert found[0].path == "contact 'c': stiffness" and "N/mm^e" in found[0].hint
+
+
 def test_values_a_body_does_not_use_are_warned_of():
     data = _base()
     data["bodies"][0].update(mass=2.0, inertia=[10, 10, 10, 0, 0, 0])     # next to its density
