@@ -1283,3 +1283,24 @@ def test_the_stepper_takes_friction_at_the_normal_force_that_ends_the_step():
     sliding = (r.t > 0.01) & (r.t < 0.135)          # it rolls from 0.1455 s
     deceleration = -np.polyfit(r.t[sliding], r.velocity[sliding, 0, 0], 1)[0]
     assert deceleration == pytest.approx(mu * G, rel=0.01)
+
+
+def test_the_stepper_slides_a_box_flat_where_a_released_corner_took_its_friction_along():
+    """A 50 mm, 1 kg box launched at 1 m/s on a plate (μ₀ = 0.3, the add-on's default contact) slides
+    flat and stops after v²/(2 μ₀ g) = 169.9 mm. At the default 1 ms its rear corners' end force would
+    pull in the first solve (their explicit friction, at the landing's tenfold normal force, tips it
+    nose down) and they were released every step while sinking ever deeper, with their friction still
+    taken in the step's re-solve: the rear sank 1 mm with no force, and the box was flung up and
+    tumbled over (95°, stopped at 133 mm). A released point's end normal force is zero, so is its
+    friction (System._friction_at_end)."""
+    box = Body(name="Box", geometry=Box(size=(50, 50, 50)), mass=1.0, position=(0, 0, 30.0),
+               velocity=(1000.0, 0, 0))
+    plate = Body(name="Plate", geometry=Box(size=(2000, 400, 10)), fixed=True)
+    model = Model(bodies=(box, plate),
+                  contacts=(Contact(name="C", body_i="Box", body_j="Plate", stiffness=1e5, damping=10.0,
+                                    max_penetration=0.1, friction=True, friction_coefficient=0.3),),
+                  settings=SolverSettings(integrator="stepper", step=1e-3, end_time=0.5, output_rate=100))
+    r = core.simulate(model)
+    tilt = 2 * np.degrees(np.arccos(np.clip(np.abs(r.orientation[:, 0, 0]), 0, 1)))
+    assert r.success and tilt.max() < 0.1
+    assert (r.com[-1, 0, 0] - r.com[0, 0, 0]) * 1e3 == pytest.approx(1.0 / (2 * 0.3 * G) * 1e3, rel=0.03)
