@@ -478,14 +478,16 @@ class ContactSet:
           other (a stiffness 1e10 times too large wants steps of 1e-11 s; a 30 g
           ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 2e-6 s, and was
           told to check its stiffness).
-        * ``implicit`` (loss (k,), damped (k,), scale, fall) J: the stepper took the
+        * ``implicit`` (loss (k,), damped (k,), scale, fall J; moved m, turned rad (n,)): the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
           so the run stayed stable; per contact, the energy that took out and what
           the contact's own damping took (System._tally_implicit), the energy
           that changes form in the run, and the most its total energy fell below
           the start's, which bounds the loss and the damping's together (the tally, ½ h² k ṡ'² a point and step,
           is exact for a linear spring; a 10 mm ball tipping off its pole vertex at
-          h·ω ≈ 20 tallied 0.00117 J where the run had 2e-5 J to lose). The warning then says what it cost, and
+          h·ω ≈ 20 tallied 0.00117 J where the run had 2e-5 J to lose), and each moving body's
+          largest move and turn from its start: a contact whose parts' points never moved farther
+          than twice its deepest penetration only settled. The warning then says what it cost, and
           only where the loss exceeds :data:`IMPLICIT_LOSS` of the scale and, for a
           contact overdamped at its deepest (damping ratio ζ ≥ 1), the damping too:
           resting and sliding contact lose nothing, impacts do, and an overdamped
@@ -526,6 +528,13 @@ class ContactSet:
                                                        self.stiffness[c, 0])
             if implicit is not None:
                 loss, damped, scale = implicit[0][c], implicit[1][c], implicit[2]
+                # parts that never moved farther than the contact's depth only settled into it (a box
+                # placed touching sinks its static depth, 1 µm): what the implicit stiffness took from
+                # that is no bounce, and a step 77 times shorter would change nothing to be seen
+                travel = [0.0 if b < 0 else implicit[4][b] + self.reach[c, k] * implicit[5][b]
+                          for k, b in enumerate((self.bi[c], self.bj[c]))]
+                if max(travel) <= 2.0 * deepest:
+                    continue
                 # together they cannot have taken more than the run lost: both in proportion
                 share = min(1.0, max(implicit[3], 0.0) / max(loss + damped, 1e-300))
                 loss, damped = loss * share, damped * share

@@ -740,7 +740,12 @@ class _Run:
         implicit = None
         if s.integrator == "stepper" and len(sysm.contacts) and T:
             e = out["kinetic_energy"][:T] + out["potential_energy"][:T] + out["elastic_energy"][:T]
-            implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T), float(np.max(e[0] - e)))
+            # each moving body's largest move from its start (m) and turn (rad)
+            com, q = out["com"][:T], out["orientation"][:T]
+            moved = np.max(np.linalg.norm(com - com[0], axis=2), axis=0)
+            turned = 2.0 * np.arccos(np.minimum(np.abs(np.einsum("tbk,bk->tb", q, q[0])), 1.0)).max(axis=0)
+            implicit = (sysm.implicit_loss, sysm.implicit_damped, _energy_scale(out, T), float(np.max(e[0] - e)),
+                        moved, turned)
         for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.fixed_step(),
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
                                                 run_time=float(self.t_out[-1])) + \
