@@ -996,18 +996,23 @@ class System:
 
         def solve(active, u_free):
             key = active.tobytes()
+            # a line with neither stiffness nor damping taken implicitly (a friction line that came
+            # with its point's implicit normal force, or one scaled to nothing) only holds its explicit
+            # force, already in u_free: in K it would be an infinite 1/(hD) (32 balls rolling with
+            # friction on a plate stopped the run: "Factor is exactly singular")
+            live = np.flatnonzero(active & (st.D > 0.0))
             if key not in st.inverse:
-                Ga = st.G[:, np.flatnonzero(active)]
+                Ga = st.G[:, live]
                 MiG = (Mi @ Ga).tocsc()
                 # sparse: lines couple only through shared bodies
-                K = (Ga.T @ MiG + sparse.diags(1.0 / (h * st.D[active]))).tocsc()
+                K = (Ga.T @ MiG + sparse.diags(1.0 / (h * st.D[live]))).tocsc()
                 U = (rows.J @ MiG).tocsr() if rows is not None else None
                 st.inverse[key] = (Ga, MiG, K, splu(K).solve if K.shape[0] else None, U)
             Ga, MiG, K, K_solve, U = st.inverse[key]
             if K_solve is None:   # every line released
                 u = u_free
             else:
-                z = u_free + MiG @ (h * (st.C * st.rate)[active])
+                z = u_free + MiG @ (h * (st.C * st.rate)[live])
                 u = z - MiG @ K_solve(Ga.T @ z)
             if rows is not None:
                 bs = self._block_schur
