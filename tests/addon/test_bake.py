@@ -349,6 +349,15 @@ def test_keys_the_user_makes_on_a_baked_body_survive_bake_again_and_clear(addon,
     assert not [a.name for a in bpy.data.actions if a.get("mbd_bake") is not None]
 
 
+def _duplicate(obj, linked):
+    """Shift-D (or Alt-D, ``linked``) of ``obj`` alone; the copy."""
+    bpy.ops.object.select_all(action="DESELECT")
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.duplicate(linked=linked)
+    return bpy.context.active_object
+
+
 @pytest.mark.parametrize("linked", [False, True], ids=["shift-d", "alt-d"])
 def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there(addon, linked):
     """Shift-D copies the bake's record of the original's pose: the copy must not start from it."""
@@ -356,11 +365,7 @@ def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there
 
     scene, bob = ms.pendulum(1.0)
     assert bpy.ops.mbd.bake() == {"FINISHED"}
-    bpy.ops.object.select_all(action="DESELECT")
-    bob.select_set(True)
-    bpy.context.view_layer.objects.active = bob
-    bpy.ops.object.duplicate(linked=linked)
-    copy = bpy.context.active_object
+    copy = _duplicate(bob, linked)
     scene.frame_set(7)
     shown = np.array(copy.matrix_world.translation)
     assert bpy.ops.mbd.clear() == {"FINISHED"}     # the copy's keys go with the bake, the copy stays
@@ -370,11 +375,7 @@ def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there
     np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
 
     assert bpy.ops.mbd.bake() == {"FINISHED"}
-    bpy.ops.object.select_all(action="DESELECT")
-    bob.select_set(True)
-    bpy.context.view_layer.objects.active = bob
-    bpy.ops.object.duplicate(linked=linked)
-    copy = bpy.context.active_object
+    copy = _duplicate(bob, linked)
     copy.animation_data_clear()          # the copied keys removed, the copy moved 3 m away
     copy.location = (0.0, 3.0, 0.0)
     bpy.context.view_layer.update()
