@@ -276,5 +276,5 @@ def test_an_explicit_body_without_faces_is_taken_and_a_sheet_in_a_contact_is_tol
     contact = scene.mbd.contacts.add()
     contact.name, contact.body_i, contact.body_j = "Touch", ball, floor
     with pytest.raises(RuntimeError, match="contact 'Touch': Body_I: body 'Ball' has no geometry to collide.* "
-                                           r"give it a thickness \(a Solidify modifier\)"):
+                                           r"give it faces and a thickness \(a Solidify modifier\)"):
         bpy.ops.mbd.validate()
