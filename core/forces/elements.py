@@ -259,7 +259,9 @@ class TranslationalSprings:
         springs' lines of action for the stepper's implicit treatment of stiff springs:
         ``(body_j, body_i, direction, a_j, a_i)``, the length growing at direction · (v_j − v_i)
         + a_j · ω_j − a_i · ω_i, direction (k, 3) unit from i to j, a = arm × direction (k, 3) m,
-        bodies -1 for the ground."""
+        bodies -1 for the ground; and the length's second rate at fixed body velocities s̈ (k,)
+        m/s² (the ends' centripetal accelerations and the line turning), which the stepper
+        adds to the linear step of the length."""
         k = len(self.mi)
         Z, length, u, G = self._ends(packed)
         rate = _dot(G, Z[..., 3:9]) @ self._sign
@@ -270,8 +272,22 @@ class TranslationalSprings:
         out = (wrench, tension, length, rate,
                np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1) if energy else None)
         if lines:
-            return out + ((self.end_body[:k], self.end_body[k:], u, G[:k, 3:], G[k:, 3:]),)
+            return out + ((self.end_body[:k], self.end_body[k:], u, G[:k, 3:], G[k:, 3:]),
+                          self._second_rate(Z, length, u, rate))
         return out
+
+    def _second_rate(self, Z, length, u, rate):
+        """s̈ (k,) m/s² of one state with its bodies' v and ω held: an end at arm r from its
+        COM moves at v + ω × r and turns at ω × (ω × r), and the line turns with the ends'
+        relative velocity across it, (|ḋ|² − ṡ²)/s."""
+        k = len(self.mi)
+        arm = (Z[:, None, :] @ self.end_map)[:, 0, 3:]
+        w = Z[:, 6:9]
+        end_v = Z[:, 3:6] + cross(w, arm)
+        end_a = cross(w, cross(w, arm))
+        d_dot = end_v[:k] - end_v[k:]
+        return (_dot(u, end_a[:k] - end_a[k:])
+                + (_dot(d_dot, d_dot) - rate ** 2) / np.maximum(length, 1e-300))
 
     @cached_property
     def _scatter(self):

@@ -53,11 +53,13 @@ class Batch:
     JM: np.ndarray       # (k, m, 6n) J M⁻¹
 
 
-def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
+def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
     """Accelerations and multipliers of the states Y (k, size) at time t (a scalar or (k,)).
 
     ``dynamics=False``: the kinematics, forces and constraint errors alone, without M⁻¹, the
     dense J or the solve (the output frames' eager part; :mod:`.reactions` does the rest).
+    ``forces_from`` (k, size): the states whose applied forces act (the stepper's unprojected
+    frames: see ``_Run.run_states``), instead of Y's.
     """
     n, m = sysm.n, sysm.n_rows
     k = len(Y)
@@ -73,35 +75,15 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     F[:, 1] -= cross(w, (I_W @ w[..., None])[..., 0])
     K = kinematics(sysm, P) if sysm._needs_kin else None
     coords = sysm._coordinates(P, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
-    elastic = dict(spring_tension=np.zeros((k, 0)), spring_length=np.zeros((k, 0)), spring_rate=np.zeros((k, 0)),
-                   torsion_torque=np.zeros((k, 0)), torsion_angle=np.zeros((k, 0)), torsion_rate=np.zeros((k, 0)),
-                   bushing_force=np.zeros((k, 0, 3)), bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
-    z = np.zeros((k, 0, 3))
-    applied = (np.zeros((k, 0)), z, z, np.zeros((k, 0)))
-
-    def add(wrench):
-        F[:, 0] += wrench[..., :n, :3]
-        F[:, 1] += wrench[..., :n, 3:]
-    if len(sysm.applied.names):
-        wrench, *applied = sysm.applied.evaluate(t, P)
-        add(wrench)
-    if len(sysm.tsprings.mi):
-        wrench, elastic["spring_tension"], elastic["spring_length"], elastic["spring_rate"], e = \
-            sysm.tsprings.evaluate(P)
-        add(wrench)
-        elastic["energy"] = elastic["energy"] + e
-    if len(sysm.rsprings.mi):
-        ci = sysm.rsprings.coord
-        rate = sysm._coordinate_rates(P[:, :, 6:9], coords, ci)
-        elastic["torsion_angle"], elastic["torsion_rate"] = coords[0][:, ci], rate
-        wrench, elastic["torsion_torque"], e = sysm.rsprings.evaluate(coords[2][:, ci, 3:], n, coords[0][:, ci],
-                                                                      rate)
-        add(wrench)
-        elastic["energy"] = elastic["energy"] + e
-    if len(sysm.bushings.names):
-        wrench, elastic["bushing_force"], elastic["bushing_torque"], e = sysm.bushings.evaluate(K, n)
-        add(wrench)
-        elastic["energy"] = elastic["energy"] + e
+    if forces_from is None:
+        wrench, elastic, applied = _elements(sysm, P, K, coords, t)
+    else:
+        Pf = _packed(sysm, forces_from)
+        Kf = kinematics(sysm, Pf) if sysm._needs_kin else None
+        wrench, elastic, applied = _elements(
+            sysm, Pf, Kf, sysm._coordinates(Pf, Kf, forces_from[:, sysm.sl_a]) if len(sysm._coords) else None, t)
+    F[:, 0] += wrench[..., :n, :3]
+    F[:, 1] += wrench[..., :n, 3:]
     u = Y[:, sysm.sl_u]
     if not dynamics:
         C = Ju = np.zeros((k, m))
@@ -111,7 +93,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
             flat = (np.arange(k)[:, None] * m + sysm._end_row).ravel()
             Ju = np.bincount(flat, weights=np.einsum("kej,kej->ke", blocks, u[:, sysm._end_cols]).ravel(),
                              minlength=k * m).reshape(k, m) - vel_t
-        return Batch(P, I_W, None, None, C, Ju, blocks, None, elastic, tuple(applied), None, None)
+        return Batch(P, I_W, None, None, C, Ju, blocks, None, elastic, applied, None, None)
     # M⁻¹ f per body; the dense (k, 6n, 6n) M⁻¹ only where J M⁻¹ needs it (60 free bodies: 0.8 GB)
     F = F.reshape(k, 2, n, 3)
     u0 = np.concatenate([(F[:, 0] * sysm._inv_mass[:, None]).reshape(k, 3 * n),
@@ -133,7 +115,39 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True) -> Batch:
     rates = np.zeros((k, 0))
     if sysm.n_angles:
         rates = sysm._coordinate_rates(P[:, :, 6:9], coords, sysm.angle_coords)
-    return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, tuple(applied), J, JM)
+    return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, applied, J, JM)
+
+
+def _elements(sysm: System, P, K, coords, t):
+    """The applied forces, springs and bushings of k states: (their wrench (k, n+1, 6), the
+    springs' and bushings' channels and energy (:class:`Batch` ``elastic``), the forces'
+    (magnitude, vector, point, power))."""
+    n, k = sysm.n, len(P)
+    wrench = np.zeros((k, n + 1, 6))
+    elastic = dict(spring_tension=np.zeros((k, 0)), spring_length=np.zeros((k, 0)), spring_rate=np.zeros((k, 0)),
+                   torsion_torque=np.zeros((k, 0)), torsion_angle=np.zeros((k, 0)), torsion_rate=np.zeros((k, 0)),
+                   bushing_force=np.zeros((k, 0, 3)), bushing_torque=np.zeros((k, 0, 3)), energy=np.zeros(k))
+    z = np.zeros((k, 0, 3))
+    applied = (np.zeros((k, 0)), z, z, np.zeros((k, 0)))
+    if len(sysm.applied.names):
+        w, *applied = sysm.applied.evaluate(t, P)
+        wrench += w
+    if len(sysm.tsprings.mi):
+        w, elastic["spring_tension"], elastic["spring_length"], elastic["spring_rate"], e = sysm.tsprings.evaluate(P)
+        wrench += w
+        elastic["energy"] = elastic["energy"] + e
+    if len(sysm.rsprings.mi):
+        ci = sysm.rsprings.coord
+        rate = sysm._coordinate_rates(P[:, :, 6:9], coords, ci)
+        elastic["torsion_angle"], elastic["torsion_rate"] = coords[0][:, ci], rate
+        w, elastic["torsion_torque"], e = sysm.rsprings.evaluate(coords[2][:, ci, 3:], n, coords[0][:, ci], rate)
+        wrench += w
+        elastic["energy"] = elastic["energy"] + e
+    if len(sysm.bushings.names):
+        w, elastic["bushing_force"], elastic["bushing_torque"], e = sysm.bushings.evaluate(K, n)
+        wrench += w
+        elastic["energy"] = elastic["energy"] + e
+    return wrench, elastic, tuple(applied)
 
 
 def _rows(sysm: System, P, K, coords, t):

@@ -20,8 +20,10 @@ from .threads import one_blas_thread
 CHUNK = 512
 
 
-def frame_dynamics(sysm: System, t, states) -> dict:
-    """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,).
+def frame_dynamics(sysm: System, t, states, run_states=None) -> dict:
+    """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,),
+    with the applied forces of ``run_states`` (T, size) where given (the stepper's: see
+    ``_Run.run_states``).
 
     Returns arrays in SI: ``acceleration``, ``angular_acceleration`` (T, n, 3),
     ``joint_force``, ``joint_torque`` (T, joints, 3) (on frame_j's body, or minus the
@@ -63,7 +65,8 @@ def frame_dynamics(sysm: System, t, states) -> dict:
         if batch.supports(sysm):
             for start in range(0, T, CHUNK):
                 sl = slice(start, start + CHUNK)
-                b = batch.evaluate(sysm, states[sl], t[sl])
+                b = batch.evaluate(sysm, states[sl], t[sl],
+                                   forces_from=None if run_states is None else run_states[sl])
                 out["acceleration"][sl] = b.udot[:, :3 * n].reshape(-1, n, 3)
                 out["angular_acceleration"][sl] = b.udot[:, 3 * n:].reshape(-1, n, 3)
                 if nj:
@@ -72,7 +75,7 @@ def frame_dynamics(sysm: System, t, states) -> dict:
                 out["coupler_effort"][sl] = b.lam[:, coupler_rows, None] * coeffs
             return out
         for k in range(T):
-            udot, lam, jw, B = sysm.reactions(t[k], states[k])
+            udot, lam, jw, B = sysm.reactions(t[k], states[k], None if run_states is None else run_states[k])
             out["acceleration"][k], out["angular_acceleration"][k] = udot[:, :3], udot[:, 3:]
             if nj:
                 out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw)

@@ -578,14 +578,14 @@ class System:
                 b, e, a, c, f0, push = act
                 k = len(b)
                 lines.append((b, np.full(k, -1), e, a, np.zeros_like(a), np.zeros(k), c, f0, push,
-                              np.full(k, _ACTUATOR), np.full(k, -1)))
+                              np.full(k, _ACTUATOR), np.full(k, -1), np.zeros(k)))
         if self._needs_kin and K is None:
             K = self.kinematics(B)
         if len(self.tsprings.mi):
             ts = self.tsprings
             if lines is not None and spring_lines:
-                w, tension, length, length_rate, e_t, line = ts.evaluate(B.packed, details, lines=True)
-                lines.append(line + (ts.k, ts.c, tension) + _spring_flags(len(ts.k)))
+                w, tension, length, length_rate, e_t, line, second = ts.evaluate(B.packed, details, lines=True)
+                lines.append(line + (ts.k, ts.c, tension) + _spring_flags(len(ts.k), second))
             else:
                 w, tension, length, length_rate, e_t = ts.evaluate(B.packed, details)
             wrench = add(w)
@@ -598,8 +598,11 @@ class System:
             wrench = add(w)
             if lines is not None and spring_lines:     # about marker i's z axis, turning j against i
                 rs = self.rsprings
+                # z_i turns with body i: θ̈ = (ω_i × z_i)·(ω_j − ω_i) at fixed ω
+                w_i, w_j = B.w_ext[rs.body_i], B.w_ext[rs.body_j]
+                second = np.einsum("ki,ki->k", cross(w_i, axis), w_j - w_i)
                 lines.append((rs.body_j, rs.body_i, np.zeros_like(axis), axis, axis, rs.k, rs.c, -rs_torque)
-                             + _spring_flags(len(axis)))
+                             + _spring_flags(len(axis), second))
         if len(self.bushings.names):
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n, details)
             wrench = add(w)
@@ -640,12 +643,15 @@ class System:
             self._recent.append((t, y, rows, self.contacts.depths() if len(self.contacts) else None))
         return udot, B, coords
 
-    def reactions(self, t, y):
+    def reactions(self, t, y, forces_from=None):
         """What the output frames leave to their first read (:mod:`.reactions`), at (t, y):
         u̇ (n, 6) as [v̇, ω̇], λ (m,), each joint's generalized reaction on each body
-        (joints, n+1, 6; the ground's row zero) and the bodies."""
+        (joints, n+1, 6; the ground's row zero) and the bodies. ``forces_from``: the state whose
+        applied forces act (a stepper frame as its run goes on from it), instead of y's."""
         n, m = self.n, self.n_rows
         B, rows, F, _, _ = self._state(t, y, False)
+        if forces_from is not None:
+            F = self._state(t, forces_from, False)[2]
         udot, lam = self._accelerations(y, B, rows, F)
         jw = np.zeros((len(self.cm.joints), n + 1, 6))
         if m and len(self._jw_index):
@@ -875,8 +881,8 @@ class System:
         element needs it.
         """
         springs_alone = all(len(ln[9]) == 0 or ln[9][0] == _SPRING for ln in lines)
-        b1, b2, lin, a1, a2, k, c, f0, push, owner, point = (lines[0] if len(lines) == 1 else
-                                                             (np.concatenate(z) for z in zip(*lines)))
+        b1, b2, lin, a1, a2, k, c, f0, push, owner, point, second = (
+            lines[0] if len(lines) == 1 else (np.concatenate(z) for z in zip(*lines)))
         spring = owner == _SPRING
         judge = ~spring if cached is not None else np.ones(len(k), bool)
         collective = collective_damp = np.zeros(len(k), bool)    # points stiff or damped only together
@@ -940,8 +946,12 @@ class System:
             keep = np.union1d(keep, extra)
             G = self._lines_matrix(b1[keep], b2[keep], lin[keep], a1[keep], a2[keep])
         C = np.where(damp[keep], c[keep], 0.0)
-        return _Stiff(G, h * np.where(stiff[keep], k[keep], 0.0) + C, C, G.T @ u, f0[keep], push[keep],
-                      owner[keep], c[keep], point[keep])
+        D = h * np.where(stiff[keep], k[keep], 0.0) + C
+        # the extension over the step is h ṡ' + ½h² s̈ and its end rate ṡ' + h s̈, s̈ at the start's
+        # velocities: with h ṡ' alone a stiff coupler swinging round at 3 m/s was stretched 0.7 mm
+        # more at every step's end than the step allowed for, and read 1225 N of its 42 N
+        ahead = 0.5 * h * (D + C) * second[keep]
+        return _Stiff(G, D, C, G.T @ u, f0[keep], push[keep], owner[keep], c[keep], point[keep], ahead)
 
     def _lines_matrix(self, b1, b2, e, a1, a2):
         """G (6n, k), split layout, dense or CSC like J: column j maps u to ṡ_j = e·(v₁ − v₂) +
@@ -981,7 +991,7 @@ class System:
                 Ga = st.G[:, active]
                 st.inverse[key] = np.linalg.inv(st.M + h * (Ga * st.D[active]) @ Ga.T)
             Mt_inv = st.inverse[key]
-            u = Mt_inv @ (st.M @ u_free + h * (st.G[:, active] @ (st.C * st.rate)[active]))
+            u = Mt_inv @ (st.M @ u_free + h * (st.G[:, active] @ st.held()[active]))
             return u if rows is None else self._constrained(B, rows, u, b, Mt_inv)[0]
         return self._active_set(B, st, u_free, h, solve)
 
@@ -1012,7 +1022,7 @@ class System:
             if K_solve is None:   # every line released
                 u = u_free
             else:
-                z = u_free + MiG @ (h * (st.C * st.rate)[live])
+                z = u_free + MiG @ (h * st.held()[live])
                 u = z - MiG @ K_solve(Ga.T @ z)
             if rows is not None:
                 bs = self._block_schur
@@ -1037,7 +1047,7 @@ class System:
             u = solve(active, u_free)
             if not st.any_push:
                 break
-            pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.C * st.rate < 0.0)
+            pull = active & st.push & (st.f0 + st.D * (st.G.T @ u) - st.held() < 0.0)
             if not pull.any():
                 break
             pull = np.flatnonzero(pull | (active & ~st.push & (st.point >= 0) & np.isin(st.point, st.point[pull])))
@@ -1064,7 +1074,7 @@ class System:
         if not len(fric):
             return False
         normal = np.flatnonzero(st.active & st.push & (st.point >= 0) & (st.f0 > 0.0))
-        end = np.maximum(st.f0[normal] + st.D[normal] * (st.G[:, normal].T @ u) - st.C[normal] * st.rate[normal], 0.0)
+        end = np.maximum(st.f0[normal] + st.D[normal] * (st.G[:, normal].T @ u) - st.held()[normal], 0.0)
         ratio = np.ones(int(st.point.max()) + 1)
         # a point the passes released ends the step with no normal force, so without friction: kept in
         # the re-solve, the rear corners' friction of a box sliding at 1 m/s (1 ms) tipped it nose down,
@@ -1407,26 +1417,33 @@ def _solve_regularised(A, R):
 class _Stiff:
     """A step's implicitly treated elements (System._implicit_elements): G (6n, k; dense, or CSC
     on the sparse path) with ṡ = Gᵀu (split layout), D = h k + c and C = c of their implicit
-    parts, ṡ at the step's start, f₀, push-only flags, contact index (-1: a spring), damping c
-    and contact point (-1: none), all (k,); with the step's mass matrix and, per active set once
-    solved, the inverse of M + h G D Gᵀ (dense path) or its Woodbury factors (sparse path)."""
+    parts, ṡ at the step's start, f₀, push-only flags, contact index (-1: a spring), damping c,
+    contact point (-1: none) and the implicit parts' force from the extension's second rate,
+    all (k,); with the step's mass matrix and, per active set once solved, the inverse of
+    M + h G D Gᵀ (dense path) or its Woodbury factors (sparse path). A line's end force is
+    f₀ + D ṡ' − :meth:`held`."""
 
-    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "any_push", "M", "inverse", "active",
-                 "f0_free", "rescaled")
+    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "ahead", "any_push", "M", "inverse",
+                 "active", "f0_free", "rescaled")
 
-    def __init__(self, G, D, C, rate, f0, push, owner, c, point):
+    def __init__(self, G, D, C, rate, f0, push, owner, c, point, ahead):
         self.G, self.D, self.C, self.rate, self.f0, self.push, self.owner, self.c = G, D, C, rate, f0, push, owner, c
-        self.point = point
+        self.point, self.ahead = point, ahead
         self.any_push = bool(push.any())
         self.M, self.inverse, self.active = None, {}, None
         # the f₀ that the explicit forces in u_free hold (f0 moves from it where friction is
         # rescaled to the end-of-step normal force: System._friction_at_end)
         self.f0_free, self.rescaled = f0, False
 
+    def held(self):
+        """C ṡ − ahead (k,): the part of the end force the step's start fixes besides f₀."""
+        return self.C * self.rate - self.ahead
 
-def _spring_flags(k):
-    """(push only, owner, point) of k spring or bushing lines: both ways, no contact."""
-    return np.zeros(k, bool), np.full(k, _SPRING), np.full(k, -1)
+
+def _spring_flags(k, second=None):
+    """(push only, owner, point, s̈) of k spring or bushing lines: both ways, no contact; the
+    extension's second rate at fixed velocities (:meth:`System._implicit_elements`), none given."""
+    return np.zeros(k, bool), np.full(k, _SPRING), np.full(k, -1), np.zeros(k) if second is None else second
 
 
 def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
@@ -1449,7 +1466,7 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
         return ia, ib, e, cross(ra, e), cross(rb, e)
     # the point moves into the target at −n · (v_i − v_j) of the material points
     out = [line(-n) + (prm.exponent * prm.k * d ** (prm.exponent - 1.0), prm.damping * np.minimum(d, dmax) / dmax,
-                       fn, np.ones(k, bool), owner, point)]
+                       fn, np.ones(k, bool), owner, point, zero)]
     if prm.friction and prm.mu0 > 0.0:
         slip = det.slip
         speed = np.sqrt(np.einsum("ij,ij->i", slip, slip))
@@ -1460,8 +1477,8 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
         x = speed / prm.v_tol
         secant = prm.mu0 * fn / prm.v_tol * np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
         push = np.zeros(k, bool)
-        out += [line(t1) + (zero, secant, prm.mu0 * fn * np.tanh(x), push, owner, point),
-                line(cross(n, t1)) + (zero, secant, zero, push, owner, point)]
+        out += [line(t1) + (zero, secant, prm.mu0 * fn * np.tanh(x), push, owner, point, zero),
+                line(cross(n, t1)) + (zero, secant, zero, push, owner, point, zero)]
     return out
 
 
