@@ -174,8 +174,14 @@ MAXIMUM = Function("maximum", (2,), np.maximum,
                    lambda n, d: select(sub(n.args[1], n.args[0]), d[0], d[1]))
 MINIMUM = Function("minimum", (2,), np.minimum,
                    lambda n, d: select(sub(n.args[0], n.args[1]), d[0], d[1]))
-FMAX = Function("fmax", (2,), np.fmax, MAXIMUM.deriv)
-FMIN = Function("fmin", (2,), np.fmin, MINIMUM.deriv)
+# fmax and fmin return the argument that is not nan: the derivative is that of the argument
+# returned (a' where the value is a), never the nan one's (np.fmax(0; (t - 0.5)^2.5) before 0.5 s)
+def _returned_deriv(n, d):
+    return select(apply(ABS, sub(n, n.args[0])), d[0], d[1])
+
+
+FMAX = Function("fmax", (2,), np.fmax, _returned_deriv)
+FMIN = Function("fmin", (2,), np.fmin, _returned_deriv)
 CLIP = Function(
     "clip", (3,), _clip,
     lambda n, d: select(sub(n.args[0], n.args[1]), d[1],

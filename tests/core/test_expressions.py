@@ -185,6 +185,17 @@ def test_kinked_functions_use_the_active_branch():
     assert compile_expression("np.fmod(3*t; 2)").d1(-5.0) == 3.0
 
 
+def test_fmax_and_fmin_differentiate_the_argument_they_return_not_a_nan_one():
+    """np.fmax(0; (t - 0.5)^2.5) is 0 before 0.5 s, where the power is nan: so are its
+    derivatives (they were nan, and a displacement motion of it an error), then 2.5 (t - 0.5)^1.5."""
+    t = np.array([0.2, 1.5])
+    rise = compile_expression("np.fmax(0; (t - 0.5)^2.5)")
+    assert rise.d1(t).tolist() == [0.0, 2.5] and rise.d2(t).tolist() == [0.0, 3.75]
+    assert rise.d1(0.2) == 0.0
+    cap = compile_expression("np.fmin(5; sqrt(t - 1))")          # 5 where the root is nan
+    assert cap.d1(t).tolist() == [0.0, pytest.approx(1 / (2 * np.sqrt(0.5)))]
+
+
 @pytest.mark.parametrize("text", [
     "np.sign(t)", "np.round(t)", "np.round(t; 1)", "np.around(t)", "np.rint(t)", "np.fix(t)",
     "np.floor(t)", "np.ceil(t)", "np.trunc(t)", "np.heaviside(t; 0.5)",
