@@ -182,10 +182,11 @@ def _returned_deriv(n, d):
 
 FMAX = Function("fmax", (2,), np.fmax, _returned_deriv)
 FMIN = Function("fmin", (2,), np.fmin, _returned_deriv)
+# minimum(maximum(x, lo), hi), differentiated as composed: where lo > hi, hi wins, and so does hi'
 CLIP = Function(
     "clip", (3,), _clip,
-    lambda n, d: select(sub(n.args[0], n.args[1]), d[1],
-                        select(sub(n.args[0], n.args[2]), d[0], d[2])))
+    lambda n, d: select(sub(apply(MAXIMUM, n.args[0], n.args[1]), n.args[2]),
+                        select(sub(n.args[0], n.args[1]), d[1], d[0]), d[2]))
 # x mod y = x - y*floor(x/y): the floor term is piecewise constant.
 MOD = Function("mod", (2,), np.mod,
                lambda n, d: sub(d[0], mul(apply(FLOOR, div(n.args[0], n.args[1])), d[1])))

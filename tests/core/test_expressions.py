@@ -196,6 +196,13 @@ def test_fmax_and_fmin_differentiate_the_argument_they_return_not_a_nan_one():
     assert cap.d1(t).tolist() == [0.0, pytest.approx(1 / (2 * np.sqrt(0.5)))]
 
 
+def test_clip_with_lo_above_hi_takes_hi_and_its_derivative():
+    """np.clip is minimum(maximum(x; lo); hi): where lo > hi its value is hi, so is its rate."""
+    expr = compile_expression("np.clip(t; 2; 1 + 0.5*t)")
+    assert expr(0.5) == 1.25 and expr.d1(0.5) == 0.5
+    assert expr.d1(np.array([0.5])).tolist() == [0.5]
+
+
 @pytest.mark.parametrize("text", [
     "np.sign(t)", "np.round(t)", "np.round(t; 1)", "np.around(t)", "np.rint(t)", "np.fix(t)",
     "np.floor(t)", "np.ceil(t)", "np.trunc(t)", "np.heaviside(t; 0.5)",
