@@ -819,7 +819,7 @@ def _rebase_splines(new_path, *_args):
         for group, prop in SPLINE_FIELDS:
             for item in getattr(scene.mbd, group):
                 text = getattr(item, prop)
-                if "spline" in text:
+                if "spline" in text.lower():
                     moved = runner.core.expressions.rebase_splines(text, old_dir, new_dir)
                     if moved != text:
                         _REBASED.append((item, prop, text))

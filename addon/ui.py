@@ -57,7 +57,7 @@ def check_formula(text: str, base_dir: str, allow_spline: bool) -> Checked:
     hit = _CHECKED.get(key)
     now = time.monotonic()
     if hit is not None:
-        if hit.error and ("spline" not in text or now - hit.at < RECHECK_S):
+        if hit.error and ("spline" not in text.lower() or now - hit.at < RECHECK_S):
             return hit
         if not hit.error and _stamps(hit.expression.spline_paths) == hit.stamps:
             return hit

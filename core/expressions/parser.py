@@ -243,7 +243,8 @@ def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int, int, int]]]:
                 fail(f"'{tok}': names starting with '_' are not allowed", start)
             if prev != "." and name == "if":
                 emit(_IF, start, verbatim=False)
-            elif prev != "." and name == "spline" and _next_char(text, pos) == "(":
+            # any case, as the other bare names: SPLINE(...) as STEP(...) and IF(...)
+            elif prev != "." and name.lower() == "spline" and _next_char(text, pos) == "(":
                 pos = _spline_argument(text, start, text.index("(", pos) + 1, splines, fail)
                 emit(f"{_SPLINE}{len(splines) - 1}", start, verbatim=False)
                 # a space after it: "spline(t)2" is then a syntax error, not the name _spline_02

@@ -478,6 +478,14 @@ def test_rebased_paths_name_the_same_files_from_the_new_folder(tmp_path):
     assert at_new(np.array([0.5, 3.7])).tolist() == at_old(np.array([0.5, 3.7])).tolist()
 
 
+def test_spline_in_capitals_reads_and_rebases_as_the_other_bare_names(tmp_path):
+    """docs/formulas.md: bare names, spline among them, are also recognised in capitals."""
+    write(tmp_path, "push.csv", csv())
+    assert_knots(compile_expression("SPLINE(push.csv)", base_dir=tmp_path))
+    assert compile_expression("2*Spline(push.csv)", base_dir=tmp_path)(1.0) == 4.0
+    assert rebase_splines("SPLINE(push.csv)", tmp_path, tmp_path / "sub") == "spline(../push.csv)"
+
+
 @pytest.mark.parametrize("text", ["spline(/abs/file.csv)", "3*t + 1", "spline(data/push.csv", "'x'"])
 def test_rebasing_leaves_absolute_paths_and_broken_formulas(tmp_path, text):
     assert rebase_splines(text, tmp_path, tmp_path / "sub") == text
