@@ -1580,7 +1580,9 @@ class _Run:
         self.n_eval += 1
         if _diverged(y):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
-                          f"{self.likely_cause()}")
+                          f"{self.likely_cause(*self.last_finite)}")
+        # the state to diagnose if the step diverges: a formula's spike there is then named
+        self.last_finite = (t, y)
         n = sysm.n
         B, u, coords = sysm.velocity_step(t, y, h, self.s.erp)
         if len(sysm.contacts):

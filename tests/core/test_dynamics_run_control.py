@@ -706,6 +706,22 @@ def test_a_force_that_blows_up_is_named_when_the_run_fails_and_its_last_frame_dr
     assert "force 'push': its formula 'np.tan(pi*t)' grows without bound near t = 0.5 s" in r.message
 
 
+@pytest.mark.parametrize("integrator", ["stepper", "RK4"])
+def test_a_fixed_step_run_that_meets_a_spike_between_the_scans_samples_names_its_formula(integrator):
+    """1e300 N for 0.14 ms at 0.505 s falls between the scan's samples (0.24 ms apart) and on a
+    step of 1/24/42 s (0.50496 s). RK4 named the formula; the stepper named only the body and
+    blamed its step size."""
+    model = pendulum(integrator=integrator, end_time=1.0, output_rate=24.0, gravity=(0.0, 0.0, 0.0))
+    model = dataclasses.replace(model, joints=(), frames=model.frames + (Frame(name="tip", body="bob"),),
+                                forces=(Force(name="push", body="bob", frame="tip", axis="X",
+                                              value="if(abs(t-0.505)-0.00007; 1e300; 5)"),))
+    r = core.simulate(model)
+    assert r.status == "failed" and r.t[-1] == pytest.approx(0.5)
+    assert ("force 'push': its formula 'if(abs(t-0.505)-0.00007; 1e300; 5)' gives a value of 1e+300 at t = 0.50496 s, "
+            "beyond any physical magnitude") in r.message, r.message
+    assert "may be too large" not in r.message
+
+
 def test_a_mechanism_that_cannot_close_reports_the_closest_its_assembly_came():
     """A crank of 25 mm, a rod of 50 mm and a slider held 141 mm out by its motion: the rod's row is
     200 mm off as built and cannot close (the pin comes within 41 mm of reach). The message quoted
