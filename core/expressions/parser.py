@@ -260,6 +260,11 @@ def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int, int, int]]]:
             if prefix in _STRING_PREFIXES and "b" in prefix:
                 fail("bytes literals are not allowed", start)
             fail("strings are not allowed (only a spline() file path may be quoted)", start)
+        elif kind == "number" and re.fullmatch(r"0[0-9_]*[1-9][0-9_]*", tok):
+            # a whole number with leading zeros (a time typed as 05) is the decimal it reads:
+            # Python refuses it and suggests an octal prefix, which means another number
+            digits = tok.lstrip("0_")
+            emit(digits, start + len(tok) - len(digits))
         elif tok == "^":
             emit("**", start, verbatim=False)
         elif tok == ";":

@@ -124,6 +124,9 @@ VALUES = [
     ("if(t - 1; 0; 2)", 1.0001, 2.0),
     ("if(t; t; -t)", -3.0, -3.0),
     ("if(t; t; -t)", 3.0, -3.0),
+    ("step(t; 0; 0; 05; 10)", 2.5, 5.0),            # leading zeros: decimal (Python said "use an 0o prefix")
+    ("007 + t", 1.0, 8.0),
+    ("0_10 * t", 1.0, 10.0),
 ]
 
 
