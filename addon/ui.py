@@ -203,10 +203,11 @@ def preview_icon(checked: Checked):
     return _previews[key].icon_id, curve
 
 
-def draw_formula(layout, item, prop="value", allow_spline=True):
-    """The formula field, a Spline button (file browser), the error under it or the spline's curve."""
+def draw_formula(layout, item, prop="value", allow_spline=True, unit=""):
+    """The formula field, a Spline button (file browser), the error under it or the spline's curve.
+    ``unit``: the field's, in its label (numbers in a formula carry none, whatever the scene's units)."""
     row = layout.row(align=True)
-    row.prop(item, prop)
+    row.prop(item, prop, text=f"Value ({unit})" if unit else "Value")
     if allow_spline:
         row.operator("mbd.spline_file", text="", icon="FILEBROWSER").target = item.path_from_id(prop)
     checked = check_formula(getattr(item, prop), formula_base_dir(), allow_spline)
@@ -357,11 +358,28 @@ def _draw_joint(layout, j, data):
         row.prop(j, "length")
 
 
+#: the coordinate a motion drives when its DOF is Auto, by joint type (core.model.spec.MOTION_DOFS)
+_AUTO_UNIT = {"REVOLUTE": "rad", "CYLINDRICAL": "rad", "PRISMATIC": "mm"}
+
+
+def motion_unit(m, data) -> str:
+    """The unit of a motion's formula: rad or mm, per second in velocity mode ('' for a joint that
+    no motion drives)."""
+    joint = data.joints.get(m.joint)
+    if m.dof != "AUTO":
+        unit = "rad" if m.dof == "ROTATION" else "mm"
+    elif joint is not None and joint.type in _AUTO_UNIT:
+        unit = _AUTO_UNIT[joint.type]
+    else:
+        return ""
+    return unit + ("/s" if m.mode == "VELOCITY" else "")
+
+
 def _draw_motion(layout, m, data):
     layout.prop_search(m, "joint", data, "joints")
     layout.prop(m, "mode")
     layout.prop(m, "dof")
-    draw_formula(layout, m)
+    draw_formula(layout, m, unit=motion_unit(m, data))
 
 
 def _draw_force(layout, f, data):
@@ -370,7 +388,9 @@ def _draw_force(layout, f, data):
     layout.prop(f, "frame")
     layout.prop(f, "axis", expand=True)
     layout.prop(f, "direction", expand=True)
-    draw_formula(layout, f, allow_spline=not f.actuator)
+    unit = "N·mm" if f.type == "TORQUE" else "N"
+    draw_formula(layout, f, allow_spline=not f.actuator,
+                 unit=f"{'T' if f.type == 'TORQUE' else 'F'}_max, {unit}" if f.actuator else unit)
     layout.prop(f, "actuator")
     if f.actuator:
         layout.prop(f, "max_velocity", text="Max Velocity (rad/s)" if f.type == "TORQUE" else "Max Velocity (mm/s)")

@@ -38,6 +38,8 @@ class Layout:
     def prop(self, data, name, **kwargs):
         assert name in data.bl_rna.properties, f"{data.bl_rna.identifier} has no property {name!r}"
         self.log.append(("prop", name))
+        if "text" in kwargs:
+            self.log.append(("prop text", name, kwargs["text"]))
 
     def prop_search(self, data, name, search_data, search_name, **kwargs):
         self.prop(data, name)
@@ -147,6 +149,31 @@ def test_panel_lists_the_last_problems_and_each_selects_its_object(addon):
     assert scene.mbd.group == "forces" and scene.mbd.active_force == 0
     with pytest.raises(RuntimeError, match="'Gone' is not in scene"):
         bpy.ops.mbd.select_object(name="Gone")
+
+
+def test_formula_fields_show_their_unit(addon):
+    """A formula's numbers take the field's unit whatever the scene's (rad even in a scene set to
+    degrees); the Value field said none, and 90*t typed for 90°/s turned the joint 57 times too fast."""
+    scene, bob = ms.pendulum()
+    scene.unit_settings.system_rotation = "DEGREES"
+    force = ms.add_force(scene, bob, value="1")
+    drive = scene.mbd.motions.add()
+    drive.name, drive.joint = "Drive", "Hinge"
+
+    def value_labels(group):
+        scene.mbd.group = group
+        return [e[2] for e in draw_all(bob) if e[0] == "prop text" and e[1] == "value"]
+
+    assert value_labels("motions") == ["Value (rad)"]
+    drive.mode = "VELOCITY"
+    assert value_labels("motions") == ["Value (rad/s)"]
+    scene.mbd.joints["Hinge"].type = "PRISMATIC"
+    assert value_labels("motions") == ["Value (mm/s)"]
+    drive.joint = ""
+    assert value_labels("motions") == ["Value"]
+    assert value_labels("forces") == ["Value (N)"]
+    force.type, force.actuator = "TORQUE", True
+    assert value_labels("forces") == ["Value (T_max, N·mm)"]
 
 
 def test_problems_naming_objects_and_elements(addon):
