@@ -440,17 +440,28 @@ class Bushings:
         a_j, a_i, stiffness, damping, force)`` over bushings × marker i's three axes (see
         System._lines_matrix): forces along each axis through marker j's point (where
         :meth:`evaluate` applies them to both bodies), torques about each axis; the
-        force (N or N·m) is what :meth:`evaluate` applies, resisting the offset or turn."""
+        force (N or N·m) is what :meth:`evaluate` applies, resisting the offset or turn; then
+        each part's second rate at fixed body velocities (bushings × 3,) m/s² or rad/s², the
+        axes turning with body i and the points with their bodies (see
+        :meth:`TranslationalSprings.evaluate`)."""
         mi, mj = self.mi, self.mj
         Ai, delta, phi, delta_dot, phi_dot = self._state(K)
         axes = Ai.transpose(0, 2, 1).reshape(-1, 3)          # axis a of bushing b at row 3b + a
         arm_j = np.repeat(K.r[mj], 3, axis=0)
         arm_i = np.repeat(K.p[mj] - K.p[mi] + K.r[mi], 3, axis=0)
         bj, bi = np.repeat(K.b[mj], 3), np.repeat(K.b[mi], 3)
+        # s = A_a·d (d = p_j − p_i), ṡ = A_a·(ḋ − ω_i × d), Ȧ_a = ω_i × A_a, d̈ the points' centripetal
+        w_i, w_j = np.repeat(K.w[mi], 3, axis=0), np.repeat(K.w[mj], 3, axis=0)
+        d = np.repeat(K.p[mj] - K.p[mi], 3, axis=0)
+        d_dot = np.repeat(K.vp[mj] - K.vp[mi], 3, axis=0)
+        d_ddot = (cross(w_j, cross(w_j, np.repeat(K.r[mj], 3, axis=0)))
+                  - cross(w_i, cross(w_i, np.repeat(K.r[mi], 3, axis=0))))
+        turning = cross(w_i, axes)
+        second = _dot(turning, d_dot - cross(w_i, d)) + _dot(axes, d_ddot - cross(w_i, d_dot))
         return ((bj, bi, axes, cross(arm_j, axes), cross(arm_i, axes), self.k.ravel(), self.c.ravel(),
-                 (self.k * delta + self.c * delta_dot).ravel()),
+                 (self.k * delta + self.c * delta_dot).ravel(), second),
                 (bj, bi, np.zeros_like(axes), axes, axes, self.kr.ravel(), self.cr.ravel(),
-                 (self._elastic_torque(phi) + self.cr * phi_dot).ravel()))
+                 (self._elastic_torque(phi) + self.cr * phi_dot).ravel(), _dot(turning, w_j - w_i)))
 
 
 def quat_rotation_vector(q: np.ndarray) -> np.ndarray:

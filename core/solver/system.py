@@ -607,7 +607,7 @@ class System:
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n, details)
             wrench = add(w)
             if lines is not None and spring_lines:
-                lines.extend(part + _spring_flags(len(part[0])) for part in self.bushings.lines(K))
+                lines.extend(part[:-1] + _spring_flags(len(part[0]), part[-1]) for part in self.bushings.lines(K))
         if len(self.contacts):
             points = [] if lines is not None else None
             wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w, points)
