@@ -49,16 +49,17 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                 _err(issues, f"{kind} {name!r}: name", f"the name is used by {count} {group}",
                      "Give each element its own name.", code="duplicate-name")
 
-    # their output columns are named by the element (X.force, X.point): one name, one element
+    # their output columns are named by the element (X.force, X.point, X.power): one name, one element
+    # (a motion's X.power is a force's or a spring's: both columns would read "X.power [W]")
     first_of: dict[str, tuple[str, str]] = {}      # name -> (group, "torque 'X'")
-    for group in ("forces", "springs", "bushings", "contacts"):
+    for group in ("motions", "forces", "springs", "bushings", "contacts"):
         for e in getattr(model, group):
             label = f"{e.type if group == 'forces' else ELEMENT_WORDS[group]} {e.name!r}"
             first_group, first = first_of.setdefault(e.name, (group, label))
             if first_group != group:    # (the same group: reported above)
                 _err(issues, f"{label}: name", f"the name is also used by {first}, and the results name "
-                     "their columns by element (X.force, X.point)",
-                     "Give each force, spring, bushing and contact its own name.", code="duplicate-name")
+                     "their columns by element (X.force, X.point, X.power)",
+                     "Give each motion, force, spring, bushing and contact its own name.", code="duplicate-name")
 
     bodies = {b.name: b for b in model.bodies}
     frames = {f.name: f for f in model.frames}

@@ -614,7 +614,20 @@ def test_a_force_and_a_spring_of_one_name_are_an_error():
         model_from_dict(data)
     assert [str(i) for i in _issues(info)] == [
         "spring 'C': name: the name is also used by force 'C', and the results name their columns by element "
-        "(X.force, X.point). Give each force, spring, bushing and contact its own name."]
+        "(X.force, X.point, X.power). Give each motion, force, spring, bushing and contact its own name."]
+
+
+def test_a_motion_and_a_force_of_one_name_are_an_error():
+    """Both would give the CSV column C.power [W] (the motion's drive and the force), the second
+    indistinguishable from the first."""
+    data = _base()
+    data["motions"] = [{"name": "C", "joint": "hinge", "value": "1"}]
+    data["forces"] = [{"name": "C", "body": "arm", "frame": "RF_2", "value": "1", "type": "torque"}]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "torque 'C': name: the name is also used by motion 'C', and the results name their columns by element "
+        "(X.force, X.point, X.power). Give each motion, force, spring, bushing and contact its own name."]
 
 
 def test_a_spline_curve_far_outside_its_values_is_a_warning_naming_the_force(tmp_path):
