@@ -91,6 +91,11 @@ def rest_of(obj):
     return rest
 
 
+#: relative change of a body's axis length below which it is float32 rounding of the turned matrix,
+#: not a scale the user set (a few units in the last place of float32: 1.2e-7 each)
+SCALE_NOISE = 1e-6
+
+
 def rest_matrix(obj) -> Matrix:
     """The world matrix a body had before it was baked (else its current one).
 
@@ -106,6 +111,10 @@ def rest_matrix(obj) -> Matrix:
         stored = np.reshape(rest["matrix"], (4, 4))
         axes = stored[:3, :3]
         factor = np.array([c.length for c in now.to_3x3().col]) / np.linalg.norm(axes, axis=0)
+        # a turned body's float32 matrix has axes 1 ± 1e-7 long at every frame: that is no scale set
+        # since, and rescaling by it gave the frames on the body other positions at each frame (Bake
+        # and Export CSV then said the mechanism had changed since Simulate)
+        factor[np.abs(factor - 1.0) < SCALE_NOISE] = 1.0
         if np.linalg.det(axes) * now.to_3x3().determinant() < 0:
             factor[0] = -factor[0]      # mirrored since: the check of the transform must see it
         matrix = stored.copy()
