@@ -154,15 +154,16 @@ def run_sync(op, context):
     return runner.RESULTS.get(runner.key(context.scene))
 
 
-def _stale(scene, context, entry) -> str:
-    """Why the results about to be baked may not be the scene's mechanism any more ("" if they are)."""
+def _stale(scene, context, entry, done="baked", verb="bake") -> str:
+    """Why the results about to be baked (or written: ``done``, ``verb``) may not be the scene's
+    mechanism any more ("" if they are)."""
     try:
         now = runner.fingerprint(start_model(scene, context.evaluated_depsgraph_get()))
     except SceneError:
-        return "The scene has problems now (Validate lists them): baked the last Simulate's results"
+        return f"The scene has problems now (Validate lists them): {done} the last Simulate's results"
     if entry.fingerprint and now != entry.fingerprint:
-        return ("The mechanism or its settings changed since the last Simulate: baked that run's results; "
-                "run Simulate again to bake the scene as it is")
+        return (f"The mechanism or its settings changed since the last Simulate: {done} that run's results; "
+                f"run Simulate again to {verb} the scene as it is")
     return ""
 
 
@@ -430,6 +431,10 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
             return {"CANCELLED"}
         finally:
             wm.progress_end()
+        # (like Bake: a mass changed since Simulate would otherwise pass unnoticed into the table)
+        stale = _stale(context.scene, context, entry, done="wrote", verb="export")
+        if stale:
+            self.report({"WARNING"}, stale)
         self.report({"INFO"}, f"Wrote {path}")
         return {"FINISHED"}
 

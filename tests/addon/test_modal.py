@@ -398,6 +398,24 @@ def test_bake_says_when_the_scene_changed_since_the_results(addon):
                        "results; run Simulate again to bake the scene as it is") in reports
 
 
+def test_export_csv_says_when_the_scene_changed_since_the_results(addon, tmp_path):
+    """Export CSV writes the last results; a mass changed since wrote the old run's reactions without
+    a word (Bake warned)."""
+    from addon import operators
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    reports = []
+    op = SimpleNamespace(filepath=str(tmp_path / "out.csv"),
+                         report=lambda level, text: reports.append((next(iter(level)), text)))
+    assert operators.MBD_OT_export_csv.execute(op, bpy.context) == {"FINISHED"}
+    assert not [text for level, text in reports if level == "WARNING"]
+    bob.mbd.mass += 4.0
+    assert operators.MBD_OT_export_csv.execute(op, bpy.context) == {"FINISHED"}
+    assert ("WARNING", "The mechanism or its settings changed since the last Simulate: wrote that run's "
+                       "results; run Simulate again to export the scene as it is") in reports
+    assert (tmp_path / "out.csv").exists()
+
+
 def test_bodies_and_frames_renamed_since_the_results_are_not_a_change(addon):
     """Renaming a body or a frame in the outliner changes nothing solved: Bake said the mechanism
     had changed since the last Simulate."""
