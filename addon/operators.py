@@ -435,6 +435,9 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
         stale = _stale(context.scene, context, entry, done="wrote", verb="export")
         if stale:
             self.report({"WARNING"}, stale)
+        if not entry.results.success:
+            # the table ends where the run stopped, which its rows do not say
+            self.report({"WARNING"}, f"Wrote partial results: {runner.describe(entry.results)}")
         self.report({"INFO"}, f"Wrote {path}")
         return {"FINISHED"}
 
