@@ -33,7 +33,7 @@ import numpy as np
 
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import POSE_PATHS, REST_KEY, _animated, mm_per_unit, rest_of
+from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, rest_of
 from .telemetry import bake as bake_telemetry
 
 ARROW_PREFIX = "MBD_Arrow_"
@@ -241,7 +241,7 @@ def _start_matrices(scene, bodies) -> dict:
     the user (else {}): the pose the run started from (``start_model``), which the current frame's
     is not. The current frame comes back."""
     now = scene.frame_current, scene.frame_subframe
-    if now == (scene.frame_start, 0.0) or not any(_animated(o) for o in bodies):
+    if now == (scene.frame_start, 0.0) or not any(animated(o) for o in bodies):
         return {}
     scene.frame_set(scene.frame_start)
     try:

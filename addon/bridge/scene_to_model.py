@@ -644,7 +644,7 @@ def _not_evaluated(obj, view_layer) -> str:
     return found[0] if found else f"it is in no collection of view layer {view_layer.name!r}"
 
 
-def _animated(obj) -> bool:
+def animated(obj) -> bool:
     """Whether the user's keys or drivers may move ``obj`` or change its mesh from frame to frame:
     on the object (a bake's pose keys do not count: a baked body starts from the pose stored
     before them; a keyed modifier beside them does), its mesh or its shape keys."""
@@ -671,7 +671,7 @@ def start_model(scene, depsgraph) -> Gathered:
     in the scene, and would undo what the user moved by hand and did not key."""
     now = scene.frame_current, scene.frame_subframe
     marked = [o for o in scene.objects if o.mbd.role != "NONE"]
-    if now == (scene.frame_start, 0.0) or not any(_animated(o) for m in marked for o in (m, *_ancestors(m))):
+    if now == (scene.frame_start, 0.0) or not any(animated(o) for m in marked for o in (m, *_ancestors(m))):
         return scene_to_model(scene, depsgraph)
     scene.frame_set(scene.frame_start)
     try:
