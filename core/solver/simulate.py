@@ -372,6 +372,9 @@ class _Run:
         # of the velocities, 0.012 m/s on the flyball governor at 1 ms, would read 460 N more in
         # its couplers' dampers than they hold (None: the frames are the states)
         self.run_states: list[np.ndarray] | None = None
+        # and the contacts' forces over the step that ended at each frame (System.step_contact):
+        # the stepper's implicit contact points act at their end-of-step forces, not the state's
+        self.run_contacts: list[np.ndarray] | None = None
         self.n_eval = 0
         self.n_jac = 0
         self.n_steps = 0
@@ -1536,6 +1539,8 @@ class _Run:
         self.states.append(y0)
         if step_fn == self.stepper_step:
             self.run_states = [y0]
+            if len(self.sys.contacts):
+                self.run_contacts = [np.full_like(self.sys.step_contact, np.nan)]
         contacts = self.sys.contacts if len(self.sys.contacts) else None
         if contacts is not None:
             contacts.start_steps(*self.sys.poses(y))
@@ -1562,6 +1567,8 @@ class _Run:
             self.states.append(shown)
             if self.run_states is not None:
                 self.run_states.append(y)
+            if self.run_contacts is not None:
+                self.run_contacts.append(self.sys.step_contact.copy())
             self.report(t)
 
     def rk4_step(self, t, y, h):
@@ -1742,6 +1749,12 @@ class _Run:
                 # per-contact telemetry: one more contact evaluation, at output times only
                 Bf = f["bodies"]
                 tel = sysm.contacts.telemetry(n, Bf.x, Bf.R, Bf.v, Bf.w)
+                if self.run_contacts is not None:
+                    normal, friction = self.run_contacts[k]
+                    held = ~np.isnan(normal[:, 0])
+                    tel["normal_force"][held] = np.linalg.norm(normal[held], axis=1)
+                    tel["friction_force"][held] = np.linalg.norm(friction[held], axis=1)
+                    tel["force"][held] = normal[held] + friction[held]
                 for key in ("force", "point", "normal_force", "friction_force", "depth"):
                     out[f"contact_{key}"][k] = tel[key]
             ke = 0.5 * np.sum(cm.mass * np.einsum("ij,ij->i", B.v, B.v)) + \
