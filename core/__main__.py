@@ -106,6 +106,10 @@ def _check(model) -> int:
     times = [k * (1.0 / model.settings.output_rate) for k in range(model.settings.frame_count())]   # the run's output times
     powers = dict(zip(system.applied.names, system.applied.max_power(times)))
     for f in model.forces:
+        if f.name not in system.applied.names:
+            # on a fixed body: not in the compiled model (the model's warning says so below)
+            print(f"  {f.type} {f.name!r}: value = {f.value} (on fixed body {f.body!r}: no effect)")
+            continue
         varying = "" if system.applied.exprs[system.applied.names.index(f.name)].is_constant else \
             ", the largest |F_max| of the run"
         kind = "e-motor" if f.type == "torque" else "actuator"

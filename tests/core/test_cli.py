@@ -358,3 +358,17 @@ def test_a_write_interrupted_leaves_the_file_that_was_there(tiny_pendulum, tmp_p
     res.save(tmp_path / "new.npz")
     from core.results import _umask
     assert (tmp_path / "new.npz").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def test_check_names_a_force_on_a_fixed_body_instead_of_failing(tiny_pendulum, tmp_path):
+    """A force on a fixed body is a warning in the model (it has no effect), not a traceback in check."""
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data["bodies"].append(dict(name="base", fixed=True, geometry=dict(type="box", size=[50, 50, 50]), density=7850))
+    data["frames"].append(dict(name="base_top", body="base"))
+    data["forces"] = [dict(name="wind", body="base", frame="base_top", value="5")]
+    path = tmp_path / "wind_on_ground.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    r = run("check", path)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "force 'wind': value = 5 (on fixed body 'base': no effect)" in r.stdout
+    assert "the force has no effect" in r.stdout
