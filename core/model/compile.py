@@ -102,13 +102,14 @@ def _not_finite(expr, path: str, settings, what) -> list[Issue]:
     dt, count = 1.0 / settings.output_rate, settings.frame_count()    # the run's output times
     for start in range(0, count, _FINITE_CHUNK):     # chunks bound the memory of long runs
         t = np.arange(start, min(start + _FINITE_CHUNK, count)) * dt
+        value_only = len(what) == 1
         for name, f in zip(what, (expr, expr.d1, expr.d2)):
             try:
                 v = f(t)
             except ExpressionError:
                 return []           # reported when the run evaluates it, with the cause
-            found = _not_finite_on(expr, path, t, ((name, v),),
-                                   "no division by t at t = 0, no sqrt(t) for a displacement")
+            found = _not_finite_on(expr, path, t, ((name, v),), "no division by t at t = 0"
+                                   + ("" if value_only else ", no sqrt(t) for a displacement"), value_only)
             if found:
                 return found
     return []
@@ -135,11 +136,12 @@ def _scan_grid(settings):
 
 
 def _not_finite_on(expr, path: str, t, values,
-                   example: str = "no division by zero between the output frames") -> list[Issue]:
+                   example: str = "no division by zero between the output frames", value_only=False) -> list[Issue]:
     """An error when one of ``values`` ((name, array over the times ``t``), ...) is not finite.
     Between the output times (the scan's grid), where :func:`_not_finite` does not look, the run
     would meet it as a diverged or stalled integration with no hint to the formula (or step
-    over it unseen). ``example``: what to avoid, for the hint."""
+    over it unseen). ``example``: what to avoid, for the hint; ``value_only``: a force's formula,
+    whose rate of change the run never uses (sqrt(t) is a fine force), so the hint asks for none."""
     for name, v in values:
         v = np.broadcast_to(v, t.shape)
         bad = np.flatnonzero(~np.isfinite(v))
@@ -147,8 +149,8 @@ def _not_finite_on(expr, path: str, t, values,
             k = bad[0]
             return [Issue("error", "formula-not-finite", path,
                           f"the formula {expr.text!r} gives a {name} of {v[k]} at t = {t[k]:.6g} s",
-                          "Change the formula so that it and its rate of change are finite over the "
-                          f"whole run (e.g. {example}).")]
+                          f"Change the formula so that {'it is' if value_only else 'it and its rate of change are'} "
+                          f"finite over the whole run (e.g. {example}).")]
     return []
 
 
@@ -162,7 +164,7 @@ def _not_finite_between(expr, path: str, settings) -> list[Issue]:
             v = np.asarray(expr(t), float)
     except ExpressionError:
         return []                   # reported when the run evaluates it, with the cause
-    return _not_finite_on(expr, path, t, (("value", v),))
+    return _not_finite_on(expr, path, t, (("value", v),), value_only=True)
 
 
 def _spline_notes(expr, path: str) -> list[Issue]:
@@ -333,7 +335,8 @@ def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
     except ExpressionError:
         return []                   # reported when the run evaluates it, with the cause
     force = mode == "force"
-    gap = _not_finite_on(expr, path, t, (("value", f),) if force else (("value", f), ("rate of change", d)))
+    gap = _not_finite_on(expr, path, t, (("value", f),) if force else (("value", f), ("rate of change", d)),
+                         value_only=force)
     if gap:
         return gap
     scale = 1e-9 * (np.abs(f).max() + 1e-300)

@@ -512,6 +512,28 @@ def test_formula_that_is_not_finite_during_the_run_is_rejected_before_it(element
     assert len(texts) == 1 and texts[0].startswith(path) and expected in texts[0], texts
 
 
+@pytest.mark.parametrize("element, value, hint", [
+    # a force's rate of change is never used (sqrt(t) N runs): its hint asks for a finite value only
+    ("force", "1/t", "Change the formula so that it is finite over the whole run (e.g. no division by t at t = 0)."),
+    ("force", "if(abs(t-0.505)-0.002; 0/0; 5)",
+     "Change the formula so that it is finite over the whole run (e.g. no division by zero between the output "
+     "frames)."),
+    ("motion", "1/t", "Change the formula so that it and its rate of change are finite over the whole run "
+                      "(e.g. no division by t at t = 0, no sqrt(t) for a displacement)."),
+])
+def test_the_hint_for_a_formula_not_finite_asks_only_for_what_the_element_uses(element, value, hint):
+    data = _base()
+    data["settings"] = {"end_time": 1.0, "output_rate": 100}
+    if element == "motion":
+        data["motions"] = [{"name": "drive", "joint": "hinge", "value": value}]
+    else:
+        data["forces"] = [{"name": "push", "body": "arm", "frame": "RF_2", "value": value}]
+    with pytest.raises(ModelError) as info:
+        compile_model(model_from_dict(data))
+    (issue,) = _issues(info)
+    assert issue.hint == hint, issue.hint
+
+
 @pytest.mark.parametrize("value, mode", [
     ("1/(t - 0.4999)", "displacement"),             # a pole between the output times (every 10 ms)
     ("1/(t - 0.4999)", "velocity"),
