@@ -1681,6 +1681,19 @@ class _Run:
         self.warnings.append(issue)
         log.warning("%s", issue)
 
+    def tracked_joint_angles(self):
+        """(joints,) the angle the run tracked at its first frame for each joint it measures (a
+        motion, gear or torsion spring on it), NaN for the rest and without frames."""
+        sysm, joints = self.sys, self.cm.joints
+        start = np.full(len(joints), np.nan)
+        if not self.states:
+            return start
+        tracked = {(sysm.coord_mi[c], sysm.coord_mj[c]): self.states[0][sysm.sl_a][slot]
+                   for slot, c in enumerate(sysm.angle_coords)}
+        for k, j in enumerate(joints):
+            start[k] = tracked.get((j["mi"], j["mj"]), np.nan)
+        return start
+
     def off_constraints(self, C, Ju):
         """Whether output states (rows C (..., m), J u − v* (..., m)) are farther from the
         constraints than the projection tolerance. An output between two step ends is an
@@ -1768,7 +1781,7 @@ class _Run:
                 out["constraint_error_angle"][k] = np.max(Cp[sysm.row_is_angle], initial=0.0)
                 out["velocity_error"][k] = np.max(np.abs(d["vel_error"]), initial=0.0)
         out.update(joint_coordinates(cm, self.t_out[:T], out["com"], out["orientation"], out["velocity"],
-                                     out["angular_velocity"]))
+                                     out["angular_velocity"], self.tracked_joint_angles()))
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
         self.check_contacts(out, T)
@@ -1827,7 +1840,7 @@ _SPRING_CHANNELS = (("spring_force", ("spring_tension", "torsion_torque")),
 _ANGLE_JOINTS, _SLIDE_JOINTS = ("revolute", "cylindrical"), ("prismatic", "cylindrical")
 
 
-def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_velocity) -> dict:
+def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_velocity, tracked=None) -> dict:
     """Every joint's angle and slide over the frames: ``joint_angle`` (T, nj) rad,
     ``joint_angle_rate`` rad/s, ``joint_slide`` m, ``joint_slide_rate`` m/s; NaN where the
     joint type has none (an angle: revolute and cylindrical; a slide: prismatic and cylindrical).
@@ -1836,7 +1849,9 @@ def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_
     both 0 as the model is built (where frame_j's marker has frame_i's axes), as a motion's
     value is. The angle is unwrapped over the frames: of the branches 2π apart, each frame
     takes the one nearest the previous frame's angle plus the trapezoid of the rates, so a
-    shaft turning several times between two frames keeps count.
+    shaft turning several times between two frames keeps count. The first frame takes the
+    branch nearest ``tracked`` (nj,) where it is not NaN: the angle the run tracked (a motion
+    that starts at 4 rad is at 4 rad, not 4 − 2π), else the one nearest 0.
     """
     T, nj, n = len(t), len(cm.joints), cm.n_bodies
     out = {key: np.full((T, nj), np.nan) for key in ("joint_angle", "joint_angle_rate", "joint_slide",
@@ -1883,7 +1898,11 @@ def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_
     step = np.diff(wrapped, axis=0)
     guess = 0.5 * (rate[1:] + rate[:-1]) * np.diff(t)[:, None]
     step += 2.0 * np.pi * np.round((guess - step) / (2.0 * np.pi))
-    out["joint_angle"] = wrapped[:1] + np.concatenate([np.zeros((1, nj)), np.cumsum(step, axis=0)])
+    first = wrapped[0]
+    if tracked is not None:
+        first = np.where(np.isnan(tracked), first,
+                         first + 2.0 * np.pi * np.round((tracked - first) / (2.0 * np.pi)))
+    out["joint_angle"] = first + np.concatenate([np.zeros((1, nj)), np.cumsum(step, axis=0)])
     for key, has in (("joint_angle", turns), ("joint_angle_rate", turns), ("joint_slide", slides),
                      ("joint_slide_rate", slides)):
         out[key][:, ~has] = np.nan

@@ -1263,8 +1263,14 @@ class System:
                 break
             if error < best_error:
                 best, best_error = y.copy(), error
-            self._correct_positions(y, B, rows)
+            turn = self._correct_positions(y, B, rows)
             corrected = True
+            # a motion that starts away (4 rad) or a gear it drives asks for turns beyond ±π: the
+            # tracked angles follow the step's own turn, else the geometric angle nearest the old
+            # one is a branch 2π short of the target and the Newton never reaches it
+            if self.n_angles:
+                w_ext = np.vstack([turn.reshape(self.n, 3), np.zeros((1, 3))])
+                y[self.sl_a] += self._coordinate_rates(w_ext, rows.coords, self.angle_coords)
             self._resync_angles(t, y)
         if not converged and m and np.all(np.isfinite(y)):
             y = best   # the closest the iterations came, for the error a caller reports (one that
@@ -1368,13 +1374,14 @@ class System:
         y[self.sl_u] -= self._correction(B, rows, self._J_dot(rows, y[self.sl_u]) - rows.vel_target)
         return y
 
-    def _correct_positions(self, y, B: Bodies, rows: Rows) -> None:
+    def _correct_positions(self, y, B: Bodies, rows: Rows) -> np.ndarray:
         """One M-weighted Newton correction of y's positions and orientations (in place) towards
-        C = 0 on the position rows, from the bodies and rows at y."""
+        C = 0 on the position rows, from the bodies and rows at y; returns the bodies' turns (3n,)."""
         n, keep = self.n, self._position_keep
         delta = -self._correction(B, rows, rows.C[keep], keep)
         y[self.sl_x] += delta[:3 * n]
         y[self.sl_q] = rotated(B.q, delta[3 * n:].reshape(n, 3)).ravel()
+        return delta[3 * n:]
 
     def _correction(self, B: Bodies, rows: Rows, residual, keep=None, scale=None):
         """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual,

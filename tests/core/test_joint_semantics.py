@@ -389,6 +389,23 @@ def test_a_displacement_motion_starting_away_from_zero_is_named_in_a_warning():
     assert not [w for w in quiet.warnings if "motion 'drive'" in w]
 
 
+def test_a_motion_starting_more_than_half_a_turn_away_is_reached_and_reported_as_given():
+    """A crank driven from −4 rad (past −π) is turned there, and its angle reads −4, not 2π − 4; a
+    gear pair (ratio 2) driven from 4 rad puts its other gear at −8 rad. The assembly's Newton
+    tracked the angle from the geometry alone and stopped a turn short ('cannot be assembled')."""
+    model = Model(bodies=(Body(name="crank", mass=1.0, inertia=(1, 1, 1, 0, 0, 0), position=(100, 0, 0)),),
+                  frames=(Frame(name="o"), Frame(name="p", body="crank", position=(-100, 0, 0))),
+                  joints=(Joint(name="j", type="revolute", frame_i="o", frame_j="p"),),
+                  motions=(Motion(name="drive", joint="j", value="-4 + t"),),
+                  settings=SolverSettings(end_time=0.5, output_rate=10, gravity=(0, 0, 0)))
+    r = _simulate(model)
+    np.testing.assert_allclose(r.com[0, 0, :2] * 1e3, 100 * np.array([np.cos(-4.0), np.sin(-4.0)]), atol=1e-6)
+    np.testing.assert_allclose(r.joint_angle[:, 0], -4.0 + r.t, atol=1e-6)
+    r = _simulate(_gears(2.0, motion="4 + t", end=0.5))
+    np.testing.assert_allclose(r.joint_angle[:, 1], 4.0 + r.t, atol=1e-6)
+    np.testing.assert_allclose(r.joint_angle[:, 0], -2.0 * (4.0 + r.t), atol=1e-5)
+
+
 @pytest.mark.parametrize("motions, couplers, named", [
     # external gears counter-rotate: both joints driven forward contradict the pair
     ([Motion(name="M", joint="J1", value="t"), Motion(name="N", joint="J2", value="t")],
