@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+
 from ..errors import ExpressionError, Issue
+from ..spatial import quat_to_matrix
 from .spec import ELEMENT_WORDS, FIXED_STEP_INTEGRATORS, MOTION_DOFS, Model, SolverSettings
 
 
@@ -127,7 +130,7 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
             _err(issues, f"{path}: {list(want)[1]}",
                  f"couples joint {names[0]!r} with itself; name two different joints")
         elif all(joints.get(n) is not None and joints[n].type == t for n, t in zip(names, want.values())):
-            _coupler_bases(issues, path, list(want), [joints[n] for n in names], frames, rigid)
+            _coupler_bases(issues, path, list(want), [joints[n] for n in names], frames, bodies, rigid)
 
     driven = Counter()
     for m in model.motions:
@@ -277,7 +280,7 @@ def _rigid_groups(model, frames, bodies):
     return find
 
 
-def _coupler_bases(issues, path, fields, pair, frames, rigid) -> None:
+def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid) -> None:
     """Warn where no body carries both joints of a coupler: each joint's coordinate is measured
     from its own frame_i's body, so a gear mesh or a rack's travel is only right when both are
     measured from the body that carries both axles (a planetary's carrier). A sun hinged to the
@@ -287,9 +290,29 @@ def _coupler_bases(issues, path, fields, pair, frames, rigid) -> None:
         return
     ends = [[frames[f].body for f in (j.frame_i, j.frame_j)] for j in pair]
     groups = [{rigid(b) for b in e} for e in ends]
-    if False in groups[0] | groups[1] or groups[0] & groups[1]:
+    if False in groups[0] | groups[1]:
         return
     (a, b), (ea, eb) = pair, ends
+    common = groups[0] & groups[1]
+    if common:
+        # a gear joint measured from the shared body (frame_i on it), the other towards it (frame_j
+        # on it): that angle is the shared body's turn seen from the gear, of the opposite sign, so
+        # with the axes the same way the pair turns against its ratio's sense (a rack's sense is
+        # the user's to orient, see docs/model-format.md)
+        if fields[0] != "joint_i" or not _world_z(frames[a.frame_i], bodies) @ _world_z(frames[b.frame_i], bodies) > 0:
+            return
+        from_common = [rigid(e[0]) in common and rigid(e[1]) not in common for e in ends]
+        to_common = [rigid(e[1]) in common and rigid(e[0]) not in common for e in ends]
+        reversed_joint, other = (b, a) if from_common[0] and to_common[1] else \
+            (a, b) if to_common[0] and from_common[1] else (None, None)
+        if reversed_joint is not None:
+            shared = other.frame_i
+            _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
+                  f"joint {other.name!r} is measured from frame {shared!r} (its frame_i) on the body that carries "
+                  f"both joints, joint {reversed_joint.name!r} towards it (its frame_j there): its coordinate "
+                  "has the opposite sign, so the pair turns against its ratio's sense (external gears the same way)",
+                  f"Swap frame_i and frame_j of joint {reversed_joint.name!r}.", code="coupler-joint-reversed")
+        return
     _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
           f"no body carries both joints: {a.name!r} joins {_on(ea[0])} and {_on(ea[1])}, {b.name!r} joins "
           f"{_on(eb[0])} and {_on(eb[1])}; each joint's coordinate is measured from its frame_i's body, so "
@@ -323,6 +346,15 @@ def _formula(issues, model, path, text, *, allow_spline, hint=""):
         col = f" at column {exc.column}" if exc.column is not None else ""
         spline_refused = not allow_spline and "spline" in exc.reason
         _err(issues, path, f"{exc.reason}{col}", hint if spline_refused else "", code="bad-formula")
+
+
+def _world_z(frame, bodies) -> np.ndarray:
+    """A frame's Z axis in world axes as the model is built."""
+    R = quat_to_matrix(np.asarray(frame.orientation, float) / np.linalg.norm(frame.orientation))
+    if frame.body is not None:
+        q = np.asarray(bodies[frame.body].orientation, float)
+        R = quat_to_matrix(q / np.linalg.norm(q)) @ R
+    return R[:, 2]
 
 
 def _on(body_name) -> str:

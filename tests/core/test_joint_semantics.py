@@ -263,6 +263,29 @@ def test_gear_pair_dynamics_and_multi_turn_tracking():
     assert np.unwrap(2 * np.arctan2(q[:, 3], q[:, 0]))[-1] == pytest.approx(-90.0, rel=1e-5)
 
 
+def test_a_gear_joint_measured_towards_the_housing_is_warned_of():
+    """J2 with frame_i on its gear and frame_j on the world measures the world's turn from the gear
+    (−θ2): the external pair then turned both gears the same way, without a word. Both joints
+    reversed keep the sense (both coordinates flip), and so does J2 reversed on an axis turned
+    over (−Z): neither is a warning."""
+    def swapped(joint):
+        return dataclasses.replace(joint, frame_i=joint.frame_j, frame_j=joint.frame_i)
+    model = _gears(2.0)
+    j1, j2 = model.joints
+    warned = [str(i) for i in core.check(dataclasses.replace(model, joints=(j1, swapped(j2))))
+              if i.code == "coupler-joint-reversed"]
+    assert len(warned) == 1 and "gear pair 'G'" in warned[0] and "frame_j of joint 'J2'" in warned[0]
+    for joints in ((j1, j2), (swapped(j1), swapped(j2))):
+        assert not [i for i in core.check(dataclasses.replace(model, joints=joints))
+                    if i.code == "coupler-joint-reversed"]
+    turned_over = _gears(2.0, flip_j=True)
+    j1, j2 = turned_over.joints
+    turned_over = dataclasses.replace(turned_over, joints=(j1, swapped(j2)))
+    assert not [i for i in core.check(turned_over) if i.code == "coupler-joint-reversed"]
+    r = _simulate(turned_over)
+    assert r.angular_velocity[-1, 0, 2] * r.angular_velocity[-1, 1, 2] < 0     # counter-rotating
+
+
 def _rack(drive, value, rack_offset=0.0):
     frames = (Frame(name="Wp"), Frame(name="Bp", body="P"),
               Frame(name="Wr", position=(rack_offset, -50, 0), orientation=ALONG_X),
