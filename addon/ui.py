@@ -475,9 +475,11 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
             row.prop(s, "use_max_step")
             row.prop(s, "max_step")
         layout.prop(s, "use_scene_gravity")
-        if s.use_scene_gravity:
-            g = [x * mm_per_unit(scene) for x in scene.gravity] \
-                if scene.use_gravity else [0.0] * 3
+        if s.use_scene_gravity and not scene.use_gravity:
+            # Blender's own Gravity box (Scene properties) switches it off for the run too
+            layout.label(text="No gravity: the scene's Gravity is off (Scene properties)", icon="INFO")
+        elif s.use_scene_gravity:
+            g = [x * mm_per_unit(scene) for x in scene.gravity]
             layout.label(text="Gravity ({:.5g}, {:.5g}, {:.5g}) mm/s²".format(*g))
         else:
             layout.prop(s, "gravity")

@@ -309,3 +309,12 @@ def test_spline_preview_says_where_the_formula_is_not_finite(addon, tmp_path):
     shown = labels(draw_all(bob))
     assert any(text.startswith("not finite at ") and text.endswith("samples (a gap in the curve)") for text in shown)
     assert any(text.startswith("t -0.2 … 2.2 s, value 0") for text in shown)
+
+
+def test_the_solver_panel_says_when_the_scenes_gravity_box_switches_gravity_off(addon):
+    """Blender's Gravity box (Scene properties) unticked: the run has no gravity (a pendulum hangs
+    still) and the panel says so rather than showing a gravity vector."""
+    scene, bob = ms.pendulum()
+    assert "Gravity (0, 0, -9810) mm/s²" in labels(draw_all(bob))
+    scene.use_gravity = False
+    assert "No gravity: the scene's Gravity is off (Scene properties)" in labels(draw_all(bob))
