@@ -1943,6 +1943,10 @@ def _energy_scale(out, T) -> float:
     return float(np.max(ke) + np.ptp(pe) + np.ptp(ee))
 
 
+#: a correction's move (m) and turn (°) below which its message leaves it out
+_SHOWN_MOVE, _SHOWN_TURN = 1e-9, 1e-6
+
+
 def _moves(sysm: System, before, after) -> str:
     """The largest displacement and the largest turn of a body from state ``before`` to ``after``,
     in the model's units, and whose they are."""
@@ -1950,7 +1954,11 @@ def _moves(sysm: System, before, after) -> str:
     dx, turn = sysm.moves(before, after)
     turn = np.degrees(turn)
     i, k = int(np.argmax(dx)), int(np.argmax(turn))
-    return f"body {names[i]!r} moved by {dx[i] * 1e3:.3g} mm, body {names[k]!r} turned by {turn[k]:.3g}°"
+    moved, turned = f"body {names[i]!r} moved by {dx[i] * 1e3:.3g} mm", f"body {names[k]!r} turned by {turn[k]:.3g}°"
+    # a part only slid or only turned: the other at rounding level is no news ("turned by 0°")
+    if turn[k] < _SHOWN_TURN:
+        return moved
+    return turned if dx[i] < _SHOWN_MOVE else f"{moved}, {turned}"
 
 
 def _vec(x) -> str:

@@ -345,6 +345,19 @@ def test_an_assembly_correction_is_reported_as_a_move_and_a_turn_of_named_bodies
     assert "(the largest error as built at joint 'hinge')" in warning, warning
 
 
+def test_an_assembly_correction_that_only_moves_a_body_says_nothing_of_a_turn():
+    """A ball joint at the ball's own centre, built 5 mm off its ground frame: closing it moves the
+    ball 5 mm and turns it not at all (the joint's point has no arm), so the warning names the
+    move alone, not "turned by 0°"."""
+    model = Model(bodies=(Body(name="ball", mass=1.0, inertia=(400, 400, 400, 0, 0, 0), position=(5.0, 0, 0)),),
+                  frames=(Frame(name="socket"), Frame(name="centre", body="ball")),
+                  joints=(Joint(name="ball_joint", type="spherical", frame_i="socket", frame_j="centre"),),
+                  settings=SolverSettings(end_time=0.01, output_rate=100))
+    r = core.simulate(model)
+    (warning,) = [w for w in r.warnings if "corrected to satisfy the joints" in w]
+    assert "body 'ball' moved by 5 mm" in warning and "turned" not in warning, warning
+
+
 def test_a_distance_joints_length_is_named_when_the_start_moves_to_it():
     """A rope of length 800 mm whose frames are built 1000 mm apart: the correction named no joint
     and told the user to make the frames coincide, which a distance joint refuses."""
