@@ -118,7 +118,8 @@ def compile_expression(text: str, *, base_dir: str | os.PathLike | None = None,
     except SyntaxError as exc:
         index = min(max((exc.offset or len(body) + 1) - 1, 0), len(body) - 1)
         _number_then_word(text, origin[index])
-        raise ExpressionError(exc.msg, text, origin[index] + 1) from None
+        typed = _TYPOGRAPHIC.get(text[origin[index]], "") if exc.msg.startswith("invalid character") else ""
+        raise ExpressionError(exc.msg + (f": write {typed}" if typed else ""), text, origin[index] + 1) from None
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         raise ExpressionError(f"cannot parse the formula: {exc}", text, 1) from None
     converter = _Converter(text, body, origin, splines, base_dir, allow_spline)
@@ -139,6 +140,15 @@ _NO_UNITS = "numbers carry no units here: a formula's value is in the unit the f
 #: names a user may type as a unit ("5*N"): the unknown-name error then says so
 _UNIT_NAMES = {"N", "kN", "mN", "Nm", "Nmm", "mm", "cm", "m", "km", "um", "s", "ms", "min", "h", "kg", "g", "rad",
                "deg", "degree", "degrees", "rpm", "Hz", "W", "kW", "J", "Pa", "MPa", "GPa", "A", "V", "inch", "ft"}
+
+
+#: characters a formula copied from a document or a word processor brings, and what to type instead
+_TYPOGRAPHIC = {"−": "'-'", "–": "'-'", "—": "'-'", "×": "'*'", "·": "'*'", "⋅": "'*'", "÷": "'/'",
+                "²": "'^2'", "³": "'^3'", "√": "'sqrt(...)'", "π": "'pi'", "°": "np.deg2rad(...) (angles are in rad)",
+                "‘": "no quotes but a spline() path's '...'", "’": "no quotes but a spline() path's '...'",
+                "“": "no quotes but a spline() path's \"...\"", "”": "no quotes but a spline() path's \"...\""}
+#: a decimal comma ("1,5"), which reads as two arguments
+_DECIMAL_COMMA = re.compile(r"\d,\d")
 
 
 def _number_then_word(text: str, at: int) -> None:
@@ -357,6 +367,8 @@ class _Converter:
         method = getattr(self, f"_{type(node).__name__}", None)
         if method is None:
             message = _REJECTED.get(type(node), f"'{type(node).__name__}' is not allowed")
+            if isinstance(node, ast.Tuple) and _DECIMAL_COMMA.search(self.text):
+                message += " (the decimal separator is '.': 1.5, not 1,5)"
             self.fail(message, node)
         return method(node)
 
@@ -389,6 +401,8 @@ class _Converter:
             self.fail("spline must be called as spline(path)", node)
         if name in _UNIT_NAMES:
             self.fail(f"unknown name '{name}': {_NO_UNITS}", node)
+        if name in _TYPOGRAPHIC:
+            self.fail(f"unknown name '{name}': write {_TYPOGRAPHIC[name]}", node)
         self.fail(f"unknown name '{name}'", node)
 
     def _Attribute(self, node: ast.Attribute) -> Node:

@@ -484,3 +484,15 @@ def test_derivatives_give_the_value_and_both_derivatives_in_one_call(text):
 def test_derivatives_follow_numpy_on_domain_errors():
     f, d1, _ = compile_expression("sqrt(t) + 1").derivatives(0.0)    # as each call alone: no exception
     assert f == 1.0 and math.isinf(d1)
+
+
+@pytest.mark.parametrize("text, hint, column", [
+    ("2−t", "write '-'", 2), ("2×t", "write '*'", 2), ("2·t", "write '*'", 2), ("t²", "write '^2'", 2),
+    ("√t", "write 'sqrt(...)'", 1), ("π*t", "unknown name 'π': write 'pi'", 1),
+    ("1,5*t", "the decimal separator is '.': 1.5, not 1,5", 1)])
+def test_a_formula_pasted_from_a_document_is_told_what_to_type(text, hint, column):
+    """Typographic signs (a word processor's minus, times, superscripts, π) and a decimal comma:
+    the error names the character's column and what the formula wants instead."""
+    with pytest.raises(ExpressionError) as err:
+        compile_expression(text)
+    assert hint in str(err.value) and f"column {column}" in str(err.value), str(err.value)
