@@ -415,7 +415,7 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
         if entry is None:
             self.report({"ERROR"}, "No results: run Simulate first")
             return {"CANCELLED"}
-        if _unsaved_relative(self):
+        if _path_refused(self):
             return {"CANCELLED"}
         path = bpy.path.abspath(self.filepath)
         wm = context.window_manager
@@ -456,7 +456,7 @@ class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
         return context.scene is not None
 
     def execute(self, context):
-        if _unsaved_relative(self):
+        if _path_refused(self):
             return {"CANCELLED"}
         gathered = gather(self, context)
         if gathered is None:
@@ -480,14 +480,20 @@ class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
         return {"FINISHED"}
 
 
-def _unsaved_relative(op) -> bool:
-    """Whether ``op.filepath`` is relative to the .blend (//) in a file never saved, reported: Blender
-    would resolve it against the process's working directory."""
-    if op.filepath.startswith("//") and not bpy.data.filepath:
+def _path_refused(op) -> bool:
+    """Whether ``op.filepath`` names no file to write, reported: empty (a script's call), a folder
+    (the file browser with no name typed), or relative to the .blend (//) in a file never saved,
+    which Blender would resolve against the process's working directory."""
+    if not op.filepath.strip():
+        op.report({"ERROR"}, "No file named: give the path of the file to write")
+    elif op.filepath.startswith("//") and not bpy.data.filepath:
         op.report({"ERROR"}, f"Cannot write {op.filepath!r}: a path relative to the .blend file (//) "
                              "needs a saved file; save it first, or give a full path")
-        return True
-    return False
+    elif os.path.isdir(bpy.path.abspath(op.filepath)):
+        op.report({"ERROR"}, f"Cannot write {op.filepath!r}: it is a folder; add a file name")
+    else:
+        return False
+    return True
 
 
 def _rebased(data, old_base, new_base):

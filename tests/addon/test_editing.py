@@ -84,6 +84,17 @@ def test_export_csv_reports_an_unwritable_path(addon, tmp_path):
         bpy.ops.mbd.export_csv(filepath=str(tmp_path / "no" / "such" / "dir.csv"))
 
 
+def test_export_csv_and_model_say_when_no_file_is_named(addon, tmp_path):
+    import pytest
+    ms.pendulum()
+    bpy.ops.mbd.simulate()
+    for export in (bpy.ops.mbd.export_csv, bpy.ops.mbd.export_model):
+        with pytest.raises(RuntimeError, match="No file named: give the path of the file to write"):
+            export(filepath="")
+        with pytest.raises(RuntimeError, match="it is a folder; add a file name"):
+            export(filepath=str(tmp_path))
+
+
 def test_export_csv_refuses_a_blend_relative_path_in_an_unsaved_file(addon, tmp_path, monkeypatch):
     import pytest
     monkeypatch.chdir(tmp_path)
