@@ -390,8 +390,10 @@ def test_cam_follower_lift_and_friction(registered):
     assert np.ptp(lift) > 1.99 * p["e"]
     f = res.contact_force[1:, 0]                                 # on the cam; sliding from the first step
     assert np.all(f[:, 2] < -1.0)                                # always in contact (N)
-    # μ0 is stored in a float32 property: 0.3 becomes 0.30000001, 4e-8 relative
-    np.testing.assert_allclose(np.abs(f[:, 0]) / np.abs(f[:, 2]), p["mu"], rtol=1e-7)
+    # the stepper reports the forces its steps applied (its contact is implicit): the friction at the
+    # step's start normal force, unless that changed by more than 1 % (_FRICTION_RESCALE) over the
+    # step; measured at most 0.95 % off μ0 at one frame of 48
+    np.testing.assert_allclose(np.abs(f[:, 0]) / np.abs(f[:, 2]), p["mu"], rtol=0.01)
     assert np.max(np.abs(f[:, 1])) < 1e-9
 
 
