@@ -239,6 +239,18 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
     return verts[used] * np.array(scale) * scale_mm, tris
 
 
+def instance_count(obj, depsgraph) -> int:
+    """How many instances the geometry nodes of ``obj`` output unrealized: the viewport shows them
+    as part of the object, but its evaluated mesh (:func:`mesh_arrays`) does not hold them. 0 where
+    Blender has no ``evaluated_geometry`` (before 4.4)."""
+    evaluated = obj.evaluated_get(depsgraph)
+    if not hasattr(evaluated, "evaluated_geometry"):
+        return 0
+    geometry = evaluated.evaluated_geometry()      # kept: its point cloud lives as long as it does
+    points = geometry.instances_pointcloud()
+    return 0 if points is None else len(points.points)
+
+
 def _panel_labels(path: str) -> dict:
     """{model file field: panel label} of the element an issue's path names ({} for none)."""
     from .. import properties
@@ -392,6 +404,13 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 # drivers are evaluated after the keys, so the baked motion would not show
                 out.warnings.append(f"{path}: drivers on {', '.join(driven)} override the baked motion; "
                                     "remove them (right-click the field > Delete Drivers)")
+            instances = instance_count(obj, depsgraph)
+            if instances:
+                # the mass and the contacts would be the mesh's alone, less than the viewport shows
+                out.error(path, f"its geometry nodes output {instances} instance(s), which are not part of its "
+                                "mesh: its mass and contacts would leave them out; add a Realize Instances node "
+                                "before the Group Output")
+                continue
             verts, tris = mesh_arrays(obj, depsgraph, unit)
             p = obj.mbd
             if len(tris) == 0 and p.mass_mode != "EXPLICIT" and not p.fixed:

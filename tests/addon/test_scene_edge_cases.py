@@ -161,6 +161,35 @@ def test_body_mass_comes_from_the_evaluated_mesh_as_the_viewport_shows_it(addon)
     assert abs(c.mass[c.body_names.index("Twin")] / single - 8.0) < 1e-5
 
 
+def test_geometry_nodes_instances_are_an_error_until_realized(addon):
+    """An instance the geometry nodes output shows with the body but is not in its evaluated mesh:
+    the mass was the mesh's alone (a cube and its instanced copy weighed one cube)."""
+    scene, bob = ms.pendulum()
+    bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 1000.0
+    tree = bpy.data.node_groups.new("Copy", "GeometryNodeTree")
+    tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    given, result = tree.nodes.new("NodeGroupInput"), tree.nodes.new("NodeGroupOutput")
+    move = tree.nodes.new("GeometryNodeTransform")
+    move.inputs["Translation"].default_value = (0.0, 0.0, 0.5)     # a copy 0.5 m above, apart
+    as_instance, join = tree.nodes.new("GeometryNodeGeometryToInstance"), tree.nodes.new("GeometryNodeJoinGeometry")
+    tree.links.new(given.outputs[0], move.inputs[0])
+    tree.links.new(move.outputs[0], as_instance.inputs[0])
+    tree.links.new(given.outputs[0], join.inputs[0])
+    tree.links.new(as_instance.outputs[0], join.inputs[0])
+    tree.links.new(join.outputs[0], result.inputs[0])
+    c = gathered(scene).compiled
+    single = c.mass[c.body_names.index("Bob")]
+    bob.modifiers.new("Copy", "NODES").node_group = tree
+    with pytest.raises(ValueError, match=r"object 'Bob': its geometry nodes output 1 instance\(s\).*Realize Instances"):
+        gathered(scene)
+    realize = tree.nodes.new("GeometryNodeRealizeInstances")
+    tree.links.new(join.outputs[0], realize.inputs[0])
+    tree.links.new(realize.outputs[0], result.inputs[0])
+    c = gathered(scene).compiled
+    assert abs(c.mass[c.body_names.index("Bob")] / single - 2.0) < 1e-6
+
+
 def test_rotation_modes_and_frame_deltas_give_the_pose_shown(addon):
     for mode, setter in (("ZXY", lambda o: setattr(o, "rotation_euler", (0.3, 0.4, 0.5))),
                          ("QUATERNION", lambda o: setattr(o, "rotation_quaternion", (1.0, 0.2, 0.3, 0.1))),
