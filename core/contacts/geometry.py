@@ -508,7 +508,37 @@ def clean_mesh(v: np.ndarray, f: np.ndarray, label: str = "contact mesh"):
     vol = np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum() / 6.0
     if vol < 0.0:
         f = f[:, ::-1].copy()
-    return v, f
+    return v, _pieces_outward(v, f)
+
+
+def _pieces_outward(v: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """``f`` with every separate piece that lies in no other piece's box wound outwards: a part
+    joined (Ctrl+J) with its normals the wrong way pushed the points above it into it, and let
+    those in it pass, while the whole mesh's volume, the other part's, came out positive. A piece
+    within another's box may be a cavity, wound inwards: it keeps its winding."""
+    edges = np.concatenate([f[:, [0, 1]], f[:, [1, 2]]])
+    count, label = connected_components(
+        csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(len(v), len(v))), directed=False)
+    # an open piece's volume has no sign to go by
+    if count < 2 or not _is_closed_oriented(f, len(v)):
+        return f
+    piece = label[f[:, 0]]
+    tri = v[f]
+    volumes = np.bincount(piece, np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])), minlength=count)
+    lo = np.full((count, 3), np.inf)
+    hi = np.full((count, 3), -np.inf)
+    np.minimum.at(lo, label, v)
+    np.maximum.at(hi, label, v)
+    inverted = np.flatnonzero(volumes < 0.0)
+    # piece k within piece j's box (j != k)
+    within = np.all((lo[None] <= lo[inverted, None]) & (hi[inverted, None] <= hi[None]), axis=2)
+    within[np.arange(len(inverted)), inverted] = False
+    flip = np.isin(piece, inverted[~within.any(axis=1)])
+    if not flip.any():
+        return f
+    out = f.copy()
+    out[flip] = out[flip][:, ::-1]
+    return out
 
 
 def _overlapping_shells(v: np.ndarray, f: np.ndarray) -> int:

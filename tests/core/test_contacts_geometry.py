@@ -252,3 +252,23 @@ def test_a_convex_part_is_twice_its_inradius_thick():
     pipe = trimesh.creation.annulus(r_min=5.0, r_max=10.0, height=50.0, sections=64)
     thick = prepare_geometry(np.asarray(pipe.vertices) * 1e-3, np.asarray(pipe.faces), "standard", name="pipe")
     assert thick.thickness == pytest.approx(3.0 * pipe.volume / pipe.area * 1e-3, rel=1e-6)
+
+
+def test_a_separate_piece_wound_inside_out_is_turned_outward_and_a_cavity_is_kept():
+    """Two slabs joined into one floor, the second with its normals flipped: the whole mesh's
+    volume (0.1 - 0.1, here the first's) was positive, so the second stayed inside out and a point
+    just above it was pushed down into it while one inside it was let through."""
+    slab = trimesh.creation.box((1.0, 1.0, 0.1))
+    v = np.r_[slab.vertices, slab.vertices + (2.0, 0.0, 0.0)]
+    f = np.r_[slab.faces, slab.faces[:, ::-1] + len(slab.vertices)]
+    g = prepare_geometry(v, f, "standard", name="floor")
+    above, inside = (2.0, 0.0, 0.06), (2.0, 0.0, 0.04)
+    hit = g.penetration(np.array([above, inside]), 0.05)
+    assert list(hit.index) == [1]
+    np.testing.assert_allclose(hit.normal, [[0.0, 0.0, 1.0]], atol=EXACT)
+    # a cube with a cubic cavity (its shell facing into it) keeps the cavity
+    outer, inner = trimesh.creation.box((3.0, 3.0, 3.0)), trimesh.creation.box((1.0, 1.0, 1.0))
+    v = np.r_[outer.vertices, inner.vertices]
+    f = np.r_[outer.faces, inner.faces[:, ::-1] + len(outer.vertices)]
+    g = prepare_geometry(v, f, "standard", name="hollow")
+    assert volume(g) == pytest.approx(26.0, rel=EXACT)
