@@ -316,10 +316,11 @@ def _solid_defect(faces: np.ndarray, n_vertices: int) -> tuple[str, str] | None:
     if open_edges or shared:
         counts = [f"{open_edges} open edges"] * bool(open_edges)
         counts += [f"{shared} edges shared by more than two faces"] * bool(shared)
-        # more than two faces on an edge: duplicate faces, or parts touching along the edge
+        # more than two faces on an edge: duplicate faces, a face inside the solid (a wall left
+        # between two halves of it), or parts touching along the edge
         fix = "close the mesh" if open_edges else (
-            "delete duplicate faces, and join parts that touch along an edge with a Boolean union "
-            "or make them separate bodies")
+            "delete duplicate faces and faces inside the solid (a wall between two parts of it), and join "
+            "parts that touch along an edge with a Boolean union or make them separate bodies")
         return f"mesh is not closed ({', '.join(counts)})", fix
     _, directed_uses = np.unique(tail * n_vertices + head, return_counts=True)
     flipped = np.count_nonzero(directed_uses > 1)

@@ -488,8 +488,21 @@ def test_edge_of_more_than_two_faces_says_what_to_fix():
     # two boxes stacked with coincident vertices share the four edges of the contact square
     vertices, faces = joined((box(1, 1, 1), False), (box(1, 1, 1, offset=(0.0, 0.0, 1.0)), False))
     with pytest.raises(MeshError, match=r"'Tower': mesh is not closed \(4 edges shared by more than two faces\); "
-                                        "delete duplicate faces, and join parts that touch"):
+                                        "delete duplicate faces and faces inside the solid"):
         mass_properties_from_mesh(vertices, faces, name="Tower", density=1.0)
+
+
+def test_a_face_inside_the_solid_is_named_as_what_to_delete():
+    # two boxes sharing the square between them, kept once as a wall inside the solid: the fix
+    # named only duplicate faces and parts touching along an edge, neither of which the mesh has
+    left, right = box(1, 1, 1, offset=(-0.5, 0.0, 0.0)), box(1, 1, 1, offset=(0.5, 0.0, 0.0))
+    outer = [f for f in left.faces if not np.allclose(left.vertices[f][:, 0], 0.0)]
+    outer += [f + len(left.vertices) for f in right.faces if not np.allclose(right.vertices[f][:, 0], 0.0)]
+    wall = [f for f in left.faces if np.allclose(left.vertices[f][:, 0], 0.0)]
+    vertices = np.r_[left.vertices, right.vertices]
+    with pytest.raises(MeshError, match=r"'Wall': mesh is not closed \(4 edges shared by more than two faces\); "
+                                        r"delete duplicate faces and faces inside the solid \(a wall"):
+        mass_properties_from_mesh(vertices, np.array(outer + wall), name="Wall", density=1.0)
 
 
 def test_convex_hull_fallback_far_from_origin():
