@@ -12,7 +12,7 @@ import numpy as np
 import trimesh
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.spatial import ConvexHull, QhullError
+from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from ..errors import MeshError
 
@@ -25,6 +25,10 @@ FALLBACKS = ("none", "convex_hull")
 #: a closed mesh whose |volume| is below this fraction of its bounding-box
 #: cube (largest extent cubed) is treated as flat (zero volume)
 _FLAT_VOLUME_FRACTION = 1e-9
+
+#: open edges whose every vertex has another within this fraction of the mesh's size are a crack
+#: between faces that were meant to share their vertices, not a hole
+_CRACK = 1e-4
 
 #: vertices of each shell tested for lying inside the other shells
 _SHELL_SAMPLES = 8
@@ -155,7 +159,7 @@ def mass_properties_from_mesh(
     origin = 0.5 * (points.min(axis=0) + points.max(axis=0)) if len(points) else np.zeros(3)
     points = points - origin
     triangles = mesh.triangles - origin
-    defect = _solid_defect(mesh.faces, len(mesh.vertices))
+    defect = _solid_defect(mesh.faces, mesh.vertices)
     overlap = np.zeros(10)
     hull_of = ""
     if defect is None:
@@ -299,23 +303,30 @@ def _mesh_arrays(name: str, vertices, faces) -> tuple[np.ndarray, np.ndarray]:
     return vertices, faces
 
 
-def _solid_defect(faces: np.ndarray, n_vertices: int) -> tuple[str, str] | None:
+def _solid_defect(faces: np.ndarray, vertices: np.ndarray) -> tuple[str, str] | None:
     """``(problem, fix)`` when the triangles do not bound a solid, else None.
 
     A solid's surface has every edge shared by exactly two faces that
     traverse it in opposite directions (trimesh's "watertight" and
     "winding consistent").
     """
+    n_vertices = len(vertices)
     tail = faces.reshape(-1)
     head = faces[:, [1, 2, 0]].reshape(-1)
     # integer keys: directed edge a->b is a*n+b, undirected edge {a,b} is min*n+max
     undirected = np.minimum(tail, head) * n_vertices + np.maximum(tail, head)
-    _, uses = np.unique(undirected, return_counts=True)
+    edges, uses = np.unique(undirected, return_counts=True)
     open_edges = np.count_nonzero(uses == 1)
     shared = np.count_nonzero(uses > 2)
     if open_edges or shared:
         counts = [f"{open_edges} open edges"] * bool(open_edges)
         counts += [f"{shared} edges shared by more than two faces"] * bool(shared)
+        crack = _crack_width(vertices, edges[uses == 1]) if open_edges and not shared else None
+        if crack is not None:
+            # a surface closed to the eye, its faces' vertices apart by a hair (a CAD export's tessellation)
+            return (f"mesh is not closed ({open_edges} open edges, each beside another open edge at most "
+                    f"{crack * 1e3:.3g} mm away: the faces meet without sharing their vertices)",
+                    f"merge the vertices closer than {2 * crack * 1e3:.3g} mm")
         # more than two faces on an edge: duplicate faces, a face inside the solid (a wall left
         # between two halves of it), or parts touching along the edge
         fix = "close the mesh" if open_edges else (
@@ -330,6 +341,16 @@ def _solid_defect(faces: np.ndarray, n_vertices: int) -> tuple[str, str] | None:
             "recalculate the normals to point outside",
         )
     return None
+
+
+def _crack_width(vertices: np.ndarray, open_edges: np.ndarray) -> float | None:
+    """The largest distance from a vertex of the ``open_edges`` (keys ``min * n + max``) to the
+    nearest other one, when every such vertex has one within :data:`_CRACK` of the mesh's size (the
+    open edges are seams whose two sides did not share their vertices); None when any has not (a hole)."""
+    ends = np.unique(np.r_[open_edges // len(vertices), open_edges % len(vertices)])
+    points = vertices[ends]
+    gap = float(cKDTree(points).query(points, k=2)[0][:, 1].max())
+    return gap if gap <= _CRACK * float(np.ptp(vertices, axis=0).max()) else None
 
 
 def _tetra_volumes(triangles: np.ndarray) -> np.ndarray:

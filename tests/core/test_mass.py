@@ -505,6 +505,20 @@ def test_a_face_inside_the_solid_is_named_as_what_to_delete():
         mass_properties_from_mesh(vertices, np.array(outer + wall), name="Wall", density=1.0)
 
 
+def test_faces_apart_by_a_hair_are_told_to_merge_their_vertices_and_a_hole_to_be_closed():
+    # each face with its own vertices, moved by up to 0.1 µm (a CAD export's seams): closed to the
+    # eye, and the fix said was "close the mesh"
+    cube = box(0.1, 0.1, 0.1)
+    vertices = cube.vertices[cube.faces].reshape(-1, 3)
+    vertices = vertices + np.random.default_rng(0).uniform(-1e-7, 1e-7, vertices.shape)
+    faces = np.arange(len(vertices)).reshape(-1, 3)
+    with pytest.raises(MeshError, match=r"'Seams': mesh is not closed \(36 open edges, each beside another open edge "
+                                        r"at most 0.000\d+ mm away.*\); merge the vertices closer than 0.000\d+ mm"):
+        mass_properties_from_mesh(vertices, faces, name="Seams", density=1.0)
+    with pytest.raises(MeshError, match=r"'Hole': mesh is not closed \(4 open edges\); close the mesh"):
+        mass_properties_from_mesh(cube.vertices, cube.faces[2:], name="Hole", density=1.0)
+
+
 def test_convex_hull_fallback_far_from_origin():
     s, centre = 1e-3, np.array([10.0, -10.0, 10.0])
     mesh = box(s, 2 * s, 3 * s, offset=centre)
