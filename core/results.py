@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import time
 import zipfile
+import zlib
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -398,7 +399,10 @@ def load_results(path: str | os.PathLike) -> Results:
                 raise ValueError("it holds no results")
             meta = json.loads(str(data["__meta__"]))
             arrays = {k: data[k] for k in data.files if k not in ("__meta__", "__units__")}
-    except (ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+    # a damaged archive fails in zlib (a corrupt member) or zipfile (a garbled header asks for a
+    # zip version that does not exist: NotImplementedError), not only as BadZipFile
+    except (ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError, zlib.error,
+            NotImplementedError) as exc:
         raise ValueError(f"{os.fspath(path)}: not a results file written by Results.save (.npz): {exc}") from None
     for key, value in meta.items():
         if isinstance(value, list):

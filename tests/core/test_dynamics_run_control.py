@@ -3,6 +3,8 @@ import csv
 import dataclasses
 import importlib
 import re
+import struct
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -209,6 +211,35 @@ def test_results_of_the_first_version_load_and_other_files_are_refused_by_name(t
     np.savez(other, a=np.zeros(3))
     with pytest.raises(ValueError, match="other.npz: not a results file .*: it holds no results"):
         core.load_results(other)
+
+
+
+def _damaged_copies(path):
+    """(what, bytes) of the results file at ``path`` with one member's compressed data garbled,
+    and with that member's central directory entry asking for a zip version that does not exist."""
+    data = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        member, directory = archive.getinfo("t.npy"), archive.start_dir
+    name_length, extra_length = struct.unpack("<HH", data[member.header_offset + 26:member.header_offset + 30])
+    start = member.header_offset + 30 + name_length + extra_length
+    garbled = bytearray(data)
+    garbled[start] ^= 0xFF
+    entry = data.index(b"t.npy", directory) - 46       # (a central directory entry's name is at 46)
+    later_version = bytearray(data)
+    later_version[entry + 6] = 0xFF                     # its "version needed to extract"
+    return [("member data", bytes(garbled)), ("zip version", bytes(later_version))]
+
+
+def test_a_damaged_results_file_is_a_value_error_naming_it(tmp_path):
+    """A results file damaged on disk or in transfer raised zlib.error or NotImplementedError,
+    not the documented ValueError that names the file."""
+    path = tmp_path / "run.npz"
+    core.simulate(pendulum(end_time=0.2, output_rate=50)).save(path)
+    for what, data in _damaged_copies(path):
+        damaged = tmp_path / "damaged.npz"
+        damaged.write_bytes(data)
+        with pytest.raises(ValueError, match="damaged.npz: not a results file written by Results.save"):
+            core.load_results(damaged)
 
 
 @pytest.mark.parametrize("sparse_path", [False, True], ids=["dense", "sparse"])
