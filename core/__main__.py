@@ -212,9 +212,9 @@ def _main(argv) -> int:
                 written.append(f"  {what} written to {path}")
         print(f"{args.model}: {results.summary()}")
         print(f"  settings: {model.settings.describe()}")
-        if interrupted:
-            print(f"  cancelled by Ctrl-C at t = {results.t[-1] if len(results.t) else 0:.6g} s; the frames so far "
-                  "are written")
+        if interrupted:     # (with no output asked for, or none writable, nothing holds the frames)
+            print(f"  cancelled by Ctrl-C at t = {results.t[-1] if len(results.t) else 0:.6g} s"
+                  + ("; the frames so far are written" if written else ""))
         torques = dict(zip(results.force_names, results.force_is_torque))
         for name, power in results.max_powers().items():
             print(f"  {'e-motor' if torques[name] else 'actuator'} {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")

@@ -3,6 +3,7 @@
 Run in a subprocess with the venv's python from the project folder, like a user would.
 """
 import csv
+import importlib
 import json
 import subprocess
 import sys
@@ -273,6 +274,25 @@ def test_a_second_ctrl_c_stops_at_once_with_the_shells_status(tiny_pendulum, mon
     assert cli.main(["simulate", str(tiny_pendulum)]) == 130
     assert "stopped by Ctrl-C" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGINT) == before      # the CLI's handler is gone
+
+
+@pytest.mark.parametrize("outputs", [[], ["--csv", "{tmp}/no_such_dir/x.csv"]], ids=["none asked", "unwritable"])
+def test_a_cancelled_run_says_its_frames_are_written_only_when_they_are(tiny_pendulum, tmp_path, monkeypatch, capsys,
+                                                                         outputs):
+    """Ctrl-C said "the frames so far are written" with no --csv or --npz given, or none writable."""
+    import signal
+    from core import __main__ as cli
+
+    def pressed_once(model, progress):     # the handler the CLI installs, as one Ctrl-C calls it
+        signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+        return real_simulate(model, progress=progress)
+    real_simulate = cli.simulate
+    monkeypatch.setattr(cli, "simulate", pressed_once)
+    monkeypatch.setattr(importlib.import_module("core.solver.simulate"), "_PROGRESS_INTERVAL", 0.0)  # asked at once
+    cli.main(["simulate", str(tiny_pendulum), *(o.format(tmp=tmp_path) for o in outputs)])
+    printed = capsys.readouterr().out
+    assert "cancelled: t = 0..0 s, 1 frames" in printed and "cancelled by Ctrl-C at t = 0 s\n" in printed, printed
+    assert "written" not in printed
 
 
 def test_a_reader_that_stops_early_costs_no_file_and_no_traceback(tiny_pendulum, tmp_path):
