@@ -20,7 +20,7 @@ from . import Issue, ModelError, SolverError, _interrupted, _stopped_while_impor
     load_model, simulate
 from .model.spec import INTEGRATORS, SolverSettings
 from .model.validate import unused_settings
-from .units import from_si
+from .units import from_si, unit
 
 #: the settings an option may override: (option, field, type, help)
 _SETTING_OPTIONS = (
@@ -32,6 +32,10 @@ _SETTING_OPTIONS = (
     ("--max-step", "max_step", float, "longest step of the adaptive integrators, s"),
     ("--step", "step", float, "fixed step of RK4 and the stepper, s"),
 )
+
+#: the quantity of a motion's value, by (mode, dof): its formula's number alone says not whether 30 is rad or mm
+_MOTION_KINDS = {("displacement", "rotation"): "angle", ("displacement", "translation"): "length",
+                 ("velocity", "rotation"): "angular_velocity", ("velocity", "translation"): "velocity"}
 
 
 def _progress_printer(stream):
@@ -101,8 +105,8 @@ def _check(model) -> int:
     dof = 6 * cm.n_bodies - (system.n_rows - redundant)
     print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
     print(f"  settings: {model.settings.describe()}")
-    for m in model.motions:
-        print(f"  motion {m.name!r}: {m.mode} = {m.value}")
+    for m, compiled in zip(model.motions, cm.motions):     # (compiled in the model's order, with the dof)
+        print(f"  motion {m.name!r}: {m.mode} = {m.value} [{unit(_MOTION_KINDS[m.mode, compiled['dof']])}]")
     times = [k * (1.0 / model.settings.output_rate) for k in range(model.settings.frame_count())]   # the run's output times
     powers = dict(zip(system.applied.names, system.applied.max_power(times)))
     for f in model.forces:
@@ -114,7 +118,7 @@ def _check(model) -> int:
             ", the largest |F_max| of the run"
         kind = "e-motor" if f.type == "torque" else "actuator"
         rated = f" ({kind}, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
-        print(f"  {f.type} {f.name!r}: value = {f.value}{rated}")
+        print(f"  {f.type} {f.name!r}: value = {f.value} [{unit(f.type)}]{rated}")
     for w in check(cm):     # the model's, the assembly's and a stiff model's: what a run warns of first
         print(f"  warning: {w}")
     return 0

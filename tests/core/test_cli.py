@@ -197,10 +197,25 @@ def test_check_and_simulate_report_an_actuators_rated_power(tiny_pendulum, tmp_p
     path.write_text(json.dumps(data), encoding="utf-8")
     checked = run("check", path)
     assert checked.returncode == 0, checked.stderr
-    assert "torque 'drive': value = 1000 (e-motor, N_max = F_max*v_max/4 = 75 W)" in checked.stdout
+    assert "torque 'drive': value = 1000 [N*mm] (e-motor, N_max = F_max*v_max/4 = 75 W)" in checked.stdout
     solved = run("simulate", path)
     assert solved.returncode == 0, solved.stderr
     assert "e-motor 'drive': N_max = F_max*v_max/4 = 75 W" in solved.stdout
+
+
+@pytest.mark.parametrize("element, printed", [
+    (dict(motions=[dict(name="turn", joint="hinge", value="2*t")]), "motion 'turn': displacement = 2*t [rad]"),
+    (dict(motions=[dict(name="turn", joint="hinge", value="3", mode="velocity")]), "motion 'turn': velocity = 3 [rad/s]"),
+    (dict(forces=[dict(name="push", body="rod", frame="rod_end", value="5")]), "force 'push': value = 5 [N]"),
+])
+def test_check_gives_the_unit_of_a_motions_or_forces_value(tiny_pendulum, tmp_path, element, printed):
+    """`value = 33.0` said not whether a torque of 33 was N*mm (the file's unit) or N*m."""
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data.update(element)
+    path = tmp_path / "driven.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    checked = run("check", path)
+    assert checked.returncode == 0 and printed in checked.stdout, checked.stdout + checked.stderr
 
 
 def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendulum, tmp_path):
