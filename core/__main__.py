@@ -248,7 +248,9 @@ def _main(argv) -> int:
 
 def _output_clash(args) -> str | None:
     """What is wrong with the output paths: one that is the model file (it would be overwritten),
-    or both outputs on one path (the second would replace the first); None when nothing is."""
+    both outputs on one path (the second would replace the first), or one that cannot be written
+    (a folder, or in a folder missing or read-only: found now, not after a run of hours); None when
+    nothing is."""
     def same(a, b):
         try:
             return os.path.samefile(a, b)
@@ -258,9 +260,26 @@ def _output_clash(args) -> str | None:
     for option, path in outputs:
         if same(path, args.model):
             return f"option {option}: {path} is the model file, which it would overwrite; give another path"
+        unwritable = _unwritable(path)
+        if unwritable:
+            return f"option {option}: cannot write {path}: {unwritable}"
     if len(outputs) == 2 and same(outputs[0][1], outputs[1][1]):
         return f"options --csv and --npz: both name {outputs[0][1]}, and the results would replace the CSV"
     return None
+
+
+
+def _unwritable(path) -> str | None:
+    """Why ``path`` cannot be written, or None: an existing file is written in place when its folder
+    takes no new file, a new one needs a folder that exists and takes it."""
+    if os.path.isdir(path):
+        return "it is a folder; give a file name"
+    if os.path.exists(path):
+        return None if os.access(path, os.W_OK) else "the file is read-only"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"{folder} is a file, not a folder" if os.path.exists(folder) else f"the folder {folder} does not exist"
+    return None if os.access(folder, os.W_OK | os.X_OK) else f"the folder {folder} is not writable"
 
 
 if __name__ == "__main__":

@@ -218,15 +218,33 @@ def test_check_gives_the_unit_of_a_motions_or_forces_value(tiny_pendulum, tmp_pa
     assert checked.returncode == 0 and printed in checked.stdout, checked.stdout + checked.stderr
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device whose writes fail")
 def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendulum, tmp_path):
     """Exit 4: the run succeeded, an output file could not be written (named on stderr)."""
     npz = tmp_path / "results.dat"                     # any name: written as given, no .npz added
-    r = run("simulate", tiny_pendulum, "--csv", tmp_path / "no_such_dir" / "x.csv", "--npz", npz)
+    r = run("simulate", tiny_pendulum, "--csv", "/dev/full", "--npz", npz)
     assert r.returncode == 4 and "Traceback" not in r.stderr
-    assert f"error: cannot write the CSV to {tmp_path / 'no_such_dir' / 'x.csv'}: No such file or directory" in r.stderr
+    assert "error: cannot write the CSV to /dev/full: No space left on device" in r.stderr
     assert f"results written to {npz}" in r.stdout and npz.is_file()
     from core.results import load_results
     assert len(load_results(npz).t) == 11
+
+
+@pytest.mark.parametrize("output, says", [
+    ("{tmp}/no_such_dir/x.csv", "the folder {tmp}/no_such_dir does not exist"),
+    ("{tmp}", "it is a folder; give a file name"),
+    ("{model}/x.csv", "{model} is a file, not a folder"),
+])
+@pytest.mark.parametrize("option", ["--csv", "--npz"])
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulum, tmp_path, monkeypatch, capsys,
+                                                                     option, output, says):
+    """A typo in the output's folder was found only after the run, which it cost (exit 4, nothing kept)."""
+    from core import __main__ as cli
+    monkeypatch.setattr(cli, "simulate", lambda *args, **kwargs: pytest.fail("the run started"))
+    path = output.format(tmp=tmp_path, model=tiny_pendulum)
+    assert cli.main(["simulate", str(tiny_pendulum), option, path]) == 2
+    said = says.format(tmp=tmp_path, model=tiny_pendulum)
+    assert capsys.readouterr().err == f"error: option {option}: cannot write {path}: {said}\n"
 
 
 def test_ctrl_c_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path):
@@ -291,7 +309,7 @@ def test_a_second_ctrl_c_stops_at_once_with_the_shells_status(tiny_pendulum, mon
     assert signal.getsignal(signal.SIGINT) == before      # the CLI's handler is gone
 
 
-@pytest.mark.parametrize("outputs", [[], ["--csv", "{tmp}/no_such_dir/x.csv"]], ids=["none asked", "unwritable"])
+@pytest.mark.parametrize("outputs", [[], ["--csv", "/dev/full"]], ids=["none asked", "unwritable"])
 def test_a_cancelled_run_says_its_frames_are_written_only_when_they_are(tiny_pendulum, tmp_path, monkeypatch, capsys,
                                                                          outputs):
     """Ctrl-C said "the frames so far are written" with no --csv or --npz given, or none writable."""
