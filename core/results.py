@@ -311,9 +311,13 @@ class Results:
                 arrays[f.name] = value
             else:
                 meta[f.name] = list(value) if isinstance(value, tuple) else value
-        with _written(path, "wb") as fh:    # a file object: NumPy would append .npz to a name without it
-            np.savez_compressed(fh, __meta__=np.array(json.dumps(meta, default=float)),
-                                __units__=np.array(NPZ_UNITS), **arrays)
+        members = dict(__meta__=np.array(json.dumps(meta, default=float)), __units__=np.array(NPZ_UNITS), **arrays)
+        # the archive written as np.savez_compressed does, but closed when a write fails (a full
+        # disk): NumPy's, left open, printed a traceback at exit ("seek of closed file")
+        with _written(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+            for name, value in members.items():
+                with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
 @contextlib.contextmanager

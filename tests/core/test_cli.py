@@ -247,6 +247,15 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulu
     assert capsys.readouterr().err == f"error: option {option}: cannot write {path}: {said}\n"
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device whose writes fail")
+def test_results_that_fill_the_disk_are_one_error_and_no_traceback(tiny_pendulum):
+    """NumPy's archive, left open by the failed write, printed "Exception ignored in: ZipFile.__del__"
+    and a traceback ("seek of closed file") when it was collected."""
+    r = run("simulate", tiny_pendulum, "--npz", "/dev/full")
+    assert r.returncode == 4
+    assert r.stderr == "error: cannot write the results to /dev/full: No space left on device\n", r.stderr
+
+
 def test_ctrl_c_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path):
     import signal
     import time
