@@ -469,7 +469,7 @@ class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
         new_base = os.path.dirname(os.path.abspath(path))
         data = _rebased(data, old_base, new_base)
         try:
-            with open(path, "w", encoding="utf-8") as f:
+            with runner.core.files.written_whole(path, "w", encoding="utf-8") as f:   # (a failed write keeps the old)
                 f.write(runner.core.model.io.dumps(data))
         except OSError as exc:
             self.report({"ERROR"}, f"Cannot write {self.filepath!r}: {exc.strerror or exc}")

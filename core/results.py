@@ -7,12 +7,9 @@ object origin), ready for keyframes; ``com`` holds the centres of mass.
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
-import shutil
-import tempfile
 import time
 import zipfile
 import zlib
@@ -20,6 +17,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from .files import written_whole
 from .units import from_si, unit
 
 __all__ = ["Results", "load_results", "frame_bytes", "DEFERRED"]
@@ -291,7 +289,7 @@ class Results:
         add("energy.total", self.total_energy, "energy")
         add("constraint_error", self.constraint_error, "length")
         add("constraint_error_angle", self.constraint_error_angle, "angle")
-        with _written(path, "w", newline="", encoding="utf-8") as fh:
+        with written_whole(path, "w", newline="", encoding="utf-8") as fh:
             writer = csv.writer(fh)
             writer.writerow([c[0] for c in cols])
             data = np.column_stack([c[1] for c in cols]) if len(self.t) else np.zeros((0, len(cols)))
@@ -314,50 +312,10 @@ class Results:
         members = dict(__meta__=np.array(json.dumps(meta, default=float)), __units__=np.array(NPZ_UNITS), **arrays)
         # the archive written as np.savez_compressed does, but closed when a write fails (a full
         # disk): NumPy's, left open, printed a traceback at exit ("seek of closed file")
-        with _written(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
+        with written_whole(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as archive:
             for name, value in members.items():
                 with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
                     np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
-
-
-@contextlib.contextmanager
-def _written(path, mode, **kwargs):
-    """A file object that writes ``path`` whole or not at all: a regular file (or a new one) is
-    written to a new file beside it and moved over it once complete, so a write that fails or is
-    interrupted (Ctrl-C on a 200,000-row CSV left 3,013 rows) leaves what was there. A symbolic
-    link is written through; the file replaced keeps its permissions (a new one gets the umask's).
-    Written in place: anything but a regular file (a device, a pipe), a file with other hard links
-    (which would keep the old text), and a file in a folder that takes no new file."""
-    path = os.path.realpath(path)
-    part = None
-    if not os.path.exists(path) or (os.path.isfile(path) and os.stat(path).st_nlink == 1):
-        try:
-            fd, part = tempfile.mkstemp(dir=os.path.dirname(path), prefix=f".{os.path.basename(path)}.",
-                                        suffix=".partial")
-        except OSError:     # (a missing folder: the write in place names the path as given)
-            part = None
-    if part is None:
-        with open(path, mode, **kwargs) as fh:
-            yield fh
-        return
-    try:
-        with open(fd, mode, **kwargs) as fh:
-            yield fh
-        if os.path.exists(path):
-            shutil.copymode(path, part)
-        else:
-            os.chmod(part, 0o666 & ~_umask())
-        os.replace(part, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(part)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)      # (the only way to read it is to set it)
-    os.umask(mask)
-    return mask
 
 
 #: what a saved .npz says of its numbers (its arrays are the Results fields, whose comments give each one's unit)

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from ..errors import Issue, ModelError
+from ..files import written_whole
 from . import spec
 
 FORMAT = "mbd-model"
@@ -81,8 +82,10 @@ def _unique_keys(pairs, repeated) -> dict:
 
 
 def save_model(model: spec.Model, path: str | os.PathLike) -> None:
-    """Write ``model`` as JSON in user units (mm, N, N·mm, s, rad, kg)."""
-    Path(path).write_text(dumps(model_to_dict(model)), encoding="utf-8")
+    """Write ``model`` as JSON in user units (mm, N, N·mm, s, rad, kg), whole or not at all: a
+    write that fails (a full disk) leaves the file that was there, not the start of the new one."""
+    with written_whole(path, "w", encoding="utf-8") as fh:
+        fh.write(dumps(model_to_dict(model)))
 
 
 def dumps(data) -> str:

@@ -418,8 +418,8 @@ def test_a_write_interrupted_leaves_the_file_that_was_there(tiny_pendulum, tmp_p
     assert path.stat().st_mode & 0o777 == 0o640 and not list(tmp_path.glob("*partial"))
     # a new file gets the umask's mode, as open() gives it
     res.save(tmp_path / "new.npz")
-    from core.results import _umask
-    assert (tmp_path / "new.npz").stat().st_mode & 0o777 == 0o666 & ~_umask()
+    from core.files import umask
+    assert (tmp_path / "new.npz").stat().st_mode & 0o777 == 0o666 & ~umask()
 
 
 def test_check_names_a_force_on_a_fixed_body_instead_of_failing(tiny_pendulum, tmp_path):

@@ -184,6 +184,19 @@ def test_save_load_round_trip_is_equal(folder):
     assert again.read_text(encoding="utf-8") == path.read_text(encoding="utf-8")
 
 
+def test_a_save_that_fails_part_way_keeps_the_model_file_that_was_there(tmp_path, monkeypatch):
+    """save_model truncated the file before writing: a write failing part-way (a full disk, here a
+    text the encoder refuses after its first 9000 characters) left neither the old model nor the new."""
+    path = tmp_path / "model.json"
+    save_model(Model(name="the old one"), path)
+    before = path.read_text(encoding="utf-8")
+    monkeypatch.setattr("core.model.io.dumps", lambda data: "x" * 9000 + "\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        save_model(Model(name="the new one"), path)
+    assert path.read_text(encoding="utf-8") == before
+    assert [p.name for p in tmp_path.iterdir()] == ["model.json"]      # no part left beside it
+
+
 def test_dict_round_trip_and_json_types(folder):
     model = full_model(folder)
     data = model_to_dict(model)
