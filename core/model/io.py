@@ -52,9 +52,9 @@ def load_model(path: str | os.PathLike) -> spec.Model:
         raise ModelError([Issue("error", "unreadable-file", str(path),
                                 f"is not UTF-8 text (byte {exc.start}); a model file is JSON text",
                                 "Choose the model's .json file.")]) from None
-    repeated = []
+    repeated, unencodable = [], []
     try:
-        data = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, repeated))
+        data = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, repeated, unencodable))
     except json.JSONDecodeError as exc:
         raise ModelError([Issue("error", "bad-json", str(path),
                                 f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]) from None
@@ -63,21 +63,32 @@ def load_model(path: str | os.PathLike) -> spec.Model:
     except RecursionError:
         raise ModelError([Issue("error", "bad-json", str(path),
                                 "not a usable JSON model: its lists or objects are nested too deeply")]) from None
-    if repeated:
+    if repeated or unencodable:
         raise ModelError([Issue("error", "bad-json", str(path), f"the key {key!r} appears {count} times in {where}",
-                                "A JSON reader keeps only the last one: keep one.") for key, count, where in repeated])
+                                "A JSON reader keeps only the last one: keep one.") for key, count, where in repeated]
+                         + [Issue("error", "bad-json", str(path),
+                                  f"the text of {key!r} in {where} is no Unicode text: it holds the lone surrogate "
+                                  f"\\u{ord(char):04x}", "Correct that \\u escape (it is half of a pair).")
+                            for key, char, where in unencodable])
     return model_from_dict(data, base_dir=path.resolve().parent)
 
 
-def _unique_keys(pairs, repeated) -> dict:
+def _unique_keys(pairs, repeated, unencodable) -> dict:
     """json's object hook: the object as a dict, noting keys given more than once (json.loads
-    would silently keep the last: a second "mass", or a second "bodies" list emptying the first)."""
+    would silently keep the last: a second "mass", or a second "bodies" list emptying the first)
+    and texts with a lone surrogate (a \\ud800 escape: a name that no file, CSV header or saved
+    model can hold, found only when the results were written)."""
     obj = dict(pairs)
+    name = obj.get("name")
+    where = f"the object named {name!r}" if isinstance(name, str) else "one object"
     if len(obj) < len(pairs):
         keys = [k for k, _ in pairs]
-        name = obj.get("name")
-        where = f"the object named {name!r}" if isinstance(name, str) else "one object"
         repeated.extend((k, keys.count(k), where) for k in dict.fromkeys(keys) if keys.count(k) > 1)
+    for key, value in pairs:
+        for text in (key, value) if isinstance(value, str) else (key,):
+            surrogate = next((c for c in text if "\ud800" <= c <= "\udfff"), None)
+            if surrogate:
+                unencodable.append((key, surrogate, where))
     return obj
 
 

@@ -402,3 +402,20 @@ def test_a_key_given_twice_is_an_error_and_a_byte_order_mark_is_read(tmp_path):
     assert [i.message for i in info.value.issues] == ["the key 'density' appears 2 times in the object named 'rod'"]
     path.write_text("\ufeff" + text, encoding="utf-8")     # Windows' "UTF-8 with BOM"
     assert core.load_model(path).bodies[0].name == "rod"
+
+
+def test_a_lone_surrogate_escape_is_refused_by_name_and_a_pair_is_read(tmp_path):
+    """A name written "B\\udc80ob" loaded, ran, and then the CSV (and save_model) stopped with a
+    UnicodeEncodeError traceback: no file can hold it."""
+    text = (Path(__file__).parent / "data" / "pendulum.json").read_text(encoding="utf-8")
+    path = tmp_path / "surrogate.json"
+    path.write_text(text.replace('"rod"', '"r\\udc80od"'), encoding="utf-8")
+    with pytest.raises(ModelError) as info:
+        core.load_model(path)
+    assert [str(i) for i in info.value.issues][:2] == [
+        f"{path}: the text of 'name' in the object named 'r\\udc80od' is no Unicode text: it holds the lone "
+        "surrogate \\udc80. Correct that \\u escape (it is half of a pair).",
+        f"{path}: the text of 'body' in the object named 'rod_end' is no Unicode text: it holds the lone "
+        "surrogate \\udc80. Correct that \\u escape (it is half of a pair)."]
+    path.write_text(text.replace('"rod"', '"rod \\ud83d\\ude00"'), encoding="utf-8")     # a pair: one emoji
+    assert core.load_model(path).bodies[0].name == "rod \U0001f600"
