@@ -376,5 +376,6 @@ def load_results(path: str | os.PathLike) -> Results:
     meta.setdefault("contact_names", ())
     try:
         return Results(**arrays, **meta)
-    except TypeError as exc:    # a field this version needs and the file lacks, or one it does not know
+    # a field this version needs and the file lacks, or one it does not know; a channel of the wrong shape
+    except (TypeError, ValueError) as exc:
         raise ValueError(f"{os.fspath(path)}: not a results file this version can read: {exc}") from None

@@ -242,6 +242,19 @@ def test_a_damaged_results_file_is_a_value_error_naming_it(tmp_path):
             core.load_results(damaged)
 
 
+def test_a_results_file_with_a_channel_of_the_wrong_shape_is_named(tmp_path):
+    """Its ValueError said "Results.joint_angle: expected shape (11, 1), got (3,)" without the file."""
+    path = tmp_path / "run.npz"
+    core.simulate(pendulum(end_time=0.2, output_rate=50)).save(path)
+    with np.load(path) as data:
+        members = dict(data)
+    members["joint_angle"] = np.zeros(3)
+    np.savez_compressed(path, **members)
+    with pytest.raises(ValueError, match=r"run.npz: not a results file this version can read: "
+                                         r"Results.joint_angle: expected shape \(11, 1\), got \(3,\)"):
+        core.load_results(path)
+
+
 @pytest.mark.parametrize("sparse_path", [False, True], ids=["dense", "sparse"])
 def test_failed_run_driven_past_dead_point(sparse_path, monkeypatch):
     """A crank (200 mm) driven through a full turn with a 150 mm rod cannot pass r sin θ = l.
