@@ -204,7 +204,7 @@ def _main(argv) -> int:
         # the files first: a reader of the summary that stops early (| head) must not cost one
         written, unwritten = [], []
         for what, write, path in (("CSV", results.to_csv, args.csv), ("results", results.save, args.npz)):
-            if not path:
+            if path is None:
                 continue
             try:
                 write(path)
@@ -256,7 +256,7 @@ def _output_clash(args) -> str | None:
             return os.path.samefile(a, b)
         except OSError:     # (one does not exist yet)
             return os.path.realpath(a) == os.path.realpath(b)
-    outputs = [(option, path) for option, path in (("--csv", args.csv), ("--npz", args.npz)) if path]
+    outputs = [(option, path) for option, path in (("--csv", args.csv), ("--npz", args.npz)) if path is not None]
     for option, path in outputs:
         if same(path, args.model):
             return f"option {option}: {path} is the model file, which it would overwrite; give another path"
@@ -272,6 +272,8 @@ def _output_clash(args) -> str | None:
 def _unwritable(path) -> str | None:
     """Why ``path`` cannot be written, or None: an existing file is written in place when its folder
     takes no new file, a new one needs a folder that exists and takes it."""
+    if not path:    # (`--csv "$OUT"` with OUT unset: the run went without its table, exit 0)
+        return "the path is empty; give a file name"
     if os.path.isdir(path):
         return "it is a folder; give a file name"
     if os.path.exists(path):

@@ -234,6 +234,7 @@ def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendu
     ("{tmp}/no_such_dir/x.csv", "the folder {tmp}/no_such_dir does not exist"),
     ("{tmp}", "it is a folder; give a file name"),
     ("{model}/x.csv", "{model} is a file, not a folder"),
+    ("", "the path is empty; give a file name"),
 ])
 @pytest.mark.parametrize("option", ["--csv", "--npz"])
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulum, tmp_path, monkeypatch, capsys,
