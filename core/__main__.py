@@ -235,8 +235,8 @@ def _main(argv) -> int:
         header = ("the solver settings given have problems" if isinstance(exc, _OptionError)
                   else f"the model {args.model} has problems")
         print(f"error: {header}:", file=sys.stderr)
-        for issue in exc.issues:
-            print(f"  {issue}", file=sys.stderr)
+        for issue in exc.issues:    # the model's warnings come along: said to be no errors
+            print(f"  {'warning: ' if issue.severity == 'warning' else ''}{issue}", file=sys.stderr)
         return 2
     except SolverError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -218,6 +218,18 @@ def test_check_gives_the_unit_of_a_motions_or_forces_value(tiny_pendulum, tmp_pa
     assert checked.returncode == 0 and printed in checked.stdout, checked.stdout + checked.stderr
 
 
+def test_a_bad_models_warnings_are_told_from_its_errors(tiny_pendulum, tmp_path):
+    """Listed under "has problems", "model: every body is fixed; nothing will move" read as one more error."""
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data["bodies"][0]["fixed"] = True
+    path = tmp_path / "fixed.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    r = run("check", path)
+    assert r.returncode == 2
+    assert "\n  joint 'hinge': frame_i, frame_j: both frames are on the ground" in r.stderr
+    assert "\n  warning: model: every body is fixed; nothing will move\n" in r.stderr, r.stderr
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device whose writes fail")
 def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendulum, tmp_path):
     """Exit 4: the run succeeded, an output file could not be written (named on stderr)."""
