@@ -16,6 +16,8 @@ import sys
 import threading
 from dataclasses import replace
 
+import numpy as np
+
 from . import Issue, ModelError, SolverError, _interrupted, _stopped_while_importing, check, compile_model, \
     load_model, simulate
 from .model.spec import INTEGRATORS, SolverSettings
@@ -107,7 +109,9 @@ def _check(model) -> int:
     print(f"  settings: {model.settings.describe()}")
     for m, compiled in zip(model.motions, cm.motions):     # (compiled in the model's order, with the dof)
         print(f"  motion {m.name!r}: {m.mode} = {m.value} [{unit(_MOTION_KINDS[m.mode, compiled['dof']])}]")
-    times = [k * (1.0 / model.settings.output_rate) for k in range(model.settings.frame_count())]   # the run's output times
+    # the run's output times, computed as the run computes them (k * (1 / rate) put its last frame of
+    # 0.3 s at 10 Hz past 0.3 s, where a formula switching at 0.3 s gave another F_max)
+    times = np.arange(model.settings.frame_count()) / model.settings.output_rate
     powers = dict(zip(system.applied.names, system.applied.max_power(times)))
     for f in model.forces:
         if f.name not in system.applied.names:

@@ -203,6 +203,21 @@ def test_check_and_simulate_report_an_actuators_rated_power(tiny_pendulum, tmp_p
     assert "e-motor 'drive': N_max = F_max*v_max/4 = 75 W" in solved.stdout
 
 
+def test_check_and_simulate_take_an_actuators_f_max_at_the_same_times(tiny_pendulum, tmp_path):
+    """F_max = 10 N*mm up to t = 0.3 s, 1000 N*mm after: a run of 0.3 s at 10 Hz ends at 0.3 s, so
+    N_max = 10 * 300 / 4 / 1000 = 0.75 W; check took its last time as 3 * (1 / 10), a hair past
+    0.3 s, and said 75 W."""
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data["settings"].update(end_time=0.3, output_rate=10)
+    frame = data["joints"][0]["frame_j"]
+    data["forces"] = [dict(name="drive", type="torque", body="rod", frame=frame, value="if(t - 0.3; 10; 1000)",
+                           actuator=True, max_velocity=300.0)]
+    path = tmp_path / "switched.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert "N_max = F_max*v_max/4 = 0.75 W" in run("check", path).stdout
+    assert "N_max = F_max*v_max/4 = 0.75 W" in run("simulate", path).stdout
+
+
 @pytest.mark.parametrize("element, printed", [
     (dict(motions=[dict(name="turn", joint="hinge", value="2*t")]), "motion 'turn': displacement = 2*t [rad]"),
     (dict(motions=[dict(name="turn", joint="hinge", value="3", mode="velocity")]), "motion 'turn': velocity = 3 [rad/s]"),
