@@ -159,6 +159,10 @@ def main(argv=None) -> int:
         signal.signal(signal.SIGINT, noted)
     if _interrupted:    # pressed during the imports, its SystemExit caught there
         return 130
+    if hasattr(sys.stdout, "reconfigure"):
+        # a name the output's encoding lacks (an emoji, in Windows' cp1252 when redirected to a
+        # file) is escaped, as stderr does, not a traceback after the run
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         status = _main(argv)
         sys.stdout.flush()   # here, not at exit, where a closed pipe would be a traceback

@@ -5,6 +5,7 @@ Run in a subprocess with the venv's python from the project folder, like a user 
 import csv
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -231,6 +232,20 @@ def test_check_gives_the_unit_of_a_motions_or_forces_value(tiny_pendulum, tmp_pa
     path.write_text(json.dumps(data), encoding="utf-8")
     checked = run("check", path)
     assert checked.returncode == 0 and printed in checked.stdout, checked.stdout + checked.stderr
+
+
+def test_a_name_the_outputs_encoding_lacks_is_escaped_not_a_traceback(tiny_pendulum, tmp_path):
+    """Windows writes redirected output in cp1252: a body named with an emoji stopped check with a
+    UnicodeEncodeError traceback, and simulate after writing its files."""
+    path = tmp_path / "emoji.json"
+    path.write_text(tiny_pendulum.read_text(encoding="utf-8").replace('"rod"', '"rod \U0001f642"'), encoding="utf-8")
+    printed = {}
+    for command in ("check", "simulate"):
+        r = subprocess.run([sys.executable, "-m", "core", command, str(path)], cwd=ROOT, capture_output=True,
+                           env={**os.environ, "PYTHONIOENCODING": "cp1252"}, timeout=120)
+        assert r.returncode == 0 and b"Traceback" not in r.stderr, r.stderr.decode()
+        printed[command] = r.stdout
+    assert b"body 'rod \\U0001f642': mass 1.256 kg" in printed["check"]
 
 
 def test_a_bad_models_warnings_are_told_from_its_errors(tiny_pendulum, tmp_path):
