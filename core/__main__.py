@@ -286,7 +286,7 @@ def _unwritable(path) -> str | None:
         return "it is a folder; give a file name"
     if os.path.exists(path):
         return None if os.access(path, os.W_OK) else "the file is read-only"
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(os.path.realpath(path))     # (a link is written through to its target)
     if not os.path.isdir(folder):
         return f"{folder} is a file, not a folder" if os.path.exists(folder) else f"the folder {folder} does not exist"
     return None if os.access(folder, os.W_OK | os.X_OK) else f"the folder {folder} is not writable"

@@ -277,6 +277,7 @@ def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendu
     ("{tmp}", "it is a folder; give a file name"),
     ("{model}/x.csv", "{model} is a file, not a folder"),
     ("", "the path is empty; give a file name"),
+    ("{tmp}/link_to_nowhere", "the folder {tmp}/no_such_dir does not exist"),     # written through the link
 ])
 @pytest.mark.parametrize("option", ["--csv", "--npz"])
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulum, tmp_path, monkeypatch, capsys,
@@ -284,6 +285,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulu
     """A typo in the output's folder was found only after the run, which it cost (exit 4, nothing kept)."""
     from core import __main__ as cli
     monkeypatch.setattr(cli, "simulate", lambda *args, **kwargs: pytest.fail("the run started"))
+    (tmp_path / "link_to_nowhere").symlink_to(tmp_path / "no_such_dir" / "x.csv")
     path = output.format(tmp=tmp_path, model=tiny_pendulum)
     assert cli.main(["simulate", str(tiny_pendulum), option, path]) == 2
     said = says.format(tmp=tmp_path, model=tiny_pendulum)
