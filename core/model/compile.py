@@ -432,6 +432,18 @@ def compile_model(model: spec.Model) -> CompiledModel:
             issues.append(Issue("error", "bad-mass", f"body {b.name!r}: {fieldname}",
                                 _unprefixed(exc, b.name), hint))
             continue
+        tiny_mass = not mp.mass >= np.finfo(float).tiny
+        if tiny_mass or not np.min(mp.principal_moments) >= np.finfo(float).tiny:
+            # below the smallest normal double their inverse overflows: a density of 1e-320 was a
+            # "Singular matrix" traceback when the run began
+            moments = ", ".join(f"{m:.3g}" for m in from_si(mp.principal_moments, "inertia"))
+            what = f"mass, {mp.mass:.3g} kg, is" if tiny_mass else \
+                f"principal moments, {moments} {user_unit('inertia')}, are"
+            fieldname = "inertia" if b.inertia is not None and not tiny_mass else \
+                "mass" if b.mass is not None else "density"
+            issues.append(Issue("error", "bad-mass", f"body {b.name!r}: {fieldname}",
+                                f"its {what} too small for double precision", "Check the value and its unit."))
+            continue
         if mp.hull_instead:
             issues.append(Issue("warning", "convex-hull-mass", f"body {b.name!r}: geometry",
                                 f"{mp.hull_instead}; its mass properties are those of its convex hull"))

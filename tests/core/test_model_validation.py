@@ -837,3 +837,22 @@ def test_a_displacement_that_jumps_several_times_is_warned_of_with_their_count()
     data["motions"] = [{"name": "drive", "joint": "hinge", "value": "np.floor(10*t)", "mode": "displacement"}]
     (w,) = [str(w) for w in compile_model(model_from_dict(data)).warnings if w.code == "formula-jumps"]
     assert "jumps from 0 to 1 at t = 0.1 s, and 9 more times up to t = 1 s: a displacement cannot jump" in w
+
+
+@pytest.mark.parametrize("body, expected", [
+    (dict(geometry={"type": "box", "size": [10, 10, 10]}, density=1e-320, mass=None),
+     "body 'arm': density: its mass, 0 kg, is too small for double precision"),
+    (dict(geometry={"type": "box", "size": [10, 10, 10]}, density=None, mass=1e-320),
+     "body 'arm': mass: its mass, 1e-320 kg, is too small for double precision"),
+    (dict(geometry=None, density=None, mass=1.0, inertia=[1e-310] * 3 + [0] * 3),
+     "body 'arm': inertia: its principal moments, 1e-310, 1e-310, 1e-310 kg*mm^2, are too small for double precision"),
+])
+def test_mass_properties_below_double_precision_are_a_model_error(body, expected):
+    """A density of 1e-320 kg/m³ (a mass that underflows to 0 kg) passed every check and
+    stopped the run with numpy's "Singular matrix"."""
+    data = _base()
+    data["bodies"][0].update(body)
+    with pytest.raises(ModelError) as info:
+        compile_model(model_from_dict(data))
+    assert [str(i) for i in info.value.issues if i.severity == "error"] == [f"{expected}. Check the value and its unit."]
+
