@@ -301,6 +301,18 @@ def test_results_that_fill_the_disk_are_one_error_and_no_traceback(tiny_pendulum
     assert r.stderr == "error: cannot write the results to /dev/full: No space left on device\n", r.stderr
 
 
+def test_a_read_only_output_file_in_a_writable_folder_is_still_replaced(tiny_pendulum, tmp_path, monkeypatch):
+    """A file is written beside its path and moved onto it, which a read-only file does not stop:
+    the check before the run refused what the write would do."""
+    from core import __main__ as cli
+    out = tmp_path / "old.csv"
+    out.write_text("the last run's table", encoding="utf-8")
+    access = os.access
+    monkeypatch.setattr(cli.os, "access", lambda p, mode: False if os.fspath(p) == str(out) else access(p, mode))
+    assert cli.main(["simulate", str(tiny_pendulum), "--csv", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").startswith("time [s],")
+
+
 def test_ctrl_c_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path):
     import signal
     import time
