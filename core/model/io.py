@@ -143,7 +143,7 @@ def model_from_dict(data, *, base_dir: str | os.PathLike | None = None) -> spec.
     """Build a :class:`~core.model.spec.Model` from a JSON-like dict, collecting all problems."""
     issues: list[Issue] = []
     if not isinstance(data, dict):
-        raise ModelError([Issue("error", "bad-format", "model", f"expected a JSON object, got {type(data).__name__}")])
+        raise ModelError([Issue("error", "bad-format", "model", f"expected a JSON object, got {_json_kind(data)}")])
     if data.get("format", FORMAT) != FORMAT:
         issues.append(Issue("error", "bad-format", "format", f"expected {FORMAT!r}, got {data.get('format')!r}"))
     version = data.get("version", VERSION)
@@ -193,6 +193,13 @@ def model_from_dict(data, *, base_dir: str | os.PathLike | None = None) -> spec.
     return spec.Model(**kwargs, base_dir=base)
 
 
+def _json_kind(value) -> str:
+    """What a JSON value is, in the file's words ("NoneType" or "dict" meant nothing to its author)."""
+    kinds = ((type(None), "null"), (bool, "true or false"), ((int, float), "a number"), (str, "a text"),
+             (list, "a list"), (dict, "an object"))
+    return next((word for kind, word in kinds if isinstance(value, kind)), type(value).__name__)
+
+
 class _EveryName:
     """The broken names of a group that is no list: each of its elements, whatever it is called."""
 
@@ -202,7 +209,7 @@ class _EveryName:
 
 def _build_list(group, items, issues, broken, build):
     if not isinstance(items, list):
-        issues.append(Issue("error", "invalid-field", group, f"must be a list, got {type(items).__name__}"))
+        issues.append(Issue("error", "invalid-field", group, f"must be a list, got {_json_kind(items)}"))
         broken[group] = _EveryName()    # (references to its elements are not reported again)
         return ()
     out = []

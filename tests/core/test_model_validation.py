@@ -302,7 +302,7 @@ def test_a_group_that_is_no_list_is_one_problem_not_one_per_reference_to_it():
     data["bodies"] = {"arm": data["bodies"][0]}
     with pytest.raises(ModelError) as info:
         model_from_dict(data)
-    assert [(i.path, i.message) for i in _issues(info)] == [("bodies", "must be a list, got dict")]
+    assert [(i.path, i.message) for i in _issues(info)] == [("bodies", "must be a list, got an object")]
 
 
 def test_a_geometry_that_is_no_object_says_what_one_looks_like():
@@ -367,10 +367,17 @@ def test_bad_header_and_group_types():
     texts = [str(i) for i in _issues(info)]
     assert "format: expected 'mbd-model', got 'other'" in texts
     assert "version: this program reads version 1, got 7" in texts
-    assert "frames: must be a list, got dict" in texts
+    assert "frames: must be a list, got an object" in texts
     assert "name: must be a text, got 3" in texts
-    with pytest.raises(ModelError, match="expected a JSON object, got list"):
+    with pytest.raises(ModelError, match="expected a JSON object, got a list"):
         model_from_dict([1, 2])
+
+
+@pytest.mark.parametrize("value, said", [(None, "null"), ("bob", "a text"), (3, "a number"), (True, "true or false")])
+def test_a_group_that_is_no_list_is_told_in_json_words(value, said):
+    """"must be a list, got NoneType" for "bodies": null spoke Python to the file's author."""
+    with pytest.raises(ModelError, match=f"bodies: must be a list, got {said}$"):
+        model_from_dict(_base(bodies=value))
 
 
 def test_a_joint_between_a_frame_and_itself_says_so():
