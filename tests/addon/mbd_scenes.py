@@ -84,6 +84,18 @@ def add_force(scene, bob, name="Push", value="2 + 3*t", kind="FORCE", axis="X", 
     return force
 
 
+def diverging_pendulum():
+    """The pendulum in a mm scene with a 1000 N/mm spring on its 1 kg bob (ω ≈ 1000 rad/s), which
+    RK4 with a 0.02 s step, set here, diverges on."""
+    scene, bob = pendulum(0.001)
+    spring = scene.mbd.springs.add()
+    spring.name, spring.stiffness, spring.use_free_length = "Stiff", 1e3, True
+    spring.frame_i = frame("Top", (1000.0, 0.0, 500.0))
+    spring.frame_j = frame("On_bob", (1000.0, 0.0, 0.0), parent=bob)
+    scene.mbd.solver.integrator, scene.mbd.solver.step = "RK4", 0.02
+    return scene, bob
+
+
 def fcurves_of(obj):
     """The fcurves of an object's assigned action and slot (Blender 4.4+ layered, or legacy)."""
     anim = obj.animation_data
