@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import Issue, ModelError, SolverError, _interrupted, _stopped_while_importing, check, compile_model, \
-    load_model, simulate
+    files, load_model, simulate
 from .model.spec import INTEGRATORS, SolverSettings
 from .model.validate import unused_settings
 from .units import from_si, unit
@@ -268,32 +268,12 @@ def _output_clash(args) -> str | None:
     for option, path in outputs:
         if same(path, args.model):
             return f"option {option}: {path} is the model file, which it would overwrite; give another path"
-        unwritable = _unwritable(path)
+        unwritable = files.unwritable(path)
         if unwritable:
             return f"option {option}: cannot write {path}: {unwritable}"
     if len(outputs) == 2 and same(outputs[0][1], outputs[1][1]):
         return f"options --csv and --npz: both name {outputs[0][1]}, and the results would replace the CSV"
     return None
-
-
-
-def _unwritable(path) -> str | None:
-    """Why ``path`` cannot be written, or None. As the file is written (core.files.written_whole):
-    a new file, or one replacing a file, needs a folder that exists and takes it; an existing file
-    (a device too) is otherwise written in place."""
-    if not path:    # (`--csv "$OUT"` with OUT unset: the run went without its table, exit 0)
-        return "the path is empty; give a file name"
-    if os.path.isdir(path):
-        return "it is a folder; give a file name"
-    folder = os.path.dirname(os.path.realpath(path))     # (a link is written through to its target)
-    if os.path.exists(path) and os.access(path, os.W_OK):
-        return None
-    if not os.path.isdir(folder):
-        return f"{folder} is a file, not a folder" if os.path.exists(folder) else f"the folder {folder} does not exist"
-    if os.access(folder, os.W_OK | os.X_OK) and (not os.path.exists(path) or os.path.isfile(path)):
-        return None
-    return "the file is read-only" if os.path.exists(path) else f"the folder {folder} is not writable"
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -46,3 +46,21 @@ def umask() -> int:
     mask = os.umask(0o022)      # (the only way to read it is to set it)
     os.umask(mask)
     return mask
+
+
+def unwritable(path) -> str | None:
+    """Why ``path`` cannot be written, or None. As the file is written (written_whole):
+    a new file, or one replacing a file, needs a folder that exists and takes it; an existing file
+    (a device too) is otherwise written in place."""
+    if not path:    # (`--csv "$OUT"` with OUT unset: the run went without its table, exit 0)
+        return "the path is empty; give a file name"
+    if os.path.isdir(path):
+        return "it is a folder; give a file name"
+    folder = os.path.dirname(os.path.realpath(path))     # (a link is written through to its target)
+    if os.path.exists(path) and os.access(path, os.W_OK):
+        return None
+    if not os.path.isdir(folder):
+        return f"{folder} is a file, not a folder" if os.path.exists(folder) else f"the folder {folder} does not exist"
+    if os.access(folder, os.W_OK | os.X_OK) and (not os.path.exists(path) or os.path.isfile(path)):
+        return None
+    return "the file is read-only" if os.path.exists(path) else f"the folder {folder} is not writable"

@@ -25,15 +25,18 @@ animation. The run prints the settings it uses.
 Uses the installed Multibody Dynamics extension when Blender has it enabled,
 else registers the add-on from this checkout. A run that fails part-way or is
 cancelled with Ctrl-C still bakes, exports and saves the frames computed
-before it; an output that cannot be written is reported and the others are
-still written. Exit status: 0 done, 1 the model is invalid, the run failed or
-was cancelled, or an output could not be written (the problems on stderr),
-2 the file cannot be opened or the arguments are wrong (a setting the run
-cannot take included), 130 stopped at once by Ctrl-C (pressed again, or outside
+before it. An output that cannot be written (its folder missing or read-only, a
+folder named, an empty path) is refused before the run; one whose writing fails
+after it (a full disk) is reported and the others are still written. Exit
+status: 0 done, 1 the model is invalid, the run failed or was cancelled, or an
+output could not be written (the problems on stderr), 2 the file cannot be
+opened, an output cannot be written or the arguments are wrong (a setting the
+run cannot take included), 130 stopped at once by Ctrl-C (pressed again, or outside
 the simulation).
 """
 import argparse
 import contextlib
+import importlib
 import math
 import os
 import signal
@@ -383,6 +386,10 @@ def main(argv=None) -> int:
             print(f"simulate_blend: {clash}", file=sys.stderr)
             return 2
         ensure_addon()
+        unwritable = unwritable_output(args)
+        if unwritable:
+            print(f"simulate_blend: {unwritable}", file=sys.stderr)
+            return 2
         try:
             settings = override_settings(bpy.context.scene, args)
         except SettingsError as exc:
@@ -411,6 +418,17 @@ def output_clash(args, blend) -> str:
         for other, other_path in outputs[k + 1:]:
             if same(path, other_path):
                 return f"{option} and {other} both name {path}; give each its own path"
+    return ""
+
+
+def unwritable_output(args) -> str:
+    """The first output that cannot be written and why ('' when all can): found before the run, not
+    after a run of hours (an empty path too: `--csv "$OUT"` with OUT unset)."""
+    files = importlib.import_module(addon_module("bridge.scene_to_model").core.__name__ + ".files")
+    for option, path in (("--csv", args.csv), ("--model", args.model), ("--save", args.save)):
+        why = None if path is None else files.unwritable(path)
+        if why:
+            return f"{option}: cannot write {path!r}: {why}"
     return ""
 
 

@@ -137,18 +137,41 @@ def test_simulate_blend_writes_the_frames_before_a_failure(addon, tmp_path):
     assert len(csv_rows(out_csv)) == 1 + 25 and out_blend.is_file()
 
 
-def test_simulate_blend_still_saves_when_the_csv_cannot_be_written(addon, tmp_path, capsys):
+def test_simulate_blend_refuses_an_output_it_cannot_write_before_the_run(addon, tmp_path, capsys):
+    """A --csv in a "folder" that is a file, or an empty one: status 2 before the run, nothing
+    written (found after the run, it cost the run)."""
     scene, _ = ms.pendulum(0.001)
     model = tmp_path / "pendulum.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(model))
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
     out_blend = tmp_path / "out.blend"
-    status = simulate_blend().main(["simulate_blend.py", str(model), "--bake", "--csv", str(not_a_dir / "out.csv"),
+    for csv, says in ((str(not_a_dir / "out.csv"), f"{not_a_dir} is a file, not a folder"),
+                      ("", "the path is empty; give a file name")):
+        status = simulate_blend().main(["simulate_blend.py", str(model), "--bake", "--csv", csv,
+                                        "--save", str(out_blend)])
+        err = capsys.readouterr().err
+        assert status == 2 and f"simulate_blend: --csv: cannot write {csv!r}: {says}" in err, err
+        assert not out_blend.exists()
+
+
+def test_simulate_blend_still_saves_when_the_csv_fails_while_written(addon, tmp_path, capsys, monkeypatch):
+    """A CSV whose writing fails after the run (a full disk): reported, status 1, the .blend saved."""
+    import errno
+    import core.results
+
+    def full_disk(self, path, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+    monkeypatch.setattr(core.results.Results, "to_csv", full_disk)
+    scene, _ = ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    out_csv, out_blend = tmp_path / "out.csv", tmp_path / "out.blend"
+    status = simulate_blend().main(["simulate_blend.py", str(model), "--bake", "--csv", str(out_csv),
                                     "--save", str(out_blend)])
     err = capsys.readouterr().err
     assert status == 1
-    assert f"simulate_blend: --csv: Cannot write '{not_a_dir / 'out.csv'}': Not a directory" in err
+    assert f"simulate_blend: --csv: Cannot write '{out_csv}': No space left on device" in err
     assert out_blend.is_file()
 
 
