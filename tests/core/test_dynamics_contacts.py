@@ -318,6 +318,26 @@ def test_the_stepper_reports_the_contact_forces_its_steps_applied():
     np.testing.assert_allclose(res.contact_force[sliding, 0], np.broadcast_to([-0.3 * G, 0.0, G], (26, 3)), atol=1e-6)
     np.testing.assert_allclose(res.contact_friction_force[sliding, 0], 0.3 * G, rtol=1e-6)
 
+def test_the_stepper_reports_a_contact_it_takes_explicitly_at_the_frame_not_a_step_earlier():
+    """A soft contact (4 corners at 5 N/mm, undamped, e = 1: h·ω = 0.14 at 1 ms) stays explicit,
+    so a frame reads its law at the frame's state: a box flat on the plate carries 4 k δ at its
+    reported depth δ. Read a step earlier (the forces at the last step's start), a box landing at
+    0.3 m/s read 24.7 N where its 1.52 mm press with 30.5 N."""
+    box = Body(name="Box", geometry=Box(size=(50, 50, 50)), mass=1.0, position=(0, 0, 30.0),
+               velocity=(0, 0, -300.0))
+    plate = Body(name="Plate", geometry=Box(size=(400, 400, 40)), position=(0, 0, -15.0), fixed=True)
+    res = core.simulate(Model(bodies=(box, plate),
+                              contacts=(Contact(name="C", body_i="Box", body_j="Plate", stiffness=5.0, damping=0.0,
+                                                exponent=1.0, max_penetration=1.0),),
+                              settings=SolverSettings(integrator="stepper", step=1e-3, end_time=0.03,
+                                                      output_rate=200)))
+    assert res.success and not res.warnings
+    touching = res.contact_depth[:, 0] > 1e-4
+    assert touching.sum() >= 4
+    np.testing.assert_allclose(res.contact_normal_force[touching, 0],
+                               4 * 5.0 * 1e3 * res.contact_depth[touching, 0], rtol=1e-9)
+
+
 def test_explicit_and_implicit_integrators_agree_on_a_stiff_contact_and_implicit_takes_fewer_steps():
     # an overdamped stiff contact: k = 1000 N/mm (e = 1) on the ball's lowest vertex, C such that
     # C_eff = 5000 N·s/m at the static depth δ = m g / k = 9.81 µm: modes -C_eff/m = -5000/s (which
