@@ -20,10 +20,11 @@ from .threads import one_blas_thread
 CHUNK = 512
 
 
-def frame_dynamics(sysm: System, t, states, run_states=None) -> dict:
+def frame_dynamics(sysm: System, t, states, run_states=None, contact_changes=None) -> dict:
     """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,),
     with the applied forces of ``run_states`` (T, size) where given (the stepper's: see
-    ``_Run.run_states``).
+    ``_Run.run_states``), plus ``contact_changes`` (T, 2, n, 3) where given (its implicit
+    contacts' step forces in place of their law: see ``_Run.run_contact_loads``).
 
     Returns arrays in SI: ``acceleration``, ``angular_acceleration`` (T, n, 3),
     ``joint_force``, ``joint_torque`` (T, joints, 3) (on frame_j's body, or minus the
@@ -75,7 +76,8 @@ def frame_dynamics(sysm: System, t, states, run_states=None) -> dict:
                 out["coupler_effort"][sl] = b.lam[:, coupler_rows, None] * coeffs
             return out
         for k in range(T):
-            udot, lam, jw, B = sysm.reactions(t[k], states[k], None if run_states is None else run_states[k])
+            udot, lam, jw, B = sysm.reactions(t[k], states[k], None if run_states is None else run_states[k],
+                                              None if contact_changes is None else contact_changes[k])
             out["acceleration"][k], out["angular_acceleration"][k] = udot[:, :3], udot[:, 3:]
             if nj:
                 out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw)

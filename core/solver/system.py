@@ -329,6 +329,10 @@ class System:
         #: stepper's last step, with NaN rows for the contacts it took explicitly (their forces are
         #: the state's); set by velocity_step
         self.step_contact = np.full((2, len(self.contacts), 3), np.nan)
+        #: (2, n, 3) [force, torque about the COM] on each body: what those implicit contacts
+        #: applied over the step in all (zero with none), for the frame's reactions
+        self.step_contact_load = np.zeros((2, self.n, 3))
+        self._contact_start = {}    # the touching pairs' wrenches at the step's start (forces())
         #: the same for the spring-dampers, torsion springs and bushings together (J), and the
         #: largest h·ω of those taken implicitly
         self.spring_implicit_loss = self.spring_implicit_damped = self.spring_h_omega = 0.0
@@ -619,10 +623,14 @@ class System:
             first = 0
             if points is not None:
                 self.step_contact[:] = np.nan
+                self._contact_start = {}
             for pair, a, b, det, prm in points or ():
                 lines.extend(_contact_lines(B, pair, a, b, det, prm, first))
                 first += len(det.depths)
                 self.step_contact[:, pair] = det.normal_force @ det.normals, det.friction_force.sum(axis=0)
+                f_i = det.normal_force[:, None] * det.normals + det.friction_force
+                self._contact_start[pair] = (a, b, f_i.sum(axis=0), cross(det.points - B.x_ext[a], f_i).sum(axis=0),
+                                             -cross(det.points - B.x_ext[b], f_i).sum(axis=0))
         if wrench is not None:
             F[0] += wrench[:n, :3]
             F[1] += wrench[:n, 3:]
@@ -650,15 +658,19 @@ class System:
             self._recent.append((t, y, rows, self.contacts.depths() if len(self.contacts) else None))
         return udot, B, coords
 
-    def reactions(self, t, y, forces_from=None):
+    def reactions(self, t, y, forces_from=None, contact_change=None):
         """What the output frames leave to their first read (:mod:`.reactions`), at (t, y):
         u̇ (n, 6) as [v̇, ω̇], λ (m,), each joint's generalized reaction on each body
         (joints, n+1, 6; the ground's row zero) and the bodies. ``forces_from``: the state whose
-        applied forces act (a stepper frame as its run goes on from it), instead of y's."""
+        applied forces act (a stepper frame as its run goes on from it), instead of y's;
+        ``contact_change`` (2, n, 3): added to those forces (the stepper's implicit contacts'
+        step forces in place of their law at that state)."""
         n, m = self.n, self.n_rows
         B, rows, F, _, _ = self._state(t, y, False)
         if forces_from is not None:
             F = self._state(t, forces_from, False)[2]
+        if contact_change is not None:
+            F = F + contact_change
         udot, lam = self._accelerations(y, B, rows, F)
         jw = np.zeros((len(self.cm.joints), n + 1, 6))
         if m and len(self._jw_index):
@@ -1129,6 +1141,7 @@ class System:
         instead of these showed a cam follower's contact force at 6.6 N where it carried 9.5 N
         (stepper at 1/192 s); an explicit contact's start-of-step force kept here read a box
         landing at 0.3 m/s a step late, 24.7 N against the 30.5 N of its depth at the frame."""
+        self.step_contact_load[:] = 0.0
         if st is None:
             self.step_contact[:] = np.nan
             return
@@ -1139,8 +1152,19 @@ class System:
         if not len(lines):
             return
         applied = np.where(st.active, st.f0 + st.D * (st.G.T @ u) - st.held(), 0.0)[lines]
-        change = -st.e[lines] * (applied - st.f0_free[lines])[:, None]       # on body i: along −e
+        delta = applied - st.f0_free[lines]
+        change = -st.e[lines] * delta[:, None]       # on body i: along −e
         np.add.at(self.step_contact, (np.where(st.push[lines], 0, 1), st.owner[lines]), change)
+        # the same on every body, with the torques: the pairs' start wrenches, and −G Δf of the lines
+        n = self.n
+        load = np.zeros((2, n + 1, 3))
+        for pair in np.flatnonzero(implicit):
+            a, b, force, torque_a, torque_b = self._contact_start[pair]
+            load[:, a] += force, torque_a
+            load[:, b] += -force, torque_b
+        lines_load = -(st.G[:, lines] @ delta)
+        load[:, :n] += lines_load.reshape(2, n, 3)
+        self.step_contact_load[:] = load[:, :n]
 
     def free_turn(self):
         """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""

@@ -338,6 +338,29 @@ def test_the_stepper_reports_a_contact_it_takes_explicitly_at_the_frame_not_a_st
                                4 * 5.0 * 1e3 * res.contact_depth[touching, 0], rtol=1e-9)
 
 
+def test_the_stepper_balances_a_frames_contact_force_with_its_reactions_and_acceleration():
+    """A 1 kg bar hinged at one end lands on a plate; the stepper at 1/192 s takes the stiff
+    contact implicitly. At every frame the bar's momentum balance holds among what the frame
+    reports: m a = m g + the hinge's force on the bar + the contact's force on it (rounding only).
+    With the reactions and accelerations from the contact's law at the frame's state while the
+    contact force was the step's, the balance was 240 N off at the landing."""
+    half = np.sqrt(0.5)
+    bar = Body(name="Bar", geometry=Box(size=(200, 20, 20)), mass=1.0, position=(100, 0, 100))
+    plate = Body(name="Plate", geometry=Box(size=(60, 60, 10)), position=(180, 0, 84.0), fixed=True)
+    res = core.simulate(Model(
+        bodies=(bar, plate),
+        frames=(Frame(name="pivot", position=(0, 0, 100), orientation=(half, -half, 0, 0)),
+                Frame(name="end", body="Bar", position=(-100, 0, 0), orientation=(half, -half, 0, 0))),
+        joints=(Joint(name="hinge", type="revolute", frame_i="pivot", frame_j="end"),),
+        contacts=(Contact(name="C", body_i="Bar", body_j="Plate", stiffness=1e4, damping=5.0, max_penetration=0.05,
+                          friction=True, friction_coefficient=0.3),),
+        settings=SolverSettings(integrator="stepper", step=1 / 192, end_time=0.3, output_rate=192)))
+    assert res.success
+    assert np.max(np.abs(res.contact_force[:, 0, 2])) > 100.0        # the landing
+    balance = res.acceleration[:, 0] - np.array([0.0, 0.0, -G]) - res.joint_force[:, 0] - res.contact_force[:, 0]
+    np.testing.assert_allclose(balance, 0.0, atol=1e-9 * np.max(np.abs(res.contact_force)))
+
+
 def test_explicit_and_implicit_integrators_agree_on_a_stiff_contact_and_implicit_takes_fewer_steps():
     # an overdamped stiff contact: k = 1000 N/mm (e = 1) on the ball's lowest vertex, C such that
     # C_eff = 5000 N·s/m at the static depth δ = m g / k = 9.81 µm: modes -C_eff/m = -5000/s (which
