@@ -241,7 +241,7 @@ class TranslationalSprings:
 
     def _ends(self, packed):
         """(Z (..., 2k, 22) the ends' body rows, length (..., k), u (..., k, 3) unit from i to j,
-        G (..., 2k, 6))."""
+        G (..., 2k, 6), the ends' arms from their COMs (..., 2k, 3))."""
         k = len(self.mi)
         Z = np.take(packed, self.end_body, axis=-2)
         pr = (Z[..., None, :] @ self.end_map)[..., 0, :]
@@ -249,7 +249,7 @@ class TranslationalSprings:
         length = np.sqrt(_dot(d, d))
         u = d / np.maximum(length, 1e-300)[..., None]
         uu = np.concatenate([u, u], axis=-2)
-        return Z, length, u, np.concatenate([uu, cross(pr[..., 3:], uu)], axis=-1)
+        return Z, length, u, np.concatenate([uu, cross(pr[..., 3:], uu)], axis=-1), pr[..., 3:]
 
     def evaluate(self, packed, energy=True, lines=False):
         """(wrench (..., n+1, 6), tension (..., k) N, length (..., k) m, its rate (..., k) m/s,
@@ -263,7 +263,7 @@ class TranslationalSprings:
         m/s² (the ends' centripetal accelerations and the line turning), which the stepper
         adds to the linear step of the length."""
         k = len(self.mi)
-        Z, length, u, G = self._ends(packed)
+        Z, length, u, G, arm = self._ends(packed)
         rate = _dot(G, Z[..., 3:9]) @ self._sign
         stretch = length - self.free
         tension = self.k * stretch + self.c * rate + self.preload
@@ -273,15 +273,14 @@ class TranslationalSprings:
                np.sum(0.5 * self.k * stretch ** 2 + self.preload * stretch, axis=-1) if energy else None)
         if lines:
             return out + ((self.end_body[:k], self.end_body[k:], u, G[:k, 3:], G[k:, 3:]),
-                          self._second_rate(Z, length, u, rate))
+                          self._second_rate(Z, arm, length, u, rate))
         return out
 
-    def _second_rate(self, Z, length, u, rate):
+    def _second_rate(self, Z, arm, length, u, rate):
         """s̈ (k,) m/s² of one state with its bodies' v and ω held: an end at arm r from its
         COM moves at v + ω × r and turns at ω × (ω × r), and the line turns with the ends'
         relative velocity across it, (|ḋ|² − ṡ²)/s."""
         k = len(self.mi)
-        arm = (Z[:, None, :] @ self.end_map)[:, 0, 3:]
         w = Z[:, 6:9]
         end_v = Z[:, 3:6] + cross(w, arm)
         end_a = cross(w, cross(w, arm))
