@@ -189,8 +189,9 @@ class ContactSet:
         self.law = ContactLaw.of([p.params for p in self.pairs])
         #: (k,) m: each pair's deepest penetration in its last evaluation (0 where none)
         self.last_depth = np.zeros(k)
-        #: (k, 3) N: each pair's force on body_i in its last evaluation (zero where none)
-        self.last_force = np.zeros((k, 3))
+        #: (k, 2, 6) N, N·m: each pair's [force, torque about the COM] on body_i and on body_j in its
+        #: last evaluation (zero where none)
+        self.last_wrench = np.zeros((k, 2, 6))
         #: (k,) m: each pair's deepest penetration at a state the integrator accepted
         #: (:meth:`note_accepted`): an adaptive method's trial stages and rejected steps can
         #: go far deeper than any state of the solution
@@ -251,12 +252,17 @@ class ContactSet:
         h[self._moving] = (np.abs(Rm) @ self._moving_half)[..., 0]
         return np.abs(c[0::2] - c[1::2]) - (h[0::2] + h[1::2]), c, h
 
+    @property
+    def last_force(self) -> np.ndarray:
+        """(k, 3) N: each pair's force on body_i in its last evaluation (zero where none)."""
+        return self.last_wrench[:, 0, :3]
+
     def _mark_evaluated(self, pairs) -> None:
         """Only the pairs in ``pairs`` are evaluated now: the others' last-evaluation figures
         are zeroed (their boxes are apart), on the pairs that were evaluated the last time."""
         self.last_depth[:] = 0.0
         self.last_stiffness[:] = 0.0
-        self.last_force[:] = 0.0
+        self.last_wrench[:] = 0.0
         self.last_lever[:] = self.reach
         now = set(pairs)
         for c in self._touched - now:
@@ -709,7 +715,7 @@ class ContactSet:
             stats = [self.pairs[k].stats for k in todo]
             self.last_depth[todo] = [st.last_deepest for st in stats]
             self.last_stiffness[todo] = [(st.last_stiffness, st.last_damping) for st in stats]
-            self.last_force[todo] = wrenches[:, 0, :3]
+            self.last_wrench[todo] = wrenches
             self.last_lever[todo] = _levers(wrenches, self.reach[todo])
         # pair by pair, body i's and then body j's, as one pair at a time adds them (at once
         # where that is cheaper than one by one)

@@ -332,7 +332,6 @@ class System:
         #: (2, n, 3) [force, torque about the COM] on each body: what those implicit contacts
         #: applied over the step in all (zero with none), for the frame's reactions
         self.step_contact_load = np.zeros((2, self.n, 3))
-        self._contact_start = {}    # the touching pairs' wrenches at the step's start (forces())
         #: the same for the spring-dampers, torsion springs and bushings together (J), and the
         #: largest h·ω of those taken implicitly
         self.spring_implicit_loss = self.spring_implicit_damped = self.spring_h_omega = 0.0
@@ -623,14 +622,10 @@ class System:
             first = 0
             if points is not None:
                 self.step_contact[:] = np.nan
-                self._contact_start = {}
             for pair, a, b, det, prm in points or ():
                 lines.extend(_contact_lines(B, pair, a, b, det, prm, first))
                 first += len(det.depths)
                 self.step_contact[:, pair] = det.normal_force @ det.normals, det.friction_force.sum(axis=0)
-                f_i = det.normal_force[:, None] * det.normals + det.friction_force
-                self._contact_start[pair] = (a, b, f_i.sum(axis=0), cross(det.points - B.x_ext[a], f_i).sum(axis=0),
-                                             -cross(det.points - B.x_ext[b], f_i).sum(axis=0))
         if wrench is not None:
             F[0] += wrench[:n, :3]
             F[1] += wrench[:n, 3:]
@@ -1155,16 +1150,14 @@ class System:
         delta = applied - st.f0_free[lines]
         change = -st.e[lines] * delta[:, None]       # on body i: along −e
         np.add.at(self.step_contact, (np.where(st.push[lines], 0, 1), st.owner[lines]), change)
-        # the same on every body, with the torques: the pairs' start wrenches, and −G Δf of the lines
-        n = self.n
-        load = np.zeros((2, n + 1, 3))
-        for pair in np.flatnonzero(implicit):
-            a, b, force, torque_a, torque_b = self._contact_start[pair]
-            load[:, a] += force, torque_a
-            load[:, b] += -force, torque_b
-        lines_load = -(st.G[:, lines] @ delta)
-        load[:, :n] += lines_load.reshape(2, n, 3)
-        self.step_contact_load[:] = load[:, :n]
+        # the same on every body, with the torques: the pairs' start wrenches (the contact set's last
+        # evaluation, this step's start), and −G Δf of the lines
+        n, pairs, contacts = self.n, np.flatnonzero(implicit), self.contacts
+        start = np.zeros((n + 1, 6))
+        np.add.at(start, contacts.bi[pairs], contacts.last_wrench[pairs, 0])
+        np.add.at(start, contacts.bj[pairs], contacts.last_wrench[pairs, 1])
+        self.step_contact_load[:] = start[:n].reshape(n, 2, 3).transpose(1, 0, 2)
+        self.step_contact_load += -(st.G[:, lines] @ delta).reshape(2, n, 3)
 
     def free_turn(self):
         """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""
