@@ -95,7 +95,7 @@ class Results:
     contact_friction_force: np.ndarray | None = None  # (T, nc) N, |sum of the friction forces on body_i|
     contact_depth: np.ndarray | None = None           # (T, nc) m, deepest penetration
     # joint coordinates, 0 as the model is built (as a motion's value); NaN where the type has none
-    # (an angle: revolute and cylindrical joints; a slide: prismatic and cylindrical); None -> NaN
+    # (an angle: revolute, cylindrical and planar joints; a slide: prismatic and cylindrical); None -> NaN
     joint_angle: np.ndarray | None = None             # (T, nj) rad, frame_j about Z of frame_i, unwrapped
     joint_angle_rate: np.ndarray | None = None        # (T, nj) rad/s
     joint_slide: np.ndarray | None = None             # (T, nj) m, frame_j's origin along Z of frame_i

@@ -1851,13 +1851,14 @@ _SPRING_CHANNELS = (("spring_force", ("spring_tension", "torsion_torque")),
                     ("spring_rate", ("spring_rate", "torsion_rate")))
 
 #: the joint types with an angle (about Z of frame_i) and with a slide (along it)
-_ANGLE_JOINTS, _SLIDE_JOINTS = ("revolute", "cylindrical"), ("prismatic", "cylindrical")
+_ANGLE_JOINTS, _SLIDE_JOINTS = ("revolute", "cylindrical", "planar"), ("prismatic", "cylindrical")
 
 
 def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_velocity, tracked=None) -> dict:
     """Every joint's angle and slide over the frames: ``joint_angle`` (T, nj) rad,
     ``joint_angle_rate`` rad/s, ``joint_slide`` m, ``joint_slide_rate`` m/s; NaN where the
-    joint type has none (an angle: revolute and cylindrical; a slide: prismatic and cylindrical).
+    joint type has none (an angle: revolute, cylindrical and planar; a slide: prismatic and
+    cylindrical).
 
     The angle is frame_j's turn about Z of frame_i and the slide frame_j's origin along it,
     both 0 as the model is built (where frame_j's marker has frame_i's axes), as a motion's

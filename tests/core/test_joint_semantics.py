@@ -483,6 +483,19 @@ def test_joint_angles_and_slides_are_results_and_csv_columns(tmp_path, jtype, do
     assert ("J.slide_rate [mm/s]" in header) == (slide is not None)
 
 
+def test_a_planar_joint_reports_its_turn_about_z():
+    """A planar joint turns freely about Z of frame_i (its axes stay parallel): a body started
+    at 3 rad/s about that axis, torque-free and held in the plane, turns 3 t, which its angle
+    channel reports (it had none); its two slides have no single channel. 1e-6: the projection
+    tolerance, as above."""
+    model = _driven("planar", None)
+    spun = dataclasses.replace(model.bodies[0], angular_velocity=tuple(3.0 * N))
+    r = _simulate(dataclasses.replace(model, bodies=(spun,)))
+    np.testing.assert_allclose(r.joint_angle[:, 0], 3.0 * r.t, atol=1e-6)
+    np.testing.assert_allclose(r.joint_angle_rate[:, 0], 3.0, atol=1e-6)
+    assert np.all(np.isnan(r.joint_slide))
+
+
 def test_joints_without_an_angle_or_slide_report_none():
     r = _simulate(_driven("spherical", None))
     assert r.joint_angle.shape == (len(r.t), 1) and np.all(np.isnan(r.joint_angle)) and np.all(np.isnan(r.joint_slide))
