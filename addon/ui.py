@@ -358,21 +358,17 @@ def _draw_joint(layout, j, data):
         row.prop(j, "length")
 
 
-#: the coordinate a motion drives when its DOF is Auto, by joint type (core.model.spec.MOTION_DOFS)
-_AUTO_UNIT = {"REVOLUTE": "rad", "CYLINDRICAL": "rad", "PRISMATIC": "mm"}
-
-
 def motion_unit(m, data) -> str:
     """The unit of a motion's formula: rad or mm, per second in velocity mode ('' for a joint that
-    no motion drives)."""
+    no motion drives). Auto drives the joint type's first DOF, as the core compiles it."""
     joint = data.joints.get(m.joint)
     if m.dof != "AUTO":
-        unit = "rad" if m.dof == "ROTATION" else "mm"
-    elif joint is not None and joint.type in _AUTO_UNIT:
-        unit = _AUTO_UNIT[joint.type]
+        dof = m.dof.lower()
+    elif joint is not None and joint.type.lower() in core.model.spec.MOTION_DOFS:
+        dof = core.model.spec.MOTION_DOFS[joint.type.lower()][0]
     else:
         return ""
-    return unit + ("/s" if m.mode == "VELOCITY" else "")
+    return ("rad" if dof == "rotation" else "mm") + ("/s" if m.mode == "VELOCITY" else "")
 
 
 def _draw_motion(layout, m, data):
