@@ -146,7 +146,8 @@ def test_contacts_between_needs_two_selected_bodies(addon):
     assert len(scene.mbd.contacts) == 1
 
 
-def test_renaming_a_joint_renames_the_motions_and_couplers_that_name_it(addon):
+def _hinge_other_drive_and_gear():
+    """The pendulum's "Hinge", a joint "Other", a motion on Hinge and a gear pair Hinge-Other."""
     scene, _bob = ms.pendulum()
     hinge = scene.mbd.joints[0]
     other = scene.mbd.joints.add()
@@ -155,6 +156,11 @@ def test_renaming_a_joint_renames_the_motions_and_couplers_that_name_it(addon):
     drive.joint = hinge.name
     gear = scene.mbd.couplers.add()
     gear.joint_i, gear.joint_j = hinge.name, "Other"
+    return scene, hinge, other, drive, gear
+
+
+def test_renaming_a_joint_renames_the_motions_and_couplers_that_name_it(addon):
+    scene, hinge, other, drive, gear = _hinge_other_drive_and_gear()
     hinge.name = "Crank hinge"
     assert (drive.joint, gear.joint_i, gear.joint_j) == ("Crank hinge", "Crank hinge", "Other")
     other.name = "Idler"
@@ -166,16 +172,8 @@ def test_renaming_a_joint_renames_the_motions_and_couplers_that_name_it(addon):
     assert (drive.joint, gear.joint_i) == ("Crank hinge", "Crank hinge")
 
 
-
 def test_a_joint_renamed_to_nothing_or_to_another_joints_name_keeps_its_references(addon):
-    scene, _bob = ms.pendulum()
-    hinge = scene.mbd.joints[0]
-    other = scene.mbd.joints.add()
-    other.name = "Other"
-    drive = scene.mbd.motions.add()
-    drive.joint = "Hinge"
-    gear = scene.mbd.couplers.add()
-    gear.joint_i, gear.joint_j = "Hinge", "Other"
+    scene, hinge, other, drive, gear = _hinge_other_drive_and_gear()
     other.name = "Hinge"        # a slip: Validate then reports the clash, and the gear does not
     assert (drive.joint, gear.joint_i, gear.joint_j) == ("Hinge", "Hinge", "Other")   # couple Hinge with itself
     other.name = "Other"        # undone by hand: nothing was lost
