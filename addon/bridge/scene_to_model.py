@@ -619,8 +619,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             and 9.7 <= g <= 9.9 and not any(w.code == "implausible-gravity" for w in compiled.warnings)):
         # 9.81 left in a scene of feet or inches is a plausible 2.99 m/s², which the core does not flag
         out.warnings.append(f"scene: gravity: {g:g} scene units/s² is {g * unit / 1000.0:.3g} m/s² here (Unit Scale "
-                            f"{unit / 1000.0:g}): Blender stores gravity in scene units per s²; set Gravity Z to "
-                            f"{-9810.0 / unit:.4g} for 9.81 m/s² (Scene properties > Gravity)")
+                            f"{unit / 1000.0:g}): Blender stores gravity in scene units per s²; "
+                            f"{earth_gravity_advice(scene)}")
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)),
                     {e.name: o.session_uid for e in (*model.bodies, *model.frames)
                      if (o := scene.objects.get(e.name)) is not None})
@@ -747,12 +747,24 @@ def _transform_problem(matrix, own_scale) -> str:
     return ""
 
 
+def earth_gravity_advice(scene) -> str:
+    """How to give the scene 9.81 m/s² downwards. Blender's Gravity field shows and takes the gravity
+    in m/s² (ft/s² in Imperial) with the Unit Scale applied, as a Location field does lengths: the
+    number typed there is the real one whatever the scale. Only a script writes the stored scene
+    units per s² (-9810 in a mm scene, which typed into the field would be 1000 g)."""
+    system = scene.unit_settings.system
+    if system == "NONE":
+        return "set Gravity Z to -9.81 (Scene properties > Gravity)"
+    shown = f"-{9.81 / 0.3048:.4g} ft/s²" if system == "IMPERIAL" else "-9.81 m/s²"
+    return (f"set Gravity Z to {shown} (Scene properties > Gravity: the field applies the Unit Scale; "
+            f"a script sets scene.gravity.z = {-9810.0 / mm_per_unit(scene):.6g})")
+
+
 def _gravity_advice(scene, issue):
     """The core's implausible-gravity warning, saying where the gravity is set in Blender."""
     if scene.mbd.solver.use_scene_gravity:
         scale = mm_per_unit(scene) / 1000.0
-        hint = (f"Blender stores it in scene units per s², so with Unit Scale {scale:g} set Gravity Z to "
-                f"{-9.81 / scale:g} for 9.81 m/s² (Scene properties > Gravity)")
+        hint = f"Blender stores it in scene units per s² (Unit Scale {scale:g}); {earth_gravity_advice(scene)}"
         typed_value = float(np.linalg.norm(typed(tuple(scene.gravity))))
         if 9700.0 <= typed_value <= 9900.0 and scene.unit_settings.system != "NONE":
             # 9810 is right for a millimetre scene: the Unit Scale is the slip more likely

@@ -351,9 +351,11 @@ def test_a_density_in_grams_per_cubic_centimetre_is_warned_about(addon):
 
 
 @pytest.mark.parametrize("panel, value, expected", [
+    # Blender's Gravity field shows and takes m/s² with the Unit Scale applied: -9810 typed there is 1000 g
     (False, -9.81, "scene: gravity: the scene gravity is 0.00981 m/s², which looks like a unit mix-up. "
-                   "Blender stores it in scene units per s², so with Unit Scale 0.001 set Gravity Z to -9810 for "
-                   "9.81 m/s² (Scene properties > Gravity)."),
+                   "Blender stores it in scene units per s² (Unit Scale 0.001); set Gravity Z to -9.81 m/s² "
+                   "(Scene properties > Gravity: the field applies the Unit Scale; a script sets "
+                   "scene.gravity.z = -9810)."),
     (True, -9.81, "settings: Gravity (mm/s²): the Solver panel's gravity is 0.00981 m/s², which looks like a unit mix-up. "
                   "It is in mm/s² whatever the scene's units: set Gravity Z to -9810 for 9.81 m/s²."),
     (True, -9.81e6, "settings: Gravity (mm/s²): the Solver panel's gravity is 9810 m/s²"),
@@ -377,7 +379,7 @@ def test_gravity_in_the_wrong_units_is_warned_about_where_it_is_set(addon, panel
 
 
 def test_a_millimetre_gravity_in_a_metre_scene_also_points_at_the_unit_scale(addon):
-    """Gravity Z -9810 as the tutorial says, but Unit Scale left at 1: the warning said only "set Gravity Z
+    """Gravity Z -9810 (what a script sets in a mm scene), but Unit Scale left at 1: the warning said only "set Gravity Z
     to -9.81", which left a mechanism 1000 times too large; the Unit Scale is the likelier slip."""
     from addon.operators import MBD_OT_validate
     scene, _ = ms.pendulum(1.0)
@@ -387,7 +389,8 @@ def test_a_millimetre_gravity_in_a_metre_scene_also_points_at_the_unit_scale(add
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (found,) = [text for level, text in op.reports if level == "WARNING" and "gravity" in text]
     assert found.startswith("scene: gravity: the scene gravity is 9810 m/s²")
-    assert found.endswith("with Unit Scale 1 set Gravity Z to -9.81 for 9.81 m/s² (Scene properties > Gravity); "
+    assert found.endswith("(Unit Scale 1); set Gravity Z to -9.81 m/s² (Scene properties > Gravity: the field "
+                          "applies the Unit Scale; a script sets scene.gravity.z = -9.81); "
                           "or, for a scene in millimetres, set Unit Scale to 0.001 (Scene properties > Units).")
 
 

@@ -367,7 +367,12 @@ def test_earth_gravity_left_in_a_scene_of_feet_is_warned(addon):
     scene.gravity = (0.0, 0.0, -9.81)            # Blender's default, now 2.99 m/s²
     (warning,) = [w for w in gathered(scene).warnings if "gravity" in w]
     assert warning.startswith("scene: gravity: 9.81 scene units/s² is 2.99 m/s² here (Unit Scale 0.3048)")
-    assert "set Gravity Z to -32.19" in warning
+    # the field shows m/s² with the Unit Scale applied (ft/s² in Imperial): the number to type is the real one
+    assert "set Gravity Z to -9.81 m/s² (Scene properties > Gravity: the field applies the Unit Scale; " \
+           "a script sets scene.gravity.z = -32.185)" in warning
+    scene.unit_settings.system = "IMPERIAL"
+    (warning,) = [w for w in gathered(scene).warnings if "gravity" in w]
+    assert "set Gravity Z to -32.19 ft/s²" in warning
     scene.gravity = (0.0, 0.0, -9.81 / 0.3048)
     assert not [w for w in gathered(scene).warnings if "gravity" in w]
 
