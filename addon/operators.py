@@ -16,7 +16,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import runner
 from .bridge import bake as baking
-from .bridge.scene_to_model import SceneError, body_of, in_panel_words, start_model
+from .bridge.scene_to_model import SceneError, body_of, in_panel_words, mm_per_unit, start_model
 from .properties import GROUPS, LABELS, ROLES, active_index_name, remember_joint_names
 
 
@@ -663,6 +663,18 @@ class MBD_OT_set_role(bpy.types.Operator):
         return {"FINISHED"}
 
 
+def new_frame_size(scene, body, active) -> float:
+    """The arrow length of a new frame, in scene units. Blender's default of 1 unit is 1 mm in a
+    millimetre scene, hidden inside the part, and 1 m in a metre one: 3/4 of the body's largest
+    dimension reaches out of it; on the world, the active frame's (the other frame of a joint),
+    else 50 mm."""
+    if body is not None and max(body.dimensions) > 0.0:
+        return 0.75 * max(body.dimensions)
+    if active is not None and active.type == "EMPTY" and active.mbd.role == "FRAME":
+        return active.empty_display_size
+    return 50.0 / mm_per_unit(scene)
+
+
 class MBD_OT_add_frame(bpy.types.Operator):
     """Add a reference frame (an empty) at the 3D cursor, on the active body if there is one"""
     bl_idname = "mbd.add_frame"
@@ -678,6 +690,7 @@ class MBD_OT_add_frame(bpy.types.Operator):
             context.active_object.mbd.role == "BODY" else None
         frame = bpy.data.objects.new("RF", None)
         frame.empty_display_type = "ARROWS"
+        frame.empty_display_size = new_frame_size(context.scene, body, context.active_object)
         frame.mbd.role = "FRAME"
         frame.matrix_world = context.scene.cursor.matrix
         # beside the body in this scene: a body linked into other scenes has their collections too

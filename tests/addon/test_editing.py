@@ -1,6 +1,7 @@
 """Editing operators: roles, frames, and new elements filled in from the selection."""
 import bpy
 import numpy as np
+import pytest
 
 import mbd_scenes as ms
 
@@ -28,6 +29,33 @@ def test_add_frame_goes_on_the_active_body_at_the_cursor(addon):
     bpy.context.view_layer.update()
     assert rf.mbd.role == "FRAME" and rf.parent == bob and rf.type == "EMPTY"
     np.testing.assert_allclose(rf.matrix_world.translation, (1.0, 0.0, 0.05), atol=1e-6)
+
+
+def test_a_new_frame_is_sized_to_its_body_in_any_unit_scale(addon):
+    """Frames were 1 scene unit long: 1 mm in a mm scene, hidden inside a 20 mm thick bar (the
+    tutorial's), and 1 m in a metre one. Now 3/4 of the body's largest dimension: 150 mm for a
+    200 mm bar at any Unit Scale; a world frame added next takes the active frame's size."""
+    for scale in (0.001, 1.0):
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        ms.setup_scene(scale)
+        u = 0.001 / scale                      # scene units per mm
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(100.0 * u, 0.0, 0.0))
+        bar = bpy.context.active_object
+        bar.scale = (200.0 * u, 20.0 * u, 20.0 * u)
+        bar.mbd.role = "BODY"
+        bpy.context.view_layer.update()
+        select(bar)
+        bpy.ops.mbd.add_frame()
+        on_bar = bpy.context.active_object
+        assert on_bar.parent == bar
+        assert on_bar.empty_display_size / u == pytest.approx(150.0, rel=1e-6)   # mm
+        bpy.ops.mbd.add_frame()                 # the active object is a frame: this one is on the world
+        on_world = bpy.context.active_object
+        assert on_world.parent is None and on_world.empty_display_size == on_bar.empty_display_size
+        select(on_world)
+        bpy.context.view_layer.objects.active = None
+        bpy.ops.mbd.add_frame()                 # nothing active: 50 mm
+        assert bpy.context.active_object.empty_display_size / u == pytest.approx(50.0, rel=1e-6)
 
 
 def test_new_elements_take_the_selected_frames(addon):
