@@ -764,7 +764,10 @@ def _gravity_advice(scene, issue):
     """The core's implausible-gravity warning, saying where the gravity is set in Blender."""
     if scene.mbd.solver.use_scene_gravity:
         scale = mm_per_unit(scene) / 1000.0
-        hint = f"Blender stores it in scene units per s² (Unit Scale {scale:g}); {earth_gravity_advice(scene)}"
+        # with Unit System None the Unit Scale, greyed out, applies nowhere: naming it would mislead
+        per = "a metre each with Unit System None" if scene.unit_settings.system == "NONE" else \
+            f"Unit Scale {scale:g}"
+        hint = f"Blender stores it in scene units per s² ({per}); {earth_gravity_advice(scene)}"
         typed_value = float(np.linalg.norm(typed(tuple(scene.gravity))))
         if 9700.0 <= typed_value <= 9900.0 and scene.unit_settings.system != "NONE":
             # 9810 is right for a millimetre scene: the Unit Scale is the slip more likely

@@ -362,6 +362,18 @@ def test_unit_system_none_is_one_metre_per_unit_whatever_the_greyed_scale(addon)
     assert not [w for w in g.warnings if "gravity" in w]
 
 
+def test_gravity_advice_with_unit_system_none_names_no_unit_scale(addon):
+    """Unit System None applies the Unit Scale nowhere: the advice must not name the greyed-out one."""
+    scene, bob = ms.pendulum(scale_length=1.0)
+    scene.unit_settings.scale_length = 0.001
+    scene.unit_settings.system = "NONE"
+    scene.gravity = (0.0, 0.0, -9810.0)           # mm/s² typed into a scene of metres
+    (warning,) = [w for w in gathered(scene).warnings if "gravity" in w]
+    assert warning.startswith("scene: gravity: the scene gravity is 9810 m/s²")
+    assert warning.endswith("Blender stores it in scene units per s² (a metre each with Unit System None); "
+                            "set Gravity Z to -9.81 (Scene properties > Gravity).")
+
+
 def test_earth_gravity_left_in_a_scene_of_feet_is_warned(addon):
     scene, bob = ms.pendulum(scale_length=0.3048)
     scene.gravity = (0.0, 0.0, -9.81)            # Blender's default, now 2.99 m/s²
