@@ -130,7 +130,9 @@ class MBD_PG_motion(PropertyGroup):
         ("ROTATION", "Rotation", "Drive the rotation (cylindrical joints)"),
         ("TRANSLATION", "Translation", "Drive the translation (cylindrical joints)"),
     ), default="AUTO")
-    value: StringProperty(name="Value", description="A formula of time t", default="t")
+    value: StringProperty(name="Value", description="A formula of time t (s from the start frame): the angle "
+                          "in rad, even in a scene set to degrees, or the slide in mm; in Velocity mode their "
+                          "rate per s. Its numbers carry no units", default="t")
 
 
 class MBD_PG_force(PropertyGroup):
@@ -143,8 +145,9 @@ class MBD_PG_force(PropertyGroup):
         ("BODY_FIXED", "Body Fixed", "The direction turns with the body"),
         ("SPACE_FIXED", "Space Fixed", "The direction keeps its world direction at t = 0"),
     ), default="BODY_FIXED")
-    value: StringProperty(name="Value", description="A formula of time t (N or N·mm); with "
-                          "Actuator Mode the maximum force or torque", default="0")
+    value: StringProperty(name="Value", description="A formula of time t (s from the start frame) in N or N·mm, "
+                          "its numbers carrying no units; with Actuator Mode the maximum force or torque",
+                          default="0")
     actuator: BoolProperty(name="Actuator Mode", description="Limited power: F = F_max (1 - v/v_max)")
     max_velocity: FloatProperty(name="Max Velocity", description="v_max in mm/s (force) or rad/s (torque)",
                                 default=100.0, min=0.0)

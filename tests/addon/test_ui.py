@@ -176,6 +176,16 @@ def test_formula_fields_show_their_unit(addon):
     assert value_labels("forces") == ["Value (T_max, N·mm)"]
 
 
+def test_formula_tooltips_say_the_units_of_t_and_of_angles(addon):
+    """The motion's tooltip said only "A formula of time t": not that t is in s from the start frame,
+    nor that an angle is in rad in a scene set to degrees."""
+    from addon import properties
+    motion = properties.MBD_PG_motion.bl_rna.properties["value"].description
+    force = properties.MBD_PG_force.bl_rna.properties["value"].description
+    assert "t (s from the start frame)" in motion and "in rad, even in a scene set to degrees" in motion
+    assert "t (s from the start frame) in N or N·mm" in force
+
+
 def test_problems_naming_objects_and_elements(addon):
     from addon.operators import problem
     scene, bob = ms.pendulum()
