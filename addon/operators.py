@@ -390,7 +390,11 @@ class MBD_OT_clear(bpy.types.Operator):
         return context.scene is not None
 
     def execute(self, context):
-        removed = baking.clear(context.scene)
+        try:
+            removed = baking.clear(context.scene)
+        except baking.BakeError as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         self.report({"INFO"}, f"Cleared the bake ({removed} data-blocks removed)")
         return {"FINISHED"}
 

@@ -236,6 +236,16 @@ def _bake_arrows(scene, results, count, frames, times, scales, report):
 
 
 # --------------------------------------------------------------------------- bake / clear
+def _refuse_tweak_mode(objects, operation):
+    """Blender makes the action of an object in NLA tweak mode read-only: refuse before changing anything,
+    or Bake and Clear would stop half-way through with a traceback."""
+    tweaking = [repr(o.name) for o in objects if o.animation_data is not None and o.animation_data.use_tweak_mode]
+    if tweaking:
+        raise BakeError(f"{operation} cannot change the action of a body in NLA tweak mode, which Blender "
+                        f"locks: {', '.join(tweaking)}; leave tweak mode (NLA Editor > Edit > Stop Tweaking "
+                        f"Strip Actions, Tab), then {operation} again")
+
+
 def _start_matrices(scene, bodies) -> dict:
     """{name: world matrix at the scene's start frame} of ``bodies`` when one of them is animated by
     the user (else {}): the pose the run started from (``start_model``), which the current frame's
@@ -361,6 +371,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         raise BakeError(f"Bodies linked from a library cannot keep keyframes in this file: {', '.join(linked)}; "
                         "make them local (Object > Relations > Make Local) or a library override "
                         "(Object > Library Override > Make > Selected & Content), then bake")
+    _refuse_tweak_mode([o for o in found.values() if o is not None], "Bake")
     clear(scene)
     report = BakeReport()
     # only samples present in every array: a run cancelled at its first frame
@@ -412,6 +423,9 @@ def clear(scene) -> int:
     data-blocks when nothing uses them any more. So a Full Copy's bake (the
     same id, its own objects) and any other scene's stay.
     """
+    restored = [o for o in scene.objects
+                if _rest_ours(o, scene) is not None or _rest_ours(o, scene, copied=True) is not None]
+    _refuse_tweak_mode(restored, "Clear Bake")
     for obj in scene.objects:
         rest = _rest_ours(obj, scene)
         if rest is not None:

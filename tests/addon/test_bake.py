@@ -458,3 +458,29 @@ def test_a_body_the_user_keyed_is_simulated_again_from_the_start_frame_after_a_b
     assert again == pytest.approx(first, abs=1e-6)
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     assert ball.matrix_world.translation.z == pytest.approx(2.5)      # the user's animation plays again
+
+
+def test_a_body_in_nla_tweak_mode_is_refused_by_bake_and_clear_without_a_change(addon):
+    """Blender locks the action of an object whose NLA strip is tweaked: Bake and Clear say so up front,
+    instead of a traceback half-way with the body's pose record stored or its action lost."""
+    scene, bob = ms.pendulum(1.0)
+    bob.keyframe_insert("color", frame=1)
+    anim = bob.animation_data
+    track = anim.nla_tracks.new()
+    track.strips.new("Colour", 1, anim.action)
+    anim.action = None
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    anim.use_tweak_mode = True
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match=r"Bake cannot change .* NLA tweak mode.*'Bob'.*Stop Tweaking"):
+        bpy.ops.mbd.bake()
+    assert ms.snapshot() == before and "_mbd_rest" not in bob
+    anim.use_tweak_mode = False
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    anim.use_tweak_mode = True      # the user tweaks the strip of the baked body
+    with pytest.raises(RuntimeError, match=r"Clear Bake cannot change .* NLA tweak mode.*'Bob'"):
+        bpy.ops.mbd.clear()
+    assert "_mbd_rest" in bob and bpy.data.objects.get("MBD_Telemetry") is not None
+    anim.use_tweak_mode = False
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert anim.action is None and "_mbd_rest" not in bob and len(anim.nla_tracks) == 1
