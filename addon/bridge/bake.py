@@ -246,6 +246,20 @@ def _refuse_tweak_mode(objects, operation):
                         f"Strip Actions, Tab), then {operation} again")
 
 
+def _refuse_solo_tracks(objects):
+    """Blender plays no active action, so no bake, beside a soloed NLA track: refuse, or the body would stay
+    put with its keys there."""
+    soloed = [f"{t.name!r} of {o.name!r}" for o in objects if o.animation_data is not None
+              for t in o.animation_data.nla_tracks if t.is_solo]
+    if soloed:
+        raise BakeError(f"Bake: Blender plays only the soloed NLA track of a body, not its baked keys: "
+                        f"{', '.join(soloed)}; un-solo the track (the star in the NLA Editor), then Bake again")
+
+
+#: how an object's active action blends over its NLA tracks: the bake's must replace them in full, at every frame
+NLA_PLAY = {"action_blend_type": "REPLACE", "action_influence": 1.0, "action_extrapolation": "HOLD"}
+
+
 def _start_matrices(scene, bodies) -> dict:
     """{name: world matrix at the scene's start frame} of ``bodies`` when one of them is animated by
     the user (else {}): the pose the run started from (``start_model``), which the current frame's
@@ -289,6 +303,8 @@ def _remember(obj, scene, start=None):
         "bake": scene[BAKE_ID],
         "name": obj.name,   # a copy (Shift-D) carries this record along: rest_of tells them apart
     }
+    if anim is not None:
+        rest.update({name: getattr(anim, name) for name in NLA_PLAY})
     if action is not None:
         # the action itself, not its name: an ID property is a user, so the
         # unassigned action is saved with the file (and found when renamed)
@@ -312,6 +328,9 @@ def _restore(obj, rest):
                 anim.action_slot = slot
         if baked is not None:
             _carry_users_keys(obj, baked)
+        for name in NLA_PLAY:
+            if name in rest:
+                setattr(anim, name, rest[name])
         if (not rest.get("had_animation_data") and anim.action is None and not anim.drivers
                 and not anim.nla_tracks):
             obj.animation_data_clear()
@@ -372,6 +391,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
                         "make them local (Object > Relations > Make Local) or a library override "
                         "(Object > Library Override > Make > Selected & Content), then bake")
     _refuse_tweak_mode([o for o in found.values() if o is not None], "Bake")
+    _refuse_solo_tracks([o for o in found.values() if o is not None])
     clear(scene)
     report = BakeReport()
     # only samples present in every array: a run cancelled at its first frame
@@ -395,6 +415,8 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         _remember(obj, scene, start.get(obj.name))
         obj.rotation_mode = "QUATERNION"
         fcurves = over_own_action_fcurves(scene, obj, f"MBD_{obj.name}", POSE_PATHS)
+        for name, value in NLA_PLAY.items():
+            setattr(obj.animation_data, name, value)
         _tagged(obj.animation_data.action, scene)
         key(fcurves, "location", frames, position[:, k])
         key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))

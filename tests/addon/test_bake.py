@@ -4,6 +4,7 @@ import math
 import bpy
 import numpy as np
 import pytest
+from mathutils import Quaternion
 
 import mbd_scenes as ms
 
@@ -484,3 +485,43 @@ def test_a_body_in_nla_tweak_mode_is_refused_by_bake_and_clear_without_a_change(
     anim.use_tweak_mode = False
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     assert anim.action is None and "_mbd_rest" not in bob and len(anim.nla_tracks) == 1
+
+
+@pytest.mark.parametrize("setting, value", [("action_blend_type", "ADD"), ("action_influence", 0.5),
+                                            ("action_extrapolation", "NOTHING")])
+def test_a_body_with_nla_tracks_plays_its_bake_in_full_and_gets_its_blending_back(addon, setting, value):
+    """Over NLA tracks Blender blends the active action as the body's animation data says: the bake must
+    replace the pose at full influence on every frame (an influence of 0.5 showed half the swing)."""
+    scene, bob = ms.pendulum(1.0)
+    bob.keyframe_insert("color", frame=1)
+    anim = bob.animation_data
+    anim.nla_tracks.new().strips.new("Colour", 1, anim.action)
+    anim.action = None
+    setattr(anim, setting, value)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    for f in (13, 25, 40):       # 40: past the last key, which holds
+        scene.frame_set(f)
+        k = min(f, 25) - 1
+        np.testing.assert_allclose(bob.matrix_world.translation, res.position[k, 0], atol=1e-6)
+        np.testing.assert_allclose(np.abs(bob.matrix_world.to_quaternion().dot(Quaternion(res.orientation[k, 0]))),
+                                   1.0, atol=1e-6)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert getattr(anim, setting) == value
+
+
+def test_a_body_with_a_soloed_nla_track_is_refused_by_bake(addon):
+    """Beside a soloed track Blender plays no active action: the baked body would not move."""
+    scene, bob = ms.pendulum(1.0)
+    bob.keyframe_insert("color", frame=1)
+    anim = bob.animation_data
+    track = anim.nla_tracks.new()
+    track.name = "Colours"
+    track.strips.new("Colour", 1, anim.action)
+    anim.action = None
+    track.is_solo = True
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match=r"soloed NLA track .*'Colours' of 'Bob'.*un-solo"):
+        bpy.ops.mbd.bake()
+    assert ms.snapshot() == before and "_mbd_rest" not in bob
