@@ -98,3 +98,21 @@ def test_a_contact_that_never_touched_has_no_telemetry_channels(landed):
     import dataclasses
     apart = dataclasses.replace(res, contact_normal_force=np.zeros_like(res.contact_normal_force))
     assert not any(c.element == "Touch" for c in channels(apart))       # its channels would all be zeros
+
+
+def test_a_contact_that_never_touched_has_no_arrow(landed):
+    """Its arrow would be hidden on every frame; a bin of parts has thousands of such pairs."""
+    import dataclasses
+
+    from addon.bridge.bake import bake
+    scene, ball, res = landed
+
+    def with_apart(values):      # a second contact, never touching: zeros
+        values = np.asarray(values)
+        return np.concatenate([values, np.zeros_like(values[:, :1])], axis=1)
+    both = dataclasses.replace(res, contact_names=("Touch", "Apart"), **{
+        name: with_apart(getattr(res, name)) for name in (
+            "contact_force", "contact_point", "contact_normal_force", "contact_friction_force", "contact_depth")})
+    report = bake(scene, both, contact_arrows=True, telemetry=False)
+    assert report.arrows == ["MBD_Contact_Touch"]
+    assert "MBD_Contact_Apart" not in bpy.data.objects
