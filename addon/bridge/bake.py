@@ -316,14 +316,18 @@ def _remember(obj, scene, start=None):
 
 
 def _restore(obj, rest):
+    previous = rest.get("action")
+    if isinstance(previous, str):   # baked before the action was kept by reference
+        previous = bpy.data.actions.get(previous)
     anim = obj.animation_data
+    if anim is None and previous is not None:
+        # the bake's animation data was cleared since (Outliner > Clear Animation Data): without its
+        # own action back the body would leave it with no user, lost on save
+        anim = obj.animation_data_create()
     if anim is not None:
         # the user's keys made on the bake's copy of the action since (a visibility, a custom
         # property): carried back into their own action, or the bake's removal would take them
         baked = slot_fcurves(anim) if anim.action is not None and anim.action.get(TAG) is not None else None
-        previous = rest.get("action")
-        if isinstance(previous, str):   # baked before the action was kept by reference
-            previous = bpy.data.actions.get(previous)
         anim.action = previous
         if previous is not None and rest.get("slot") and hasattr(previous, "slots"):
             slot = next((s for s in previous.slots if s.identifier == rest["slot"]), None)

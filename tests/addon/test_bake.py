@@ -525,3 +525,19 @@ def test_a_body_with_a_soloed_nla_track_is_refused_by_bake(addon):
     with pytest.raises(RuntimeError, match=r"soloed NLA track .*'Colours' of 'Bob'.*un-solo"):
         bpy.ops.mbd.bake()
     assert ms.snapshot() == before and "_mbd_rest" not in bob
+
+
+def test_clear_gives_the_body_its_own_action_back_after_its_animation_data_was_cleared(addon):
+    """Outliner > Clear Animation Data on a baked body removes the bake's: the user's own action is
+    still only in the bake's record, and Clear must assign it again, or it is lost on save."""
+    scene, bob = ms.pendulum(1.0)
+    bob.keyframe_insert("color", frame=1)
+    own = bob.animation_data.action
+    slot = bob.animation_data.action_slot.identifier if hasattr(own, "slots") else ""
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    bob.animation_data_clear()
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert bob.animation_data.action == own and own.users == 1
+    if slot:
+        assert bob.animation_data.action_slot.identifier == slot
+    np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
