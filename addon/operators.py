@@ -288,9 +288,14 @@ class MBD_OT_simulate(bpy.types.Operator):
             return {"PASS_THROUGH"}
         self._stop(context)
         result = conclude(self, job, self._scene_key)
-        if (self.bake and job.error is None and job.results is not None and len(job.results.t)
-                and runner.key(context.scene) == self._scene_key):
-            return self._bake(context)
+        if self.bake and job.error is None and job.results is not None and len(job.results.t):
+            if runner.key(context.scene) == self._scene_key:
+                return self._bake(context)
+            # Bake keys the scene shown: the user switched scenes while it ran
+            simulated = next((s.name for s in bpy.data.scenes if runner.key(s) == self._scene_key), None)
+            if simulated is not None:
+                self.report({"WARNING"}, f"Bake When Done: not baked, as scene {simulated!r} is no longer "
+                                         f"the one shown; show it and press Bake")
         return result
 
     def cancel(self, context):

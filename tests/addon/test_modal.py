@@ -223,6 +223,18 @@ def test_bake_when_done(modal):
     assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25
 
 
+def test_bake_when_done_says_it_did_not_bake_when_another_scene_is_shown_by_then(modal):
+    op, context = modal
+    scene, bob = ms.pendulum()
+    op.bake = True
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    context.scene = bpy.data.scenes.new("Other")     # the user switched scenes while it ran
+    assert run_to_end(op, context) == {"FINISHED"}
+    assert bob.animation_data is None
+    assert ("WARNING", "Bake When Done: not baked, as scene 'Scene' is no longer the one shown; show it and "
+                       "press Bake") in op.reports
+
+
 def test_loading_a_file_meanwhile_ends_the_operator(modal):
     from addon import operators, runner
     op, context = modal
