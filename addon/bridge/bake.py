@@ -35,6 +35,7 @@ from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurv
                    same_keys, slot_fcurves, tagged)
 from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, rest_of
 from .telemetry import bake as bake_telemetry
+from .telemetry import telemetry_object
 
 ARROW_PREFIX = "MBD_Arrow_"
 CONTACT_PREFIX = "MBD_Contact_"
@@ -399,11 +400,16 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
                         "(Object > Library Override > Make > Selected & Content), then bake")
     _refuse_tweak_mode([o for o in found.values() if o is not None], "Bake")
     _refuse_solo_tracks([o for o in found.values() if o is not None])
-    clear(scene)
     report = BakeReport()
     # only samples present in every array: a run cancelled at its first frame
     # has an empty orientation array (core.spatial.quat_unwrap of one sample)
     count = min(len(results.t), len(results.position), len(results.orientation))
+    # the telemetry empty is keyed anew, not replaced: the user's drivers that read it keep their target
+    # (but one a Linked Copy shares goes: that scene's bake is not this one's any more)
+    reused = telemetry_object(scene) if telemetry and count else None
+    if reused is not None and any(s != scene for s in reused.users_scene):
+        reused = None
+    clear(scene, keep=reused)
     if count == 0:
         return report
     _claim_bake_id(scene)
@@ -436,7 +442,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     if scales:
         _bake_arrows(scene, results, count, frames, times, scales, report)
     if telemetry:
-        obj, report.channels = bake_telemetry(scene, results, count, frames, times)
+        obj, report.channels = bake_telemetry(scene, results, count, frames, times, reused)
         # the empty's own custom properties are its channels (and mbd_bake): its action carries the id
         _tagged(obj.animation_data.action, scene)
         report.telemetry = obj.name
@@ -444,8 +450,9 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     return report
 
 
-def clear(scene) -> int:
-    """Remove everything bake created for ``scene``; returns how many data-blocks were removed.
+def clear(scene, keep=None) -> int:
+    """Remove everything bake created for ``scene``, but the object ``keep``; returns how many
+    data-blocks were removed.
 
     Objects and collections go when linked in this scene and in no other
     scene but one with the same bake id (a Linked Copy: the same bake); other
@@ -468,7 +475,8 @@ def clear(scene) -> int:
     tag = scene.get(BAKE_ID)
     others = [s for s in bpy.data.scenes if s != scene and not (tag and s.get(BAKE_ID) == tag)]
     elsewhere = {c for s in others for c in s.collection.children_recursive}
-    objects = [o for o in scene.objects if _ours(o, scene) and not any(s in others for s in o.users_scene)]
+    objects = [o for o in scene.objects
+               if o != keep and _ours(o, scene) and not any(s in others for s in o.users_scene)]
     # a set: a collection with two parents is listed twice
     collections = {c for c in scene.collection.children_recursive if _ours(c, scene) and c not in elsewhere}
     removed = 0

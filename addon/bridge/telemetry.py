@@ -175,17 +175,28 @@ def telemetry_object(scene):
                  and o.name.startswith(OBJECT_NAME) and ours(o)), None)
 
 
-def bake(scene, results, count: int, frames, times):
+def bake(scene, results, count: int, frames, times, reused=None):
     """Key every channel of the first ``count`` samples on ``frames`` (at ``times`` s).
 
     Returns (the telemetry empty, the number of channels). The caller has
-    removed the previous bake.
+    removed the previous bake, but for the previous telemetry empty ``reused``,
+    which is emptied and keyed anew.
     """
-    obj = tagged(bpy.data.objects.new(OBJECT_NAME, None), scene)
+    if reused is None:
+        obj = tagged(bpy.data.objects.new(OBJECT_NAME, None), scene)
+        scene.collection.objects.link(obj)
+    else:
+        obj = reused
+        action = obj.animation_data.action if obj.animation_data else None
+        obj.animation_data_clear()
+        if action is not None and action.users == 0:
+            bpy.data.actions.remove(action)
+        for name in [name for name in obj.keys() if name != TAG]:
+            del obj[name]       # the previous run's channels
+        tagged(obj, scene)
     obj.empty_display_type = "PLAIN_AXES"
     obj.empty_display_size = 50.0 / mm_per_unit(scene)
     obj.hide_render = True
-    scene.collection.objects.link(obj)
     fcurves = new_action_fcurves(scene, obj, OBJECT_NAME)
     t = results.t[:count]
     taken: set[str] = set()

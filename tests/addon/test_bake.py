@@ -313,6 +313,19 @@ def test_a_linked_copy_shares_the_bake(addon):
     assert scene_state(copy) == kept and "_mbd_rest" in bob
 
 
+def test_baking_a_linked_copy_again_and_clearing_both_scenes_leaves_nothing(addon):
+    """Baking the copy gives it a bake of its own, made apart from the one the scenes shared."""
+    first, bob = ms.pendulum()
+    ms.add_force(first, bob)
+    bpy.ops.mbd.bake()
+    assert bpy.ops.scene.new(type="LINK_COPY") == {"FINISHED"}
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    bpy.context.window.scene = first
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert not any(baked_blocks().values()) and "_mbd_rest" not in bob
+
+
 @pytest.mark.parametrize("own_action", [True, False])
 def test_keys_the_user_makes_on_a_baked_body_survive_bake_again_and_clear(addon, own_action):
     """Keys put on a baked body go into the bake's copy of its action (MBD_Bob), the one assigned:

@@ -161,6 +161,34 @@ def test_baking_again_replaces_the_telemetry(baked):
     assert [o.name for o in bpy.data.objects if o.name.startswith("MBD_Telemetry")] == ["MBD_Telemetry"]
 
 
+def test_a_driver_reading_the_telemetry_keeps_its_target_when_baking_again(addon):
+    """The telemetry is there for drivers to read: baking again (a new run) must not leave them
+    without their target, as removing the empty and making another did."""
+    from addon.bridge.telemetry import data_path
+    scene, bob = ms.pendulum(SCALE)
+    ms.add_force(scene, bob, "Push", "2")
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    gauge = bpy.data.objects.new("Gauge", None)
+    scene.collection.objects.link(gauge)
+    driver = gauge.driver_add("location", 2).driver
+    driver.type, driver.expression = "SCRIPTED", "z / 1000"
+    z = driver.variables.new()
+    z.name, z.type = "z", "SINGLE_PROP"
+    z.targets[0].id, z.targets[0].data_path = telemetry_of(scene), data_path("Bob.position [mm]") + "[2]"
+    scene.mbd.forces.remove(0)                  # the next run has no force, a channel less
+    bpy.ops.mbd.simulate()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    tele = telemetry_of(scene)
+    assert z.targets[0].id == tele
+    assert not [name for name in tele.keys() if name.startswith("Push.")]
+    assert [o.name for o in bpy.data.objects if o.name.startswith("MBD_Telemetry")] == ["MBD_Telemetry"]
+    assert len([a for a in bpy.data.actions if a.name.startswith("MBD_Telemetry")]) == 1
+    scene.frame_set(13)
+    assert gauge.location.z == pytest.approx(results_of(scene).position[12, 0, 2] / SCALE, abs=1e-6)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert telemetry_of(scene) is None
+
+
 def test_telemetry_can_be_switched_off(addon):
     scene, bob = ms.pendulum()
     scene.mbd.display.bake_telemetry = False
