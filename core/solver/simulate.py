@@ -640,6 +640,12 @@ class _Run:
                 # near a dead point the Jacobian is nearly rank deficient: fewer singular
                 # values stand clear (1e-4 of the largest) than the rank it had at t = 0
                 if sysm.redundancy(t, y, _NEAR_SINGULAR) > self.redundant:
+                    locked = self.motions_at_a_dead_point(t, y)
+                    if locked:
+                        return (f"the mechanism reached a singular position, a dead point of {', '.join(locked)}: the joints cannot "
+                                "follow the motion any further (e.g. a crank driven past the reach of its rod, "
+                                "or the input of a four-bar that is not a crank driven past its limit); change "
+                                "the motion's formula or the link lengths" + hint)
                     return ("the mechanism reached a singular position where its joints lose a degree of "
                             "freedom (e.g. a four-bar at a dead point, or a crank driven past the reach of "
                             "its rod)" + hint)
@@ -654,6 +660,19 @@ class _Run:
         return (f"body {name!r} was moving fastest (largest kinetic energy); check "
                 + (f"{', '.join(acting)} and its mass" if acting else "the forces, springs and masses acting on it")
                 + hint)
+
+    def motions_at_a_dead_point(self, t, y) -> list[str]:
+        """The motions the joints cannot follow at (t, y), named with their joints: those whose row
+        lies (to :data:`_NEAR_SINGULAR`) in the span of the other rows, so that the joints alone
+        keep their rank and only the motion asks for a rate they cannot give."""
+        J = self.sys.constraint_rows(t, y).J
+        J = J.toarray() if sparse.issparse(J) else np.asarray(J)
+        top = np.linalg.svd(J, compute_uv=False)[0]
+        rank = np.linalg.matrix_rank(J, tol=_NEAR_SINGULAR * top)
+        first = self.sys.layout.n_rows
+        return [f"motion {m['name']!r} (joint {self.cm.joints[m['joint']]['name']!r})"
+                for k, m in enumerate(self.cm.motions)
+                if np.linalg.matrix_rank(np.delete(J, first + k, axis=0), tol=_NEAR_SINGULAR * top) == rank]
 
     def kinetic_energy(self, B) -> np.ndarray:
         """(n,) J: each moving body's kinetic energy."""

@@ -310,6 +310,35 @@ def test_a_run_that_mishandles_a_singular_position_is_told_by_its_energy(integra
         assert ("stalled" in r.message or "diverged" in r.message) and "singular position" in r.message
 
 
+def test_a_crank_driven_into_a_dead_point_is_told_by_its_motion_and_joint():
+    """Non-Grashof four-bar (crank 700, coupler 400, rocker 600, ground 1000 mm: 400 + 1000 > 700 +
+    600), its input driven from 30° at 1 rad/s. The input reaches its limit where coupler and rocker
+    lie on one line, |BD| = 1000 mm: cos θ = (0.7² + 1² − 1²) / (2 · 0.7 · 1) = 0.35, at
+    t = acos 0.35 − π/6 = 0.6896 s. There the joints cannot follow the motion: the failure names
+    the motion and its joint, not only "a singular position"."""
+    a, b, c, d, theta0 = 700.0, 400.0, 600.0, 1000.0, np.radians(30.0)
+    B = a * np.array([np.cos(theta0), np.sin(theta0)])
+    to_D = np.array([d, 0.0]) - B
+    dist = np.linalg.norm(to_D)
+    along = (b * b - c * c + dist * dist) / (2 * dist)
+    C = B + along * to_D / dist + np.sqrt(b * b - along * along) * np.array([-to_D[1], to_D[0]]) / dist
+    p = Planar()
+    p.bar("crank", (0.0, 0.0), B)
+    p.bar("coupler", B, C)
+    p.bar("rocker", (d, 0.0), C)
+    p.hinge("A", None, "crank", (0.0, 0.0))
+    p.hinge("B", "crank", "coupler", B)
+    p.hinge("C", "coupler", "rocker", C)
+    p.hinge("D", None, "rocker", (d, 0.0))
+    model = p.model(motions=(Motion(name="drive", joint="A", value="t"),),
+                    settings=SolverSettings(end_time=1.0, output_rate=50, rtol=1e-8, atol=1e-10,
+                                            gravity=(0.0, -9810.0, 0.0)))
+    r = core.simulate(model)
+    assert not r.success
+    assert "singular position, a dead point of motion 'drive' (joint 'A')" in r.message
+    assert f"t = {np.arccos(0.35) - theta0:.6g} s" in r.message
+
+
 # ---------------------------------------------------------------------------- gears, rack
 def gear_model(internal=False, ratio=2.5, drive="motion"):
     """Two wheels on revolute joints to ground, coupled ω_i/ω_j = ∓ratio; drive wheel i."""

@@ -292,7 +292,7 @@ def test_failed_run_driven_past_dead_point(sparse_path, monkeypatch):
     t_dead = np.arcsin(l_ / r_) / (2 * np.pi)
     assert 0 < len(r.t) and r.t[-1] <= t_dead
     assert len(r.t) == 14  # frames at 0 .. 0.13 s
-    assert "singular position" in r.message
+    assert "singular position, a dead point of motion 'drive' (joint 'main')" in r.message
     assert f"{t_dead:.4f}" in r.message or "0.13497" in r.message  # where it stopped
     assert np.all(np.isfinite(r.com))
 
