@@ -1003,7 +1003,7 @@ class _Run:
         self.check_initial_state()
         held = self.given_velocities()
         with np.errstate(all="ignore"):
-            y0, moved, dv, ok = sysm.project(0.0, sysm.y0, held)
+            y0, moved, dv, ok = sysm.project_start(held)
         if not np.all(np.isfinite(y0)):
             self.overflow()   # assembling parts placed 1e200 mm apart
         if not ok:

@@ -45,6 +45,11 @@ _PROJECTION_ITERATIONS = 12
 _GIVEN_KEPT = 1e-4
 #: constraint error (m or rad) at which the projection has converged
 _PROJECTION_CONVERGED = 1e-12
+#: the largest step (rad, m) by which the assembly at t = 0 takes a motion that starts away, and
+#: the most steps (System.project_start)
+_START_STEP_TURN = 0.1
+_START_STEP_SLIDE = 0.01
+_START_STEPS = 200
 #: Newton iterations of the stepper's rotation update (System._spin) and their relative stop
 _SPIN_ITERATIONS = 8
 _SPIN_CONVERGED = 1e-14
@@ -1260,6 +1265,34 @@ class System:
             return np.zeros(0)
         rows = self._rows(self.bodies(y), y[self.sl_a], t)
         return self._J_dot(rows, y[self.sl_u]) - rows.vel_target
+
+    def project_start(self, held=None):
+        """:meth:`project` of the state as built at t = 0, the displacement motions that start away
+        from 0 taken there in steps of at most :data:`_START_STEP_TURN` or :data:`_START_STEP_SLIDE`,
+        each step's Newton from the last one's positions: in one jump of 3 rad a four-bar's crank
+        landed on the mirror-image branch, or (at 2.5 rad) found no assembly at all. Returns as
+        :meth:`project`, the change measured from the state as built."""
+        start = np.array([0.0 if velocity else float(e(0.0)) for e, velocity
+                          in zip(self.motion_exprs, self.motion_velocity_mode)]) * self.motion_scale
+        limit = np.array([_START_STEP_TURN if m["dof"] == "rotation" else _START_STEP_SLIDE for m in self.cm.motions])
+        steps = int(min(_START_STEPS, np.ceil(np.max(np.abs(start) / limit, initial=0.0))))
+        if steps < 2 or not np.all(np.isfinite(start)):
+            return self.project(0.0, self.y0, held)
+        y, scale = self.y0, self.motion_scale
+        try:
+            for k in range(steps):       # k = 0: the assembly as built, the motions at 0
+                self.motion_scale = scale * (k / steps)
+                y_k, _, _, ok = self.project(0.0, y)
+                if not ok:
+                    break                # the last step's positions: the full projection says why
+                y = y_k
+        finally:
+            self.motion_scale = scale
+        y = y.copy()
+        y[self.sl_u] = self.y0[self.sl_u]        # the velocities as given, to be met once
+        y, _, dv, converged = self.project(0.0, y, held)
+        moved = float(max(np.max(a, initial=0.0) for a in self.moves(self.y0, y)))
+        return y, moved, dv, converged
 
     def project(self, t, y, held=None):
         """Project positions onto C = 0 (M-weighted Newton) and velocities onto J u = v*.

@@ -310,6 +310,29 @@ def test_a_run_that_mishandles_a_singular_position_is_told_by_its_energy(integra
         assert ("stalled" in r.message or "diverged" in r.message) and "singular position" in r.message
 
 
+@pytest.mark.parametrize("start", [-3.0, -2.5, 2.5])
+def test_a_crank_motion_that_starts_away_keeps_the_four_bar_on_its_branch(start):
+    """The crank-rocker (300/1000/800/1000 mm, built crank vertical, coupler-rocker pin C above the
+    ground line) driven θ = π/2 + start + 2πt: a Grashof crank reaches every angle, and the
+    assembly at t = 0 must keep C on the side it was built on (the loop's closed form, C the
+    intersection of the circles about B and D). In one Newton jump −3 rad landed on the mirror
+    image (C below), and −2.5 rad found no assembly at all ("cannot be assembled")."""
+    model = replace(four_bar(end_time=0.2, output_rate=50),
+                    motions=(Motion(name="drive", joint="A", value=f"{start} + 2*pi*t"),))
+    res = core.simulate(model)
+    assert res.success, res.message
+    a, b, c, d = 0.3, 1.0, 0.8, 1.0
+    theta = np.pi / 2 + start + 2 * np.pi * res.t
+    B = a * np.stack([np.cos(theta), np.sin(theta)], axis=1)
+    to_D = np.array([d, 0.0]) - B
+    dist = np.linalg.norm(to_D, axis=1)[:, None]
+    along = (b * b - c * c + dist ** 2) / (2 * dist)
+    across = np.stack([-to_D[:, 1], to_D[:, 0]], axis=1) / dist        # to the left of B → D: C above
+    C = B + along * to_D / dist + np.sqrt(b * b - along ** 2) * across
+    np.testing.assert_allclose(res.com[:, res.body("coupler"), :2], (B + C) / 2, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(res.joint_angle[:, res.joint_names.index("A")], theta - np.pi / 2, rtol=0, atol=1e-9)
+
+
 def test_a_crank_driven_into_a_dead_point_is_told_by_its_motion_and_joint():
     """Non-Grashof four-bar (crank 700, coupler 400, rocker 600, ground 1000 mm: 400 + 1000 > 700 +
     600), its input driven from 30° at 1 rad/s. The input reaches its limit where coupler and rocker
