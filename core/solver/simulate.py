@@ -764,12 +764,17 @@ class _Run:
         k = changed[0]
         given = " and ".join(text for text, on in ((f"{_vec(cm.v0[k] * 1e3)} mm/s", held[k, 0]),
                                                    (f"{_vec(cm.w0[k])} rad/s", held[k, 1])) if on)
+        # a motion on one of the body's joints sets its rate from t = 0: the likelier conflict
+        driving = [f"motion {m['name']!r}" for m in cm.motions if k in cm.marker_body[[m["mi"], m["mj"]]]]
         self.warnings.append(Issue(
             "warning", "initial-velocity-changed", f"body {cm.body_names[k]!r}",
-            f"the initial velocities given to {names} do not fit the joints; the run starts "
-            f"{cm.body_names[k]!r} at {_vec(v[k] * 1e3)} mm/s and {_vec(w[k])} rad/s instead of {given}",
+            f"the initial velocities given to {names} do not fit the joints"
+            + (f" and {', '.join(driving)}, which drives {cm.body_names[k]!r} from t = 0" if driving else "")
+            + f"; the run starts {cm.body_names[k]!r} at {_vec(v[k] * 1e3)} mm/s and {_vec(w[k])} rad/s "
+            f"instead of {given}",
             "Give velocities the joints allow (a body's points must move as its joints let them), "
-            "or give one body its velocity and let the joints move the others."))
+            + ("leave a driven body's velocity to its motion, " if driving else "")
+            + "or give one body its velocity and let the joints move the others."))
 
     def check_contacts(self, out, T):
         """The contacts' warnings after a run (:meth:`ContactSet.depth_issues`); for the

@@ -679,6 +679,22 @@ def test_an_initial_velocity_the_joints_forbid_is_changed_and_reported():
     assert abs(res.velocity[0, res.body("slider"), 1]) < 1e-12           # nothing moves across the rail
 
 
+def test_an_initial_spin_a_motion_overrides_names_the_motion():
+    """A wheel given 5 rad/s on a hinge driven at 2π rad/s from t = 0: the hinge allows any spin,
+    the motion sets it; the warning blamed "the joints" alone, whose velocities the user had right."""
+    model = Model(bodies=(Body(name="wheel", mass=3.0, inertia=(6e3, 6e3, 1e4, 0, 0, 0), angular_velocity=(0, 0, 5.0)),),
+                  frames=(Frame(name="axle"), Frame(name="hub", body="wheel")),
+                  joints=(Joint(name="bearing", type="revolute", frame_i="axle", frame_j="hub"),),
+                  motions=(Motion(name="spin", joint="bearing", value="2*pi", mode="velocity"),),
+                  settings=SolverSettings(end_time=0.1, output_rate=10))
+    res = core.simulate(model)
+    (changed,) = [w for w in res.warnings if "initial velocit" in w]
+    assert ("do not fit the joints and motion 'spin', which drives 'wheel' from t = 0; the run starts 'wheel' at "
+            "(0, 0, 0) mm/s and (0, 0, 6.283) rad/s instead of (0, 0, 5) rad/s") in changed
+    assert "leave a driven body's velocity to its motion" in changed
+    np.testing.assert_allclose(res.angular_velocity[:, 0, 2], 2 * np.pi, rtol=1e-12)
+
+
 def test_a_spin_partly_across_a_hinge_keeps_the_part_the_hinge_allows():
     """A bar hinged about world Z, its COM 0.6 m from the hinge, given only ω = (1, 0, 2) rad/s:
     the hinge takes away the 1 rad/s across it and keeps the 2 rad/s about it, and the velocity,
