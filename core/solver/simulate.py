@@ -163,6 +163,14 @@ _STEPPER_OWN_DRIFT = 10.0
 _DIVERGED = 1e9
 
 
+def _dead_point(motions) -> str:
+    """A failure's cause: the joints cannot follow ``motions`` (named with their joints)."""
+    return (f"the mechanism reached a singular position, a dead point of {', '.join(motions)}: the joints "
+            "cannot follow the motion any further (e.g. a crank driven past the reach of its rod, or the "
+            "input of a four-bar that is not a crank driven past its limit); change the motion's formula "
+            "or the link lengths")
+
+
 def _stop(answer) -> bool:
     """Whether a progress callback's answer cancels: False, numpy's False_ (``p.time < 0.5``) or 0;
     None (a callback that returns nothing) goes on."""
@@ -635,6 +643,9 @@ class _Run:
                 Cp = np.where(sysm.position_rows, np.abs(C), 0.0)
                 worst = int(np.argmax(Cp))
                 if Cp[worst] > self.s.projection_tolerance:
+                    locked = self.motions_out_of_reach(t, y)
+                    if locked:
+                        return _dead_point(locked)      # (no step is short enough)
                     return (f"{self._row_name(worst)} had the largest constraint error; check for a singular "
                             "position (e.g. a four-bar reaching a dead point) or a stiff force" + hint)
                 # near a dead point the Jacobian is nearly rank deficient: fewer singular
@@ -642,10 +653,7 @@ class _Run:
                 if sysm.redundancy(t, y, _NEAR_SINGULAR) > self.redundant:
                     locked = self.motions_at_a_dead_point(t, y)
                     if locked:
-                        return (f"the mechanism reached a singular position, a dead point of {', '.join(locked)}: the joints cannot "
-                                "follow the motion any further (e.g. a crank driven past the reach of its rod, "
-                                "or the input of a four-bar that is not a crank driven past its limit); change "
-                                "the motion's formula or the link lengths" + hint)
+                        return _dead_point(locked)      # (no step is short enough)
                     return ("the mechanism reached a singular position where its joints lose a degree of "
                             "freedom (e.g. a four-bar at a dead point, or a crank driven past the reach of "
                             "its rod)" + hint)
@@ -660,6 +668,21 @@ class _Run:
         return (f"body {name!r} was moving fastest (largest kinetic energy); check "
                 + (f"{', '.join(acting)} and its mass" if acting else "the forces, springs and masses acting on it")
                 + hint)
+
+    def motions_out_of_reach(self, t, y) -> list[str]:
+        """The displacement motions the joints cannot follow to time t, named with their joints:
+        those the projection's Newton from y cannot meet with the other rows, which it meets
+        without them (a fixed step taken past a dead point, whose state is no longer singular)."""
+        sysm, first = self.sys, self.sys.layout.n_rows
+        motion_rows = first + np.arange(len(self.cm.motions))
+        position = np.flatnonzero(sysm.position_rows)
+        others = np.setdiff1d(position, motion_rows)
+        tol = self.s.projection_tolerance
+        if not len(self.cm.motions) or not sysm.closes(t, y, others, tol):
+            return []
+        return [f"motion {m['name']!r} (joint {self.cm.joints[m['joint']]['name']!r})"
+                for m, row in zip(self.cm.motions, motion_rows)
+                if sysm.position_rows[row] and not sysm.closes(t, y, np.append(others, row), tol)]
 
     def motions_at_a_dead_point(self, t, y) -> list[str]:
         """The motions the joints cannot follow at (t, y), named with their joints: those whose row

@@ -1319,15 +1319,8 @@ class System:
                 break
             if error < best_error:
                 best, best_error = y.copy(), error
-            turn = self._correct_positions(y, B, rows)
+            self._newton_position_step(t, y, B, rows, self._position_keep)
             corrected = True
-            # a motion that starts away (4 rad) or a gear it drives asks for turns beyond ±π: the
-            # tracked angles follow the step's own turn, else the geometric angle nearest the old
-            # one is a branch 2π short of the target and the Newton never reaches it
-            if self.n_angles:
-                w_ext = np.vstack([turn.reshape(self.n, 3), np.zeros((1, 3))])
-                y[self.sl_a] += self._coordinate_rates(w_ext, rows.coords, self.angle_coords)
-            self._resync_angles(t, y)
         if not converged and m and np.all(np.isfinite(y)):
             y = best   # the closest the iterations came, for the error a caller reports (one that
             # overflowed stays: the caller reports numbers beyond double precision)
@@ -1430,14 +1423,39 @@ class System:
         y[self.sl_u] -= self._correction(B, rows, self._J_dot(rows, y[self.sl_u]) - rows.vel_target)
         return y
 
-    def _correct_positions(self, y, B: Bodies, rows: Rows) -> np.ndarray:
+    def _correct_positions(self, y, B: Bodies, rows: Rows, keep=None) -> np.ndarray:
         """One M-weighted Newton correction of y's positions and orientations (in place) towards
-        C = 0 on the position rows, from the bodies and rows at y; returns the bodies' turns (3n,)."""
-        n, keep = self.n, self._position_keep
+        C = 0 on the rows ``keep`` (default: the position rows), from the bodies and rows at y;
+        returns the bodies' turns (3n,)."""
+        n = self.n
+        keep = self._position_keep if keep is None else keep
         delta = -self._correction(B, rows, rows.C[keep], keep)
         y[self.sl_x] += delta[:3 * n]
         y[self.sl_q] = rotated(B.q, delta[3 * n:].reshape(n, 3)).ravel()
         return delta[3 * n:]
+
+    def _newton_position_step(self, t, y, B: Bodies, rows: Rows, keep):
+        """:meth:`_correct_positions` on the rows ``keep``, the tracked angles following."""
+        turn = self._correct_positions(y, B, rows, keep)
+        # a motion that starts away (4 rad) or a gear it drives asks for turns beyond ±π: the
+        # tracked angles follow the step's own turn, else the geometric angle nearest the old
+        # one is a branch 2π short of the target and the Newton never reaches it
+        if self.n_angles:
+            w_ext = np.vstack([turn.reshape(self.n, 3), np.zeros((1, 3))])
+            y[self.sl_a] += self._coordinate_rates(w_ext, rows.coords, self.angle_coords)
+        self._resync_angles(t, y)
+
+    def closes(self, t, y, keep, tol) -> bool:
+        """Whether :meth:`project`'s Newton brings the rows ``keep`` within ``tol`` (m or rad) from
+        y at t: which constraints a failed projection could meet (y is not changed)."""
+        y = y.copy()
+        for _ in range(_PROJECTION_ITERATIONS):
+            B = self.bodies(y)
+            rows = self._rows(B, y[self.sl_a], t)
+            if not np.max(np.abs(rows.C[keep]), initial=0.0) > tol:
+                return True
+            self._newton_position_step(t, y, B, rows, keep)
+        return False
 
     def _correction(self, B: Bodies, rows: Rows, residual, keep=None, scale=None):
         """The M-weighted least change δ (6n,) with J δ = residual: M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹ residual,
