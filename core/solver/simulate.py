@@ -686,16 +686,17 @@ class _Run:
 
     def motions_at_a_dead_point(self, t, y) -> list[str]:
         """The motions the joints cannot follow at (t, y), named with their joints: those whose row
-        lies (to :data:`_NEAR_SINGULAR`) in the span of the other rows, so that the joints alone
-        keep their rank and only the motion asks for a rate they cannot give."""
+        lies (to :data:`_NEAR_SINGULAR`) in the span of the joints' rows, so that the joints alone
+        keep their rank and only the motion asks for a rate they cannot give (not the other motions'
+        and couplers' rows: two motions on a gear pair are a contradiction, no dead point)."""
         J = self.sys.constraint_rows(t, y).J
         J = J.toarray() if sparse.issparse(J) else np.asarray(J)
-        top = np.linalg.svd(J, compute_uv=False)[0]
-        rank = np.linalg.matrix_rank(J, tol=_NEAR_SINGULAR * top)
+        tol = _NEAR_SINGULAR * np.linalg.svd(J, compute_uv=False)[0]
         first = self.sys.layout.n_rows
+        rank = np.linalg.matrix_rank(J[:first], tol=tol)
         return [f"motion {m['name']!r} (joint {self.cm.joints[m['joint']]['name']!r})"
                 for k, m in enumerate(self.cm.motions)
-                if np.linalg.matrix_rank(np.delete(J, first + k, axis=0), tol=_NEAR_SINGULAR * top) == rank]
+                if np.linalg.matrix_rank(J[np.r_[:first, first + k]], tol=tol) == rank]
 
     def kinetic_energy(self, B) -> np.ndarray:
         """(n,) J: each moving body's kinetic energy."""
@@ -709,6 +710,13 @@ class _Run:
         worst = float(np.max(residual, initial=0.0))
         if worst <= _CONFLICT_RATE:
             return
+        locked = self.motions_at_a_dead_point(0.0, y0)
+        if locked:
+            # one motion alone: a mechanism built at its dead point, where the joints cannot move
+            raise SolverError(
+                f"the mechanism is built at a singular position, a dead point of {', '.join(locked)}: the joints "
+                f"cannot move at the rate the motion sets at t = 0 (they disagree by {worst:.3g} m/s or rad/s); "
+                "build it away from the dead point, or start the motion from rest there")
         # the least-squares projection spreads the contradiction over the rows that make it
         names = dict.fromkeys(self._row_name(int(r)) for r in np.flatnonzero(residual > 1e-3 * worst))
         raise SolverError(

@@ -18,6 +18,7 @@ from scipy.interpolate import CubicHermiteSpline
 from scipy.special import ellipk
 
 import core
+from core.errors import SolverError
 from core.model import (Body, Force, Frame, GearPair, Joint, Model, Motion, RackPinion, SolverSettings)
 from core.spatial import matrix_to_quat, quat_conj, quat_mul, quat_rotate
 
@@ -333,21 +334,17 @@ def test_a_crank_motion_that_starts_away_keeps_the_four_bar_on_its_branch(start)
     np.testing.assert_allclose(res.joint_angle[:, res.joint_names.index("A")], theta - np.pi / 2, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
-def test_a_crank_driven_into_a_dead_point_is_told_by_its_motion_and_joint(integrator):
-    """Non-Grashof four-bar (crank 700, coupler 400, rocker 600, ground 1000 mm: 400 + 1000 > 700 +
-    600), its input driven from 30° at 1 rad/s. The input reaches its limit where coupler and rocker
-    lie on one line, |BD| = 1000 mm: cos θ = (0.7² + 1² − 1²) / (2 · 0.7 · 1) = 0.35, at
-    t = acos 0.35 − π/6 = 0.6896 s. There the joints cannot follow the motion: the failure names
-    the motion and its joint, not only "a singular position" (DOP853), or "joint 'C' had the
-    largest constraint error" and a step perhaps too large (the stepper, at the next frame, 0.7 s,
-    its state past the dead point: the joints alone close there, with the motion they do not)."""
-    a, b, c, d, theta0 = 700.0, 400.0, 600.0, 1000.0, np.radians(30.0)
+def non_grashof_four_bar(theta0, value, integrator="DOP853"):
+    """Crank 700, coupler 400, rocker 600, ground 1000 mm (400 + 1000 > 700 + 600: no link turns
+    fully), built with the crank at theta0 (rad), coupler-rocker pin above the ground line, and
+    the crank driven by ``value``. The crank's limit is where coupler and rocker lie on one line,
+    |BD| = 1000 mm: cos θ = (0.7² + 1² − 1²) / (2 · 0.7 · 1) = 0.35."""
+    a, b, c, d = 700.0, 400.0, 600.0, 1000.0
     B = a * np.array([np.cos(theta0), np.sin(theta0)])
     to_D = np.array([d, 0.0]) - B
     dist = np.linalg.norm(to_D)
     along = (b * b - c * c + dist * dist) / (2 * dist)
-    C = B + along * to_D / dist + np.sqrt(b * b - along * along) * np.array([-to_D[1], to_D[0]]) / dist
+    C = B + along * to_D / dist + np.sqrt(max(b * b - along * along, 0.0)) * np.array([-to_D[1], to_D[0]]) / dist
     p = Planar()
     p.bar("crank", (0.0, 0.0), B)
     p.bar("coupler", B, C)
@@ -356,18 +353,40 @@ def test_a_crank_driven_into_a_dead_point_is_told_by_its_motion_and_joint(integr
     p.hinge("B", "crank", "coupler", B)
     p.hinge("C", "coupler", "rocker", C)
     p.hinge("D", None, "rocker", (d, 0.0))
-    model = p.model(motions=(Motion(name="drive", joint="A", value="t"),),
-                    settings=SolverSettings(end_time=1.0, output_rate=50, integrator=integrator,
-                                            **(dict(step=1e-3) if integrator == "stepper" else
-                                               dict(rtol=1e-8, atol=1e-10)),
-                                            gravity=(0.0, -9810.0, 0.0)))
-    r = core.simulate(model)
+    steps = dict(step=1e-3) if integrator == "stepper" else dict(rtol=1e-8, atol=1e-10)
+    return p.model(motions=(Motion(name="drive", joint="A", value=value),),
+                   settings=SolverSettings(end_time=1.0, output_rate=50, integrator=integrator,
+                                           gravity=(0.0, -9810.0, 0.0), **steps))
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
+def test_a_crank_driven_into_a_dead_point_is_told_by_its_motion_and_joint(integrator):
+    """The non-Grashof four-bar's crank driven from 30° at 1 rad/s reaches its limit at
+    t = acos 0.35 − π/6 = 0.6896 s. There the joints cannot follow the motion: the failure names
+    the motion and its joint, not only "a singular position" (DOP853), or "joint 'C' had the
+    largest constraint error" and a step perhaps too large (the stepper, at the next frame, 0.7 s,
+    its state past the dead point: the joints alone close there, with the motion they do not)."""
+    theta0 = np.radians(30.0)
+    r = core.simulate(non_grashof_four_bar(theta0, "t", integrator))
     assert not r.success
     assert "singular position, a dead point of motion 'drive' (joint 'A')" in r.message
     assert "step" not in r.message.split("dead point")[1]      # no step is short enough
     dead = np.arccos(0.35) - theta0
     assert f"t = {dead:.6g} s" in r.message if integrator == "DOP853" else "t = 0.7 s" in r.message
     assert r.t[-1] == pytest.approx(0.68)
+
+
+def test_a_mechanism_built_at_the_dead_point_of_its_motion_is_told_so():
+    """Built with the crank at its limit, the joints cannot turn it at any rate (the rocker would
+    have to move infinitely fast): the run said "the motions and couplers contradict each other
+    ... remove one of the motions or correct a ratio", of a model with one motion and no coupler.
+    Started from rest (−t², away from the limit) it runs."""
+    at_limit = np.arccos(0.35) - 1e-9
+    with pytest.raises(SolverError, match=r"the mechanism is built at a singular position, a dead point of motion "
+                                          r"'drive' \(joint 'A'\): the joints cannot move at the rate the motion "
+                                          r"sets at t = 0"):
+        core.simulate(non_grashof_four_bar(at_limit, "-t"))
+    assert core.simulate(non_grashof_four_bar(at_limit, "-t^2")).success
 
 
 # ---------------------------------------------------------------------------- gears, rack
