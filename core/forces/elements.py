@@ -7,7 +7,7 @@ acts on the ground and is dropped by the caller.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
 import numpy as np
@@ -190,6 +190,20 @@ class AppliedForces:
     def _actuators(self):
         """(a,) the actuators' element indices."""
         return np.flatnonzero(self.actuator)
+
+    def at_peak(self, times) -> "AppliedForces":
+        """These elements with every actuator whose F_max follows a formula held at its value of
+        largest magnitude over ``times`` (s, (T,)); self when there is none. A soft start
+        (``step(t; 0; 0; 0.1; 1000)``) is 0 at t = 0, where its slope F_max/v_max, which sets how
+        stiff the actuator is, is not yet seen."""
+        ramped = self._varying[self.actuator[self._varying]]
+        if not len(ramped):
+            return self
+        times = np.atleast_1d(np.asarray(times, float))
+        raw = np.stack([np.broadcast_to(self.exprs[k](times), times.shape) for k in ramped], axis=1)
+        const = self.const.copy()
+        const[ramped] = raw[np.argmax(np.abs(raw), axis=0), np.arange(len(ramped))]
+        return replace(self, const=const)
 
     def max_power(self, t) -> np.ndarray:
         """N_max = |F_max| · v_max / 4 of each actuator, F_max its largest over the times ``t``

@@ -1192,22 +1192,28 @@ class _Run:
             return
         t_end = self.t_out[-1]
         floor = limit / self.s.fixed_step() if s.integrator == "RK4" else _STIFF_STEPS * limit / t_end
+        # measured with the actuators at their strongest: a soft-started one pushes nothing at t = 0
+        applied, sysm.applied = sysm.applied, sysm.applied.at_peak(self.t_out)
         try:
             with np.errstate(all="ignore"):
                 rho, v = self.fastest_rate(y0, floor)
+                if not rho > 0.0:
+                    return
+                # a part spinning at ω has modes of that order (its attitude turns, it precesses), which
+                # every method must follow: that is the motion, not stiffness
+                w = sysm.bodies(y0).w
+                if rho <= _SPIN_MODES * float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0))):
+                    return
+                if self.kink(y0, v, rho):
+                    return
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             return   # a state the run itself will report on
-        if not rho > 0.0:
-            return
-        # a part spinning at ω has modes of that order (its attitude turns, it precesses), which
-        # every method must follow: that is the motion, not stiffness
-        w = sysm.bodies(y0).w
-        if rho <= _SPIN_MODES * float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0))):
-            return
-        if self.kink(y0, v, rho):
-            return
+        finally:
+            ramped = sysm.applied is not applied
+            sysm.applied = applied
         h_stable = limit / rho
-        mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s"
+        mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s" + (
+            ", with every actuator at its largest F_max of the run" if ramped else "")
         where = self.fastest_body(y0, v)
         if s.integrator == "RK4":
             h = self.s.fixed_step()

@@ -527,6 +527,25 @@ def test_a_fixed_step_run_blowing_up_fails_long_before_its_numbers_overflow():
     assert r.t[-1] < 0.1 and np.all(np.abs(r.velocity) < 1e9)
 
 
+def test_a_soft_started_actuator_is_judged_at_its_full_force():
+    """The cart's actuator brought in by step(t; 0; 0; 0.1; 1) from 0 to F_max = 100 N: its rate
+    F_max/(m v_max) = 100 / (1 · 0.2) = 500 1/s comes with the full force, after the start, where
+    RK4 at 8.3 ms (10 ms fitted to the 24 frames/s; stable below 2.79/500 = 5.6 ms) diverges. It
+    pushes nothing at t = 0, where the rate was measured: no warning, and the run failed at 0.2 s."""
+    model = cart_with_actuator(200.0, integrator="RK4")
+    model = dataclasses.replace(
+        model, forces=(dataclasses.replace(model.forces[0], value="100*step(t; 0; 0; 0.1; 1)"),),
+        settings=dataclasses.replace(model.settings, step=0.01, end_time=0.5))
+    (w,) = [str(i) for i in core.check(model) if i.code == "stiff-model"]
+    assert w.startswith("settings: step:") and "will diverge" in w
+    assert rate_in(w) == pytest.approx(500.0, rel=0.02)
+    assert "with every actuator at its largest F_max of the run" in w and "actuator 'ram'" in w
+    r = core.simulate(model)
+    assert r.status == "failed" and "see the stiff-model warning" in r.message
+    ok = dataclasses.replace(model, settings=dataclasses.replace(model.settings, step=2e-3))
+    assert not [i for i in core.check(ok) if i.code == "stiff-model"]
+
+
 @pytest.mark.parametrize("name", ["pendulum", "crank_rocker", "slider_crank", "andrews_squeezer",
                                   "flyball_governor", "bricard"])
 def test_the_examples_are_not_stiff(name):
