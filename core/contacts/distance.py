@@ -1126,9 +1126,15 @@ class SurfaceIndex:
             q, cell, counts = q[o], cell[o], counts[o]
         pq = p[q]
         cl = None
+        # a small batch's exact records of every listed pair, which _tied_normals reuses: each
+        # point's pairs are pair_counts from pair_starts, by its position in this pq (pos, kept
+        # through the subsets below)
+        pairs = None
         # ties: how many listed triangles are as near as the nearest (see _tied_normals)
         if total <= SMALL_BATCH:
-            best, mins, ties, cl = self._nearest_exact(pq, cell, counts)
+            best, mins, ties, cl, pairs = self._nearest_exact(pq, cell, counts)
+            pos, pair_counts = np.arange(len(q)), counts
+            pair_starts = np.cumsum(counts) - counts
         elif not sort:
             best, mins, ties = self._nearest(pq, cell, counts)
         else:
@@ -1157,6 +1163,8 @@ class SurfaceIndex:
             cl = self.tris.closest(pq, best)
         elif len(near) < len(q):
             q, pq, best, cell, ties, cl = q[near], pq[near], best[near], cell[near], ties[near], _subset(cl, near)
+            if pairs is not None:
+                pos = pos[near]
         # ties are settled only where they can decide a contact: a point outside
         # by more than SETTLE_MARGIN ties is outside whichever tied feature is
         # taken (each gives the sign of a closest point), so it is no hit anyway
@@ -1174,7 +1182,9 @@ class SurfaceIndex:
         normal = cl.outward_normal()
         tied = np.flatnonzero(ties[hit] > 1)
         if len(tied):
-            normal[tied] = self._tied_normals(pq[hit[tied]], cell[hit[tied]], normal[tied])
+            at = hit[tied]
+            listed = None if pairs is None else _subset(pairs, _ranges(pair_starts[pos[at]], pair_counts[pos[at]]))
+            normal[tied] = self._tied_normals(pq[at], cell[at], normal[tied], listed)
         return Penetration(q[hit], cl.distance, normal, cl.point, total, self._rounded(clear))
 
     def _rounded(self, clear):
@@ -1185,7 +1195,8 @@ class SurfaceIndex:
         return np.maximum(clear, 0.0, out=clear)
 
     def _nearest_exact(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
-        """As :meth:`_nearest`, plus the :class:`Closest` record of each point's nearest triangle.
+        """As :meth:`_nearest`, plus the :class:`Closest` records of each point's nearest triangle
+        and of every listed pair (in list order).
 
         For small batches, where the calls cost more than the arithmetic: the
         exact closest point of every pair at once instead of the lean distance
@@ -1195,7 +1206,7 @@ class SurfaceIndex:
         c = self.tris.closest(np.repeat(pq, cnt, axis=0), t)
         near = SETTLE_MARGIN * self.tris.tie
         mins, arg, ties = _segment_argmin(c.distance, cnt, np.cumsum(cnt) - cnt, lambda m: near)
-        return t[arg], mins * mins, ties, _subset(c, arg)
+        return t[arg], mins * mins, ties, _subset(c, arg), c
 
     def _nearest(self, pq: np.ndarray, cell: np.ndarray, cnt: np.ndarray):
         """Closest listed triangle, its squared distance and the number of listed triangles that
@@ -1214,7 +1225,8 @@ class SurfaceIndex:
         mins, arg, ties = _segment_argmin(d2, cnt, np.cumsum(cnt) - cnt, slack)
         return t[arg], mins, ties
 
-    def _tied_normals(self, pq: np.ndarray, cell: np.ndarray, normal: np.ndarray) -> np.ndarray:
+    def _tied_normals(self, pq: np.ndarray, cell: np.ndarray, normal: np.ndarray,
+                      listed: Closest | None = None) -> np.ndarray:
         """Outward normals (k, 3) of contacts ``pq`` (k, 3) inside the target, in cells ``cell``,
         whose nearest feature (normal ``normal``) may tie with other listed triangles.
 
@@ -1230,13 +1242,14 @@ class SurfaceIndex:
         plate) the nearest one's.  Off the ties (all but a set of measure zero)
         the normal stays the nearest feature's, the gradient of the depth, so an
         undamped contact keeps its energy.  A cell's list holds every triangle
-        nearest to some point of it, ties included.
+        nearest to some point of it, ties included.  ``listed``: the closest points of ``pq`` on
+        their cells' listed triangles, in list order, when the query has them already.
         """
         tris = self.tris
         cnt = self.counts[cell]
         t = self.lists[_ranges(self.offsets[cell], cnt)].astype(np.intp)
         owner = np.repeat(np.arange(len(cell)), cnt)
-        c = tris.closest(pq[owner], t)
+        c = tris.closest(pq[owner], t) if listed is None else listed
         starts = np.cumsum(cnt) - cnt
         tied = np.flatnonzero(c.distance <= np.repeat(np.minimum.reduceat(c.distance, starts) + tris.tie, cnt))
         c = _subset(c, tied)

@@ -1233,7 +1233,7 @@ def test_a_crawl_while_a_contact_touches_is_warned_of_naming_the_contact(monkeyp
     from core.contacts.distance import SurfaceIndex
     calls = itertools.count()
 
-    def flicker(self, pq, cell, normal):
+    def flicker(self, pq, cell, normal, listed=None):
         tilted = normal + [[0.1 if next(calls) % 2 else -0.1, 0.0, 0.0]]
         return tilted / np.linalg.norm(tilted, axis=1)[:, None]
     monkeypatch.setattr(SurfaceIndex, "_tied_normals", flicker)
