@@ -962,8 +962,9 @@ class System:
             return None
         # a point whose normal force is implicit brings its friction lines (implicit or not):
         # if the normal force is released, its friction goes with it
-        held = point[keep][push[keep]]
-        extra = np.flatnonzero(~push & np.isin(point, held) & (point >= 0))
+        # (only friction lines can be brought: without any, as with springs alone, np.isin is skipped)
+        friction = np.flatnonzero(~push & (point >= 0))
+        extra = friction[np.isin(point[friction], point[keep][push[keep]])] if len(friction) else friction
         if len(extra):
             keep = np.union1d(keep, extra)
             G = self._lines_matrix(b1[keep], b2[keep], lin[keep], a1[keep], a2[keep])
