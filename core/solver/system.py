@@ -1142,6 +1142,8 @@ class System:
         instead of these showed a cam follower's contact force at 6.6 N where it carried 9.5 N
         (stepper at 1/192 s); an explicit contact's start-of-step force kept here read a box
         landing at 0.3 m/s a step late, 24.7 N against the 30.5 N of its depth at the frame."""
+        if not len(self.contacts):      # nothing to record (the load stays zero), at every step
+            return
         self.step_contact_load[:] = 0.0
         if st is None:
             self.step_contact[:] = np.nan
