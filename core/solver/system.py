@@ -930,8 +930,15 @@ class System:
                 # h·c/m = 0.05, damped at 3.5 together explicitly and was thrown up at 3e-5 s
                 together = np.bincount(owner[touching], weights=hcw[touching])
                 damp[touching] |= together[owner[touching]] > _IMPLICIT_H_DAMP
+            # and so do their friction lines: a coin spinning on its 65 points (μ₀ = 0.3, v_tol = 1
+            # mm/s), each at h·c/m = 0.05, explicitly reversed its spin at every 1 ms step and
+            # rattled on at ±0.14 rad/s for ever instead of stopping
+            rubbing = ~push & (owner >= 0) & judge
+            if rubbing.any():
+                together = np.bincount(owner[rubbing], weights=hcw[rubbing])
+                damp[rubbing] |= together[owner[rubbing]] > _IMPLICIT_H_DAMP
             collective = stiff & touching & ~(hw2 > _IMPLICIT_H_OMEGA ** 2)
-            collective_damp = damp & touching & ~(hcw > _IMPLICIT_H_DAMP)
+            collective_damp = damp & (touching | rubbing) & ~(hcw > _IMPLICIT_H_DAMP)
             if cached is not None:
                 stiff[spring], damp[spring] = cached
         keep = np.flatnonzero((stiff | damp) & ~(push & (f0 <= 0.0)))
