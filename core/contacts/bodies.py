@@ -574,7 +574,12 @@ class ContactSet:
             rest = [n for _, n, _ in steps[1:]]
             shown = ", ".join(repr(n) for n in rest[:MANY_WARNINGS])
             omega, name, first = steps[0]
-            steps = [(omega, name, replace(first, message=first.message + (
+            # the stiffest's estimated loss alone understated the run's: a 5-ball cradle at 2e-5 s
+            # read 9 % of the 0.05 J where its energy fell by 44 % (measured, all contacts together)
+            fall = 0.0 if implicit is None else max(implicit[3], 0.0)
+            together = (f"; the run's energy fell by {fall:.3g} J ({fall / implicit[2]:.0%} of the "
+                        f"{implicit[2]:.3g} J that changes form)") if fall > 0.0 else ""
+            steps = [(omega, name, replace(first, message=first.message + together + (
                 f". The step is too large for {len(rest)} other contacts too, each at its own depth: {shown}"
                 f"{f' and {len(rest) - MANY_WARNINGS} more' if len(rest) > MANY_WARNINGS else ''}")))]
         return out + [issue for _, _, issue in steps]

@@ -1457,3 +1457,23 @@ def test_the_stepper_stops_a_spinning_coin_instead_of_rattling_its_spin_to_and_f
         mu * g * r_mm * 1e-3 * n / (n + 1) / inertia, rel=1e-3)
     assert np.all(np.abs(spin[r.t > 0.08]) < 1e-9)
     assert np.all(np.diff(r.total_energy) <= 1e-12)
+
+
+def test_one_warning_for_a_cradles_many_contacts_says_what_the_run_lost_in_all():
+    # five 0.1 kg balls (subdivisions 4), the first at 1 m/s, stepper at 2e-5 s: past h·ω = 0.3 the
+    # impacts are taken implicitly and the run keeps 0.028 J of its 0.05 J (the last ball leaves at
+    # 0.73 m/s where DOP853 gives 0.999). The one warning for the 4 contacts gave the stiffest's
+    # estimate alone, 9 % of the 0.05 J; the run's energy fell by 44 %, measured
+    r_mm, m, v0 = 10.0, 0.1, 1.0
+    balls = tuple(Body(name=f"b{i}", geometry=Sphere(radius=r_mm, subdivisions=4), mass=m,
+                       position=(-2 * r_mm - 0.5 if i == 0 else 2 * r_mm * (i - 1), 0.0, 0.0),
+                       velocity=(v0 * 1e3 if i == 0 else 0.0, 0.0, 0.0)) for i in range(5))
+    contacts = tuple(Contact(name=f"c{i}", body_i=f"b{i}", body_j=f"b{i + 1}", stiffness=1e4, exponent=1.5,
+                             max_penetration=0.1) for i in range(4))
+    r = core.simulate(Model(bodies=balls, contacts=contacts, settings=SolverSettings(
+        end_time=0.01, output_rate=1000, integrator="stepper", step=2e-5, gravity=(0.0, 0.0, 0.0))))
+    assert r.success, r.message
+    lost = 0.5 * m * v0 ** 2 - r.kinetic_energy[-1]
+    assert lost == pytest.approx(0.022, abs=1e-3)
+    [warning] = [w for w in r.warnings if "too large for this contact" in w]
+    assert f"the run's energy fell by {lost:.3g} J (44% of the 0.05 J that changes form)" in warning
