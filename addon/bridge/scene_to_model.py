@@ -223,11 +223,15 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
     evaluated = obj.evaluated_get(depsgraph)
     mesh = evaluated.to_mesh()
     try:
-        mesh.calc_loop_triangles()
-        verts = np.empty(len(mesh.vertices) * 3, np.float32)
-        mesh.vertices.foreach_get("co", verts)
-        tris = np.empty(len(mesh.loop_triangles) * 3, np.int32)
-        mesh.loop_triangles.foreach_get("vertices", tris)
+        if mesh is None:
+            # a curve without points has no mesh at all: no faces, as an empty mesh
+            verts, tris = np.empty(0, np.float32), np.empty(0, np.int32)
+        else:
+            mesh.calc_loop_triangles()
+            verts = np.empty(len(mesh.vertices) * 3, np.float32)
+            mesh.vertices.foreach_get("co", verts)
+            tris = np.empty(len(mesh.loop_triangles) * 3, np.int32)
+            mesh.loop_triangles.foreach_get("vertices", tris)
     finally:
         evaluated.to_mesh_clear()
     verts = verts.reshape(-1, 3).astype(np.float64)

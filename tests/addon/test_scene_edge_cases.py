@@ -256,6 +256,19 @@ def test_a_filled_curve_is_a_body_and_an_unfilled_one_is_told_how_to_get_faces(a
         bpy.ops.mbd.validate()
 
 
+def test_a_curve_without_points_as_a_body_is_told_to_get_faces_not_a_traceback(addon):
+    """All of a curve's points deleted: Blender evaluates it to no mesh at all (None), not an empty one."""
+    scene, _bob = ms.pendulum()
+    empty = bpy.data.objects.new("Bare", bpy.data.curves.new("Bare", "CURVE"))
+    scene.collection.objects.link(empty)
+    empty.mbd.role = "BODY"
+    with pytest.raises(RuntimeError, match="'Bare': the mesh has no faces.*Extrude, Bevel and Fill") as error:
+        bpy.ops.mbd.validate()
+    assert "Traceback" not in str(error.value)
+    empty.mbd.fixed = True      # a ground needs no faces unless a contact uses it
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
 def test_explicit_mass_properties_are_taken_as_typed_and_an_open_mesh_then_does(addon):
     """Mass From: Explicit, for a CAD mass report: mass, centre of mass (object axes, mm) and inertia
     (kg·mm² about it) as typed, in a metre scene; the mesh, even an open one, only shows the part."""
