@@ -742,6 +742,13 @@ class MBD_OT_select_object(bpy.types.Operator):
         if obj is None:
             self.report({"ERROR"}, f"Object {self.name!r} is not in scene {scene.name!r}")
             return {"CANCELLED"}
+        if context.view_layer.objects.get(obj.name) is None:
+            # excluded collections: Blender can neither select it nor make it active (Validate names
+            # such objects, so their problem is clicked)
+            self.report({"WARNING"}, f"Object {self.name!r} is not in view layer {context.view_layer.name!r} "
+                                     "(its collection is excluded): not selected; tick its collection's "
+                                     "checkbox in the outliner")
+            return {"FINISHED"} if self.group else {"CANCELLED"}
         if not obj.visible_get(view_layer=context.view_layer):
             # hidden or excluded objects cannot be selected; say so rather than fail silently
             self.report({"WARNING"}, f"Object {self.name!r} is hidden; made active but not selected")

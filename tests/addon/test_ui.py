@@ -151,6 +151,24 @@ def test_panel_lists_the_last_problems_and_each_selects_its_object(addon):
         bpy.ops.mbd.select_object(name="Gone")
 
 
+def test_clicking_the_problem_of_an_object_in_an_excluded_collection_warns_not_a_traceback(addon):
+    scene, bob = ms.pendulum()
+    hidden = bpy.data.collections.new("Parts")
+    scene.collection.children.link(hidden)
+    hidden.objects.link(bob)
+    scene.collection.objects.unlink(bob)
+    bpy.context.view_layer.layer_collection.children["Parts"].exclude = True
+    with pytest.raises(RuntimeError, match="'Bob': Blender does not evaluate it"):
+        bpy.ops.mbd.validate()
+    button = next(props for props in operators(draw_all(None), "mbd.select_object") if props["name"] == "Bob")
+    assert bpy.ops.mbd.select_object(**button) == {"CANCELLED"}     # a warning, nothing to select
+    assert bpy.context.view_layer.objects.active != bob
+    # an element's problem naming it still shows the element
+    scene.mbd.group = "forces"
+    assert bpy.ops.mbd.select_object(name="Bob", group="joints", index=0) == {"FINISHED"}
+    assert scene.mbd.group == "joints"
+
+
 def test_formula_fields_show_their_unit(addon):
     """A formula's numbers take the field's unit whatever the scene's (rad even in a scene set to
     degrees); the Value field said none, and 90*t typed for 90°/s turned the joint 57 times too fast."""
