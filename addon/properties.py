@@ -41,33 +41,41 @@ def _vec(name, description, default=(0.0, 0.0, 0.0), **kw):
 
 
 # --------------------------------------------------------------------------- objects
+# a body's or frame's settings kept on a library override (which Bake asks for on linked bodies):
+# without this Blender resets them from the library at every reload
+_OVERRIDABLE = {"LIBRARY_OVERRIDABLE"}
+
+
 class MBD_PG_object(PropertyGroup):
-    role: EnumProperty(name="Role", items=ROLES, default="NONE")
+    role: EnumProperty(name="Role", items=ROLES, default="NONE", override=_OVERRIDABLE)
     mass_mode: EnumProperty(name="Mass From", items=(
         ("DENSITY", "Density", "Mass properties from the closed mesh and a density"),
         ("MASS", "Mass", "Mass properties from the closed mesh scaled to a total mass"),
         ("EXPLICIT", "Explicit", "Mass, centre of mass and inertia typed in (e.g. from a CAD mass report); "
                                  "the mesh is then only shown and used by contacts"),
-    ), default="DENSITY")
+    ), default="DENSITY", override=_OVERRIDABLE)
     # min 0, not a tiny positive number: a 0 typed in (or a negative, clamped to 0) must reach
     # Validate as the error it is, not become a feather-light body that crawls through the run
-    density: FloatProperty(name="Density (kg/m³)", default=7850.0, min=0.0, soft_max=25000.0)
-    mass: FloatProperty(name="Mass (kg)", default=1.0, min=0.0)
+    density: FloatProperty(name="Density (kg/m³)", default=7850.0, min=0.0, soft_max=25000.0,
+                           override=_OVERRIDABLE)
+    mass: FloatProperty(name="Mass (kg)", default=1.0, min=0.0, override=_OVERRIDABLE)
     com: _vec("Centre of Mass (mm)", "Explicit: the centre of mass in the object's axes from its origin "
-              "(mm; the object's scale does not apply)")
+              "(mm; the object's scale does not apply)", override=_OVERRIDABLE)
     inertia: FloatVectorProperty(
         name="Inertia (kg·mm²)", size=6, default=(1.0, 1.0, 1.0, 0.0, 0.0, 0.0),
         description="Explicit: Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the centre of mass in the object's axes, "
-                    "the inertia tensor's entries (Ixy = −∫xy dm)")
-    fixed: BoolProperty(name="Fixed", description="Ground: the body never moves", default=False)
+                    "the inertia tensor's entries (Ixy = −∫xy dm)", override=_OVERRIDABLE)
+    fixed: BoolProperty(name="Fixed", description="Ground: the body never moves", default=False,
+                        override=_OVERRIDABLE)
     mass_fallback: EnumProperty(name="If Not Closed", items=(
         ("NONE", "Error", "A mesh that is not closed is an error"),
         ("CONVEX_HULL", "Convex Hull", "Use the convex hull of a mesh that is not closed"),
-    ), default="NONE")
+    ), default="NONE", override=_OVERRIDABLE)
     velocity: _vec("Velocity (mm/s)", "Initial velocity of the centre of mass, world axes. Kept where the "
-                   "joints allow; left at zero, the joints set it (a body carried by a spun shaft moves with it)")
+                   "joints allow; left at zero, the joints set it (a body carried by a spun shaft moves with it)",
+                   override=_OVERRIDABLE)
     angular_velocity: _vec("Angular Velocity (rad/s)", "Initial angular velocity, world axes. Kept where the "
-                           "joints allow; left at zero, the joints set it")
+                           "joints allow; left at zero, the joints set it", override=_OVERRIDABLE)
 
 
 # --------------------------------------------------------------------------- scene elements
@@ -309,7 +317,7 @@ CLASSES = (MBD_PG_object, MBD_PG_joint, MBD_PG_motion, MBD_PG_force, MBD_PG_spri
 
 
 def attach():
-    bpy.types.Object.mbd = PointerProperty(type=MBD_PG_object)
+    bpy.types.Object.mbd = PointerProperty(type=MBD_PG_object, override=_OVERRIDABLE)
     bpy.types.Scene.mbd = PointerProperty(type=MBD_PG_scene)
 
 

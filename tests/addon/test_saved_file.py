@@ -30,3 +30,23 @@ def test_baked_file_reopened_without_the_addon_keeps_the_animation(addon, tmp_pa
     # registered properties apart from the user's custom properties)
     stored = bob.bl_system_properties_get() if hasattr(bob, "bl_system_properties_get") else bob
     assert stored["mbd"]["role"] == 1 and "_mbd_rest" in bob
+
+
+def test_a_library_overrides_multibody_settings_survive_a_reload(addon, tmp_path):
+    """Bake asks for a library override of a linked body: what is then set on it (role, mass,
+    Fixed, ...) must be saved, not reset from the library when the file is opened again."""
+    ms.pendulum()
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.objects = ["Bob"]
+    bpy.context.scene.collection.objects.link(linked.objects[0])
+    bob = linked.objects[0].override_create(remap_local_usages=True)
+    bob.mbd.mass_mode, bob.mbd.mass, bob.mbd.fixed, bob.mbd.velocity = "EXPLICIT", 2.5, True, (0.0, 5.0, 0.0)
+    path = tmp_path / "assembly.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    bob = next(o for o in bpy.data.objects if o.override_library is not None)
+    assert (bob.mbd.role, bob.mbd.mass_mode, bob.mbd.mass, bob.mbd.fixed) == ("BODY", "EXPLICIT", 2.5, True)
+    assert tuple(bob.mbd.velocity) == (0.0, 5.0, 0.0)
