@@ -684,6 +684,11 @@ def new_frame_size(scene, body, active) -> float:
     return 50.0 / mm_per_unit(scene)
 
 
+def _takes_objects(collection) -> bool:
+    """Whether objects can be added to ``collection``: not one linked from a library or overridden."""
+    return collection.library is None and collection.override_library is None
+
+
 class MBD_OT_add_frame(bpy.types.Operator):
     """Add a reference frame (an empty) at the 3D cursor, on the active body if there is one"""
     bl_idname = "mbd.add_frame"
@@ -702,10 +707,13 @@ class MBD_OT_add_frame(bpy.types.Operator):
         frame.empty_display_size = new_frame_size(context.scene, body, context.active_object)
         frame.mbd.role = "FRAME"
         frame.matrix_world = context.scene.cursor.matrix
-        # beside the body in this scene: a body linked into other scenes has their collections too
+        # beside the body in this scene: a body linked into other scenes has their collections too;
+        # Blender adds no object to a linked or overridden collection: then the active one, or the scene's
         here = {context.scene.collection, *context.scene.collection.children_recursive}
-        home = next((c for c in body.users_collection if c in here), None) if body else None
-        (home or context.collection).objects.link(frame)
+        home = next((c for c in body.users_collection if c in here and _takes_objects(c)), None) if body else None
+        if home is None:
+            home = context.collection if _takes_objects(context.collection) else context.scene.collection
+        home.objects.link(frame)
         if body is not None:
             frame.parent = body
             frame.matrix_parent_inverse = body.matrix_world.inverted()

@@ -234,6 +234,37 @@ def test_add_frame_on_a_body_linked_into_another_scene_stays_in_this_scene(addon
     assert rf.parent == bob and rf.name in scene.objects and rf.name not in other.objects
 
 
+def test_add_frame_on_a_body_in_an_overridden_collection_goes_in_the_scene(addon, tmp_path):
+    """A linked assembly made a library override (as Bake asks for): Blender adds no object to an
+    overridden or linked collection, so the new frame goes in the scene's own, still on the body."""
+    ms.pendulum()
+    parts = bpy.data.collections.new("Parts")
+    scene = bpy.context.scene
+    scene.collection.children.link(parts)
+    for obj in list(scene.collection.objects):
+        parts.objects.link(obj)
+        scene.collection.objects.unlink(obj)
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.collections = ["Parts"]
+    scene.collection.children.link(linked.collections[0])
+    overridden = linked.collections[0].override_hierarchy_create(scene, bpy.context.view_layer)
+    scene.collection.children.unlink(linked.collections[0])
+    bob = overridden.objects["Bob"]
+    select(bob)
+    assert bpy.ops.mbd.add_frame() == {"FINISHED"}
+    rf = bpy.context.active_object
+    assert rf.parent == bob and rf.users_collection == (scene.collection,)
+    # the linked collection active in the outliner: the same
+    bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children["Parts"]
+    select(None)
+    assert bpy.ops.mbd.add_frame() == {"FINISHED"}
+    assert bpy.context.active_object.users_collection == (scene.collection,)
+
+
 def test_export_model_writes_the_scenes_mechanism_for_the_core_alone(addon, tmp_path):
     """Designed in Blender, run without it: the model file simulates as the add-on did, its spline()
     file found from the model file's folder."""
