@@ -846,6 +846,11 @@ def _forget_on_load(_dummy):
 
 
 @persistent
+def _restore_override_records(_dummy):
+    baking.restore_override_records()
+
+
+@persistent
 def _track_joint_renames(_dummy):
     """Files saved before joints remembered their names: start from the names they have."""
     for scene in bpy.data.scenes:
@@ -888,6 +893,7 @@ def _after_save(saved_path, *_args):
 
 
 _HANDLERS = (("load_post", _forget_on_load), ("load_post", _track_joint_renames),
+             ("load_post", _restore_override_records),
              ("save_pre", _rebase_splines), ("save_post", _after_save), ("save_post_fail", _after_save))
 
 

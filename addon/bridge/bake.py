@@ -431,6 +431,10 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         for name, value in NLA_PLAY.items():
             setattr(obj.animation_data, name, value)
         _tagged(obj.animation_data.action, scene)
+        if obj.override_library is not None:
+            # a library override saves none of its own custom properties: the record goes along on
+            # the bake's action, a local data-block, and comes back at load (restore_override_records)
+            obj.animation_data.action[REST_KEY] = obj[REST_KEY].to_dict()
         key(fcurves, "location", frames, position[:, k])
         key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))
         report.bodies.append(obj.name)
@@ -448,6 +452,16 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         report.telemetry = obj.name
     scene.frame_set(scene.frame_current)  # show the animation at once
     return report
+
+
+def restore_override_records():
+    """Give each library-overridden baked body its bake record back from its action (see bake):
+    a load drops it, and without it Clear would leave the bake in place."""
+    for obj in bpy.data.objects:
+        action = obj.animation_data.action if obj.animation_data is not None else None
+        if obj.override_library is not None and REST_KEY not in obj and action is not None \
+                and action.get(REST_KEY) is not None:
+            obj[REST_KEY] = action[REST_KEY].to_dict()
 
 
 def clear(scene, keep=None) -> int:

@@ -28,8 +28,9 @@ def test_register_unregister_twice_leaves_nothing_behind():
         try:
             names, props, handlers = mbd_leftovers()
             assert {"MBD_OT_simulate", "MBD_PG_scene", "MBD_UL_elements", "VIEW3D_PT_mbd_main"} <= set(names)
-            # load_post: results forgotten, joint names; saves: spline paths (3); the previews
-            assert props == ["Scene", "Object"] and len(handlers) == 6
+            # load_post: results forgotten, joint names, overrides' bake records; saves: spline paths (3);
+            # the previews
+            assert props == ["Scene", "Object"] and len(handlers) == 7
             assert bpy.context.scene.mbd.solver.integrator == "DOP853"
         finally:
             addon.unregister()

@@ -50,3 +50,42 @@ def test_a_library_overrides_multibody_settings_survive_a_reload(addon, tmp_path
     bob = next(o for o in bpy.data.objects if o.override_library is not None)
     assert (bob.mbd.role, bob.mbd.mass_mode, bob.mbd.mass, bob.mbd.fixed) == ("BODY", "EXPLICIT", 2.5, True)
     assert tuple(bob.mbd.velocity) == (0.0, 5.0, 0.0)
+
+
+def test_a_baked_library_override_reopened_clears_back_to_its_pose(addon, tmp_path):
+    """An override keeps none of its own custom properties over a reload, Bake's record of the
+    pose before it included: Clear then left the bake in place, and said it had cleared it."""
+    from addon.bridge.scene_to_model import start_model
+    ms.pendulum()
+    scene = bpy.context.scene
+    parts = bpy.data.collections.new("Parts")
+    scene.collection.children.link(parts)
+    for obj in list(scene.collection.objects):
+        parts.objects.link(obj)
+        scene.collection.objects.unlink(obj)
+    scene.mbd.joints.clear()
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = ms.setup_scene()
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.collections = ["Parts"]
+    scene.collection.children.link(linked.collections[0])
+    overridden = linked.collections[0].override_hierarchy_create(scene, bpy.context.view_layer)
+    scene.collection.children.unlink(linked.collections[0])
+    joint = scene.mbd.joints.add()
+    joint.name, joint.type = "Hinge", "REVOLUTE"
+    joint.frame_i, joint.frame_j = overridden.objects["Pivot"], overridden.objects["Bob_pivot"]
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(10)     # the bob swung down: not where the run starts
+    path = tmp_path / "assembly.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    scene = bpy.context.scene
+    bob = next(o for o in scene.objects if o.name == "Bob" and o.override_library is not None)
+    assert bob.matrix_world.translation.z < -0.5
+    start = start_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies[0]
+    np.testing.assert_allclose(start.position, (1000.0, 0.0, 0.0), atol=1e-6)     # mm, released horizontal
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-9)
+    assert bob.animation_data is None
