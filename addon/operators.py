@@ -666,6 +666,14 @@ class MBD_OT_set_role(bpy.types.Operator):
 
     def execute(self, context):
         objects = list(context.selected_objects) or [context.active_object]
+        # Blender lets a script change linked data but saves none of it: the role would be lost unsaid
+        linked = [obj for obj in objects if obj.library is not None]
+        if linked:
+            self.report({"WARNING"}, "Linked from a library, not marked (make them local or a library "
+                                     "override first): " + ", ".join(repr(o.name) for o in linked))
+        objects = [obj for obj in objects if obj.library is None]
+        if not objects:
+            return {"CANCELLED"}
         for obj in objects:
             obj.mbd.role = self.role
         self.report({"INFO"}, f"{len(objects)} object(s) marked {self.role.lower()}")

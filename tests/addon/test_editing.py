@@ -20,6 +20,23 @@ def test_set_role_marks_the_selection(addon):
     assert (a.mbd.role, b.mbd.role) == ("BODY", "BODY")
 
 
+def test_set_role_leaves_linked_objects_whose_change_would_not_be_saved(addon, tmp_path):
+    ms.uv_sphere("Part", 0.1, (0.0, 0.0, 0.0))
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.objects = ["Part"]
+    part = linked.objects[0]
+    bpy.context.scene.collection.objects.link(part)
+    local = ms.uv_sphere("Local", 0.1, (1.0, 0.0, 0.0))
+    select(part, local)
+    assert bpy.ops.mbd.set_role(role="BODY") == {"FINISHED"}
+    assert (part.mbd.role, local.mbd.role) == ("NONE", "BODY")
+    select(part)
+    assert bpy.ops.mbd.set_role(role="BODY") == {"CANCELLED"}
+
+
 def test_add_frame_goes_on_the_active_body_at_the_cursor(addon):
     scene, bob = ms.pendulum()
     scene.cursor.location = (1.0, 0.0, 0.05)
