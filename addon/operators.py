@@ -766,8 +766,11 @@ class MBD_OT_select_object(bpy.types.Operator):
                                      "checkbox in the outliner")
             return {"FINISHED"} if self.group else {"CANCELLED"}
         if not obj.visible_get(view_layer=context.view_layer):
-            # hidden or excluded objects cannot be selected; say so rather than fail silently
+            # hidden objects cannot be selected; say so rather than fail silently
             self.report({"WARNING"}, f"Object {self.name!r} is hidden; made active but not selected")
+        elif obj.hide_select:
+            self.report({"WARNING"}, f"Object {self.name!r} is not selectable (the arrow icon in the "
+                                     "outliner); made active but not selected")
         for other in context.selected_objects:
             other.select_set(False)
         obj.select_set(True)

@@ -169,6 +169,14 @@ def test_clicking_the_problem_of_an_object_in_an_excluded_collection_warns_not_a
     assert scene.mbd.group == "joints"
 
 
+def test_selecting_an_unselectable_problem_object_says_why_it_is_not_selected(addon, capfd):
+    _scene, bob = ms.pendulum()
+    bob.hide_select = True
+    assert bpy.ops.mbd.select_object(name="Bob") == {"FINISHED"}
+    assert bpy.context.view_layer.objects.active == bob and not bob.select_get()
+    assert "'Bob' is not selectable (the arrow icon in the outliner)" in capfd.readouterr().out
+
+
 def test_formula_fields_show_their_unit(addon):
     """A formula's numbers take the field's unit whatever the scene's (rad even in a scene set to
     degrees); the Value field said none, and 90*t typed for 90°/s turned the joint 57 times too fast."""
