@@ -358,8 +358,16 @@ class MBD_OT_bake(bpy.types.Operator):
         except baking.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        if report.missing:
-            self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(report.missing))
+        # a body found by its object: Make Local and Make Library Override put a new object of the same
+        # name in its place, which the run did not simulate
+        replaced = [name for name in report.missing if name in scene.objects]
+        gone = [name for name in report.missing if name not in scene.objects]
+        if replaced:
+            self.report({"WARNING"}, "Another object took their place since the last Simulate (made local, a "
+                                     "library override, or deleted and added again), not baked: "
+                                     + ", ".join(map(repr, replaced)) + "; run Simulate again, then Bake")
+        if gone:
+            self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(gone))
         if not entry.results.success:
             self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")
         old, new = scene.render.frame_map_old, scene.render.frame_map_new

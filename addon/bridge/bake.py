@@ -397,7 +397,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         # Blender lets Python key a linked object, but saves none of it: the bake would be lost unsaid
         raise BakeError(f"Bodies linked from a library cannot keep keyframes in this file: {', '.join(linked)}; "
                         "make them local (Object > Relations > Make Local) or a library override "
-                        "(Object > Library Override > Make > Selected & Content), then bake")
+                        "(Object > Library Override > Make > Selected & Content), then Simulate and Bake again")
     _refuse_tweak_mode([o for o in found.values() if o is not None], "Bake")
     _refuse_solo_tracks([o for o in found.values() if o is not None])
     report = BakeReport()

@@ -431,6 +431,30 @@ def test_a_body_linked_from_a_library_is_refused_by_bake_not_keyed_and_lost_on_s
     assert local.matrix_world.translation.z < -0.5      # it swings down as baked
 
 
+def test_bake_after_making_a_simulated_body_local_says_to_simulate_again(addon, tmp_path, capfd):
+    """Make Local (and Make Library Override), as Bake's error asks, put a new object in the linked
+    body's place: the last run's results are not its own, and Bake said the body was gone."""
+    ms.pendulum(1.0)
+    lib = str(tmp_path / "parts.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=lib)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(lib, link=True) as (_src, dst):
+        dst.objects = ["Bob", "Bob_pivot", "Pivot"]
+    scene = ms.setup_scene(1.0)
+    for obj in dst.objects:
+        scene.collection.objects.link(obj)
+    joint = scene.mbd.joints.add()
+    joint.name, joint.frame_i, joint.frame_j = "Hinge", bpy.data.objects["Pivot"], bpy.data.objects["Bob_pivot"]
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    bpy.data.objects["Bob"].make_local()
+    capfd.readouterr()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    out = capfd.readouterr().out
+    assert "Another object took their place since the last Simulate (made local, a library override, or " \
+           "deleted and added again), not baked: 'Bob'; run Simulate again, then Bake" in out
+    assert "Not in the scene any more" not in out
+
+
 def test_a_scale_set_on_a_baked_body_is_simulated_as_shown(addon):
     """Bake keys no scale, so a scale typed after it shows at once: the mass and frames follow it."""
     from addon.bridge.scene_to_model import scene_to_model
