@@ -43,11 +43,13 @@ INTEGRATORS = ("RK45", "DOP853", "BDF", "Radau", "LSODA", "RK4", "stepper")
 #: many are a stall, core/solver/simulate.py)
 MAX_STEPS = 1e10
 #: the integrators that project every accepted step onto the constraints (docs/solvers.md)
-PROJECTED_INTEGRATORS = ("RK45", "DOP853")
+PROJECTED_INTEGRATORS = ("RK45", "DOP853", "Radau")
+#: ... of them, those whose steps a fast Baumgarte rate would shorten (Radau, implicit, keeps 20 1/s)
+SLOW_BAUMGARTE_INTEGRATORS = ("RK45", "DOP853")
 #: the integrators of fixed ``step`` (the others adapt theirs to ``rtol`` and ``atol``)
 FIXED_STEP_INTEGRATORS = ("RK4", "stepper")
 #: the Baumgarte rate (1/s) when the settings leave it automatic: a slow one for the
-#: integrators that project every step, whose steps a fast one would shorten
+#: explicit integrators that project every step, whose steps a fast one would shorten
 #: (docs/solvers.md, "Drift control"), and 20 1/s for the others
 PROJECTED_BAUMGARTE = 2.0
 DEFAULT_BAUMGARTE = 20.0
@@ -771,7 +773,7 @@ class SolverSettings:
     def baumgarte_rate(self) -> float:
         """The Baumgarte rate α (1/s) the run uses: 0 for the stepper, which holds its joints with
         ``erp``; else ``baumgarte``, or when that is None :data:`PROJECTED_BAUMGARTE` for the
-        integrators that project every step and :data:`DEFAULT_BAUMGARTE` for the others."""
+        explicit integrators that project every step and :data:`DEFAULT_BAUMGARTE` for the others."""
         if self.integrator == "stepper":
             # its frames' velocities lag the motions' targets by half a step by design (they move
             # the bodies over the whole step); a frame's accelerations and efforts would read
@@ -779,7 +781,7 @@ class SolverSettings:
             return 0.0
         if self.baumgarte is not None:
             return self.baumgarte
-        return PROJECTED_BAUMGARTE if self.integrator in PROJECTED_INTEGRATORS else DEFAULT_BAUMGARTE
+        return PROJECTED_BAUMGARTE if self.integrator in SLOW_BAUMGARTE_INTEGRATORS else DEFAULT_BAUMGARTE
 
 
 # --------------------------------------------------------------------------- the model

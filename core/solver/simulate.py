@@ -1408,8 +1408,11 @@ class _Run:
         # DOP853's interpolant costs 3 extra evaluations per step holding an output time: smooth
         # models interpolate from the step ends instead (see interpolate.py)
         hermite = StepHermite(sysm, s.rtol, s.atol) if s.integrator == "DOP853" and not len(sysm.contacts) else None
-        # the explicit methods' state is put back on the constraints after every step, in place (a
-        # restart would cost scipy's first-step probe and step ramp every time)
+        # the one-step methods' state is put back on the constraints after every step, in place (a
+        # restart would cost scipy's first-step probe and step ramp every time). Radau's too: left
+        # to Baumgarte, its drift near a parallelogram's flat position (where J M⁻¹ Jᵀ loses rank
+        # and the drift's feedback is amplified ~1/β) ended its driven run at the third flat
+        # position ("Required step size is less than spacing between numbers")
         project_steps = s.integrator in spec.PROJECTED_INTEGRATORS and sysm.n_rows > 0
         h_max = s.max_step or np.inf    # the next solver's longest step
         last = [t, y]                   # the last accepted state (LSODA's accelerations)
@@ -1543,7 +1546,14 @@ class _Run:
                         # restarted below the bound after this step, or above a bound risen far
                         h_max, lsoda_restart = 0.5 * cap, True
                 if project_steps:
-                    solver.y, solver.f = sysm.project_step(solver.t, solver.y, solver.f)
+                    y_end = solver.y
+                    solver.y, solver.f = sysm.project_step(solver.t, y_end, solver.f)
+                    if solver.y is not y_end and isinstance(solver, integrate.Radau):
+                        # Radau's error estimate takes f at the step's start as it is: with the
+                        # accelerations of the unprojected state, off by ∂u̇/∂y times the drift
+                        # (large near a singular position), six times the evaluations through a
+                        # parallelogram's flat positions
+                        solver.f = self.fun(solver.t, solver.y)
                 if hermite is not None:
                     hermite.push(solver.t, solver.y, solver.f)
                 # an interpolant is built only for steps holding an output time
