@@ -643,7 +643,10 @@ class _Run:
                 Cp = np.where(sysm.position_rows, np.abs(C), 0.0)
                 worst = int(np.argmax(Cp))
                 if Cp[worst] > self.s.projection_tolerance:
-                    locked = self.motions_out_of_reach(t, y)
+                    # a state that diverged (an RK4 stage past the dead point) is too wild for
+                    # Newton to tell: then from the last frame, on the joints, to the same time
+                    locked = self.motions_out_of_reach(t, y) or (
+                        self.motions_out_of_reach(t, self.states[-1]) if self.states else [])
                     if locked:
                         return _dead_point(locked)      # (no step is short enough)
                     return (f"{self._row_name(worst)} had the largest constraint error; check for a singular "

@@ -10,6 +10,7 @@ Planar loops of revolute joints are redundant in 3-D (each loop repeats 3
 out-of-plane equations); the solver must still run them, and report the
 count in ``results.redundant_constraints``.
 """
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -387,20 +388,26 @@ def non_grashof_four_bar(theta0, value, integrator="DOP853"):
                                            gravity=(0.0, -9810.0, 0.0), **steps))
 
 
-@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
+@pytest.mark.parametrize("integrator", ["DOP853", "stepper", "RK4"])
 def test_a_crank_driven_into_a_dead_point_is_told_by_its_motion_and_joint(integrator):
     """The non-Grashof four-bar's crank driven from 30° at 1 rad/s reaches its limit at
     t = acos 0.35 − π/6 = 0.6896 s. There the joints cannot follow the motion: the failure names
     the motion and its joint, not only "a singular position" (DOP853), or "joint 'C' had the
     largest constraint error" and a step perhaps too large (the stepper, at the next frame, 0.7 s,
-    its state past the dead point: the joints alone close there, with the motion they do not)."""
+    its state past the dead point: the joints alone close there, with the motion they do not).
+    RK4 diverges in a stage at 0.6915 s, a state too wild for Newton to tell from: it blamed
+    joint 'D' and the step; the last frame (0.68 s) tells."""
     theta0 = np.radians(30.0)
     r = core.simulate(non_grashof_four_bar(theta0, "t", integrator))
     assert not r.success
     assert "singular position, a dead point of motion 'drive' (joint 'A')" in r.message
     assert "step" not in r.message.split("dead point")[1]      # no step is short enough
     dead = np.arccos(0.35) - theta0
-    assert f"t = {dead:.6g} s" in r.message if integrator == "DOP853" else "t = 0.7 s" in r.message
+    t_failed = float(re.search(r"at t = ([0-9.e+-]+) s", r.message).group(1))
+    if integrator == "DOP853":
+        assert f"t = {dead:.6g} s" in r.message
+    else:
+        assert dead < t_failed <= 0.7
     assert r.t[-1] == pytest.approx(0.68)
 
 
