@@ -737,6 +737,19 @@ def _rebound_speed(res):
     return float(res.velocity[np.argmax(res.contact_force[:, 0, 2]):, 0, 2].max())
 
 
+def test_the_step_advice_takes_the_depth_an_impact_reaches_not_a_long_steps_overshoot():
+    # the 10 g ball dropped 20 mm, undamped: it meets the plate at v = sqrt(2 g 0.02 m) = 0.626 m/s
+    # (0.627 at the last step before it) and, by Hertz, goes δ = (5 m v² / (4 k))^(2/5) = 0.0475 mm
+    # deep (k = 1e4 N/mm^1.5 = 3.16e8 N/m^1.5), where one point's stiffness 1.5 k sqrt(δ) = 3269 N/mm
+    # against its 10 g oscillates at ω = 18080 rad/s. The stepper's 0.1 ms steps overshot to
+    # 0.0595 mm, and the advice worked out there was a step shorter than needed
+    res = core.simulate(_bead_drop(0.0, integrator="stepper", step=1e-4))
+    (w,) = [w for w in res.warnings if "is too large for this contact" in w]
+    assert "at its deepest penetration (0.0595 mm)" in w
+    assert "(the 0.0475 mm its impacts at 0.627 m/s reach by its law; this step overshot them)" in w
+    assert f"Use a step of at most {bodies_module.STEP_OMEGA_ADVISED / 18080:.2g} s" in w
+
+
 def test_the_stepper_warns_of_bounces_its_implicit_stiffness_shortened_though_the_damping_took_more():
     # C = 0.1 N·s/mm is underdamped at the deepest point (ζ about 0.1): DOP853 rebounds at 0.49 m/s,
     # the stepper at 2e-5 s (h·ω about 0.3) at 0.40. Its implicit stiffness took 5 % of the energy
@@ -1299,16 +1312,18 @@ def test_rk4_thrown_off_within_one_steps_stages_names_the_contact():
 
 def test_a_plausible_contact_needing_a_short_step_is_not_told_to_check_its_stiffness():
     # a 30 g ball dropped 1 m on a plate (k = 1e4 N/mm^1.5, softer than steel): a fixed step short
-    # enough for its impact would take 3.8e5 steps (at the 1 mm deep state the long steps reach,
-    # five points touch), which is the impact's speed, not a wrong unit
+    # enough for its impact would take 2.9e5 steps, which is the impact's speed, not a wrong unit.
+    # (The advice takes the 0.35 mm its 4.43 m/s impact reaches by Hertz, the stiffness of the five
+    # points touching at the 0.97 mm the 1 ms steps overshot to scaled to it: from that overshoot
+    # it had asked for 2e-6 s)
     ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.03, position=(0, 0, 1015.0))
     plate = Body(name="Plate", geometry=Box(size=(200, 200, 10)), fixed=True)
     r = core.simulate(Model(bodies=(ball, plate),
                             contacts=(Contact(name="C", body_i="Ball", body_j="Plate", stiffness=1e4, damping=0.1),),
                             settings=SolverSettings(end_time=0.75, integrator="stepper")))
     (w,) = [w for w in r.warnings if "is too large for this contact" in w]
-    assert "Keep this step where lower bounces do not matter: a fixed step short enough (2e-06 s) would " \
-           "take 3.8e+05 steps for this run; DOP853 follows the law" in w
+    assert "Keep this step where lower bounces do not matter: a fixed step short enough (2.6e-06 s) would " \
+           "take 2.9e+05 steps for this run; DOP853 follows the law" in w
     assert "Check the contact's stiffness" not in w
     # RK4 is pointed at the stepper too, which takes the stiffness implicitly at long steps
     r = core.simulate(Model(bodies=(ball, plate),
