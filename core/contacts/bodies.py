@@ -28,7 +28,7 @@ STEP_OMEGA = 0.3
 #: span while the contact touches or may touch (ContactSet.explicit_step_bound): within their
 #: stability limits
 EXPLICIT_STEP_OMEGA = 1.0
-STEP_OMEGA_ADVISED = 0.1
+STEP_OMEGA_ADVISED = 0.2
 #: a contact that would need more steps than this for its run gets :data:`STIFFNESS_HINT` (after
 #: the run for a fixed step; while an adaptive run crawls, from the solver's check)
 ABSURD_STEPS = 1e5
@@ -517,7 +517,7 @@ class ContactSet:
           what to do instead, and asks for the stiffness and its units to be checked
           where the stiffness is beyond :data:`STIFFEST` or the parts started deep in each
           other (a stiffness 1e10 times too large wants steps of 1e-11 s; a 30 g
-          ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 2.6e-6 s, and was
+          ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 5.1e-6 s, and was
           told to check its stiffness).
         * ``implicit`` (loss (k,), damped (k,), scale, fall J; moved m, turned rad (n,)): the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
