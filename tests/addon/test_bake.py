@@ -403,9 +403,10 @@ def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there
     np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
 
 
-def test_a_body_linked_from_a_library_is_refused_by_bake_not_keyed_and_lost_on_save(addon, tmp_path):
-    """Python may key a linked object, but the file saves none of it: Bake says so and changes nothing."""
-    scene, bob = ms.pendulum(1.0)
+def _pendulum_linked_from_a_library(tmp_path):
+    """A new file whose scene links the pendulum's bob, its frame and the pivot from a saved library,
+    with the hinge between them; returns the scene."""
+    ms.pendulum(1.0)
     lib = str(tmp_path / "parts.blend")
     bpy.ops.wm.save_as_mainfile(filepath=lib)
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -416,6 +417,12 @@ def test_a_body_linked_from_a_library_is_refused_by_bake_not_keyed_and_lost_on_s
         scene.collection.objects.link(obj)
     joint = scene.mbd.joints.add()
     joint.name, joint.frame_i, joint.frame_j = "Hinge", bpy.data.objects["Pivot"], bpy.data.objects["Bob_pivot"]
+    return scene
+
+
+def test_a_body_linked_from_a_library_is_refused_by_bake_not_keyed_and_lost_on_save(addon, tmp_path):
+    """Python may key a linked object, but the file saves none of it: Bake says so and changes nothing."""
+    _pendulum_linked_from_a_library(tmp_path)
     before = ms.snapshot()
     with pytest.raises(RuntimeError, match=r"linked from a library .*'Bob'.*Library Override"):
         bpy.ops.mbd.bake()
@@ -434,17 +441,7 @@ def test_a_body_linked_from_a_library_is_refused_by_bake_not_keyed_and_lost_on_s
 def test_bake_after_making_a_simulated_body_local_says_to_simulate_again(addon, tmp_path, capfd):
     """Make Local (and Make Library Override), as Bake's error asks, put a new object in the linked
     body's place: the last run's results are not its own, and Bake said the body was gone."""
-    ms.pendulum(1.0)
-    lib = str(tmp_path / "parts.blend")
-    bpy.ops.wm.save_as_mainfile(filepath=lib)
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    with bpy.data.libraries.load(lib, link=True) as (_src, dst):
-        dst.objects = ["Bob", "Bob_pivot", "Pivot"]
-    scene = ms.setup_scene(1.0)
-    for obj in dst.objects:
-        scene.collection.objects.link(obj)
-    joint = scene.mbd.joints.add()
-    joint.name, joint.frame_i, joint.frame_j = "Hinge", bpy.data.objects["Pivot"], bpy.data.objects["Bob_pivot"]
+    _pendulum_linked_from_a_library(tmp_path)
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     bpy.data.objects["Bob"].make_local()
     capfd.readouterr()

@@ -1438,20 +1438,27 @@ def test_the_stepper_rolls_many_free_balls_with_friction_as_it_rolls_a_few():
     np.testing.assert_allclose(many.velocity[:, 0], few.velocity[:, 0], rtol=0, atol=1e-9)
 
 
+def _balls_in_a_row(balls, subdivisions, **settings):
+    """A Newton's cradle without gravity: ``balls`` of 0.1 kg and 10 mm in a row along X, touching,
+    the first 0.5 mm off at 1 m/s; k = 1e4 N/mm^1.5, undamped; 10 ms at 1000 frames/s."""
+    r_mm = 10.0
+    bodies = tuple(Body(name=f"b{i}", geometry=Sphere(radius=r_mm, subdivisions=subdivisions), mass=0.1,
+                        position=(-2 * r_mm - 0.5 if i == 0 else 2 * r_mm * (i - 1), 0.0, 0.0),
+                        velocity=(1e3 if i == 0 else 0.0, 0.0, 0.0)) for i in range(balls))
+    contacts = tuple(Contact(name=f"c{i}", body_i=f"b{i}", body_j=f"b{i + 1}", stiffness=1e4, exponent=1.5,
+                             max_penetration=0.1) for i in range(balls - 1))
+    return Model(bodies=bodies, contacts=contacts, settings=SolverSettings(
+        end_time=0.01, output_rate=1000, gravity=(0.0, 0.0, 0.0), **settings))
+
+
 def test_the_stepper_warns_of_a_cradles_impacts_it_took_half_the_energy_of():
     # three 0.1 kg balls of 10 mm, the first at 1 m/s; the Hertz impacts last ~0.1 ms, so at the
     # stepper's default 1 ms the implicit stiffness takes half the 0.05 J (measured: 0.025 J left,
     # the last ball at 0.66 m/s where it should leave at ~1 m/s). Frames caught deeper than the
     # motion went held 2.8 J of contact energy, which as the "energy that changes form" had made
     # the loss look like 1 % of it: no warning at all
-    r_mm, m, v0 = 10.0, 0.1, 1.0
-    balls = tuple(Body(name=f"b{i}", geometry=Sphere(radius=r_mm, subdivisions=2), mass=m,
-                       position=(-2 * r_mm - 0.5 if i == 0 else 2 * r_mm * (i - 1), 0.0, 0.0),
-                       velocity=(v0 * 1e3 if i == 0 else 0.0, 0.0, 0.0)) for i in range(3))
-    contacts = tuple(Contact(name=f"c{i}", body_i=f"b{i}", body_j=f"b{i + 1}", stiffness=1e4, exponent=1.5,
-                             max_penetration=0.1) for i in range(2))
-    r = core.simulate(Model(bodies=balls, contacts=contacts, settings=SolverSettings(
-        end_time=0.01, output_rate=1000, integrator="stepper", gravity=(0.0, 0.0, 0.0))))
+    m, v0 = 0.1, 1.0
+    r = core.simulate(_balls_in_a_row(3, subdivisions=2, integrator="stepper"))
     assert r.success, r.message
     assert r.kinetic_energy[-1] < 0.6 * 0.5 * m * v0 ** 2        # the loss the warning is about
     lost = [w for w in r.warnings if "too large for this contact" in w and "bounce lower" in w]
@@ -1489,16 +1496,9 @@ def test_one_warning_for_a_cradles_many_contacts_says_what_the_run_lost_in_all()
     # impacts are taken implicitly and the run keeps 0.028 J of its 0.05 J (the last ball leaves at
     # 0.73 m/s where DOP853 gives 0.999). The one warning for the 4 contacts gave the stiffest's
     # estimate alone, 9 % of the 0.05 J; the run's energy fell by 44 %, measured
-    r_mm, m, v0 = 10.0, 0.1, 1.0
-    balls = tuple(Body(name=f"b{i}", geometry=Sphere(radius=r_mm, subdivisions=4), mass=m,
-                       position=(-2 * r_mm - 0.5 if i == 0 else 2 * r_mm * (i - 1), 0.0, 0.0),
-                       velocity=(v0 * 1e3 if i == 0 else 0.0, 0.0, 0.0)) for i in range(5))
-    contacts = tuple(Contact(name=f"c{i}", body_i=f"b{i}", body_j=f"b{i + 1}", stiffness=1e4, exponent=1.5,
-                             max_penetration=0.1) for i in range(4))
-    r = core.simulate(Model(bodies=balls, contacts=contacts, settings=SolverSettings(
-        end_time=0.01, output_rate=1000, integrator="stepper", step=2e-5, gravity=(0.0, 0.0, 0.0))))
+    r = core.simulate(_balls_in_a_row(5, subdivisions=4, integrator="stepper", step=2e-5))
     assert r.success, r.message
-    lost = 0.5 * m * v0 ** 2 - r.kinetic_energy[-1]
+    lost = 0.5 * 0.1 * 1.0 ** 2 - r.kinetic_energy[-1]
     assert lost == pytest.approx(0.022, abs=1e-3)
     [warning] = [w for w in r.warnings if "too large for this contact" in w]
     assert f"the run's energy fell by {lost:.3g} J (44% of the 0.05 J that changes form)" in warning
