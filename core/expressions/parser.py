@@ -283,6 +283,9 @@ def _scan(text: str) -> tuple[str, list[int], list[tuple[str, int, int, int]]]:
             fail("'#' is not allowed (no comments in formulas)", start)
         elif not tok.isprintable():
             fail(f"unexpected character U+{ord(tok):04X}", start)
+        elif tok in _TYPOGRAPHIC and prev_end == start and prev.isidentifier() and (prev + tok).isidentifier():
+            # Python would read it as part of the name before it ("t·2" as the unknown name 't·2')
+            fail(f"invalid character '{tok}' (U+{ord(tok):04X}): write {_TYPOGRAPHIC[tok]}", start)
         else:
             emit(tok, start)
         prev, prev_end = tok, pos

@@ -489,7 +489,11 @@ def test_derivatives_follow_numpy_on_domain_errors():
 @pytest.mark.parametrize("text, hint, column", [
     ("2−t", "write '-'", 2), ("2×t", "write '*'", 2), ("2·t", "write '*'", 2), ("t²", "write '^2'", 2),
     ("√t", "write 'sqrt(...)'", 1), ("π*t", "unknown name 'π': write 'pi'", 1),
-    ("1,5*t", "the decimal separator is '.': 1.5, not 1,5", 1)])
+    ("1,5*t", "the decimal separator is '.': 1.5, not 1,5", 1),
+    # after a name Python reads a middle dot as part of it (U+00B7 may continue an identifier)
+    ("t·2", "invalid character '·' (U+00B7): write '*'", 2),
+    ("pi·t", "invalid character '·' (U+00B7): write '*'", 3),
+    ("t·sin(t)", "invalid character '·' (U+00B7): write '*'", 2)])
 def test_a_formula_pasted_from_a_document_is_told_what_to_type(text, hint, column):
     """Typographic signs (a word processor's minus, times, superscripts, π) and a decimal comma:
     the error names the character's column and what the formula wants instead."""
