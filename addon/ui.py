@@ -212,7 +212,9 @@ def draw_formula(layout, item, prop="value", allow_spline=True, unit=""):
         row.operator("mbd.spline_file", text="", icon="FILEBROWSER").target = item.path_from_id(prop)
     checked = check_formula(getattr(item, prop), formula_base_dir(), allow_spline)
     if checked.error:
-        layout.label(text=checked.error, icon="ERROR")
+        row = layout.row()
+        row.alert = True   # red, as the docs describe it: a label alone is drawn in the normal text colour
+        row.label(text=checked.error, icon="ERROR")
         return
     icon, curve = preview_icon(checked)
     if curve is not None:

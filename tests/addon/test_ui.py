@@ -27,11 +27,15 @@ class Operator:
 
 
 class Layout:
+    alert = False   # Blender draws an alert layout's labels in red; sub-layouts inherit it
+
     def __init__(self, log):
         self.log = log
 
     def _child(self, *args, **kwargs):
-        return Layout(self.log)
+        child = Layout(self.log)
+        child.alert = self.alert
+        return child
 
     row = column = box = split = _child
 
@@ -62,6 +66,8 @@ class Layout:
     def label(self, text="", icon="NONE", **kwargs):
         assert icon in bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items, icon
         self.log.append(("label", text))
+        if self.alert:
+            self.log.append(("red label", text))
 
     def separator(self, **kwargs):
         pass
@@ -85,6 +91,10 @@ def operators(log, idname=None):
 
 def labels(log):
     return [entry[1] for entry in log if entry[0] == "label"]
+
+
+def red_labels(log):
+    return [entry[1] for entry in log if entry[0] == "red label"]
 
 
 def a_table(path, rows=((0.0, 0.0), (0.5, 2.0), (1.0, 1.0), (2.0, 3.0))):
@@ -111,8 +121,9 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
             log = draw_all(obj)
             assert {"mbd.validate", "mbd.simulate", "mbd.bake", "mbd.clear"} <= {n for n, _ in operators(log)}
     if group == "forces":
-        # the formula's parse error is shown under the field; an actuator has no Spline button
-        assert any("column" in text for text in labels(log))
+        # the formula's parse error is shown in red under the field (docs/tutorial.md, troubleshooting.md);
+        # an actuator has no Spline button
+        assert any("column" in text for text in red_labels(log))
         assert not operators(log, "mbd.spline_file")
     if group == "contacts":
         assert operators(log, "mbd.contacts_between") == [{}]
