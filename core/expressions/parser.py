@@ -119,7 +119,8 @@ def compile_expression(text: str, *, base_dir: str | os.PathLike | None = None,
         index = min(max((exc.offset or len(body) + 1) - 1, 0), len(body) - 1)
         _number_then_word(text, origin[index])
         typed = _TYPOGRAPHIC.get(text[origin[index]], "") if exc.msg.startswith("invalid character") else ""
-        raise ExpressionError(exc.msg + (f": write {typed}" if typed else ""), text, origin[index] + 1) from None
+        message = _PYTHON_HINTS.get(exc.msg, exc.msg)
+        raise ExpressionError(message + (f": write {typed}" if typed else ""), text, origin[index] + 1) from None
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         raise ExpressionError(f"cannot parse the formula: {exc}", text, 1) from None
     converter = _Converter(text, body, origin, splines, base_dir, allow_spline)
@@ -147,6 +148,9 @@ _TYPOGRAPHIC = {"−": "'-'", "–": "'-'", "—": "'-'", "×": "'*'", "·": "'*
                 "²": "'^2'", "³": "'^3'", "√": "'sqrt(...)'", "π": "'pi'", "°": "np.deg2rad(...) (angles are in rad)",
                 "‘": "no quotes but a spline() path's '...'", "’": "no quotes but a spline() path's '...'",
                 "“": "no quotes but a spline() path's \"...\"", "”": "no quotes but a spline() path's \"...\""}
+#: Python's syntax hints, in the formula language's words
+_PYTHON_HINTS = {"invalid syntax. Perhaps you forgot a comma?":
+                 "invalid syntax: a ';' between two arguments is missing"}
 #: a decimal comma ("1,5"), which reads as two arguments
 _DECIMAL_COMMA = re.compile(r"\d,\d")
 

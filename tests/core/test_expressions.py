@@ -500,3 +500,12 @@ def test_a_formula_pasted_from_a_document_is_told_what_to_type(text, hint, colum
     with pytest.raises(ExpressionError) as err:
         compile_expression(text)
     assert hint in str(err.value) and f"column {column}" in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize("text, column", [("step(t; 0.5; 0; 1.5 5)", 17), ("np.maximum(t 1)", 12)])
+def test_a_missing_argument_separator_is_named_in_the_formulas_words(text, column):
+    """Python's own hint ("invalid syntax. Perhaps you forgot a comma?") read, in a Validate report,
+    "… a comma? at column 17"; formulas separate arguments with ';' (or ',')."""
+    with pytest.raises(ExpressionError) as err:
+        compile_expression(text)
+    assert str(err.value) == f"invalid syntax: a ';' between two arguments is missing at column {column}"
