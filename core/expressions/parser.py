@@ -488,7 +488,7 @@ class _Converter:
             if name.startswith(_SPLINE):
                 self.fail("the value of spline(...) is not a function", func)
             if name == "t" or name in CONSTANTS:
-                self.fail(f"'{name}' is not a function", func)
+                self.fail(f"'{name}' is not a function; to multiply write {name}*(...)", func)
             if name in NP_FUNCTIONS:      # log, floor, round ... are NumPy's: write np.log
                 self.fail(f"unknown function '{name}' (NumPy's is allowed: write np.{name})", func)
             self.fail(f"unknown function '{name}'", func)
@@ -501,7 +501,11 @@ class _Converter:
             if func.attr in NP_NOT_SCALAR:
                 self.fail(f"np.{func.attr} cannot be used in a formula: {NP_NOT_SCALAR[func.attr]}", func)
             self.fail(f"'np.{func.attr}' is not an allowed NumPy function", func)
-        self.fail("only named functions can be called", func)
+        # "2(t + 1)": no implied multiplication, as between a number and a name
+        multiply = ""
+        if isinstance(func, ast.Constant):
+            multiply = f"; to multiply write {ast.get_source_segment(self.body, func)}*(...)"
+        self.fail("only named functions can be called" + multiply, func)
 
     def spline(self, index: int, node: ast.Name) -> Node:
         raw, path_index, _, _ = self.splines[index]

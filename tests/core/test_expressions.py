@@ -509,3 +509,14 @@ def test_a_missing_argument_separator_is_named_in_the_formulas_words(text, colum
     with pytest.raises(ExpressionError) as err:
         compile_expression(text)
     assert str(err.value) == f"invalid syntax: a ';' between two arguments is missing at column {column}"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2(t + 1)", "only named functions can be called; to multiply write 2*(...) at column 1"),
+    ("t (t + 1)", "'t' is not a function; to multiply write t*(...) at column 1"),
+    ("pi(t)", "'pi' is not a function; to multiply write pi*(...) at column 1")])
+def test_a_number_or_name_before_a_bracket_is_told_to_multiply(text, message):
+    """No implied multiplication (docs/formulas.md): 2(t + 1) is a call of 2, and the error says what to write."""
+    with pytest.raises(ExpressionError) as err:
+        compile_expression(text)
+    assert str(err.value) == message
