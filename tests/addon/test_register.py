@@ -42,6 +42,22 @@ def test_operators_are_named_mbd(addon):
             "set_role", "add_frame", "select_object", "spline_file"} <= set(dir(bpy.ops.mbd))
 
 
+def test_the_docs_name_the_operators_there_are(addon):
+    """Every `mbd.…` operator the README and docs/ name exists, and docs/addon.md's Layout table
+    names every one the add-on registers."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    registered = {name for name in dir(bpy.ops.mbd) if not name.startswith("_")}
+    texts = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    named = {name for path in texts
+             for name in re.findall(r"(?<![\w.])mbd\.([a-z_]+)\b", path.read_text(encoding="utf-8"))}
+    assert named - registered == set()
+    layout = next(line for line in (root / "docs" / "addon.md").read_text(encoding="utf-8").splitlines()
+                  if line.startswith("| `operators.py`"))
+    assert registered - set(re.findall(r"`mbd\.([a-z_]+)`", layout)) == set()
+
+
 def test_add_and_remove_elements_with_unique_names(addon):
     scene = bpy.context.scene
     for group in ("joints", "motions", "forces", "springs", "bushings", "couplers", "contacts"):
