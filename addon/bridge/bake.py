@@ -450,7 +450,8 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         # the empty's own custom properties are its channels (and mbd_bake): its action carries the id
         _tagged(obj.animation_data.action, scene)
         report.telemetry = obj.name
-    scene.frame_set(scene.frame_current)  # show the animation at once
+    # show the animation at once, on the frame and sub-frame shown (frame_set's subframe defaults to 0)
+    scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
     return report
 
 

@@ -165,6 +165,19 @@ def test_simulating_a_baked_scene_starts_from_the_rest_pose(addon):
     np.testing.assert_allclose(results_of(scene).position, first, atol=1e-9)
 
 
+@pytest.mark.parametrize("user_keyed", [False, True], ids=["plain", "keyed"])
+def test_bake_and_clear_keep_the_frame_and_subframe_shown(addon, user_keyed):
+    """Bake showed frame 5.5 as 5.0: its closing frame_set dropped the sub-frame (a keyed body also
+    takes Bake to the start frame and back)."""
+    scene, bob = ms.pendulum(1.0)
+    if user_keyed:
+        bob.keyframe_insert("scale", frame=1)
+    for operation in (bpy.ops.mbd.bake, bpy.ops.mbd.clear, lambda: bpy.ops.mbd.simulate(bake=True)):
+        scene.frame_set(5, subframe=0.5)
+        assert operation() == {"FINISHED"}
+        assert (scene.frame_current, scene.frame_subframe) == (5, 0.5)
+
+
 def baked_blocks():
     """Names of every data-block a bake made, by kind."""
     return {kind: sorted(b.name for b in getattr(bpy.data, kind) if b.get("mbd_bake"))
