@@ -474,19 +474,18 @@ def clear(scene, keep=None) -> int:
     data-blocks when nothing uses them any more. So a Full Copy's bake (the
     same id, its own objects) and any other scene's stay.
     """
-    restored = [o for o in scene.objects
-                if _rest_ours(o, scene) is not None or _rest_ours(o, scene, copied=True) is not None]
-    _refuse_tweak_mode(restored, "Clear Bake")
-    for obj in scene.objects:
-        rest = _rest_ours(obj, scene)
-        if rest is not None:
-            _restore(obj, rest)
-        elif _rest_ours(obj, scene, copied=True) is not None:
-            # a copy of a baked body: the bake's copy goes as the original's does (its own action
-            # back), but the copy stays where it is shown, not on the original's pose
-            matrix = obj.matrix_world.copy()
-            _restore(obj, obj[REST_KEY])
-            obj.matrix_world = matrix
+    # told apart before any is restored: a copy is known by its original's record, which restoring takes
+    originals = {o: rest for o in scene.objects if (rest := _rest_ours(o, scene)) is not None}
+    copies = [o for o in scene.objects if o not in originals and _rest_ours(o, scene, copied=True) is not None]
+    _refuse_tweak_mode([*originals, *copies], "Clear Bake")
+    for obj, rest in originals.items():
+        _restore(obj, rest)
+    for obj in copies:
+        # a copy of a baked body: the bake's copy goes as the original's does (its own action
+        # back), but the copy stays where it is shown, not on the original's pose
+        matrix = obj.matrix_world.copy()
+        _restore(obj, obj[REST_KEY])
+        obj.matrix_world = matrix
     tag = scene.get(BAKE_ID)
     others = [s for s in bpy.data.scenes if s != scene and not (tag and s.get(BAKE_ID) == tag)]
     elsewhere = {c for s in others for c in s.collection.children_recursive}

@@ -79,14 +79,17 @@ def scene_fps(scene) -> float:
 def rest_of(obj):
     """The pose Bake stored on ``obj`` (:data:`REST_KEY`), or None. A copy of a baked body
     (Shift-D, Alt-D) has the original's record copied along, which is not its pose: the record
-    names the object it was made for, and one naming another object in a scene of ``obj`` is a
-    copy's (a renamed body keeps its own; a Full Copy's bodies are in another scene, where the
-    record is their pose too)."""
+    names the object it was made for, and one naming another object of a scene of ``obj`` that
+    holds such a record naming itself, the baked original, is a copy's. A renamed body keeps its
+    own, also when another object took its old name (that one holds no record of it); a Full
+    Copy's bodies are in another scene, where the record is their pose too."""
     rest = obj.get(REST_KEY)
     name = rest.get("name", obj.name) if rest is not None else obj.name
     if name != obj.name:
         original = bpy.data.objects.get(name)
-        if original is not None and not set(original.users_scene).isdisjoint(obj.users_scene):
+        own = original.get(REST_KEY) if original is not None else None
+        if own is not None and own.get("name", name) == name \
+                and not set(original.users_scene).isdisjoint(obj.users_scene):
             return None
     return rest
 

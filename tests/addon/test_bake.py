@@ -416,6 +416,26 @@ def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there
     np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
 
 
+def test_a_baked_body_renamed_after_another_object_took_its_name_is_cleared_home(addon):
+    """Renamed "Pendulum", with a new "Bob" added: Clear took the renamed bob for a Shift-D copy of
+    the newcomer and left it on the baked pose it showed, with its own pose lost."""
+    scene, bob = ms.pendulum(1.0)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    bob.name = "Pendulum"
+    newcomer = bpy.data.objects.new("Bob", None)       # an object of the user's, not in the mechanism
+    scene.collection.objects.link(newcomer)
+    newcomer.location = (5.0, 0.0, 0.0)
+    newcomer.keyframe_insert("location", frame=1)
+    scene.frame_set(13)     # the bob is half-way down
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position[0, 0], (1.0, 0.0, 0.0), atol=1e-9)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert bob.animation_data is None and "_mbd_rest" not in bob
+    np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
+    assert newcomer.animation_data.action.name == "BobAction"
+    np.testing.assert_allclose(newcomer.matrix_world.translation, (5.0, 0.0, 0.0), atol=1e-6)
+
+
 def _pendulum_linked_from_a_library(tmp_path):
     """A new file whose scene links the pendulum's bob, its frame and the pivot from a saved library,
     with the hinge between them; returns the scene."""
