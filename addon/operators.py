@@ -16,7 +16,7 @@ from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from . import runner
 from .bridge import bake as baking
-from .bridge.scene_to_model import SceneError, body_of, in_panel_words, mm_per_unit, start_model
+from .bridge.scene_to_model import SceneError, body_of, in_panel_words, mm_per_unit, role_refused, start_model
 from .properties import GROUPS, LABELS, ROLES, active_index_name, remember_joint_names
 
 
@@ -680,6 +680,10 @@ class MBD_OT_set_role(bpy.types.Operator):
             self.report({"WARNING"}, "Linked from a library, not marked (make them local or a library "
                                      "override first): " + ", ".join(repr(o.name) for o in linked))
         objects = [obj for obj in objects if obj.library is None]
+        refused = [f"{obj.name!r} ({role_refused(obj, self.role)})" for obj in objects if role_refused(obj, self.role)]
+        if refused:
+            self.report({"WARNING"}, f"Not marked {self.role.lower()}: " + ", ".join(refused))
+        objects = [obj for obj in objects if not role_refused(obj, self.role)]
         if not objects:
             return {"CANCELLED"}
         for obj in objects:

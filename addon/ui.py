@@ -9,7 +9,7 @@ import numpy as np
 
 from . import runner
 from .corelink import core
-from .bridge.scene_to_model import mm_per_unit
+from .bridge.scene_to_model import mm_per_unit, role_refused
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
 from .properties import LABELS, active_index_name
@@ -303,6 +303,10 @@ class VIEW3D_PT_mbd_object(_Panel, bpy.types.Panel):
             return
         p = obj.mbd
         layout.prop(p, "role", text=obj.name)
+        wrong_type = role_refused(obj, p.role)
+        if wrong_type:
+            layout.label(text=wrong_type[0].upper() + wrong_type[1:], icon="ERROR")
+            return
         if p.role == "BODY":
             layout.prop(p, "fixed")
             if not p.fixed:

@@ -382,12 +382,15 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                             "typed now are not applied; enable it in the viewports (hide it with the eye icon "
                             "instead), or set its Role to None to leave it out of the mechanism")
             continue
+        wrong_type = role_refused(obj, obj.mbd.role)
+        if wrong_type:
+            # a part marked Frame by mistake would be left out of the mechanism, its mass unsaid
+            hint = "" if obj.mbd.role == "BODY" else (
+                f"; set its Role to {'Body (a part) or ' if obj.type in _MESH_TYPES else ''}None, and use an "
+                "empty as the frame (Add Frame)")
+            out.error(path, wrong_type + hint)
+            continue
         if obj.mbd.role == "BODY":
-            if obj.type not in _MESH_TYPES:
-                kind = obj.type.lower().replace("_", " ")
-                out.error(path, f"a body must be a mesh (or a curve, surface, metaball or text object with faces), "
-                                f"this is {'an' if kind[0] in 'aeiou' else 'a'} {kind} object")
-                continue
             if obj.parent is not None:
                 out.error(path, f"a body must not have a parent, it is parented to {obj.parent.name!r}; "
                                 "clear the parent and keep the transform (Alt+P)")
@@ -631,6 +634,18 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)),
                     {e.name: o.session_uid for e in (*model.bodies, *model.frames)
                      if (o := scene.objects.get(e.name)) is not None})
+
+
+def role_refused(obj, role) -> str:
+    """Why ``obj`` cannot take ``role`` ("" when it can): a body takes its mass from a surface, a
+    frame (Anchor RF) is an empty."""
+    kind = obj.type.lower().replace("_", " ")
+    this = f"this is {'an' if kind[0] in 'aeiou' else 'a'} {kind} object"
+    if role == "BODY" and obj.type not in _MESH_TYPES:
+        return f"a body must be a mesh (or a curve, surface, metaball or text object with faces), {this}"
+    if role == "FRAME" and obj.type != "EMPTY":
+        return f"a frame must be an empty, {this}"
+    return ""
 
 
 def _placed_by_parents(obj) -> bool:

@@ -37,6 +37,27 @@ def test_set_role_leaves_linked_objects_whose_change_would_not_be_saved(addon, t
     assert bpy.ops.mbd.set_role(role="BODY") == {"CANCELLED"}
 
 
+def test_set_role_refuses_a_frame_that_is_not_an_empty_and_a_body_without_a_surface(addon):
+    camera = bpy.data.objects.new("Cam", bpy.data.cameras.new("Cam"))
+    bpy.context.scene.collection.objects.link(camera)
+    part = ms.uv_sphere("Part", 0.1, (0.0, 0.0, 0.0))
+    rf = ms.frame("RF")
+    rf.mbd.role = "NONE"
+    op = ms.Reports()
+    select(camera, part, rf)
+    from addon.operators import MBD_OT_set_role
+    op.role = "FRAME"
+    assert MBD_OT_set_role.execute(op, bpy.context) == {"FINISHED"}
+    assert (camera.mbd.role, part.mbd.role, rf.mbd.role) == ("NONE", "NONE", "FRAME")
+    assert ("WARNING", "Not marked frame: 'Cam' (a frame must be an empty, this is a camera object), "
+                       "'Part' (a frame must be an empty, this is a mesh object)") in op.reports
+    op.role = "BODY"
+    assert MBD_OT_set_role.execute(op, bpy.context) == {"FINISHED"}
+    assert (camera.mbd.role, part.mbd.role, rf.mbd.role) == ("NONE", "BODY", "FRAME")
+    select(camera)
+    assert bpy.ops.mbd.set_role(role="FRAME") == {"CANCELLED"} and camera.mbd.role == "NONE"
+
+
 def test_add_frame_goes_on_the_active_body_at_the_cursor(addon):
     scene, bob = ms.pendulum()
     scene.cursor.location = (1.0, 0.0, 0.05)

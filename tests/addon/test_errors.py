@@ -132,6 +132,23 @@ def test_parented_body_and_wrong_roles_name_the_object(addon):
     assert "force 'Push': Part 'Plain' is not marked as a body" in text
 
 
+def test_a_camera_or_a_mesh_marked_frame_is_named_not_simulated(addon):
+    """A frame (Anchor RF) is an empty: a camera marked Frame was taken as one, and a part marked Frame
+    by mistake was left out of the mechanism unsaid (a file may hold such roles from before Set Role
+    refused them)."""
+    scene, bob = ms.pendulum()
+    camera = bpy.data.objects.new("Cam", bpy.data.cameras.new("Cam"))
+    scene.collection.objects.link(camera)
+    camera.mbd.role = "FRAME"
+    scene.mbd.joints["Hinge"].frame_i = camera
+    part = ms.uv_sphere("Part", 0.1, (0.0, 2.0, 0.0))
+    part.mbd.role = "FRAME"
+    text = fails_unchanged(bpy.ops.mbd.simulate, "object 'Cam': a frame must be an empty, this is a camera "
+                                                 "object; set its Role to None",
+                           "object 'Part': a frame must be an empty, this is a mesh object; set its Role to Body")
+    assert "Traceback" not in text
+
+
 def test_problems_are_listed_for_the_panel(addon):
     from addon import runner
     from addon.operators import PROBLEMS

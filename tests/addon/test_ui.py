@@ -365,3 +365,13 @@ def test_the_solver_panel_says_when_the_scenes_gravity_box_switches_gravity_off(
     assert "Gravity (0, 0, -9810) mm/s²" in labels(draw_all(bob))
     scene.use_gravity = False
     assert "No gravity: the scene's Gravity is off (Scene properties)" in labels(draw_all(bob))
+
+
+def test_the_object_panel_says_when_the_role_does_not_fit_the_object(addon):
+    """Its Role drop-down takes any role on any object: the panel says a camera cannot be a frame."""
+    scene, bob = ms.pendulum()
+    camera = bpy.data.objects.new("Cam", bpy.data.cameras.new("Cam"))
+    scene.collection.objects.link(camera)
+    camera.mbd.role = "FRAME"
+    assert "A frame must be an empty, this is a camera object" in labels(draw_all(camera))
+    assert not any("must be" in text for text in labels(draw_all(bob)))
