@@ -163,6 +163,14 @@ class MBD_PG_force(PropertyGroup):
                                 description="Above v_max the force brakes; off: it is zero")
 
 
+#: the panel's labels of the spring fields that are a length or an angle by the spring's type
+#: (ui._draw_spring); its messages name them so too
+SPRING_LABELS = {
+    "TRANSLATIONAL": {"use_free_length": "Set Free Length", "free_length": "Free Length (mm)"},
+    "ROTATIONAL": {"use_free_length": "Set Free Angle", "free_length": "Free Angle (rad)"},
+}
+
+
 class MBD_PG_spring(PropertyGroup):
     type: EnumProperty(name="Type", items=(
         ("TRANSLATIONAL", "Translational", "Between the frame origins"),

@@ -12,7 +12,7 @@ from .corelink import core
 from .bridge.scene_to_model import mm_per_unit, role_refused
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
-from .properties import LABELS, active_index_name
+from .properties import LABELS, SPRING_LABELS, active_index_name
 
 
 def formula_base_dir() -> str:
@@ -412,8 +412,8 @@ def _draw_spring(layout, s, data):
     layout.prop(s, "stiffness", text="Stiffness (N·mm/rad)" if rot else "Stiffness (N/mm)")
     layout.prop(s, "damping", text="Damping (N·mm·s/rad)" if rot else "Damping (N·s/mm)")
     row = layout.row()
-    row.prop(s, "use_free_length")
-    row.prop(s, "free_length", text="Free Angle (rad)" if rot else "Free Length (mm)")
+    for prop in ("use_free_length", "free_length"):
+        row.prop(s, prop, text=SPRING_LABELS[s.type][prop])
     layout.prop(s, "preload", text="Preload (N·mm)" if rot else "Preload (N)")
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ..corelink import core
+from ..properties import SPRING_LABELS
 
 #: set by bake on each animated body: its pose before baking (the "_" hides it in the UI)
 REST_KEY = "_mbd_rest"
@@ -275,20 +276,21 @@ def _panel_labels(path: str) -> dict:
     return labels
 
 
-def in_panel_words(issue):
+def in_panel_words(issue, labels=None):
     """A core issue with the model file's field names (``frame_j``, ``max_penetration``) put as the
-    panel's labels ("Frame J", "δ_max (mm)"), so one message does not name a field two ways.
+    panel's labels ("Frame J", "δ_max (mm)"), so one message does not name a field two ways;
+    ``labels``: those the element's panel draws in place of its fields' names ({field: label}).
     An issue as text (a run's ``Results.warnings``: "path: message") comes back as text."""
     if isinstance(issue, str):
         element, _, rest = issue.partition(": ")
         named, _, message = rest.partition(": ")
-        labels = _panel_labels(element)
-        if not rest or not labels:
+        known = {**_panel_labels(element), **(labels or {})}
+        if not rest or not known:
             return issue
-        if message and all(f in labels for f in named.split(", ")):
-            return str(in_panel_words(core.Issue("warning", "", f"{element}: {named}", message)))
-        return str(in_panel_words(core.Issue("warning", "", element, rest)))
-    labels = _panel_labels(issue.path)
+        if message and all(f in known for f in named.split(", ")):
+            return str(in_panel_words(core.Issue("warning", "", f"{element}: {named}", message), labels))
+        return str(in_panel_words(core.Issue("warning", "", element, rest), labels))
+    labels = {**_panel_labels(issue.path), **(labels or {})}
     if not labels:
         return issue
     # the fields the path names ("contact 'C': stiffness"), and in the text only the names with an
@@ -317,7 +319,7 @@ class _Collector:
     def error(self, path: str, message: str):
         self.problems.append(f"{path}: {message}")
 
-    def issues(self, exc, skip=()):
+    def issues(self, exc, skip=(), labels=None):
         for issue in exc.issues:
             if any(name in issue.message for name in skip) and issue.code == "invalid-reference":
                 continue  # a consequence of an element already reported as broken
@@ -338,14 +340,14 @@ class _Collector:
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
                                 if "convex_hull" in issue.message else
                                 "A plane or a line cannot be a body: give it a thickness (a Solidify modifier).")
-            (self.problems if issue.severity == "error" else self.warnings).append(str(in_panel_words(issue)))
+            (self.problems if issue.severity == "error" else self.warnings).append(str(in_panel_words(issue, labels)))
 
-    def build(self, make):
-        """``make()`` or None, with the core's field problems collected."""
+    def build(self, make, labels=None):
+        """``make()`` or None, with the core's field problems collected (``labels``: as in_panel_words)."""
         try:
             return make()
         except core.ModelError as exc:
-            self.issues(exc)
+            self.issues(exc, labels=labels)
             return None
 
 
@@ -509,9 +511,9 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     group = scene.mbd
     dropped: set[str] = set()
 
-    def element(path, name, make):
+    def element(path, name, make, labels=None):
         count = len(out.problems)
-        made = out.build(make) if make is not None else None
+        made = out.build(make, labels) if make is not None else None
         if made is None or len(out.problems) > count:
             dropped.add(repr(name))
             return None
@@ -548,7 +550,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         springs.append(element(path, s.name, None if None in (fi, fj) else lambda: spec.SpringDamper(
             name=s.name, type=s.type.lower(), frame_i=fi, frame_j=fj, stiffness=typed(s.stiffness),
             damping=typed(s.damping), free_length=typed(s.free_length) if s.use_free_length else None,
-            preload=typed(s.preload))))
+            preload=typed(s.preload)), SPRING_LABELS[s.type]))
 
     bushings = []
     for b in group.bushings:

@@ -411,6 +411,20 @@ def test_a_millimetre_gravity_in_a_metre_scene_also_points_at_the_unit_scale(add
                           "or, for a scene in millimetres, set Unit Scale to 0.001 (Scene properties > Units).")
 
 
+def test_a_springs_free_length_is_named_as_the_panel_shows_it_for_its_type(addon):
+    """A rotational spring's free angle (rad) was called its "Free Length" (a nan from a script or
+    a file)."""
+    scene, bob = ms.pendulum()
+    spring = scene.mbd.springs.add()
+    spring.name, spring.type, spring.use_free_length = "Torsion", "ROTATIONAL", True
+    spring.frame_i, spring.frame_j = scene.objects["Pivot"], scene.objects["Bob_pivot"]
+    spring.free_length = float("nan")
+    text = fails_unchanged(bpy.ops.mbd.validate, "spring 'Torsion': Free Angle (rad): must be finite, got nan")
+    assert "Length" not in text
+    spring.type, spring.free_length = "TRANSLATIONAL", -3.0
+    fails_unchanged(bpy.ops.mbd.validate, "spring 'Torsion': Free Length (mm): must not be negative, got -3")
+
+
 def test_a_frame_under_an_empty_that_is_not_a_body_is_named_with_its_parent(addon):
     """The joint's error said only that the frame is on the world; the user had parented it
     to an empty, believing that enough."""
