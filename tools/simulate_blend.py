@@ -37,8 +37,10 @@ the simulation).
 import argparse
 import contextlib
 import importlib
+import io
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -152,6 +154,25 @@ def reported(exc) -> str:
     return "\n".join(line.removeprefix("Error: ") for line in str(exc).strip().splitlines())
 
 
+def run_operator(operator, **properties):
+    """``operator(**properties)`` as bpy.ops calls it, whose error reports it raises, but printed on
+    stdout without them: Blender prints every report there too, and the script says the errors
+    once, on stderr."""
+    printed, errors = io.StringIO(), []
+    try:
+        with contextlib.redirect_stdout(printed):
+            return operator(**properties)
+    except RuntimeError as exc:
+        # one "Error: ..." a report, as Blender prints it (a report may run on over several lines)
+        errors = [e for e in re.split(r"(?m)^(?=Error: )", str(exc)) if e]
+        raise
+    finally:
+        text = printed.getvalue()
+        for error in errors:
+            text = text.replace(error, "", 1)
+        say(text, end="")
+
+
 class BlendError(Exception):
     """No .blend to work on, or one that cannot be opened (status 2)."""
 
@@ -162,7 +183,7 @@ def open_blend(path: Path):
     if not path.is_file():
         raise BlendError(f"no such file: {path}")
     try:
-        bpy.ops.wm.open_mainfile(filepath=str(path))
+        run_operator(bpy.ops.wm.open_mainfile, filepath=str(path))
     except RuntimeError as exc:
         raise BlendError(f"cannot open {path} as a .blend file: {reported(exc)}") from None
 
@@ -325,7 +346,7 @@ def simulate(ctrl_c, prog="simulate_blend", quiet=False) -> str:
     try:
         with ctrl_c.cancelling():
             try:
-                bpy.ops.mbd.simulate()
+                run_operator(bpy.ops.mbd.simulate)
             except RuntimeError as exc:     # operators report problems as errors, which bpy.ops raises
                 return reported(exc)
         return ""
@@ -348,10 +369,13 @@ def solve_and_write(args, ctrl_c) -> int:
         print(f"simulate_blend: {name}: {failure}", file=sys.stderr)
     status = 1 if failure else 0
     wrote = False
-    steps = (("--bake", args.bake, bpy.ops.mbd.bake),
-             ("--csv", args.csv, lambda: bpy.ops.mbd.export_csv(filepath=str(Path(args.csv).resolve()))),
-             ("--model", args.model, lambda: bpy.ops.mbd.export_model(filepath=str(Path(args.model).resolve()))),
-             ("--save", args.save, lambda: bpy.ops.wm.save_as_mainfile(filepath=str(Path(args.save).resolve()))))
+    steps = (("--bake", args.bake, lambda: run_operator(bpy.ops.mbd.bake)),
+             ("--csv", args.csv,
+              lambda: run_operator(bpy.ops.mbd.export_csv, filepath=str(Path(args.csv).resolve()))),
+             ("--model", args.model,
+              lambda: run_operator(bpy.ops.mbd.export_model, filepath=str(Path(args.model).resolve()))),
+             ("--save", args.save,
+              lambda: run_operator(bpy.ops.wm.save_as_mainfile, filepath=str(Path(args.save).resolve()))))
     for option, wanted, step in steps:
         if not wanted:
             continue

@@ -101,6 +101,7 @@ def test_simulate_blend_fails_clearly_on_a_bad_model(addon, tmp_path):
     proc = run(SCRIPT, model, "--bake", "--save", tmp_path / "never.blend")
     assert proc.returncode == 1
     assert "force 'Push': Value" in proc.stderr and "Traceback" not in proc.stderr
+    assert "force 'Push'" not in proc.stdout     # once, on stderr: Blender printed it on stdout too
     assert not (tmp_path / "never.blend").exists()
 
 
@@ -114,8 +115,9 @@ def test_simulate_blend_says_why_a_file_cannot_be_opened(tmp_path, capsys):
     junk.write_text("not a blend file")
     tool = simulate_blend()
     assert tool.main(["simulate_blend.py", str(junk)]) == 2
-    assert f"simulate_blend: cannot open {junk} as a .blend file: File format is not supported" \
-        in capsys.readouterr().err
+    said = capsys.readouterr()
+    assert f"simulate_blend: cannot open {junk} as a .blend file: File format is not supported" in said.err
+    assert "File format" not in said.out
     assert tool.main(["simulate_blend.py", str(tmp_path)]) == 2
     assert f"simulate_blend: {tmp_path} is a directory, not a .blend file" in capsys.readouterr().err
 
@@ -134,6 +136,8 @@ def test_simulate_blend_writes_the_frames_before_a_failure(addon, tmp_path):
         in proc.stderr                                  # Blender's own "Error: " prefix stripped
     assert "The solution diverged (NaN, infinite or unbounded values) at t = 1 s" in proc.stderr
     assert "blend: Error:" not in proc.stderr
+    assert "Error:" not in proc.stdout and "Simulation failed" not in proc.stdout   # once, on stderr
+    assert "Warning: Baked partial results" in proc.stdout and "Info: Wrote " in proc.stdout  # the others stay
     assert len(csv_rows(out_csv)) == 1 + 25 and out_blend.is_file()
 
 
