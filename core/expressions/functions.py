@@ -2,7 +2,7 @@
 
 Every function maps to a NumPy implementation and an analytic derivative rule
 (chain rule included).  Piecewise-constant functions (``sign``, ``floor``,
-``round``, ``heaviside`` ...) have derivative 0; functions with kinks
+``round`` ...) have derivative 0 (``heaviside`` too, but h0′ where x = 0); functions with kinks
 (``abs``, ``maximum``, ``clip`` ...) use the derivative of the active branch.
 """
 from __future__ import annotations
@@ -196,7 +196,11 @@ POWER = Function("power", (2,), np.power, POW.deriv)
 COPYSIGN = Function(
     "copysign", (2,), np.copysign,
     lambda n, d: mul(mul(apply(COPYSIGN, ONE, n.args[1]), apply(SIGN, n.args[0])), d[0]))
-HEAVISIDE = Function("heaviside", (2,), np.heaviside, lambda n, d: ZERO)
+# h0 where x = 0: its derivative there (np.heaviside(0; t) is t, np.heaviside(np.floor(t); 2*t) is 2t
+# for t in [0, 1)), 0 elsewhere
+HEAVISIDE = Function(
+    "heaviside", (2,), np.heaviside,
+    lambda n, d: select(n.args[0], select(neg(n.args[0]), d[1], ZERO), ZERO))
 # log(e^a + e^b): d = e^(a - n) a' + e^(b - n) b', each factor at most 1 (no overflow)
 LOGADDEXP = Function(
     "logaddexp", (2,), np.logaddexp,

@@ -219,6 +219,21 @@ def test_piecewise_constant_functions_have_zero_derivatives(text):
     assert np.all(expr.d1(t) == 0.0) and np.all(expr.d2(t) == 0.0)
 
 
+def test_heaviside_takes_a_time_varying_h0_with_its_derivative_where_x_is_zero():
+    """np.heaviside(x; h0) is h0 where x = 0: np.heaviside(np.floor(t); 2*t) is 2t over [0, 1), whose
+    derivative was given as 0 there (a motion's velocity 0 while its position moved)."""
+    expr = compile_expression("np.heaviside(np.floor(t); 2*t)")
+    t = np.array([-0.5, 0.0, 0.25, 0.5, 1.0, 2.0])
+    np.testing.assert_array_equal(expr(t), [0.0, 0.0, 0.5, 1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(expr.d1(t), [0.0, 2.0, 2.0, 2.0, 0.0, 0.0])
+    assert expr.derivatives(0.25) == (0.5, 2.0, 0.0)
+    assert [expr(x) for x in t] == expr(t).tolist() and [expr.d1(x) for x in t] == expr.d1(t).tolist()
+    # a switch at t = 1 s whose value there is the time itself, over a batch of times of any shape
+    switch = compile_expression("np.heaviside(t - 1; t)")
+    np.testing.assert_array_equal(switch(np.array([[0.5, 1.0], [1.5, 2.0]])), [[0.0, 1.0], [1.0, 1.0]])
+    assert switch(1.0) == 1.0 and switch(0.999) == 0.0 and switch.d1(1.5) == 0.0
+
+
 @pytest.mark.parametrize("a, b", [
     ("np.maximum(t, 1)", "np.maximum(t; 1)"),
     ("step(t, 1, 0, 2, 5)", "step(t; 1; 0; 2; 5)"),
