@@ -34,8 +34,8 @@ from mathutils import Vector
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simulate_blend import (  # noqa: E402  (tools/ is not a package)
-    REPO, BlendError, CtrlC, addon_module, ensure_addon, exit_process, open_blend, reported, results_entry, say,
-    script_args, simulate)
+    REPO, BlendError, CtrlC, addon_module, ensure_addon, exit_process, open_blend, reported, results_entry,
+    run_operator, say, script_args, simulate)
 
 DEFAULT_EXAMPLE = REPO / "blend_examples" / "slider_crank_emotor.blend"
 CAMERA_NAME = "MBD_Camera"
@@ -124,14 +124,14 @@ def solve_and_bake(scene, ctrl_c):
     """Validate, simulate (Ctrl-C cancels) and bake; returns the simulation's error message ('' when
     it did not fail). Partial results, of a run that failed or was cancelled part-way, are baked too."""
     try:
-        bpy.ops.mbd.validate()
+        run_operator(bpy.ops.mbd.validate)
     except RuntimeError as exc:   # the operator's ERROR report: every problem of the model
         raise JobError(f"the model is invalid:\n{reported(exc)}") from None
     failure = simulate(ctrl_c, "main_job")
     if results_entry(scene) is None:
         raise JobError(f"the simulation failed:\n{failure}" if failure else
                        "cancelled by Ctrl-C before the first frame; nothing written")
-    bpy.ops.mbd.bake()
+    run_operator(bpy.ops.mbd.bake)
     return failure
 
 
@@ -285,13 +285,13 @@ def run(args):
         out.mkdir(parents=True, exist_ok=True)
         written = {}
         csv_path = out / f"{name}_results.csv"   # not <name>.csv: an example's own data file may be called so
-        bpy.ops.mbd.export_csv(filepath=str(csv_path))
+        run_operator(bpy.ops.mbd.export_csv, filepath=str(csv_path))
         written["CSV (units in the header)"] = csv_path
         frames = spread(scene.frame_start, scene.frame_end, args.frames)
         if frames and scene.camera is None:
             add_camera(scene, spread(scene.frame_start, scene.frame_end, 12), args.size)
         blend_path = out / f"{name}_baked.blend"
-        bpy.ops.wm.save_as_mainfile(filepath=str(blend_path), copy=True)
+        run_operator(bpy.ops.wm.save_as_mainfile, filepath=str(blend_path), copy=True)
         written["baked .blend"] = blend_path
         for copy in copy_spline_files(scene, example.parent.resolve(), out):
             written[f"spline data for the baked .blend ({copy.name})"] = copy

@@ -133,9 +133,10 @@ def test_blender_variant_uses_the_opened_file_and_the_arguments_after_dashes(add
 def test_an_invalid_model_is_named_and_nothing_is_written(addon, tmp_path, capsys):
     model = pendulum_file(tmp_path, value="2 + * t")
     out = tmp_path / "out"
-    status, _, err = job(capsys, model, "--out", out, *TINY)
+    status, printed, err = job(capsys, model, "--out", out, *TINY)
     assert status == 1
     assert "main_job: the model is invalid:\nforce 'Push': Value: invalid syntax at column 5" in err
+    assert "force 'Push'" not in printed     # once, on stderr: Blender printed it on stdout too
     assert not out.exists()
 
 
