@@ -1032,6 +1032,7 @@ def newtons_cradle():
         balls.append(ball)
     contact("Contact_12", balls[0], balls[1], p["k"], 0.0, 1.5, 0.1)
     contact("Contact_23", balls[1], balls[2], p["k"], 0.0, 1.5, 0.1)
+    solver(integrator="LSODA")
     mesh_object("Frame", merge(box((260.0, 8.0, 8.0), (0.0, 60.0, top)), box((260.0, 8.0, 8.0), (0.0, -60.0, top)),
                                box((260.0, 140.0, 10.0), (0.0, 0.0, 0.0))), color="dark")
     drop = L * (1 - math.cos(lift))
@@ -1050,6 +1051,9 @@ ball 3 flies out to the height ball 1 came from.
 Claim (checked): with equal masses and elastic contacts the momentum is handed on: ball 3 leaves with
 (nearly) ball 1's impact speed sqrt(2 g h) = {math.sqrt(2 * G * drop * 1e-3) * 1000:.0f} mm/s (h = {drop:.2f} mm)
 and rises to at least 95 % of the height ball 1 fell from, while balls 1 and 2 keep less than 5 % of the energy.
+Solver: LSODA, which switches to an implicit method when the model turns stiff. After the impacts balls 1
+and 2 swing on together, a fraction of a millimetre apart, touching again and again through the stiff
+contact: the explicit DOP853 then needs some 6000 steps (about a minute) where LSODA needs 1000 (seconds).
 """
 
 

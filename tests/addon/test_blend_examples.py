@@ -388,6 +388,9 @@ def test_newtons_cradle_last_ball_leaves(registered):
     # ball 1 is sampled up to 20 ms before the impact, so a little slower than at the bottom
     assert 0.97 * v_in < res.velocity[:hit, 0, 0].max() <= v_in
     assert res.velocity[after, 2, 0].max() > 0.97 * v_in
+    # after the impacts balls 1 and 2 keep touching through the stiff contact: DOP853 took 6177 steps
+    # (a minute) there, LSODA's implicit method 1061
+    assert scene.mbd.solver.integrator == "LSODA" and res.stats["steps"] < 2000
 
 
 def test_cam_follower_lift_and_friction(registered):
