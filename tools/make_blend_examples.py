@@ -740,7 +740,14 @@ wn = sqrt(k/m) = {math.sqrt(p['k'] * 1e3 / p['mass']):.3f} rad/s and damping rat
 
 
 # --------------------------------------------------------------------------- thrust vs wind
-THRUST = dict(F=0.5, mass=1.0, omega=math.pi, arm=0.08, seconds=2.0)   # N, kg, rad/s, m, s
+THRUST = dict(F=0.5, mass=1.0, omega=math.pi, arm=0.08, sail=(0.16, 0.01, 0.1), seconds=2.0)   # N, kg, rad/s, m, m
+
+
+def sail_swing(p=THRUST):
+    """The sail's largest turn (rad) from the wind's direction: the wind, acting ``arm`` from the centre,
+    turns it back like a weathervane; its work on the turn, a F (cos θ − 1), takes the spin's ½ I ω²."""
+    I_z = box_inertia(p["sail"], p["mass"])[2]
+    return math.acos(1.0 - I_z * p["omega"] ** 2 / (2.0 * p["arm"] * p["F"]))
 
 
 @example
@@ -754,7 +761,7 @@ def thrust_vs_wind():
                                               cylinder(0.025, 0.06, "-X", (0.11, 0, 0), 16, 0.0)),
                               rocket_at, "orange"),
                   mass=m, velocity=(0.0, -F / (m * w) * 1e3, 0.0), angular_velocity=(0.0, 0.0, w))
-    sail = body(mesh_object("Sail", box((0.16, 0.01, 0.1)), sail_at, "blue"),
+    sail = body(mesh_object("Sail", box(p["sail"]), sail_at, "blue"),
                 mass=m, angular_velocity=(0.0, 0.0, w))
     force("Thrust", rocket, frame("Nozzle_RF", rocket_at + Vector((-a, 0, 0)), "+X", rocket, 0.05), f"{F:g}",
           axis="Z", direction="BODY_FIXED")
@@ -773,12 +780,17 @@ of action passes through the centre of mass. The blue "Sail": "Wind" is Space Fi
 the world direction it had at t = 0 (+X) while its point turns with the body.
 
 What to look at: Bake and play; the blue force arrows. The rocket circles in place: its push keeps
-turning round. The sail is blown steadily along +X.
+turning round, and it spins on. The sail is blown steadily along +X, and it stops spinning: the wind
+pulls on a point {a * 1000:g} mm from its centre, so it turns the sail into the wind like a weathervane;
+the sail swings back and forth by {math.degrees(sail_swing()):.1f} degrees instead of turning round.
 
 Claims (checked): the rocket's centre of mass runs on a circle of radius F / (m omega^2) = {radius * 1000:.2f} mm
 (it starts with the circle's speed F / (m omega) = {F / (m * w) * 1000:.2f} mm/s) and is back where it
 started after each whole turn: no drift. The sail's centre of mass moves like a point mass,
 x = F t^2 / (2 m): {F * p['seconds'] ** 2 / (2 * m) * 1000:.1f} mm after {p['seconds']:g} s. Both to 1e-3 mm.
+The sail's swing: the wind's work on the turn, a F (cos theta - 1), takes the spin's energy
+I omega^2 / 2 (I = {box_inertia(p['sail'], m)[2]:.6f} kg*m^2 about Z), so it turns at most
+theta_max = acos(1 - I omega^2 / (2 a F)) = {math.degrees(sail_swing()):.2f} degrees either side of the wind.
 """
 
 

@@ -277,6 +277,18 @@ def test_thrust_vs_wind(registered):
     np.testing.assert_allclose(res.force_vector[:, res.force_names.index("Wind")], [[F, 0, 0]] * len(t), atol=1e-12)
     thrust = res.force_vector[:, res.force_names.index("Thrust")]
     np.testing.assert_allclose(thrust[:, :2], F * np.stack([np.cos(w * t), np.sin(w * t)], axis=1), atol=1e-7)
+    # the wind, 80 mm off the sail's centre, turns it back like a weathervane: its work on the turn,
+    # a F (cos θ − 1), takes the spin's energy, ½ I ω² = ½ I ω0² + a F (cos θ − 1) at every frame
+    k = res.body("Sail")
+    turn = turn_about(res.orientation[:, k], 2)
+    I_z = cm.inertia_B[k][2, 2]
+    np.testing.assert_allclose(0.5 * I_z * res.angular_velocity[:, k, 2] ** 2,
+                               0.5 * I_z * w * w + p["arm"] * F * (np.cos(turn) - 1), atol=1e-7 * I_z * w * w)
+    # it swings, not spins: both ways, as far as the note says. A frame (24 Hz) lands within 1/48 s of
+    # each turning point, where θ is within ½ α Δt² = 2.7e-3 rad of it (α = a F sin θ_max / I = 12.6 rad/s²)
+    swing = mk.sail_swing()
+    assert I_z == pytest.approx(mk.box_inertia(p["sail"], m)[2], rel=1e-6)     # float32 mesh
+    assert swing - 3e-3 < turn.max() <= swing + 1e-6 and -swing - 1e-6 <= turn.min() < -swing + 3e-3
 
 
 def test_intermediate_axis_flip(registered):
