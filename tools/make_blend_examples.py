@@ -1007,7 +1007,7 @@ CRADLE = dict(r=20.0, L=200.0, gap=0.5, lift=30.0, k=1e4, seconds=0.7)   # mm, m
 
 
 def ball_mesh(radius, face_on_x: bool):
-    """An icosphere (320 faces) with a vertex, or the centre of a face, on its ±X axis.
+    """An icosphere (80 faces) with a vertex, or the centre of a face, on its ±X axis.
 
     Neighbouring balls alternate, so that a vertex of one meets the flat middle of a face of the
     next: the contact normal is then the line of centres, not a vertex-against-vertex guess."""
@@ -1183,7 +1183,7 @@ FLYBALL GOVERNOR, IFToMM A05 PROPORTIONS (scene in millimetres, stiff spring-dam
 What it shows: a vertical shaft on a revolute joint "Shaft_pivot" at its foot, spun at 2 pi rad/s with
 everything on it. A slider rides on the shaft (prismatic "Slider_guide"); two arms hang from hinges
 "Hinge_A/B" at the top, {a:g} mm either side of the axis, {p['beta']:g} degrees below horizontal, each
-with a ball on its end ({p['arm_mass']:g} kg arm and ball, mass from the mesh). The coupler rods of a real
+with a ball on its end ({p['arm_mass']:g} kg arm and ball, given, spread over the mesh). The coupler rods of a real
 governor are the stiff spring-dampers "Coupler_A/B" ({p['k']:g} N/mm, {p['c']:g} N*s/mm, free length = the
 initial {L / 2:g} mm) from the slider's sides to the arms' middles. The grey struts are looks.
 Solver: BDF (implicit): the couplers' damping makes the model stiff, and an explicit method would
@@ -1232,8 +1232,9 @@ def parts_bin():
     return f"""
 PARTS DROPPED IN A BIN: CONTACTS BETWEEN EVERY TWO BODIES (scene in millimetres, contacts)
 
-What it shows: five parts dropped from a few millimetres onto a fixed floor: a {masses['Cap']:g} kg cap onto a
-{masses['Block']:g} kg block, a {masses['Die']:g} kg die onto a {masses['Brick']:g} kg brick, and a {masses['Ball']:g} kg ball.
+What it shows: five parts dropped from 5 to 20 mm onto a fixed floor: a {masses['Cap']:g} kg cap onto a
+{masses['Block']:g} kg block, a {masses['Die']:g} kg die onto a {masses['Brick']:g} kg brick, and a {masses['Ball']:g} kg ball
+(from the highest).
 The contact "Block-Floor" was set up by hand (Hertz penalty, stiffness {p['k']:g} N/mm, exponent 1,
 damping {p['damping']:g} N*s/mm, friction mu0 = {p['mu']:g}); then, with the six bodies selected, Contacts
 Between Selected (Elements panel, Contacts) added one between every other two, named after them,
