@@ -821,15 +821,12 @@ class _Run:
         if s.integrator == "stepper" and len(sysm.contacts) and T:
             e = out["kinetic_energy"][:T] + out["potential_energy"][:T] + out["elastic_energy"][:T]
             scale = _energy_scale(dict(out, elastic_energy=out["elastic_energy"][:T] - contact_energy[:T]), T)
-            # each moving body's largest move from its start (m) and turn (rad)
-            com, q = out["com"][:T], out["orientation"][:T]
-            moved = np.max(np.linalg.norm(com - com[0], axis=2), axis=0)
-            turned = 2.0 * np.arccos(np.minimum(np.abs(np.einsum("tbk,bk->tb", q, q[0])), 1.0)).max(axis=0)
-            implicit = (sysm.implicit_loss, sysm.implicit_damped, scale, float(np.max(e[0] - e)),
-                        moved, turned)
-        for issue in sysm.contacts.depth_issues(None if s.integrator in SCIPY_METHODS else s.fixed_step(),
+            implicit = (sysm.implicit_loss, sysm.implicit_damped, scale, float(np.max(e[0] - e)))
+        fixed = s.integrator not in SCIPY_METHODS
+        travel = sysm.contacts.relative_travel(out["com"][:T], out["orientation"][:T]) if fixed else None
+        for issue in sysm.contacts.depth_issues(s.fixed_step() if fixed else None,
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
-                                                run_time=float(self.t_out[-1])) + \
+                                                run_time=float(self.t_out[-1]), travel=travel) + \
                 sysm.contacts.jump_issues(s.integrator) + self._buried(out, T):
             self.warnings.append(issue)
             log.warning("%s", issue)
