@@ -217,6 +217,15 @@ _SPIN_MODES = 4.0
 _STEP_MEAN_WEIGHT, _CRAWL = 0.05, 1e-6
 #: an adaptive explicit run is reported as stiff when stability alone would need this many steps
 _STIFF_STEPS = 1e5
+#: ... or, where its fastest mode only decays (an e-motor's or actuator's slope, an overdamped
+#: damper: nothing to follow after a few time constants, every step spent on stability), this many
+#: steps per simulated second: ten a frame even at 1000 frames/s. An e-motor of τ = 1e-5 s needs
+#: 1.7e4/s (DOP853 took 15,649 steps and 133 s for 1 s, unwarned; BDF 126 steps and 0.5 s); the
+#: flyball governor's overdamped couplers (ρ 8117 1/s) 1353/s, and are not reported
+_STIFF_DECAY_STEPS_PER_S = 1e4
+#: cosines between the fastest mode's iterate and its images under ∂f/∂y and (∂f/∂y)² beyond which
+#: the mode is a real decay, λ < 0 (Jv ≈ λv, J²v ≈ λ²v); an oscillation's J²v ≈ −ω²v
+_DECAY_COSINE = 0.9
 #: LSODA is restarted with a longer step limit when its contacts' bound has risen this many times
 #: above the limit it runs with (it reads the limit only when it starts)
 _LSODA_RESTART = 4.0
@@ -1172,6 +1181,28 @@ class _Run:
             sysm.contacts = contacts
         return rate < 0.1 * rho
 
+    def decays(self, y0, v) -> bool:
+        """Whether the fastest mode (the iterate ``v`` of :meth:`fastest_rate`) is a real decay,
+        λ < 0: ∂f/∂y turns v about (cosine below −:data:`_DECAY_COSINE`) and its square keeps it,
+        where an oscillation's square turns it about too (J²v = −ω²v; J alone can look like a
+        decay in unscaled coordinates, velocities outweighing positions)."""
+        sysm = self.sys
+        contacts, sysm.contacts = sysm.contacts, ()     # as fastest_rate measured it
+        try:
+            with np.errstate(all="ignore"):
+                step = np.sqrt(np.finfo(float).eps) * max(1.0, float(np.linalg.norm(y0)))
+                f0 = sysm.rhs(0.0, y0)
+                images = [v / np.linalg.norm(v)]
+                for _ in range(2):
+                    Jv = (sysm.rhs(0.0, y0 + step * images[-1]) - f0) / step
+                    images.append(Jv / np.linalg.norm(Jv))
+        except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+            return False
+        finally:
+            sysm.contacts = contacts
+        u, Ju, JJu = images
+        return bool(u @ Ju < -_DECAY_COSINE and u @ JJu > _DECAY_COSINE)
+
     def newton_rate(self, y0) -> float:
         """The fastest rate ρ (1/s) of the equations at t = 0 that bounds BDF's steps in a spinning
         model (:data:`_NEWTON_CONTRACTION`); 0 when it cannot be measured."""
@@ -1195,7 +1226,8 @@ class _Run:
         if limit is None or sysm.n == 0 or self.t_out[-1] <= 0:
             return
         t_end = self.t_out[-1]
-        floor = limit / self.s.fixed_step() if s.integrator == "RK4" else _STIFF_STEPS * limit / t_end
+        floor = limit / self.s.fixed_step() if s.integrator == "RK4" else (
+            min(_STIFF_STEPS / t_end, _STIFF_DECAY_STEPS_PER_S) * limit)
         # measured with the actuators at their strongest: a soft-started one pushes nothing at t = 0
         applied, sysm.applied = sysm.applied, sysm.applied.at_peak(self.t_out)
         try:
@@ -1210,6 +1242,9 @@ class _Run:
                     return
                 if self.kink(y0, v, rho):
                     return
+                # (a mode too fast for the run's steps in any case needs no closer look)
+                decays = (s.integrator != "RK4" and _STIFF_DECAY_STEPS_PER_S < rho / limit <= _STIFF_STEPS / t_end
+                          and self.decays(y0, v))
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             return   # a state the run itself will report on
         finally:
@@ -1231,11 +1266,12 @@ class _Run:
                           "or the stepper; or check the units and values of what acts on that body.")
         else:
             steps = t_end / h_stable
-            if steps <= _STIFF_STEPS:
+            if steps <= _STIFF_STEPS and not decays:
                 return
             self.note = f"stiff for {s.integrator} (steps below {h_stable:.2g} s): BDF or Radau would be faster"
             issue = Issue("warning", "stiff-model", "settings: integrator",
-                          f"the model is stiff for {s.integrator}: its fastest mode ({mode}) moves {where}; an explicit "
+                          f"the model is stiff for {s.integrator}: its fastest mode ({mode}"
+                          + (", which only decays" if decays else "") + f") moves {where}; an explicit "
                           f"method is stable only with steps below about {h_stable:.2g} s, some {steps:.2g} steps "
                           f"for this {t_end:g} s run",
                           "Use BDF or Radau (made for stiff models) or the stepper; or check the units and "
