@@ -237,6 +237,10 @@ _ONSET_SHARE = 2.0 ** -8
 _ONSET_TRIES = 4
 #: accepted steps between two looks at whether a contact holds an adaptive run's steps short
 _CONTACT_CHECK_EVERY = 200
+#: ... and the growth of the mean step since the previous look beyond which the steps are still
+#: recovering, not held short: a stack of cubes placed touching held BDF to 1e-8 s steps for its
+#: first 600 steps (the contacts' onsets), growing 1.5 to 3 times each 200, then 5e-6 s to the end
+_CONTACT_CRAWL_GROWTH = 1.5
 #: ... and the least ω h of the contact's oscillation at which it is what holds them (explicit
 #: methods step at ω h of 3-6 on a stiff mode, the implicit ones resolve its period at 0.1-1)
 _CONTACT_PACES = 0.05
@@ -414,6 +418,7 @@ class _Run:
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
         self.note = ""           # Progress.note
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
+        self.crawl_checked_mean = None   # step_mean at check_contact_steps' previous look
         self.contact_warned = False   # check_contact_steps has warned
         implicit = self.s.integrator in _IMPLICIT
         self.column_groups = jacobian.column_groups(self.sys, cm) if implicit else None
@@ -1291,8 +1296,14 @@ class _Run:
         :meth:`check_stiffness` cannot see any of them before the run; the progress note names the
         contact, and the warning is logged at once, so the user can cancel and mend it (the
         frames so far are kept). Checked every :data:`_CONTACT_CHECK_EVERY` steps: a short
-        impact does not set the steps for long."""
+        impact does not set the steps for long; and only where the steps have not grown by more
+        than :data:`_CONTACT_CRAWL_GROWTH` since the previous look (a restart's are recovering)."""
         if self.contact_warned or self.n_steps % _CONTACT_CHECK_EVERY or self.step_mean is None:
+            return
+        # steps still growing tell nothing of the rest of the run (it was told of 1.1e7 steps to go
+        # and took 5,600)
+        previous, self.crawl_checked_mean = self.crawl_checked_mean, self.step_mean
+        if previous is None or self.step_mean > _CONTACT_CRAWL_GROWTH * previous:
             return
         sysm, t_end = self.sys, float(self.t_out[-1])
         contacts = sysm.contacts
