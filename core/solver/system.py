@@ -1128,7 +1128,12 @@ class System:
         :attr:`spring_implicit_damped`.
 
         Over a step the implicit stiffness removes ½ h² k ṡ'² (a linear spring by
-        x' = x + h ṡ': zero at rest, the most in an impact); the damping h c ṡ'²."""
+        x' = x + h ṡ': zero at rest, the most in an impact); the damping h c ṡ'². For the
+        contacts both sides of backward Euler's loss are tallied, ½ k Δs² + ½ m Δṡ², the
+        second taken as large as the first (equal on average over an oscillation): with the
+        first alone a faceted ball rolling down 15° at 1 ms tallied 0.0016 J where its
+        points' implicit stiffness took 0.0035 J (measured: the run's fall beyond the step's
+        own drift), and the warning stayed silent while it rolled 3.7 % slow."""
         st = stiff
         springs = st.active & (st.owner == _SPRING) & (st.D > st.C)
         if springs.any():
@@ -1139,7 +1144,7 @@ class System:
             return
         on = st.active & st.push & (st.owner >= 0)
         rate2 = (st.G[:, np.flatnonzero(on)].T @ u) ** 2
-        np.add.at(self.implicit_loss, st.owner[on], 0.5 * h * (st.D[on] - st.C[on]) * rate2)
+        np.add.at(self.implicit_loss, st.owner[on], h * (st.D[on] - st.C[on]) * rate2)
         np.add.at(self.implicit_damped, st.owner[on], h * st.c[on] * rate2)
 
     def _contact_at_end(self, st: "_Stiff | None", u):
