@@ -161,9 +161,10 @@ def _stale(scene, context, entry, done="baked", verb="bake") -> str:
         now = runner.fingerprint(start_model(scene, context.evaluated_depsgraph_get()))
     except SceneError:
         return f"The scene has problems now (Validate lists them): {done} the last Simulate's results"
-    if entry.fingerprint and now != entry.fingerprint:
-        return (f"The mechanism or its settings changed since the last Simulate: {done} that run's results; "
-                f"run Simulate again to {verb} the scene as it is")
+    changed = runner.changes(entry.fingerprint, now) if entry.fingerprint else []
+    if changed:
+        return (f"The mechanism or its settings changed since the last Simulate ({'; '.join(changed)}): "
+                f"{done} that run's results; run Simulate again to {verb} the scene as it is")
     return ""
 
 

@@ -16,11 +16,19 @@ from pathlib import Path
 from .corelink import core
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a gathered mechanism is, for telling whether results still match the scene."""
+    digest: str     # of the mechanism, its settings and its spline files' contents
+    data: dict      # the model as compared: bodies and frames by their objects' ids ("#123")
+    names: dict     # such an id -> the object's name then
+
+
 @dataclass
 class Entry:
     results: object        # core Results
     warnings: list[str]
-    fingerprint: str = ""  # of the model that was solved (:func:`fingerprint`)
+    fingerprint: Fingerprint | None = None  # of the model that was solved (:func:`fingerprint`)
     objects: dict = field(default_factory=dict)   # body or frame name -> its object's session_uid
 
 
@@ -30,8 +38,17 @@ def key(scene) -> int:
     return scene.session_uid
 
 
-def fingerprint(gathered) -> str:
-    """A digest of a gathered mechanism: the same for the same mechanism, settings, meshes and
+#: the model's element groups, and what one element of each is called in a message
+_KINDS = {"bodies": "body", "frames": "frame", "joints": "joint", "couplers": "coupler", "motions": "motion",
+          "forces": "force", "springs": "spring", "bushings": "bushing", "contacts": "contact"}
+
+
+def _digest(data):
+    return hashlib.blake2b(json.dumps(data, sort_keys=True, default=repr).encode(), digest_size=16)
+
+
+def fingerprint(gathered) -> Fingerprint:
+    """A gathered mechanism's fingerprint: the same for the same mechanism, settings, meshes and
     spline files' contents (the model's name, the scene's, is left out: renaming the scene
     changes nothing solved; a spline file rewritten since does)."""
     data = core.model_to_dict(gathered.model)
@@ -51,7 +68,12 @@ def fingerprint(gathered) -> str:
     for element in (*data.get("forces", ()), *data.get("motions", ())):
         element["value"] = core.expressions.rebase_splines(
             element["value"], gathered.model.directory, Path(gathered.model.directory).anchor)
-    digest = hashlib.blake2b(json.dumps(data, sort_keys=True, default=repr).encode(), digest_size=16)
+    # meshes by their digest: the fingerprint stays with the results, and a bin of parts has
+    # millions of vertices
+    for body in data.get("bodies", ()):
+        body["geometry"] = _digest(body.get("geometry")).hexdigest()
+    text = json.dumps(data, sort_keys=True, default=repr)
+    digest = hashlib.blake2b(text.encode(), digest_size=16)
     cm = gathered.compiled
     for path in sorted({p for e in (*cm.forces, *cm.motions) for p in e["expr"].spline_paths}):
         digest.update(str(path).encode())
@@ -59,7 +81,46 @@ def fingerprint(gathered) -> str:
             digest.update(Path(path).read_bytes())
         except OSError:
             digest.update(b"unreadable")
-    return digest.hexdigest()
+    return Fingerprint(digest.hexdigest(), json.loads(text), {v: k for k, v in uid.items()})
+
+
+def changes(before: Fingerprint, now: Fingerprint, most=6) -> list[str]:
+    """What differs between two fingerprints, in the user's words (``joint 'Hinge': type``),
+    the first ``most`` of them; [] when they are the same."""
+    if before.digest == now.digest:
+        return []
+
+    def named(ref):
+        return now.names.get(ref, before.names.get(ref, ref))
+
+    found = []
+    groups = set(before.data) | set(now.data)
+    for group in [*sorted(groups - set(_KINDS)), *(g for g in _KINDS if g in groups)]:   # the settings first
+        old, new = before.data.get(group), now.data.get(group)
+        if old == new:
+            continue
+        if group not in _KINDS:
+            found.append(f"{group}: {_differing(old, new)}" if isinstance(old, dict) and isinstance(new, dict)
+                         else group)
+            continue
+        kind = _KINDS[group]
+        old_by, new_by = ({e["name"]: e for e in elements or ()} for elements in (old, new))
+        for ref in sorted(set(old_by) | set(new_by), key=named):
+            a, b = old_by.get(ref), new_by.get(ref)
+            if a == b:
+                continue
+            if a is None or b is None:
+                found.append(f"{kind} {named(ref)!r} {'added' if a is None else 'removed'}")
+            else:
+                found.append(f"{kind} {named(ref)!r}: {_differing(a, b)}")
+    if not found:
+        found.append("the contents of a spline file")
+    return found[:most] + ([f"{len(found) - most} more"] if len(found) > most else [])
+
+
+def _differing(old: dict, new: dict) -> str:
+    """The fields whose values differ, "mass, position"."""
+    return ", ".join(k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k))
 
 
 #: scene key -> the last results of that scene
@@ -82,7 +143,7 @@ class Job:
     ``words``: how one of the run's warnings (``Results.warnings``) reads to the user.
     """
 
-    def __init__(self, compiled, warnings=(), reactions=True, fingerprint="", objects=None, words=str):
+    def __init__(self, compiled, warnings=(), reactions=True, fingerprint=None, objects=None, words=str):
         self.compiled = compiled
         self.warnings = list(warnings)
         self.words = words

@@ -406,8 +406,9 @@ def test_bake_says_when_the_scene_changed_since_the_results(addon):
     assert not [text for level, text in reports if level == "WARNING"]
     scene.render.fps = 50          # more frames than the results have
     assert operators.MBD_OT_bake.execute(op, bpy.context) == {"FINISHED"}
-    assert ("WARNING", "The mechanism or its settings changed since the last Simulate: baked that run's "
-                       "results; run Simulate again to bake the scene as it is") in reports
+    assert ("WARNING", "The mechanism or its settings changed since the last Simulate (settings: end_time, "
+                       "output_rate): baked that run's results; run Simulate again to bake the scene as it is"
+            ) in reports
 
 
 def test_export_csv_says_when_the_scene_changed_since_the_results(addon, tmp_path):
@@ -423,8 +424,8 @@ def test_export_csv_says_when_the_scene_changed_since_the_results(addon, tmp_pat
     assert not [text for level, text in reports if level == "WARNING"]
     bob.mbd.mass += 4.0
     assert operators.MBD_OT_export_csv.execute(op, bpy.context) == {"FINISHED"}
-    assert ("WARNING", "The mechanism or its settings changed since the last Simulate: wrote that run's "
-                       "results; run Simulate again to export the scene as it is") in reports
+    assert ("WARNING", "The mechanism or its settings changed since the last Simulate (body 'Bob': mass): "
+                       "wrote that run's results; run Simulate again to export the scene as it is") in reports
     assert (tmp_path / "out.csv").exists()
 
 
@@ -441,6 +442,26 @@ def test_export_csv_says_when_it_writes_partial_results(addon, tmp_path):
     assert operators.MBD_OT_export_csv.execute(op, bpy.context) == {"FINISHED"}
     (warning,) = [text for level, text in reports if level == "WARNING"]
     assert warning.startswith("Wrote partial results: failed: 1 frames, t = 0..0 s. The solution diverged")
+
+
+def test_the_stale_results_warning_names_what_changed(addon):
+    """Edits made while Simulate ran (or after it): Bake said only that "the mechanism or its
+    settings changed", leaving the user to guess which edit made the results stale."""
+    from addon import operators, runner
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    entry = runner.RESULTS[runner.key(scene)]
+    bob.name = "Weight"                          # a rename is no change, but the messages use the new name
+    bob.mbd.mass = 3.0
+    scene.mbd.joints["Hinge"].type = "SPHERICAL"
+    ms.add_force(scene, bob)
+    stale = operators._stale(scene, bpy.context, entry)
+    assert stale.startswith("The mechanism or its settings changed since the last Simulate (body 'Weight': "
+                            "mass; frame 'Push_RF' added; joint 'Hinge': type; force 'Push' added): baked"), stale
+    scene.unit_settings.scale_length = 0.001     # every length in the scene now means a thousandth
+    stale = operators._stale(scene, bpy.context, entry)
+    # Blender keeps gravity in scene units per s²: it is 1000 times weaker now, too
+    assert "(settings: gravity; body 'Weight': geometry, mass, position; frame 'Bob_pivot': position;" in stale
 
 
 def test_bodies_and_frames_renamed_since_the_results_are_not_a_change(addon):
