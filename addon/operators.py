@@ -242,6 +242,7 @@ class MBD_OT_simulate(bpy.types.Operator):
 
     _timer = None
     _scene_key = None
+    _scene_name = ""
 
     @classmethod
     def poll(cls, context):
@@ -258,7 +259,7 @@ class MBD_OT_simulate(bpy.types.Operator):
         gathered = gather(self, context)
         if gathered is None:
             return {"CANCELLED"}
-        self._scene_key = runner.key(context.scene)
+        self._scene_key, self._scene_name = runner.key(context.scene), context.scene.name
         runner.JOBS[self._scene_key] = runner.Job(gathered.compiled, gathered.warnings,
                                                    reactions=context.scene.mbd.display.bake_telemetry,
                                                    fingerprint=runner.fingerprint(gathered),
@@ -279,6 +280,15 @@ class MBD_OT_simulate(bpy.types.Operator):
             return {"RUNNING_MODAL"}
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
+        simulated = next((s for s in bpy.data.scenes if runner.key(s) == self._scene_key), None)
+        if simulated is None:
+            # the scene was deleted: no results to keep for it, and no reason to go on computing them
+            job.cancel()    # its thread ends at the core's next progress report, unwaited for
+            runner.JOBS.pop(self._scene_key, None)
+            self._stop(context)
+            self.report({"WARNING"}, f"Scene {self._scene_name!r} was deleted while it was simulated: "
+                                     "the run is stopped and nothing is kept")
+            return {"CANCELLED"}
         context.window_manager.progress_update(100.0 * job.fraction)
         state = "cancelling" if job.cancelled else "Esc to cancel"
         context.workspace.status_text_set(f"Multibody: {job.status()}, {state}")
@@ -293,10 +303,8 @@ class MBD_OT_simulate(bpy.types.Operator):
             if runner.key(context.scene) == self._scene_key:
                 return self._bake(context)
             # Bake keys the scene shown: the user switched scenes while it ran
-            simulated = next((s.name for s in bpy.data.scenes if runner.key(s) == self._scene_key), None)
-            if simulated is not None:
-                self.report({"WARNING"}, f"Bake When Done: not baked, as scene {simulated!r} is no longer "
-                                         f"the one shown; show it and press Bake")
+            self.report({"WARNING"}, f"Bake When Done: not baked, as scene {simulated.name!r} is no longer "
+                                     f"the one shown; show it and press Bake")
         return result
 
     def cancel(self, context):

@@ -235,6 +235,27 @@ def test_bake_when_done_says_it_did_not_bake_when_another_scene_is_shown_by_then
                        "press Bake") in op.reports
 
 
+def test_deleting_the_scene_being_simulated_stops_the_run_and_says_so(modal):
+    """The run went on for a scene deleted meanwhile (minutes of a long run, its panel gone), then
+    reported "Simulated ..." and kept results nothing can bake; Bake When Done said nothing."""
+    from addon import runner
+    op, context = modal
+    scene, _ = ms.pendulum()
+    scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0   # far longer than we wait
+    op.bake = True
+    scene_key = runner.key(scene)
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    job = runner.JOBS[scene_key]
+    context.scene = bpy.data.scenes.new("Other")
+    bpy.data.scenes.remove(scene)
+    assert op.modal(context, event("TIMER")) == {"CANCELLED"}
+    assert job.cancelled and scene_key not in runner.JOBS
+    assert op.reports == [("WARNING", "Scene 'Scene' was deleted while it was simulated: the run is stopped and "
+                                      "nothing is kept")]
+    assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
+    assert job.wait(30).done and scene_key not in runner.RESULTS
+
+
 def test_loading_a_file_meanwhile_ends_the_operator(modal):
     from addon import operators, runner
     op, context = modal
