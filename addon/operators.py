@@ -434,7 +434,12 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
     def poll(cls, context):
         if context.scene is None:
             return False
-        return runner.key(context.scene) in runner.RESULTS or _refuse(cls, "No results: run Simulate first")
+        scene_key = runner.key(context.scene)
+        if scene_key in runner.RESULTS:
+            return True
+        if scene_key in runner.JOBS:
+            return _refuse(cls, "No results yet: the simulation of this scene is running; export when it ends")
+        return _refuse(cls, "No results: run Simulate first")
 
     def execute(self, context):
         entry = runner.RESULTS.get(runner.key(context.scene))

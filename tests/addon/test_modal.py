@@ -115,6 +115,10 @@ def test_modal_simulate_runs_in_a_thread_and_keeps_the_results(modal):
     assert runner.key(scene) in runner.JOBS
     # while it runs: a second Simulate or a Bake is refused, other events pass through
     assert not bpy.ops.mbd.simulate.poll() and not bpy.ops.mbd.bake.poll()
+    # Export CSV, with no results yet, does not say "run Simulate first" to the user who just did
+    with pytest.raises(RuntimeError, match="No results yet: the simulation of this scene is running; export "
+                                           "when it ends"):
+        bpy.ops.mbd.export_csv(filepath="/nonexistent/out.csv")
     assert op.modal(context, event("MOUSEMOVE")) == {"PASS_THROUGH"}
     assert run_to_end(op, context) == {"FINISHED"}
     assert runner.key(scene) not in runner.JOBS and bpy.ops.mbd.bake.poll()
