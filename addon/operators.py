@@ -299,12 +299,17 @@ class MBD_OT_simulate(bpy.types.Operator):
             return {"PASS_THROUGH"}
         self._stop(context)
         result = conclude(self, job, self._scene_key)
-        if self.bake and job.error is None and job.results is not None and len(job.results.t):
-            if runner.key(context.scene) == self._scene_key:
-                return self._bake(context)
+        kept = job.error is None and job.results is not None and len(job.results.t)
+        if kept and runner.key(context.scene) == self._scene_key:
+            return self._bake(context) if self.bake else result
+        if kept and self.bake:
             # Bake keys the scene shown: the user switched scenes while it ran
             self.report({"WARNING"}, f"Bake When Done: not baked, as scene {simulated.name!r} is no longer "
                                      f"the one shown; show it and press Bake")
+        elif kept:
+            # else Bake in the scene shown says "Nothing to bake: run Simulate first" to the user who just did
+            self.report({"INFO"}, f"These are the results of scene {simulated.name!r}, not of the one shown: "
+                                  "show it to bake them")
         return result
 
     def cancel(self, context):

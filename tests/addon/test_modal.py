@@ -239,6 +239,19 @@ def test_bake_when_done_says_it_did_not_bake_when_another_scene_is_shown_by_then
                        "press Bake") in op.reports
 
 
+def test_the_report_names_the_scene_simulated_when_another_is_shown_by_then(modal):
+    """Switched to another scene during the run, the user read "Simulated 25 frames", pressed Bake
+    there and was told "Nothing to bake: run Simulate first"."""
+    op, context = modal
+    scene, bob = ms.pendulum()
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    context.scene = bpy.data.scenes.new("Other")
+    assert run_to_end(op, context) == {"FINISHED"}
+    assert op.reports == [("INFO", "Simulated 25 frames, t = 0..1 s"),
+                          ("INFO", "These are the results of scene 'Scene', not of the one shown: show it to "
+                                   "bake them")]
+
+
 def test_deleting_the_scene_being_simulated_stops_the_run_and_says_so(modal):
     """The run went on for a scene deleted meanwhile (minutes of a long run, its panel gone), then
     reported "Simulated ..." and kept results nothing can bake; Bake When Done said nothing."""
