@@ -455,9 +455,12 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
     h.update(np.ascontiguousarray(v).tobytes())
     h.update(np.ascontiguousarray(f).tobytes())
     key = (h.hexdigest(), v.shape, f.shape, method, decimation_ratio if method == "decimation" else None)
-    hit = _cache.get(key)
+    # taken out and put back as the most recent, each step whole: two scenes simulated at once
+    # prepare geometries in two threads, and one's eviction between a lookup and a
+    # move_to_end failed the other's run with a KeyError
+    hit = _cache.pop(key, None)
     if hit is not None:
-        _cache.move_to_end(key)
+        _cache[key] = hit
         return hit
     v, f = clean_mesh(v, f, label)
     if method == "fine":

@@ -146,6 +146,26 @@ def test_prepare_is_cached_by_content_and_method():
     assert prepare_geometry(v * 2, f, "fine", name="c") is not a
 
 
+def test_a_cached_geometry_evicted_by_another_thread_meanwhile_is_still_returned(monkeypatch):
+    """Two runs at once (two scenes) share the cache: a run whose geometry another run's thread
+    evicted just after it was looked up failed with a KeyError."""
+    from collections import OrderedDict
+
+    from core.contacts import geometry
+
+    class EvictedRightAfterLookup(OrderedDict):
+        def get(self, key, default=None):
+            value = super().get(key, default)
+            self.pop(key, None)          # the other thread's popitem(last=False)
+            return value
+
+    clear_cache()
+    v, f = box_mesh((0.01, 0.01, 0.01))
+    a = prepare_geometry(v, f, "standard", name="c")
+    monkeypatch.setattr(geometry, "_cache", EvictedRightAfterLookup(geometry._cache))
+    assert prepare_geometry(v, f, "standard", name="c") is a
+
+
 @pytest.mark.parametrize("vertices, faces, method, match", [
     (np.zeros((3, 3)), np.zeros((4, 3), int), "standard", "vertices must be"),
     (np.eye(4, 3), np.array([[0, 1, 2]] * 4), "standard", "at least|fewer than 4"),
