@@ -691,12 +691,16 @@ def animated(obj) -> bool:
     """Whether the user's keys or drivers may move ``obj`` or change its mesh from frame to frame:
     on the object (a bake's pose keys do not count: a baked body starts from the pose stored
     before them; a keyed modifier beside them does), its mesh or its shape keys."""
-    from .keys import slot_fcurves
+    from .keys import TAG, slot_fcurves
     anim = obj.animation_data
     if anim is not None:
         if len(anim.nla_tracks) or any(not d.mute for d in anim.drivers):
             return True
-        if anim.action is not None and (rest_of(obj) is None or any(
+        # a copy (Shift-D, Alt-D) of a baked body plays the bake's action too: those keys are no more
+        # the user's than the original's, and read at the start frame they put the copy on the original
+        baked = rest_of(obj) is not None or (REST_KEY in obj and anim.action is not None
+                                             and anim.action.get(TAG) is not None)
+        if anim.action is not None and (not baked or any(
                 fc.data_path not in POSE_PATHS for fc in slot_fcurves(anim) or ())):
             return True
     for owner in (obj.data, getattr(obj.data, "shape_keys", None)):

@@ -416,6 +416,31 @@ def test_a_copy_of_a_baked_body_starts_where_it_is_put_and_clear_leaves_it_there
     np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
 
 
+@pytest.mark.parametrize("linked", [False, True], ids=["shift-d", "alt-d"])
+def test_a_copy_still_playing_the_bake_starts_where_it_is_put_not_on_the_original(addon, linked):
+    """A copy that kept the copied bake keys was taken for a body the user animated: the run read
+    it at the start frame, where those keys put it on the original's start pose (1, 0, 0), not
+    where it was put (3 m aside, at frame 10), and Clear then left it elsewhere again."""
+    from addon import runner
+    scene, bob = ms.pendulum(1.0)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(10)
+    copy = _duplicate(bob, linked)
+    copy.location.y += 3.0
+    bpy.context.view_layer.update()
+    put = np.array(copy.matrix_world.translation)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    results = runner.RESULTS[runner.key(scene)].results
+    np.testing.assert_allclose(results.position[0, list(results.body_names).index(copy.name)], put, atol=1e-6)
+    np.testing.assert_allclose(results.position[0, list(results.body_names).index("Bob")], (1.0, 0.0, 0.0),
+                               atol=1e-9)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(1)
+    np.testing.assert_allclose(copy.matrix_world.translation, put, atol=1e-6)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    np.testing.assert_allclose(copy.matrix_world.translation, put, atol=1e-6)
+
+
 def test_a_baked_body_renamed_after_another_object_took_its_name_is_cleared_home(addon):
     """Renamed "Pendulum", with a new "Bob" added: Clear took the renamed bob for a Shift-D copy of
     the newcomer and left it on the baked pose it showed, with its own pose lost."""
