@@ -633,3 +633,30 @@ def test_clear_gives_the_body_its_own_action_back_after_its_animation_data_was_c
     if slot:
         assert bob.animation_data.action_slot.identifier == slot
     np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
+
+
+def test_undo_of_bake_clear_and_add_frame_keeps_the_results_matched_to_the_scene(addon):
+    """Blender's undo (memfile) in background mode works once steps are pushed: it keeps the
+    scene's and objects' session ids, so the results stay the scene's, Bake finds its bodies,
+    and an undone edit is no change any more."""
+    from addon import operators, runner
+    scene, bob = ms.pendulum(1.0)
+    bpy.ops.ed.undo_push(message="built")
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    entry = runner.RESULTS[runner.key(scene)]
+    assert bpy.ops.mbd.bake("EXEC_DEFAULT", True) == {"FINISHED"}      # True: its undo step, as a click
+    bpy.ops.ed.undo()
+    scene, bob = bpy.context.scene, bpy.context.scene.objects["Bob"]
+    assert bob.animation_data is None and "_mbd_rest" not in bob       # no bake record left behind
+    assert runner.RESULTS[runner.key(scene)] is entry
+    assert bpy.ops.mbd.bake("EXEC_DEFAULT", True) == {"FINISHED"}
+    assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25
+    assert bpy.ops.mbd.clear("EXEC_DEFAULT", True) == {"FINISHED"}
+    bpy.ops.ed.undo()
+    bob = bpy.context.scene.objects["Bob"]
+    assert "_mbd_rest" in bob and len(ms.fcurves_of(bob)[0].keyframe_points) == 25
+    bpy.context.view_layer.objects.active = bob
+    assert bpy.ops.mbd.add_frame("EXEC_DEFAULT", True) == {"FINISHED"}
+    assert "frame 'RF' added" in operators._stale(bpy.context.scene, bpy.context, entry)
+    bpy.ops.ed.undo()
+    assert operators._stale(bpy.context.scene, bpy.context, entry) == ""
