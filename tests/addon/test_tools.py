@@ -3,6 +3,7 @@ process, for speed)."""
 import csv
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -393,7 +394,7 @@ def test_addon_tests_runs_the_named_tests_under_this_python(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     first, *_, last = proc.stdout.strip().splitlines()
     assert first.startswith(f"Blender {bpy.app.version_string} (bpy module)")
-    assert last.startswith("1 passed, 2 deselected")
+    assert re.match(r"1 passed, \d+ deselected", last), last   # the file's other tests deselected
 
 
 def test_simulate_blend_piped_into_a_reader_that_stops_early_still_writes(addon, tmp_path):
