@@ -663,6 +663,11 @@ class _Run:
                         self.motions_out_of_reach(t, self.states[-1]) if self.states else [])
                     if locked:
                         return _dead_point(locked)      # (no step is short enough)
+                    clashing = self.drivers_in_conflict(t, y)
+                    if clashing:
+                        return (f"{', '.join(clashing)} set the same degree of freedom of the mechanism: their "
+                                "formulas agreed at t = 0 but no longer do, and the joints cannot follow both; "
+                                "remove one of the motions or correct a ratio")
                     return (f"{self._row_name(worst)} had the largest constraint error; check for a singular "
                             "position (e.g. a four-bar reaching a dead point) or a stiff force" + hint)
                 # near a dead point the Jacobian is nearly rank deficient: fewer singular
@@ -714,6 +719,21 @@ class _Run:
         return [f"motion {m['name']!r} (joint {self.cm.joints[m['joint']]['name']!r})"
                 for k, m in enumerate(self.cm.motions)
                 if np.linalg.matrix_rank(J[np.r_[:first, first + k]], tol=tol) == rank]
+
+    def drivers_in_conflict(self, t, y) -> list[str]:
+        """The motions and couplers that set a degree of freedom another one already sets at (t, y):
+        rows outside the span of the joints' rows (so no dead point) but inside the span of the
+        joints' and the other motions' and couplers' rows. Two such drivers whose formulas agree at
+        t = 0 (two ramps from rest, say) pass check_consistent_rates and part later."""
+        J = self.sys.constraint_rows(t, y).J
+        J = J.toarray() if sparse.issparse(J) else np.asarray(J)
+        tol = _NEAR_SINGULAR * np.linalg.svd(J, compute_uv=False)[0]
+        first = self.sys.layout.n_rows
+        rank_joints = np.linalg.matrix_rank(J[:first], tol=tol)
+        rank_all = np.linalg.matrix_rank(J, tol=tol)
+        return [self._row_name(row) for row in range(first, J.shape[0])
+                if np.linalg.matrix_rank(J[np.r_[:first, row]], tol=tol) > rank_joints
+                and np.linalg.matrix_rank(np.delete(J, row, axis=0), tol=tol) == rank_all]
 
     def kinetic_energy(self, B) -> np.ndarray:
         """(n,) J: each moving body's kinetic energy."""

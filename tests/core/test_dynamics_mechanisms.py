@@ -622,6 +622,26 @@ def test_implicit_methods_difference_the_jacobian_in_one_batch(method, monkeypat
     assert np.max(np.abs(batched.com - columns.com)) < 1e-6
 
 
+def cardan(beta, w1, **settings):
+    """Two shafts at ``beta`` joined by a universal joint, the input 'A' on hinge 'in' turned at
+    ``w1`` (rad/s) by motion 'drive', the output 'B' on hinge 'out' (see the next test)."""
+    along_u = tuple(quat_mul(np.array(z_quat(beta)), np.array(ALONG_X)))
+    cross_arms = (0.5, 0.5, 0.5, 0.5)          # X -> world Y, Y -> world Z, Z -> world X
+    shaft = dict(mass=1.0, com=(0, 0, 0), inertia=(100.0, 200.0, 200.0, 0, 0, 0))
+    opts = dict(end_time=1.0, output_rate=200, rtol=1e-10, atol=1e-12, gravity=(0.0, 0.0, 0.0))
+    opts.update(settings)
+    return Model(
+        bodies=(Body(name="A", **shaft), Body(name="B", **shaft)),
+        frames=(Frame(name="gA", orientation=ALONG_X), Frame(name="A_axle", body="A", orientation=ALONG_X),
+                Frame(name="gB", orientation=along_u), Frame(name="B_axle", body="B", orientation=along_u),
+                Frame(name="cross", body="A", orientation=cross_arms), Frame(name="B_cross", body="B")),
+        joints=(Joint(name="in", type="revolute", frame_i="gA", frame_j="A_axle"),
+                Joint(name="out", type="revolute", frame_i="gB", frame_j="B_axle"),
+                Joint(name="cardan", type="universal", frame_i="cross", frame_j="B_cross")),
+        motions=(Motion(name="drive", joint="in", value=f"{w1}*t"),),
+        settings=SolverSettings(**opts))
+
+
 def test_cardan_joint_output_speed_follows_the_closed_form():
     """Two shafts at 30° joined by a universal joint; the input turns at 10 rad/s.
 
@@ -635,19 +655,8 @@ def test_cardan_joint_output_speed_follows_the_closed_form():
     """
     beta, w1 = np.radians(30.0), 10.0
     u = np.array([np.cos(beta), np.sin(beta), 0.0])
-    along_u = tuple(quat_mul(np.array(z_quat(beta)), np.array(ALONG_X)))
-    cross_arms = (0.5, 0.5, 0.5, 0.5)          # X -> world Y, Y -> world Z, Z -> world X
-    shaft = dict(mass=1.0, com=(0, 0, 0), inertia=(100.0, 200.0, 200.0, 0, 0, 0))
-    model = Model(
-        bodies=(Body(name="A", **shaft), Body(name="B", **shaft)),
-        frames=(Frame(name="gA", orientation=ALONG_X), Frame(name="A_axle", body="A", orientation=ALONG_X),
-                Frame(name="gB", orientation=along_u), Frame(name="B_axle", body="B", orientation=along_u),
-                Frame(name="cross", body="A", orientation=cross_arms), Frame(name="B_cross", body="B")),
-        joints=(Joint(name="in", type="revolute", frame_i="gA", frame_j="A_axle"),
-                Joint(name="out", type="revolute", frame_i="gB", frame_j="B_axle"),
-                Joint(name="cardan", type="universal", frame_i="cross", frame_j="B_cross")),
-        motions=(Motion(name="drive", joint="in", value=f"{w1}*t"),),
-        settings=SolverSettings(end_time=1.0, output_rate=200, rtol=1e-10, atol=1e-12, gravity=(0.0, 0.0, 0.0)))
+    cross_arms = (0.5, 0.5, 0.5, 0.5)
+    model = cardan(beta, w1)
     r = core.simulate(model)
     assert r.success, r.message
     # B_cross keeps its default axes: the shaft is the axis of B's hinge 'out', square to the arm
@@ -673,6 +682,23 @@ def test_cardan_joint_output_speed_follows_the_closed_form():
     # B turns only about its own axis
     w_b = r.angular_velocity[:, r.body("B")]
     assert np.max(np.abs(w_b - np.outer(w2, u))) < 1e-7
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "Radau", "stepper"])
+def test_two_motions_that_part_after_t0_are_named_when_the_run_fails(integrator):
+    """The Cardan's output driven too, at the constant 10/cos 30° rad/s the input gives it at
+    t = 0 only (it is ω1 cos β / (1 − sin²β cos²θ1)): the two motions set one degree of freedom,
+    agree at the start and part at once. The failure blamed the universal joint's constraint
+    error and a singular position or a stiff force (and, on the stepper, a too large step)."""
+    beta, w1 = np.radians(30.0), 10.0
+    model = cardan(beta, w1, integrator=integrator)
+    model = replace(model, motions=model.motions + (
+        Motion(name="drive_out", joint="out", value=f"{w1 / np.cos(beta)!r}*t"),))
+    r = core.simulate(model)
+    assert not r.success
+    assert ("motion 'drive', motion 'drive_out' set the same degree of freedom of the mechanism: their formulas "
+            "agreed at t = 0 but no longer do") in r.message, r.message
+    assert "stiff force" not in r.message and "step" not in r.message.split("; ", 1)[1], r.message
 
 
 # ---------------------------------------------------------------------------- initial velocities
