@@ -684,6 +684,28 @@ def test_cardan_joint_output_speed_follows_the_closed_form():
     assert np.max(np.abs(w_b - np.outer(w2, u))) < 1e-7
 
 
+def test_a_cardan_output_shaft_in_two_bearings_is_no_misaligned_cross():
+    """The output shaft held by a second hinge on its axis, 200 mm along it (a shaft in two
+    bearings): the shaft is still the hinges' axis, square to the arm. With two hinges it was
+    taken from B_cross's Z (world Z, along the arm) and warned of as "90 deg off square ... no
+    Cardan joint", with advice that would have made it one no longer. Turned 0.7 rad, the cross
+    is still warned of (18.8°, as in the previous test)."""
+    beta = np.radians(30.0)
+    u = np.array([np.cos(beta), np.sin(beta), 0.0])
+    along_u = tuple(quat_mul(np.array(z_quat(beta)), np.array(ALONG_X)))
+    model = cardan(beta, 10.0)
+    model = replace(model, frames=model.frames + (
+        Frame(name="gB2", position=tuple(200.0 * u), orientation=along_u),
+        Frame(name="B_axle2", body="B", position=tuple(200.0 * u), orientation=along_u)),
+        joints=model.joints + (Joint(name="out2", type="revolute", frame_i="gB2", frame_j="B_axle2"),))
+    assert not [w for w in core.compile_model(model).warnings if "Cardan" in str(w)]
+    turned = replace(model, frames=tuple(replace(f, orientation=tuple(quat_mul(np.array(f.orientation),
+                                                                               np.array(z_quat(0.7)))))
+                                         if f.name == "cross" else f for f in model.frames))
+    (warning,) = [str(w) for w in core.compile_model(turned).warnings if "Cardan" in str(w)]
+    assert warning.startswith("joint 'cardan': the shaft of body 'B' (the axis of joint 'out') is 18.8 deg off")
+
+
 @pytest.mark.parametrize("integrator", ["DOP853", "Radau", "stepper"])
 def test_two_motions_that_part_after_t0_are_named_when_the_run_fails(integrator):
     """The Cardan's output driven too, at the constant 10/cos 30° rad/s the input gives it at
