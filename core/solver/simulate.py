@@ -1087,8 +1087,9 @@ class _Run:
         if not np.all(np.isfinite(y0)):
             self.overflow()   # assembling parts placed 1e200 mm apart
         if not ok:
-            length, ang, _ = sysm.constraint_error(0.0, y0)
-            Cp = np.where(sysm.position_rows, np.abs(sysm.constraint_rows(0.0, y0).C), 0.0)
+            Cp = sysm.position_gaps(sysm.constraint_rows(0.0, y0).C)
+            length = float(np.max(Cp[~sysm.row_is_angle], initial=0.0))
+            ang = float(np.max(Cp[sysm.row_is_angle], initial=0.0))
             raise SolverError(
                 "the mechanism cannot be assembled at t = 0: the joints cannot all be satisfied "
                 f"(remaining error {length * 1e3:.3g} mm / {ang:.3g} rad, the largest at "

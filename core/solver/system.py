@@ -1274,6 +1274,16 @@ class System:
         ang = float(np.max(Cp[self.row_is_angle], initial=0.0))
         return length, ang, float(np.max(np.abs(vel - rows.vel_target)))
 
+    def position_gaps(self, C) -> np.ndarray:
+        """|C| of the position rows (0 on the others), a distance row's as its gap ||d| − L|: its C,
+        (|d|² − L²)/(2L), is that gap only close to it (frames 202 mm apart on a 10 mm rope: 2040 mm)."""
+        gaps = np.where(self.position_rows, np.abs(C), 0.0)
+        L = self.layout.dist_len
+        last = self.layout.n_rows          # the distance rows close the joints' rows
+        dist = slice(last - len(L), last)
+        gaps[dist] = np.abs(np.sqrt(np.maximum(L * L + 2.0 * L * C[dist], 0.0)) - L)
+        return gaps
+
     def velocity_residual(self, t, y) -> np.ndarray:
         """(m,) J u − v* of every constraint row (m/s or rad/s): non-zero where rows contradict."""
         if not self.n_rows:

@@ -828,6 +828,26 @@ def test_a_mechanism_that_cannot_close_reports_the_closest_its_assembly_came():
     assert 0.0 < remaining < 200.0 and ", the largest at joint '" in str(info.value)
 
 
+def test_a_rope_too_short_to_assemble_is_reported_by_its_gap_in_mm():
+    """A 10 mm rope from a crank's tip (radius 30 mm, built at 90°: 202.2 mm from the hook) to a
+    hook 200 mm from the axle: it cannot close (160 mm short at best). The distance row's value,
+    (|d|² − L²)/(2L), was reported as the remaining error: 1160 mm, more than the whole crank is
+    off. As a gap: no more than built (202.2 − 10 = 192.2 mm) and, as the rope's gap and the
+    bearing's (at most √3 times its largest component, no larger than the rope's) add up to
+    160 mm at least, no less than 160/(1 + √3) = 58.6 mm."""
+    model = Model(
+        bodies=(Body(name="crank", mass=0.2, inertia=(60.0, 20.0, 60.0, 0, 0, 0), position=(0.0, 15.0, 0.0)),),
+        frames=(Frame(name="axle"), Frame(name="c_axle", body="crank", position=(0.0, -15.0, 0.0)),
+                Frame(name="tip", body="crank", position=(0.0, 15.0, 0.0)), Frame(name="hook", position=(200.0, 0.0, 0.0))),
+        joints=(Joint(name="bearing", type="revolute", frame_i="axle", frame_j="c_axle"),
+                Joint(name="rope", type="distance", frame_i="hook", frame_j="tip", length=10.0)),
+        settings=SolverSettings(end_time=0.1))
+    with pytest.raises(core.SolverError, match="cannot be assembled") as info:
+        core.check(model)
+    remaining = float(re.search(r"remaining error ([\d.e+-]+) mm", str(info.value)).group(1))
+    assert 58.6 < remaining < 192.2 and "the largest at joint 'rope'" in str(info.value), str(info.value)
+
+
 def test_the_stepper_runs_the_same_motion_at_any_frame_rate():
     """Its step ends miss the velocity constraints by h·J̇u (first order), which calls for a
     projection at nearly every frame; projected frames going back into the run made the
