@@ -1090,11 +1090,15 @@ class _Run:
             Cp = sysm.position_gaps(sysm.constraint_rows(0.0, y0).C)
             length = float(np.max(Cp[~sysm.row_is_angle], initial=0.0))
             ang = float(np.max(Cp[sysm.row_is_angle], initial=0.0))
+            clashing = self.drivers_in_conflict(0.0, y0)
+            hint = (f"{', '.join(clashing)} set the same degree of freedom of the mechanism and start at values "
+                    "the joints cannot both reach; remove one of the motions or correct a ratio" if clashing else
+                    "check the joint frames' positions and axes, and that motions start at values the mechanism "
+                    "can reach")
             raise SolverError(
                 "the mechanism cannot be assembled at t = 0: the joints cannot all be satisfied "
                 f"(remaining error {length * 1e3:.3g} mm / {ang:.3g} rad, the largest at "
-                f"{self._row_name(int(np.argmax(Cp)))}); check the joint frames' positions "
-                "and axes, and that motions start at values the mechanism can reach")
+                f"{self._row_name(int(np.argmax(Cp)))}); {hint}")
         if moved > 0.0:
             sysm.rebase_rests(y0)
         if moved > _LARGE_CORRECTION:

@@ -723,6 +723,20 @@ def test_two_motions_that_part_after_t0_are_named_when_the_run_fails(integrator)
     assert "stiff force" not in r.message and "step" not in r.message.split("; ", 1)[1], r.message
 
 
+def test_two_motions_that_start_apart_are_named_when_the_assembly_fails():
+    """Both Cardan shafts driven to 0.5 rad at t = 0: the output is at atan(tan 0.5 / cos 30°) =
+    0.562 rad when the input is at 0.5, so no assembly meets both. The failure named the universal
+    joint and told to check the frames' positions and axes, which are right."""
+    model = cardan(np.radians(30.0), 10.0)
+    model = replace(model, motions=(Motion(name="drive", joint="in", value="0.5 + 10*t"),
+                                    Motion(name="drive_out", joint="out", value="0.5 + 10*t")))
+    with pytest.raises(SolverError, match="cannot be assembled") as info:
+        core.simulate(model)
+    assert ("motion 'drive', motion 'drive_out' set the same degree of freedom of the mechanism and start at "
+            "values the joints cannot both reach") in str(info.value)
+    assert "check the joint frames" not in str(info.value)
+
+
 # ---------------------------------------------------------------------------- initial velocities
 def _free_slider_crank(crank_w=0.0, slider_v=(0.0, 0.0, 0.0)):
     """Slider-crank with the crank at 90° (r 100 mm, rod 300 mm), no drive, no gravity."""
