@@ -171,6 +171,13 @@ def _dead_point(motions) -> str:
             "or the link lengths")
 
 
+def _built_at_dead_point(motions) -> str:
+    """A failure's cause: the mechanism was built exactly at a dead point of ``motions``."""
+    return (f"the mechanism is built at a singular position, a dead point of {', '.join(motions)}, where the "
+            "joints can leave it either way (a crank on the line of its slider, say) and the run cannot choose: "
+            "build it a little away from the dead point (1e-6 rad is enough), on the side it is to go")
+
+
 def _stop(answer) -> bool:
     """Whether a progress callback's answer cancels: False, numpy's False_ (``p.time < 0.5``) or 0;
     None (a callback that returns nothing) goes on."""
@@ -662,7 +669,7 @@ class _Run:
                     locked = self.motions_out_of_reach(t, y) or (
                         self.motions_out_of_reach(t, self.states[-1]) if self.states else [])
                     if locked:
-                        return _dead_point(locked)      # (no step is short enough)
+                        return self.dead_point_cause(locked)      # (no step is short enough)
                     clashing = self.drivers_in_conflict(t, y)
                     if clashing:
                         return (f"{', '.join(clashing)} set the same degree of freedom of the mechanism: their "
@@ -675,7 +682,7 @@ class _Run:
                 if sysm.redundancy(t, y, _NEAR_SINGULAR) > self.redundant:
                     locked = self.motions_at_a_dead_point(t, y)
                     if locked:
-                        return _dead_point(locked)      # (no step is short enough)
+                        return self.dead_point_cause(locked)      # (no step is short enough)
                     return ("the mechanism reached a singular position where its joints lose a degree of "
                             "freedom (e.g. a four-bar at a dead point, or a crank driven past the reach of "
                             "its rod)" + hint)
@@ -690,6 +697,16 @@ class _Run:
         return (f"body {name!r} was moving fastest (largest kinetic energy); check "
                 + (f"{', '.join(acting)} and its mass" if acting else "the forces, springs and masses acting on it")
                 + hint)
+
+    def dead_point_cause(self, locked) -> str:
+        """The cause of a failure at a dead point of the motions ``locked``: one the mechanism was
+        built at exactly (a Scotch yoke's crank on its rail, pushed from rest: the projection at
+        t = 0 leaves the crank still, and no branch is nearer than the other), and whose next output
+        frame, if any, had not left it, or one it reached."""
+        never_left = [self.motions_at_a_dead_point(self.t_out[k], self.states[k])
+                      for k in range(min(2, len(self.states)))]
+        built = [m for m in locked if never_left and all(m in names for names in never_left)]
+        return _built_at_dead_point(built) if built else _dead_point(locked)
 
     def motions_out_of_reach(self, t, y) -> list[str]:
         """The displacement motions the joints cannot follow to time t, named with their joints:

@@ -424,6 +424,45 @@ def test_a_mechanism_built_at_the_dead_point_of_its_motion_is_told_so():
     assert core.simulate(non_grashof_four_bar(at_limit, "-t^2")).success
 
 
+def scotch_yoke(crank_angle, push):
+    """A Scotch yoke: a crank (r = 100 mm) hinged at the origin, its pin in a block that slides in
+    the yoke's slot (along world Y), the yoke sliding along world X, pushed by motion 'push'."""
+    r = 100.0
+    pin = (r * np.cos(crank_angle), r * np.sin(crank_angle))
+    along_y = (S2, -S2, 0.0, 0.0)               # frame whose Z is world Y
+    p = Planar()
+    p.bar("crank", (0, 0), pin, mass=0.5)
+    p.block("block", pin, mass=0.3, inertia=100.0)
+    p.block("yoke", pin, mass=2.0, inertia=5000.0)
+    p.hinge("main", None, "crank", (0, 0))
+    p.hinge("pin", "crank", "block", pin)
+    p.joints.append(Joint(name="slot", type="prismatic", frame_i=p.frame("slot_i", "yoke", pin, along_y),
+                          frame_j=p.frame("slot_j", "block", pin, along_y)))
+    p.joints.append(Joint(name="rail", type="prismatic", frame_i=p.frame("rail_i", None, pin, ALONG_X),
+                          frame_j=p.frame("rail_j", "yoke", pin, ALONG_X)))
+    return p.model(motions=(Motion(name="push", joint="rail", value=push),),
+                   settings=SolverSettings(end_time=0.2, output_rate=100, gravity=(0.0, 0.0, -9810.0)))
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
+def test_a_mechanism_built_exactly_at_a_dead_point_and_pushed_from_rest_is_told_so(integrator):
+    """The yoke pushed from rest, x = r cos 2πt, with the crank built on the rail (θ = 0): from
+    there the crank can turn either way (θ = ±2πt), the velocity projection at t = 0 leaves it
+    still, and the run failed "reached a singular position ... change the motion's formula or
+    the link lengths" (and the docs advised to start the motion from rest, which it does). Built
+    1e-6 rad away it runs, the crank at 2π rad/s to 1e-4 on that side."""
+    model = scotch_yoke(0.0, "100*cos(2*pi*t) - 100")
+    model = replace(model, settings=replace(model.settings, integrator=integrator))
+    res = core.simulate(model)
+    assert not res.success
+    assert ("the mechanism is built at a singular position, a dead point of motion 'push' (joint 'rail'), where "
+            "the joints can leave it either way") in res.message, res.message
+    model = scotch_yoke(1e-6, "100*cos(2*pi*t) - 100")
+    res = core.simulate(replace(model, settings=replace(model.settings, integrator=integrator)))
+    assert res.success, res.message
+    np.testing.assert_allclose(res.angular_velocity[1:, res.body("crank"), 2], 2 * np.pi, rtol=1e-4)
+
+
 # ---------------------------------------------------------------------------- gears, rack
 def gear_model(internal=False, ratio=2.5, drive="motion"):
     """Two wheels on revolute joints to ground, coupled ω_i/ω_j = ∓ratio; drive wheel i."""
