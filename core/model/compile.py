@@ -513,16 +513,27 @@ def compile_model(model: spec.Model) -> CompiledModel:
         if check_axes == "universal":
             # the cross's arm on body j is frame_i's Y: shaft j must be square to it. The shaft is
             # the axis of body j's hinges when they share one (a shaft in one bearing or in two;
-            # the frame_j of a Cardan joint often keeps its default axes), else frame_j's Z
+            # the frame_j of a Cardan joint often keeps its default axes), the line through the
+            # centres of its two Cardan joints when it has no hinge (a double Cardan's
+            # intermediate shaft), else frame_j's Z
             body_j = frames[fj].body
-            hinges = [h for h in model.joints if h.type in ("revolute", "cylindrical") and body_j is not None
-                      and h.frame_i in frames and h.frame_j in frames
-                      and body_j in (frames[h.frame_i].body, frames[h.frame_j].body)]
+
+            def on_body_j(kinds):
+                return [h for h in model.joints if h.type in kinds and body_j is not None
+                        and h.frame_i in frames and h.frame_j in frames
+                        and body_j in (frames[h.frame_i].body, frames[h.frame_j].body)]
+            hinges, crosses = on_body_j(("revolute", "cylindrical")), on_body_j(("universal",))
             hinge_axes = [frame_world(h.frame_i)[1][:, 2] for h in hinges]
             shaft, what = aj[:, 2], f"the shaft of frame {fj!r} (its Z axis)"
             if hinges and all(abs(axis @ hinge_axes[0]) >= np.cos(_AXIS_ALIGN_TOL) for axis in hinge_axes):
                 shaft = hinge_axes[0]
                 what = f"the shaft of body {body_j!r} (the axis of joint {hinges[0].name!r})"
+            elif not hinges and len(crosses) == 2:
+                span = frame_world(crosses[1].frame_i)[0] - frame_world(crosses[0].frame_i)[0]
+                if np.linalg.norm(span) > 0.0:
+                    shaft = span / np.linalg.norm(span)
+                    what = (f"the shaft of body {body_j!r} (the line through the centres of joints "
+                            f"{crosses[0].name!r} and {crosses[1].name!r})")
             off = np.degrees(np.arcsin(np.clip(abs(ai[:, 1] @ shaft), 0.0, 1.0)))
             if np.radians(off) > _AXIS_ALIGN_TOL:
                 issues.append(Issue("warning", "misaligned-axes", path,
