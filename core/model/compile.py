@@ -496,6 +496,34 @@ def compile_model(model: spec.Model) -> CompiledModel:
             return markers.add(-1, p_W, axes_W)
         return markers.add(k, r.T @ (p_W - xc), r.T @ axes_W)
 
+    def shaft_of(body, centre):
+        """``(axis, description)`` at t = 0 of the shaft ``body`` a Cardan joint at ``centre`` (world,
+        m) joins, or None: the axis of its hinges when they share one through the centre (a shaft in
+        one bearing or in two; a Cardan joint's frames often keep their default axes; a rocker's
+        hinge, off the centre, is no shaft: a universal joint in a spatial linkage), the line through
+        the centres of its two Cardan joints when it has no hinge (a double Cardan's intermediate
+        shaft)."""
+        def on_body(kinds):
+            return [h for h in model.joints if h.type in kinds and body is not None
+                    and h.frame_i in frames and h.frame_j in frames
+                    and body in (frames[h.frame_i].body, frames[h.frame_j].body)]
+
+        def through_centre(hinge):
+            point, axes = frame_world(hinge.frame_i)
+            off = centre - point
+            return np.linalg.norm(off - (off @ axes[:, 2]) * axes[:, 2]) <= 1e-3 * np.linalg.norm(off) + 1e-6
+        hinges, crosses = on_body(("revolute", "cylindrical")), on_body(("universal",))
+        hinge_axes = [frame_world(h.frame_i)[1][:, 2] for h in hinges]
+        if hinges and all(abs(axis @ hinge_axes[0]) >= np.cos(_AXIS_ALIGN_TOL) for axis in hinge_axes) \
+                and all(through_centre(h) for h in hinges):
+            return hinge_axes[0], f"the shaft of body {body!r} (the axis of joint {hinges[0].name!r})"
+        if not hinges and len(crosses) == 2:
+            span = frame_world(crosses[1].frame_i)[0] - frame_world(crosses[0].frame_i)[0]
+            if np.linalg.norm(span) > 0.0:
+                return span / np.linalg.norm(span), (f"the shaft of body {body!r} (the line through the centres "
+                                                     f"of joints {crosses[0].name!r} and {crosses[1].name!r})")
+        return None
+
     def marker_pair(path, fi, fj, check_axes):
         """Markers for an element between two frames: j takes i's axes at t = 0.
 
@@ -511,35 +539,20 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                     f"the Z axes of frames {fi!r} and {fj!r} differ by "
                                     f"{np.degrees(np.arccos(cosang)):.3g} deg; the element uses frame_i's axes"))
         if check_axes == "universal":
-            # the cross's arm on body j is frame_i's Y: shaft j must be square to it. The shaft is
-            # the axis of body j's hinges when they share one (a shaft in one bearing or in two;
-            # the frame_j of a Cardan joint often keeps its default axes), the line through the
-            # centres of its two Cardan joints when it has no hinge (a double Cardan's
-            # intermediate shaft), else frame_j's Z
-            body_j = frames[fj].body
-
-            def on_body_j(kinds):
-                return [h for h in model.joints if h.type in kinds and body_j is not None
-                        and h.frame_i in frames and h.frame_j in frames
-                        and body_j in (frames[h.frame_i].body, frames[h.frame_j].body)]
-            hinges, crosses = on_body_j(("revolute", "cylindrical")), on_body_j(("universal",))
-            hinge_axes = [frame_world(h.frame_i)[1][:, 2] for h in hinges]
-            shaft, what = aj[:, 2], f"the shaft of frame {fj!r} (its Z axis)"
-            if hinges and all(abs(axis @ hinge_axes[0]) >= np.cos(_AXIS_ALIGN_TOL) for axis in hinge_axes):
-                shaft = hinge_axes[0]
-                what = f"the shaft of body {body_j!r} (the axis of joint {hinges[0].name!r})"
-            elif not hinges and len(crosses) == 2:
-                span = frame_world(crosses[1].frame_i)[0] - frame_world(crosses[0].frame_i)[0]
-                if np.linalg.norm(span) > 0.0:
-                    shaft = span / np.linalg.norm(span)
-                    what = (f"the shaft of body {body_j!r} (the line through the centres of joints "
-                            f"{crosses[0].name!r} and {crosses[1].name!r})")
-            off = np.degrees(np.arcsin(np.clip(abs(ai[:, 1] @ shaft), 0.0, 1.0)))
-            if np.radians(off) > _AXIS_ALIGN_TOL:
-                issues.append(Issue("warning", "misaligned-axes", path,
-                                    f"{what} is {off:.3g} deg off square to the cross arm Y of frame {fi!r}, so "
-                                    f"the joint is no Cardan joint between the two shafts; turn frame {fi!r} "
-                                    f"about its Z until the shaft lies in its XZ plane"))
+            # the cross's arms are frame_i's X on body i and Y on body j: each body's shaft must be
+            # square to its arm. Body j's shaft, when its hinges or Cardan joints do not tell it,
+            # is frame_j's Z; body i's is frame_i's Z, square to X by construction
+            shaft_j = shaft_of(frames[fj].body, pi)
+            if shaft_j is None:
+                shaft_j = aj[:, 2], f"the shaft of frame {fj!r} (its Z axis)"
+            for arm, (shaft, what) in (("X", shaft_of(frames[fi].body, pi) or (ai[:, 2], "")), ("Y", shaft_j)):
+                off = np.degrees(np.arcsin(np.clip(abs(ai[:, "XY".index(arm)] @ shaft), 0.0, 1.0)))
+                if np.radians(off) > _AXIS_ALIGN_TOL:
+                    issues.append(Issue("warning", "misaligned-axes", path,
+                                        f"{what} is {off:.3g} deg off square to the cross arm {arm} of frame "
+                                        f"{fi!r}, so the joint is no Cardan joint between the two shafts; "
+                                        + (f"turn frame {fi!r} until the shaft is its Z axis" if arm == "X" else
+                                           f"turn frame {fi!r} about its Z until the shaft lies in its XZ plane")))
         # frame_j's marker takes frame_i's axes (at frame_j's point): joint
         # angles, slides and bushing rotations start at 0 in the assembly
         return (marker_on(frames[fi].body, pi, ai), marker_on(frames[fj].body, pj, ai), pi, pj)

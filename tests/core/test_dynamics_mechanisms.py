@@ -745,6 +745,28 @@ def test_a_cardan_output_shaft_in_two_bearings_is_no_misaligned_cross():
     assert warning.startswith("joint 'cardan': the shaft of body 'B' (the axis of joint 'out') is 18.8 deg off")
 
 
+def test_a_cross_whose_input_arm_lies_along_the_input_shaft_is_warned_of():
+    """The cross frame turned so that its arm X (on A) lies along A's shaft (world X) and its arm Y
+    along world −Z (square to B's shaft, which alone was checked): the arms stay square only with B
+    held still, so the drive turns A and B never moves, in a run that succeeded unwarned."""
+    beta = np.radians(30.0)
+    model = cardan(beta, 10.0, end_time=0.2)
+    model = replace(model, frames=tuple(replace(f, orientation=(S2, -S2, 0.0, 0.0)) if f.name == "cross" else f
+                                        for f in model.frames))
+    r = core.simulate(model)
+    u = np.array([np.cos(beta), np.sin(beta), 0.0])
+    assert np.max(np.abs(r.angular_velocity[:, r.body("B")] @ u)) < 1e-9       # what the warning explains
+    (warning,) = [w for w in r.warnings if "Cardan" in w]
+    assert warning == ("joint 'cardan': the shaft of body 'A' (the axis of joint 'in') is 90 deg off square to the "
+                       "cross arm X of frame 'cross', so the joint is no Cardan joint between the two shafts; turn "
+                       "frame 'cross' until the shaft is its Z axis")
+    # the same cross 100 mm off A's axis is a universal joint on a rocker (a spatial linkage's, whose
+    # arm may lie along the rocker's hinge), no shaft: nothing to warn of on A's side
+    off_axis = replace(model, frames=tuple(replace(f, position=(0.0, 100.0, 0.0)) if f.name in ("cross", "B_cross")
+                                           else f for f in model.frames))
+    assert not [w for w in core.compile_model(off_axis).warnings if "arm X" in str(w)]
+
+
 @pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
 def test_a_double_cardan_in_z_arrangement_turns_its_output_at_the_input_speed(integrator):
     """Input A on world X, an intermediate shaft M (400 mm) at β = 30° to it, output C parallel to
