@@ -398,6 +398,12 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         raise BakeError(f"Bodies linked from a library cannot keep keyframes in this file: {', '.join(linked)}; "
                         "make them local (Object > Relations > Make Local) or a library override "
                         "(Object > Library Override > Make > Selected & Content), then Simulate and Bake again")
+    if found and all(o is None for o in found.values()):
+        # the telemetry alone is no bake of this run: clearing the previous bake for it lost the user's animation
+        replaced = " (another object took its place: made local, a library override, or deleted and added again)"
+        gone = [repr(name) + (replaced if name in scene.objects else "") for name in found]
+        raise BakeError(f"None of the simulated bodies is in the scene any more: {', '.join(gone)}; nothing baked, "
+                        "the previous bake is kept; run Simulate again, then Bake")
     _refuse_tweak_mode([o for o in found.values() if o is not None], "Bake")
     _refuse_solo_tracks([o for o in found.values() if o is not None])
     report = BakeReport()

@@ -502,12 +502,12 @@ def test_bake_after_making_a_simulated_body_local_says_to_simulate_again(addon, 
     _pendulum_linked_from_a_library(tmp_path)
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     bpy.data.objects["Bob"].make_local()
-    capfd.readouterr()
-    assert bpy.ops.mbd.bake() == {"FINISHED"}
-    out = capfd.readouterr().out
-    assert "Another object took their place since the last Simulate (made local, a library override, or " \
-           "deleted and added again), not baked: 'Bob'; run Simulate again, then Bake" in out
-    assert "Not in the scene any more" not in out
+    # its only body: nothing of the run to bake, so the scene is left as it is
+    with pytest.raises(RuntimeError, match=r"None of the simulated bodies is in the scene any more: 'Bob' \(another "
+                                           r"object took its place: made local, a library override, or deleted and "
+                                           r"added again\); nothing baked, the previous bake is kept; run Simulate "
+                                           r"again, then Bake"):
+        bpy.ops.mbd.bake()
 
 
 def test_a_scale_set_on_a_baked_body_is_simulated_as_shown(addon):
@@ -660,3 +660,20 @@ def test_undo_of_bake_clear_and_add_frame_keeps_the_results_matched_to_the_scene
     assert "frame 'RF' added" in operators._stale(bpy.context.scene, bpy.context, entry)
     bpy.ops.ed.undo()
     assert operators._stale(bpy.context.scene, bpy.context, entry) == ""
+
+
+def test_bake_with_every_simulated_body_deleted_refuses_and_keeps_the_previous_bake(addon):
+    """With no simulated body left, Bake cleared the previous bake and keyed only the telemetry
+    ("Baked 0 bodies ..."): the user's animation was lost for nothing."""
+    scene, bob = ms.pendulum(1.0)
+    ms.add_force(scene, bob)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    baked_actions = sorted(a.name for a in bpy.data.actions)
+    bpy.data.objects.remove(bob)
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match=r"None of the simulated bodies is in the scene any more: 'Bob'; "
+                                           r"nothing baked, the previous bake is kept"):
+        bpy.ops.mbd.bake()
+    assert ms.snapshot() == before
+    assert sorted(a.name for a in bpy.data.actions) == baked_actions
+
