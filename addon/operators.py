@@ -30,6 +30,10 @@ class Problem:
     index: int = -1
 
 
+#: the scenes whose modal Simulate is running: the window manager has one progress indicator,
+#: theirs collectively, begun by the first and ended by the last (the first to finish ended it
+#: for all)
+_SHOWING_PROGRESS: set[int] = set()
 #: moving bodies whose mass Validate reports
 _MASSES_SHOWN = 8
 #: scene key (runner.key) -> the problems found by the last check (shown in the panel)
@@ -267,7 +271,10 @@ class MBD_OT_simulate(bpy.types.Operator):
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
-        wm.progress_begin(0, 100)
+        _SHOWING_PROGRESS.intersection_update(runner.JOBS)    # runs a file load ended without a word
+        if not _SHOWING_PROGRESS:
+            wm.progress_begin(0, 100)
+        _SHOWING_PROGRESS.add(self._scene_key)
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
@@ -289,7 +296,9 @@ class MBD_OT_simulate(bpy.types.Operator):
             self.report({"WARNING"}, f"Scene {self._scene_name!r} was deleted while it was simulated: "
                                      "the run is stopped and nothing is kept")
             return {"CANCELLED"}
-        context.window_manager.progress_update(100.0 * job.fraction)
+        # the least advanced run: the indicator fills when all are done
+        context.window_manager.progress_update(100.0 * min(
+            runner.JOBS[k].fraction for k in _SHOWING_PROGRESS if k in runner.JOBS))
         state = "cancelling" if job.cancelled else "Esc to cancel"
         context.workspace.status_text_set(f"Multibody: {job.status()}, {state}")
         for area in context.screen.areas if context.screen else ():
@@ -323,7 +332,10 @@ class MBD_OT_simulate(bpy.types.Operator):
         if self._timer is not None:
             wm.event_timer_remove(self._timer)
             self._timer = None
-        wm.progress_end()
+        _SHOWING_PROGRESS.discard(self._scene_key)
+        if not _SHOWING_PROGRESS:
+            wm.progress_end()
+        # (another run's own workspace, maybe another window's, shows its status again at its next tick)
         if context.workspace is not None:
             context.workspace.status_text_set(None)
 

@@ -623,3 +623,25 @@ def test_the_first_save_of_a_new_file_keeps_the_spline_files_it_read(addon, tmp_
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "project" / "m.blend"))
     assert scene.mbd.forces[0].value == "spline(../work/push.csv)"
     assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
+def test_two_scenes_simulated_at_once_share_one_progress_indicator(modal):
+    """The window manager has one progress indicator: the first of two runs to finish ended it
+    (progress_end) while the other still ran, and each tick showed its own run's fraction."""
+    from addon import operators
+    first, context = modal
+    ms.pendulum()
+    assert first.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    other = bpy.data.scenes.new("Other")
+    bpy.context.window.scene = other
+    ms.pendulum(frames=241)     # 10 s: still running when the first ends
+    second = type(first)()
+    second_context = SimpleNamespace(**{**vars(context), "scene": other, "workspace": Workspace()})
+    assert second.invoke(second_context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    wm = context.window_manager
+    assert wm.calls.count(("progress_begin", 0, 100)) == 1
+    assert run_to_end(first, context) == {"FINISHED"}
+    assert ("progress_end",) not in wm.calls
+    assert run_to_end(second, second_context) == {"FINISHED"}
+    assert wm.calls.count(("progress_end",)) == 1 and wm.calls[-1] == ("progress_end",)
+    assert second_context.workspace.texts[-1] is None and not operators._SHOWING_PROGRESS
