@@ -58,6 +58,10 @@ AXES = ("X", "Y", "Z")
 #: a mass beyond this (kg, the Sun's) is no part's: a unit or an exponent is off (and 1e308 kg
 #: overflowed the density and the inertia, and was blamed on the geometry)
 MAX_MASS = 1e30
+#: no number of a mechanism comes near this in the model's units (mm, kg, N, s): beyond it a unit or
+#: an exponent is off, or a Blender field was given "inf", which it keeps as 3.4e38 (finite, so
+#: a free length of 3.4e38 mm was taken as typed, and the run failed later or ran on nonsense)
+LARGEST = 1e30
 #: a contact's exponent beyond this is no contact law (a typo for 1.5, say); N/mm^e in SI would
 #: overflow past e ≈ 102
 MAX_EXPONENT = 10.0
@@ -121,9 +125,16 @@ class _Checker:
             self.error(fieldname, f"must not be negative, got {value:g}")
         elif at_most is not None and value > at_most:
             self.error(fieldname, f"must be at most {at_most:g}" + (f" ({why})" if why else "") + f", got {value:g}")
+        elif abs(value) > LARGEST:
+            self._beyond_largest(fieldname, value)
         return value
 
-    def vector(self, fieldname, value, n=3, *, nonzero=False, nonneg=False):
+    def _beyond_largest(self, fieldname, value):
+        self.error(fieldname, f"{value:g} is beyond any physical quantity (more than {LARGEST:g} in the model's units: "
+                   "mm, kg, N, s)", "Check the value's units and exponent; a Blender field given 'inf' keeps "
+                   "3.4e+38.")
+
+    def vector(self, fieldname, value, n=3, *, nonzero=False, nonneg=False, bounded=True):
         try:
             if isinstance(value, (str, bytes)) or not all(_is_number(x) for x in value):
                 raise TypeError   # "123" would be three numbers, "1e3" a string read as one
@@ -142,10 +153,12 @@ class _Checker:
             self.error(fieldname, f"must be non-zero, got {value!r}")
         elif nonneg and any(x < 0 for x in vec):
             self.error(fieldname, f"must not contain negative values, got {value!r}")
+        elif bounded and any(abs(x) > LARGEST for x in vec):
+            self._beyond_largest(fieldname, max(vec, key=abs))
         return vec
 
     def quaternion(self, fieldname, value):
-        q = self.vector(fieldname, value, 4)
+        q = self.vector(fieldname, value, 4, bounded=False)     # (a direction: normalised, any size)
         if isinstance(q, tuple) and len(q) == 4 and all(map(math.isfinite, q)):
             # scaled first: components of 1e200 would overflow the squares to inf
             scale = max(abs(x) for x in q)

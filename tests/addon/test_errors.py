@@ -425,6 +425,20 @@ def test_a_springs_free_length_is_named_as_the_panel_shows_it_for_its_type(addon
     fails_unchanged(bpy.ops.mbd.validate, "spring 'Torsion': Free Length (mm): must not be negative, got -3")
 
 
+def test_a_field_typed_inf_is_refused_by_name(addon):
+    """Blender keeps "inf" typed into a field as 3.4e38, which is finite: a spring's free angle, a
+    body's velocity or a density of 3.4e38 passed the checks without a word."""
+    scene, bob = ms.pendulum()
+    spring = scene.mbd.springs.add()
+    spring.name, spring.type, spring.use_free_length = "Torsion", "ROTATIONAL", True
+    spring.frame_i, spring.frame_j = scene.objects["Pivot"], scene.objects["Bob_pivot"]
+    spring.free_length = float("inf")
+    bob.mbd.velocity = (0.0, float("inf"), 0.0)
+    beyond = "3.40282e+38 is beyond any physical quantity (more than 1e+30 in the model's units: mm, kg, N, s)"
+    fails_unchanged(bpy.ops.mbd.validate, f"spring 'Torsion': Free Angle (rad): {beyond}",
+                    f"body 'Bob': Velocity (mm/s): {beyond}", "a Blender field given 'inf' keeps 3.4e+38")
+
+
 def test_a_frame_under_an_empty_that_is_not_a_body_is_named_with_its_parent(addon):
     """The joint's error said only that the frame is on the world; the user had parented it
     to an empty, believing that enough."""

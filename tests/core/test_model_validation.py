@@ -863,3 +863,31 @@ def test_mass_properties_below_double_precision_are_a_model_error(body, expected
         compile_model(model_from_dict(data))
     assert [str(i) for i in info.value.issues if i.severity == "error"] == [f"{expected}. Check the value and its unit."]
 
+
+
+@pytest.mark.parametrize("section, element, field, value", [
+    ("springs", {"name": "s", "frame_i": "RF_1", "frame_j": "RF_2", "stiffness": 1.0}, "free_length", 3.4028235e38),
+    ("springs", {"name": "s", "frame_i": "RF_1", "frame_j": "RF_2", "stiffness": 1.0}, "stiffness", 3.4028235e38),
+    ("springs", {"name": "s", "frame_i": "RF_1", "frame_j": "RF_2", "stiffness": 1.0}, "preload", -1e31),
+    ("bodies", None, "velocity", [0.0, 3.4028235e38, 0.0]),
+    ("bodies", None, "density", 3.4028235e38)])
+def test_a_number_beyond_any_physical_quantity_is_refused_by_name(section, element, field, value):
+    """Blender keeps a field given "inf" as 3.4e38, which is finite: a spring's free length of
+    3.4e38 mm was taken as typed, without a word."""
+    data = _base()
+    if element is not None:
+        data[section] = [element]
+    data[section][0][field] = value
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    (issue,) = _issues(info)
+    name = data[section][0]["name"]
+    kind = section[:-1].replace("bodie", "body")
+    size = max(value, key=abs) if isinstance(value, list) else value
+    assert str(issue).startswith(f"{kind} {name!r}: {field}: {size:g} is beyond any physical quantity (more than "
+                                 "1e+30 in the model's units: mm, kg, N, s)"), str(issue)
+    assert "'inf' keeps 3.4e+38" in str(issue)
+
+
+def test_a_huge_quaternion_is_only_a_direction():
+    assert Frame(name="f", orientation=(1e300, 0.0, 0.0, 0.0)).orientation == (1.0, 0.0, 0.0, 0.0)
