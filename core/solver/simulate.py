@@ -1139,10 +1139,15 @@ class _Run:
         redundant = self.redundant = sysm.redundancy(0.0, y0)
         if redundant:
             self.check_consistent_rates(y0)
+            # a motion's or coupler's row among them shares its effort too (two cranks driven alike: half each)
+            drivers = [self._row_name(int(r)) for r in sysm.redundant_rows(0.0, y0, redundant)
+                       if r >= len(sysm.layout.row_owner())]
+            shared = (f"; so is that of the efforts among {', '.join(drivers)}, whose forces, torques and powers "
+                      "are shares of which only the sum is meaningful" if drivers else "")
             self.warnings.append(Issue(
                 "warning", "redundant-constraints", "model",
                 f"{redundant} constraint equation(s) are redundant; the motion is solved, "
-                "but the split of reaction forces among the redundant joints is not unique"))
+                f"but the split of reaction forces among the redundant joints is not unique{shared}"))
         return y0, redundant, moved
 
     def run(self) -> Results:

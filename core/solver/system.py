@@ -1534,6 +1534,18 @@ class System:
         tol = top * (max(Jf.shape) * np.finfo(float).eps * 1e3 if rel is None else rel)
         return int(self.n_rows - np.sum(sv > tol))
 
+    def redundant_rows(self, t, y, count) -> np.ndarray:
+        """The constraint rows taking part in ``count`` redundancies at (t, y) (see :meth:`redundancy`):
+        those with a share in the combinations of rows that vanish, the ``count`` least
+        eigenvectors of J Jᵀ with unit diagonal. Their reactions split among them in no unique way."""
+        J = self.constraint_rows(t, y).J
+        A = (J @ J.T).toarray() if sparse.issparse(J) else J @ J.T
+        diag = np.diagonal(A)
+        d = 1.0 / np.sqrt(np.maximum(diag, 1e-300))
+        _, vectors = np.linalg.eigh(A * d[:, None] * d)
+        shares = np.max(np.abs(vectors[:, :count]), axis=1)
+        return np.flatnonzero(shares > 1e-6)
+
 
 def _solve_regularised(A, R):
     """A⁻¹R for a symmetric positive semi-definite A (m, m), Jacobi-scaled and regularised by

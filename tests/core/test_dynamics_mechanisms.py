@@ -1074,3 +1074,34 @@ def test_a_gyroscope_precesses_at_the_steady_rate_and_a_coarse_step_that_drops_i
     assert np.max(np.abs(coarse.com[:, 0, 2])) > 0.02
     (gain,) = [w for w in coarse.warnings if "the total energy rose" in w]
     assert "of the 0.37 J that changes form" in gain
+
+
+def test_two_motions_driving_one_degree_of_freedom_are_told_to_share_their_effort():
+    """Both cranks of a parallelogram (100 mm, 300 mm apart) driven by the same formula: the second
+    motion is redundant, and the run splits the effort between them (half each). The warning spoke
+    only of the reactions among the joints; each motion's power read as the drive's."""
+    a, d, theta0 = 100.0, 300.0, np.radians(60.0)
+    B = (a * np.cos(theta0), a * np.sin(theta0))
+    C = (d + B[0], B[1])
+    p = Planar()
+    p.bar("crank", (0.0, 0.0), B)
+    p.bar("rocker", (d, 0.0), C)
+    p.bar("coupler", B, C)
+    p.hinge("A", None, "crank", (0.0, 0.0))
+    p.hinge("D", None, "rocker", (d, 0.0))
+    p.hinge("B", "crank", "coupler", B)
+    p.hinge("C", "coupler", "rocker", C)
+    settings = SolverSettings(end_time=0.2, output_rate=50, gravity=(0.0, -9810.0, 0.0))
+    drive = Motion(name="drive", joint="A", value="2*pi*t")
+    one = core.simulate(p.model(motions=(drive,), settings=settings))
+    two = core.simulate(p.model(motions=(drive, Motion(name="drive2", joint="D", value="2*pi*t")), settings=settings))
+    assert one.success and two.success
+    # the same motion: the total power is the one crank's; the planar loop's 3 out-of-plane rows
+    # involve no motion, and its message says nothing of efforts
+    np.testing.assert_allclose(two.motion_power.sum(axis=1), one.motion_power[:, 0], atol=1e-6)
+    (alone,) = [w for w in one.warnings if "redundant" in w]
+    assert alone.endswith("the split of reaction forces among the redundant joints is not unique")
+    (shared,) = [w for w in two.warnings if "redundant" in w]
+    assert shared.startswith("model: 4 constraint equation(s) are redundant") and shared.endswith(
+        "is not unique; so is that of the efforts among motion 'drive', motion 'drive2', whose forces, torques "
+        "and powers are shares of which only the sum is meaningful")
