@@ -393,7 +393,7 @@ class MBD_OT_bake(bpy.types.Operator):
                                      "library override, or deleted and added again), not baked: "
                                      + ", ".join(map(repr, replaced)) + "; run Simulate again, then Bake")
         if gone:
-            self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(gone))
+            self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(map(repr, gone)))
         if not entry.results.success:
             self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")
         old, new = scene.render.frame_map_old, scene.render.frame_map_new
@@ -684,6 +684,7 @@ class MBD_OT_element_remove(bpy.types.Operator):
         attr = active_index_name(self.group)
         index = getattr(data, attr)
         if not 0 <= index < len(collection):
+            self.report({"ERROR"}, f"{LABELS[self.group]}s: none is selected to remove")
             return {"CANCELLED"}
         collection.remove(index)
         setattr(data, attr, min(index, len(collection) - 1) if len(collection) else 0)
@@ -854,6 +855,12 @@ class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
             return None, f"force {item.name!r}: spline() is not available for actuator and e-motor values"
         return item, prop
 
+    @staticmethod
+    def _subject(item) -> str:
+        """"force 'Push': Value", as a Simulate error names the field (the problem list selects by it)."""
+        kind = item.type.lower() if hasattr(item, "actuator") else "motion"
+        return f"{kind} {item.name!r}: Value"
+
     def invoke(self, context, event):
         item, why = self._field(context.scene)
         if item is None:
@@ -870,21 +877,21 @@ class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
             return {"CANCELLED"}
         path = bpy.path.abspath(self.filepath)
         if not self.filepath or not os.path.isfile(path):
-            self.report({"ERROR"}, f"{item.name}: choose a file (got {self.filepath!r})")
+            self.report({"ERROR"}, f"{self._subject(item)}: choose a file (got {self.filepath!r})")
             return {"CANCELLED"}
         base_dir = formula_base_dir()
         try:
             text = runner.core.expressions.spline_call(path, base_dir)
         except ValueError as exc:
-            self.report({"ERROR"}, f"{item.name}: {exc}")
+            self.report({"ERROR"}, f"{self._subject(item)}: {exc}")
             return {"CANCELLED"}
         setattr(item, prop, text)
         # a file the core refuses is still written: the error shows under the field until it is fixed
         error = check_formula(text, base_dir, True).error
         if error:
-            self.report({"WARNING"}, f"{item.name}: {prop}: {error}")
+            self.report({"WARNING"}, f"{self._subject(item)}: {error}")
         else:
-            self.report({"INFO"}, f"{item.name}: {prop} = {text}")
+            self.report({"INFO"}, f"{self._subject(item)} = {text}")
         return {"FINISHED"}
 
 

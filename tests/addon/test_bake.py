@@ -677,3 +677,14 @@ def test_bake_with_every_simulated_body_deleted_refuses_and_keeps_the_previous_b
     assert ms.snapshot() == before
     assert sorted(a.name for a in bpy.data.actions) == baked_actions
 
+
+def test_bodies_deleted_since_simulate_are_named_quoted(addon, capfd):
+    """Their names were listed bare (Bob), unlike the other lists of names ('Bob')."""
+    scene, bob = ms.pendulum(1.0)
+    ball = ms.uv_sphere("Ball", 0.1, (0.0, 0.0, -2.0))
+    ball.mbd.role = "BODY"
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    bpy.data.objects.remove(ball)
+    capfd.readouterr()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert "Not in the scene any more, not baked: 'Ball'\n" in capfd.readouterr().out

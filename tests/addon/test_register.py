@@ -1,5 +1,6 @@
 """Registering the add-on adds exactly its classes and properties; unregistering removes them."""
 import bpy
+import pytest
 
 
 PROPERTY_GROUPS = ("MBD_PG_object", "MBD_PG_scene", "MBD_PG_joint", "MBD_PG_solver")
@@ -67,3 +68,9 @@ def test_add_and_remove_elements_with_unique_names(addon):
         assert len(items) == 2 and items[0].name != items[1].name
         bpy.ops.mbd.element_remove(group=group)
         assert len(items) == 1 and getattr(scene.mbd, "active_" + group[:-1]) == 0
+
+
+def test_removing_from_an_empty_list_says_why_nothing_happened(addon):
+    """It was cancelled without a word."""
+    with pytest.raises(RuntimeError, match="Springs: none is selected to remove"):
+        bpy.ops.mbd.element_remove(group="springs")

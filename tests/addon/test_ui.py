@@ -375,3 +375,20 @@ def test_the_object_panel_says_when_the_role_does_not_fit_the_object(addon):
     camera.mbd.role = "FRAME"
     assert "A frame must be an empty, this is a camera object" in labels(draw_all(camera))
     assert not any("must be" in text for text in labels(draw_all(bob)))
+
+
+def test_spline_button_reports_name_the_element_and_field(addon, tmp_path, capfd):
+    """They said "Push: choose a file" and "Push: value = ...": no kind (a motion and a force may
+    share a name) and the field's Python name, not the panel's Value."""
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob, value="1")
+    with pytest.raises(RuntimeError, match=r"force 'Push': Value: choose a file \(got ''\)"):
+        bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath="")
+    bad = tmp_path / "one_row.csv"
+    bad.write_text("time,force\n0,1\n", encoding="utf-8")
+    capfd.readouterr()
+    assert bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(bad)) == {"FINISHED"}
+    assert "Warning: force 'Push': Value: " in capfd.readouterr().out
+    table = a_table(tmp_path / "t.csv")
+    assert bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(table)) == {"FINISHED"}
+    assert f"Info: force 'Push': Value = spline({table})" in capfd.readouterr().out
