@@ -371,13 +371,16 @@ def test_a_distance_joints_length_is_named_when_the_start_moves_to_it():
     assert w.hint.startswith("Joint 'rope' holds its frames 800 mm apart (its length)")
 
 
-@pytest.mark.parametrize("step, warned", [(1e-3, False), (4e-2, True)])
+@pytest.mark.parametrize("step, warned", [(1e-3, False), (2e-2, False), (4e-2, True)])
 def test_the_stepper_damping_a_swing_its_step_is_too_coarse_for_is_warned(step, warned):
     """Released at 90°, the stepper (first order, implicit) keeps 99.94 % of the 9.81 J at its 1 ms
     and 94 % at 40 ms (h·sqrt(g/L) = 0.13), the swing dying out unsaid: a fall past 1 % of the
-    energy that changes form is now reported as the step's."""
+    energy that changes form is now reported as the step's. Its energy also oscillates with the
+    step, as far up as down, which damps nothing: at 20 ms it rose 2.7 % and fell 2.9 %, the swing
+    still reaching 90.005° after 10 s, and was told it died out; its damping is the fall beyond
+    the rise (at 40 ms 8.4 − 4.8 %, the swing down to 88.7°)."""
     r = core.simulate(pendulum(np.pi / 2, integrator="stepper", step=step, end_time=10.0, output_rate=25))
     fell = [w for w in r.warnings if "the total energy fell" in w]
-    assert r.success and bool(fell) == warned
+    assert r.success and bool(fell) == warned, r.warnings
     if warned:
         assert "the stepper's step is too coarse for the motion" in fell[0] and "Shorten the step" in fell[0]
