@@ -251,7 +251,7 @@ def test_the_stepper_says_when_its_implicit_spring_took_the_oscillation_out(h_om
 
 def test_the_stepper_calls_a_spring_it_keeps_stable_coarse_not_unstable():
     # explicit at h·ω = 0.29, the undamped spring's energy oscillates with the step by about
-    # h·ω/2 of its energy (8 % of the energy that changes form) without growing: the warning
+    # h·ω/2 of its energy (17 % of the energy that changes form) without growing: the warning
     # says the step is too coarse, not that the run is unstable
     model = slider(k=1000.0, free_length=199.0, gravity=(0.0, 0.0, 0.0), end_time=0.05)
     h = 0.29 / 1000.0
