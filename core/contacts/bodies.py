@@ -211,6 +211,11 @@ class ContactSet:
         #: deepest point alone
         self.last_stiffness = np.zeros((k, 2))
         self.stiffness = np.zeros((k, 2))
+        #: (k, 2, 6) N, N·m: each pair's wrenches (as :attr:`last_wrench`) at its deepest accepted
+        #: state, and that state, (t s, y) or None where not kept (:meth:`note_accepted`): the
+        #: direction along which the joints' effective mass is taken (System.contact_masses)
+        self.deep_wrench = np.zeros((k, 2, 6))
+        self.deep_state: list = [None] * k
         #: (k,) m/s: each pair's fastest closing (:meth:`_closing`) in its last evaluation, and the
         #: fastest at an accepted state while its boxes overlapped: the impact speed its step advice
         #: takes, where the depth a step too long reached is its own overshoot
@@ -447,19 +452,25 @@ class ContactSet:
                 f"{f' and {rest - MANY_WARNINGS} more' if rest > MANY_WARNINGS else ''}"))]
         return out
 
-    def note_accepted(self, depths) -> None:
+    def note_accepted(self, depths, state=None) -> None:
         """Fold :meth:`depths` of a state the integrator accepted into :attr:`deepest` (and,
-        where deeper, the last evaluation's levers and stiffnesses into :attr:`lever` and
-        :attr:`stiffness`: the fixed-step methods call this right after evaluating that state)."""
+        where deeper, the last evaluation's levers, stiffnesses and wrenches into :attr:`lever`,
+        :attr:`stiffness` and :attr:`deep_wrench`, and ``state`` (t, y) into :attr:`deep_state`:
+        the fixed-step methods call this right after evaluating that state)."""
         deeper = depths > self.deepest
         self.lever[deeper] = self.last_lever[deeper]
         self.stiffness[deeper] = self.last_stiffness[deeper]
+        if state is not None and deeper.any():
+            self.deep_wrench[deeper] = self.last_wrench[deeper]
+            kept = (state[0], state[1].copy())      # (a step may update y in place)
+            for c in np.flatnonzero(deeper):
+                self.deep_state[c] = kept
         np.maximum(self.deepest, depths, out=self.deepest)
         np.maximum(self.approach, self.last_closing, out=self.approach)
         touching = depths > 0.0
         self.load[touching] += np.c_[np.linalg.norm(self.last_force[touching], axis=1), np.ones(touching.sum())]
 
-    def oscillation(self, c: int, depth: float, mass, free_turn, lever=None, stiffness=None):
+    def oscillation(self, c: int, depth: float, mass, free_turn, lever=None, stiffness=None, held=None):
         """(stiffness N/m, effective mass kg, ω 1/s) of contact ``c`` at penetration ``depth`` (m):
         the slope e k δ^(e−1) of its force (or ``stiffness``, N/m, where known and stiffer: that
         of all its touching points) against the reduced mass of its bodies' effective
@@ -467,17 +478,23 @@ class ContactSet:
         ``free_turn`` (n,) 1/I_min (kg⁻¹m⁻²) of the bodies no joint holds, else 0: such a
         body pushed at a lever r also turns, 1/m_eff = 1/m + r²/I_min. ``lever`` (2,) m: the
         force's levers on the two bodies where known (a sphere hit centrally: 0, m_eff = m),
-        else their farthest vertices (a 20 mm cube hit at a corner: m/5.5)."""
-        inv_m = np.append(1.0 / np.asarray(mass, float), 0.0)     # the ground (index -1) does not move
-        turn = np.append(np.asarray(free_turn, float), 0.0)
-        i, j = self.bi[c], self.bj[c]
-        r = self.reach[c] if lever is None else lever
-        m_red = 1.0 / (inv_m[i] + r[0] ** 2 * turn[i] + inv_m[j] + r[1] ** 2 * turn[j])
+        else their farthest vertices (a 20 mm cube hit at a corner: m/5.5). ``held`` kg: the
+        effective mass that joints and motions leave (System.contact_masses) where one of the
+        bodies is held (NaN: none); it replaces the bodies' own (a 1 kg, 1 m rod hinged at one
+        end and hit at its tip: 1/3 kg, where its mass was taken)."""
+        if held is not None and not np.isnan(held):
+            m_red = held
+        else:
+            inv_m = np.append(1.0 / np.asarray(mass, float), 0.0)     # the ground (index -1) does not move
+            turn = np.append(np.asarray(free_turn, float), 0.0)
+            i, j = self.bi[c], self.bj[c]
+            r = self.reach[c] if lever is None else lever
+            m_red = 1.0 / (inv_m[i] + r[0] ** 2 * turn[i] + inv_m[j] + r[1] ** 2 * turn[j])
         prm = self.pairs[c].params
         stiffness = max(prm.exponent * prm.k * depth ** (prm.exponent - 1.0), stiffness or 0.0)
         return stiffness, m_red, float(np.sqrt(stiffness / m_red))
 
-    def advice_oscillation(self, c: int, mass, free_turn) -> tuple[float, float]:
+    def advice_oscillation(self, c: int, mass, free_turn, held=None) -> tuple[float, float]:
         """(depth m, ω 1/s) at which contact ``c``'s step advice is worked out: the depth an impact
         at its fastest approach (:attr:`approach`) reaches by Hertz's closed form,
         δ = ((e+1) m_eff v² / (2k))^(1/(e+1)), or the static depth under its mean load, whichever is
@@ -486,10 +503,11 @@ class ContactSet:
         overshoots its impacts, and advice from the overshoot's depth asked for steps shorter than
         needed: a 20 mm die dropped 60 mm reached 0.316 mm at 1 ms, where an impact at its 1.36 m/s
         (its corners' fastest, with its turn) reaches 0.15 mm. (Where several points touch, the
-        impact reaches less deep than one point's law gives, and the advice errs short.)"""
+        impact reaches less deep than one point's law gives, and the advice errs short.) ``held``
+        as for :meth:`oscillation`."""
         deepest = float(self.deepest[c])
         prm = self.pairs[c].params
-        m_red = self.oscillation(c, deepest, mass, free_turn, self.lever[c])[1]
+        m_red = self.oscillation(c, deepest, mass, free_turn, self.lever[c], held=held)[1]
         total, count = self.load[c]
         e = prm.exponent
         impact = ((e + 1.0) * m_red * self.approach[c] ** 2 / (2.0 * prm.k)) ** (1.0 / (e + 1.0))
@@ -497,7 +515,7 @@ class ContactSet:
         # (a contact that touched carried a load: zero only where its force underflowed)
         depth = min(deepest, max(impact, static)) or deepest
         all_points = self.stiffness[c, 0] * (depth / deepest) ** (e - 1.0)
-        return depth, self.oscillation(c, depth, mass, free_turn, self.lever[c], all_points)[2]
+        return depth, self.oscillation(c, depth, mass, free_turn, self.lever[c], all_points, held)[2]
 
     def relative_travel(self, com, orientation):
         """(k,) m: the farthest each pair's two bodies moved against each other from their start
@@ -515,7 +533,7 @@ class ContactSet:
         return apart.max(axis=0)
 
     def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None,
-                     run_time: float = 0.0, travel=None) -> list:
+                     run_time: float = 0.0, travel=None, held=None) -> list:
         """Warnings after a run from each contact's deepest penetration at an accepted
         state (:attr:`deepest`, see :meth:`note_accepted`).
 
@@ -523,7 +541,9 @@ class ContactSet:
           force, so parts may have passed through each other.
         * Fixed steps (``h`` in s; None for adaptive integrators): the contact
           oscillates at ω at its deepest penetration (:meth:`oscillation`, which
-          takes ``mass`` and ``free_turn``). Explicit fixed steps lose stability near
+          takes ``mass`` and ``free_turn``, and per contact ``held`` (k,) kg, the effective mass
+          the joints and motions leave, NaN where they hold neither body). Explicit fixed steps
+          lose stability near
           h·ω = 2 (symplectic Euler); impacts go wrong far earlier. Measured on
           a 20 mm steel die dropped 60 mm on a plate (k = 1e4 N/mm^1.5, stepper,
           the first 0.3 s), h·ω at the deepest depth with m_eff: 0.26 (2e-5 s)
@@ -589,8 +609,11 @@ class ContactSet:
                     "Use a stiffer contact, or a smaller step."))
             if h is None:
                 continue
+            held_c = None if held is None else held[c]
             stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn, self.lever[c],
-                                                       self.stiffness[c, 0])
+                                                       self.stiffness[c, 0], held_c)
+            if not omega > 0.0:
+                continue    # both parts held by motions: no oscillation of their own for a step to miss
             # parts that never moved against each other farther than the contact's depth only settled
             # into it (a box placed touching sinks its static depth, 1 µm): no bounce for the step to
             # misstate, and a step 77 times shorter would change nothing to be seen; RK4 only while
@@ -624,7 +647,7 @@ class ContactSet:
             # slow), while the step advised is shorter than this one
             if h * omega <= STEP_OMEGA and implicit is None:
                 continue
-            depth, advice = self.advice_oscillation(c, mass, free_turn)
+            depth, advice = self.advice_oscillation(c, mass, free_turn, held_c)
             if h * omega > STEP_OMEGA or STEP_OMEGA_ADVISED / advice < h:
                 reached = "" if depth >= deepest else (
                     f" (the {depth * 1e3:.3g} mm its impacts at {self.approach[c]:.3g} m/s reach by its law; "

@@ -882,7 +882,8 @@ class _Run:
         travel = sysm.contacts.relative_travel(out["com"][:T], out["orientation"][:T]) if fixed else None
         for issue in sysm.contacts.depth_issues(s.fixed_step() if fixed else None,
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
-                                                run_time=float(self.t_out[-1]), travel=travel) + \
+                                                run_time=float(self.t_out[-1]), travel=travel,
+                                                held=sysm.contact_masses() if fixed else None) + \
                 sysm.contacts.jump_issues(s.integrator) + self._buried(out, T):
             self.warnings.append(issue)
             log.warning("%s", issue)
@@ -1765,7 +1766,7 @@ class _Run:
             if len(contacts):
                 # every stage's depth, not only the step start's: a part thrown off by a contact
                 # the step is far too long for goes in and out within one step's stages
-                contacts.note_accepted(contacts.depths())
+                contacts.note_accepted(contacts.depths(), (tt, yy))
             return rate
         k1 = f(t, y)
         k2 = f(t + 0.5 * h, y + 0.5 * h * k1)
@@ -1785,7 +1786,7 @@ class _Run:
         n = sysm.n
         B, u, coords = sysm.velocity_step(t, y, h, self.s.erp)
         if len(sysm.contacts):
-            sysm.contacts.note_accepted(sysm.contacts.depths())            # evaluated at y
+            sysm.contacts.note_accepted(sysm.contacts.depths(), (t, y))    # evaluated at y
         w = u[3 * n:].reshape(n, 3)
         y_new = y.copy()
         y_new[sysm.sl_u] = u

@@ -1179,6 +1179,38 @@ class System:
         self.step_contact_load[:] = start[:n].reshape(n, 2, 3).transpose(1, 0, 2)
         self.step_contact_load += -(st.G[:, lines] @ delta).reshape(2, n, 3)
 
+    def contact_masses(self):
+        """(k,) kg: each contact's effective mass along its force at its deepest accepted state
+        (:attr:`ContactSet.deep_state`, :attr:`ContactSet.deep_wrench`) where a joint or motion
+        holds one of its bodies: 1/(gᵀ W g), W = M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹ the mobility the
+        constraint rows leave and g the force's unit wrenches on the two bodies (a 1 m rod hinged
+        at one end and hit at its tip: a third of its mass; a crank a motion drives: infinite, the
+        other part's mass alone counts). NaN where no joint holds either body (the contact set's
+        own turning of free bodies is that) or no state was kept. After a run only."""
+        contacts = self.contacts
+        out = np.full(len(contacts), np.nan)
+        held = np.ones(self.n + 1, bool)
+        held[self._unjointed] = False
+        held[-1] = False                    # the ground (index -1)
+        for c, state in enumerate(contacts.deep_state):
+            wrench = contacts.deep_wrench[c]
+            force = float(np.linalg.norm(wrench[0, :3]))
+            if state is None or not force > 0.0 or not (held[contacts.bi[c]] or held[contacts.bj[c]]):
+                continue
+            t, y = state
+            B, rows = self.bodies(y), self.constraint_rows(t, y)
+            g = np.zeros(6 * self.n)
+            for body, w in zip((contacts.bi[c], contacts.bj[c]), wrench):
+                if body >= 0:
+                    g[3 * body:3 * body + 3] += w[:3] / force
+                    g[3 * self.n + 3 * body:3 * self.n + 3 * body + 3] += w[3:] / force
+            Mi = None if self.sparse else self._minv(B)
+            # W g: M⁻¹g with the rows' reaction to it taken off (the constrained solve with no target)
+            Wg = self._constrained(B, rows, self._minv_dot(B, g, Mi), self._zeros_m, Mi)[0]
+            mobility = float(g @ Wg)
+            out[c] = 1.0 / mobility if mobility > 0.0 else np.inf
+        return out
+
     def free_turn(self):
         """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""
         out = np.zeros(self.n)
