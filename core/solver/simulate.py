@@ -1343,7 +1343,7 @@ class _Run:
         if log_now:
             self.log_pending()
 
-    def check_contact_steps(self, t, depths):
+    def check_contact_steps(self, t, y, depths):
         """Once a run, while an adaptive method crawls: a warning when a touching contact holds
         the steps so short that the rest of the run needs more than ``ABSURD_STEPS`` of them,
         naming it and what to check, whichever is fastest against the bodies' effective mass: its
@@ -1355,7 +1355,9 @@ class _Run:
         contact, and the warning is logged at once, so the user can cancel and mend it (the
         frames so far are kept). Checked every :data:`_CONTACT_CHECK_EVERY` steps: a short
         impact does not set the steps for long; and only where the steps have not grown by more
-        than :data:`_CONTACT_CRAWL_GROWTH` since the previous look (a restart's are recovering)."""
+        than :data:`_CONTACT_CRAWL_GROWTH` since the previous look (a restart's are recovering).
+        The effective mass is the one joints and motions leave at (t, ``y``) where they hold one
+        of the bodies (System.contact_masses)."""
         if self.contact_warned or self.n_steps % _CONTACT_CHECK_EVERY or self.step_mean is None:
             return
         # steps still growing tell nothing of the rest of the run (it was told of 1.1e7 steps to go
@@ -1369,11 +1371,13 @@ class _Run:
         touching = np.flatnonzero(depths > 0.0)
         if left <= ABSURD_STEPS or not len(touching):
             return
-        mass, turn = sysm.mass, sysm.free_turn()
+        mass, turn, held = sysm.mass, sysm.free_turn(), sysm.contact_masses((t, y))
         best = None
         for c in touching:
             depth = float(depths[c])
-            stiffness, m_red, omega = contacts.oscillation(int(c), depth, mass, turn)
+            stiffness, m_red, omega = contacts.oscillation(int(c), depth, mass, turn, held=held[c])
+            if not np.isfinite(m_red):
+                continue        # motions hold both parts: nothing of theirs to oscillate or slow
             prm = contacts.pairs[c].params
             load = float(np.linalg.norm(contacts.last_force[c]))
             damping = prm.damping * min(depth, prm.max_penetration) / prm.max_penetration      # N·s/m
@@ -1381,6 +1385,8 @@ class _Run:
             for rate, cause in ((omega, "stiffness"), (damping / m_red, "damping"), (slope / m_red, "friction")):
                 if best is None or rate > best[0]:
                     best = (rate, cause, int(c), depth, stiffness, m_red, omega, damping, slope, load)
+        if best is None:
+            return
         rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = best
         if rate * self.step_mean < _CONTACT_TIE_PACES:
             # a thousand times shorter than any of the contacts' own time scales, with parts touching:
@@ -1642,7 +1648,7 @@ class _Run:
                 if contacts or newton_rho:
                     if contacts:
                         sysm.contacts.note_accepted(depths)
-                        self.check_contact_steps(solver.t, depths)
+                        self.check_contact_steps(solver.t, solver.y, depths)
                     cap = step_cap(solver, depths if contacts else None)
                     if not isinstance(solver, integrate.LSODA):
                         solver.max_step = cap

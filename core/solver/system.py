@@ -1179,25 +1179,27 @@ class System:
         self.step_contact_load[:] = start[:n].reshape(n, 2, 3).transpose(1, 0, 2)
         self.step_contact_load += -(st.G[:, lines] @ delta).reshape(2, n, 3)
 
-    def contact_masses(self):
+    def contact_masses(self, state=None):
         """(k,) kg: each contact's effective mass along its force at its deepest accepted state
-        (:attr:`ContactSet.deep_state`, :attr:`ContactSet.deep_wrench`) where a joint or motion
-        holds one of its bodies: 1/(gᵀ W g), W = M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹ the mobility the
+        (:attr:`ContactSet.deep_state`, :attr:`ContactSet.deep_wrench`), or with ``state`` (t, y)
+        along the last evaluation's forces (:attr:`ContactSet.last_wrench`) there, where a joint or
+        motion holds one of its bodies: 1/(gᵀ W g), W = M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹ the mobility the
         constraint rows leave and g the force's unit wrenches on the two bodies (a 1 m rod hinged
         at one end and hit at its tip: a third of its mass; a crank a motion drives: infinite, the
         other part's mass alone counts). NaN where no joint holds either body (the contact set's
-        own turning of free bodies is that) or no state was kept. After a run only."""
+        own turning of free bodies is that) or no state was kept. For warnings only (a constrained
+        solve per contact)."""
         contacts = self.contacts
         out = np.full(len(contacts), np.nan)
         held = np.ones(self.n + 1, bool)
         held[self._unjointed] = False
         held[-1] = False                    # the ground (index -1)
-        for c, state in enumerate(contacts.deep_state):
-            wrench = contacts.deep_wrench[c]
+        for c, deep in enumerate(contacts.deep_state):
+            at, wrench = (deep, contacts.deep_wrench[c]) if state is None else (state, contacts.last_wrench[c])
             force = float(np.linalg.norm(wrench[0, :3]))
-            if state is None or not force > 0.0 or not (held[contacts.bi[c]] or held[contacts.bj[c]]):
+            if at is None or not force > 0.0 or not (held[contacts.bi[c]] or held[contacts.bj[c]]):
                 continue
-            t, y = state
+            t, y = at
             B, rows = self.bodies(y), self.constraint_rows(t, y)
             g = np.zeros(6 * self.n)
             for body, w in zip((contacts.bi[c], contacts.bj[c]), wrench):

@@ -1687,3 +1687,19 @@ def test_a_part_held_across_the_contact_or_driven_adds_no_mass_of_its_own():
                            Frame(name="shoe", body="Slider")),
                    joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe"),), step=1e-4)
     assert _step_warning(along)[0] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_jointed_part_crawling_on_a_stiff_contact_is_told_the_mass_its_joint_leaves():
+    # the hinged 1 m rod's tip knob resting on the stop under gravity, k = 1e15 N/mm^1.5: RK45 crawls
+    # at steps of about 1e-7 s, and the warning names the oscillation of the tip's effective mass,
+    # I_pivot / L² = 1/3 kg (it took the rod's 1 kg)
+    rod = _knob("Rod", com=(-500.0, 0.0, 0.0), inertia=(10.0, 1e6 / 12, 1e6 / 12, 0, 0, 0))
+    stop = Body(name="Stop", geometry=Box(size=(40, 20, 40)), fixed=True, position=(1000.0, -20.0, 0.0))
+    model = Model(bodies=(rod, stop),
+                  frames=(Frame(name="pivot"), Frame(name="pin", body="Rod", position=(-1000.0, 0.0, 0.0))),
+                  joints=(Joint(name="hinge", type="revolute", frame_i="pivot", frame_j="pin"),),
+                  contacts=(Contact(name="C", body_i="Rod", body_j="Stop", stiffness=1e15, damping=1.0),),
+                  settings=SolverSettings(end_time=0.1, output_rate=1000, integrator="RK45", gravity=(0, -9810.0, 0)))
+    r = core.simulate(model, progress=lambda p: "contact 'C'" not in p.note)
+    (w,) = [w for w in r.warnings if "holds RK45" in w]
+    assert "against an effective mass of 0.3333 kg" in w
