@@ -312,12 +312,9 @@ def test_a_run_that_mishandles_a_singular_position_is_told_by_its_energy(integra
         assert ("stalled" in r.message or "diverged" in r.message) and "singular position" in r.message
 
 
-def test_radau_drives_a_parallelogram_through_its_flat_positions():
-    """Cranks of 100 mm 300 mm apart under a 300 mm coupler, the first driven θ = 60° + 2πt: flat at
-    t = 1/3, 5/6 and 4/3 s. Exactly, the coupler translates (ω = 0) with its centre at
-    (a cos θ + d/2, a sin θ). Radau, left to Baumgarte between projections, stopped at 1.3333 s
-    ("Required step size is less than spacing between numbers"; 1e-6 rad/s of coupler spin after
-    the first flat). Projected every step as DOP853: measured 2e-10 m and 1e-11 rad/s (BDF: 7e-9 m)."""
+def wide_parallelogram():
+    """Cranks of 100 mm 300 mm apart under a 300 mm coupler, at 60° (Planar, hinges A and D on the
+    ground, B and C on the coupler); (a, d, θ0) in mm and rad."""
     a, d, theta0 = 100.0, 300.0, np.radians(60.0)
     B = (a * np.cos(theta0), a * np.sin(theta0))
     C = (d + B[0], B[1])
@@ -329,6 +326,16 @@ def test_radau_drives_a_parallelogram_through_its_flat_positions():
     p.hinge("D", None, "rocker", (d, 0.0))
     p.hinge("B", "crank", "coupler", B)
     p.hinge("C", "coupler", "rocker", C)
+    return p, (a, d, theta0)
+
+
+def test_radau_drives_a_parallelogram_through_its_flat_positions():
+    """Cranks of 100 mm 300 mm apart under a 300 mm coupler, the first driven θ = 60° + 2πt: flat at
+    t = 1/3, 5/6 and 4/3 s. Exactly, the coupler translates (ω = 0) with its centre at
+    (a cos θ + d/2, a sin θ). Radau, left to Baumgarte between projections, stopped at 1.3333 s
+    ("Required step size is less than spacing between numbers"; 1e-6 rad/s of coupler spin after
+    the first flat). Projected every step as DOP853: measured 2e-10 m and 1e-11 rad/s (BDF: 7e-9 m)."""
+    p, (a, d, theta0) = wide_parallelogram()
     model = p.model(motions=(Motion(name="drive", joint="A", value="2*pi*t"),),
                     settings=SolverSettings(integrator="Radau", end_time=1.4, output_rate=100,
                                             gravity=(0.0, -9810.0, 0.0)))
@@ -1129,17 +1136,7 @@ def test_two_motions_driving_one_degree_of_freedom_are_told_to_share_their_effor
     """Both cranks of a parallelogram (100 mm, 300 mm apart) driven by the same formula: the second
     motion is redundant, and the run splits the effort between them (half each). The warning spoke
     only of the reactions among the joints; each motion's power read as the drive's."""
-    a, d, theta0 = 100.0, 300.0, np.radians(60.0)
-    B = (a * np.cos(theta0), a * np.sin(theta0))
-    C = (d + B[0], B[1])
-    p = Planar()
-    p.bar("crank", (0.0, 0.0), B)
-    p.bar("rocker", (d, 0.0), C)
-    p.bar("coupler", B, C)
-    p.hinge("A", None, "crank", (0.0, 0.0))
-    p.hinge("D", None, "rocker", (d, 0.0))
-    p.hinge("B", "crank", "coupler", B)
-    p.hinge("C", "coupler", "rocker", C)
+    p, _ = wide_parallelogram()
     settings = SolverSettings(end_time=0.2, output_rate=50, gravity=(0.0, -9810.0, 0.0))
     drive = Motion(name="drive", joint="A", value="2*pi*t")
     one = core.simulate(p.model(motions=(drive,), settings=settings))
