@@ -1016,19 +1016,17 @@ class ContactSet:
         friction forces (so ``force`` = normal part + friction part);
         ``depth`` (k,) m, the deepest penetration; ``energy`` (k,) J, the elastic energy
         of the Hertz law, k δ^(e+1)/(e+1) summed over the penetrating vertices (its force
-        k δ^e is that energy's gradient along the normal; the damping stores none);
-        ``wrench`` (k, 2, 6) N, N·m, [force, torque about the COM] on body i and on body j.
+        k δ^e is that energy's gradient along the normal; the damping stores none).
         """
         k = len(self.pairs)
         out = dict(force=np.zeros((k, 3)), point=np.zeros((k, 3)), normal_force=np.zeros(k),
-                   friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k), wrench=np.zeros((k, 2, 6)))
+                   friction_force=np.zeros(k), depth=np.zeros(k), energy=np.zeros(k))
         todo = self.overlapping(x, R)
         self._touched.update(todo)       # their stats now describe this state: zeroed when apart
         wrenches, dets = self._evaluate_pairs(todo, x, R, v, w, details=True)
-        for c, (wi, wj), det in zip(todo, wrenches, dets):
+        for c, (wi, _), det in zip(todo, wrenches, dets):
             pair = self.pairs[c]
             out["force"][c] = wi[:3]
-            out["wrench"][c] = wi, wj
             if not len(det.depths):
                 continue
             fn = det.normal_force

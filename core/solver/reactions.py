@@ -20,11 +20,13 @@ from .threads import one_blas_thread
 CHUNK = 512
 
 
-def frame_dynamics(sysm: System, t, states, run_states=None, contact_changes=None) -> dict:
-    """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,),
-    with the applied forces of ``run_states`` (T, size) where given (the stepper's: see
-    ``_Run.run_states``), plus ``contact_changes`` (T, 2, n, 3) where given (its implicit
-    contacts' step forces in place of their law: see ``_Run.run_contact_loads``).
+def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict:
+    """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,).
+    The stepper's frames give their ``run_states`` (T, size), the states its run went on from (see
+    ``_Run.run_states``), and ``steps``: (a list of (u_next, λ) of the step that starts at each
+    frame's run state, h; see ``_Run.run_steps``). A frame with one reports that step's
+    (u_next − u)/h and the joints' impulses over it divided by h (:meth:`System.reactions`); a
+    frame without (the first; the last of a run cut short) the accelerations' solve at its run state.
 
     Returns arrays in SI: ``acceleration``, ``angular_acceleration`` (T, n, 3),
     ``joint_force``, ``joint_torque`` (T, joints, 3) (on frame_j's body, or minus the
@@ -63,11 +65,10 @@ def frame_dynamics(sysm: System, t, states, run_states=None, contact_changes=Non
 
     # as simulate: one BLAS thread for many small products
     with one_blas_thread(), np.errstate(all="ignore"):
-        if batch.supports(sysm):
+        if steps is None and batch.supports(sysm):
             for start in range(0, T, CHUNK):
                 sl = slice(start, start + CHUNK)
-                b = batch.evaluate(sysm, states[sl], t[sl],
-                                   forces_from=None if run_states is None else run_states[sl])
+                b = batch.evaluate(sysm, states[sl], t[sl])
                 out["acceleration"][sl] = b.udot[:, :3 * n].reshape(-1, n, 3)
                 out["angular_acceleration"][sl] = b.udot[:, 3 * n:].reshape(-1, n, 3)
                 if nj:
@@ -76,8 +77,11 @@ def frame_dynamics(sysm: System, t, states, run_states=None, contact_changes=Non
                 out["coupler_effort"][sl] = b.lam[:, coupler_rows, None] * coeffs
             return out
         for k in range(T):
-            udot, lam, jw, B = sysm.reactions(t[k], states[k], None if run_states is None else run_states[k],
-                                              None if contact_changes is None else contact_changes[k])
+            if steps is not None and k < len(steps[0]) and steps[0][k] is not None:
+                u_next, lam = steps[0][k]
+                udot, lam, jw, B = sysm.reactions(t[k], run_states[k], (u_next, lam, steps[1]))
+            else:
+                udot, lam, jw, B = sysm.reactions(t[k], states[k] if run_states is None else run_states[k])
             out["acceleration"][k], out["angular_acceleration"][k] = udot[:, :3], udot[:, 3:]
             if nj:
                 out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw)

@@ -334,9 +334,9 @@ class System:
         #: stepper's last step, with NaN rows for the contacts it took explicitly (their forces are
         #: the state's); set by velocity_step
         self.step_contact = np.full((2, len(self.contacts), 3), np.nan)
-        #: (2, n, 3) [force, torque about the COM] on each body: what those implicit contacts
-        #: applied over the step in all (zero with none), for the frame's reactions
-        self.step_contact_load = np.zeros((2, self.n, 3))
+        #: (m,) the joints' impulses over the stepper's last step divided by its length: with them
+        #: M (u' − u)/h = the forces the step applied + Jᵀλ exactly (see :meth:`reactions`)
+        self.step_lam = np.zeros(self.n_rows)
         #: the same for the spring-dampers, torsion springs and bushings together (J), and the
         #: largest h·ω of those taken implicitly
         self.spring_implicit_loss = self.spring_implicit_damped = self.spring_h_omega = 0.0
@@ -658,20 +658,20 @@ class System:
             self._recent.append((t, y, rows, self.contacts.depths() if len(self.contacts) else None))
         return udot, B, coords
 
-    def reactions(self, t, y, forces_from=None, contact_change=None):
+    def reactions(self, t, y, step=None):
         """What the output frames leave to their first read (:mod:`.reactions`), at (t, y):
         u̇ (n, 6) as [v̇, ω̇], λ (m,), each joint's generalized reaction on each body
-        (joints, n+1, 6; the ground's row zero) and the bodies. ``forces_from``: the state whose
-        applied forces act (a stepper frame as its run goes on from it), instead of y's;
-        ``contact_change`` (2, n, 3): added to those forces (the stepper's implicit contacts'
-        step forces in place of their law at that state)."""
+        (joints, n+1, 6; the ground's row zero) and the bodies. ``step``: (u_next (6n,), λ (m,), h)
+        of a stepper step that started at y (:attr:`step_lam`): u̇ is then its (u_next − u)/h and λ
+        the joints' impulses over it divided by h, what the motion felt, instead of the
+        accelerations' solve at y."""
         n, m = self.n, self.n_rows
         B, rows, F, _, _ = self._state(t, y, False)
-        if forces_from is not None:
-            F = self._state(t, forces_from, False)[2]
-        if contact_change is not None:
-            F = F + contact_change
-        udot, lam = self._accelerations(y, B, rows, F)
+        if step is None:
+            udot, lam = self._accelerations(y, B, rows, F)
+        else:
+            u_next, lam, h = step
+            udot = (u_next - y[self.sl_u]) / h
         jw = np.zeros((len(self.cm.joints), n + 1, 6))
         if m and len(self._jw_index):
             nb = len(self.rows.end_row)
@@ -839,14 +839,17 @@ class System:
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
 
         def solve(u_free):
+            """The new velocities and the joints' impulses."""
             if stiff is None:
-                return self._constrained(B, rows, u_free, b, Mi)[0]
-            return implicit_step(B, stiff, u_free, h, rows, b)
-        u = solve(u_free)
+                return self._constrained(B, rows, u_free, b, Mi)
+            u = implicit_step(B, stiff, u_free, h, rows, b)
+            return u, stiff.impulse
+        u, impulse = solve(u_free)
         # jointed bodies that their gyroscopic torque turns at all (none turning about a principal axis)
         if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
-            u = solve(u_free)
+            u, impulse = solve(u_free)
+        self.step_lam = impulse / h
         if stiff is not None:
             self._tally_implicit(stiff, u, h)
         self._contact_at_end(stiff, u)
@@ -1022,7 +1025,10 @@ class System:
                 st.inverse[key] = np.linalg.inv(st.M + h * (Ga * st.D[active]) @ Ga.T)
             Mt_inv = st.inverse[key]
             u = Mt_inv @ (st.M @ u_free + h * (st.G[:, active] @ st.held()[active]))
-            return u if rows is None else self._constrained(B, rows, u, b, Mt_inv)[0]
+            if rows is None:
+                return u
+            u, st.impulse = self._constrained(B, rows, u, b, Mt_inv)
+            return u
         return self._active_set(B, st, u_free, h, solve)
 
     def _implicit_step_sparse(self, B: Bodies, stiff: "_Stiff", u_free, h, rows=None, b=None):
@@ -1059,6 +1065,7 @@ class System:
                 lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, b - bs.product(rows.blocks, u),
                                    self.beta, low_rank=(U, K) if K_solve is not None else None)
                 u = u + du - (MiG @ K_solve(U.T @ lam) if K_solve is not None else 0.0)
+                st.impulse = lam
             return u
         return self._active_set(B, st, u_free, h, solve)
 
@@ -1154,9 +1161,8 @@ class System:
         instead of these showed a cam follower's contact force at 6.6 N where it carried 9.5 N
         (stepper at 1/192 s); an explicit contact's start-of-step force kept here read a box
         landing at 0.3 m/s a step late, 24.7 N against the 30.5 N of its depth at the frame."""
-        if not len(self.contacts):      # nothing to record (the load stays zero), at every step
+        if not len(self.contacts):      # nothing to record, at every step
             return
-        self.step_contact_load[:] = 0.0
         if st is None:
             self.step_contact[:] = np.nan
             return
@@ -1170,14 +1176,6 @@ class System:
         delta = applied - st.f0_free[lines]
         change = -st.e[lines] * delta[:, None]       # on body i: along −e
         np.add.at(self.step_contact, (np.where(st.push[lines], 0, 1), st.owner[lines]), change)
-        # the same on every body, with the torques: the pairs' start wrenches (the contact set's last
-        # evaluation, this step's start), and −G Δf of the lines
-        n, pairs, contacts = self.n, np.flatnonzero(implicit), self.contacts
-        start = np.zeros((n + 1, 6))
-        np.add.at(start, contacts.bi[pairs], contacts.last_wrench[pairs, 0])
-        np.add.at(start, contacts.bj[pairs], contacts.last_wrench[pairs, 1])
-        self.step_contact_load[:] = start[:n].reshape(n, 2, 3).transpose(1, 0, 2)
-        self.step_contact_load += -(st.G[:, lines] @ delta).reshape(2, n, 3)
 
     def contact_masses(self, state=None):
         """(k,) kg: each contact's effective mass along its force at its deepest accepted state
@@ -1601,7 +1599,7 @@ class _Stiff:
     f₀ + D ṡ' − :meth:`held`."""
 
     __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "ahead", "e", "any_push", "M",
-                 "inverse", "active", "f0_free", "rescaled")
+                 "inverse", "active", "f0_free", "rescaled", "impulse")
 
     def __init__(self, G, D, C, rate, f0, push, owner, c, point, ahead, e):
         self.G, self.D, self.C, self.rate, self.f0, self.push, self.owner, self.c = G, D, C, rate, f0, push, owner, c
@@ -1611,6 +1609,7 @@ class _Stiff:
         # the f₀ that the explicit forces in u_free hold (f0 moves from it where friction is
         # rescaled to the end-of-step normal force: System._friction_at_end)
         self.f0_free, self.rescaled = f0, False
+        self.impulse = None     # (m,) the joints' impulses of the last solve with joints
 
     def held(self):
         """C ṡ − ahead (k,): the part of the end force the step's start fixes besides f₀."""
