@@ -337,6 +337,9 @@ class System:
         #: (m,) the joints' impulses over the stepper's last step divided by its length: with them
         #: M (u' − u)/h = the forces the step applied + Jᵀλ exactly (see :meth:`reactions`)
         self.step_lam = np.zeros(self.n_rows)
+        #: (springs,) what each spring-damper (N) and torsion spring (N·m), in that order, applied over
+        #: the stepper's last step where it took them implicitly, else NaN (see _springs_at_end)
+        self.step_springs = np.full(len(cm.springs), np.nan)
         #: the same for the spring-dampers, torsion springs and bushings together (J), and the
         #: largest h·ω of those taken implicitly
         self.spring_implicit_loss = self.spring_implicit_damped = self.spring_h_omega = 0.0
@@ -590,14 +593,14 @@ class System:
                 b, e, a, c, f0, push = act
                 k = len(b)
                 lines.append((b, np.full(k, -1), e, a, np.zeros_like(a), np.zeros(k), c, f0, push,
-                              np.full(k, _ACTUATOR), np.full(k, -1), np.zeros(k)))
+                              np.full(k, _ACTUATOR), np.full(k, -1), np.zeros(k), np.full(k, -1)))
         if self._needs_kin and K is None:
             K = self.kinematics(B)
         if len(self.tsprings.mi):
             ts = self.tsprings
             if lines is not None and spring_lines:
                 w, tension, length, length_rate, e_t, line, second = ts.evaluate(B.packed, details, lines=True)
-                lines.append(line + (ts.k, ts.c, tension) + _spring_flags(len(ts.k), second))
+                lines.append(line + (ts.k, ts.c, tension) + _spring_flags(len(ts.k), second, np.arange(len(ts.k))))
             else:
                 w, tension, length, length_rate, e_t = ts.evaluate(B.packed, details)
             wrench = add(w)
@@ -614,7 +617,7 @@ class System:
                 w_i, w_j = B.w_ext[rs.body_i], B.w_ext[rs.body_j]
                 second = np.einsum("ki,ki->k", cross(w_i, axis), w_j - w_i)
                 lines.append((rs.body_j, rs.body_i, np.zeros_like(axis), axis, axis, rs.k, rs.c, -rs_torque)
-                             + _spring_flags(len(axis), second))
+                             + _spring_flags(len(axis), second, len(self.tsprings.mi) + np.arange(len(axis))))
         if len(self.bushings.names):
             w, bforce, btorque, e_b = self.bushings.evaluate(K, n, details)
             wrench = add(w)
@@ -830,10 +833,12 @@ class System:
         if rows is None:
             if stiff is None:
                 self._contact_at_end(None, u_free)
+                self._springs_at_end(None, u_free)
                 return B, u_free, coords
             u = implicit_step(B, stiff, u_free, h)
             self._tally_implicit(stiff, u, h)
             self._contact_at_end(stiff, u)
+            self._springs_at_end(stiff, u)
             return B, u, coords
         b = (rows.vel_target + 0.5 * h * (rows.acc_target - rows.quad)
              - (erp / h) * np.where(self.position_rows, rows.C, 0.0))
@@ -853,6 +858,7 @@ class System:
         if stiff is not None:
             self._tally_implicit(stiff, u, h)
         self._contact_at_end(stiff, u)
+        self._springs_at_end(stiff, u)
         return B, u, coords
 
     def _actuators_may_be_stiff(self, B: Bodies, h) -> bool:
@@ -906,7 +912,7 @@ class System:
         element needs it.
         """
         springs_alone = all(len(ln[9]) == 0 or ln[9][0] == _SPRING for ln in lines)
-        b1, b2, lin, a1, a2, k, c, f0, push, owner, point, second = (
+        b1, b2, lin, a1, a2, k, c, f0, push, owner, point, second, spring_channel = (
             lines[0] if len(lines) == 1 else (np.concatenate(z) for z in zip(*lines)))
         spring = owner == _SPRING
         judge = ~spring if cached is not None else np.ones(len(k), bool)
@@ -984,7 +990,8 @@ class System:
         # velocities: with h ṡ' alone a stiff coupler swinging round at 3 m/s was stretched 0.7 mm
         # more at every step's end than the step allowed for, and read 1225 N of its 42 N
         ahead = 0.5 * h * (D + C) * second[keep]
-        return _Stiff(G, D, C, G.T @ u, f0[keep], push[keep], owner[keep], c[keep], point[keep], ahead, lin[keep])
+        return _Stiff(G, D, C, G.T @ u, f0[keep], push[keep], owner[keep], c[keep], point[keep], ahead, lin[keep],
+                      spring_channel[keep])
 
     def _lines_matrix(self, b1, b2, e, a1, a2):
         """G (6n, k), split layout, dense or CSC like J: column j maps u to ṡ_j = e·(v₁ − v₂) +
@@ -1210,6 +1217,19 @@ class System:
             mobility = float(g @ Wg)
             out[c] = 1.0 / mobility if mobility > 0.0 else np.inf
         return out
+
+    def _springs_at_end(self, st: "_Stiff | None", u):
+        """Put in :attr:`step_springs` the end-of-step force (N, tension) or torque (N·m) of each
+        spring-damper and torsion spring the step took implicitly, the force it applied over the
+        step; NaN for the others (their law at the step's start is what it applied)."""
+        self.step_springs[:] = np.nan
+        if st is None:
+            return
+        on = np.flatnonzero(st.spring_channel >= 0)
+        end = st.f0[on] + st.D[on] * (st.G[:, on].T @ u) - st.held()[on]
+        channel = st.spring_channel[on]
+        # a torsion spring's line holds minus its torque (it resists the angle's growth)
+        self.step_springs[channel] = np.where(channel < len(self.tsprings.mi), end, -end)
 
     def free_turn(self):
         """(n,) 1/I_min (kg⁻¹m⁻²) of the bodies that no constraint row acts on, else 0."""
@@ -1598,12 +1618,12 @@ class _Stiff:
     M + h G D Gᵀ (dense path) or its Woodbury factors (sparse path). A line's end force is
     f₀ + D ṡ' − :meth:`held`."""
 
-    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "ahead", "e", "any_push", "M",
-                 "inverse", "active", "f0_free", "rescaled", "impulse")
+    __slots__ = ("G", "D", "C", "rate", "f0", "push", "owner", "c", "point", "ahead", "e", "spring_channel",
+                 "any_push", "M", "inverse", "active", "f0_free", "rescaled", "impulse")
 
-    def __init__(self, G, D, C, rate, f0, push, owner, c, point, ahead, e):
+    def __init__(self, G, D, C, rate, f0, push, owner, c, point, ahead, e, spring_channel):
         self.G, self.D, self.C, self.rate, self.f0, self.push, self.owner, self.c = G, D, C, rate, f0, push, owner, c
-        self.point, self.ahead, self.e = point, ahead, e
+        self.point, self.ahead, self.e, self.spring_channel = point, ahead, e, spring_channel
         self.any_push = bool(push.any())
         self.M, self.inverse, self.active = None, {}, None
         # the f₀ that the explicit forces in u_free hold (f0 moves from it where friction is
@@ -1616,10 +1636,13 @@ class _Stiff:
         return self.C * self.rate - self.ahead
 
 
-def _spring_flags(k, second=None):
-    """(push only, owner, point, s̈) of k spring or bushing lines: both ways, no contact; the
-    extension's second rate at fixed velocities (:meth:`System._implicit_elements`), none given."""
-    return np.zeros(k, bool), np.full(k, _SPRING), np.full(k, -1), np.zeros(k) if second is None else second
+def _spring_flags(k, second=None, channel=None):
+    """(push only, owner, point, s̈, spring channel) of k spring or bushing lines: both ways, no
+    contact; the extension's second rate at fixed velocities (:meth:`System._implicit_elements`),
+    none given; the lines' columns of the spring channels (translational springs first, then the
+    torsion springs), -1 (a bushing's) when none given."""
+    return (np.zeros(k, bool), np.full(k, _SPRING), np.full(k, -1), np.zeros(k) if second is None else second,
+            np.full(k, -1) if channel is None else channel)
 
 
 def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
@@ -1641,8 +1664,9 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
     def line(e):
         return ia, ib, e, cross(ra, e), cross(rb, e)
     # the point moves into the target at −n · (v_i − v_j) of the material points
+    none = np.full(k, -1)     # no spring channel
     out = [line(-n) + (prm.exponent * prm.k * d ** (prm.exponent - 1.0), prm.damping * np.minimum(d, dmax) / dmax,
-                       fn, np.ones(k, bool), owner, point, zero)]
+                       fn, np.ones(k, bool), owner, point, zero, none)]
     if prm.friction and prm.mu0 > 0.0:
         slip = det.slip
         speed = np.sqrt(np.einsum("ij,ij->i", slip, slip))
@@ -1653,8 +1677,8 @@ def _contact_lines(B: Bodies, pair, a, b, det, prm, first):
         x = speed / prm.v_tol
         secant = prm.mu0 * fn / prm.v_tol * np.where(x > 1e-8, np.tanh(x) / np.where(x > 1e-8, x, 1.0), 1.0)
         push = np.zeros(k, bool)
-        out += [line(t1) + (zero, secant, prm.mu0 * fn * np.tanh(x), push, owner, point, zero),
-                line(cross(n, t1)) + (zero, secant, zero, push, owner, point, zero)]
+        out += [line(t1) + (zero, secant, prm.mu0 * fn * np.tanh(x), push, owner, point, zero, none),
+                line(cross(n, t1)) + (zero, secant, zero, push, owner, point, zero, none)]
     return out
 
 

@@ -227,6 +227,36 @@ def test_the_stepper_takes_a_stiff_spring_damper_at_the_end_of_its_step(k, c):
     assert r.com[1, 0, 0] - r.com[0, 0, 0] == pytest.approx(h * expected, rel=1e-9)
 
 
+def test_the_stepper_reports_the_force_its_implicit_spring_applied_over_the_step():
+    """A frame reports the step that starts at it: a spring-damper the step takes implicitly (1000
+    N/mm, 2 N·s/mm on 1 kg at 1 ms: h·ω = 1, h c/m = 2) reads its end-of-step force, so that per
+    step m Δv = h (−tension + the slide's force) along the slide to rounding (3.6e-12 N of the
+    spring's 50 kN). Read off the frame's state instead, the balance was 12,500 N off."""
+    h = 1e-3
+    model = slider(k=1000.0, c=2.0, gravity=(0.0, 0.0, 0.0), end_time=0.05)
+    r = core.simulate(replace(model, settings=replace(model.settings, integrator="stepper", step=h,
+                                                      output_rate=1.0 / h)))
+    assert r.success
+    felt = -r.spring_force[1:-1, 0] + r.joint_force[1:-1, 0, 0]           # along the slide (X), N
+    np.testing.assert_allclose(np.diff(r.velocity[1:, 0, 0]) - h * felt, 0.0, atol=1e-14)
+    np.testing.assert_allclose(r.acceleration[1:-1, 0, 0] - felt, 0.0, atol=1e-9)
+    assert np.ptp(r.spring_force[:, 0]) > 10.0                               # it moved
+    # a torsion spring on a hinged disc (I = 0.01 kg·m², 4000 N·m/rad, 20 N·m·s/rad: h²k/I = 0.4,
+    # h c/I = 2): I Δω = h (torque + the hinge's) about the axis (281 N·m of 1160 off before)
+    I = 0.01
+    disc = Model(
+        bodies=(Body(name="disc", mass=2.0, inertia=(6e3, 6e3, I * 1e6, 0, 0, 0), angular_velocity=(0, 0, 2.0)),),
+        frames=(Frame(name="axle"), Frame(name="hub", body="disc")),
+        joints=(Joint(name="hinge", type="revolute", frame_i="axle", frame_j="hub"),),
+        springs=(SpringDamper(name="torsion", type="rotational", frame_i="axle", frame_j="hub",
+                              stiffness=4000e3, damping=20e3, free_length=0.3),),
+        settings=SolverSettings(end_time=0.05, output_rate=1.0 / h, integrator="stepper", step=h, gravity=(0, 0, 0)))
+    r = core.simulate(disc)
+    assert r.success
+    torque = r.spring_force[1:-1, 0] + r.joint_torque[1:-1, 0, 2]
+    np.testing.assert_allclose(I * np.diff(r.angular_velocity[1:, 0, 2]) - h * torque, 0.0, atol=1e-14)
+
+
 @pytest.mark.parametrize("h_omega, warned", [(0.25, False), (0.31, True), (1.0, True)])
 def test_the_stepper_says_when_its_implicit_spring_took_the_oscillation_out(h_omega, warned):
     # a 1 kg block on an undamped 1000 N/mm spring (ω = 1000 rad/s), 1 mm out: taken implicitly
@@ -574,7 +604,7 @@ def test_the_stepper_steps_the_springs_and_bushings_lengths_by_their_second_rate
         B = sysm.bodies(ys)
         lines = []
         sysm.forces(0.0, B, sysm.kinematics(B), None, details=False, lines=lines)
-        b1, b2, e, a1, a2, *_, second = (np.concatenate(z) for z in zip(*lines))
+        b1, b2, e, a1, a2, *_, second, _ = (np.concatenate(z) for z in zip(*lines))
         v, w = B.packed[:, 3:6], B.packed[:, 6:9]       # the ground's row (-1) is at rest
         rate = (np.einsum("ki,ki->k", e, v[b1] - v[b2]) + np.einsum("ki,ki->k", a1, w[b1])
                 - np.einsum("ki,ki->k", a2, w[b2]))

@@ -218,7 +218,7 @@ def test_a05_the_stepper_reports_the_forces_its_couplers_and_hinges_carry(model,
     # implicit step stretches the couplers by the swing of their ends as well as along them (their
     # ends swing round at 3 m/s: 0.7 mm a step, 1225 N of the couplers' 42 N were read), and it does
     # not project the velocities that the forces are taken at (0.012 m/s: 460 N). Measured over 2 s
-    # at 1 ms against BDF (run): couplers 2.5 N of 44 N, hinges 0.75 N of 162 N, the shaft's pivot
+    # at 1 ms against BDF (run): couplers 1.2 N of 44 N, hinges 0.75 N of 162 N, the shaft's pivot
     # 0.32 N of 203 N (a frame reads the step from it); before, 776 N, 240 N and 415 N. Bounds: 1.5
     # times the old ones, a first-order method's error at this step (its slider height is 2.3e-3 m
     # off, 1.2e-3 of its travel)
