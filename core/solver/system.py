@@ -1222,6 +1222,8 @@ class System:
         """Put in :attr:`step_springs` the end-of-step force (N, tension) or torque (N·m) of each
         spring-damper and torsion spring the step took implicitly, the force it applied over the
         step; NaN for the others (their law at the step's start is what it applied)."""
+        if not len(self.step_springs):      # every step: nothing to do without springs
+            return
         self.step_springs[:] = np.nan
         if st is None:
             return
