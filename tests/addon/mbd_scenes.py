@@ -84,6 +84,43 @@ def add_force(scene, bob, name="Push", value="2 + 3*t", kind="FORCE", axis="X", 
     return force
 
 
+def gear_wheel(name, radius, location, mass, izz):
+    """A 10 mm thick disc body with its mass and inertia about its axle (Z) typed in."""
+    bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=radius, depth=10.0, location=location)
+    wheel = bpy.context.active_object
+    wheel.name = name
+    wheel.mbd.role, wheel.mbd.mass_mode, wheel.mbd.mass = "BODY", "EXPLICIT", mass
+    wheel.mbd.inertia = (izz / 2, izz / 2, izz, 0.0, 0.0, 0.0)
+    return wheel
+
+
+def gear_pair(frames=25):
+    """A mm scene, 24 fps: in a fixed housing gear A (20 teeth, pitch radius 20 mm) driven at
+    10 rad/s by motion "Drive" meshes with gear B (30 teeth, 50 mm away), braked by torque "Load"
+    of 5000 N·mm (B turns backwards: +Z opposes it); gear pair "Mesh", ratio 30/20 = 1.5.
+    The axles lie along world Z, the way gravity points: it has no moment about them."""
+    scene = setup_scene(0.001, 24, frames)
+    bpy.ops.mesh.primitive_cube_add(size=10.0, location=(25.0, 0.0, -40.0))
+    housing = bpy.context.active_object
+    housing.name, housing.mbd.role, housing.mbd.fixed = "Housing", "BODY", True
+    gears = {"A": gear_wheel("GearA", 20.0, (0.0, 0.0, 0.0), 0.5, 100.0),
+             "B": gear_wheel("GearB", 30.0, (50.0, 0.0, 0.0), 1.0, 450.0)}
+    for key, wheel in gears.items():
+        joint = scene.mbd.joints.add()
+        joint.name, joint.type = f"Axle{key}", "REVOLUTE"
+        joint.frame_i = frame(f"Axle{key}_i", tuple(wheel.location), parent=housing)
+        joint.frame_j = frame(f"Axle{key}_j", tuple(wheel.location), parent=wheel)
+    mesh = scene.mbd.couplers.add()
+    mesh.name, mesh.type, mesh.joint_i, mesh.joint_j, mesh.ratio = "Mesh", "GEAR", "AxleA", "AxleB", 1.5
+    drive = scene.mbd.motions.add()
+    drive.name, drive.joint, drive.value = "Drive", "AxleA", "10*t"
+    load = scene.mbd.forces.add()
+    load.name, load.type, load.body, load.axis, load.value = "Load", "TORQUE", gears["B"], "Z", "5000"
+    load.frame = frame("Load_RF", tuple(gears["B"].location), parent=gears["B"])
+    bpy.context.view_layer.update()
+    return scene, gears["A"], gears["B"]
+
+
 def diverging_pendulum():
     """The pendulum in a mm scene with a 1000 N/mm spring on its 1 kg bob (ω ≈ 1000 rad/s), which
     RK4 with a 0.02 s step, set here, diverges on."""

@@ -688,3 +688,30 @@ def test_bodies_deleted_since_simulate_are_named_quoted(addon, capfd):
     capfd.readouterr()
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     assert "Not in the scene any more, not baked: 'Ball'\n" in capfd.readouterr().out
+
+
+def test_a_baked_gear_pair_turns_at_its_ratio_and_its_drive_carries_the_load_through_it(addon):
+    """Gear A driven θ_A = 10 t, 30/20 teeth: gear B keyed at θ_B = −θ_A/1.5 on each frame
+    (t = (frame − 1)/24). At constant speed no torque goes into inertia, so power balances: the
+    drive gives τ ω_A = 5000 N·mm · ω_A/1.5, τ = 3333.3 N·mm; the mesh applies −3333.3 N·mm
+    along A's axle and −5000 N·mm along B's (it holds the load), doing no work itself."""
+    scene, gear_a, gear_b = ms.gear_pair()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    frames = list(range(1, 26))
+    t = (np.array(frames) - 1) / 24.0
+
+    def angle(obj):
+        q = ms.sampled(obj, "rotation_quaternion", frames)
+        return np.unwrap(2 * np.arctan2(q[:, 3], q[:, 0]))
+
+    # keys are float32: 1e-7 relative of the 10 rad turned
+    np.testing.assert_allclose(angle(gear_a), 10 * t, rtol=0, atol=2e-6)
+    np.testing.assert_allclose(angle(gear_b), -10 * t / 1.5, rtol=0, atol=2e-6)
+    telemetry = bpy.data.objects["MBD_Telemetry"]
+    for f in (1, 13, 25):
+        scene.frame_set(f)
+        assert telemetry["AxleB.angle [rad]"] == pytest.approx(-10 * (f - 1) / 24 / 1.5, abs=2e-6)
+        assert telemetry["Drive.effort [N*mm]"] == pytest.approx(5000 / 1.5, rel=1e-6)
+        assert telemetry["Mesh.torque_i [N*mm]"] == pytest.approx(-5000 / 1.5, rel=1e-6)
+        assert telemetry["Mesh.torque_j [N*mm]"] == pytest.approx(-5000, rel=1e-6)
+        assert telemetry["Drive.power [W]"] == pytest.approx(-telemetry["Load.power [W]"], rel=1e-6)
