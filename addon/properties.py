@@ -201,9 +201,11 @@ class MBD_PG_coupler(PropertyGroup):
     ), default="GEAR")
     joint_i: StringProperty(name="Joint I", description="Gear: first revolute joint; rack: the pinion joint")
     joint_j: StringProperty(name="Joint J", description="Gear: second revolute joint; rack: the rack joint")
-    ratio: FloatProperty(name="Ratio", description="teeth_j / teeth_i", default=1.0, min=1e-9)
+    # min 0, not a tiny positive number: a 0 typed in (or a negative, clamped to 0) must reach
+    # Validate as the error it is, not a gear turning 1e9 times its mate or a rack that never moves
+    ratio: FloatProperty(name="Ratio", description="teeth_j / teeth_i", default=1.0, min=0.0)
     internal: BoolProperty(name="Internal", description="A ring gear: both turn the same way")
-    pitch_radius: FloatProperty(name="Pitch Radius (mm)", default=10.0, min=1e-9)
+    pitch_radius: FloatProperty(name="Pitch Radius (mm)", default=10.0, min=0.0)
 
 
 class MBD_PG_contact(PropertyGroup):

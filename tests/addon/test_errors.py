@@ -533,3 +533,21 @@ def test_a_fixed_body_without_faces_is_a_ground_and_in_a_contact_is_told_to_get_
     contact.name, contact.body_i, contact.body_j = "Touch", bob, ground
     text = fails_unchanged(bpy.ops.mbd.validate, "Ground")
     assert "a fixed one with no faces, has nothing to collide" in text, text
+
+
+@pytest.mark.parametrize("kind, field", [("GEAR", "ratio"), ("RACK_PINION", "pitch_radius")])
+def test_a_zero_or_negative_gear_ratio_or_pitch_radius_is_an_error_naming_the_coupler(addon, kind, field):
+    """The panel kept 1e-9 for a 0 or a negative typed in: a ratio of 1e-9 asked gear B to turn
+    1e9 times gear A's angle and the run failed at its first step at "a dead point of motion
+    'Drive' ... change the motion's formula or the link lengths"; a pitch radius of 1e-9 mm
+    baked a rack that never moved, without a word."""
+    scene, _, _ = ms.gear_pair()
+    mesh = scene.mbd.couplers["Mesh"]
+    mesh.type = kind
+    scene.mbd.joints["AxleB"].type = "PRISMATIC" if kind == "RACK_PINION" else "REVOLUTE"
+    what = "gear pair" if kind == "GEAR" else "rack and pinion"
+    for value in (0.0, -1.5):
+        setattr(mesh, field, value)
+        assert getattr(mesh, field) == 0.0
+        label = mesh.bl_rna.properties[field].name
+        fails_unchanged(bpy.ops.mbd.bake, f"{what} 'Mesh': {label}: must be greater than 0")
