@@ -295,23 +295,7 @@ def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid) -> None:
     (a, b), (ea, eb) = pair, ends
     common = groups[0] & groups[1]
     if common:
-        # a gear joint measured from the shared body (frame_i on it), the other towards it (frame_j
-        # on it): that angle is the shared body's turn seen from the gear, of the opposite sign, so
-        # with the axes the same way the pair turns against its ratio's sense (a rack's sense is
-        # the user's to orient, see docs/model-format.md)
-        if fields[0] != "joint_i" or not _world_z(frames[a.frame_i], bodies) @ _world_z(frames[b.frame_i], bodies) > 0:
-            return
-        from_common = [rigid(e[0]) in common and rigid(e[1]) not in common for e in ends]
-        to_common = [rigid(e[1]) in common and rigid(e[0]) not in common for e in ends]
-        reversed_joint, other = (b, a) if from_common[0] and to_common[1] else \
-            (a, b) if to_common[0] and from_common[1] else (None, None)
-        if reversed_joint is not None:
-            shared = other.frame_i
-            _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
-                  f"joint {other.name!r} is measured from frame {shared!r} (its frame_i) on the body that carries "
-                  f"both joints, joint {reversed_joint.name!r} towards it (its frame_j there): its coordinate "
-                  "has the opposite sign, so the pair turns against its ratio's sense (external gears the same way)",
-                  f"Swap frame_i and frame_j of joint {reversed_joint.name!r}.", code="coupler-joint-reversed")
+        _coupler_sense(issues, path, fields, pair, ends, common, frames, bodies, rigid)
         return
     _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
           f"no body carries both joints: {a.name!r} joins {_on(ea[0])} and {_on(ea[1])}, {b.name!r} joins "
@@ -319,6 +303,49 @@ def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid) -> None:
           "the coupling ties coordinates measured from bodies that move apart",
           "Put both joints on the body that carries both axles (for a planetary train, hinge the sun and the "
           "ring to the carrier, whose own joint holds them on its axis).", code="coupler-bases-apart")
+
+
+#: |cos| of the angle between two gear axes below which their sense is not checked: axes more
+#: than 60° apart (bevel gears) have no "same way", their sense is the user's to orient
+PARALLEL_ENOUGH = 0.5
+
+
+def _coupler_sense(issues, path, fields, pair, ends, common, frames, bodies, rigid) -> None:
+    """Warn where a gear pair on the body they share turns against its ratio's sense. Each angle
+    is measured about its own joint's axis (Z of its frame_i), from the shared body (frame_i on
+    it) or towards it (frame_j on it: the shared body's turn seen from the gear, of the opposite
+    sign). On parallel axes the pair's sense is that of internal gears when both angles count
+    the same way, external ones otherwise: a joint measured towards the shared body, or turning
+    about the opposite axis, flips it (both together cancel). A rack's sense is the user's to
+    orient (see docs/model-format.md)."""
+    if fields[0] != "joint_i":
+        return
+    a, b = pair
+    along = _world_z(frames[a.frame_i], bodies) @ _world_z(frames[b.frame_i], bodies)
+    if abs(along) < PARALLEL_ENOUGH:
+        return
+    from_common = [rigid(e[0]) in common and rigid(e[1]) not in common for e in ends]
+    to_common = [rigid(e[1]) in common and rigid(e[0]) not in common for e in ends]
+    if not all(f or t for f, t in zip(from_common, to_common)):
+        return
+    if (from_common[0] == from_common[1]) == (along > 0):
+        return
+    if along > 0:
+        reversed_joint, other = (b, a) if from_common[0] else (a, b)
+        shared = other.frame_i
+        _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
+              f"joint {other.name!r} is measured from frame {shared!r} (its frame_i) on the body that carries "
+              f"both joints, joint {reversed_joint.name!r} towards it (its frame_j there): its coordinate "
+              "has the opposite sign, so the pair turns against its ratio's sense (external gears the same way)",
+              f"Swap frame_i and frame_j of joint {reversed_joint.name!r}.", code="coupler-joint-reversed")
+        return
+    _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
+          f"joints {a.name!r} and {b.name!r} turn about opposite axes (the Z axes of their frame_i "
+          f"{a.frame_i!r} and {b.frame_i!r} point opposite ways): each angle is measured about its own "
+          "joint's axis, so the pair turns against its ratio's sense (external gears the same way, an "
+          "internal one opposite ways)",
+          "Turn the frames of one of the joints over (frame_i and frame_j half a turn about their X) so both "
+          "Z axes point the same way.", code="coupler-axes-opposite")
 
 
 def unused_settings(settings) -> dict[str, str]:

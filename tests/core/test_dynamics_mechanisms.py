@@ -590,6 +590,37 @@ def test_a_planetary_train_with_its_sun_hinged_to_the_ground_is_warned_of():
         next(i.message for i in issues if "sun-planet0" in i.path)
 
 
+def test_a_planetary_train_with_its_sun_mesh_turned_over_is_warned_of():
+    """The sun mesh's frames half a turn about X (its Z down, the planets' up): the sun's angle
+    from the carrier counts the other way, each sun-planet pair turns as if its planet were
+    inside the sun, and the carrier ran backwards at −20/32 of the sun's speed (the planets
+    (θ_p − θ_c) = 20/16 (θ_s − θ_c) and = −52/16 θ_c on the held ring) instead of 20/72, without
+    a word. A train whose sun mesh is turned over and measured from the sun (frames swapped) is
+    right again, and neither it nor the right one is warned of."""
+    def turned_over(model, reverse=False):
+        half_turn_x = (0.0, 1.0, 0.0, 0.0)
+        frames = tuple(replace(f, orientation=half_turn_x) if f.name.startswith("sun mesh.") else f
+                       for f in model.frames)
+        joints = tuple(replace(j, frame_i=j.frame_j, frame_j=j.frame_i) if reverse and j.name == "sun mesh"
+                       else j for j in model.joints)
+        return replace(model, frames=frames, joints=joints)
+
+    def coupler_issues(model):
+        return [i for i in core.check(model) if i.code.startswith("coupler-")]
+
+    right = planetary(on_carrier=True)
+    assert not coupler_issues(right)
+    issues = coupler_issues(turned_over(right))
+    assert {(i.code, i.path) for i in issues} == {("coupler-axes-opposite", f"gear pair 'sun-planet{k}': joint_i, "
+                                                   "joint_j") for k in range(3)}
+    assert "joints 'sun mesh' and 'P0' turn about opposite axes" in issues[0].message
+    assert "Turn the frames of one of the joints over" in issues[0].hint
+    res = core.simulate(turned_over(right))
+    w_c, w_s = (res.angular_velocity[-1, res.body(b), 2] for b in ("carrier", "sun"))
+    assert w_c / w_s == pytest.approx(-20 / 32, rel=1e-6)
+    assert not coupler_issues(turned_over(right, reverse=True))
+
+
 def test_rack_and_pinion_ratio():
     """Rack slide = pitch_radius · θ (from t = 0), pinion driven θ = 2 t², pitch radius 40 mm."""
     p = Planar()

@@ -281,9 +281,20 @@ def test_a_gear_joint_measured_towards_the_housing_is_warned_of():
     turned_over = _gears(2.0, flip_j=True)
     j1, j2 = turned_over.joints
     turned_over = dataclasses.replace(turned_over, joints=(j1, swapped(j2)))
-    assert not [i for i in core.check(turned_over) if i.code == "coupler-joint-reversed"]
+    assert not [i for i in core.check(turned_over) if i.code.startswith("coupler-")]
     r = _simulate(turned_over)
     assert r.angular_velocity[-1, 0, 2] * r.angular_velocity[-1, 1, 2] < 0     # counter-rotating
+
+
+@pytest.mark.parametrize("internal", [False, True], ids=["external", "internal"])
+def test_a_gear_pair_on_opposite_axes_is_warned_of(internal):
+    """J2 about world −Z (both its frames turned over), J1 about +Z: each angle about its own
+    axis, the external pair turned both gears the same way (ω 2 and 1 rad/s about world −Z,
+    test_gear_pair_ratio_and_sense), the internal one opposite ways, without a word."""
+    warned = [i for i in core.check(_gears(2.0, internal=internal, flip_j=True)) if i.code.startswith("coupler-")]
+    assert [(i.code, i.path) for i in warned] == [("coupler-axes-opposite", "gear pair 'G': joint_i, joint_j")]
+    assert "joints 'J1' and 'J2' turn about opposite axes" in warned[0].message
+    assert not [i for i in core.check(_gears(2.0, internal=internal)) if i.code.startswith("coupler-")]
 
 
 def _rack(drive, value, rack_offset=0.0):
