@@ -715,3 +715,6 @@ def test_a_baked_gear_pair_turns_at_its_ratio_and_its_drive_carries_the_load_thr
         assert telemetry["Mesh.torque_i [N*mm]"] == pytest.approx(-5000 / 1.5, rel=1e-6)
         assert telemetry["Mesh.torque_j [N*mm]"] == pytest.approx(-5000, rel=1e-6)
         assert telemetry["Drive.power [W]"] == pytest.approx(-telemetry["Load.power [W]"], rel=1e-6)
+        # the mesh acts along the axles' coordinates only: B's bearing holds its 1 kg up and no
+        # tooth force (a real mesh adds 5000/30 = 166.7 N, docs/model-format.md "Couplers")
+        np.testing.assert_allclose(telemetry["AxleB.reaction_force [N]"], (0.0, 0.0, 9.81), atol=1e-6)
