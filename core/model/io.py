@@ -246,9 +246,13 @@ def _did_you_mean(key, known) -> str:
 
 def _build_coupler(item, label, issues):
     types = {"gear": spec.GearPair, "rack_pinion": spec.RackPinion}
+    if not isinstance(item, dict):
+        issues.append(Issue("error", "invalid-field", label, 'must be an object such as {"type": "gear", "name": "G", '
+                            f'"joint_i": "A", "joint_j": "B", "ratio": 2}}, got {item!r}'))
+        return None
     if _type_of(item) not in types:
-        got = item.get("type") if isinstance(item, dict) else item
-        issues.append(Issue("error", "invalid-field", f"{label}: type", f"must be 'gear' or 'rack_pinion', got {got!r}"))
+        issues.append(Issue("error", "invalid-field", f"{label}: type",
+                            f"must be 'gear' or 'rack_pinion', got {item.get('type')!r}"))
         return None
     return _build(types[item["type"]], {k: v for k, v in item.items() if k != "type"}, label, issues)
 

@@ -315,6 +315,18 @@ def test_a_geometry_that_is_no_object_says_what_one_looks_like():
     assert issue.message == 'must be an object such as {"type": "box", "size": [100, 20, 10]}, got \'box\''
 
 
+def test_a_coupler_that_is_no_object_says_what_one_looks_like():
+    # it said "couplers[0]: type: must be 'gear' or 'rack_pinion', got 'gear'"
+    data = _base()
+    data["couplers"] = ["gear"]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    (issue,) = _issues(info)
+    assert issue.path == "couplers[0]"
+    assert issue.message == ('must be an object such as {"type": "gear", "name": "G", "joint_i": "A", '
+                             '"joint_j": "B", "ratio": 2}, got \'gear\'')
+
+
 @pytest.mark.parametrize("settings, says", [
     ({"rtol": 1.0}, "settings: rtol: must be below 1 (at 1 a step may be as wrong as the values it gives"),
     ({"max_step": 1e-12, "end_time": 1.0}, "settings: max_step: 1e-12 s would take more than 1e+10 steps for the "
