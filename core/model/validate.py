@@ -130,7 +130,8 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
             _err(issues, f"{path}: {list(want)[1]}",
                  f"couples joint {names[0]!r} with itself; name two different joints")
         elif all(joints.get(n) is not None and joints[n].type == t for n, t in zip(names, want.values())):
-            _coupler_bases(issues, path, list(want), [joints[n] for n in names], frames, bodies, rigid)
+            _coupler_bases(issues, path, list(want), [joints[n] for n in names], frames, bodies, rigid,
+                           model.joints)
 
     driven = Counter()
     for m in model.motions:
@@ -280,7 +281,7 @@ def _rigid_groups(model, frames, bodies):
     return find
 
 
-def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid) -> None:
+def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid, all_joints) -> None:
     """Warn where no body carries both joints of a coupler: each joint's coordinate is measured
     from its own frame_i's body, so a gear mesh or a rack's travel is only right when both are
     measured from the body that carries both axles (a planetary's carrier). A sun hinged to the
@@ -297,12 +298,35 @@ def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid) -> None:
     if common:
         _coupler_sense(issues, path, fields, pair, ends, common, frames, bodies, rigid)
         return
+    hint = ("Put both joints on the body that carries both axles (for a planetary train, hinge the sun and the "
+            "ring to the carrier, whose own joint holds them on its axis).")
+    # (a gear only: the carrier turns about the sun's axis to keep the mesh; a rack's carriage slides)
+    for grounded, (ground, gear), other in ((a, ea, b), (b, eb, a)) if fields[0] == "joint_i" else ():
+        if rigid(ground) is not None or rigid(gear) is None:
+            continue        # not a gear on a bearing to the ground (frame_i there)
+        carrier = _carrier(other, {None, rigid(gear)}, frames, rigid, all_joints)
+        if carrier is not None:
+            hint = (f"Hinge body {gear!r} to body {carrier!r} too: a revolute joint with frame_i on {carrier!r} and "
+                    f"frame_j on {gear!r}, on the axis of joint {grounded.name!r} (which keeps holding it), "
+                    f"and name that joint here in place of {grounded.name!r}.")
+            break
     _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
           f"no body carries both joints: {a.name!r} joins {_on(ea[0])} and {_on(ea[1])}, {b.name!r} joins "
           f"{_on(eb[0])} and {_on(eb[1])}; each joint's coordinate is measured from its frame_i's body, so "
-          "the coupling ties coordinates measured from bodies that move apart",
-          "Put both joints on the body that carries both axles (for a planetary train, hinge the sun and the "
-          "ring to the carrier, whose own joint holds them on its axis).", code="coupler-bases-apart")
+          "the coupling ties coordinates measured from bodies that move apart", hint, code="coupler-bases-apart")
+
+
+def _carrier(planet_joint, sun_side, frames, rigid, all_joints):
+    """The body that carries a planet and would carry the sun too: the end of ``planet_joint``
+    that another joint holds to the ground or to the sun (``sun_side``, their groups), where the
+    planet itself hangs on that joint alone; None unless exactly one end is so held."""
+    def touched(joint):
+        return {rigid(frames[f].body) for f in (joint.frame_i, joint.frame_j) if f in frames}
+
+    held = [frames[f].body for f in (planet_joint.frame_i, planet_joint.frame_j)
+            if any(j is not planet_joint and rigid(frames[f].body) in touched(j) and touched(j) & sun_side
+                   for j in all_joints)]
+    return held[0] if len(held) == 1 else None
 
 
 #: |cos| of the angle between two gear axes below which their sense is not checked: axes more

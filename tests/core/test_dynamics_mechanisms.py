@@ -586,8 +586,15 @@ def test_a_planetary_train_with_its_sun_hinged_to_the_ground_is_warned_of():
     issues = [i for i in core.check(planetary(on_carrier=False)) if i.code == "coupler-bases-apart"]
     assert {i.path for i in issues} == {f"gear pair {n!r}: joint_i, joint_j"
                                         for k in range(3) for n in (f"sun-planet{k}", f"planet{k}-ring")}
+    sun_planet, planet_ring = (next(i for i in issues if name in i.path) for name in ("sun-planet0", "planet0-ring"))
     assert "'sun bearing' joins the world and body 'sun', 'P0' joins body 'carrier' and body 'planet0'" in \
-        next(i.message for i in issues if "sun-planet0" in i.path)
+        sun_planet.message
+    # what to change, by name: the hint once only said "hinge the sun and the ring to the carrier"
+    # (the carrier is the end of 'P0' that another joint holds to the ground)
+    assert sun_planet.hint == ("Hinge body 'sun' to body 'carrier' too: a revolute joint with frame_i on 'carrier' "
+                               "and frame_j on 'sun', on the axis of joint 'sun bearing' (which keeps holding it), "
+                               "and name that joint here in place of 'sun bearing'.")
+    assert planet_ring.hint.startswith("Hinge body 'ring' to body 'carrier' too")
 
 
 def test_a_planetary_train_with_its_sun_mesh_turned_over_is_warned_of():

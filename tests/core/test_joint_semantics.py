@@ -310,6 +310,24 @@ def _rack(drive, value, rack_offset=0.0):
                  motions=(Motion(name="M", joint=drive, value=value),), settings=ONE_SECOND)
 
 
+def test_a_rack_on_a_sliding_carriage_is_warned_of_without_a_hinge_to_it():
+    """The rack slides on a carriage that slides on the ground: its slide is measured from the
+    carriage, the pinion's angle from the ground, which is warned of; hinging the pinion to the
+    carriage, as a sun to its carrier, would be no cure (the carriage does not turn about the
+    pinion), so the hint is the general one."""
+    model = _rack("Jp", "t")
+    carriage = Body(name="C", mass=1.0, inertia=(INERTIA,) * 3 + (0, 0, 0), position=(0, -50, 0))
+    model = dataclasses.replace(
+        model, bodies=model.bodies + (carriage,),
+        frames=model.frames + (Frame(name="Cw", body="C", orientation=ALONG_X),
+                               Frame(name="Wc", position=(0, -50, 0), orientation=ALONG_X)),
+        joints=(model.joints[0], Joint(name="Jr", type="prismatic", frame_i="Cw", frame_j="Br"),
+                Joint(name="Jc", type="prismatic", frame_i="Wc", frame_j="Cw")))
+    (warned,) = [i for i in core.check(model) if i.code == "coupler-bases-apart"]
+    assert warned.path == "rack and pinion 'RP': pinion_joint, rack_joint"
+    assert warned.hint.startswith("Put both joints on the body that carries both axles")
+
+
 def test_rack_and_pinion_slides_pitch_radius_mm_per_radian():
     """s = r θ with r = 10 mm; the rack's frame_i is 30 mm before its frame_j along the rail, and
     the slide still starts at 0. Driving θ = t² / 2 + t (α = 1): the drive's effort is the
