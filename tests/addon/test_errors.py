@@ -551,3 +551,20 @@ def test_a_zero_or_negative_gear_ratio_or_pitch_radius_is_an_error_naming_the_co
         assert getattr(mesh, field) == 0.0
         label = mesh.bl_rna.properties[field].name
         fails_unchanged(bpy.ops.mbd.bake, f"{what} 'Mesh': {label}: must be greater than 0")
+
+
+def test_a_coupler_warning_names_the_joints_frames_as_their_panel_does(addon):
+    """Gear B's axle with its frames swapped (Frame I on the gear): the warning said "joint 'AxleB'
+    towards it (its frame_j there) ... Swap frame_i and frame_j of joint 'AxleB'.", the model
+    file's names for what the joint panel shows as Frame I and Frame J."""
+    from addon.operators import MBD_OT_validate
+    scene, _, _ = ms.gear_pair()
+    axle = scene.mbd.joints["AxleB"]
+    axle.frame_i, axle.frame_j = axle.frame_j, axle.frame_i
+    op = ms.Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    (reversed_axle,) = [text for level, text in op.reports if level == "WARNING" and "gear pair 'Mesh'" in text]
+    assert reversed_axle.startswith("gear pair 'Mesh': Joint I, Joint J: joint 'AxleA' is measured from frame "
+                                    "'AxleA_i' (its Frame I)")
+    assert reversed_axle.endswith("Swap Frame I and Frame J of joint 'AxleB'.")
+    assert "frame_i" not in reversed_axle and "frame_j" not in reversed_axle
