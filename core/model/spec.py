@@ -73,6 +73,18 @@ def _is_number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def _number_hint(value) -> str:
+    """What to write for a text where the model file takes a number: a quoted number, or a
+    formula (only motions and forces take formulas)."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        float(value)
+    except ValueError:
+        return "Give the number it works out to: only the values of motions and forces are formulas of t."
+    return "Write the number without quotes."
+
+
 def _real(value) -> float:
     """``value`` as a float; TypeError for a string or anything else that is no number."""
     if not _is_number(value):
@@ -110,7 +122,7 @@ class _Checker:
                 self.error(fieldname, "is required, got nothing")
             return None
         if not _is_number(value):
-            self.error(fieldname, f"must be a number, got {value!r}")
+            self.error(fieldname, f"must be a number, got {value!r}", _number_hint(value))
             return value
         try:
             value = float(value)

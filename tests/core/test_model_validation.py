@@ -14,7 +14,7 @@ import pytest
 
 import core
 from core import ModelError, compile_model, load_model
-from core.model import Body, Box, Frame, Joint, Model, model_from_dict
+from core.model import Body, Box, Frame, GearPair, Joint, Model, model_from_dict
 
 INVALID = Path(__file__).parent / "data" / "invalid"
 
@@ -313,6 +313,18 @@ def test_a_geometry_that_is_no_object_says_what_one_looks_like():
     (issue,) = _issues(info)
     assert issue.path == "body 'arm': geometry"
     assert issue.message == 'must be an object such as {"type": "box", "size": [100, 20, 10]}, got \'box\''
+
+
+@pytest.mark.parametrize("ratio, hint", [
+    ("30/20", "Give the number it works out to: only the values of motions and forces are formulas of t."),
+    ("1.5", "Write the number without quotes."),
+])
+def test_a_gear_ratio_given_as_a_text_is_told_what_to_write(ratio, hint):
+    # "ratio: must be a number, got '30/20'" left open whether a formula was the trouble
+    with pytest.raises(ModelError) as info:
+        GearPair(name="G", joint_i="A", joint_j="B", ratio=ratio)
+    (issue,) = _issues(info)
+    assert (issue.path, issue.message, issue.hint) == ("gear pair 'G': ratio", f"must be a number, got {ratio!r}", hint)
 
 
 def test_a_coupler_that_is_no_object_says_what_one_looks_like():
