@@ -124,7 +124,8 @@ class MBD_PG_joint(PropertyGroup):
     frame_i: _frame_pointer("Frame I", "First reference frame; its Z axis is the joint axis")
     frame_j: _frame_pointer("Frame J", "Second reference frame, on the other body")
     use_length: BoolProperty(name="Set Length", description="Off: the initial distance")
-    length: FloatProperty(name="Length (mm)", default=100.0, min=1e-9)
+    # min 0 as for a gear ratio: a 0 typed in must reach Validate as an error, not a 1e-9 mm rod
+    length: FloatProperty(name="Length (mm)", default=100.0, min=0.0)
 
 
 class MBD_PG_motion(PropertyGroup):

@@ -553,6 +553,17 @@ def test_a_zero_or_negative_gear_ratio_or_pitch_radius_is_an_error_naming_the_co
         fails_unchanged(bpy.ops.mbd.bake, f"{what} 'Mesh': {label}: must be greater than 0")
 
 
+def test_a_zero_or_negative_distance_length_is_an_error_naming_the_joint(addon):
+    """The panel kept 1e-9 mm for a 0 or a negative typed in: a rod of no length, run as given."""
+    scene, _, _ = ms.gear_pair()
+    axle = scene.mbd.joints["AxleB"]
+    axle.type, axle.use_length = "DISTANCE", True
+    for value in (0.0, -3.0):
+        axle.length = value
+        assert axle.length == 0.0
+        fails_unchanged(bpy.ops.mbd.bake, "joint 'AxleB': Length (mm): must be greater than 0")
+
+
 def test_a_coupler_warning_names_the_joints_frames_as_their_panel_does(addon):
     """Gear B's axle with its frames swapped (Frame I on the gear): the warning said "joint 'AxleB'
     towards it (its frame_j there) ... Swap frame_i and frame_j of joint 'AxleB'.", the model
