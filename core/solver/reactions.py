@@ -23,8 +23,8 @@ CHUNK = 512
 def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict:
     """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,).
     The stepper's frames give their ``run_states`` (T, size), the states its run went on from (see
-    ``_Run.run_states``), and ``steps``: (a list of (u_next, λ, spring forces) of the step that starts at each
-    frame's run state, h; see ``_Run.run_steps``). A frame with one reports that step's
+    ``_Run.run_states``), and ``steps``: (a list of (u_next, λ, spring forces, bushing forces) of
+    the step that starts at each frame's run state, h; see ``_Run.run_steps``). A frame with one reports that step's
     (u_next − u)/h and the joints' impulses over it divided by h (:meth:`System.reactions`); a
     frame without (the first; the last of a run cut short) the accelerations' solve at its run state.
 
@@ -78,7 +78,7 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict
             return out
         for k in range(T):
             if steps is not None and k < len(steps[0]) and steps[0][k] is not None:
-                u_next, lam, _ = steps[0][k]
+                u_next, lam = steps[0][k][:2]
                 udot, lam, jw, B = sysm.reactions(t[k], run_states[k], (u_next, lam, steps[1]))
             else:
                 udot, lam, jw, B = sysm.reactions(t[k], states[k] if run_states is None else run_states[k])

@@ -402,8 +402,8 @@ class _Run:
         self.run_states: list[np.ndarray] | None = None
         # and, per frame but the first, the step that starts at it, which a frame reports: its end
         # velocities and its joints' impulses (System.step_lam), so that (v' − v)/h is the reported
-        # acceleration and m Δv = h ΣF holds for the reported forces, its implicit springs' forces
-        # (System.step_springs), and its contacts' forces
+        # acceleration and m Δv = h ΣF holds for the reported forces, its implicit springs' and
+        # bushings' forces (System.step_springs, System.step_bushings), and its contacts' forces
         # (System.step_contact: implicit points act at their end-of-step forces, not the state's).
         # Read at the frame's state instead, the cam follower of blend_examples at one step a frame
         # (2000/s) reported accelerations that summed to 0.288 m/s where its velocity changed by
@@ -411,7 +411,7 @@ class _Run:
         # (None) reads its state: the first step goes from the start's velocities to those of its
         # midpoint, as every later step ends at, half a step's change (a flyball governor's hinges
         # read 34 N of their 162 N over it)
-        self.run_steps: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] | None = None
+        self.run_steps: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None] | None = None
         self.run_contacts: list[np.ndarray] | None = None
         self.n_eval = 0
         self.n_jac = 0
@@ -1772,7 +1772,8 @@ class _Run:
     def keep_step(self, u_next):
         """Keep the stepper step just taken, the first from a frame, as that frame's (see run_steps)."""
         sysm = self.sys
-        self.run_steps.append((u_next.copy(), sysm.step_lam.copy(), sysm.step_springs.copy()))
+        self.run_steps.append((u_next.copy(), sysm.step_lam.copy(), sysm.step_springs.copy(),
+                               sysm.step_bushings.copy()))
         self.run_contacts.append(sysm.step_contact.copy())
 
     def step_past_the_end(self, t, y, h):
@@ -2004,9 +2005,11 @@ class _Run:
                 out["constraint_error_angle"][k] = np.max(Cp[sysm.row_is_angle], initial=0.0)
                 out["velocity_error"][k] = np.max(np.abs(d["vel_error"]), initial=0.0)
         for k, step in enumerate(self.run_steps[:T] if self.run_steps is not None else ()):
-            if step is not None:    # the springs the step took implicitly: the force they applied
+            if step is not None:    # the springs and bushings the step took implicitly: what they applied
                 held = ~np.isnan(step[2])
                 out["spring_force"][k, held] = step[2][held]
+                held = ~np.isnan(step[3][:, 0, 0])
+                out["bushing_force"][k, held], out["bushing_torque"][k, held] = step[3][held, 0], step[3][held, 1]
         out.update(joint_coordinates(cm, self.t_out[:T], out["com"], out["orientation"], out["velocity"],
                                      out["angular_velocity"], self.tracked_joint_angles()))
         if T:
