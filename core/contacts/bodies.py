@@ -470,6 +470,20 @@ class ContactSet:
         touching = depths > 0.0
         self.load[touching] += np.c_[np.linalg.norm(self.last_force[touching], axis=1), np.ones(touching.sum())]
 
+    def normal_wrench(self, c: int, x, R, v, w) -> np.ndarray:
+        """(2, 6) N, N·m: the wrenches of contact ``c``'s normal forces alone on its two bodies
+        (as :attr:`last_wrench`, friction left out) at the state x, R, v, w (as for
+        :meth:`evaluate`). For warnings: the pair's counters are left as they were."""
+        pair = self.pairs[c]
+        counters = replace(pair.stats)
+        pose_i, pose_j = self._poses(c, x, R, v, w)
+        det = pair.evaluate(*pose_i, *pose_j, details=True)[2]
+        pair.stats = counters
+        f = det.normal_force[:, None] * det.normals         # on body i
+        G, H = f.sum(axis=0), np.cross(det.points, f).sum(axis=0)
+        return np.array([np.concatenate([G, H - np.cross(pose_i[1], G)]),
+                         np.concatenate([-G, -H + np.cross(pose_j[1], G)])])
+
     def oscillation(self, c: int, depth: float, mass, free_turn, lever=None, stiffness=None, held=None):
         """(stiffness N/m, effective mass kg, ω 1/s) of contact ``c`` at penetration ``depth`` (m):
         the slope e k δ^(e−1) of its force (or ``stiffness``, N/m, where known and stiffer: that
@@ -550,9 +564,10 @@ class ContactSet:
           came to rest, 0.45 (3e-5 s) bounced higher than it fell, 0.78 and
           2.1 (5e-5, 1e-4 s) threw it 0.8 and 2 m up; the bundled cam example (a
           follower on a prismatic joint, a linear contact held closed, at 5e-4 s) runs at
-          0.30 against its 0.5 kg follower alone, the cam being driven (0.545 kg along the force,
-          which friction tilts off the guide by 1 + μ²; the cam's 0.79 kg, counted as free to give
-          before, made it 0.40). Above :data:`STEP_OMEGA` a warning advises the step at
+          0.31 against its 0.5 kg follower alone, the cam being driven and the guide taking the
+          friction (0.545 kg along the total force, tilted off the guide by 1 + μ², made it 0.30;
+          the cam's 0.79 kg, counted as free to give before, 0.40). Above :data:`STEP_OMEGA` a
+          warning advises the step at
           :data:`STEP_OMEGA_ADVISED`, of ω at the depth its impacts reach
           (:meth:`advice_oscillation`); where that step would take more than
           :data:`ABSURD_STEPS` for the ``run_time`` (s), :meth:`_long_run_hint` says
