@@ -1744,7 +1744,7 @@ class _Run:
             t = self.t_out[k - 1]
             for i in range(sub):
                 y = step_fn(t + i * h, y, h)
-                if stepper and i == 0 and k > 1:
+                if stepper and i == 0 and len(self.run_steps) < k:     # (a frame's own report step: kept)
                     self.keep_step(y[self.sys.sl_u])
                 self.n_steps += 1
                 if contacts is not None:    # a step that carries parts past their depth band (warned)
@@ -1760,14 +1760,21 @@ class _Run:
             # 1 ms) and erp pulls the positions back. Its frames are projected for the results
             # only, or the motion would depend on the frame rate; a position drift erp lets grow
             # goes back into the run
-            if not (step_fn == self.stepper_step and self.position_share < _STEPPER_OWN_DRIFT):
+            arrived = y
+            if not (stepper and self.position_share < _STEPPER_OWN_DRIFT):
                 y = shown
             self.states.append(shown)
             if self.run_states is not None:
-                self.run_states.append(y)
+                self.run_states.append(arrived)
+                # a projection's velocities meet the joints at the frame, a step's at the midpoint of
+                # the next: the step from it reads that half step as an acceleration (a gyroscope's
+                # ball joint at 1 ms, every frame projected: 7.2 N of its 9.81 N), so the frame
+                # reports a step from the state the run arrived at, as an unprojected frame does
+                if y is not arrived and k < len(self.t_out) - 1:
+                    self.report_step(t, arrived, h)
             self.report(t)
         if stepper and len(self.t_out) > 1:
-            self.step_past_the_end(self.t_out[-1], y, h)
+            self.report_step(self.t_out[-1], arrived, h)
 
     def keep_step(self, u_next):
         """Keep the stepper step just taken, the first from a frame, as that frame's (see run_steps)."""
@@ -1776,16 +1783,19 @@ class _Run:
                                sysm.step_bushings.copy()))
         self.run_contacts.append(sysm.step_contact.copy())
 
-    def step_past_the_end(self, t, y, h):
-        """The last frame's step (see run_steps), taken for its report only: the run's tallies of
-        the implicit elements' energy are kept as they were. A step that fails there (a motion's
-        dead point just past the end) leaves that frame to the accelerations' solve at its state."""
+    def report_step(self, t, y, h):
+        """A frame's step (see run_steps) from its state y, taken for its report only (the last
+        frame's, and one whose projection the run goes on from): the run's tallies of the implicit
+        elements' energy are kept as they were. A step that fails (a motion's dead point just past
+        the end) leaves that frame to the accelerations' solve at its state."""
         sysm = self.sys
         tallies = (sysm.implicit_loss.copy(), sysm.implicit_damped.copy(), sysm.spring_implicit_loss,
                    sysm.spring_implicit_damped, sysm.spring_h_omega)
         try:
             _, u, _ = sysm.velocity_step(t, y, h, self.s.erp)
         except (SolverError, np.linalg.LinAlgError):
+            self.run_steps.append(None)
+            self.run_contacts.append(np.full_like(sysm.step_contact, np.nan))
             return
         finally:
             (sysm.implicit_loss, sysm.implicit_damped, sysm.spring_implicit_loss, sysm.spring_implicit_damped,
