@@ -884,7 +884,10 @@ class _Run:
             e = out["kinetic_energy"][:T] + out["potential_energy"][:T] + out["elastic_energy"][:T]
             # counted once where it changes form one way: _energy_scale counts a fall or a roll downhill
             # twice (its kinetic and its potential energy), and a ball that rolled 3.7 % slow had lost
-            # under 2 % of that; the largest kinetic energy alone would make a creep's settling news
+            # under 2 % of that; the largest kinetic energy alone would make a creep's settling news.
+            # Not the energy check's _energy_swing: in a cradle the energy passes from ball to ball as
+            # kinetic energy, whose range is then only what the run lost (0.025 J of a 3-ball
+            # cradle's 0.05 J at 1 ms, which read its 50 % loss as 100 %)
             scale = max(float(np.max(out["kinetic_energy"][:T])), 0.5 * _energy_scale(
                 dict(out, elastic_energy=out["elastic_energy"][:T] - contact_energy[:T]), T))
             implicit = (sysm.implicit_loss, sysm.implicit_damped, scale, float(np.max(e[0] - e)))
