@@ -31,7 +31,7 @@ from ..spatial import quat_to_matrix, quat_unwrap
 from . import batch, jacobian
 from .interpolate import StepHermite
 from .reactions import frame_dynamics
-from .system import System, rotated
+from .system import _IMPLICIT_H_OMEGA, System, rotated
 from .threads import one_blas_thread
 
 log = logging.getLogger(__name__)
@@ -104,6 +104,11 @@ _ENERGY_DRIFT = 0.01
 #: ... but a change below this share of the energy in the run (:func:`_energy_scale`: a spinning
 #: rotor's included) is never reported: the rounding and tolerances of a correct run
 _ENERGY_FLOOR = 1e-3
+#: degrees of phase that a fixed-step run may put its fastest oscillation ahead or behind over the run
+#: before it is reported (_Run.check_phase), and the share of the energy that changes form that
+#: oscillation must hold at a frame to count as moving there (a stiff mount that never swings has no
+#: phase to see)
+_PHASE_DRIFT, _PHASE_SHARE = 20.0, 0.05
 #: a run whose output frames would take more than this share of the computer's memory is refused
 #: before it starts: it would end in swapping or the system killing the process (and Blender with
 #: the user's scene), and the add-on keeps the results besides the keyframes baked from them
@@ -434,6 +439,7 @@ class _Run:
         self.logged = len(cm.warnings)
         self.overflowed = False  # a trial stage overflowed since the last accepted step (RK45, DOP853)
         self.note = ""           # Progress.note
+        self.phase_mode = None   # the fastest oscillation a fixed-step run may drift in phase (oscillation)
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
         self.crawl_checked_mean = None   # step_mean at check_contact_steps' previous look
         self.contact_warned = False   # check_contact_steps has warned
@@ -1198,6 +1204,7 @@ class _Run:
                 B0 = sysm.bodies(y0)
                 self.warnings.extend(sysm.contacts.overlap_issues(B0.x, B0.R))
             self.check_stiffness(y0)
+            self.phase_mode = self.oscillation(y0)
             # a diverging run overflows on its way to the state that stops it with a message: numpy's
             # warnings about it would only be noise in the console (and scipy's trial stages overflow too)
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -1374,6 +1381,88 @@ class _Run:
         if log_now:
             self.log_pending()
 
+    def oscillation(self, y0):
+        """(ω, mode shape, where) of the fastest oscillation at t = 0 that a fixed-step run (the
+        stepper, RK4) follows with a frequency error (:func:`_frequency_error`), or None: none fast
+        enough to drift :data:`_PHASE_DRIFT` over the run, or one the run handles otherwise (a
+        stepper's spring beyond h·ω = 0.3 is taken implicitly and its loss reported; RK4 beyond its
+        stability limit is reported stiff; a decay has no phase; a spin's modes are the motion).
+        The mode shape is the velocity part of the power iteration's last iterate, which lies in
+        the span of the oscillation's eigenvectors."""
+        s, sysm = self.s, self.sys
+        if s.integrator not in ("stepper", "RK4") or sysm.n == 0 or self.t_out[-1] <= 0:
+            return None
+        h, t_end = s.fixed_step(), float(self.t_out[-1])
+        # the slowest ω whose phase could reach the limit over the run: slower modes need no estimate
+        floor = _frequency_at_phase(s.integrator, h, t_end, math.radians(_PHASE_DRIFT))
+        try:
+            with np.errstate(all="ignore"):
+                omega, v = self.fastest_rate(y0, floor)
+                if not (floor <= omega and omega * h <= (_IMPLICIT_H_OMEGA if s.integrator == "stepper"
+                                                          else _STABLE_H_RHO["RK4"])):
+                    return None
+                w = sysm.bodies(y0).w
+                if omega <= _SPIN_MODES * float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0))):
+                    return None
+                if self.kink(y0, v, omega) or self.decays(y0, v):
+                    return None
+        except (np.linalg.LinAlgError, FloatingPointError, ValueError):
+            return None
+        shape = v[sysm.sl_u]
+        if not np.any(shape):
+            return None
+        # a pendulum's bob swings with no force element on it: nothing suspect about its inertia
+        name = self.fastest_body_name(y0, v)
+        acting = self.acting_on(name)
+        return omega, shape, f"body {name!r}" + (f" (acted on by {', '.join(acting)})" if acting else "")
+
+    def check_phase(self, out, T):
+        """Warn when a fixed-step run's fastest oscillation (:meth:`oscillation`) drifted more than
+        :data:`_PHASE_DRIFT` degrees of phase by the last frame at which it still moved (its kinetic
+        energy along the mode shape, with the inertia at t = 0, at least :data:`_PHASE_SHARE` of the
+        energy that changes form). The stepper is symplectic Euler on a spring: it keeps the amplitude
+        and the energy within h·ω/2, so nothing else says that a 30 Hz spring-mass at 1 ms runs 0.15 %
+        fast, 166° ahead after 10 s (measured: docs/solvers.md, "Phase")."""
+        mode = self.phase_mode
+        if mode is None or T < 2:
+            return
+        omega, shape, where = mode
+        n = self.sys.n
+        B0 = self.sys.bodies(self.sys.y0)
+        lin, ang = shape[:3 * n].reshape(n, 3), shape[3 * n:].reshape(n, 3)
+        M_lin, M_ang = self.cm.mass[:, None] * lin, np.einsum("ijk,ik->ij", B0.I_W, ang)
+        modal = (np.einsum("tij,ij->t", out["velocity"][:T], M_lin)
+                 + np.einsum("tij,ij->t", out["angular_velocity"][:T], M_ang))
+        mode_energy = 0.5 * modal ** 2 / float(np.sum(lin * M_lin) + np.sum(ang * M_ang))
+        moving = np.flatnonzero(mode_energy > _PHASE_SHARE * _energy_swing(out, T))
+        if not len(moving):
+            return      # (a model at rest, whose swing is 0, included)
+        t_moving = float(self.t_out[moving[-1]])
+        h, integrator = self.s.fixed_step(), self.s.integrator
+        stepper = integrator == "stepper"
+        error = _frequency_error(integrator, h * omega)
+        drift = math.degrees(abs(error) * omega * t_moving)
+        if drift <= _PHASE_DRIFT:
+            return
+        # the step that drifts half the limit: the error grows with h·ω over the range checked
+        low, high = 0.0, h
+        for _ in range(40):
+            mid = 0.5 * (low + high)
+            kept = math.degrees(abs(_frequency_error(integrator, mid * omega)) * omega * t_moving) <= _PHASE_DRIFT / 2
+            low, high = (mid, high) if kept else (low, mid)
+        h_kept = low
+        issue = Issue(
+            "warning", "phase-drift", "settings: step",
+            f"the model's fastest oscillation ({omega / (2 * math.pi):.3g} Hz, {omega:.3g} rad/s, moving {where}) "
+            f"runs {abs(error):.2%} {'fast' if error > 0 else 'slow'} on {'the stepper' if stepper else 'RK4'} at "
+            f"the fixed step {h:.3g} s (h·ω = {h * omega:.2g}): by t = {t_moving:.4g} s it is some {drift:.0f}° "
+            f"{'ahead of' if error > 0 else 'behind'} its true motion"
+            + (" (the stepper keeps its amplitude and energy, so nothing else shows it)" if stepper else ""),
+            f"Use a step of at most {h_kept:.2g} s (about {_PHASE_DRIFT / 2:.0f}° over this run), or an adaptive "
+            "integrator (DOP853).")
+        self.warnings.append(issue)
+        log.warning("%s", issue)
+
     def check_contact_steps(self, t, y, depths):
         """Once a run, while an adaptive method crawls: a warning when a touching contact holds
         the steps so short that the rest of the run needs more than ``ABSURD_STEPS`` of them,
@@ -1487,15 +1576,20 @@ class _Run:
         acting += [f"bushing {e.name!r}" for e in model.bushings if name in (body_of[e.frame_i], body_of[e.frame_j])]
         return acting
 
-    def fastest_body(self, y, v) -> str:
-        """"body 'X' (acted on by …)": the body with the largest share of the kinetic energy of
-        the velocity part of ``v`` (a mode's direction), and the force elements (but contacts) on it."""
+    def fastest_body_name(self, y, v) -> str:
+        """The body with the largest share of the kinetic energy of the velocity part of ``v`` (a
+        mode's direction)."""
         sysm, n = self.sys, self.sys.n
         B = sysm.bodies(y)
         u = v[sysm.sl_u]
         lin, ang = u[:3 * n].reshape(n, 3), u[3 * n:].reshape(n, 3)
         energy = self.cm.mass * np.einsum("ij,ij->i", lin, lin) + np.einsum("ij,ijk,ik->i", ang, B.I_W, ang)
-        name = self.cm.body_names[int(np.argmax(energy))]
+        return self.cm.body_names[int(np.argmax(energy))]
+
+    def fastest_body(self, y, v) -> str:
+        """"body 'X' (acted on by …)": :meth:`fastest_body_name`, and the force elements (but
+        contacts) on it."""
+        name = self.fastest_body_name(y, v)
         acting = self.acting_on(name)
         if not acting:
             return f"body {name!r}, on which no force element acts (is its mass or inertia far too small?)"
@@ -2070,6 +2164,7 @@ class _Run:
         self.check_output_constraints(out, T)
         if status != "failed":
             self.check_energy(out, T)
+            self.check_phase(out, T)
         # the frames as reported (projected ones included) for the deferred channels
         t_out, states = self.t_out[:T].copy(), np.array(self.states) if T else np.zeros((0, len(sysm.y0)))
         # the springs in the model's order (the system holds the translational ones first)
@@ -2206,6 +2301,25 @@ def _most_extreme_number(model) -> str:
                 if numbers and max(numbers) > best:
                     best, where = max(numbers), f"{label}: {f.name} = {value!r}"
     return where
+
+
+def _frequency_error(integrator: str, h_omega: float) -> float:
+    """The relative frequency error of a fixed-step method on an undamped oscillation at h·ω, the
+    amplitude left aside: the stepper is symplectic Euler on it, ω_h = (2/h) asin(hω/2), (hω)²/24
+    fast; RK4's step turns the phase by arg R(i hω), (hω)⁴/120 slow. Both as measured against
+    DOP853 on a spring-mass, a torsion spring and a pendulum (docs/solvers.md, "Phase")."""
+    z = h_omega
+    if integrator == "stepper":
+        return 2.0 / z * math.asin(min(z / 2.0, 1.0)) - 1.0
+    return math.atan2(z - z ** 3 / 6.0, 1.0 - z * z / 2.0 + z ** 4 / 24.0) / z - 1.0
+
+
+def _frequency_at_phase(integrator: str, h: float, t_end: float, phase: float) -> float:
+    """ω (1/s) below which a fixed-step run of ``t_end`` drifts less than ``phase`` (rad), from the
+    leading terms of :func:`_frequency_error`: (hω)²/24 · ω t and (hω)⁴/120 · ω t."""
+    if integrator == "stepper":
+        return (24.0 * phase / (h * h * t_end)) ** (1.0 / 3.0)
+    return (120.0 * phase / (h ** 4 * t_end)) ** (1.0 / 5.0)
 
 
 def _energy_swing(out, T) -> float:

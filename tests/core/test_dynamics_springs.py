@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import core
-from core.model import Body, Bushing, Frame, Joint, Model, SolverSettings, SpringDamper
+from core.model import Body, Bushing, Force, Frame, Joint, Model, SolverSettings, SpringDamper
 
 S2 = np.sqrt(0.5)
 ALONG_X = (S2, 0.0, S2, 0.0)  # turns Z onto world X (90° about Y)
@@ -318,6 +318,72 @@ def test_the_stepper_calls_a_spring_it_keeps_stable_coarse_not_unstable():
     (w,) = [w for w in r.warnings if "the total energy rose" in w]
     assert "it oscillates with the step but does not grow over the run: the step is too coarse" in w
     assert "unstable" not in w
+
+
+# a 1 kg block on a 30 Hz spring (k = m ω² = 35.53 N/mm), 10 mm out, with a constant 5 N push along
+# the rail: an applied force turns the energy check off, and nothing else sees a frequency error
+PHASE_OMEGA = 2.0 * np.pi * 30.0
+
+
+def pushed_30_hz_block(integrator, h, end_time):
+    model = slider(k=PHASE_OMEGA ** 2 / 1000.0, free_length=190.0, gravity=(0.0, 0.0, 0.0), end_time=end_time)
+    return replace(model, forces=(Force(name="push", body="block", frame="shoe", value="5", axis="Z"),),
+                   settings=SolverSettings(integrator=integrator, step=h, output_rate=min(1000.0, 1.0 / h),
+                                           end_time=end_time, gravity=(0.0, 0.0, 0.0)))
+
+
+def test_the_stepper_says_when_its_fastest_oscillation_drifts_in_phase():
+    # the stepper is symplectic Euler on the spring: ω_h = (2/h) asin(hω/2), 0.148 % fast at h·ω = 0.188,
+    # which by 2 s (60 periods) is 0.148 % · ω · 2 s = 0.558 rad = 32° ahead, its amplitude kept; the
+    # positions move with the velocities of each step's end, a constant head start of h·ω/2 = 5.4° more
+    r = core.simulate(pushed_30_hz_block("stepper", 1e-3, 2.0))
+    assert r.success
+    x_eq = 0.190 + 0.005 / 35.53     # m: the push stretches the spring by 5 N / k
+    last = r.t > 1.9                 # the last three periods against 10 mm cos(ωt + φ)
+    basis = np.column_stack([np.cos(PHASE_OMEGA * r.t[last]), -np.sin(PHASE_OMEGA * r.t[last])])
+    (c, s), *_ = np.linalg.lstsq(basis, r.com[last, 0, 0] - x_eq, rcond=None)
+    assert np.hypot(c, s) == pytest.approx(0.010 - 0.005 / 35.53, rel=0.01)
+    assert np.degrees(np.arctan2(s, c)) == pytest.approx(32.0 + 5.4, abs=1.0)
+    (said,) = [w for w in r.warnings if "fastest oscillation" in w]
+    assert "(30 Hz, 188 rad/s, moving body 'block' (acted on by force 'push', spring 'spring'))" in said
+    assert "runs 0.15% fast on the stepper" in said and "some 32° ahead" in said
+    # the step for 10°: (hω)²/24 · ω · 2 s = 10° at h = sqrt(24 · 0.1745 / (ω³ · 2 s)) = 0.00056 s
+    assert "Use a step of at most 0.00056 s" in said
+    quiet = core.simulate(pushed_30_hz_block("stepper", 0.5e-3, 2.0))
+    assert not [w for w in quiet.warnings if "fastest oscillation" in w]    # 8°
+
+
+def test_rk4_says_when_its_fastest_oscillation_drifts_in_phase():
+    # RK4 turns the phase by arg R(i hω) a step, (hω)⁴/120 = 0.041 % slow at h·ω = 0.47: 41° behind by 10 s
+    # (its amplitude shrinks too, by (hω)⁶/144 a step, which a model with a force escapes the energy check of)
+    r = core.simulate(pushed_30_hz_block("RK4", 2.5e-3, 10.0))
+    (said,) = [w for w in r.warnings if "fastest oscillation" in w]
+    assert "runs 0.04% slow on RK4" in said and "some 41° behind" in said
+
+
+def test_an_oscillation_that_does_not_move_has_no_phase_to_drift():
+    # the 30 Hz block resting at its equilibrium beside a 1 m pendulum swinging 30°: the block is the
+    # fastest mode (32° at the stepper's 1 ms over 2 s, were it moving), but holds none of the energy
+    model = Model(
+        bodies=(Body(name="bob", mass=1.0, inertia=(400.0, 400.0, 400.0, 0, 0, 0),
+                     position=(500.0, -866.0254037844386, 0.0)),
+                Body(name="block", mass=1.0, inertia=(500.0, 500.0, 500.0, 0, 0, 0), position=(190.0, 0, 0))),
+        frames=(Frame(name="pivot"), Frame(name="pin", body="bob", position=(-500.0, 866.0254037844386, 0.0)),
+                Frame(name="rail", orientation=ALONG_X), Frame(name="shoe", body="block", orientation=ALONG_X),
+                Frame(name="anchor")),
+        joints=(Joint(name="hinge", type="revolute", frame_i="pivot", frame_j="pin"),
+                Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe")),
+        springs=(SpringDamper(name="spring", frame_i="anchor", frame_j="shoe", stiffness=PHASE_OMEGA ** 2 / 1000.0,
+                              free_length=190.0),),
+        settings=SolverSettings(integrator="stepper", step=1e-3, end_time=2.0, output_rate=100.0,
+                                gravity=(0.0, -9810.0, 0.0)))
+    r = core.simulate(model)
+    assert r.success and not [w for w in r.warnings if "fastest oscillation" in w], r.warnings
+    # nor, alone at rest, where nothing changes form at all
+    alone = replace(model, bodies=model.bodies[1:], frames=model.frames[2:], joints=model.joints[1:])
+    assert not [w for w in core.simulate(alone).warnings if "fastest oscillation" in w]
+    swinging = core.simulate(replace(model, bodies=(model.bodies[0], replace(model.bodies[1], position=(200.0, 0, 0)))))
+    assert [w for w in swinging.warnings if "fastest oscillation" in w]
 
 
 @pytest.mark.parametrize("k, c", [(4.0, 0.02), (400.0, 0.02), (4.0, 2.0), (400.0, 2.0)])
