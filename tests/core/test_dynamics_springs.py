@@ -552,12 +552,20 @@ def test_an_unjointed_chain_differences_its_jacobian_in_colour_groups():
     np.testing.assert_allclose(z * 1e3, 100.0 * r.t - 0.5 * 9810.0 * r.t ** 2, rtol=0, atol=1e-3)
 
 
-def test_spring_wrenches_against_the_lines_between_the_marker_points():
+@pytest.mark.parametrize("sparse_sum", [False, True])
+def test_spring_wrenches_against_the_lines_between_the_marker_points(sparse_sum, monkeypatch):
     """Each spring-damper's wrench on its bodies, from the packed body arrays, against the line
     between its two marker points computed here from the quaternions: force −T u on the j end
     and +T u on the i end (u unit from i to j, T = k (L − L₀) + c L̇ + P), moments arm × force,
     the ground's share dropped; L̇ checked by central differences of L along the motion. The
-    wrenches' power is then −T L̇ (the force is the gradient of the spring's own length)."""
+    wrenches' power is then −T L̇ (the force is the gradient of the spring's own length).
+    ``sparse_sum``: the ends' wrenches summed into their bodies by the sparse matrix that large
+    models (a 10 × 10 net of springs) take, single and batched."""
+    from core.forces import elements
+    if sparse_sum:
+        monkeypatch.setattr(elements, "_DENSE_SCATTER", 0)
+    monkeypatch.setattr(elements, "_onehot", elements._onehot.__wrapped__)     # no matrix kept across the cases
+    assert isinstance(elements._onehot(1, np.zeros(2, np.int64).tobytes()), np.ndarray) != sparse_sum
     from core.model.compile import compile_model
     from core.solver.system import System
     from core.spatial import quat_to_matrix
