@@ -1779,3 +1779,53 @@ def test_a_jointed_part_crawling_on_a_stiff_contact_is_told_the_mass_its_joint_l
     r = core.simulate(model, progress=lambda p: "contact 'C'" not in p.note)
     (w,) = [w for w in r.warnings if "holds RK45" in w]
     assert "against an effective mass of 0.3333 kg" in w
+
+
+def test_the_steppers_contact_lines_follow_each_contacts_own_law_pair_by_pair():
+    """The stepper's implicit lines of every touching contact, built for all pairs at once, against
+    each pair's law restated point by point: the normal line along −n with stiffness e k δ^(e−1)
+    and damping C min(δ, δ_max)/δ_max, and with friction the lines along the slip and across it
+    with the secant μ₀ fₙ tanh(x)/x / v_tol (x = |slip|/v_tol), pair by pair in the contacts'
+    order. Three cubes sliding into a plate, each contact with its own law: friction, none (and
+    e = 2), friction with another μ₀ and v_tol."""
+    from core.model.compile import compile_model
+    from core.solver.system import System
+
+    laws = (dict(stiffness=1e4, damping=2.0, friction=True, friction_coefficient=0.3, slip_tolerance_velocity=10.0),
+            dict(stiffness=5e3, damping=0.5, exponent=2.0),
+            dict(stiffness=2e4, damping=1.0, friction=True, friction_coefficient=0.6, slip_tolerance_velocity=1.0))
+    cubes = tuple(Body(name=f"cube{i}", geometry=Box(size=(20.0, 20.0, 20.0)), density=1000.0,
+                       position=(60.0 * i, 0.0, 14.95 - 0.02 * i), velocity=(30.0 * (i + 1), -10.0 * i, -5.0),
+                       angular_velocity=(0.0, 0.0, 0.5 * i)) for i in range(3))
+    model = Model(bodies=(_plate(),) + cubes,
+                  contacts=tuple(Contact(name=f"c{i}", body_i="Plate", body_j=f"cube{i}", **law)
+                                 for i, law in enumerate(laws)),
+                  settings=SolverSettings(integrator="stepper", end_time=0.1))
+    sysm = System(compile_model(model))
+    B = sysm.bodies(sysm.y0)
+    points = []
+    sysm.contacts.evaluate(sysm.n, B.x, B.R, B.v, B.w, points)
+    assert [p[0] for p in points] == [0, 1, 2]
+    expect, first = [], 0
+    for pair, a, b, det, prm in points:
+        d, n, fn = det.depths, det.normals, det.normal_force
+        ra, rb = det.points - B.x_ext[a], det.points - B.x_ext[b]
+        own = lambda e, k, c, f, push: (np.full(len(d), a), np.full(len(d), b), e, np.cross(ra, e), np.cross(rb, e),
+                                        k, c, f, np.full(len(d), push), np.full(len(d), pair),
+                                        first + np.arange(len(d)))
+        expect.append(own(-n, prm.exponent * prm.k * d ** (prm.exponent - 1.0),
+                          prm.damping * np.minimum(d, prm.max_penetration) / prm.max_penetration, fn, True))
+        if prm.friction:
+            speed = np.linalg.norm(det.slip, axis=1)
+            assert np.all(speed > 0.0)
+            t1, x = det.slip / speed[:, None], speed / prm.v_tol
+            secant = prm.mu0 * fn / prm.v_tol * np.tanh(x) / x
+            expect += [own(t1, np.zeros(len(d)), secant, prm.mu0 * fn * np.tanh(x), False),
+                       own(np.cross(n, t1), np.zeros(len(d)), secant, np.zeros(len(d)), False)]
+        first += len(d)
+    lines = []
+    sysm.forces(0.0, B, sysm.kinematics(B), None, details=False, lines=lines)
+    got = [np.concatenate(z) for z in zip(*lines)]
+    assert len(got[0]) == sum(len(e[0]) for e in expect) > 3 * 4
+    for field, (have, want) in enumerate(zip(got, (np.concatenate(z) for z in zip(*expect)))):
+        np.testing.assert_allclose(have, want, rtol=1e-13, atol=0, err_msg=f"field {field}")
