@@ -406,21 +406,31 @@ def compile_model(model: spec.Model) -> CompiledModel:
     meshes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     ground: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
+    # bodies of one primitive shape (and one density or mass) share its mesh and mass properties:
+    # a net of 400 like spheres spent 5 s meshing and integrating the same one
+    shared_mesh: dict = {}
+    shared_mass: dict = {}
     for b in model.bodies:
+        primitive = isinstance(b.geometry, (spec.Box, spec.Cylinder, spec.Sphere))
         try:
-            mesh = _mesh_of(b, model.directory)
+            mesh = (shared_mesh.get(b.geometry) if primitive else None) or _mesh_of(b, model.directory)
         except (MeshError, ValueError, OSError) as exc:
             issues.append(Issue("error", "bad-mesh", f"body {b.name!r}: geometry", _unprefixed(exc, b.name)))
             continue
         if mesh is not None:
             meshes[b.name] = mesh
+        if primitive:
+            shared_mesh[b.geometry] = mesh
         origin = to_si(np.array(b.position), "length")
         rot = quat_to_matrix(np.array(b.orientation))
         if b.fixed:
             ground[b.name] = (origin, rot)
             continue
+        same_mass = (b.geometry, b.density, b.mass, b.mass_fallback) if primitive and b.inertia is None else None
         try:
-            mp = _mass_properties(b, mesh)
+            mp = shared_mass.get(same_mass) or _mass_properties(b, mesh)
+            if same_mass is not None:
+                shared_mass[same_mass] = mp
         except (MeshError, ValueError) as exc:
             fieldname = "inertia" if b.inertia is not None else "geometry"
             hint = ""

@@ -527,3 +527,24 @@ def test_convex_hull_fallback_far_from_origin():
     expected = m / 12 * np.diag([13 * s**2, 10 * s**2, 5 * s**2])
     np.testing.assert_allclose(p.com, centre, rtol=1e-15, atol=0)
     np.testing.assert_allclose(p.inertia, expected, rtol=1e-10, atol=1e-10 * expected.max())
+
+
+def test_bodies_of_one_primitive_shape_share_its_mass_properties_computed_once(monkeypatch):
+    """A net or pile of like parts meshes and integrates each shape once (a 20 × 20 net of spheres
+    spent 5 s on 400 copies of the same one), yet every body gets the mass of its own density or
+    mass: 2 × 2 × 2 cm steel cubes (62.4 g), one of aluminium (21.6 g), one of a given 0.1 kg."""
+    import core.model.compile as compile_module
+    from core.model import Body, Box, Model
+    calls = []
+    computed = compile_module._mass_properties
+    monkeypatch.setattr(compile_module, "_mass_properties", lambda b, mesh: calls.append(b.name) or computed(b, mesh))
+    cube = Box(size=(20.0, 20.0, 20.0))
+    bodies = [Body(name=f"steel{i}", geometry=cube, density=7800.0, position=(30.0 * i, 0, 0)) for i in range(5)]
+    bodies += [Body(name="alu", geometry=Box(size=(20.0, 20.0, 20.0)), density=2700.0),
+               Body(name="given", geometry=cube, mass=0.1)]
+    cm = compile_module.compile_model(Model(bodies=tuple(bodies)))
+    assert calls == ["steel0", "alu", "given"]
+    np.testing.assert_allclose(cm.mass, [0.0624] * 5 + [0.0216, 0.1], rtol=1e-12)
+    side = 0.02
+    np.testing.assert_allclose(cm.inertia_B[:, 0, 0], cm.mass * side ** 2 / 6, rtol=1e-12)
+    np.testing.assert_allclose(cm.x0[:, 0], [0.0, 0.03, 0.06, 0.09, 0.12, 0.0, 0.0], atol=1e-15)
