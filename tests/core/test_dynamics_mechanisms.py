@@ -184,7 +184,8 @@ def four_bar_points(crank=300.0, coupler=1000.0, rocker=800.0, ground=1000.0):
     return A, B, C, D
 
 
-def four_bar(**settings):
+def four_bar_linkage():
+    """The crank-rocker's bars and hinges (A, B, C, D: four_bar_points), to be modelled."""
     A, B, C, D = four_bar_points()
     p = Planar()
     p.bar("crank", A, B)
@@ -194,6 +195,11 @@ def four_bar(**settings):
     p.hinge("B", "crank", "coupler", B)
     p.hinge("C", "coupler", "rocker", C)
     p.hinge("D", None, "rocker", D)
+    return p
+
+
+def four_bar(**settings):
+    p = four_bar_linkage()
     opts = dict(end_time=10.0, output_rate=20, rtol=1e-8, atol=1e-12, gravity=(0.0, -9810.0, 0.0))
     opts.update(settings)
     return p.model(settings=SolverSettings(**opts))

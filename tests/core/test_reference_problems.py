@@ -18,7 +18,7 @@ from core.model import Body, Force, Frame, Joint, Model, Motion, SolverSettings,
 from core.spatial import quat_to_matrix
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_dynamics_mechanisms import ALONG_X, Planar, four_bar_points, gyroscope  # noqa: E402
+from test_dynamics_mechanisms import ALONG_X, Planar, four_bar_linkage, four_bar_points, gyroscope  # noqa: E402
 
 G = 9.81
 TIGHT = dict(rtol=1e-10, atol=1e-12)
@@ -287,15 +287,7 @@ K_COIL, C_COIL, FREE_ANGLE = 6.0, 1.0, 0.6
 def _spring_loaded_four_bar(integrator):
     """The crank-rocker of test_dynamics_mechanisms (1 kg bars, gravity along −Y) with a torsion
     spring-damper (6 N·m/rad, 1 N·m·s/rad, free at 0.6 rad) on the crank's ground hinge."""
-    A, B, C_, D = four_bar_points()
-    p = Planar()
-    p.bar("crank", A, B)
-    p.bar("coupler", B, C_)
-    p.bar("rocker", D, C_)
-    p.hinge("A", None, "crank", A)
-    p.hinge("B", "crank", "coupler", B)
-    p.hinge("C", "coupler", "rocker", C_)
-    p.hinge("D", None, "rocker", D)
+    p = four_bar_linkage()
     coil = SpringDamper(name="coil", frame_i="A.i", frame_j="A.j", type="rotational", stiffness=K_COIL * 1e3,
                         damping=C_COIL * 1e3, free_length=FREE_ANGLE)
     return p.model(springs=(coil,), settings=_settings(integrator, end_time=5.0, output_rate=20,
