@@ -262,8 +262,9 @@ def instance_count(obj, depsgraph) -> int:
 def _panel_labels(path: str) -> dict:
     """{model file field: panel label} of the element an issue's path names ({} for none)."""
     from .. import properties
+    # a run's warnings on the whole model (energy, assembly) advise solver settings by name
     groups = {"body": properties.MBD_PG_object, "settings": properties.MBD_PG_solver,
-              "torque": properties.MBD_PG_force, "gear pair": properties.MBD_PG_coupler,
+              "model": properties.MBD_PG_solver, "torque": properties.MBD_PG_force, "gear pair": properties.MBD_PG_coupler,
               "rack and pinion": properties.MBD_PG_coupler,
               **{word: getattr(properties, f"MBD_PG_{word}") for word in core.model.spec.ELEMENT_WORDS.values()
                  if hasattr(properties, f"MBD_PG_{word}")}}

@@ -86,6 +86,9 @@ def test_validates_check_of_a_contact_names_the_panels_field(addon):
     ("contact 'max_penetration': 5 x max_penetration, frame 'frame_j'",     # names in quotes are the user's
      "contact 'max_penetration': 5 x δ_max (mm), frame 'frame_j'"),
     ("The solution diverged", "The solution diverged"),
+    ("model: the total energy fell by up to 1 J: runs best with DOP853, or with a smaller projection_tolerance.",
+     "model: the total energy fell by up to 1 J: runs best with DOP853, or with a smaller Projection Tolerance "
+     "(m, rad)."),
     ("rack and pinion 'R': pinion_joint: none given: name the joint", "rack and pinion 'R': Pinion Joint: none given: "
      "name the joint")])
 def test_a_runs_warnings_as_text_name_the_panels_fields(addon, text, shown):
