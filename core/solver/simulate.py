@@ -1100,8 +1100,10 @@ class _Run:
                    "position (a parallelogram folding into an antiparallelogram), and the motion is not to be "
                    "trusted"),
                 "Shorten the step, or use an adaptive integrator (DOP853)." if stepper else
-                "Tighten rtol and atol; a mechanism passing singular positions runs best with DOP853 (it "
-                "projects every step onto the joints), or with a smaller projection_tolerance.")
+                # RK4 takes no tolerances: its step is what sets its error
+                ("Tighten rtol and atol" if self.s.integrator in SCIPY_METHODS else "Shorten the step")
+                + "; a mechanism passing singular positions runs best with DOP853 (it projects every step onto "
+                "the joints), or with a smaller projection_tolerance.")
         else:
             return
         self.warnings.append(issue)

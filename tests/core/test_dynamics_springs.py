@@ -375,6 +375,19 @@ def test_rk4_says_when_its_fastest_oscillation_drifts_in_phase():
     assert "runs 0.04% slow on RK4" in said and "some 41° behind" in said
 
 
+def test_rk4s_energy_loss_says_to_shorten_its_step_not_to_tighten_tolerances_it_does_not_take():
+    # a 1 kg block on a 100 Hz spring, RK4 at 1 ms (h·ω = 0.63): each step keeps |R(i hω)| of the
+    # amplitude, 0.44 after 2000 steps, so 80 % of the energy is gone; rtol and atol are RK4's unused settings
+    omega = 2.0 * np.pi * 100.0
+    model = slider(k=omega ** 2 / 1000.0, free_length=190.0, gravity=(0.0, 0.0, 0.0), end_time=2.0)
+    r = core.simulate(replace(model, settings=SolverSettings(integrator="RK4", step=1e-3, output_rate=100.0,
+                                                             end_time=2.0, gravity=(0.0, 0.0, 0.0))))
+    (lost,) = [w for w in r.warnings if "the total energy fell" in w]
+    assert "by up to 15.8" in lost       # J: ½ k A² (1 − 0.444²) of 19.74 J, A = 10 mm
+    assert "Shorten the step; a mechanism passing singular positions runs best with DOP853" in lost
+    assert "rtol" not in lost
+
+
 def test_an_oscillation_that_does_not_move_has_no_phase_to_drift():
     # the 30 Hz block resting at its equilibrium beside a 1 m pendulum swinging 30°: the block is the
     # fastest mode (32° at the stepper's 1 ms over 2 s, were it moving), but holds none of the energy
