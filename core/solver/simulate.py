@@ -1423,8 +1423,9 @@ class _Run:
         :data:`_PHASE_DRIFT` degrees of phase by the last frame at which it still moved (its kinetic
         energy along the mode shape, with the inertia at t = 0, at least :data:`_PHASE_SHARE` of the
         energy that changes form). The stepper is symplectic Euler on a spring: it keeps the amplitude
-        and the energy within h·ω/2, so nothing else says that a 30 Hz spring-mass at 1 ms runs 0.15 %
-        fast, 166° ahead after 10 s (measured: docs/solvers.md, "Phase")."""
+        and the energy within h·ω/2, so that a 30 Hz spring-mass at 1 ms runs 0.15 % fast, 166° ahead
+        after 10 s, nothing else says (its energy check, of the 10 % swing with the step, speaks of
+        the energy; below h·ω ≈ 0.1 it is silent; measured: docs/solvers.md, "Phase")."""
         mode = self.phase_mode
         if mode is None or T < 2:
             return
