@@ -382,6 +382,12 @@ def _check_memory(cm: CompiledModel) -> None:
         f"time to at most {(fits - 1) / s.output_rate:.4g} s.")])
 
 
+
+def _net_work(work):
+    """The drives' net work up to a frame (J), as the energy warnings word it."""
+    return (f"the net {work:.4g} J its motions and forces had put in by then" if work >= 0.0 else
+            f"the net {-work:.4g} J its motions and forces had taken out by then")
+
 class _Run:
     def __init__(self, cm: CompiledModel, progress):
         self.cm = cm
@@ -1081,7 +1087,7 @@ class _Run:
                 "warning", "energy-gain", "model",
                 f"the total energy rose by up to {rise:.4g} J (at t = {self.t_out[k]:.4g} s; {rise / scale:.1%} of "
                 f"the {scale:.4g} J that changes form) "
-                + (f"beyond the net {work[k]:.4g} J its motions and forces had put in by then: " if driven else
+                + (f"beyond {_net_work(work[k])}: " if driven else
                    "though nothing in the model supplies energy: ") + verdict,
                 "Shorten the step (stepper, RK4) or tighten rtol and atol; for stiff springs, dampers or "
                 "contacts use BDF or Radau; a mechanism passing singular positions: DOP853, or a smaller "
@@ -1092,7 +1098,7 @@ class _Run:
                 "warning", "energy-loss", "model",
                 f"the total energy fell by up to {fall:.4g} J (at t = {self.t_out[k]:.4g} s; {fall / scale:.1%} of "
                 f"the {scale:.4g} J that changes form) "
-                + (f"below the net {work[k]:.4g} J its motions and forces had put in by then, though nothing else in "
+                + (f"below {_net_work(work[k])}, though nothing else in "
                    "the model takes energy: " if driven else "though nothing in the model takes energy: ")
                 + ("the stepper's step is too coarse for the motion, which it damps (a first-order implicit "
                    "method), so the motion dies out sooner than it should" if stepper else

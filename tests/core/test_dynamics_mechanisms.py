@@ -1252,3 +1252,11 @@ def test_a_driven_run_is_held_to_the_work_its_motion_did(integrator, step, warne
     if warned:
         assert re.search(r"\(at t = [\d.]+ s; 1\d\.\d% of the 4\.\d+ J that changes form\) beyond the net "
                          r"[\d.]+ J its motions and forces had put in by then", gain[0]), gain[0]
+
+
+def test_the_energy_warnings_word_the_drives_net_work_taken_out_as_such():
+    """Drives that took more energy out than they put in by a frame read "the net -0.01618 J its
+    motions and forces had put in"."""
+    from core.solver.simulate import _net_work
+    assert _net_work(4.453) == "the net 4.453 J its motions and forces had put in by then"
+    assert _net_work(-0.01618) == "the net 0.01618 J its motions and forces had taken out by then"
