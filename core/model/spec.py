@@ -378,18 +378,20 @@ class Body:
         c.flag("fixed", self.fixed)
         if self.geometry is not None and not isinstance(self.geometry, tuple(GEOMETRY_TYPES.values())):
             c.error("geometry", f"must be one of {', '.join(GEOMETRY_TYPES)}, got {self.geometry!r}")
+        # what is given, not what was valid: a value given wrong has its own error already
         if not self.fixed:
             if self.geometry is None:
-                if mass is None or inertia is None:
-                    c.error("mass", "a body without geometry needs an explicit mass and inertia",
+                missing = [name for name, given in (("mass", self.mass), ("inertia", self.inertia)) if given is None]
+                if missing:
+                    c.error(missing[0], f"a body without geometry needs an explicit {' and '.join(missing)}",
                             "Give 'geometry' with a density, or 'mass', 'com' and 'inertia'.")
-            elif density is None and mass is None:
+            elif self.density is None and self.mass is None:
                 c.error("density", "give a density (kg/m^3) or a mass (kg) for the geometry")
-            elif density is not None and mass is not None and inertia is None:
+            elif self.density is not None and self.mass is not None and self.inertia is None:
                 c.error("mass", "give either a density or a mass, not both")
-        if inertia is not None and mass is None:
+        if self.inertia is not None and self.mass is None:
             c.error("inertia", "explicit inertia needs an explicit mass too")
-        if com is not None and inertia is None:
+        if self.com is not None and self.inertia is None:
             # without inertia the centre of mass comes from the geometry, and a
             # given com would be silently ignored
             c.error("com", "an explicit centre of mass needs an explicit inertia (and mass) too",

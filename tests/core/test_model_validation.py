@@ -360,6 +360,20 @@ def test_com_without_inertia_is_an_error_not_ignored():
         Body(name="b", geometry=Box(size=(10, 10, 10)), mass=1.0, com=(1, 0, 0))
 
 
+def test_a_mass_given_wrong_is_one_error_not_also_a_missing_mass():
+    """A mass written "2" was told it must be a number, and then that the body needs an explicit
+    mass and inertia (or that its inertia needs a mass): the mass was given."""
+    with pytest.raises(ModelError) as given_inertia:
+        Body(name="b", mass="2", inertia=(1, 1, 1, 0, 0, 0))
+    assert [str(i) for i in given_inertia.value.issues] == [
+        "body 'b': mass: must be a number, got '2'. Write the number without quotes."]
+    with pytest.raises(ModelError) as no_inertia:
+        Body(name="b", mass="2")
+    assert [str(i).split(".")[0] for i in no_inertia.value.issues] == [
+        "body 'b': mass: must be a number, got '2'",
+        "body 'b': inertia: a body without geometry needs an explicit inertia"]
+
+
 def test_triangle_mesh_rejects_fractional_indices():
     data = _base()
     data["bodies"][0]["geometry"] = {"type": "mesh", "vertices": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]],
