@@ -1002,6 +1002,26 @@ class _Run:
         self.warnings.append(issue)
         log.warning("%s", issue)
 
+    def energy_balance(self, out, T):
+        """(e, e0, work) over the first T frames: the total energy less the work the motions and
+        forces did (J, per frame), its value at the start, and that work; None where the energies
+        are not the whole story (a driven run on an adaptive method, whose steps are not summed;
+        torsion springs whose axes parted). See :meth:`check_energy`."""
+        cm, sysm = self.cm, self.sys
+        driven = bool(cm.motions or cm.forces)
+        if (T < 2 or (driven and self.work_out is None)
+                or any(w.code == "torsion-axes-parted" for w in self.warnings)):
+            return None
+        e = out["kinetic_energy"][:T] + out["potential_energy"][:T]
+        e0 = e[0] + out["elastic_energy"][0]
+        if not (len(sysm.contacts) and self.s.integrator not in SCIPY_METHODS):
+            e = e + out["elastic_energy"][:T]
+        # a driven run's energy less the work its motions and forces did, summed over its fixed
+        # steps: summed over the frames instead (the trapezoid rule), the exact run of the bundled
+        # slider-crank's e-motor at 24 frames/s was off by 49 % of the energy that changes form
+        work = np.array(self.work_out[:T]) if driven else np.zeros(T)
+        return e - work, e0, work
+
     def check_energy(self, out, T):
         """Warn where the total energy rose though nothing in the model supplies energy, or, in a
         smooth run (no contacts, not the stepper), fell though nothing takes energy either.
@@ -1036,18 +1056,10 @@ class _Run:
         """
         cm, sysm = self.cm, self.sys
         driven = bool(cm.motions or cm.forces)
-        if (T < 2 or (driven and self.work_out is None)
-                or any(w.code == "torsion-axes-parted" for w in self.warnings)):
+        balance = self.energy_balance(out, T)
+        if balance is None:
             return
-        e = out["kinetic_energy"][:T] + out["potential_energy"][:T]
-        e0 = e[0] + out["elastic_energy"][0]
-        if not (len(sysm.contacts) and self.s.integrator not in SCIPY_METHODS):
-            e = e + out["elastic_energy"][:T]
-        # a driven run's energy less the work its motions and forces did, summed over its fixed
-        # steps: summed over the frames instead (the trapezoid rule), the exact run of the bundled
-        # slider-crank's e-motor at 24 frames/s was off by 49 % of the energy that changes form
-        work = np.array(self.work_out[:T]) if driven else np.zeros(T)
-        e = e - work
+        e, e0, work = balance
         rise, fall = float(np.max(e - e0)), float(np.max(e0 - e))
         # measured against the energy that changes form, not against a rotor's spin, which stays
         # kinetic: a gyroscope (40 J of spin) precessing on the stepper at 5 ms dropped its axis 25 mm
@@ -1470,6 +1482,69 @@ class _Run:
             f"the fixed step {h:.3g} s (h·ω = {h * omega:.2g}): by t = {t_moving:.4g} s it is some {drift:.0f}° "
             f"{'ahead of' if error > 0 else 'behind'} its true motion"
             + (" (the stepper keeps its amplitude and energy, so nothing else shows it)" if unseen else ""),
+            f"Use a step of at most {h_kept:.2g} s (about {_PHASE_DRIFT / 2:.0f}° over this run), or an adaptive "
+            "integrator (DOP853).")
+        self.warnings.append(issue)
+        log.warning("%s", issue)
+
+    def check_turning_phase(self, out, T):
+        """Warn when a fixed-step run's turning joint (a revolute joint that turns through a full
+        turn or more, not driven by a motion) ends more than :data:`_PHASE_DRIFT` degrees ahead of or
+        behind its true angle, from the energy balance (:meth:`energy_balance`): a mechanism turning
+        at ω with kinetic energy K that holds ΔE more than its drives put in turns √(1 + ΔE/K) ≈
+        1 + ΔE/(2K) times too fast, so its angle gains ∫ ω ΔE/(2K) dt. The fastest oscillation at
+        t = 0 (:meth:`check_phase`) does not see it: a crank's rates change with its speed and
+        position, and the stepper's error there is its energy's (its step solves the velocities at
+        the start's Jacobian), not symplectic Euler's (hω)²/24 (the bundled slider-crank on the
+        stepper at 1 ms: +4.3 % of the energy that changes form, the crank up to 14° and 8.2 rad/s
+        off, unwarned; docs/solvers.md, "Phase"). K is taken at least :data:`_PHASE_SHARE` of the
+        energy that changes form, so a start from rest does not divide by zero."""
+        s, cm = self.s, self.cm
+        if s.integrator not in ("stepper", "RK4") or len(self.sys.contacts):
+            return      # (contacts: the energy of impacts is their own checks')
+        balance = self.energy_balance(out, T)
+        if balance is None:
+            return
+        excess, e0, _ = balance
+        angle, rate = out["joint_angle"][:T], out["joint_angle_rate"][:T]
+        by_motion = {m["joint"] for m in cm.motions}
+        turning = [j for j in range(angle.shape[1]) if j not in by_motion
+                   and np.all(np.isfinite(angle[:, j])) and np.ptp(angle[:, j]) >= 2.0 * math.pi]
+        swing = _energy_swing(out, T)
+        floor = _PHASE_SHARE * swing
+        if not turning or not floor > 0.0:
+            return
+        share = (excess - e0) / (2.0 * np.maximum(out["kinetic_energy"][:T], floor))
+        dt = np.diff(self.t_out[:T])
+        drift = {}
+        for j in turning:
+            speed_error = np.abs(rate[:, j]) * share         # rad/s the joint turns too fast (+) or slow
+            drift[j] = np.concatenate([[0.0], np.cumsum(0.5 * (speed_error[1:] + speed_error[:-1]) * dt)])
+        j = max(turning, key=lambda j: np.max(np.abs(drift[j])))
+        k = int(np.argmax(np.abs(drift[j])))
+        degrees = math.degrees(abs(drift[j][k]))
+        if degrees <= _PHASE_DRIFT:
+            return
+        h, stepper = s.fixed_step(), s.integrator == "stepper"
+        # the energy error, and with it the drift, goes with about h² on the stepper (the slider-crank
+        # at 1, 0.5, 0.25 ms: 14°, 3.2°, 0.6°) and h⁴ on RK4 (a slider-crank under a constant torque at
+        # 6.67 and 4 ms: 90°, 11°, the step this gives for 10° from its estimate of 75°)
+        h_kept = h * (_PHASE_DRIFT / 2 / degrees) ** (1.0 / (2 if stepper else 4))
+        joint = cm.joints[j]["name"]
+        body_of = {f.name: f.body for f in cm.model.frames}
+        spec_joint = next(x for x in cm.model.joints if x.name == joint)
+        moved = [repr(b) for b in (body_of[spec_joint.frame_i], body_of[spec_joint.frame_j]) if b]
+        bodies = f"{'bodies' if len(moved) > 1 else 'body'} {' and '.join(moved)}"
+        ahead = drift[j][k] > 0
+        off = float(np.max(np.abs(excess[:k + 1] - e0)))
+        issue = Issue(
+            "warning", "phase-drift", "settings: step",
+            f"joint {joint!r} ({bodies}) turns {np.ptp(angle[:k + 1, j]) / (2 * math.pi):.3g} times by "
+            f"t = {self.t_out[k]:.4g} s, and {'the stepper' if stepper else 'RK4'} at the fixed step {h:.3g} s "
+            f"holds up to {off:.4g} J {'more' if ahead else 'less'} energy than its motions and forces put in "
+            f"({off / swing:.1%} of the {swing:.4g} J that changes form): it turns that much "
+            f"{'too fast' if ahead else 'too slowly'}, some {degrees:.0f}° {'ahead of' if ahead else 'behind'} its "
+            "true angle by then, and the parts it moves are off by as much",
             f"Use a step of at most {h_kept:.2g} s (about {_PHASE_DRIFT / 2:.0f}° over this run), or an adaptive "
             "integrator (DOP853).")
         self.warnings.append(issue)
@@ -2177,6 +2252,7 @@ class _Run:
         if status != "failed":
             self.check_energy(out, T)
             self.check_phase(out, T)
+            self.check_turning_phase(out, T)
         # the frames as reported (projected ones included) for the deferred channels
         t_out, states = self.t_out[:T].copy(), np.array(self.states) if T else np.zeros((0, len(sysm.y0)))
         # the springs in the model's order (the system holds the translational ones first)
