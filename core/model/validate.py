@@ -360,7 +360,8 @@ def _coupler_sense(issues, path, fields, pair, ends, common, frames, bodies, rig
         _warn(issues, f"{path}: {fields[0]}, {fields[1]}",
               f"joint {other.name!r} is measured from frame {shared!r} (its frame_i) on the body that carries "
               f"both joints, joint {reversed_joint.name!r} towards it (its frame_j there): its coordinate "
-              "has the opposite sign, so the pair turns against its ratio's sense (external gears the same way)",
+              "has the opposite sign, so the pair turns against its ratio's sense (external gears the same way, "
+              "an internal pair opposite ways)",
               f"Swap frame_i and frame_j of joint {reversed_joint.name!r}.", code="coupler-joint-reversed")
         return
     _warn(issues, f"{path}: {fields[0]}, {fields[1]}",

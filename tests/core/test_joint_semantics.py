@@ -275,6 +275,8 @@ def test_a_gear_joint_measured_towards_the_housing_is_warned_of():
     warned = [str(i) for i in core.check(dataclasses.replace(model, joints=(j1, swapped(j2))))
               if i.code == "coupler-joint-reversed"]
     assert len(warned) == 1 and "gear pair 'G'" in warned[0] and "frame_j of joint 'J2'" in warned[0]
+    # (the pair may be internal: its sense is told both ways, not as an external pair's alone)
+    assert "(external gears the same way, an internal pair opposite ways)" in warned[0]
     for joints in ((j1, j2), (swapped(j1), swapped(j2))):
         assert not [i for i in core.check(dataclasses.replace(model, joints=joints))
                     if i.code == "coupler-joint-reversed"]
