@@ -304,8 +304,9 @@ def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid, all_joints
     for grounded, (ground, gear), other in ((a, ea, b), (b, eb, a)) if fields[0] == "joint_i" else ():
         if rigid(ground) is not None or rigid(gear) is None:
             continue        # not a gear on a bearing to the ground (frame_i there)
-        carrier = _carrier(other, {None, rigid(gear)}, frames, rigid, all_joints)
-        if carrier is not None:
+        carrier, pivot = _carrier(other, {None, rigid(gear)}, frames, rigid, all_joints)
+        # a carrier turning about another line (a gear on a swing arm) would be locked by that hinge
+        if carrier is not None and _coaxial(pivot, grounded, frames, bodies):
             hint = (f"Hinge body {gear!r} to body {carrier!r} too: a revolute joint with frame_i on {carrier!r} and "
                     f"frame_j on {gear!r}, on the axis of joint {grounded.name!r} (which keeps holding it), "
                     f"and name that joint here in place of {grounded.name!r}.")
@@ -317,16 +318,31 @@ def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid, all_joints
 
 
 def _carrier(planet_joint, sun_side, frames, rigid, all_joints):
-    """The body that carries a planet and would carry the sun too: the end of ``planet_joint``
-    that another joint holds to the ground or to the sun (``sun_side``, their groups), where the
-    planet itself hangs on that joint alone; None unless exactly one end is so held."""
+    """(body, joint): the body that carries a planet and would carry the sun too, the end of
+    ``planet_joint`` that another joint holds to the ground or to the sun (``sun_side``, their
+    groups), where the planet itself hangs on that joint alone, and that other joint; (None,
+    None) unless exactly one end is so held."""
     def touched(joint):
         return {rigid(frames[f].body) for f in (joint.frame_i, joint.frame_j) if f in frames}
 
-    held = [frames[f].body for f in (planet_joint.frame_i, planet_joint.frame_j)
-            if any(j is not planet_joint and rigid(frames[f].body) in touched(j) and touched(j) & sun_side
-                   for j in all_joints)]
-    return held[0] if len(held) == 1 else None
+    held = [(frames[f].body, holding) for f in (planet_joint.frame_i, planet_joint.frame_j)
+            for holding in [next((j for j in all_joints if j is not planet_joint
+                                  and rigid(frames[f].body) in touched(j) and touched(j) & sun_side), None)]
+            if holding is not None]
+    return held[0] if len(held) == 1 else (None, None)
+
+
+def _coaxial(joint, other, frames, bodies) -> bool:
+    """Whether revolute ``joint`` turns about the line of ``other`` as the model is built (its axis
+    parallel, its origin on that line to 1e-6 of the model's size)."""
+    if joint.type != "revolute" or any(f not in frames for f in (joint.frame_i, other.frame_i)):
+        return False
+    fa, fb = frames[joint.frame_i], frames[other.frame_i]
+    za, zb = _world_z(fa, bodies), _world_z(fb, bodies)
+    pa, pb = _world_point(fa, bodies), _world_point(fb, bodies)
+    apart = (pa - pb) - ((pa - pb) @ zb) * zb
+    size = max(1.0, float(np.linalg.norm(pa)), float(np.linalg.norm(pb)))
+    return abs(float(za @ zb)) > 1.0 - 1e-9 and float(np.linalg.norm(apart)) <= 1e-6 * size
 
 
 #: |cos| of the angle between two gear axes below which their sense is not checked: axes more
@@ -407,6 +423,16 @@ def _world_z(frame, bodies) -> np.ndarray:
         q = np.asarray(bodies[frame.body].orientation, float)
         R = quat_to_matrix(q / np.linalg.norm(q)) @ R
     return R[:, 2]
+
+
+def _world_point(frame, bodies) -> np.ndarray:
+    """A frame's origin in world coordinates (mm) as the model is built."""
+    p = np.asarray(frame.position, float)
+    if frame.body is None:
+        return p
+    body = bodies[frame.body]
+    q = np.asarray(body.orientation, float)
+    return np.asarray(body.position, float) + quat_to_matrix(q / np.linalg.norm(q)) @ p
 
 
 def _on(body_name) -> str:

@@ -604,6 +604,23 @@ def test_a_planetary_train_with_its_sun_hinged_to_the_ground_is_warned_of():
     assert planet_ring.hint.startswith("Hinge body 'ring' to body 'carrier' too")
 
 
+def test_a_gear_on_a_swing_arm_is_not_told_to_hinge_the_sun_to_the_arm():
+    """A planet on an arm pivoting 100 mm from the sun's axis, coupled to the sun's bearing: still
+    warned of, but the hint named a hinge of the sun to the arm, which would lock the arm; the arm
+    turns about another line than the sun, so the general hint stays."""
+    p = Planar()
+    p.block("sun", (0.0, 0.0), 0.5, 120.0)
+    p.hinge("sun bearing", None, "sun", (0.0, 0.0))
+    p.block("arm", (100.0, 0.0), 1.0, 2000.0)
+    p.hinge("arm pivot", None, "arm", (100.0, 0.0))
+    p.block("planet", (36.0, 0.0), 0.3, 50.0)
+    p.hinge("P", "arm", "planet", (36.0, 0.0))
+    model = p.model(couplers=(GearPair(name="mesh", joint_i="sun bearing", joint_j="P", ratio=0.8),),
+                    settings=SolverSettings(gravity=(0.0, 0.0, 0.0)))
+    (apart,) = [i for i in core.check(model) if i.code == "coupler-bases-apart"]
+    assert apart.hint.startswith("Put both joints on the body that carries both axles"), apart.hint
+
+
 def test_a_planetary_train_with_its_sun_mesh_turned_over_is_warned_of():
     """The sun mesh's frames half a turn about X (its Z down, the planets' up): the sun's angle
     from the carrier counts the other way, each sun-planet pair turns as if its planet were
