@@ -214,8 +214,12 @@ class MBD_PG_contact(PropertyGroup):
     body_j: _body_pointer("Body_J", "Second body")
     stiffness: FloatProperty(name="Stiffness (N/mm^e)", default=1e5, min=0.0)
     damping: FloatProperty(name="Damping (N·s/mm)", default=10.0, min=0.0)
-    exponent: FloatProperty(name="Exponent", default=1.5, min=0.0)
-    max_penetration: FloatProperty(name="δ_max (mm)", description="Penetration at which the damping is full",
+    exponent: FloatProperty(name="Exponent", description="e of the Hertz law k·δ^e (1.5 for curved parts)",
+                            default=1.5, min=0.0)
+    # the manual's field name: "Penetration depth (max)"
+    max_penetration: FloatProperty(name="Penetration Depth δ_max (mm)",
+                                   description="The penetration at which the damping reaches C: it grows from "
+                                               "0 at first touch, so separating parts are not held",
                                    default=0.1, min=0.0)
     method: EnumProperty(name="Method", items=(
         ("STANDARD", "Standard Mesh", "The meshes as they are"),
@@ -223,11 +227,20 @@ class MBD_PG_contact(PropertyGroup):
         ("CONVEX_HULL", "Convex Hull", "The convex hulls"),
         ("DECIMATION", "Decimation", "About half the triangles, shape kept"),
     ), default="STANDARD")
-    friction: BoolProperty(name="Contact Friction")
-    friction_coefficient: FloatProperty(name="Friction Coefficient", default=0.3, min=0.0)
-    slip_tolerance_velocity: FloatProperty(name="Slip Tolerance Velocity (mm/s)", default=10.0, min=0.0)
-    two_sided_penetrator: BoolProperty(name="Two-Sided Penetrator", default=True)
-    candidate_reduction: BoolProperty(name="Candidate Reduction", default=True)
+    friction: BoolProperty(name="Contact Friction",
+                           description="Friction μ0·tanh(v/v_tol)·F_normal against the slip; no stiction")
+    friction_coefficient: FloatProperty(name="Friction Coefficient", description="μ0", default=0.3, min=0.0)
+    slip_tolerance_velocity: FloatProperty(
+        name="Slip Tolerance Velocity (mm/s)", default=10.0, min=0.0,
+        description="v_tol: the friction coefficient rises smoothly from 0 at no slip, to 76 % of μ0 at v_tol")
+    two_sided_penetrator: BoolProperty(
+        name="Two-Sided Penetrator", default=True,
+        description="Test the vertices of both bodies against the other (keep on for correct detection); "
+                    "off: only the finer mesh's, faster but it can miss contacts")
+    candidate_reduction: BoolProperty(
+        name="Candidate Reduction", default=True,
+        description="Above 96 candidate vertices, those over a flat part of the other body take their depth "
+                    "from its plane without a nearest-surface query (the same force, faster); off only to debug")
 
 
 # --------------------------------------------------------------------------- solver, display

@@ -282,8 +282,8 @@ def _panel_labels(path: str) -> dict:
 
 def in_panel_words(issue, labels=None):
     """A core issue with the model file's field names (``frame_j``, ``max_penetration``) put as the
-    panel's labels ("Frame J", "δ_max (mm)"), so one message does not name a field two ways;
-    ``labels``: those the element's panel draws in place of its fields' names ({field: label}).
+    panel's labels ("Frame J", "Penetration Depth δ_max (mm)"), so one message does not name a field
+    two ways; ``labels``: those the element's panel draws in place of its fields' names ({field: label}).
     An issue as text (a run's ``Results.warnings``: "path: message") comes back as text."""
     if isinstance(issue, str):
         element, _, rest = issue.partition(": ")

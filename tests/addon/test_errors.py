@@ -73,7 +73,8 @@ def test_validates_check_of_a_contact_names_the_panels_field(addon):
     op = ms.Reports()
     assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
     (band,) = [text for level, text in op.reports if level == "WARNING" and "band" in text]
-    assert band.startswith("contact 'Touch': δ_max (mm): its depth band (300 mm, 5 x δ_max (mm))")
+    assert band.startswith("contact 'Touch': Penetration Depth δ_max (mm): its depth band (300 mm, "
+                           "5 x Penetration Depth δ_max (mm))")
     assert "max_penetration" not in band
 
 
@@ -81,10 +82,10 @@ def test_validates_check_of_a_contact_names_the_panels_field(addon):
     ("settings: step: the fixed step 0.0139 s is 4.98 times RK4's stability limit",
      "settings: Step (s): the fixed step 0.0139 s is 4.98 times RK4's stability limit"),
     ("contact 'Touch': pressed 2 mm deep: at most 5 x max_penetration", "contact 'Touch': pressed 2 mm deep: at "
-     "most 5 x δ_max (mm)"),
+     "most 5 x Penetration Depth δ_max (mm)"),
     ("scene: gravity: 9.81", "scene: gravity: 9.81"),
     ("contact 'max_penetration': 5 x max_penetration, frame 'frame_j'",     # names in quotes are the user's
-     "contact 'max_penetration': 5 x δ_max (mm), frame 'frame_j'"),
+     "contact 'max_penetration': 5 x Penetration Depth δ_max (mm), frame 'frame_j'"),
     ("The solution diverged", "The solution diverged"),
     ("model: the total energy fell by up to 1 J: runs best with DOP853, or with a smaller projection_tolerance.",
      "model: the total energy fell by up to 1 J: runs best with DOP853, or with a smaller Projection Tolerance "

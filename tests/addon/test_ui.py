@@ -392,3 +392,21 @@ def test_spline_button_reports_name_the_element_and_field(addon, tmp_path, capfd
     table = a_table(tmp_path / "t.csv")
     assert bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(table)) == {"FINISHED"}
     assert f"Info: force 'Push': Value = spline({table})" in capfd.readouterr().out
+
+
+def test_force_and_contact_fields_carry_the_manuals_names_and_units(addon):
+    """The manual ("Forces") names these fields in English; the contact's δ_max was labelled only by
+    its symbol, where the manual calls it "Penetration depth (max)"."""
+    from addon import properties
+    names = {prop.identifier: prop.name for group in (properties.MBD_PG_force, properties.MBD_PG_contact)
+             for prop in group.bl_rna.properties}
+    assert {names[f] for f in ("body", "frame", "value", "actuator", "allow_braking")} == {
+        "Part", "RFrame", "Value", "Actuator Mode", "Allow Actuator Braking"}
+    assert [names[f] for f in ("body_i", "body_j", "stiffness", "damping", "max_penetration", "friction",
+                               "friction_coefficient", "slip_tolerance_velocity")] == [
+        "Body_I", "Body_J", "Stiffness (N/mm^e)", "Damping (N·s/mm)", "Penetration Depth δ_max (mm)",
+        "Contact Friction", "Friction Coefficient", "Slip Tolerance Velocity (mm/s)"]
+    contact = properties.MBD_PG_contact.bl_rna.properties
+    # the two optimisation options say what they do, as the manual does
+    assert "only the finer mesh" in contact["two_sided_penetrator"].description
+    assert "96" in contact["candidate_reduction"].description
