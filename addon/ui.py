@@ -395,13 +395,44 @@ def _draw_force(layout, f, data):
                  unit=f"{'T' if f.type == 'TORQUE' else 'F'}_max, {unit}" if f.actuator else unit)
     layout.prop(f, "actuator")
     if f.actuator:
-        layout.prop(f, "max_velocity", text="Max Velocity (rad/s)" if f.type == "TORQUE" else "Max Velocity (mm/s)")
+        torque = f.type == "TORQUE"
+        layout.prop(f, "max_velocity", text="Max Velocity (rad/s)" if torque else "Max Velocity (mm/s)")
+        if torque:
+            # the manual quotes an e-motor's top speed in rpm too (300 rad/s: 2865 rpm)
+            layout.label(text=f"ω max = {f.max_velocity * 60.0 / (2.0 * np.pi):.4g} rpm", icon="INFO")
         layout.prop(f, "allow_braking")
-        entry = runner.RESULTS.get(runner.key(f.id_data))
-        power = entry.results.max_powers().get(f.name) if entry is not None else None
-        if power is not None:
-            law = "T max · ω max" if f.type == "TORQUE" else "F max · v max"
-            layout.label(text=f"N max = {law} / 4 = {power:.4g} W (last run)", icon="INFO")
+        power = rated_power(f)
+        if power:
+            layout.label(text=power, icon="INFO")
+
+
+def rated_power(f) -> str:
+    """The actuator's N_max = F_max · v_max / 4, which the manual has computed from the fields as they
+    are typed; an F_max that follows a formula has its largest value over the last run's frames
+    ('' while its formula has an error, which shows under the field)."""
+    torque = f.type == "TORQUE"
+    law = "T max · ω max" if torque else "F max · v max"
+    expression = check_formula(f.value, formula_base_dir(), False).expression
+    if expression is None:
+        return ""
+    if expression.is_constant:
+        f_max = core.units.to_si(float(expression(0.0)), "torque" if torque else "force")
+        v_max = core.units.to_si(f.max_velocity, "angular_velocity" if torque else "velocity")
+        return f"N max = {law} / 4 = {abs(f_max) * v_max / 4.0:.4g} W"
+    entry = runner.RESULTS.get(runner.key(f.id_data))
+    power = entry.results.max_powers().get(f.name) if entry is not None and _ran_as_drawn(entry, f) else None
+    if power is None:
+        return f"N max = {law} / 4: {'T' if torque else 'F'} max follows a formula, known after a run"
+    return f"N max = {law} / 4 = {power:.4g} W (last run)"
+
+
+def _ran_as_drawn(entry, f) -> bool:
+    """Whether the last run solved this actuator with its formula, kind and v_max as they are now
+    (an edited one's N_max of that run would be another's)."""
+    ran = next((e for e in (entry.fingerprint.data.get("forces", ()) if entry.fingerprint else ())
+                if e.get("name") == f.name), None)
+    return (ran is not None and ran.get("value") == f.value and ran.get("type") == f.type.lower()
+            and np.isclose(ran.get("max_velocity") or 0.0, f.max_velocity, rtol=1e-6, atol=0.0))
 
 
 def _draw_spring(layout, s, data):

@@ -318,18 +318,32 @@ def test_spline_preview_draws_the_curve(addon, tmp_path):
     np.testing.assert_allclose(np.array(preview.image_pixels_float), px.ravel(), atol=1 / 255)
 
 
-def test_an_actuators_rated_power_is_shown_after_a_run(addon):
-    """The manual's e-motor (T_max = 1000 N·mm, ω_max = 300 rad/s): N_max = 75 W under its fields
-    once a run has computed it, and nothing before."""
+def test_an_actuators_rated_power_is_computed_from_its_fields(addon):
+    """The manual's e-motor (T_max = 1000 N·mm, ω_max = 300 rad/s, 2865 rpm): N_max = 1 N·m ·
+    300 rad/s / 4 = 75 W under its fields as they are typed ("calculated automatically"); it was
+    shown only after a run, and kept the run's value when T_max or ω_max were changed after it.
+    The manual's actuator (F_max = 100 N, v_max = 200 mm/s): 100 N · 0.2 m/s / 4 = 5 W. An F_max
+    that follows a formula has its largest value over the run, known after one."""
     scene, bob = ms.pendulum()
     motor = ms.add_force(scene, bob, name="Motor", value="1000", kind="TORQUE", axis="Z")
     motor.actuator, motor.max_velocity = True, 300.0
     scene.mbd.group = "forces"
     scene.frame_end = 3
-    rated = "N max = T max · ω max / 4 = 75 W (last run)"
-    assert rated not in labels(draw_all(bob))
+    shown = labels(draw_all(bob))
+    assert "N max = T max · ω max / 4 = 75 W" in shown and "ω max = 2865 rpm" in shown
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
-    assert rated in labels(draw_all(bob))
+    motor.value = "2000"                                           # edited after the run: the fields count
+    assert "N max = T max · ω max / 4 = 150 W" in labels(draw_all(bob))
+    motor.type, motor.value, motor.max_velocity = "FORCE", "-100", 200.0
+    assert "N max = F max · v max / 4 = 5 W" in labels(draw_all(bob))
+    ramp = "100*step(t; 0; 0; 1; 2)"
+    motor.value = ramp                                              # not the last run's: none to show
+    assert "N max = F max · v max / 4: F max follows a formula, known after a run" in labels(draw_all(bob))
+    scene.frame_end = 25                                            # 1 s at 24 frames/s: F_max = 200 N
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    assert "N max = F max · v max / 4 = 10 W (last run)" in labels(draw_all(bob))
+    motor.value = "100 +* t"                                        # the error shows under the field instead
+    assert not [text for text in labels(draw_all(bob)) if text.startswith("N max")]
 
 
 def test_the_body_fields_follow_where_its_mass_comes_from(addon):
