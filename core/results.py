@@ -56,8 +56,9 @@ class Results:
     acceleration: np.ndarray            # (T, n, 3) m/s² of the COM
     angular_acceleration: np.ndarray    # (T, n, 3) rad/s², world axes
     joint_names: tuple
-    joint_force: np.ndarray             # (T, nj, 3) N on the body of frame_j, world axes
-    joint_torque: np.ndarray            # (T, nj, 3) N·m on that body about the joint point
+    joint_force: np.ndarray             # (T, nj, 3) N of frame_i's body on frame_j's body (frame_j on the ground: on
+                                        # the ground), world axes
+    joint_torque: np.ndarray            # (T, nj, 3) N·m of frame_i's body on that body, about frame_j's origin
     motion_names: tuple
     motion_effort: np.ndarray           # (T, nm) N or N·m the drive applies to frame_j's body along/about Z of frame_i
     motion_is_rotation: np.ndarray      # (nm,) bool

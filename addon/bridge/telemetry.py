@@ -73,14 +73,19 @@ def channels(results) -> list[Channel]:
         if not np.all(np.isnan(r.joint_slide[:, k])):
             add(g, name, "slide", "length", r.joint_slide[:, k], "Frame J's origin along Z of Frame I, 0 as built")
             add(g, name, "slide_rate", "velocity", r.joint_slide_rate[:, k], "rate of the slide")
+        # which body's force on which, and about which point: a prismatic joint's frame origins part as it
+        # slides, and its torque about Frame I's origin would differ by the slide times the force
         add(g, name, "reaction_force", "force", r.joint_force[:, k],
-            "reaction force on the body of Frame J, world axes")
+            "force of the body of Frame I on the body of Frame J through the joint (Frame J on the world: "
+            "the force on the world), world axes")
         add(g, name, "reaction_torque", "torque", r.joint_torque[:, k],
-            "reaction torque on the body of Frame J about the joint point, world axes")
+            "torque of the body of Frame I on the body of Frame J through the joint, about Frame J's origin "
+            "(Frame J on the world: the torque on the world), world axes")
     for k, name in enumerate(r.motion_names):
         rotation = bool(r.motion_is_rotation[k])
         add(f"{name} (motion)", name, "effort", "torque" if rotation else "force", r.motion_effort[:, k],
-            f"the {'torque' if rotation else 'force'} the motion drive applies")
+            f"the {'torque' if rotation else 'force'} the motion drive applies to the body of Frame J "
+            f"{'about' if rotation else 'along'} +Z of Frame I (the body of Frame I carries the opposite)")
         add(f"{name} (motion)", name, "power", "power", r.motion_power[:, k],
             "the power the motion drive puts in (negative where it brakes)")
     for k, name in enumerate(r.coupler_names):

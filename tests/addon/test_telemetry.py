@@ -1,5 +1,6 @@
 """Telemetry: every result channel keyed as a custom property of one empty, in user units."""
 import csv
+import math
 
 import bpy
 import numpy as np
@@ -222,3 +223,36 @@ def test_long_and_odd_names_fit_blenders_limit():
 def test_panel_points_to_the_telemetry(baked):
     from test_ui import draw_all, labels
     assert "Telemetry: select MBD_Telemetry, open the Graph Editor" in labels(draw_all(None))
+
+
+def test_a_prismatic_joints_reaction_torque_is_about_frame_js_origin_and_says_so(addon):
+    """A 1 kg slider driven at 10 mm/s along a guide (world X) from x = 100 mm, a 10 N side load
+    (−Y) 50 mm ahead of the guide's Frame J origin, no gravity. The guide holds the slider with
+    +10 N along Y and, about Frame J's origin, +500 N·mm about Z however far it slid (about Frame
+    I's origin, fixed at x = 0, it would read 1500 N·mm and grow with the slide)."""
+    scene = ms.setup_scene(0.001, 24, 25)
+    scene.mbd.solver.use_scene_gravity, scene.mbd.solver.gravity = False, (0.0, 0.0, 0.0)
+    bpy.ops.mesh.primitive_cube_add(size=20.0, location=(100.0, 0.0, 0.0))
+    slider = bpy.context.active_object
+    slider.name, slider.mbd.role, slider.mbd.mass_mode, slider.mbd.mass = "Slider", "BODY", "MASS", 1.0
+    along_x = (0.0, math.pi / 2, 0.0)      # frame Z along world +X
+    guide = scene.mbd.joints.add()
+    guide.name, guide.type = "Guide", "PRISMATIC"
+    guide.frame_i = ms.frame("Guide_i", (0.0, 0.0, 0.0), along_x)
+    guide.frame_j = ms.frame("Guide_j", (100.0, 0.0, 0.0), along_x, parent=slider)
+    drive = scene.mbd.motions.add()
+    drive.name, drive.joint, drive.mode, drive.value = "Feed", "Guide", "VELOCITY", "10"
+    side = scene.mbd.forces.add()
+    side.name, side.body, side.axis, side.value = "Side", slider, "Y", "-10"
+    side.frame = ms.frame("Side_RF", (150.0, 0.0, 0.0), parent=slider)
+    bpy.context.view_layer.update()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    obj = telemetry_of(scene)
+    frames = [1, 25]                                   # slid 0 and 10 mm
+    np.testing.assert_allclose(keys_of(obj, "Guide.slide [mm]", frames)[:, 0], [0.0, 10.0], atol=1e-6)
+    np.testing.assert_allclose(keys_of(obj, "Guide.reaction_force [N]", frames), [[0, 10, 0]] * 2, atol=1e-6)
+    np.testing.assert_allclose(keys_of(obj, "Guide.reaction_torque [N*mm]", frames), [[0, 0, 500]] * 2, atol=1e-4)
+    torque = obj.id_properties_ui("Guide.reaction_torque [N*mm]").as_dict()["description"]
+    assert "Frame J's origin" in torque and "body of Frame I on the body of Frame J" in torque
+    effort = obj.id_properties_ui("Feed.effort [N]").as_dict()["description"]
+    assert "body of Frame J along +Z of Frame I" in effort
