@@ -377,11 +377,33 @@ def motion_unit(m, data) -> str:
     return ("rad" if dof == "rotation" else "mm") + ("/s" if m.mode == "VELOCITY" else "")
 
 
+def motion_sizing(m) -> str:
+    """The last run's peak and RMS effort of motion ``m`` and its power's range: what a motor sized from
+    the motion must give. '' before a run, and while the efforts are still to be computed (drawing the
+    panel must not take a constraint solve per frame)."""
+    entry = runner.RESULTS.get(runner.key(m.id_data))
+    results = entry.results if entry is not None else None
+    if results is None or "_pending" in results.__dict__ or m.name not in results.motion_names \
+            or not len(results.t):
+        return ""
+    k = results.motion_names.index(m.name)
+    kind, unit = ("torque", "N·mm") if results.motion_is_rotation[k] else ("force", "N")
+    effort = core.units.from_si(results.motion_effort[:, k], kind)
+    text = f"Last run: effort peak {np.max(np.abs(effort)):.4g} {unit}, RMS {np.sqrt(np.mean(effort ** 2)):.4g} {unit}"
+    power = results.motion_power[:, k]
+    if np.any(np.isfinite(power)):
+        text += f"; power {np.nanmin(power):.4g} … {np.nanmax(power):.4g} W"
+    return text
+
+
 def _draw_motion(layout, m, data):
     layout.prop_search(m, "joint", data, "joints")
     layout.prop(m, "mode")
     layout.prop(m, "dof")
     draw_formula(layout, m, unit=motion_unit(m, data))
+    sizing = motion_sizing(m)
+    if sizing:
+        layout.label(text=sizing, icon="INFO")
 
 
 def _draw_force(layout, f, data):

@@ -346,6 +346,19 @@ def test_an_actuators_rated_power_is_computed_from_its_fields(addon):
     assert not [text for text in labels(draw_all(bob)) if text.startswith("N max")]
 
 
+def test_a_motions_effort_and_power_are_shown_after_a_run(addon):
+    """The gear pair: gear A driven at 10 rad/s, B (ratio 1.5) braked by 5000 N·mm, at constant
+    speed: the drive gives 5000 / 1.5 = 3333 N·mm throughout (peak = RMS) and 3333 N·mm × 10 rad/s
+    = 33.33 W. What a motor sized from the motion needs, under the motion's fields once a run has
+    computed it, and nothing before."""
+    scene, gear_a, _ = ms.gear_pair(frames=3)
+    scene.mbd.group = "motions"
+    sized = "Last run: effort peak 3333 N·mm, RMS 3333 N·mm; power 33.33 … 33.33 W"
+    assert not any(text.startswith("Last run") for text in labels(draw_all(gear_a)))
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    assert sized in labels(draw_all(gear_a))
+
+
 def test_the_body_fields_follow_where_its_mass_comes_from(addon):
     scene, bob = ms.pendulum()
     drawn = {}
