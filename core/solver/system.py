@@ -1459,6 +1459,18 @@ class System:
         moved = float(max(np.max(a, initial=0.0) for a in self.moves(self.y0, y)))
         return y, moved, dv, converged
 
+    def absorb_joint_gaps(self, y) -> bool:
+        """Take the joints' rows as closed at ``y``: their values there become their zero. For the
+        gaps that redundant joints leave where they cannot all close (each row meeting the others
+        would open them), so that no row then pulls against the rest. False, changing nothing,
+        where a motion's or coupler's row is open too (no joint's gap)."""
+        C = self.constraint_rows(0.0, y).C
+        n = self.layout.n_rows
+        if np.max(self.position_gaps(np.where(np.arange(len(C)) < n, 0.0, C)), initial=0.0) > _PROJECTION_CONVERGED:
+            return False
+        self.rows.c0 = self.rows.c0 - C[:n]
+        return True
+
     def project(self, t, y, held=None):
         """Project positions onto C = 0 (M-weighted Newton) and velocities onto J u = v*.
 
