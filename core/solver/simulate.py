@@ -365,9 +365,9 @@ def _check_memory(cm: CompiledModel) -> None:
     any computer with a mechanism of 30 parts)."""
     s, m = cm.settings, cm.model
     frames = s.frame_count()
-    per_frame = frame_bytes(bodies=cm.n_bodies, joints=len(m.joints), motions=len(m.motions),
-                            couplers=len(m.couplers), forces=len(m.forces), springs=len(m.springs),
-                            bushings=len(m.bushings), contacts=len(m.contacts))
+    per_frame = frame_bytes(stepper=s.integrator == "stepper", bodies=cm.n_bodies, joints=len(m.joints),
+                            motions=len(m.motions), couplers=len(m.couplers), forces=len(m.forces),
+                            springs=len(m.springs), bushings=len(m.bushings), contacts=len(m.contacts))
     have = physical_memory()
     allowed = _MEMORY_SHARE * have
     if frames * per_frame <= allowed:
