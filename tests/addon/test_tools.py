@@ -388,6 +388,15 @@ def test_bench_bake_runs_and_says_when_it_extrapolates(tmp_path):
     assert "faster than keyframe_insert at 2 bodies x 60 frames" in proc.stdout
 
 
+def test_bench_longrun_times_every_stage_and_sizes_the_files(tmp_path):
+    proc = run(ROOT / "tools" / "bench_longrun.py", "--bodies", 2, "--seconds", 1, "--fps", 10, "--out", tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    stages = [line.split()[0] for line in proc.stdout.splitlines() if "s CPU" in line]
+    assert stages == ["simulate", "bake", "clear", "bake", "export", "save"]
+    assert "11 frames" in proc.stdout     # 1 s at 10 frames/s, both ends
+    assert (tmp_path / "longrun.csv").is_file() and (tmp_path / "longrun.blend").is_file()
+
+
 def test_addon_tests_runs_the_named_tests_under_this_python(tmp_path):
     proc = run(ROOT / "tools" / "addon_tests.py", "-q", ROOT / "tests" / "addon" / "test_register.py",
                "-k", "operators_are_named")
