@@ -26,6 +26,9 @@ __all__ = ["Results", "load_results", "frame_bytes", "DEFERRED"]
 #: constraint solve per output frame, which a run that is only baked or plotted for its motion skips
 DEFERRED = ("acceleration", "angular_acceleration", "joint_force", "joint_torque", "motion_effort",
             "coupler_effort")
+#: a contact's largest force between the output frames over the largest the frames show, above
+#: which :meth:`Results.contact_peak_note` speaks: the frames then miss its impacts
+PEAK_MISSED = 2.0
 #: rows of the CSV formatted at once (a 20-body table has about 450 columns)
 CSV_BLOCK_ROWS = 2048
 
@@ -95,6 +98,9 @@ class Results:
     contact_normal_force: np.ndarray | None = None    # (T, nc) N, |sum of the normal forces on body_i|
     contact_friction_force: np.ndarray | None = None  # (T, nc) N, |sum of the friction forces on body_i|
     contact_depth: np.ndarray | None = None           # (T, nc) m, deepest penetration
+    # (T, nc) N, the largest |contact_force| at the states the run accepted after the previous frame,
+    # up to and at this one: an impact between two frames shows here; NaN in files saved before it
+    contact_peak_force: np.ndarray | None = None
     # joint coordinates, 0 as the model is built (as a motion's value); NaN where the type has none
     # (an angle: revolute, cylindrical and planar joints; a slide: prismatic and cylindrical); None -> NaN
     joint_angle: np.ndarray | None = None             # (T, nj) rad, frame_j about Z of frame_i, unwrapped
@@ -120,6 +126,7 @@ class Results:
             self.motion_joint = np.full(len(self.motion_names), -1, np.int64)
         for name, shape, fill in (("contact_point", (T, nc, 3), 0.0), ("contact_normal_force", (T, nc), 0.0),
                                   ("contact_friction_force", (T, nc), 0.0), ("contact_depth", (T, nc), 0.0),
+                                  ("contact_peak_force", (T, nc), np.nan),
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
                                   ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan),
                                   ("spring_length", (T, ns), np.nan), ("spring_rate", (T, ns), np.nan)):
@@ -212,6 +219,27 @@ class Results:
         return {name: float(p) for name, p in zip(self.force_names, self.actuator_max_power) if np.isfinite(p)}
 
     # ------------------------------------------------------------------ export
+    def contact_peak_note(self) -> str:
+        """A sentence on the contact whose force between the output frames (``contact_peak_force``)
+        went furthest past :data:`PEAK_MISSED` times the largest its frames show, naming how many
+        others did; "" where none did (or the results predate the peak). An impact lasts about a
+        millisecond, and frames 1/24 s apart mostly show none of it: a plot of the framed force
+        would be read as the largest load."""
+        if not len(self.t):
+            return ""
+        framed = np.linalg.norm(self.contact_force, axis=-1).max(axis=0, initial=0.0)
+        peak = np.nan_to_num(self.contact_peak_force).max(axis=0, initial=0.0)
+        missed = np.flatnonzero(peak > PEAK_MISSED * framed)
+        if not len(missed):
+            return ""
+        c = missed[np.argmax(peak[missed] - framed[missed])]
+        f = int(np.argmax(self.contact_peak_force[:, c]))
+        when = f"between t = {self.t[f - 1]:.4g} and {self.t[f]:.4g} s" if f else f"at t = {self.t[0]:.4g} s"
+        others = f" ({len(missed) - 1} other contacts too)" if len(missed) > 1 else ""
+        return (f"contact '{self.contact_names[c]}' reached {peak[c]:.4g} N {when}, where the frames show at "
+                f"most {framed[c]:.4g} N{others}: its peak_force channel holds the largest force since the "
+                "previous frame")
+
     def to_csv(self, path: str | os.PathLike, progress=None) -> None:
         """Write every channel in user units; the header names each column's unit.
 
@@ -284,6 +312,7 @@ class Results:
             add(f"{name}.normal_force", self.contact_normal_force[:, k], "force")
             add(f"{name}.friction_force", self.contact_friction_force[:, k], "force")
             add(f"{name}.depth", self.contact_depth[:, k], "length")
+            add(f"{name}.peak_force", self.contact_peak_force[:, k], "force")
         add("energy.kinetic", self.kinetic_energy, "energy")
         add("energy.potential", self.potential_energy, "energy")
         add("energy.elastic", self.elastic_energy, "energy")
@@ -333,7 +362,7 @@ def coupler_channels(is_rack) -> tuple[tuple[str, str], tuple[str, str]]:
 #: values a run keeps per output frame, by element: a moving body's channels (position 3,
 #: orientation 4, COM 3, velocities 6, accelerations 6) and its state (13, copied once more as the
 #: results are collected: 26), a joint's (reaction 6, coordinates and rates 4), and so on
-_FRAME_VALUES = dict(bodies=22 + 26, joints=10, motions=1, couplers=2, forces=8, springs=3, bushings=6, contacts=9)
+_FRAME_VALUES = dict(bodies=22 + 26, joints=10, motions=1, couplers=2, forces=8, springs=3, bushings=6, contacts=10)
 #: what the stepper keeps besides, per output frame: the state the run arrived at (13 a body) and
 #: that frame's step, its velocities (6 a body) and impulses (up to 6 a joint, one a motion or a
 #: coupler), spring and bushing forces and contact points

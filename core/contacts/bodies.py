@@ -1,6 +1,7 @@
 """The contacts of a compiled model: geometry in each body's COM frame, evaluated together."""
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from dataclasses import replace
@@ -227,6 +228,10 @@ class ContactSet:
         #: pair -> (t s, h s, travel m, through, count): the first fixed step (:meth:`note_step`) that
         #: carried its parts from apart to past the depth band, and how many did
         self.jumps: dict[int, tuple] = {}
+        #: (T, k) N: each pair's largest force on body_i at a state the integrator accepted, by
+        #: output frame: row f holds those after frame f − 1 up to frame f (:meth:`note_peak`)
+        self.peaks = np.zeros((0, k))
+        self._frames: list[float] = []
         #: pairs whose parts started inside each other past the band (overlap_issues warned)
         self.started_deep: set[int] = set()
         #: (x, R, box_state) where the next fixed step starts (:meth:`start_steps`, :meth:`note_step`)
@@ -469,6 +474,24 @@ class ContactSet:
         np.maximum(self.approach, self.last_closing, out=self.approach)
         touching = depths > 0.0
         self.load[touching] += np.c_[np.linalg.norm(self.last_force[touching], axis=1), np.ones(touching.sum())]
+
+    def start_peaks(self, t_out) -> None:
+        """Keep :attr:`peaks` by the output frames ``t_out`` (T,) s from now on."""
+        self._frames = [float(t) for t in t_out]
+        self.peaks = np.zeros((len(self._frames), len(self.pairs)))
+
+    def note_peak(self, t: float, force) -> None:
+        """Fold the forces ``force`` (k, 3) N on body_i at a state at ``t`` s the integrator
+        accepted into :attr:`peaks`, in the row of the first frame at or after ``t``: an impact
+        lasts a millisecond, and the frames, 1/24 s apart, see nothing of it."""
+        if not len(self._frames):
+            return
+        row = min(bisect.bisect_left(self._frames, t - 1e-12 * max(1.0, abs(t))), len(self._frames) - 1)
+        np.maximum(self.peaks[row], np.sqrt(np.einsum("ij,ij->i", force, force)), out=self.peaks[row])
+
+    def any_near(self) -> bool:
+        """Whether the boxes of any pair overlapped at the last evaluation (else no force acts)."""
+        return bool(self._touched)
 
     def normal_wrench(self, c: int, x, R, v, w) -> np.ndarray:
         """(2, 6) N, N·m: the wrenches of contact ``c``'s normal forces alone on its two bodies

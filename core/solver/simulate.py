@@ -1247,6 +1247,7 @@ class _Run:
             if len(sysm.contacts):
                 B0 = sysm.bodies(y0)
                 self.warnings.extend(sysm.contacts.overlap_issues(B0.x, B0.R))
+                sysm.contacts.start_peaks(self.t_out)
             self.check_stiffness(y0)
             self.phase_mode = self.oscillation(y0)
             # a diverging run overflows on its way to the state that stops it with a message: numpy's
@@ -1884,6 +1885,7 @@ class _Run:
                 if contacts or newton_rho:
                     if contacts:
                         sysm.contacts.note_accepted(depths)
+                        sysm.contacts.note_peak(solver.t, sysm.accepted_contact_forces(solver.t, solver.y))
                         self.check_contact_steps(solver.t, solver.y, depths)
                     cap = step_cap(solver, depths if contacts else None)
                     if not isinstance(solver, integrate.LSODA):
@@ -2064,6 +2066,8 @@ class _Run:
                 contacts.note_accepted(contacts.depths(), (tt, yy))
             return rate
         k1 = f(t, y)
+        if len(contacts) and contacts.any_near():
+            contacts.note_peak(t, contacts.last_force)     # (the step's start: its stages are trials)
         k2 = f(t + 0.5 * h, y + 0.5 * h * k1)
         k3 = f(t + 0.5 * h, y + 0.5 * h * k2)
         k4 = f(t + h, y + h * k3)
@@ -2085,6 +2089,12 @@ class _Run:
         self.step_power = sysm.step_supplied_power
         if len(sysm.contacts):
             sysm.contacts.note_accepted(sysm.contacts.depths(), (t, y))    # evaluated at y
+            # the forces the step applied: the contacts it took implicitly at their end forces
+            if sysm.contacts.any_near():        # (at every step: a part in flight costs nothing more)
+                applied, held = sysm.contacts.last_force, ~np.isnan(sysm.step_contact[0, :, 0])
+                if held.any():
+                    applied = np.where(held[:, None], sysm.step_contact[0] + sysm.step_contact[1], applied)
+                sysm.contacts.note_peak(t, applied)
         w = u[3 * n:].reshape(n, 3)
         y_new = y.copy()
         y_new[sysm.sl_u] = u
@@ -2278,6 +2288,10 @@ class _Run:
                                      out["angular_velocity"], self.tracked_joint_angles()))
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
+        if len(sysm.contacts):
+            # the frames' own forces too: the stepper's report step of the last frame is none of the run's
+            framed = np.linalg.norm(out["contact_force"][:T], axis=-1)
+            out["contact_peak_force"] = np.maximum(sysm.contacts.peaks[:T], framed)
         self.check_contacts(out, T, contact_energy)
         self.check_implicit_springs(out, T)
         self.check_bushings(out, T)

@@ -680,7 +680,8 @@ class System:
         if self.track_supplied_power:
             self.supplied_power = self._supplied_power(lam, rows, y[self.sl_u])
         if m or len(self.contacts):
-            self._recent.append((t, y, rows, self.contacts.depths() if len(self.contacts) else None))
+            touching = (self.contacts.depths(), self.contacts.last_force.copy()) if len(self.contacts) else (None, None)
+            self._recent.append((t, y, rows, *touching))
         return udot, B, coords
 
     def reactions(self, t, y, step=None):
@@ -1400,6 +1401,12 @@ class System:
         implicit method's last Newton iterate, close to it)."""
         last = self._evaluated(t, y)
         return last[3] if last is not None else self.contacts.depths()
+
+    def accepted_contact_forces(self, t, y):
+        """(k, 3) N: each contact's force on body_i at (t, y), from the evaluation
+        :meth:`accepted_contact_depths` takes."""
+        last = self._evaluated(t, y)
+        return last[4] if last is not None else self.contacts.last_force.copy()
 
     # ------------------------------------------------------------------ projection
     def constraint_error(self, t, y):

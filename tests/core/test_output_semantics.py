@@ -380,6 +380,7 @@ def _expected_columns(res):
         out[f"{n}.normal_force"] = ("N", res.contact_normal_force[:, k])
         out[f"{n}.friction_force"] = ("N", res.contact_friction_force[:, k])
         out[f"{n}.depth"] = ("mm", res.contact_depth[:, k])
+        out[f"{n}.peak_force"] = ("N", res.contact_peak_force[:, k])
     for q in ("kinetic", "potential", "elastic"):
         out[f"energy.{q}"] = ("J", getattr(res, f"{q}_energy"))
     out["energy.total"] = ("J", res.total_energy)
