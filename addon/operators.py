@@ -133,6 +133,8 @@ def conclude(op, job, scene_key):
     level = "INFO" if results.success else "WARNING"
     op.report({level}, f"Simulated {runner.describe(results)}"
                        + ("" if results.success else " (partial results kept; Bake applies them)"))
+    if note := results.contact_peak_note():      # an impact the frames do not show
+        op.report({"INFO"}, note[:1].upper() + note[1:])
     return {"FINISHED"}
 
 

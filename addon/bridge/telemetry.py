@@ -7,7 +7,8 @@ same scene frames as the bodies. The channels are those of the CSV export
 own rotation keys already show: body kinematics, joint angles and slides, joint reactions, motion
 and coupler efforts, applied forces and torques (value, vector, point, power), spring
 and bushing forces, contacts (force, point, normal and friction force,
-depth; none for a contact that never touched in the run), energies and
+depth, the peak force since the previous frame; none for a contact that never
+touched in the run), energies and
 constraint errors.
 
 Values are in the core's user units, converted by ``core.units`` (the one
@@ -122,9 +123,11 @@ def channels(results) -> list[Channel]:
         add(g, name, "force", "force", r.bushing_force[:, k], "bushing force on the body of Frame J, world axes")
         add(g, name, "torque", "torque", r.bushing_torque[:, k], "bushing torque on the body of Frame J, world axes")
     for k, name in enumerate(r.contact_names):
-        if not np.any(r.contact_normal_force[:, k]):
+        peak = r.contact_peak_force[:, k]
+        if not (np.any(r.contact_normal_force[:, k]) or np.nanmax(peak, initial=0.0) > 0.0):
             # never touched: all its channels are zeros, and a bin of parts has thousands of such pairs
-            # (Blender's fcurves.new costs more with every fcurve: 42,000 channels took 43 s to key)
+            # (Blender's fcurves.new costs more with every fcurve: 42,000 channels took 43 s to key).
+            # One that touched only between frames (an impact at 24 fps) has its peak channel to show
             continue
         g = f"{name} (contact)"
         add(g, name, "force", "force", r.contact_force[:, k],
@@ -135,6 +138,9 @@ def channels(results) -> list[Channel]:
         add(g, name, "friction_force", "force", r.contact_friction_force[:, k],
             "magnitude of the friction force on Body_I")
         add(g, name, "depth", "length", r.contact_depth[:, k], "deepest penetration")
+        if not np.all(np.isnan(peak)):      # (results saved before it)
+            add(g, name, "peak_force", "force", peak,
+                "largest total contact force since the previous frame, between frames too (an impact)")
     for quantity, data, text in (("kinetic", r.kinetic_energy, "kinetic energy of the moving bodies"),
                                  ("potential", r.potential_energy, "potential energy of gravity"),
                                  ("elastic", r.elastic_energy, "elastic energy of springs, bushings and contacts"),

@@ -256,3 +256,22 @@ def test_a_prismatic_joints_reaction_torque_is_about_frame_js_origin_and_says_so
     assert "Frame J's origin" in torque and "body of Frame I on the body of Frame J" in torque
     effort = obj.id_properties_ui("Feed.effort [N]").as_dict()["description"]
     assert "body of Frame J along +Z of Frame I" in effort
+
+
+def test_a_contact_touching_only_between_frames_keeps_its_channels_with_its_peak():
+    # a ball meets a plate for 1.5 ms between the frames 0 and 0.01 s: every framed channel is zero,
+    # and the contact was left out as one that never touched; its peak force says it did
+    import core
+    from core.model import Body, Box, Contact, Model, SolverSettings, Sphere
+    from addon.bridge.telemetry import channels
+
+    model = Model(bodies=(Body(name="Ball", geometry=Sphere(radius=20.0, subdivisions=2), mass=1.0,
+                               position=(0.0, 0.0, 26.0), velocity=(0.0, 0.0, -500.0)),
+                          Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True)),
+                  contacts=(Contact(name="C", body_i="Ball", body_j="Plate", stiffness=1e3, damping=0.0,
+                                    exponent=1.0, max_penetration=0.1),),
+                  settings=SolverSettings(end_time=0.01, output_rate=100, gravity=(0.0, 0.0, 0.0)))
+    r = core.simulate(model)
+    assert not np.any(r.contact_normal_force)
+    peak = {c.label: c for c in channels(r)}["C.peak_force"]
+    assert peak.group == "C (contact)" and peak.data[1] == pytest.approx(500.0, rel=5e-3)  # v √(k m)
