@@ -166,9 +166,9 @@ class KinematicElimination:
     81 bodies). A matrix without that pattern (checked at every factorisation) is factorised whole.
     """
 
-    def __init__(self, n: int, size: int):
+    def __init__(self, n: int):
         b = np.arange(n)[:, None]
-        self.n, self.size = n, size
+        self.n = n
         self.K = np.concatenate([3 * b + np.arange(3), 3 * n + 4 * b + np.arange(4)], axis=1)   # (n, 7)
         self.Ub = np.concatenate([3 * b + np.arange(3), 3 * n + 3 * b + np.arange(3)], axis=1)   # (n, 6) in U
         self._k = self.K.ravel()
@@ -198,7 +198,8 @@ class KinematicElimination:
         return (KK_inv, Z, A_UK), linalg.lu_factor(S, overwrite_a=True, check_finite=False)
 
     def solve(self, factors, b):
-        """x of A x = b (b (size,), real or complex) from :meth:`factor`'s result."""
+        """x of A x = b (b (size,), real or complex; one longer with a driven run's work last) from
+        :meth:`factor`'s result."""
         blocks, lu = factors
         if blocks is None:
             return linalg.lu_solve(lu, b, check_finite=False)
@@ -206,7 +207,7 @@ class KinematicElimination:
         n7 = 7 * self.n
         t = (KK_inv @ b[self.K][:, :, None])[:, :, 0]
         y_U = linalg.lu_solve(lu, b[n7:] - A_UK @ t.ravel(), check_finite=False)
-        x = np.empty(self.size, dtype=np.result_type(t, y_U))
+        x = np.empty(len(b), dtype=np.result_type(t, y_U))
         x[self.K] = t - (Z @ y_U[self.Ub][:, :, None])[:, :, 0]
         x[n7:] = y_U
         return x

@@ -342,7 +342,7 @@ class System:
         #: at the last evaluation (:meth:`evaluate`) and over the stepper's last step
         #: (:meth:`velocity_step`): the energy check's balance of a driven run
         self.supplied_power = self.step_supplied_power = 0.0
-        #: whether they are kept (a driven run on the fixed steps: the adaptive ones leave them)
+        #: whether they are kept (a driven run)
         self.track_supplied_power = False
         #: (n + 1, 6) the applied forces' and torques' wrench at the last evaluation of the forces
         self.applied_wrench = None
@@ -760,12 +760,16 @@ class System:
         return gamma
 
     def rhs(self, t, y):
-        """dy/dt for the integrators."""
+        """dy/dt for the integrators. A state one entry longer than :attr:`size` carries the
+        drives' work (J) last, an adaptive integrator's quadrature of :attr:`supplied_power`
+        (:attr:`track_supplied_power` on), so that its own error control holds that work too."""
         udot, B, coords = self.evaluate(t, y)
         qdot = quaternion_rates(y[self.sl_q], B.w)
         parts = [y[self.sl_v], qdot.ravel(), udot]
         if self.n_angles:
             parts.append(self._coordinate_rates(B.w_ext, coords, self.angle_coords))
+        if len(y) > self.size:
+            parts.append([self.supplied_power])
         return np.concatenate(parts)
 
     def linear_residual(self, t, y, udot, lam):

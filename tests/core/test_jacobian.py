@@ -199,6 +199,15 @@ def test_the_iteration_matrix_eliminated_by_positions_solves_as_the_dense_lu(c):
     factors = run.elimination.factor(A.copy())
     assert factors[0] is not None
     np.testing.assert_allclose(run.elimination.solve(factors, b), dense, rtol=0, atol=1e-12 * np.abs(dense).max())
+    # a driven run's state carries its work last: its Jacobian's row and column are zero (run.jacobian)
+    J_work = run.jacobian(t, np.append(y, 0.0))
+    np.testing.assert_array_equal(J_work[:-1, :-1], J)
+    assert not J_work[-1].any() and not J_work[:, -1].any()
+    A_work, b_work = c * np.eye(len(y) + 1) - J_work, np.append(b, 1.0)
+    factors = run.elimination.factor(A_work.copy())
+    assert factors[0] is not None
+    np.testing.assert_allclose(run.elimination.solve(factors, b_work), linalg.lu_solve(linalg.lu_factor(A_work), b_work),
+                               rtol=0, atol=1e-12 * np.abs(dense).max())
     A[5, 3 * 7 + 1] = 0.3   # body 1's x row on body 7's x
     factors = run.elimination.factor(A.copy())
     assert factors[0] is None
