@@ -9,10 +9,12 @@ the first time one of them is read.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..spatial import cross
-from . import batch
+from . import batch, schur
 from .system import System
 from .threads import one_blas_thread
 
@@ -71,6 +73,9 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict
                 b = batch.evaluate(sysm, states[sl], t[sl])
                 out["acceleration"][sl] = b.udot[:, :3 * n].reshape(-1, n, 3)
                 out["angular_acceleration"][sl] = b.udot[:, 3 * n:].reshape(-1, n, 3)
+                if sysm.redundancies:
+                    b = replace(b, lam=schur.least_norm(b.JM @ b.J.transpose(0, 2, 1), b.lam, sysm.redundancies,
+                                                        sysm.row_groups))
                 if nj:
                     out["joint_force"][sl], out["joint_torque"][sl] = joints(b.packed, batch.joint_wrenches(sysm, b))
                 out["motion_effort"][sl] = b.lam[:, motion_rows]

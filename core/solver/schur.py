@@ -94,6 +94,103 @@ def solve(A, rhs, beta, J=None):
     return _refine(lambda v: _POTRS(c, v, lower=False)[0], As.dot, b, beta, x, _judge(J, inv_d)) * inv_d
 
 
+#: an eigenvalue of J M⁻¹ Jᵀ scaled to a unit mean diagonal per joint (:func:`least_norm`) below this share of the largest is a
+#: redundancy: a combination of rows that moves nothing. Redundant joints drawn a float32 rounding
+#: out of line (1e-7 rad, 1e-5 mm on 200 mm: far below the 1e-6 projection tolerance) make such
+#: combinations 1e-7 of the others (eigenvalue 1e-14); a sound mechanism's rows stand clear by
+#: more than 1e-4 (the run's own near-singular verdict), eigenvalue 1e-8
+NEAR_NULL = 1e-8
+
+
+def near_null_count(A, groups) -> int:
+    """How many eigenvalues of A (m, m; dense, symmetric), scaled as :func:`least_norm` scales it,
+    are below :data:`NEAR_NULL` of the largest: the rows' redundancies, exact or a float32 rounding off."""
+    values = np.linalg.eigvalsh(_scaled_by_groups(A, groups)[0])
+    return int(np.sum(values < NEAR_NULL * np.max(values, initial=0.0)))
+
+
+def least_norm(A, lam, count, groups):
+    """λ (..., m) with its part along the ``count`` least eigenvectors of the scaled
+    A = J M⁻¹ Jᵀ (..., m, m; dense) removed: the multipliers of redundant rows with the same net
+    wrench on every body, up to those directions' own (eigenvalue) share. Along a direction whose
+    eigenvalue σ² is not quite zero (joints a float32 rounding out of line) the solve's λ is (its
+    target's part there)/(σ² + β): joints pushing on each other with ±49 kN on a 1 kg shaft, which
+    the bodies do not feel.
+
+    A is scaled by the mean diagonal of each group of rows (``groups`` (m,): a joint's force rows,
+    its torque rows), not row by row: a joint's force then weighs the same whichever way it points,
+    so that the split of a redundant mechanism's reactions turns with the mechanism (a planar
+    four-bar drawn in a tilted plane, scaled row by row, showed 0.03 N out of its plane)."""
+    As, s = _scaled_by_groups(A, groups)
+    _, vectors = np.linalg.eigh(As)
+    V = vectors[..., :count]
+    mu = lam * s
+    mu = mu - (V @ (np.swapaxes(V, -1, -2) @ mu[..., None]))[..., 0]
+    return mu / s
+
+
+def least_norm_sparse(A, lam, count, groups):
+    """:func:`least_norm` for a sparse A (m, m) (the dense eigenvectors cost 0.28 s on the
+    N-four-bar with N = 40, 605 rows): its ``count`` least eigenvectors by :func:`inverse_iteration`
+    of one sparse LU."""
+    s = _group_scale(A.diagonal(), groups)
+    lu = splu((_scaled(A, 1.0 / s) + _INVERSE_SHIFT * sparse.identity(A.shape[0], format="csr")).tocsc(),
+              permc_spec="MMD_AT_PLUS_A")
+    return project_off(lam, s, inverse_iteration(lu.solve, A.shape[0], count))
+
+
+def project_off(lam, s, basis):
+    """λ (m,) with its part along the columns of ``basis`` (m, k; in the rows' scaled units
+    μ = s λ) removed in the scaled norm, as :func:`least_norm` does."""
+    mu = lam * s
+    # through the Gram matrix: a QR of the N-four-bar's (605, 120) basis cost 7 ms
+    along = linalg.cho_solve(linalg.cho_factor(basis.T @ basis, check_finite=False), basis.T @ mu,
+                             check_finite=False)
+    return (mu - basis @ along) / s
+
+
+def inverse_iteration(solve, m, count):
+    """(m, count): the least eigenvectors' span of a scaled symmetric matrix of which ``solve``
+    applies (matrix + :data:`_INVERSE_SHIFT` I)⁻¹. Each pass shrinks the other eigenvectors' part by
+    (the shift / their eigenvalue), at most 1e-2 for one above :data:`NEAR_NULL` of the largest
+    (about 1: the matrices are scaled to a unit mean diagonal), and magnifies a redundancy's a
+    float32 rounding off (eigenvalue 1e-14) by 1e10: three leave less than 1e-18 of them."""
+    V = np.array(_start_block(m, count), order="F")
+    for _ in range(3):
+        # the redundancies' eigenvalues are all far below the shift: each pass magnifies them
+        # alike, and scaling the columns keeps them apart without orthogonalising
+        V = solve(V)
+        V /= np.linalg.norm(V, axis=0)
+    return V
+
+
+#: the shift of :func:`inverse_iteration`: 1e4 above a redundancy a float32 rounding off, 1e-2 of
+#: the least eigenvalue that is no redundancy
+_INVERSE_SHIFT = 1e-10
+
+
+@lru_cache(maxsize=8)
+def _start_block(m, count):
+    """A fixed random (m, count) start for :func:`inverse_iteration` (read only)."""
+    out = np.random.default_rng(0).standard_normal((m, count))
+    out.flags.writeable = False
+    return out
+
+
+def _group_scale(diag, groups):
+    """sqrt of the mean of diag (..., m) over each row's group, a zero one floored as :func:`solve` does."""
+    member = np.equal.outer(groups, np.arange(groups.max(initial=-1) + 1))     # (m, groups)
+    mean = (diag @ member) / np.maximum(member.sum(axis=0), 1)
+    return np.sqrt(np.maximum(mean[..., groups], 1e-30 * np.max(diag, axis=-1, keepdims=True, initial=0.0) + 1e-300))
+
+
+def _scaled_by_groups(A, groups):
+    """(A / (s sᵀ), s) for A (..., m, m), s the square root of the mean diagonal of each row's
+    group, a zero one floored as :func:`solve` does."""
+    s = _group_scale(np.diagonal(A, axis1=-2, axis2=-1), groups)
+    return A / (s[..., :, None] * s[..., None, :]), s
+
+
 def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
     """:func:`solve` of A − U K⁻¹ Uᵀ in place of A, for ``low_rank`` = (U (m, k), K (k, k)
     symmetric positive definite), or of A alone when it is None; A dense or sparse.
@@ -438,6 +535,26 @@ class BlockSchur:
         B = np.asfortranarray(R[bs.perm] * inv_d[:, None])
         X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, beta)
         return (X * inv_d[:, None])[bs.inv]
+
+    def least_norm(self, blocks, inv_mass, I_W_inv, lam, count, groups):
+        """:func:`least_norm` of J M⁻¹ Jᵀ from J's blocks: its near-null span by :func:`inverse_iteration`
+        of one banded Cholesky of the Jacobi-scaled matrix (the span is the same in either scaling,
+        up to the redundancies' own eigenvalue), the projection in ``groups``' scaling."""
+        Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
+        diag = np.bincount(self._g_row, weights=np.einsum("gj,gj->g", JM, Jg), minlength=self.m)
+        bs = self.banded
+        if not bs.banded:
+            return least_norm_sparse(bs.matrix(A), lam, count, groups)
+        ab, inv_d = bs.scaled_band(A.reshape(self.m, -1))
+        shifted = ab.copy(order="F")
+        shifted[bs.bandwidth] += _INVERSE_SHIFT
+        c, info = _PBTRF(shifted, lower=False, overwrite_ab=True)
+        if info != 0:
+            return least_norm_sparse(bs.matrix_of_band(A.reshape(self.m, -1)), lam, count, groups)
+        V = inverse_iteration(lambda X: _PBTRS(c, X, lower=False)[0], self.m, count)
+        # back from the Jacobi-scaled, permuted rows to λ's, then to the groups' scaling
+        s = _group_scale(diag, groups)
+        return project_off(lam, s, (V * inv_d[:, None])[bs.inv] * s[:, None])
 
     def rank_deficiency(self, blocks, rel=None):
         """Rows − rank(J), from the eigenvalues of J Jᵀ with unit diagonal (banded: O(m kd²) where

@@ -1215,15 +1215,17 @@ class _Run:
                 # the reactions (the stepper read 8 kN on a 1 kg shaft's bearings)
                 ok = True
                 # a constant gap is absorbed; one that turns with the parts (hinge axes 1e-7 rad apart
-                # on a spinning shaft) binds them like a bent shaft, and its joints push on each other
+                # on a spinning shaft) makes its joints push on each other, which the reported
+                # reactions leave out (System.least_norm)
                 self.warnings.append(Issue(
                     "warning", "redundant-joints-apart", "model",
                     f"redundant joints do not quite meet at t = 0 (by {length * 1e3:.3g} mm / {ang:.3g} rad, "
-                    f"the largest at {self._row_name(int(np.argmax(Cp)))}): taken as built. The motion is right, "
-                    "but where the gap turns with the parts their reactions hold what they push on each other "
-                    "(a 1 kg shaft on two hinges 1e-7 rad apart: ±19 N, with the stepper ±49 kN), not the loads",
-                    "To size those joints, draw their frames on exactly one axis (unrotated, or snapped), or keep "
-                    "one joint and replace the others by joints that constrain less."))
+                    f"the largest at {self._row_name(int(np.argmax(Cp)))}): taken as built. Their reactions are "
+                    "the loads they share, without what the gap makes them push on each other (a 1 kg shaft on "
+                    "two hinges 1e-7 rad apart: 4.905 N each); how rigid redundant joints share a load is not "
+                    "unique, and the reported split is the least one",
+                    "To size each joint for a definite share, keep one joint and replace the others by joints "
+                    "that constrain less, or give the parts compliance (bushings)."))
         if not ok:
             clashing = self.drivers_in_conflict(0.0, y0)
             hint = (f"{', '.join(clashing)} set the same degree of freedom of the mechanism and start at values "
@@ -1255,6 +1257,7 @@ class _Run:
                 f"(the largest error as built at {owner})", hint))
         self.check_given_velocities(held, y0)
         redundant = self.redundant = sysm.redundancy(0.0, y0)
+        sysm.find_redundancies(y0)
         if redundant:
             self.check_consistent_rates(y0)
             # a motion's or coupler's row among them shares its effort too (two cranks driven alike: half each)

@@ -335,8 +335,14 @@ class System:
         #: the state's); set by velocity_step
         self.step_contact = np.full((2, len(self.contacts), 3), np.nan)
         #: (m,) the joints' impulses over the stepper's last step divided by its length: with them
-        #: M (u' − u)/h = the forces the step applied + Jᵀλ exactly (see :meth:`reactions`)
+        #: M (u' − u)/h = the forces the step applied + Jᵀλ exactly; :meth:`reactions` reports it
+        #: without its part along redundancies (:meth:`least_norm`)
         self.step_lam = np.zeros(self.n_rows)
+        #: the rows' redundancies at t = 0, exact or a float32 rounding off (:meth:`find_redundancies`):
+        #: the directions of λ the reported reactions leave out (:meth:`least_norm`)
+        self.redundancies = 0
+        #: (m,) the group of each row whose force or torque rows :meth:`least_norm` weighs alike
+        self.row_groups = np.zeros(self.n_rows, int)
         #: W: the power the motions (each row's multiplier times its prescribed rate, λᵀv*: the
         #: work of Jᵀλ on u, as J u = v*) and the applied forces and torques put into the bodies,
         #: at the last evaluation (:meth:`evaluate`) and over the stepper's last step
@@ -678,7 +684,8 @@ class System:
                         bodies=B, coords=coords)
         udot, lam = self._accelerations(y, B, rows, F)
         if self.track_supplied_power:
-            self.supplied_power = self._supplied_power(lam, rows, y[self.sl_u])
+            self.supplied_power = self._supplied_power(self.least_norm(B, rows, lam) if m else lam, rows,
+                                                       y[self.sl_u])
         if m or len(self.contacts):
             touching = (self.contacts.depths(), self.contacts.last_force.copy()) if len(self.contacts) else (None, None)
             self._recent.append((t, y, rows, *touching))
@@ -698,6 +705,8 @@ class System:
         else:
             u_next, lam, h = step
             udot = (u_next - y[self.sl_u]) / h
+        if m:
+            lam = self.least_norm(B, rows, lam)
         jw = np.zeros((len(self.cm.joints), n + 1, 6))
         if m and len(self._jw_index):
             nb = len(self.rows.end_row)
@@ -705,6 +714,33 @@ class System:
             jw[:, :n] = np.bincount(self._jw_index, weights=per_end.ravel(),
                                     minlength=self._jw_size).reshape(-1, n, 6)
         return np.concatenate([udot[:3 * n].reshape(n, 3), udot[3 * n:].reshape(n, 3)], axis=1), lam, jw, B
+
+    def find_redundancies(self, y):
+        """Count, at the assembled state y (t = 0), the combinations of constraint rows that move
+        nothing (:func:`.schur.near_null_count`); their λ is left out of what is reported."""
+        if self.n_rows:
+            # a joint's force rows share a scale, and its torque rows; a motion's or coupler's row its own
+            owner = self.layout.row_owner()
+            joint_group = 2 * owner + self.row_is_angle[:len(owner)]
+            self.row_groups = np.concatenate([joint_group, len(owner) * 2 + np.arange(self.n_rows - len(owner))])
+            B = self.bodies(y)
+            A = self._schur_matrix(B, self.constraint_rows(0.0, y))
+            self.redundancies = schur.near_null_count(A.toarray() if sparse.issparse(A) else A, self.row_groups)
+
+    def _schur_matrix(self, B: Bodies, rows: Rows):
+        """J M⁻¹ Jᵀ (m, m), dense, or CSR on the sparse path."""
+        return rows.J @ (self._minv(B) @ rows.J.T)
+
+    def least_norm(self, B: Bodies, rows: Rows, lam):
+        """λ as reported: without its part that moves nothing (:func:`.schur.least_norm`), which
+        redundant joints a float32 rounding out of line fill with their push on each other; λ
+        itself where the rows have no redundancy."""
+        if not self.redundancies:
+            return lam
+        if self.sparse:
+            return self._block_schur.least_norm(rows.blocks, self._inv_mass, B.I_W_inv, lam, self.redundancies,
+                                                self.row_groups)
+        return schur.least_norm(self._schur_matrix(B, rows), lam, self.redundancies, self.row_groups)
 
     def _state(self, t, y, details):
         """The bodies, the constraint rows (None without any) and the applied forces at (t, y),
@@ -902,21 +938,24 @@ class System:
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
             u, impulse = solve(u_free)
         self.step_lam = impulse / h
-        self.step_supplied_power = self._step_power(rows, stiff, y[self.sl_u], u)
+        self.step_supplied_power = self._step_power(rows, stiff, y[self.sl_u], u, B)
         if stiff is not None:
             self._tally_implicit(stiff, u, h)
         self._contact_at_end(stiff, u)
         self._springs_at_end(stiff, u)
         return B, u, coords
 
-    def _step_power(self, rows: Rows | None, stiff: "_Stiff | None", u, u_new) -> float:
+    def _step_power(self, rows: Rows | None, stiff: "_Stiff | None", u, u_new, B: Bodies | None = None) -> float:
         """W: :meth:`_supplied_power` over a stepper step from velocities u to u_new, with the
         change the step made to the actuators it took implicitly (their end-of-step force
         f₀ + D ṡ' − held in place of the f₀ of the applied wrench, on the bodies as −G Δf)."""
         if not self.track_supplied_power:
             return 0.0
         u_mean = 0.5 * (u + u_new)
-        power = self._supplied_power(self.step_lam, rows, u_mean)
+        # a motion's share of λ along a redundancy moves nothing (see least_norm): a shaft's spin
+        # motion on two bearings 1e-7 rad apart was credited 0.0014 J of work it did not do
+        lam = self.step_lam if rows is None else self.least_norm(B, rows, self.step_lam)
+        power = self._supplied_power(lam, rows, u_mean)
         if stiff is not None:
             on = np.flatnonzero(stiff.active & (stiff.owner == _ACTUATOR))
             if len(on):
