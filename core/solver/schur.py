@@ -122,8 +122,11 @@ def least_norm(A, lam, count, groups):
     so that the split of a redundant mechanism's reactions turns with the mechanism (a planar
     four-bar drawn in a tilted plane, scaled row by row, showed 0.03 N out of its plane)."""
     As, s = _scaled_by_groups(A, groups)
-    _, vectors = np.linalg.eigh(As)
-    V = vectors[..., :count]
+    values, vectors = np.linalg.eigh(As)
+    # only those still near null: a mechanism assembled at a dead point counts one more at t = 0,
+    # which is no redundancy once it moves on (its reaction is a load)
+    near = values[..., :count] < NEAR_NULL * values[..., -1:]
+    V = vectors[..., :count] * near[..., None, :]
     mu = lam * s
     mu = mu - (V @ (np.swapaxes(V, -1, -2) @ mu[..., None]))[..., 0]
     return mu / s
@@ -134,9 +137,22 @@ def least_norm_sparse(A, lam, count, groups):
     N-four-bar with N = 40, 605 rows): its ``count`` least eigenvectors by :func:`inverse_iteration`
     of one sparse LU."""
     s = _group_scale(A.diagonal(), groups)
-    lu = splu((_scaled(A, 1.0 / s) + _INVERSE_SHIFT * sparse.identity(A.shape[0], format="csr")).tocsc(),
-              permc_spec="MMD_AT_PLUS_A")
-    return project_off(lam, s, inverse_iteration(lu.solve, A.shape[0], count))
+    As = _scaled(A, 1.0 / s)
+    lu = splu((As + _INVERSE_SHIFT * sparse.identity(A.shape[0], format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
+    return project_off(lam, s, still_near_null(As.dot, inverse_iteration(lu.solve, A.shape[0], count)))
+
+
+def still_near_null(product, V):
+    """The columns of the span of V (m, k) along which the scaled matrix (applied by ``product``;
+    diagonal about 1, so its largest eigenvalue is at least about 1) is still below :data:`NEAR_NULL`
+    (its Ritz vectors there), as :func:`least_norm` keeps them."""
+    # an orthonormal basis from V's Gram matrix (a QR of the N-four-bar's (605, 120) V cost 7 ms),
+    # without the columns that converged onto the same direction (more counted than are null)
+    gram, along = np.linalg.eigh(V.T @ V)
+    apart = gram > 1e-12 * gram[-1]
+    Q = V @ (along[:, apart] / np.sqrt(gram[apart]))
+    values, turn = np.linalg.eigh(Q.T @ product(Q))
+    return (Q @ turn)[:, values < NEAR_NULL]
 
 
 def project_off(lam, s, basis):
@@ -551,7 +567,8 @@ class BlockSchur:
         c, info = _PBTRF(shifted, lower=False, overwrite_ab=True)
         if info != 0:
             return least_norm_sparse(bs.matrix_of_band(A.reshape(self.m, -1)), lam, count, groups)
-        V = inverse_iteration(lambda X: _PBTRS(c, X, lower=False)[0], self.m, count)
+        V = still_near_null(lambda X: np.column_stack([_SBMV(bs.bandwidth, 1.0, ab, x) for x in X.T]),
+                            inverse_iteration(lambda X: _PBTRS(c, X, lower=False)[0], self.m, count))
         # back from the Jacobi-scaled, permuted rows to λ's, then to the groups' scaling
         s = _group_scale(diag, groups)
         return project_off(lam, s, (V * inv_d[:, None])[bs.inv] * s[:, None])

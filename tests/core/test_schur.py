@@ -6,6 +6,7 @@ tolerances are a few hundred ulps of the condition number used (≤ 1e3).
 """
 import numpy as np
 import pytest
+from scipy import sparse
 
 from core.solver import schur
 
@@ -219,3 +220,17 @@ def test_the_sparse_path_leaves_out_the_same_redundant_part_of_the_multipliers_a
     lam = np.random.default_rng(1).standard_normal(system.n_rows)
     dense = schur.least_norm(system._schur_matrix(B, rows).toarray(), lam, 30, system.row_groups)
     np.testing.assert_allclose(system.least_norm(B, rows, lam), dense, atol=1e-9 * np.max(np.abs(dense)))
+
+
+def test_least_norm_leaves_a_direction_that_is_no_longer_near_null():
+    """A mechanism assembled at a dead point counts one more redundancy at t = 0 than it has once
+    it moves on: λ's part along a direction whose eigenvalue has grown above NEAR_NULL (here 0.5)
+    is a load, and stays; along one that is null (here 1e-14) it goes."""
+    rng = np.random.default_rng(3)
+    Q = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    A = Q @ np.diag([1e-14, 0.5, 1.0, 2.0]) @ Q.T
+    lam = Q @ np.array([1e6, 3.0, 1.0, 1.0])
+    groups = np.zeros(4, int)          # one group: one scale, which keeps the eigenvectors
+    for project in (schur.least_norm, lambda *a: schur.least_norm_sparse(sparse.csr_matrix(a[0]), *a[1:])):
+        kept = project(A, lam, 2, groups)
+        np.testing.assert_allclose(Q.T @ kept, [0.0, 3.0, 1.0, 1.0], atol=1e-6)
