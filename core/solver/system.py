@@ -954,7 +954,8 @@ class System:
         u_mean = 0.5 * (u + u_new)
         # a motion's share of λ along a redundancy moves nothing (see least_norm): a shaft's spin
         # motion on two bearings 1e-7 rad apart was credited 0.0014 J of work it did not do
-        lam = self.step_lam if rows is None else self.least_norm(B, rows, self.step_lam)
+        # (only the motions' rows' λ enters the power)
+        lam = self.step_lam if rows is None or not self.n_motions else self.least_norm(B, rows, self.step_lam)
         power = self._supplied_power(lam, rows, u_mean)
         if stiff is not None:
             on = np.flatnonzero(stiff.active & (stiff.owner == _ACTUATOR))
