@@ -725,7 +725,10 @@ class System:
             self.row_groups = np.concatenate([joint_group, len(owner) * 2 + np.arange(self.n_rows - len(owner))])
             B = self.bodies(y)
             A = self._schur_matrix(B, self.constraint_rows(0.0, y))
-            self.redundancies = schur.near_null_count(A.toarray() if sparse.issparse(A) else A, self.row_groups)
+            count = schur.near_null_count(A.toarray() if sparse.issparse(A) else A, self.row_groups)
+            # the masses alone also make an eigenvalue small (a point-mass bob on a hinge: ~ I/(m L²),
+            # 2e-9), which is no redundancy: J's own rank, blind to them, bounds the count
+            self.redundancies = min(count, self.redundancy(0.0, y, rel=np.sqrt(schur.NEAR_NULL))) if count else 0
 
     def _schur_matrix(self, B: Bodies, rows: Rows):
         """J M⁻¹ Jᵀ (m, m), dense, or CSR on the sparse path."""
