@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from .files import written_whole
+from .spatial import quat_to_matrix
 from .units import from_si, unit
 
 __all__ = ["Results", "load_results", "frame_bytes", "DEFERRED"]
@@ -116,6 +117,11 @@ class Results:
     # z_i from the assembly (rad), and its rate (rad/s); None -> NaN (results saved before them)
     spring_length: np.ndarray | None = None           # (T, ns)
     spring_rate: np.ndarray | None = None             # (T, ns)
+    # where each joint's Frame J is, for its reaction in Frame J's own axes (joint_force_local):
+    # the moving body it is on (-1: the world or a fixed body), and its X, Y, Z (columns) in that
+    # body's axes (in world axes on the world); None -> -1 and NaN axes (results saved before them)
+    joint_frame_body: np.ndarray | None = None        # (nj,) int
+    joint_frame_axes: np.ndarray | None = None        # (nj, 3, 3)
 
     def __post_init__(self):
         T, nc = np.shape(self.contact_force)[:2]
@@ -124,12 +130,15 @@ class Results:
             self.coupler_is_rack = np.zeros(ncp, bool)
         if self.motion_joint is None:       # (results saved before motion_power)
             self.motion_joint = np.full(len(self.motion_names), -1, np.int64)
+        if self.joint_frame_body is None:
+            self.joint_frame_body = np.full(nj, -1, np.int64)
         for name, shape, fill in (("contact_point", (T, nc, 3), 0.0), ("contact_normal_force", (T, nc), 0.0),
                                   ("contact_friction_force", (T, nc), 0.0), ("contact_depth", (T, nc), 0.0),
                                   ("contact_peak_force", (T, nc), np.nan),
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
                                   ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan),
-                                  ("spring_length", (T, ns), np.nan), ("spring_rate", (T, ns), np.nan)):
+                                  ("spring_length", (T, ns), np.nan), ("spring_rate", (T, ns), np.nan),
+                                  ("joint_frame_axes", (nj, 3, 3), np.nan)):
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, np.full(shape, fill))
@@ -193,6 +202,33 @@ class Results:
         rate, or torque × the angle's rate (its spring's part gives back what it stored; its
         damper's is never positive)."""
         return np.where(self.spring_is_rotational, 1.0, -1.0) * self.spring_force * self.spring_rate
+
+    @property
+    def joint_force_local(self) -> np.ndarray:
+        """(T, nj, 3) N: ``joint_force`` in the axes of each joint's Frame J as it turns with its
+        body (a bearing's radial load in X, Y and its axial load in Z of a revolute's Frame J);
+        NaN in results saved without Frame J's axes."""
+        return self._in_frame_j(self.joint_force)
+
+    @property
+    def joint_torque_local(self) -> np.ndarray:
+        """(T, nj, 3) N·m: ``joint_torque`` (about Frame J's origin) in Frame J's axes."""
+        return self._in_frame_j(self.joint_torque)
+
+    def _in_frame_j(self, world: np.ndarray) -> np.ndarray:
+        """World vectors (T, nj, 3) of the joints in their Frame J's axes at each frame."""
+        on_body = self.joint_frame_body >= 0
+        body = np.where(on_body, self.joint_frame_body, 0)
+        axes = np.broadcast_to(self.joint_frame_axes, (len(self.t),) + self.joint_frame_axes.shape)
+        if np.any(on_body) and len(self.body_names):
+            q = self.orientation[:, body]
+            finite = np.all(np.isfinite(q), axis=-1)
+            # (a failed run's last frame may hold a non-finite orientation: NaN there, not an error)
+            turned = quat_to_matrix(np.where(finite[..., None], q, (1.0, 0.0, 0.0, 0.0))) @ self.joint_frame_axes
+            turned[~finite] = np.nan
+            axes = np.where(on_body[None, :, None, None], turned, axes)
+        # the components along each axis: the columns' dot products with the vector
+        return np.einsum("tjab,tja->tjb", axes, world)
 
     def body(self, name: str) -> int:
         """Index of a body by name."""
@@ -267,6 +303,7 @@ class Results:
             for a, axis in enumerate("xyz"):
                 add(f"{name}.angular_acceleration.{axis}", self.angular_acceleration[:, k, a],
                     "angular_acceleration")
+        force_local, torque_local = self.joint_force_local, self.joint_torque_local
         for k, name in enumerate(self.joint_names):
             if not np.all(np.isnan(self.joint_angle[:, k])):
                 add(f"{name}.angle", self.joint_angle[:, k], "angle")
@@ -278,6 +315,11 @@ class Results:
                 add(f"{name}.reaction_force.{axis}", self.joint_force[:, k, a], "force")
             for a, axis in enumerate("xyz"):
                 add(f"{name}.reaction_torque.{axis}", self.joint_torque[:, k, a], "torque")
+            if not np.all(np.isnan(self.joint_frame_axes[k])):     # (results saved before Frame J's axes)
+                for a, axis in enumerate("xyz"):
+                    add(f"{name}.reaction_force_local.{axis}", force_local[:, k, a], "force")
+                for a, axis in enumerate("xyz"):
+                    add(f"{name}.reaction_torque_local.{axis}", torque_local[:, k, a], "torque")
         for k, name in enumerate(self.motion_names):
             add(f"{name}.effort", self.motion_effort[:, k], "torque" if self.motion_is_rotation[k] else "force")
             add(f"{name}.power", self.motion_power[:, k], "power")

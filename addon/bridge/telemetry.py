@@ -4,7 +4,8 @@ One empty per scene, ``MBD_Telemetry`` (tagged like everything bake makes,
 so Clear removes it), holds one custom property per channel, keyed on the
 same scene frames as the bodies. The channels are those of the CSV export
 (``Results.to_csv``) except the orientation quaternions, which the bodies'
-own rotation keys already show: body kinematics, joint angles and slides, joint reactions, motion
+own rotation keys already show: body kinematics, joint angles and slides, joint reactions (in world
+axes and in Frame J's), motion
 and coupler efforts, applied forces and torques (value, vector, point, power), spring
 and bushing forces, contacts (force, point, normal and friction force,
 depth, the peak force since the previous frame; none for a contact that never
@@ -15,7 +16,8 @@ Values are in the core's user units, converted by ``core.units`` (the one
 place that converts): mm, mm/s, mm/s^2, rad/s, rad/s^2, N, N*mm, W, J,
 rad. A property is named like its CSV column, the unit in brackets:
 ``Bob.velocity [mm/s]``; vectors are 3-float properties (X, Y, Z: world
-axes) rather than three scalars. The description says what the channel is.
+axes, but a joint's ``reaction_force_local`` and ``reaction_torque_local``:
+its Frame J's axes) rather than three scalars. The description says what the channel is.
 Channels are grouped per element (``Bob (body)``, ``Hinge (joint)``, ...).
 """
 from __future__ import annotations
@@ -65,6 +67,7 @@ def channels(results) -> list[Channel]:
         add(g, name, "acceleration", "acceleration", r.acceleration[:, k],
             "acceleration of the centre of mass, world axes")
         add(g, name, "angular_acceleration", "angular_acceleration", r.angular_acceleration[:, k], "world axes")
+    force_local, torque_local = r.joint_force_local, r.joint_torque_local
     for k, name in enumerate(r.joint_names):
         g = f"{name} (joint)"
         if not np.all(np.isnan(r.joint_angle[:, k])):
@@ -82,6 +85,13 @@ def channels(results) -> list[Channel]:
         add(g, name, "reaction_torque", "torque", r.joint_torque[:, k],
             "torque of the body of Frame I on the body of Frame J through the joint, about Frame J's origin "
             "(Frame J on the world: the torque on the world), world axes")
+        if not np.all(np.isnan(r.joint_frame_axes[k])):     # (results saved before Frame J's axes)
+            # a bearing is sized on its radial and axial load: along Frame J's axes as they turn with its body
+            add(g, name, "reaction_force_local", "force", force_local[:, k],
+                "the reaction force, in Frame J's own X, Y, Z as Frame J turns with its body (on a revolute: "
+                "X, Y radial, Z axial)")
+            add(g, name, "reaction_torque_local", "torque", torque_local[:, k],
+                "the reaction torque about Frame J's origin, in Frame J's own X, Y, Z as Frame J turns with its body")
     for k, name in enumerate(r.motion_names):
         rotation = bool(r.motion_is_rotation[k])
         add(f"{name} (motion)", name, "effort", "torque" if rotation else "force", r.motion_effort[:, k],

@@ -74,7 +74,7 @@ class CompiledModel:
     marker_body: np.ndarray                 # (m,) int, -1 = ground
     marker_r: np.ndarray                    # (m, 3)
     marker_axes: np.ndarray                 # (m, 3, 3)
-    joints: tuple[dict, ...]                # per joint: name, type, mi, mj, length
+    joints: tuple[dict, ...]                # per joint: name, type, mi, mj, length, axes_j (Frame J's, body axes)
     motions: tuple[dict, ...]               # per motion: name, joint, kind, mi, mj, mode, expr, scale
     couplers: tuple[dict, ...]
     forces: tuple[dict, ...]
@@ -584,7 +584,11 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                     f"frame {j.frame_j!r} coincides with frame_i {j.frame_i!r} at t = 0, "
                                     "so the distance joint has no direction",
                                     "Use a spherical joint, or move frame_j away from frame_i."))
-        joints.append(dict(name=j.name, type=j.type, mi=mi, mj=mj, length=length))
+        # Frame J's own axes on its body (the marker takes Frame I's): the axes its reaction is read in
+        k_j, _, rot_j = body_pose(frames[j.frame_j].body)
+        world_axes_j = frame_world(j.frame_j)[1]
+        joints.append(dict(name=j.name, type=j.type, mi=mi, mj=mj, length=length,
+                           axes_j=world_axes_j if k_j < 0 else rot_j.T @ world_axes_j))
     joint_index = {j["name"]: k for k, j in enumerate(joints)}
 
     motions = []

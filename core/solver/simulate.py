@@ -2362,6 +2362,8 @@ class _Run:
         results = Results(
             t=t_out, body_names=cm.body_names, **dict.fromkeys(DEFERRED),
             joint_names=tuple(j["name"] for j in cm.joints),
+            joint_frame_body=np.array([cm.marker_body[j["mj"]] for j in cm.joints], np.int64),
+            joint_frame_axes=np.array([j["axes_j"] for j in cm.joints], float).reshape(-1, 3, 3),
             motion_names=tuple(m["name"] for m in cm.motions),
             motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
             motion_joint=np.array([m["joint"] for m in cm.motions], np.int64),

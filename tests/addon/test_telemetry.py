@@ -86,7 +86,8 @@ def test_every_csv_channel_is_keyed_on_every_frame(baked, tmp_path):
         checked.add(prop)
     # nothing else than those (the tag is the only other custom property)
     assert set(obj.keys()) - {"mbd_bake"} == checked
-    assert len(checked) == 6 + 2 + 2 + 2 + 2 * 4 + 4 + 2 + 4 + 2   # bodies, joints (reactions, angle and rate), motion, forces, ...
+    # bodies, joints (reactions in world axes and in Frame J's, angle and rate), motion, forces, ...
+    assert len(checked) == 6 + 4 + 2 + 2 + 2 * 4 + 4 + 2 + 4 + 2
 
 
 def test_values_are_in_user_units(baked):
@@ -275,3 +276,32 @@ def test_a_contact_touching_only_between_frames_keeps_its_channels_with_its_peak
     assert not np.any(r.contact_normal_force)
     peak = {c.label: c for c in channels(r)}["C.peak_force"]
     assert peak.group == "C (contact)" and peak.data[1] == pytest.approx(500.0, rel=5e-3)  # v √(k m)
+
+
+def test_an_unbalanced_rotors_bearing_load_reads_constant_in_frame_js_axes(addon):
+    """A 2 kg block, its centre e = 50 mm off a hinge about world Z, turned at ω = 20 rad/s, gravity
+    −Z. The bearing holds it in with m e ω² = 40 N and up with m g = 19.62 N. Frame J on the block
+    is turned 90° about Z from the block's axes (its −Y towards the block's centre), Frame I 45°
+    from the world's: in Frame J's axes the force on the block is (0, 40, 19.62) N on every frame,
+    radial along Y and axial along Z, while the world channel turns with the block."""
+    scene = ms.setup_scene(1.0, 24, 25)
+    bpy.ops.mesh.primitive_cube_add(size=0.02, location=(0.05, 0.0, 0.0))
+    rotor = bpy.context.active_object
+    rotor.name, rotor.mbd.role, rotor.mbd.mass_mode, rotor.mbd.mass = "Rotor", "BODY", "MASS", 2.0
+    bearing = scene.mbd.joints.add()
+    bearing.name, bearing.type = "Bearing", "REVOLUTE"
+    bearing.frame_i = ms.frame("Bearing_i", rotation=(0.0, 0.0, math.pi / 4))
+    bearing.frame_j = ms.frame("Bearing_j", rotation=(0.0, 0.0, math.pi / 2), parent=rotor)
+    spin = scene.mbd.motions.add()
+    spin.name, spin.joint, spin.mode, spin.value = "Spin", "Bearing", "DISPLACEMENT", "20*t"
+    bpy.context.view_layer.update()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    obj = telemetry_of(scene)
+    frames = np.array([1, 7, 13, 25])
+    np.testing.assert_allclose(keys_of(obj, "Bearing.reaction_force_local [N]", frames),
+                               [[0.0, 40.0, 2.0 * 9.81]] * len(frames), atol=1e-4)
+    theta = 20.0 * (frames - 1) / 24.0
+    world = np.stack([-40.0 * np.cos(theta), -40.0 * np.sin(theta), np.full(len(frames), 2.0 * 9.81)], -1)
+    np.testing.assert_allclose(keys_of(obj, "Bearing.reaction_force [N]", frames), world, atol=1e-4)
+    described = obj.id_properties_ui("Bearing.reaction_force_local [N]").as_dict()["description"]
+    assert "Frame J's own X, Y, Z" in described and "turns with its body" in described

@@ -357,6 +357,10 @@ def _expected_columns(res):
             out[f"{n}.slide"], out[f"{n}.slide_rate"] = ("mm", res.joint_slide[:, k]), ("mm/s", res.joint_slide_rate[:, k])
         out.update({f"{n}.reaction_force.{ax}": ("N", res.joint_force[:, k, a]) for a, ax in enumerate("xyz")})
         out.update({f"{n}.reaction_torque.{ax}": ("N*mm", res.joint_torque[:, k, a]) for a, ax in enumerate("xyz")})
+        out.update({f"{n}.reaction_force_local.{ax}": ("N", res.joint_force_local[:, k, a])
+                    for a, ax in enumerate("xyz")})
+        out.update({f"{n}.reaction_torque_local.{ax}": ("N*mm", res.joint_torque_local[:, k, a])
+                    for a, ax in enumerate("xyz")})
     for k, n in enumerate(res.motion_names):
         out[f"{n}.effort"] = ("N*mm" if res.motion_is_rotation[k] else "N", res.motion_effort[:, k])
         out[f"{n}.power"] = ("W", res.motion_power[:, k])
