@@ -30,6 +30,8 @@ DEFERRED = ("acceleration", "angular_acceleration", "joint_force", "joint_torque
 #: a contact's largest force between the output frames over the largest the frames show, above
 #: which :meth:`Results.contact_peak_note` speaks: the frames then miss its impacts
 PEAK_MISSED = 2.0
+#: the joint types that turn about Frame J's Z, whose reaction splits into a radial and an axial load
+BEARING_JOINTS = ("revolute", "cylindrical")
 #: rows of the CSV formatted at once (a 20-body table has about 450 columns)
 CSV_BLOCK_ROWS = 2048
 
@@ -122,6 +124,7 @@ class Results:
     # body's axes (in world axes on the world); None -> -1 and NaN axes (results saved before them)
     joint_frame_body: np.ndarray | None = None        # (nj,) int
     joint_frame_axes: np.ndarray | None = None        # (nj, 3, 3)
+    joint_types: tuple = ()                           # the model's joint types; () in results saved before them
 
     def __post_init__(self):
         T, nc = np.shape(self.contact_force)[:2]
@@ -215,6 +218,16 @@ class Results:
         """(T, nj, 3) N·m: ``joint_torque`` (about Frame J's origin) in Frame J's axes."""
         return self._in_frame_j(self.joint_torque)
 
+    @property
+    def joint_radial_force(self) -> np.ndarray:
+        """(T, nj) N: a revolute or cylindrical joint's radial load, the reaction force square to
+        Frame J's Z (|X, Y| of ``joint_force_local``); NaN for the other types, which have no
+        bearing axis (and in results saved without the joints' types)."""
+        force = self.joint_force_local
+        bearing = np.array([kind in BEARING_JOINTS for kind in self.joint_types], bool) \
+            if len(self.joint_types) == len(self.joint_names) else np.zeros(len(self.joint_names), bool)
+        return np.where(bearing, np.hypot(force[..., 0], force[..., 1]), np.nan)
+
     def _in_frame_j(self, world: np.ndarray) -> np.ndarray:
         """World vectors (T, nj, 3) of the joints in their Frame J's axes at each frame."""
         on_body = self.joint_frame_body >= 0
@@ -303,7 +316,7 @@ class Results:
             for a, axis in enumerate("xyz"):
                 add(f"{name}.angular_acceleration.{axis}", self.angular_acceleration[:, k, a],
                     "angular_acceleration")
-        force_local, torque_local = self.joint_force_local, self.joint_torque_local
+        force_local, torque_local, radial = self.joint_force_local, self.joint_torque_local, self.joint_radial_force
         for k, name in enumerate(self.joint_names):
             if not np.all(np.isnan(self.joint_angle[:, k])):
                 add(f"{name}.angle", self.joint_angle[:, k], "angle")
@@ -320,6 +333,8 @@ class Results:
                     add(f"{name}.reaction_force_local.{axis}", force_local[:, k, a], "force")
                 for a, axis in enumerate("xyz"):
                     add(f"{name}.reaction_torque_local.{axis}", torque_local[:, k, a], "torque")
+                if not np.all(np.isnan(radial[:, k])):
+                    add(f"{name}.radial_force", radial[:, k], "force")
         for k, name in enumerate(self.motion_names):
             add(f"{name}.effort", self.motion_effort[:, k], "torque" if self.motion_is_rotation[k] else "force")
             add(f"{name}.power", self.motion_power[:, k], "power")

@@ -67,7 +67,7 @@ def channels(results) -> list[Channel]:
         add(g, name, "acceleration", "acceleration", r.acceleration[:, k],
             "acceleration of the centre of mass, world axes")
         add(g, name, "angular_acceleration", "angular_acceleration", r.angular_acceleration[:, k], "world axes")
-    force_local, torque_local = r.joint_force_local, r.joint_torque_local
+    force_local, torque_local, radial = r.joint_force_local, r.joint_torque_local, r.joint_radial_force
     for k, name in enumerate(r.joint_names):
         g = f"{name} (joint)"
         if not np.all(np.isnan(r.joint_angle[:, k])):
@@ -92,6 +92,10 @@ def channels(results) -> list[Channel]:
                 "X, Y radial, Z axial)")
             add(g, name, "reaction_torque_local", "torque", torque_local[:, k],
                 "the reaction torque about Frame J's origin, in Frame J's own X, Y, Z as Frame J turns with its body")
+            if not np.all(np.isnan(radial[:, k])):
+                add(g, name, "radial_force", "force", radial[:, k],
+                    "the bearing's radial load: the reaction force square to Frame J's Z (the axial load is "
+                    "reaction_force_local's Z)")
     for k, name in enumerate(r.motion_names):
         rotation = bool(r.motion_is_rotation[k])
         add(f"{name} (motion)", name, "effort", "torque" if rotation else "force", r.motion_effort[:, k],

@@ -2364,6 +2364,7 @@ class _Run:
             joint_names=tuple(j["name"] for j in cm.joints),
             joint_frame_body=np.array([cm.marker_body[j["mj"]] for j in cm.joints], np.int64),
             joint_frame_axes=np.array([j["axes_j"] for j in cm.joints], float).reshape(-1, 3, 3),
+            joint_types=tuple(j["type"] for j in cm.joints),
             motion_names=tuple(m["name"] for m in cm.motions),
             motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
             motion_joint=np.array([m["joint"] for m in cm.motions], np.int64),

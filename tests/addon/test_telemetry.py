@@ -86,8 +86,8 @@ def test_every_csv_channel_is_keyed_on_every_frame(baked, tmp_path):
         checked.add(prop)
     # nothing else than those (the tag is the only other custom property)
     assert set(obj.keys()) - {"mbd_bake"} == checked
-    # bodies, joints (reactions in world axes and in Frame J's, angle and rate), motion, forces, ...
-    assert len(checked) == 6 + 4 + 2 + 2 + 2 * 4 + 4 + 2 + 4 + 2
+    # bodies, joints (reactions in world axes and in Frame J's, radial load, angle and rate), motion, forces, ...
+    assert len(checked) == 6 + 5 + 2 + 2 + 2 * 4 + 4 + 2 + 4 + 2
 
 
 def test_values_are_in_user_units(baked):
@@ -280,7 +280,7 @@ def test_a_contact_touching_only_between_frames_keeps_its_channels_with_its_peak
 
 def test_an_unbalanced_rotors_bearing_load_reads_constant_in_frame_js_axes(addon):
     """A 2 kg block, its centre e = 50 mm off a hinge about world Z, turned at ω = 20 rad/s, gravity
-    −Z. The bearing holds it in with m e ω² = 40 N and up with m g = 19.62 N. Frame J on the block
+    −Z. The bearing holds it in with m e ω² = 40 N (its radial load) and up with m g = 19.62 N. Frame J on the block
     is turned 90° about Z from the block's axes (its −Y towards the block's centre), Frame I 45°
     from the world's: in Frame J's axes the force on the block is (0, 40, 19.62) N on every frame,
     radial along Y and axial along Z, while the world channel turns with the block."""
@@ -303,5 +303,6 @@ def test_an_unbalanced_rotors_bearing_load_reads_constant_in_frame_js_axes(addon
     theta = 20.0 * (frames - 1) / 24.0
     world = np.stack([-40.0 * np.cos(theta), -40.0 * np.sin(theta), np.full(len(frames), 2.0 * 9.81)], -1)
     np.testing.assert_allclose(keys_of(obj, "Bearing.reaction_force [N]", frames), world, atol=1e-4)
+    np.testing.assert_allclose(keys_of(obj, "Bearing.radial_force [N]", frames), [[40.0]] * len(frames), atol=1e-4)
     described = obj.id_properties_ui("Bearing.reaction_force_local [N]").as_dict()["description"]
     assert "Frame J's own X, Y, Z" in described and "turns with its body" in described

@@ -65,6 +65,9 @@ def test_an_unbalanced_rotors_bearing_load_in_frame_js_axes(frame_j_on_rotor, tm
         expected = world @ turn_j
     np.testing.assert_allclose(res.joint_force_local[:, 0], expected, atol=1e-6)
     assert np.max(np.abs(res.joint_torque_local[:, 0])) < 1e-6
+    # the radial load: 40 N less or more the weight's part along the radius, 20.4 to 59.6 N
+    radial = np.hypot(-m * e * w ** 2 + m * G * np.sin(theta), m * G * np.cos(theta))
+    np.testing.assert_allclose(res.joint_radial_force[:, 0], radial, atol=1e-6)
     # the same vector as the world channel, turned: its length, and Frame J's axes into world
     np.testing.assert_allclose(np.linalg.norm(res.joint_force_local[:, 0], axis=-1),
                                np.linalg.norm(res.joint_force[:, 0], axis=-1), rtol=1e-12)
@@ -79,6 +82,7 @@ def test_an_unbalanced_rotors_bearing_load_in_frame_js_axes(frame_j_on_rotor, tm
         np.testing.assert_allclose(column[f"bearing.reaction_force_local.{axis} [N]"], expected[:, a], atol=1e-6)
         np.testing.assert_allclose(column[f"bearing.reaction_torque_local.{axis} [N*mm]"],
                                    res.joint_torque_local[:, 0, a] * 1e3, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(column["bearing.radial_force [N]"], radial, atol=1e-6)
 
 
 def test_a_slider_on_a_turning_carriage_feels_coriolis_across_its_guide():
@@ -107,16 +111,18 @@ def test_a_slider_on_a_turning_carriage_feels_coriolis_across_its_guide():
     # the world channel is the same force: up, and across the guide as it has turned to ω t
     across = np.stack([-np.sin(w * res.t), np.cos(w * res.t), 0 * res.t], -1)
     np.testing.assert_allclose(res.joint_force[:, k], expected[:, 1:2] * across + [0, 0, m * G], atol=1e-6)
+    # a guide has no bearing axis: no radial load; the carriage's hinge has one
+    assert np.all(np.isnan(res.joint_radial_force[:, k]))
+    assert np.all(np.isfinite(res.joint_radial_force[:, res.joint_names.index("turn")]))
 
 
 def test_results_saved_before_frame_js_axes_load_without_the_local_channels(tmp_path):
     """A results file without Frame J's axes (saved before them) loads; its local reactions read
     NaN and the CSV leaves their columns out rather than writing a guess."""
     res = core.simulate(_rotor(True))
-    res.joint_frame_axes = None
-    res.joint_frame_body = None
+    res.joint_frame_axes, res.joint_frame_body, res.joint_types = None, None, ()
     res.__post_init__()
-    assert np.all(np.isnan(res.joint_force_local))
+    assert np.all(np.isnan(res.joint_force_local)) and np.all(np.isnan(res.joint_radial_force))
     res.to_csv(tmp_path / "old.csv")
     header = (tmp_path / "old.csv").open(encoding="utf-8").readline()
-    assert "reaction_force.x [N]" in header and "local" not in header
+    assert "reaction_force.x [N]" in header and "local" not in header and "radial" not in header

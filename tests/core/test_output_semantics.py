@@ -361,6 +361,8 @@ def _expected_columns(res):
                     for a, ax in enumerate("xyz")})
         out.update({f"{n}.reaction_torque_local.{ax}": ("N*mm", res.joint_torque_local[:, k, a])
                     for a, ax in enumerate("xyz")})
+        if res.joint_types[k] in ("revolute", "cylindrical"):
+            out[f"{n}.radial_force"] = ("N", np.hypot(res.joint_force_local[:, k, 0], res.joint_force_local[:, k, 1]))
     for k, n in enumerate(res.motion_names):
         out[f"{n}.effort"] = ("N*mm" if res.motion_is_rotation[k] else "N", res.motion_effort[:, k])
         out[f"{n}.power"] = ("W", res.motion_power[:, k])
