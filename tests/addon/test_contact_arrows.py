@@ -56,7 +56,7 @@ def test_contact_telemetry_channels(landed, tmp_path):
     tele = telemetry_object(scene)
     names = [n for n in tele.keys() if n.startswith("Touch.")]
     assert sorted(names) == ["Touch.depth [mm]", "Touch.force [N]", "Touch.friction_force [N]",
-                             "Touch.normal_force [N]", "Touch.point [mm]"]
+                             "Touch.normal_force [N]", "Touch.peak_force [N]", "Touch.point [mm]"]
     frames = list(range(1, 8))
     np.testing.assert_allclose(ms.sampled(tele, data_path("Touch.force [N]"), frames), res.contact_force[:, 0],
                                atol=1e-5)
@@ -96,7 +96,9 @@ def test_a_contact_that_never_touched_has_no_telemetry_channels(landed):
     scene, ball, res = landed
     assert any(c.element == "Touch" for c in channels(res))
     import dataclasses
-    apart = dataclasses.replace(res, contact_normal_force=np.zeros_like(res.contact_normal_force))
+    # (nor between frames: a peak force alone keeps the channels of an impact the frames miss)
+    apart = dataclasses.replace(res, contact_normal_force=np.zeros_like(res.contact_normal_force),
+                                contact_peak_force=np.zeros_like(res.contact_peak_force))
     assert not any(c.element == "Touch" for c in channels(apart))       # its channels would all be zeros
 
 
@@ -112,7 +114,8 @@ def test_a_contact_that_never_touched_has_no_arrow(landed):
         return np.concatenate([values, np.zeros_like(values[:, :1])], axis=1)
     both = dataclasses.replace(res, contact_names=("Touch", "Apart"), **{
         name: with_apart(getattr(res, name)) for name in (
-            "contact_force", "contact_point", "contact_normal_force", "contact_friction_force", "contact_depth")})
+            "contact_force", "contact_point", "contact_normal_force", "contact_friction_force", "contact_depth",
+            "contact_peak_force")})
     report = bake(scene, both, contact_arrows=True, telemetry=False)
     assert report.arrows == ["MBD_Contact_Touch"]
     assert "MBD_Contact_Apart" not in bpy.data.objects
