@@ -1242,9 +1242,8 @@ with its settings: 15 contacts. Pairs that never meet (the ball and the cap) cos
 solver tests all pairs' boxes at once and looks closer only where they overlap.
 Solver: the fixed-step Stepper ({p['step'] * 1e3:g} ms), which takes stiff contacts implicitly.
 That keeps 1 ms steps stable on contacts that oscillate with periods of about 1 ms, but softens
-their impacts: the run warns that Brick-Floor's step "is too large for this contact" and that the
-stepper took energy out of its impacts (the brick, landing on a corner, bounces lower than its
-contact law gives). For a settling animation that is fine; for the law's bounces use the step the
+their impacts: the run warns that Block-Floor's step "is too large for this contact" and that the
+stepper took energy out of its impacts (the block bounces lower than its contact law gives). For a settling animation that is fine; for the law's bounces use the step the
 warning names, or DOP853.
 
 What to look at: Bake and play: the parts land, bounce a little and settle. In the telemetry the

@@ -50,7 +50,7 @@ def gathered_model(scene):
 #: set-up (an example that warns of itself teaches its user to ignore warnings)
 EXPECTED_WARNINGS = {"slider_crank_emotor": ("3 constraint equation(s) are redundant",),
                      "crank_rocker": ("3 constraint equation(s) are redundant",),
-                     "parts_bin": ("contact 'Brick-Floor': the stepper step of 0.001 s is too large",)}
+                     "parts_bin": ("contact 'Block-Floor': the stepper step of 0.001 s is too large",)}
 
 
 def solve(name, folder=FOLDER):
