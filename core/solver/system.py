@@ -45,6 +45,12 @@ _PROJECTION_ITERATIONS = 12
 _GIVEN_KEPT = 1e-4
 #: constraint error (m or rad) at which the projection has converged
 _PROJECTION_CONVERGED = 1e-12
+#: a singular value of J below this share of the largest bounds the rows' redundancies (find_redundancies):
+#: joints a float32 rounding out of line leave one about a tenth of their angle apart (a four-bar with
+#: a hinge 1e-7 rad off: 8.6e-9; 5e-6 rad off, the projection tolerance's 1e-6 m over 0.2 m: 4.3e-7),
+#: while an open chain of n hinged links, sound, has one of about 33/n² (600 links: 9.7e-5, which
+#: 1e-4 took for a redundancy and the chain was reported as redundant)
+_REDUNDANT_SINGULAR = 1e-5
 #: the largest step (rad, m) by which the assembly at t = 0 takes a motion that starts away, and
 #: the most steps (System.project_start)
 _START_STEP_TURN = 0.1
@@ -725,12 +731,17 @@ class System:
             owner = self.layout.row_owner()
             joint_group = 2 * owner + self.row_is_angle[:len(owner)]
             self.row_groups = np.concatenate([joint_group, len(owner) * 2 + np.arange(self.n_rows - len(owner))])
+            # the masses alone also make an eigenvalue small (a point-mass bob on a hinge: ~ I/(m L²),
+            # 2e-9), which is no redundancy: J's own rank, blind to them, bounds the count (first: the
+            # dense eigenvalues are needed only where it finds any, 20 s for a 1000-link chain)
+            bound = self.redundancy(0.0, y, rel=_REDUNDANT_SINGULAR)
+            if not bound:
+                self.redundancies = 0
+                return
             B = self.bodies(y)
             A = self._schur_matrix(B, self.constraint_rows(0.0, y))
             count = schur.near_null_count(A.toarray() if sparse.issparse(A) else A, self.row_groups)
-            # the masses alone also make an eigenvalue small (a point-mass bob on a hinge: ~ I/(m L²),
-            # 2e-9), which is no redundancy: J's own rank, blind to them, bounds the count
-            self.redundancies = min(count, self.redundancy(0.0, y, rel=np.sqrt(schur.NEAR_NULL))) if count else 0
+            self.redundancies = min(count, bound)
 
     def _schur_matrix(self, B: Bodies, rows: Rows):
         """J M⁻¹ Jᵀ (m, m), dense, or CSR on the sparse path."""
