@@ -102,11 +102,13 @@ def solve(A, rhs, beta, J=None):
 NEAR_NULL = 1e-8
 
 
-def near_null_count(A, groups) -> int:
-    """How many eigenvalues of A (m, m; dense, symmetric), scaled as :func:`least_norm` scales it,
-    are below :data:`NEAR_NULL` of the largest: the rows' redundancies, exact or a float32 rounding off."""
-    values = np.linalg.eigvalsh(_scaled_by_groups(A, groups)[0])
-    return int(np.sum(values < NEAR_NULL * np.max(values, initial=0.0)))
+def near_null(A, groups):
+    """(count, V): how many eigenvalues of A (m, m; dense, symmetric), scaled as :func:`least_norm`
+    scales it, are below :data:`NEAR_NULL` of the largest (the rows' redundancies, exact or a
+    float32 rounding off), and their eigenvectors V (m, count)."""
+    values, vectors = np.linalg.eigh(_scaled_by_groups(A, groups)[0])
+    count = int(np.sum(values < NEAR_NULL * np.max(values, initial=0.0)))
+    return count, vectors[:, :count]
 
 
 def least_norm(A, lam, count, groups):

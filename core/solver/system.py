@@ -51,6 +51,9 @@ _PROJECTION_CONVERGED = 1e-12
 #: while an open chain of n hinged links, sound, has one of about 33/n² (600 links: 9.7e-5, which
 #: 1e-4 took for a redundancy and the chain was reported as redundant)
 _REDUNDANT_SINGULAR = 1e-5
+#: a motion row's share in a redundancy's direction above which its power takes λ's redundant part
+#: out (find_redundancies): a rounding-level share is 1e-16, a float32 misalignment's 1e-7
+_MOTION_SHARE = 1e-10
 #: the largest step (rad, m) by which the assembly at t = 0 takes a motion that starts away, and
 #: the most steps (System.project_start)
 _START_STEP_TURN = 0.1
@@ -347,6 +350,8 @@ class System:
         #: the rows' redundancies at t = 0, exact or a float32 rounding off (:meth:`find_redundancies`):
         #: the directions of λ the reported reactions leave out (:meth:`least_norm`)
         self.redundancies = 0
+        #: whether a motion's row takes part in those redundancies (:meth:`find_redundancies`)
+        self.motions_in_redundancy = False
         #: (m,) the group of each row whose force or torque rows :meth:`least_norm` weighs alike
         self.row_groups = np.zeros(self.n_rows, int)
         #: W: the power the motions (each row's multiplier times its prescribed rate, λᵀv*: the
@@ -692,7 +697,7 @@ class System:
         if self.track_supplied_power:
             # only the motions' rows' λ enters the power: without motions its redundant part needs no
             # taking out (a least_norm each evaluation took a forced N-four-bar's run from 0.8 s to 5.1 s)
-            self.supplied_power = self._supplied_power(self.least_norm(B, rows, lam) if m and self.n_motions
+            self.supplied_power = self._supplied_power(self.least_norm(B, rows, lam) if m and self.motions_in_redundancy
                                                        else lam, rows, y[self.sl_u])
         if m or len(self.contacts):
             touching = (self.contacts.depths(), self.contacts.last_force.copy()) if len(self.contacts) else (None, None)
@@ -725,7 +730,7 @@ class System:
 
     def find_redundancies(self, y):
         """Count, at the assembled state y (t = 0), the combinations of constraint rows that move
-        nothing (:func:`.schur.near_null_count`); their λ is left out of what is reported."""
+        nothing (:func:`.schur.near_null`); their λ is left out of what is reported."""
         if self.n_rows:
             # a joint's force rows share a scale, and its torque rows; a motion's or coupler's row its own
             owner = self.layout.row_owner()
@@ -740,8 +745,16 @@ class System:
                 return
             B = self.bodies(y)
             A = self._schur_matrix(B, self.constraint_rows(0.0, y))
-            count = schur.near_null_count(A.toarray() if sparse.issparse(A) else A, self.row_groups)
+            A = A.toarray() if sparse.issparse(A) else A
+            count, vectors = schur.near_null(A, self.row_groups)
             self.redundancies = min(count, bound)
+            # a motion's row has a share in a redundancy only where joints a rounding out of line mix
+            # it in (a shaft's spin motion on two hinges 1e-7 rad apart: 1e-7; an upright planar
+            # four-bar's crank motion: rounding): elsewhere the power needs no least_norm per evaluation
+            # (a motion-driven N-four-bar of 40 loops on the stepper: 2.1 s -> 25.7 s with it)
+            motions = slice(len(owner), len(owner) + self.n_motions)
+            self.motions_in_redundancy = bool(self.redundancies and self.n_motions and np.max(
+                np.abs(vectors[motions, :self.redundancies]), initial=0.0) > _MOTION_SHARE)
 
     def _schur_matrix(self, B: Bodies, rows: Rows):
         """J M⁻¹ Jᵀ (m, m), dense, or CSR on the sparse path."""
@@ -971,7 +984,7 @@ class System:
         # a motion's share of λ along a redundancy moves nothing (see least_norm): a shaft's spin
         # motion on two bearings 1e-7 rad apart was credited 0.0014 J of work it did not do
         # (only the motions' rows' λ enters the power)
-        lam = self.step_lam if rows is None or not self.n_motions else self.least_norm(B, rows, self.step_lam)
+        lam = self.least_norm(B, rows, self.step_lam) if rows is not None and self.motions_in_redundancy else self.step_lam
         power = self._supplied_power(lam, rows, u_mean)
         if stiff is not None:
             on = np.flatnonzero(stiff.active & (stiff.owner == _ACTUATOR))
