@@ -29,10 +29,10 @@ import numpy as np
 from .system import quaternion_rates
 
 #: step ends a Hermite interpolant spans (three gave 5x larger velocity errors)
-_NODES = 4
-#: value, first and second derivative at each node: the degree is _NODES × _ORDER − 1
+NODES = 4
+#: value, first and second derivative at each node: the degree is NODES × _ORDER − 1
 _ORDER = 3
-_DEGREE = _NODES * _ORDER - 1
+_DEGREE = NODES * _ORDER - 1
 #: longest over shortest step in the span: beyond this (a step size ramping up after a
 #: start or a rejection) the polynomial oscillates and DOP853's own interpolant is used
 _MAX_STEP_RATIO = 3.0
@@ -75,7 +75,7 @@ class StepHermite:
         self.rtol, self.atol = rtol, atol
         n = sysm.n
         # per end, newest first: positions and quaternions, their first and half their second derivative
-        self._data = np.empty((_NODES, _ORDER, 7 * n))
+        self._data = np.empty((NODES, _ORDER, 7 * n))
         self._times: list[float] = []  # newest first
         self._angles: deque = deque(maxlen=2)  # (t, tracked angles, their rates) of the last two ends
 
@@ -88,7 +88,7 @@ class StepHermite:
     def ready(self) -> bool:
         """Whether the interpolant is trusted for the last step: enough ends, evenly enough spaced."""
         t = self._times
-        if len(t) < _NODES:
+        if len(t) < NODES:
             return False
         h = (t[0] - t[1], t[1] - t[2], t[2] - t[3])
         return max(h) <= _MAX_STEP_RATIO * min(h)
@@ -106,7 +106,7 @@ class StepHermite:
         qdd = quaternion_rates(q, f[s.sl_w].reshape(n, 3)) + quaternion_rates(qd, y[s.sl_w].reshape(n, 3))
         end[2, 3 * n:] = 0.5 * qdd.ravel()
         self._times.insert(0, float(t))
-        del self._times[_NODES:]
+        del self._times[NODES:]
         if s.n_angles:
             self._angles.append((float(t), y[s.sl_a], f[s.sl_a]))
 
@@ -119,7 +119,7 @@ class StepHermite:
         z, coef = self._newton()
         W, dW = _basis(z, times)
         val, der = W @ coef, dW @ coef
-        short = _ORDER * (_NODES - 1)  # terms of the three-end interpolant
+        short = _ORDER * (NODES - 1)  # terms of the three-end interpolant
         tail, dtail = W[:, short:] @ coef[short:], dW[:, short:] @ coef[short:]
         if (np.any(np.abs(tail) > _CHECK * (self.atol + self.rtol * np.abs(val)))
                 or np.any(np.abs(dtail) > _CHECK * (self.atol + self.rtol * np.abs(der)))):

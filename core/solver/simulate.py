@@ -30,7 +30,7 @@ from ..model.compile import CompiledModel, compile_model
 from ..results import DEFERRED, Results, frame_bytes
 from ..spatial import quat_to_matrix, quat_unwrap
 from . import batch, jacobian
-from .interpolate import _NODES as _HERMITE_NODES, StepHermite
+from .interpolate import NODES as HERMITE_NODES, StepHermite
 from .reactions import frame_dynamics
 from .system import _IMPLICIT_H_OMEGA, System, rotated
 from .threads import one_blas_thread
@@ -1956,7 +1956,7 @@ class _Run:
                 if hermite is not None:
                     hermite.push(solver.t, solver.y, solver.f)
                     if self.work_state:
-                        work_ends = np.vstack([work_ends, [solver.t, solver.y[-1], solver.f[-1]]])[-_HERMITE_NODES:]
+                        work_ends = np.vstack([work_ends, [solver.t, solver.y[-1], solver.f[-1]]])[-HERMITE_NODES:]
                         work_range = [min(work_range[0], solver.y[-1]), max(work_range[1], solver.y[-1])]
                 # an interpolant is built only for steps holding an output time
                 if len(self.states) < len(self.t_out) and self.t_out[len(self.states)] <= solver.t + 1e-12:

@@ -741,7 +741,7 @@ class System:
             # dense eigenvalues are needed only where it finds any, 20 s for a 1000-link chain)
             bound = self.redundancy(0.0, y, rel=_REDUNDANT_SINGULAR)
             if not bound:
-                self.redundancies = 0
+                self.redundancies, self.motions_in_redundancy = 0, False
                 return
             B = self.bodies(y)
             A = self._schur_matrix(B, self.constraint_rows(0.0, y))
