@@ -130,6 +130,9 @@ def conclude(op, job, scene_key):
         op.report({"ERROR"}, f"Simulation failed, the frames before the failure are kept: "
                              f"{runner.describe(results)}")
         return {"CANCELLED"}
+    if job.reactions_left:
+        op.report({"INFO"}, "Cancelled before the accelerations and joint reactions were computed: Bake (with "
+                            "Telemetry) or Export CSV computes them")
     level = "INFO" if results.success else "WARNING"
     op.report({level}, f"Simulated {runner.describe(results)}"
                        + ("" if results.success else " (partial results kept; Bake applies them)"))

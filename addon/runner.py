@@ -127,6 +127,8 @@ def _differing(old: dict, new: dict) -> str:
 RESULTS: dict[str, Entry] = {}
 #: scene key -> the job running for it
 JOBS: dict[str, "Job"] = {}
+#: the stage of a job computing its frames' reactions (:attr:`Job.stage`)
+_REACTIONS = "computing the accelerations and joint reactions"
 #: called with every progress report of every job (the core's Progress), on the job's thread: the
 #: headless scripts print them (a modal run's status bar and panel read the job's fields instead)
 LISTENERS: list = []
@@ -139,7 +141,9 @@ class Job:
     returns the frames computed so far with status ``'cancelled'``.
     ``reactions``: also compute the accelerations and joint reactions, which the
     core leaves to their first read, in the job (Bake's telemetry keys them);
-    without, a later read computes them (CSV export, a Bake with telemetry).
+    without, a later read computes them (CSV export, a Bake with telemetry). A
+    cancelled run skips them, and ``cancel()`` while they are computed stops
+    them: ``reactions_left`` then says they wait for that later read.
     ``words``: how one of the run's warnings (``Results.warnings``) reads to the user.
     """
 
@@ -158,6 +162,7 @@ class Job:
         self.error: Exception | None = None
         #: why the deferred channels could not be computed (the motion is kept)
         self.reactions_error: Exception | None = None
+        self.reactions_left = False
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -165,6 +170,10 @@ class Job:
         self.fraction, self.time, self.stage, self.note = info.fraction, info.time, info.stage, info.note
         for listen in LISTENERS:
             listen(info)
+        return not self._cancel.is_set()
+
+    def _reactions_progress(self, done, frames) -> bool:
+        self.stage = f"{_REACTIONS} (frame {done} of {frames})"
         return not self._cancel.is_set()
 
     def status(self) -> str:
@@ -187,13 +196,15 @@ class Job:
         except Exception as exc:  # reported to the user by the operator, never raised in Blender
             self.error = exc
             return self
-        if self.reactions:   # off Blender's main thread
-            self.stage = "computing the accelerations and joint reactions"
+        if self.reactions and not self.cancelled:   # off Blender's main thread
+            self.stage = _REACTIONS
             try:
-                self.results.compute_deferred()
+                self.reactions_left = not self.results.compute_deferred(progress=self._reactions_progress)
             except Exception as exc:  # the motion is intact: kept, and the failure reported
                 self.reactions_error = exc
             self.stage = ""
+        elif self.reactions:   # cancelled: the frames at once, and their reactions at their first read
+            self.reactions_left = True
         self.fraction = 1.0 if self.results.success else self.fraction
         return self
 

@@ -149,27 +149,33 @@ class Results:
                 raise ValueError(f"Results.{name}: expected shape {shape}, got {np.shape(value)}")
 
     def defer(self, compute) -> None:
-        """Leave the channels :data:`DEFERRED` to ``compute() -> {name: array}``, called once,
-        when one of them is first read."""
+        """Leave the channels :data:`DEFERRED` to ``compute(progress) -> {name: array}``, called
+        when one of them is first read; ``progress`` as :meth:`compute_deferred`'s (None: never
+        stopped), and None returned when it stopped the computation."""
         for name in DEFERRED:
             self.__dict__.pop(name, None)
         self.__dict__["_pending"] = compute
 
-    def compute_deferred(self) -> None:
-        """Compute the deferred channels now (a no-op when there are none)."""
+    def compute_deferred(self, progress=None) -> bool:
+        """Compute the deferred channels now (a no-op when there are none); True once they are there.
+        ``progress(frames_done, frames)`` is called every few hundred frames; its False (not None)
+        stops the computation: then False, and the channels stay deferred to their first read."""
         compute = self.__dict__.get("_pending")
         if compute is None:
-            return
+            return True
         start = time.perf_counter()
         try:
-            values = compute()
+            values = compute(progress)
         except Exception as exc:
             # (an AttributeError raised in here would otherwise read as a missing channel)
             raise RuntimeError(f"the accelerations, joint reactions and efforts of motions and couplers could not "
                                f"be computed ({type(exc).__name__}: {exc}); the other results are intact") from exc
+        if values is None:
+            return False
         self.__dict__.update({name: values[name] for name in DEFERRED})
         self.__dict__.pop("_pending", None)     # (another thread may have finished first)
         self.stats["deferred_wall_time"] = time.perf_counter() - start
+        return True
 
     def __getattr__(self, name):
         # reached only for attributes not set: the deferred channels before their computation

@@ -20,9 +20,16 @@ from .threads import one_blas_thread
 
 #: output frames per batched evaluation
 CHUNK = 512
+#: frames solved one by one between two progress reports
+REPORT_EVERY = 64
 
 
-def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict:
+def _stopped(progress, done, frames) -> bool:
+    answer = None if progress is None else progress(done, frames)
+    return answer is not None and not answer
+
+
+def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progress=None) -> dict | None:
     """The channels :data:`core.results.DEFERRED` of the output states (T, size) at times t (T,).
     The stepper's frames give their ``run_states`` (T, size), the states its run went on from (see
     ``_Run.run_states``), and ``steps``: (a list of (u_next, λ, spring forces, bushing forces) of
@@ -34,6 +41,9 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict
     ``joint_force``, ``joint_torque`` (T, joints, 3) (on frame_j's body, or minus the
     reaction on frame_i's body when frame_j is on the ground; the torque about the
     joint point p_j), ``motion_effort`` (T, motions) and ``coupler_effort`` (T, couplers, 2).
+    ``progress(frames_done, frames)``, called every few hundred frames, stops the computation by
+    returning False (or 0, numpy's False_; None goes on, as simulate's progress): then None (a
+    cancelled run's user does not wait for the reactions of its frames).
     """
     cm = sysm.cm
     T, n, nj, nm = len(states), sysm.n, len(cm.joints), sysm.n_motions
@@ -80,6 +90,8 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict
                     out["joint_force"][sl], out["joint_torque"][sl] = joints(b.packed, batch.joint_wrenches(sysm, b))
                 out["motion_effort"][sl] = b.lam[:, motion_rows]
                 out["coupler_effort"][sl] = b.lam[:, coupler_rows, None] * coeffs
+                if _stopped(progress, min(start + CHUNK, T), T):
+                    return None
             return out
         for k in range(T):
             if steps is not None and k < len(steps[0]) and steps[0][k] is not None:
@@ -92,4 +104,6 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None) -> dict
                 out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw)
             out["motion_effort"][k] = lam[motion_rows]
             out["coupler_effort"][k] = lam[coupler_rows, None] * coeffs
+            if (k + 1) % REPORT_EVERY == 0 and _stopped(progress, k + 1, T):
+                return None
     return out

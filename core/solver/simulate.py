@@ -2428,7 +2428,7 @@ class _Run:
             **out)
         run_states = None if self.run_states is None or not T else np.array(self.run_states[:T])
         steps = None if self.run_steps is None else (self.run_steps[:T], self.s.fixed_step())
-        results.defer(lambda: frame_dynamics(sysm, t_out, states, run_states, steps))
+        results.defer(lambda progress: frame_dynamics(sysm, t_out, states, run_states, steps, progress))
         return results
 
 

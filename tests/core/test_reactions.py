@@ -95,3 +95,29 @@ def test_a_failing_deferred_computation_says_so_and_keeps_the_motion(monkeypatch
     assert res.position.shape == (len(res.t), 5, 3) and "_pending" in res.__dict__
     monkeypatch.undo()
     assert res.acceleration.shape == (len(res.t), 5, 3) and "_pending" not in res.__dict__
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_a_progress_callback_stops_the_deferred_computation_and_a_later_read_does_it(n):
+    """A cancelled run's user waited for every frame's reactions before the add-on answered Esc:
+    the computation reports its frames (per batch of frames on the dense path, every few dozen on
+    the sparse one) and stops at a False, leaving the channels to a later computation, which then
+    computes them whole (Newton's second law per body, as above). A callback answering None goes
+    on, as simulate's progress does."""
+    from core.solver import reactions
+    model = n_four_bar_model(n=n, end=12.0 if n == 2 else 2.0, rtol=1e-8, atol=1e-10)     # 601 and 101 frames
+    res = core.simulate(model)
+    reports = []
+
+    def stop_at_once(done, frames):
+        reports.append((done, frames))
+        return False
+    assert res.compute_deferred(progress=stop_at_once) is False
+    every = reactions.CHUNK if n == 2 else reactions.REPORT_EVERY
+    assert reports == [(every, len(res.t))] and len(res.t) > every
+    assert "_pending" in res.__dict__ and not any(name in res.__dict__ for name in DEFERRED)
+    assert res.compute_deferred(progress=lambda done, frames: None) is True
+    assert "_pending" not in res.__dict__ and res.compute_deferred() is True
+    residual, scale = _newton_residual(res, model)
+    # (past 0.4 s the balance holds to 1.8e-11 of m a, stopped or not)
+    assert scale > 1.0 and residual < 1e-9 * scale, (residual, scale)
