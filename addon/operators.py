@@ -30,10 +30,11 @@ class Problem:
     index: int = -1
 
 
-#: the scenes whose modal Simulate is running: the window manager has one progress indicator,
-#: theirs collectively, begun by the first and ended by the last (the first to finish ended it
-#: for all)
-_SHOWING_PROGRESS: set[int] = set()
+#: the scenes whose modal Simulate is running, in the order started -> the workspace (name) whose
+#: status text the run writes: the window manager has one progress indicator and a workspace one
+#: status text, theirs collectively; the indicator is begun by the first and ended by the last
+#: (the first to finish ended it for all)
+_SHOWING_PROGRESS: dict[int, str] = {}
 #: moving bodies whose mass Validate reports
 _MASSES_SHOWN = 8
 #: scene key (runner.key) -> the problems found by the last check (shown in the panel)
@@ -201,6 +202,39 @@ def _idle(cls, context):
         cls, "A simulation of this scene is running: wait, or press Esc over the 3D view to cancel")
 
 
+def _name(workspace) -> str:
+    return workspace.name if workspace is not None else ""
+
+
+def _esc_target(context):
+    """The run Esc cancels: the scene shown's, else the last one started; of those not cancelled."""
+    live = [k for k in _SHOWING_PROGRESS if k in runner.JOBS and not runner.JOBS[k].cancelled]
+    shown = runner.key(context.scene) if context.scene is not None else None
+    return shown if shown in live else (live[-1] if live else None)
+
+
+def _status_text(context):
+    """The status bar's text of the modal runs (None when none runs): each named by its scene when
+    several run, as they share the one status text, or when another scene is shown; which of them
+    Esc cancels."""
+    running = [(k, runner.JOBS[k]) for k in _SHOWING_PROGRESS if k in runner.JOBS]
+    if not running:
+        return None
+    target = _esc_target(context)
+    shown = runner.key(context.scene) if context.scene is not None else None
+    names = {runner.key(scene): scene.name for scene in bpy.data.scenes
+             if len(running) > 1 or runner.key(scene) != shown}
+
+    def line(scene_key, job):
+        if job.cancelled and not job.stage:   # the core collecting the frames it computed
+            text = f"Cancelled at t = {job.time:.3g} s, keeping the frames computed so far"
+        else:
+            state = ", cancelling" if job.cancelled else ", Esc to cancel" if scene_key == target else ""
+            text = job.status() + state
+        return f"scene {names[scene_key]!r}: {text}" if scene_key in names else text
+    return "Multibody: " + "; ".join(line(k, job) for k, job in running)
+
+
 class MBD_OT_validate(bpy.types.Operator):
     """Check the mechanism and list every problem"""
     bl_idname = "mbd.validate"
@@ -276,10 +310,11 @@ class MBD_OT_simulate(bpy.types.Operator):
         wm = context.window_manager
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
-        _SHOWING_PROGRESS.intersection_update(runner.JOBS)    # runs a file load ended without a word
+        for ended in [k for k in _SHOWING_PROGRESS if k not in runner.JOBS]:   # runs a file load ended
+            del _SHOWING_PROGRESS[ended]
         if not _SHOWING_PROGRESS:
             wm.progress_begin(0, 100)
-        _SHOWING_PROGRESS.add(self._scene_key)
+        _SHOWING_PROGRESS[self._scene_key] = _name(context.workspace)
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
@@ -288,6 +323,8 @@ class MBD_OT_simulate(bpy.types.Operator):
             self._stop(context)
             return {"CANCELLED"}
         if event.type == "ESC" and event.value == "PRESS":
+            if _esc_target(context) != self._scene_key:
+                return {"PASS_THROUGH"}     # another run's Esc (each run's modal handler sees it)
             job.cancel()
             return {"RUNNING_MODAL"}
         if event.type != "TIMER":
@@ -304,8 +341,8 @@ class MBD_OT_simulate(bpy.types.Operator):
         # the least advanced run: the indicator fills when all are done
         context.window_manager.progress_update(100.0 * min(
             runner.JOBS[k].fraction for k in _SHOWING_PROGRESS if k in runner.JOBS))
-        state = "cancelling" if job.cancelled else "Esc to cancel"
-        context.workspace.status_text_set(f"Multibody: {job.status()}, {state}")
+        _SHOWING_PROGRESS[self._scene_key] = _name(context.workspace)    # (the window's may change)
+        context.workspace.status_text_set(_status_text(context))
         for area in context.screen.areas if context.screen else ():
             if area.type == "VIEW_3D":
                 area.tag_redraw()   # the panel shows the progress too
@@ -337,12 +374,14 @@ class MBD_OT_simulate(bpy.types.Operator):
         if self._timer is not None:
             wm.event_timer_remove(self._timer)
             self._timer = None
-        _SHOWING_PROGRESS.discard(self._scene_key)
+        _SHOWING_PROGRESS.pop(self._scene_key, None)
         if not _SHOWING_PROGRESS:
             wm.progress_end()
-        # (another run's own workspace, maybe another window's, shows its status again at its next tick)
         if context.workspace is not None:
-            context.workspace.status_text_set(None)
+            # the status of the runs still writing this workspace's text; another window's keeps only
+            # its own runs' (a stale line of this run until their next tick)
+            others = _name(context.workspace) in _SHOWING_PROGRESS.values()
+            context.workspace.status_text_set(_status_text(context) if others else None)
 
     def _bake(self, context):
         # its own undo step (an operator called from another pushes none unless asked): Simulate

@@ -44,8 +44,8 @@ class WindowManager:
 
 
 class Workspace:
-    def __init__(self):
-        self.texts = []
+    def __init__(self, name="Layout"):
+        self.name, self.texts = name, []
 
     def status_text_set(self, text):
         self.texts.append(text)
@@ -697,3 +697,67 @@ def test_esc_while_the_reactions_are_computed_stops_them_and_keeps_the_whole_mot
     assert results.success and len(results.t) == 721 and "_pending" in results.__dict__
     assert op.reports[-1] == ("INFO", "Simulated 721 frames, t = 0..30 s")   # the status bar shows the last
     assert op.reports[-2][1].startswith("Cancelled before the accelerations and joint reactions were computed")
+
+
+def test_two_runs_at_once_name_their_scenes_in_the_one_status_text_and_esc_cancels_the_shown_ones(modal):
+    """Two scenes simulated at once wrote the one status text in turn: it flipped between two runs'
+    times with nothing saying which scene each was, the first run to end cleared it while the other
+    ran, and Esc cancelled the run whose modal handler Blender asks first (the last started)
+    whatever scene was shown."""
+    from addon import operators, runner
+    first, context = modal
+    scene, _ = ms.pendulum()
+    scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0   # far longer than we wait
+    assert first.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    other = bpy.data.scenes.new("Other")
+    bpy.context.window.scene = other
+    ms.pendulum()
+    other.mbd.solver.use_scene_range, other.mbd.solver.end_time = False, 1000.0
+    second = type(first)()
+    shows_other = SimpleNamespace(**{**vars(context), "scene": other})      # the same window and workspace
+    assert second.invoke(shows_other, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    time.sleep(0.3)
+    texts = context.workspace.texts
+    assert first.modal(context, event("TIMER")) == {"PASS_THROUGH"}        # 'Scene' shown
+    assert re.fullmatch(r"Multibody: scene 'Scene': Simulating t = [\d.e+-]+ s \(\d+%\), Esc to cancel; "
+                        r"scene 'Other': Simulating t = [\d.e+-]+ s \(\d+%\)", texts[-1]), texts[-1]
+    # Esc with 'Scene' shown: the last started run's handler, asked first, lets it go to the other
+    assert second.modal(context, event("ESC", "PRESS")) == {"PASS_THROUGH"}
+    assert first.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"}
+    first_job, second_job = runner.JOBS[runner.key(scene)], runner.JOBS[runner.key(other)]
+    assert first_job.cancelled and not second_job.cancelled
+    # until its next tick ends it: what it does (the core gathers the frames), and Esc now the other's
+    assert re.fullmatch(r"Multibody: scene 'Scene': Cancelled at t = [\d.e+-]+ s, keeping the frames computed so "
+                        r"far; scene 'Other': Simulating t = [\d.e+-]+ s \(\d+%\), Esc to cancel",
+                        operators._status_text(context)), operators._status_text(context)
+    assert run_to_end(first, context) == {"FINISHED"}
+    # the run still going keeps the status text, named as its scene is not the one shown
+    assert re.fullmatch(r"Multibody: scene 'Other': Simulating t = [\d.e+-]+ s \(\d+%\), Esc to cancel",
+                        texts[-1]), texts[-1]
+    assert second.modal(shows_other, event("ESC", "PRESS")) == {"RUNNING_MODAL"} and second_job.cancelled
+    assert second.modal(shows_other, event("ESC", "PRESS")) == {"PASS_THROUGH"}   # nothing left to cancel
+    assert run_to_end(second, shows_other) == {"FINISHED"} and texts[-1] is None
+    assert runner.RESULTS[runner.key(scene)].results.status == "cancelled"
+    assert runner.RESULTS[runner.key(other)].results.status == "cancelled"
+
+
+def test_a_run_ending_in_one_window_clears_its_status_while_another_windows_run_goes_on(modal):
+    """Each window's workspace shows the runs' status text; the one a finished run leaves
+    behind is cleared unless a run still writes it (it would keep the other run's last line)."""
+    first, context = modal
+    ms.pendulum()
+    assert first.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    other = bpy.data.scenes.new("Other")
+    bpy.context.window.scene = other
+    ms.pendulum()
+    other.mbd.solver.use_scene_range, other.mbd.solver.end_time = False, 1000.0   # far longer than we wait
+    second = type(first)()
+    second_window = SimpleNamespace(**{**vars(context), "scene": other, "workspace": Workspace("Animation")})
+    assert second.invoke(second_window, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    assert second.modal(second_window, event("TIMER")) == {"PASS_THROUGH"}
+    assert run_to_end(first, context) == {"FINISHED"}
+    assert context.workspace.texts[-1] is None
+    assert second.modal(second_window, event("TIMER")) == {"PASS_THROUGH"}
+    assert second_window.workspace.texts[-1].startswith("Multibody: Simulating t = ")
+    assert second.modal(second_window, event("ESC", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(second, second_window) == {"FINISHED"} and second_window.workspace.texts[-1] is None
