@@ -386,7 +386,11 @@ class MBD_OT_simulate(bpy.types.Operator):
     def _bake(self, context):
         # its own undo step (an operator called from another pushes none unless asked): Simulate
         # changes no data, Bake When Done does
-        return bpy.ops.mbd.bake("EXEC_DEFAULT", True)
+        try:
+            return bpy.ops.mbd.bake("EXEC_DEFAULT", True)
+        except RuntimeError as exc:     # Bake's error report, which bpy.ops raises: a report, not a traceback
+            self.report({"ERROR"}, f"Simulated, not baked (the results are kept): {str(exc).removeprefix('Error: ')}")
+            return {"CANCELLED"}
 
 
 class MBD_OT_bake(bpy.types.Operator):

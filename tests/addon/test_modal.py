@@ -227,6 +227,24 @@ def test_bake_when_done(modal):
     assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25
 
 
+def test_bake_when_done_refused_by_bake_is_a_report_not_a_traceback(modal):
+    """Bake's refusal (here a soloed NLA track) came out of the modal Simulate as bpy.ops'
+    RuntimeError: a Python traceback, after the run had finished and its results been kept."""
+    from addon import runner
+    op, context = modal
+    scene, bob = ms.pendulum()
+    bob.animation_data_create()
+    bob.animation_data.nla_tracks.new().is_solo = True
+    op.bake = True
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(op, context) == {"CANCELLED"}
+    assert op.reports[-2] == ("INFO", "Simulated 25 frames, t = 0..1 s")
+    level, text = op.reports[-1]
+    assert level == "ERROR" and text.startswith("Simulated, not baked (the results are kept): Bake: Blender plays "
+                                                 "only the soloed NLA track of a body"), text
+    assert runner.key(scene) in runner.RESULTS and bob.animation_data.action is None
+
+
 def test_bake_when_done_says_it_did_not_bake_when_another_scene_is_shown_by_then(modal):
     op, context = modal
     scene, bob = ms.pendulum()
