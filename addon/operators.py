@@ -226,11 +226,7 @@ def _status_text(context):
              if len(running) > 1 or runner.key(scene) != shown}
 
     def line(scene_key, job):
-        if job.cancelled and not job.stage:   # the core collecting the frames it computed
-            text = f"Cancelled at t = {job.time:.3g} s, keeping the frames computed so far"
-        else:
-            state = ", cancelling" if job.cancelled else ", Esc to cancel" if scene_key == target else ""
-            text = job.status() + state
+        text = job.status() + (", Esc to cancel" if scene_key == target else "")
         return f"scene {names[scene_key]!r}: {text}" if scene_key in names else text
     return "Multibody: " + "; ".join(line(k, job) for k, job in running)
 

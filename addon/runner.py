@@ -179,7 +179,10 @@ class Job:
     def status(self) -> str:
         """What the job is doing, for the status bar and the panel."""
         if self.stage:
-            return self.stage[0].upper() + self.stage[1:]
+            text = self.stage[0].upper() + self.stage[1:]
+            return f"{text}, cancelling" if self.cancelled else text
+        if self.cancelled:      # the core gathering the frames it computed
+            return f"Cancelled at t = {self.time:.3g} s, keeping the frames computed so far"
         text = f"Simulating t = {self.time:.3g} s ({self.fraction:.0%})"
         return f"{text}; {self.note}" if self.note else text
 

@@ -267,7 +267,7 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         job = runner.JOBS.get(runner.key(scene))
         entry = runner.RESULTS.get(runner.key(scene))
         if job is not None:
-            layout.label(text=f"{job.status()} (Esc cancels)", icon="TIME")
+            layout.label(text=job.status() + ("" if job.cancelled else " (Esc cancels)"), icon="TIME")
         elif entry is not None:
             layout.label(text=runner.describe(entry.results).split(". ")[0],
                          icon="CHECKMARK" if entry.results.success else "ERROR")

@@ -134,9 +134,12 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
     assert "9 problem(s); click one to select its object" in labels(draw_all(bob))
-    runner.JOBS[runner.key(scene)] = runner.Job(None)
+    job = runner.JOBS[runner.key(scene)] = runner.Job(None)
     try:
         assert any(text.startswith("Simulating t = 0 s (0%) (Esc cancels)") for text in labels(draw_all(bob)))
+        job.time = 1.25
+        job.cancel()    # (it read "Simulating ... (Esc cancels)" until the run ended)
+        assert "Cancelled at t = 1.25 s, keeping the frames computed so far" in labels(draw_all(bob))
     finally:
         runner.JOBS.clear()
 
