@@ -206,6 +206,12 @@ def _name(workspace) -> str:
     return workspace.name if workspace is not None else ""
 
 
+def _workspace_named(name):
+    """A workspace by name (None if there is none by then): the runs keep names, not references to
+    Blender data, which a file load frees."""
+    return bpy.data.workspaces.get(name) if name else None
+
+
 def _esc_target(context):
     """The run Esc cancels: the scene shown's, else the last one started; of those not cancelled."""
     live = [k for k in _SHOWING_PROGRESS if k in runner.JOBS and not runner.JOBS[k].cancelled]
@@ -337,7 +343,13 @@ class MBD_OT_simulate(bpy.types.Operator):
         # the least advanced run: the indicator fills when all are done
         context.window_manager.progress_update(100.0 * min(
             runner.JOBS[k].fraction for k in _SHOWING_PROGRESS if k in runner.JOBS))
-        _SHOWING_PROGRESS[self._scene_key] = _name(context.workspace)    # (the window's may change)
+        written, now = _SHOWING_PROGRESS.get(self._scene_key), _name(context.workspace)
+        _SHOWING_PROGRESS[self._scene_key] = now
+        if written != now and written not in _SHOWING_PROGRESS.values():
+            # the user went to another workspace tab: the one left would show this tick's line for good
+            left = _workspace_named(written)
+            if left is not None:
+                left.status_text_set(None)
         context.workspace.status_text_set(_status_text(context))
         for area in context.screen.areas if context.screen else ():
             if area.type == "VIEW_3D":

@@ -779,3 +779,23 @@ def test_a_run_ending_in_one_window_clears_its_status_while_another_windows_run_
     assert second_window.workspace.texts[-1].startswith("Multibody: Simulating t = ")
     assert second.modal(second_window, event("ESC", "PRESS")) == {"RUNNING_MODAL"}
     assert run_to_end(second, second_window) == {"FINISHED"} and second_window.workspace.texts[-1] is None
+
+
+def test_going_to_another_workspace_tab_mid_run_clears_the_status_of_the_one_left(modal, monkeypatch):
+    """The status text is a workspace's: the run writes the one of the tab shown at each tick, and
+    the tab the user left kept "Multibody: Simulating t = ... Esc to cancel" after the run ended."""
+    from addon import operators
+    op, context = modal
+    scene, _ = ms.pendulum()
+    scene.mbd.solver.use_scene_range, scene.mbd.solver.end_time = False, 1000.0   # far longer than we wait
+    layout, animation = context.workspace, Workspace("Animation")
+    monkeypatch.setattr(operators, "_workspace_named", {"Layout": layout, "Animation": animation}.get)
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
+    assert layout.texts[-1].startswith("Multibody: ")
+    context.workspace = animation
+    assert op.modal(context, event("TIMER")) == {"PASS_THROUGH"}
+    assert layout.texts[-1] is None and animation.texts[-1].startswith("Multibody: ")
+    assert op.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(op, context) == {"FINISHED"}
+    assert layout.texts[-1] is None and animation.texts[-1] is None
