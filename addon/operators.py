@@ -321,8 +321,10 @@ class MBD_OT_simulate(bpy.types.Operator):
 
     def modal(self, context, event):
         job = runner.JOBS.get(self._scene_key)
-        if job is None:  # unregistered or a file was loaded meanwhile
+        if job is None:  # unregistered or a file was loaded meanwhile (its load_post handler cancelled the job)
             self._stop(context)
+            self.report({"WARNING"}, f"The simulation of scene {self._scene_name!r} stopped, as a file was loaded "
+                                     "or the add-on disabled meanwhile: nothing is kept")
             return {"CANCELLED"}
         if event.type == "ESC" and event.value == "PRESS":
             if _esc_target(context) != self._scene_key:

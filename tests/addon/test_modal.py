@@ -301,6 +301,9 @@ def test_loading_a_file_meanwhile_ends_the_operator(modal):
     operators._forget_on_load(None)          # what the load_post handler does
     assert op.modal(context, event("TIMER")) == {"CANCELLED"}
     assert job.cancelled and runner.key(scene) not in runner.RESULTS
+    # (the progress and status text just vanished, without a word)
+    assert op.reports == [("WARNING", "The simulation of scene 'Scene' stopped, as a file was loaded or the add-on "
+                                      "disabled meanwhile: nothing is kept")]
     assert context.window_manager.calls[-2:] == [("timer_remove", "timer"), ("progress_end",)]
     assert job.wait(30).done
 
