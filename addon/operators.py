@@ -213,10 +213,14 @@ def _workspace_named(name):
 
 
 def _esc_target(context):
-    """The run Esc cancels: the scene shown's, else the last one started; of those not cancelled."""
-    live = [k for k in _SHOWING_PROGRESS if k in runner.JOBS and not runner.JOBS[k].cancelled]
+    """The run Esc cancels: the scene shown's (cancelled already: a second Esc is no other run's),
+    else the last one started not cancelled."""
+    running = [k for k in _SHOWING_PROGRESS if k in runner.JOBS]
     shown = runner.key(context.scene) if context.scene is not None else None
-    return shown if shown in live else (live[-1] if live else None)
+    if shown in running:
+        return shown
+    live = [k for k in running if not runner.JOBS[k].cancelled]
+    return live[-1] if live else None
 
 
 def _status_text(context):
@@ -232,7 +236,7 @@ def _status_text(context):
              if len(running) > 1 or runner.key(scene) != shown}
 
     def line(scene_key, job):
-        text = job.status() + (", Esc to cancel" if scene_key == target else "")
+        text = job.status() + (", Esc to cancel" if scene_key == target and not job.cancelled else "")
         return f"scene {names[scene_key]!r}: {text}" if scene_key in names else text
     return "Multibody: " + "; ".join(line(k, job) for k, job in running)
 

@@ -747,16 +747,18 @@ def test_two_runs_at_once_name_their_scenes_in_the_one_status_text_and_esc_cance
     assert first.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"}
     first_job, second_job = runner.JOBS[runner.key(scene)], runner.JOBS[runner.key(other)]
     assert first_job.cancelled and not second_job.cancelled
-    # until its next tick ends it: what it does (the core gathers the frames), and Esc now the other's
+    # until its next tick ends it: what it does (the core gathers the frames); Esc again is no other run's
     assert re.fullmatch(r"Multibody: scene 'Scene': Cancelled at t = [\d.e+-]+ s, keeping the frames computed so "
-                        r"far; scene 'Other': Simulating t = [\d.e+-]+ s \(\d+%\), Esc to cancel",
+                        r"far; scene 'Other': Simulating t = [\d.e+-]+ s \(\d+%\)",
                         operators._status_text(context)), operators._status_text(context)
+    assert second.modal(context, event("ESC", "PRESS")) == {"PASS_THROUGH"}
+    assert first.modal(context, event("ESC", "PRESS")) == {"RUNNING_MODAL"} and not second_job.cancelled
     assert run_to_end(first, context) == {"FINISHED"}
     # the run still going keeps the status text, named as its scene is not the one shown
     assert re.fullmatch(r"Multibody: scene 'Other': Simulating t = [\d.e+-]+ s \(\d+%\), Esc to cancel",
                         texts[-1]), texts[-1]
     assert second.modal(shows_other, event("ESC", "PRESS")) == {"RUNNING_MODAL"} and second_job.cancelled
-    assert second.modal(shows_other, event("ESC", "PRESS")) == {"PASS_THROUGH"}   # nothing left to cancel
+    assert second.modal(shows_other, event("ESC", "PRESS")) == {"RUNNING_MODAL"}   # a second Esc: still its own
     assert run_to_end(second, shows_other) == {"FINISHED"} and texts[-1] is None
     assert runner.RESULTS[runner.key(scene)].results.status == "cancelled"
     assert runner.RESULTS[runner.key(other)].results.status == "cancelled"
