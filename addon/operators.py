@@ -199,7 +199,7 @@ def _idle(cls, context):
     if context.scene is None:
         return False
     return runner.key(context.scene) not in runner.JOBS or _refuse(
-        cls, "A simulation of this scene is running: wait, or press Esc over the 3D view to cancel")
+        cls, "A simulation of this scene is running: wait, or press Esc to cancel")
 
 
 def _name(workspace) -> str:
