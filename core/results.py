@@ -65,6 +65,8 @@ class Results:
     joint_force: np.ndarray             # (T, nj, 3) N of frame_i's body on frame_j's body (frame_j on the ground: on
                                         # the ground), world axes
     joint_torque: np.ndarray            # (T, nj, 3) N·m of frame_i's body on that body, about frame_j's origin
+                                        # (a gear's or rack's joint: with its coupler's tooth force, see
+                                        # coupler_pitch_radius)
     motion_names: tuple
     motion_effort: np.ndarray           # (T, nm) N or N·m the drive applies to frame_j's body along/about Z of frame_i
     motion_is_rotation: np.ndarray      # (nm,) bool
@@ -114,6 +116,11 @@ class Results:
     # effort: (on joint_i's, on joint_j's) = gear (N·m, N·m), rack and pinion (pinion N·m, rack N)
     coupler_names: tuple = ()
     coupler_is_rack: np.ndarray | None = None         # (nc,) bool
+    # the pitch radius (m) of joint_i's gear (the pinion) where the coupler's tooth force is placed at
+    # its pitch point, NaN where it stays torques alone (compile._tooth_mesh); its pressure angle (rad);
+    # None -> NaN (results saved before them)
+    coupler_pitch_radius: np.ndarray | None = None    # (nc,)
+    coupler_pressure_angle: np.ndarray | None = None  # (nc,)
     motion_joint: np.ndarray | None = None            # (nm,) int, the joint each motion drives; -1 unknown
     # a translational spring's length (m) and its rate (m/s); a rotational one's angle, frame_j about
     # z_i from the assembly (rad), and its rate (rad/s); None -> NaN (results saved before them)
@@ -141,7 +148,8 @@ class Results:
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
                                   ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan),
                                   ("spring_length", (T, ns), np.nan), ("spring_rate", (T, ns), np.nan),
-                                  ("joint_frame_axes", (nj, 3, 3), np.nan)):
+                                  ("joint_frame_axes", (nj, 3, 3), np.nan),
+                                  ("coupler_pitch_radius", (ncp,), np.nan), ("coupler_pressure_angle", (ncp,), np.nan)):
             value = getattr(self, name)
             if value is None:
                 setattr(self, name, np.full(shape, fill))
@@ -233,6 +241,19 @@ class Results:
         bearing = np.array([kind in BEARING_JOINTS for kind in self.joint_types], bool) \
             if len(self.joint_types) == len(self.joint_names) else np.zeros(len(self.joint_names), bool)
         return np.where(bearing, np.hypot(force[..., 0], force[..., 1]), np.nan)
+
+    @property
+    def coupler_tangential_force(self) -> np.ndarray:
+        """(T, nc) N: each coupler's tooth force along the pitch circle, on joint_i's gear (the
+        pinion) the way its angle grows (joint_j's gear or the rack takes the opposite): its
+        torque over its pitch radius, ``coupler_effort[..., 0] / coupler_pitch_radius``; NaN where the
+        coupler is torques about its axes alone (see docs/model-format.md, Couplers)."""
+        return self.coupler_effort[..., 0] / self.coupler_pitch_radius
+
+    @property
+    def coupler_radial_force(self) -> np.ndarray:
+        """(T, nc) N: the tooth force's radial share, |F_t| · tan α, pushing the gears apart."""
+        return np.abs(self.coupler_tangential_force) * np.tan(self.coupler_pressure_angle)
 
     def _in_frame_j(self, world: np.ndarray) -> np.ndarray:
         """World vectors (T, nj, 3) of the joints in their Frame J's axes at each frame."""
@@ -344,9 +365,13 @@ class Results:
         for k, name in enumerate(self.motion_names):
             add(f"{name}.effort", self.motion_effort[:, k], "torque" if self.motion_is_rotation[k] else "force")
             add(f"{name}.power", self.motion_power[:, k], "power")
+        tangential, radial = self.coupler_tangential_force, self.coupler_radial_force
         for k, name in enumerate(self.coupler_names):
             for (label, kind), effort in zip(coupler_channels(self.coupler_is_rack[k]), self.coupler_effort[:, k].T):
                 add(f"{name}.{label}", effort, kind)
+            if np.isfinite(self.coupler_pitch_radius[k]):
+                add(f"{name}.tangential_force", tangential[:, k], "force")
+                add(f"{name}.radial_force", radial[:, k], "force")
         for k, name in enumerate(self.force_names):
             kind = "torque" if self.force_is_torque[k] else "force"
             add(f"{name}.value", self.force_magnitude[:, k], kind)

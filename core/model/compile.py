@@ -613,12 +613,13 @@ def compile_model(model: spec.Model) -> CompiledModel:
     for c in model.couplers:
         if c.type == "gear":
             ji, jj = joint_index[c.joint_i], joint_index[c.joint_j]
-            couplers.append(dict(name=c.name, type="gear", joints=(ji, jj),
-                                 coeffs=(1.0, (-1.0 if c.internal else 1.0) * c.ratio)))
+            coeffs = (1.0, (-1.0 if c.internal else 1.0) * c.ratio)
         else:
             ji, jj = joint_index[c.pinion_joint], joint_index[c.rack_joint]
-            couplers.append(dict(name=c.name, type="rack_pinion", joints=(ji, jj),
-                                 coeffs=(to_si(c.pitch_radius, "length"), -1.0)))
+            coeffs = (to_si(c.pitch_radius, "length"), -1.0)
+        couplers.append(dict(name=c.name, type=c.type, joints=(ji, jj), coeffs=coeffs, pressure_angle=c.pressure_angle,
+                             mesh=_tooth_mesh(c, [model.joints[ji], model.joints[jj]], coeffs, frame_world,
+                                              body_pose, lambda f: frames[f].body)))
 
     forces = []
     jumps = [np.zeros((0, 2))]
@@ -703,6 +704,83 @@ def compile_model(model: spec.Model) -> CompiledModel:
         forces=tuple(forces), springs=tuple(springs), bushings=tuple(bushings),
         gravity=gravity, settings=model.settings, warnings=tuple(issues),
         force_jumps=np.unique(np.concatenate(jumps), axis=0))
+
+
+#: |sin| of the angle between two gears' axes (|cos| between a pinion's axis and its rack's) up to
+#: which the coupler's tooth force is placed at its pitch point: 0.06°, far above a Blender rotation's float32 rounding
+_MESH_AXES_TOL = 1e-3
+
+
+def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of) -> dict | None:
+    """Where a coupler's teeth meet, fixed on the body that carries both its joints' axles (the
+    carrier: the ground for a fixed housing), in that body's axes about its centre of mass (world
+    coordinates on the ground), or None where the coupler stays torques about its joints' axes
+    alone: axles on different bodies, gear axes not parallel (bevel gears), a rack not square to
+    its pinion, coaxial gears, or a pair turning against its ratio's sense (the warned-of
+    ``coupler-joint-reversed`` / ``coupler-axes-opposite``: no mesh drives gears that way).
+
+    The coupler's multiplier λ sets the generalized forces λ c on its joints' coordinates; the
+    force ``λ tangential + |λ| radial`` on joint_j's gear (rack) at ``point``, and its opposite on
+    joint_i's, has the same generalized forces (the gear's torque about its axis, the rack's force
+    along its slide) and no net force or torque on the carrier that joints and coupler do not
+    already apply: the bodies move alike, and the joints' reactions then hold the tooth force.
+
+    A gear pair's pitch radii follow from the axes' distance d and the ratio (r_i = d / (1 +
+    ratio), r_j = ratio · r_i; internal: r_i = d / |ratio − 1|); the pitch point is on the line of
+    centres, in the plane square to the axes halfway between the two joints' origins (put each
+    gear's joint at the middle of its face). A rack's pitch line is ``pitch_radius`` from the
+    pinion's axis on the side its positive slide sets. The radial share, F_t · tan α, pushes the
+    teeth apart (an external gear towards its centre, a ring gear outward)."""
+    names = [(body_of(j.frame_i), body_of(j.frame_j)) for j in pair]
+    bodies = [(body_pose(a)[0], body_pose(b)[0]) for a, b in names]
+    shared = set(bodies[0]) & set(bodies[1])
+    if len(shared) != 1 or any(a == b for a, b in bodies):
+        return None
+    carrier = shared.pop()
+    # the packed state's pose of the carrier (the ground's: the world's axes and origin)
+    _, xc, rc = body_pose(None if carrier < 0 else names[0][bodies[0].index(carrier)])
+    # each gear turns (a rack slides) relative to the carrier by σ times its joint's coordinate
+    sigma = [1.0 if bi == carrier else -1.0 for bi, _ in bodies]
+    origin, axis = [], []
+    for j, (bi, _) in zip(pair, bodies):
+        on_carrier = frame_world(j.frame_i if bi == carrier else j.frame_j)
+        origin.append(rc.T @ (on_carrier[0] - xc))
+        axis.append(rc.T @ frame_world(j.frame_i)[1][:, 2])      # the joint's coordinate's axis
+    (o_i, o_j), (z_i, z_j) = origin, axis
+    tan_alpha = math.tan(math.radians(c.pressure_angle))
+    if c.type == "gear":
+        if np.linalg.norm(np.cross(z_i, z_j)) > _MESH_AXES_TOL:
+            return None
+        apart = o_j - o_i
+        along = apart @ z_j
+        across = apart - along * z_j
+        d = np.linalg.norm(across)
+        if d < 1e-9 or (c.internal and abs(c.ratio - 1.0) < 1e-9):
+            return None
+        r_i = d / (abs(c.ratio - 1.0) if c.internal else 1.0 + c.ratio)
+        r_j = c.ratio * r_i
+        # from O_i towards the pitch point: towards O_j, but away from it for a pinion in a ring
+        towards = across / d * (-1.0 if c.internal and r_i < r_j else 1.0)
+        point = o_i + r_i * towards + 0.5 * along * z_j
+        lever_j = point - o_j - ((point - o_j) @ z_j) * z_j
+        tangential = coeffs[1] * sigma[1] / r_j * np.cross(z_j, lever_j) / r_j
+        ring_j = c.internal and r_j > r_i
+        radial = tan_alpha / r_i * lever_j / r_j * (1.0 if ring_j else -1.0)
+    else:
+        if abs(z_i @ z_j) > _MESH_AXES_TOL:
+            return None
+        r_i = coeffs[0]
+        out = sigma[0] * sigma[1] * np.cross(z_j, z_i)
+        out /= np.linalg.norm(out)
+        point = o_i + r_i * out + 0.5 * ((o_j - o_i) @ z_i) * z_i
+        tangential = coeffs[1] * sigma[1] * z_j
+        radial = tan_alpha * out
+    # joint_i's gear takes the opposite force: its generalized force is λ c_i on a right mesh, −λ c_i
+    # on a pair turning against its ratio's sense (a force at the pitch point cannot couple that)
+    if sigma[0] * np.cross(point - o_i, -tangential) @ z_i < 0.5 * coeffs[0]:
+        return None
+    return dict(carrier=carrier, point=point, tangential=tangential, radial=radial, axes=(z_i, z_j),
+                sigma=tuple(sigma), pitch_radius=r_i)
 
 
 def _unprefixed(exc: Exception, name: str) -> str:

@@ -457,12 +457,27 @@ class Joint:
         _finish(self, c, length=length)
 
 
+#: deg, the pressure angle of most gears (ISO 53's basic rack)
+DEFAULT_PRESSURE_ANGLE = 20.0
+
+
+def _pressure_angle(c: _Checker, value):
+    """A coupler's pressure angle (deg), 0 ≤ α < 45: its teeth's radial share F_t · tan α (at 45°
+    and beyond, more than the tangential force itself: no gear's teeth)."""
+    value = c.number("pressure_angle", value)
+    if _is_number(value) and math.isfinite(value) and not 0.0 <= value < 45.0:
+        c.error("pressure_angle", f"must be at least 0 and less than 45 degrees, got {value:g}",
+                "Most gears have 20°, some 14.5° or 25°.")
+    return value
+
+
 @_frozen
 class GearPair:
     """Couples two revolute joints: ω_i / ω_j = ``ratio`` (= teeth_j / teeth_i).
 
     External gears turn in opposite senses about their joint axes, an
-    ``internal`` (ring) gear in the same sense.
+    ``internal`` (ring) gear in the same sense. ``pressure_angle`` (deg) sets the tooth
+    force's radial share reported in the results, F_t · tan α.
     """
 
     name: str
@@ -470,6 +485,7 @@ class GearPair:
     joint_j: str
     ratio: float
     internal: bool = False
+    pressure_angle: float = DEFAULT_PRESSURE_ANGLE
     type = "gear"
 
     def __post_init__(self):
@@ -478,7 +494,8 @@ class GearPair:
         c.text("joint_i", self.joint_i, names="the first revolute joint")
         c.text("joint_j", self.joint_j, names="the second revolute joint")
         c.flag("internal", self.internal)
-        _finish(self, c, ratio=c.number("ratio", self.ratio, positive=True))
+        _finish(self, c, ratio=c.number("ratio", self.ratio, positive=True),
+                pressure_angle=_pressure_angle(c, self.pressure_angle))
 
 
 @_frozen
@@ -487,13 +504,14 @@ class RackPinion:
 
     The rack slides ``pitch_radius`` (mm) per radian of pinion rotation:
     s = pitch_radius · θ, both measured from t = 0 along/about the Z axes of
-    the joints' frame_i.
+    the joints' frame_i. ``pressure_angle`` (deg) as a gear pair's.
     """
 
     name: str
     pinion_joint: str
     rack_joint: str
     pitch_radius: float
+    pressure_angle: float = DEFAULT_PRESSURE_ANGLE
     type = "rack_pinion"
 
     def __post_init__(self):
@@ -501,7 +519,8 @@ class RackPinion:
         c.name(self.name)
         c.text("pinion_joint", self.pinion_joint, names="the revolute joint of the pinion")
         c.text("rack_joint", self.rack_joint, names="the prismatic joint of the rack")
-        _finish(self, c, pitch_radius=c.number("pitch_radius", self.pitch_radius, positive=True))
+        _finish(self, c, pitch_radius=c.number("pitch_radius", self.pitch_radius, positive=True),
+                pressure_angle=_pressure_angle(c, self.pressure_angle))
 
 
 COUPLER_TYPES = {cls.type: cls for cls in (GearPair, RackPinion)}

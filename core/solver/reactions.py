@@ -40,7 +40,8 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progres
     Returns arrays in SI: ``acceleration``, ``angular_acceleration`` (T, n, 3),
     ``joint_force``, ``joint_torque`` (T, joints, 3) (on frame_j's body, or minus the
     reaction on frame_i's body when frame_j is on the ground; the torque about the
-    joint point p_j), ``motion_effort`` (T, motions) and ``coupler_effort`` (T, couplers, 2).
+    joint point p_j; a gear's or rack's joint holds its coupler's tooth force, see
+    :func:`_add_tooth_forces`), ``motion_effort`` (T, motions) and ``coupler_effort`` (T, couplers, 2).
     ``progress(frames_done, frames)``, called every few hundred frames, stops the computation by
     returning False (or 0, numpy's False_; None goes on, as simulate's progress): then None (a
     cancelled run's user does not wait for the reactions of its frames).
@@ -66,14 +67,17 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progres
     states = np.asarray(states)
     r_j = np.tile(cm.marker_r[mj_marker], 3)
 
-    def joints(P, wrench):
+    def joints(P, wrench, coupler_lam):
         """Force and torque about the joint point p_j of each joint, for the states of P
-        (..., n+1, 22; the ground last), from the joints' generalized reactions (..., joints, n+1, 6)."""
+        (..., n+1, 22; the ground last), from the joints' generalized reactions (..., joints, n+1, 6)
+        and the couplers' multipliers (..., couplers)."""
         wrench = wrench[..., np.arange(nj), body, :] * sign
         r = (P[..., mj_body, 13:] * r_j).reshape(P.shape[:-2] + (nj, 3, 3)).sum(axis=-1)   # R ℓ of p_j
         # the arm from the reporting body's COM to p_j
         arm = np.where(use_j[:, None], r, P[..., mj_body, 0:3] + r - P[..., mi_body, 0:3])
-        return wrench[..., :3], wrench[..., 3:] - cross(arm, wrench[..., :3])
+        force, torque = wrench[..., :3], wrench[..., 3:] - cross(arm, wrench[..., :3])
+        _add_tooth_forces(cm, P, P[..., mj_body, 0:3] + r, coupler_lam, force, torque)
+        return force, torque
 
     # as simulate: one BLAS thread for many small products
     with one_blas_thread(), np.errstate(all="ignore"):
@@ -87,7 +91,8 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progres
                     b = replace(b, lam=schur.least_norm(b.JM @ b.J.transpose(0, 2, 1), b.lam, sysm.redundancies,
                                                         sysm.row_groups))
                 if nj:
-                    out["joint_force"][sl], out["joint_torque"][sl] = joints(b.packed, batch.joint_wrenches(sysm, b))
+                    out["joint_force"][sl], out["joint_torque"][sl] = joints(b.packed, batch.joint_wrenches(sysm, b),
+                                                                            b.lam[:, coupler_rows])
                 out["motion_effort"][sl] = b.lam[:, motion_rows]
                 out["coupler_effort"][sl] = b.lam[:, coupler_rows, None] * coeffs
                 if _stopped(progress, min(start + CHUNK, T), T):
@@ -101,9 +106,46 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progres
                 udot, lam, jw, B = sysm.reactions(t[k], states[k] if run_states is None else run_states[k])
             out["acceleration"][k], out["angular_acceleration"][k] = udot[:, :3], udot[:, 3:]
             if nj:
-                out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw)
+                out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw, lam[coupler_rows])
             out["motion_effort"][k] = lam[motion_rows]
             out["coupler_effort"][k] = lam[coupler_rows, None] * coeffs
             if (k + 1) % REPORT_EVERY == 0 and _stopped(progress, k + 1, T):
                 return None
     return out
+
+
+def _add_tooth_forces(cm, P, p_j, coupler_lam, force, torque) -> None:
+    """Move each meshing coupler's action from torques about its joints' axes to its tooth force
+    at the pitch point (``mesh`` of :func:`core.model.compile._tooth_mesh`), into the joints'
+    reactions (..., joints, 3) ``force`` and ``torque`` (about the joint points ``p_j``) in place.
+    The joint that carries a gear on the carrier takes what the tooth force adds to the coupler's
+    torque about the gear's axis (the force itself, and its moment square to the axis): the
+    bearing's load. A rack's joint takes the tooth force less the coupler's force along the slide."""
+    for k, c in enumerate(cm.couplers):
+        mesh = c["mesh"]
+        if mesh is None:
+            continue
+        lam = coupler_lam[..., k, None]
+        turn = P[..., mesh["carrier"], 13:].reshape(P.shape[:-2] + (3, 3))
+
+        def world(v, turn=turn):
+            """A vector in the carrier's axes, in world axes."""
+            return np.einsum("...ab,b->...a", turn, v)
+
+        point = P[..., mesh["carrier"], 0:3] + world(mesh["point"])
+        on_gear_j = lam * world(mesh["tangential"]) + np.abs(lam) * world(mesh["radial"])
+        for end, (joint, coeff, sigma, axis) in enumerate(zip(c["joints"], c["coeffs"], mesh["sigma"],
+                                                              mesh["axes"])):
+            on_gear = on_gear_j if end else -on_gear_j
+            moment = cross(point - p_j[..., joint, :], on_gear)
+            z = world(axis)
+            if cm.joints[joint]["type"] == "prismatic":
+                # the coupler's own push on the rack, λ c along the slide, stays where it was
+                on_gear = on_gear - sigma * coeff * lam * z
+            else:
+                # its torque about the gear's axis, the tooth force's moment about it: both stay
+                moment = moment - np.sum(moment * z, axis=-1, keepdims=True) * z
+            # the joint's reaction on the gear changes by the opposite; sigma: whether the gear is
+            # frame_j's body (reported as is) or frame_i's (reported as the opposite)
+            force[..., joint, :] -= sigma * on_gear
+            torque[..., joint, :] -= sigma * moment

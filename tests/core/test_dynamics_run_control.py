@@ -41,7 +41,8 @@ def check_consistent(r: Results):
         value = getattr(r, f.name)
         if isinstance(value, np.ndarray) and f.name not in ("motion_is_rotation", "force_is_torque",
                                                              "actuator_max_power", "spring_is_rotational",
-                                                             "coupler_is_rack", "motion_joint",
+                                                             "coupler_is_rack", "coupler_pitch_radius",
+                                                             "coupler_pressure_angle", "motion_joint",
                                                              "joint_frame_body", "joint_frame_axes"):
             assert value.shape[0] == T, f.name
             # a joint coordinate is NaN where the joint type has none (the pendulum's hinge: a slide)
