@@ -207,6 +207,10 @@ class MBD_PG_coupler(PropertyGroup):
     ratio: FloatProperty(name="Ratio", description="teeth_j / teeth_i", default=1.0, min=0.0)
     internal: BoolProperty(name="Internal", description="A ring gear: both turn the same way")
     pitch_radius: FloatProperty(name="Pitch Radius (mm)", default=10.0, min=0.0)
+    # no upper bound: 45° or more must reach Validate as the error it is, not be clamped to a value not typed
+    pressure_angle: FloatProperty(name="Pressure Angle (deg)", default=20.0, min=0.0, soft_max=30.0,
+                                  description="The teeth's pressure angle: the tooth force's radial share, "
+                                              "F_t · tan α, in the results and the bearings' reactions")
 
 
 class MBD_PG_contact(PropertyGroup):

@@ -485,6 +485,7 @@ def _draw_coupler(layout, c, data):
         layout.prop(c, "internal")
     else:
         layout.prop(c, "pitch_radius")
+    layout.prop(c, "pressure_angle")
 
 
 def _draw_contact(layout, c, data):

@@ -569,10 +569,12 @@ def scene_to_model(scene, depsgraph) -> Gathered:
     for c in group.couplers:
         if c.type == "GEAR":
             make = lambda: spec.GearPair(name=c.name, joint_i=c.joint_i, joint_j=c.joint_j,  # noqa: E731
-                                         ratio=typed(c.ratio), internal=c.internal)
+                                         ratio=typed(c.ratio), internal=c.internal,
+                                         pressure_angle=typed(c.pressure_angle))
         else:
             make = lambda: spec.RackPinion(name=c.name, pinion_joint=c.joint_i,  # noqa: E731
-                                           rack_joint=c.joint_j, pitch_radius=typed(c.pitch_radius))
+                                           rack_joint=c.joint_j, pitch_radius=typed(c.pitch_radius),
+                                           pressure_angle=typed(c.pressure_angle))
         couplers.append(element(f"coupler {c.name!r}", c.name, make))
 
     contacts = []

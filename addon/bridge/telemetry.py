@@ -6,7 +6,8 @@ same scene frames as the bodies. The channels are those of the CSV export
 (``Results.to_csv``) except the orientation quaternions, which the bodies'
 own rotation keys already show: body kinematics, joint angles and slides, joint reactions (in world
 axes and in Frame J's), motion
-and coupler efforts, applied forces and torques (value, vector, point, power), spring
+and coupler efforts (a coupler's tooth force along and across its pitch circle), applied
+forces and torques (value, vector, point, power), spring
 and bushing forces, contacts (force, point, normal and friction force,
 depth, the peak force since the previous frame; none for a contact that never
 touched in the run), energies and
@@ -103,13 +104,21 @@ def channels(results) -> list[Channel]:
             f"{'about' if rotation else 'along'} +Z of Frame I (the body of Frame I carries the opposite)")
         add(f"{name} (motion)", name, "power", "power", r.motion_power[:, k],
             "the power the motion drive puts in (negative where it brakes)")
+    tangential, radial = r.coupler_tangential_force, r.coupler_radial_force
     for k, name in enumerate(r.coupler_names):
         rack = bool(r.coupler_is_rack[k])
+        g = f"{name} ({'rack and pinion' if rack else 'gear pair'})"
         for (label, kind), effort, joint in zip(core.results.coupler_channels(rack), r.coupler_effort[:, k].T,
                                                 ("Joint I", "Joint J") if not rack else ("the pinion's joint",
                                                                                         "the rack's joint")):
-            add(f"{name} ({'rack and pinion' if rack else 'gear pair'})", name, label, kind, effort,
+            add(g, name, label, kind, effort,
                 f"what the {'rack and pinion' if rack else 'gear pair'} applies along {joint}'s coordinate")
+        if np.isfinite(r.coupler_pitch_radius[k]):
+            add(g, name, "tangential_force", "force", tangential[:, k],
+                f"the tooth force along the pitch circle on {'the pinion' if rack else 'the gear of Joint I'}, the way "
+                "its angle grows: its torque over its pitch radius")
+            add(g, name, "radial_force", "force", radial[:, k],
+                "the tooth force's radial share, |tangential| · tan(pressure angle), pushing the teeth apart")
     for k, name in enumerate(r.force_names):
         torque = bool(r.force_is_torque[k])
         kind, what = ("torque", "torque") if torque else ("force", "force")

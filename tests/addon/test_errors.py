@@ -557,6 +557,13 @@ def test_a_zero_or_negative_gear_ratio_or_pitch_radius_is_an_error_naming_the_co
         fails_unchanged(bpy.ops.mbd.bake, f"{what} 'Mesh': {label}: must be greater than 0")
 
 
+def test_a_pressure_angle_of_45_degrees_or_more_is_an_error_naming_the_coupler(addon):
+    """The field has no upper bound (a clamp would run a value not typed): Validate names it."""
+    scene, _, _ = ms.gear_pair()
+    scene.mbd.couplers["Mesh"].pressure_angle = 50.0
+    fails_unchanged(bpy.ops.mbd.bake, "gear pair 'Mesh': Pressure Angle (deg): must be at least 0 and less than 45")
+
+
 def test_a_zero_or_negative_distance_length_is_an_error_naming_the_joint(addon):
     """The panel kept 1e-9 mm for a 0 or a negative typed in: a rod of no length, run as given."""
     scene, _, _ = ms.gear_pair()

@@ -306,3 +306,20 @@ def test_an_unbalanced_rotors_bearing_load_reads_constant_in_frame_js_axes(addon
     np.testing.assert_allclose(keys_of(obj, "Bearing.radial_force [N]", frames), [[40.0]] * len(frames), atol=1e-4)
     described = obj.id_properties_ui("Bearing.reaction_force_local [N]").as_dict()["description"]
     assert "Frame J's own X, Y, Z" in described and "turns with its body" in described
+
+
+def test_a_gear_pairs_tooth_force_reaches_its_channels_and_the_bearings(addon):
+    """The gear pair scene (gear B, pitch radius 30 mm, braked by 5000 N·mm; gear A driven at
+    10 rad/s, pitch radius 20 mm) with a pressure angle of 25°: the
+    tooth force is 5 / 0.03 = 166.67 N, braking gear A (−), its radial share 166.67 tan 25° =
+    77.72 N; gear B's bearing carries both, 183.90 N radial (the weight is along the axle)."""
+    scene, _, _ = ms.gear_pair(frames=3)
+    scene.mbd.couplers["Mesh"].pressure_angle = 25.0
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    obj = telemetry_of(scene)
+    frames = np.array([1, 2, 3])
+    f_t, f_r = 5.0 / 0.03, 5.0 / 0.03 * math.tan(math.radians(25.0))
+    np.testing.assert_allclose(keys_of(obj, "Mesh.tangential_force [N]", frames), [[-f_t]] * 3, rtol=1e-5)
+    np.testing.assert_allclose(keys_of(obj, "Mesh.radial_force [N]", frames), [[f_r]] * 3, rtol=1e-5)
+    np.testing.assert_allclose(keys_of(obj, "AxleB.radial_force [N]", frames), [[math.hypot(f_t, f_r)]] * 3,
+                               rtol=1e-5)
