@@ -1264,8 +1264,10 @@ class _Run:
         if redundant:
             self.check_consistent_rates(y0)
             # a motion's or coupler's row among them shares its effort too (two cranks driven alike: half each)
+            # only motions' and couplers' rows are named: a model without any needs no eigenvectors
+            joint_rows = len(sysm.layout.row_owner())
             drivers = [self._row_name(int(r)) for r in sysm.redundant_rows(0.0, y0, redundant)
-                       if r >= len(sysm.layout.row_owner())]
+                       if r >= joint_rows] if sysm.n_rows > joint_rows else []
             shared = (f"; so is that of the efforts among {', '.join(drivers)}, whose forces, torques and powers "
                       "are shares of which only the sum is meaningful" if drivers else "")
             self.warnings.append(Issue(
