@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import Issue, ModelError, SolverError, _interrupted, _stopped_while_importing, check, compile_model, \
+from . import Issue, ModelError, SolverError, _interrupted, _stopped_while_importing, compile_model, \
     files, load_model, simulate
 from .model.spec import INTEGRATORS, SolverSettings
 from .model.validate import unused_settings
@@ -103,8 +103,15 @@ def _check(model) -> int:
         moments = from_si(mp.principal_moments, "inertia")
         print(f"  body {name!r}: mass {mp.mass:.6g} kg, centre of mass ({com[0]:.4g}, {com[1]:.4g}, {com[2]:.4g}) mm, "
               f"principal moments ({moments[0]:.6g}, {moments[1]:.6g}, {moments[2]:.6g}) kg*mm^2")
-    system.find_redundancies(system.y0)      # as the run counts them (hinges a float32 rounding out of line)
-    redundant = system.redundancies
+    from .solver.simulate import checked_start
+    try:    # counted as the run counts them, at its assembled state (hinges a float32 rounding out of line)
+        start, failure = checked_start(cm), None
+        redundant = start.redundant
+    except (ModelError, SolverError) as exc:
+        # no assembly: the count as built, the model's summary, then the error
+        start, failure = None, exc
+        system.find_redundancies(system.y0)
+        redundant = system.redundancies
     dof = 6 * cm.n_bodies - (system.n_rows - redundant)
     print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
     print(f"  settings: {model.settings.describe()}")
@@ -124,7 +131,9 @@ def _check(model) -> int:
         kind = "e-motor" if f.type == "torque" else "actuator"
         rated = f" ({kind}, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
         print(f"  {f.type} {f.name!r}: value = {f.value} [{unit(f.type)}]{rated}")
-    for w in check(cm):     # the model's, the assembly's and a stiff model's: what a run warns of first
+    if failure is not None:
+        raise failure
+    for w in start.warnings:     # the model's, the assembly's and a stiff model's: what a run warns of first
         print(f"  warning: {w}")
     return 0
 
