@@ -184,6 +184,14 @@ class AppliedForces:
             return out + (self._actuator_lines(G, value, speed),)
         return out
 
+    def speeds(self, packed) -> np.ndarray:
+        """(k,) or (T, k): each element's speed along its direction (m/s, or rad/s about a torque's
+        axis) at the bodies' packed arrays, (n+1, 22) or (T, n+1, 22), as :meth:`evaluate` takes it."""
+        Z = np.take(packed, self.body, axis=-2)
+        T, C = self._map
+        G = (Z[..., None, :] @ T)[..., 0, :6] + C[..., :6]
+        return _dot(G, Z[..., 3:9])
+
     def _actuator_lines(self, G, value, speed):
         """The actuators' lines of action for the stepper's implicit elements (see
         System._implicit_elements): ``(body, e, a, c, f0, push)`` with the extension s

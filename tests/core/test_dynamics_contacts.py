@@ -369,9 +369,11 @@ def _impulse_balance(res, body, mass, weight, others=0.0, side=1.0):
     """Per step (one a frame) m (v' − v) − h (the frame's contact force on ``body`` (``side`` −1: it
     is the contact's body_j) + its weight + ``others``), and the reported acceleration less
     (v' − v)/h; from frame 1
-    (frame 0 reads its state: the first step is half a step's change, see simulate's run_steps)."""
+    (frame 0 reads its state: the first step is half a step's change, see simulate's run_steps).
+    A step's velocity is read from the positions it moved (x' − x)/h: a frame reports the mean of
+    the steps' either side."""
     h = res.t[1] - res.t[0]
-    dv = np.diff(res.velocity[1:, body], axis=0)
+    dv = np.diff(res.com[:, body], 2, axis=0) / h
     felt = side * res.contact_force[1:-1, 0] + weight + (others[1:-1] if np.ndim(others) else others)
     return mass * dv - h * felt, res.acceleration[1:-1, body] - dv / h
 
