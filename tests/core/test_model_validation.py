@@ -697,6 +697,38 @@ def test_a_motion_and_a_force_of_one_name_are_an_error():
         "(X.force, X.point, X.power). Give each motion, force, spring, bushing and contact its own name."]
 
 
+def test_a_joint_and_a_rotational_spring_of_one_name_are_an_error():
+    """Both would give the CSV column hinge.angle [rad], the spring's indistinguishable from the joint's."""
+    data = _base()
+    data["springs"] = [{"name": "hinge", "type": "rotational", "frame_i": "RF_1", "frame_j": "RF_2", "stiffness": 1}]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "spring 'hinge': name: the name is also used by joint 'hinge', and the results name their columns by "
+        "element (X.angle). Give a rotational spring a name no joint has."]
+
+
+def test_a_joint_and_a_coupler_of_one_name_are_an_error():
+    """Both would give the CSV column J.radial_force [N] (the bearing's load and the teeth's)."""
+    data = _base()
+    data["bodies"].append({"name": "wheel", "geometry": {"type": "box", "size": [20, 20, 20]}, "density": 7850,
+                           "position": [0, 100, 0]})
+    data["frames"] += [{"name": "RF_3"}, {"name": "RF_4", "body": "wheel", "position": [0, -100, 0]}]
+    data["joints"].append({"name": "axle", "type": "revolute", "frame_i": "RF_3", "frame_j": "RF_4"})
+    data["couplers"] = [{"type": "gear", "name": "axle", "joint_i": "hinge", "joint_j": "axle", "ratio": 2}]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "gear pair 'axle': name: the name is also used by joint 'axle', and the results name their columns by "
+        "element (X.radial_force). Give each coupler a name no joint has."]
+
+
+def test_a_joint_and_a_translational_spring_or_a_motion_of_one_name_are_valid():
+    """Their columns differ (a motion named after the joint it drives is common)."""
+    model_from_dict(_base(springs=[{"name": "hinge", "frame_i": "RF_1", "frame_j": "RF_2", "stiffness": 1}]))
+    model_from_dict(_base(motions=[{"name": "hinge", "joint": "hinge", "value": "t"}]))
+
+
 def test_a_spline_curve_far_outside_its_values_is_a_warning_naming_the_force(tmp_path):
     table = tmp_path / "step.csv"
     table.write_text("0,0\n1,0\n1.001,100\n3,100\n", encoding="utf-8")
