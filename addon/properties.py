@@ -7,6 +7,8 @@ settings). Elements refer to objects with pointers, which follow renames;
 couplers and motions refer to joints by name (joints are not IDs), and renaming
 a joint renames those references with it.
 """
+import math
+
 import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty,
                        FloatVectorProperty, IntProperty, PointerProperty, StringProperty)
@@ -208,7 +210,9 @@ class MBD_PG_coupler(PropertyGroup):
     internal: BoolProperty(name="Internal", description="A ring gear: both turn the same way")
     pitch_radius: FloatProperty(name="Pitch Radius (mm)", default=10.0, min=0.0)
     # no upper bound: 45° or more must reach Validate as the error it is, not be clamped to a value not typed
-    pressure_angle: FloatProperty(name="Pressure Angle (deg)", default=20.0, min=0.0, soft_max=30.0,
+    # an angle property: radians, as the model file holds it, shown in the scene's rotation unit
+    pressure_angle: FloatProperty(name="Pressure Angle", subtype="ANGLE", default=math.radians(20.0), min=0.0,
+                                  soft_max=math.radians(30.0),
                                   description="The teeth's pressure angle: the tooth force's radial share, "
                                               "F_t · tan α, in the results and the bearings' reactions")
 

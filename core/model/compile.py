@@ -747,7 +747,7 @@ def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of) -> dict | None
         origin.append(rc.T @ (on_carrier[0] - xc))
         axis.append(rc.T @ frame_world(j.frame_i)[1][:, 2])      # the joint's coordinate's axis
     (o_i, o_j), (z_i, z_j) = origin, axis
-    tan_alpha = math.tan(math.radians(c.pressure_angle))
+    tan_alpha = math.tan(c.pressure_angle)
     if c.type == "gear":
         if np.linalg.norm(np.cross(z_i, z_j)) > _MESH_AXES_TOL:
             return None

@@ -457,17 +457,19 @@ class Joint:
         _finish(self, c, length=length)
 
 
-#: deg, the pressure angle of most gears (ISO 53's basic rack)
-DEFAULT_PRESSURE_ANGLE = 20.0
+#: rad, the pressure angle of most gears, 20° (ISO 53's basic rack)
+DEFAULT_PRESSURE_ANGLE = math.radians(20.0)
 
 
 def _pressure_angle(c: _Checker, value):
-    """A coupler's pressure angle (deg), 0 ≤ α < 45: its teeth's radial share F_t · tan α (at 45°
-    and beyond, more than the tangential force itself: no gear's teeth)."""
+    """A coupler's pressure angle (rad, as every angle of a model file), 0 ≤ α < π/4: its teeth's
+    radial share F_t · tan α (at 45° and beyond, more than the tangential force itself: no gear's
+    teeth). In degrees, 20 would be 20 rad, out of that range: refused, not read as 20°."""
     value = c.number("pressure_angle", value)
-    if _is_number(value) and math.isfinite(value) and not 0.0 <= value < 45.0:
-        c.error("pressure_angle", f"must be at least 0 and less than 45 degrees, got {value:g}",
-                "Most gears have 20°, some 14.5° or 25°.")
+    if _is_number(value) and math.isfinite(value) and not 0.0 <= value < math.pi / 4:
+        c.error("pressure_angle", f"must be at least 0 and less than π/4 rad (45°), got {value:g} rad "
+                f"({math.degrees(value):g}°)",
+                "Most gears have 20° (0.349066 rad), some 14.5° (0.253073 rad) or 25° (0.436332 rad).")
     return value
 
 
@@ -476,7 +478,7 @@ class GearPair:
     """Couples two revolute joints: ω_i / ω_j = ``ratio`` (= teeth_j / teeth_i).
 
     External gears turn in opposite senses about their joint axes, an
-    ``internal`` (ring) gear in the same sense. ``pressure_angle`` (deg) sets the tooth
+    ``internal`` (ring) gear in the same sense. ``pressure_angle`` (rad) sets the tooth
     force's radial share reported in the results, F_t · tan α.
     """
 

@@ -2476,7 +2476,7 @@ class _Run:
             coupler_is_rack=np.array([c["type"] == "rack_pinion" for c in cm.couplers], bool),
             coupler_pitch_radius=np.array([np.nan if c["mesh"] is None else c["mesh"]["pitch_radius"]
                                            for c in cm.couplers], float),
-            coupler_pressure_angle=np.radians([c["pressure_angle"] for c in cm.couplers]),
+            coupler_pressure_angle=np.array([c["pressure_angle"] for c in cm.couplers], float),
             force_names=sysm.applied.names, force_is_torque=sysm.applied.torque.copy(),
             actuator_max_power=sysm.applied.max_power(self.t_out) if nf else np.zeros(0),
             spring_names=tuple(spring_names[k] for k in by_model),

@@ -1,5 +1,6 @@
 """Bad mechanisms give reports naming the element and field, and leave the scene as it was."""
 import logging
+import math
 
 import bmesh
 import bpy
@@ -560,8 +561,9 @@ def test_a_zero_or_negative_gear_ratio_or_pitch_radius_is_an_error_naming_the_co
 def test_a_pressure_angle_of_45_degrees_or_more_is_an_error_naming_the_coupler(addon):
     """The field has no upper bound (a clamp would run a value not typed): Validate names it."""
     scene, _, _ = ms.gear_pair()
-    scene.mbd.couplers["Mesh"].pressure_angle = 50.0
-    fails_unchanged(bpy.ops.mbd.bake, "gear pair 'Mesh': Pressure Angle (deg): must be at least 0 and less than 45")
+    scene.mbd.couplers["Mesh"].pressure_angle = math.radians(50.0)
+    fails_unchanged(bpy.ops.mbd.bake, "gear pair 'Mesh': Pressure Angle: must be at least 0 and less than π/4 rad (45°), "
+                                      "got 0.872665 rad (50°)")
 
 
 def test_a_zero_or_negative_distance_length_is_an_error_naming_the_joint(addon):

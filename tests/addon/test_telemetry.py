@@ -314,7 +314,7 @@ def test_a_gear_pairs_tooth_force_reaches_its_channels_and_the_bearings(addon):
     tooth force is 5 / 0.03 = 166.67 N, braking gear A (−), its radial share 166.67 tan 25° =
     77.72 N; gear B's bearing carries both, 183.90 N radial (the weight is along the axle)."""
     scene, _, _ = ms.gear_pair(frames=3)
-    scene.mbd.couplers["Mesh"].pressure_angle = 25.0
+    scene.mbd.couplers["Mesh"].pressure_angle = math.radians(25.0)
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     obj = telemetry_of(scene)
     frames = np.array([1, 2, 3])

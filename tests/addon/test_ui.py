@@ -3,6 +3,7 @@
 Background Blender has no windows to draw in, so the panels' draw() runs on
 a layout double that checks each property, operator and list it is given.
 """
+import math
 from types import SimpleNamespace
 
 import bpy
@@ -364,7 +365,8 @@ def test_a_motions_effort_and_power_are_shown_after_a_run(addon):
 
 @pytest.mark.parametrize("kind", ["GEAR", "RACK_PINION"])
 def test_a_couplers_pressure_angle_is_drawn_and_reaches_the_model(addon, kind):
-    """Both kinds show the field; 14.5° typed in (Blender keeps float32) is what the model gets."""
+    """Both kinds show the field; 14.5° typed in is what the model gets, in radians as the model
+    file holds every angle (Blender keeps float32)."""
     from addon.bridge.scene_to_model import scene_to_model
     scene, gear_a, _ = ms.gear_pair(frames=3)
     mesh = scene.mbd.couplers["Mesh"]
@@ -372,10 +374,10 @@ def test_a_couplers_pressure_angle_is_drawn_and_reaches_the_model(addon, kind):
     scene.mbd.joints["AxleB"].type = "PRISMATIC" if kind == "RACK_PINION" else "REVOLUTE"
     scene.mbd.group = "couplers"
     assert ("prop", "pressure_angle") in draw_all(gear_a)
-    assert mesh.pressure_angle == 20.0
-    mesh.pressure_angle = 14.5
+    assert mesh.pressure_angle == pytest.approx(math.radians(20.0), rel=1e-7)
+    mesh.pressure_angle = math.radians(14.5)
     (coupler,) = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.couplers
-    assert coupler.pressure_angle == 14.5
+    assert coupler.pressure_angle == pytest.approx(math.radians(14.5), rel=1e-7)
 
 
 def test_the_body_fields_follow_where_its_mass_comes_from(addon):

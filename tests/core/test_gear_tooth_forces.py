@@ -27,7 +27,7 @@ def _body(name, position):
     return Body(name=name, mass=MASS, inertia=(1000.0,) * 3 + (0, 0, 0), position=position)
 
 
-def _gears(internal=False, z_j=0.0, towards_housing=False, pressure_angle=20.0, axis_j=(1.0, 0.0, 0.0, 0.0),
+def _gears(internal=False, z_j=0.0, towards_housing=False, pressure_angle=np.radians(20.0), axis_j=(1.0, 0.0, 0.0, 0.0),
            integrator="DOP853"):
     """Gears i (at the origin) and j (ratio 2) on a fixed housing, axes along world Z, gravity −Y:
     i driven at 10 rad/s, j braked by 5 N·m about +Z. External: j's axis 90 mm away along X (pitch
@@ -109,7 +109,7 @@ def test_the_motion_and_the_efforts_do_not_change_with_the_tooth_force():
     """The tooth force is where the coupler acts, not what it does: the motion, the energy and
     the efforts of a pressure angle of 0° and of 30° are the same; only the radial load differs
     (0 and F_t tan 30°), and the housing's total (the tooth forces cancel on it) is the weight."""
-    plain, steep = _simulate(_gears(pressure_angle=0.0)), _simulate(_gears(pressure_angle=30.0))
+    plain, steep = _simulate(_gears(pressure_angle=0.0)), _simulate(_gears(pressure_angle=np.radians(30.0)))
     for name in ("position", "orientation", "velocity", "angular_velocity", "kinetic_energy",
                  "motion_effort", "coupler_effort"):
         np.testing.assert_array_equal(getattr(plain, name), getattr(steep, name), err_msg=name)
@@ -229,8 +229,9 @@ def test_the_tooth_force_columns_and_a_saved_runs_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("value, message", [
-    (45.0, "must be at least 0 and less than 45 degrees, got 45"),
-    (-1.0, "must be at least 0 and less than 45 degrees, got -1"),
+    (np.pi / 4, "must be at least 0 and less than π/4 rad (45°), got 0.785398 rad (45°)"),
+    (-0.01, "must be at least 0 and less than π/4 rad (45°), got -0.01 rad (-0.572958°)"),
+    (20.0, "must be at least 0 and less than π/4 rad (45°), got 20 rad (1145.92°)"),  # degrees typed as such
     ("20", "must be a number, got '20'"),
 ])
 @pytest.mark.parametrize("kind", ["gear", "rack_pinion"])
