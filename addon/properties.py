@@ -271,7 +271,7 @@ class MBD_PG_solver(PropertyGroup):
     output_rate: FloatProperty(name="Output Rate (1/s)", default=24.0, min=1e-3)
     rtol: FloatProperty(name="Relative Tolerance", default=1e-8, min=1e-13, precision=12)
     atol: FloatProperty(name="Absolute Tolerance", default=1e-10, min=1e-20, precision=14,
-                        description="Absolute error per state entry, in SI (m, m/s, rad/s)")
+                        description="Absolute error per state entry, in SI (m, m/s, rad/s, quaternions)")
     step: FloatProperty(name="Step (s)", description="Fixed-step integrators", default=1e-3, min=1e-9,
                         precision=6)
     use_max_step: BoolProperty(name="Limit Step", description="Largest step of the adaptive integrators")
@@ -290,7 +290,8 @@ class MBD_PG_solver(PropertyGroup):
         name="Regularization β",
         description="Relative regularisation of the constraint solve (J M⁻¹ Jᵀ + βI): it bounds the reactions "
                     "of redundant joints and near singular positions; below 1",
-        default=1e-8, min=0.0, max=0.1, precision=12)
+        # no hard max: 1 or more must reach Validate as the error it is, not be clamped to a value not typed
+        default=1e-8, min=0.0, soft_max=0.1, precision=12)
     projection_tolerance: FloatProperty(
         name="Projection Tolerance (m, rad)",
         description="Constraint error at which the state is projected back onto the joints: metres for "

@@ -566,6 +566,16 @@ def test_a_pressure_angle_of_45_degrees_or_more_is_an_error_naming_the_coupler(a
                                       "got 0.872665 rad (50°)")
 
 
+def test_a_regularization_of_1_or_more_is_an_error_and_below_it_reaches_the_model_as_typed(addon):
+    """The core takes any β below 1; the field clamped at 0.1 ran a typed 0.5 as 0.1 unsaid."""
+    from addon.bridge.scene_to_model import scene_to_model
+    scene, _ = ms.pendulum()
+    scene.mbd.solver.regularization = 0.5
+    assert scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.settings.regularization == 0.5
+    scene.mbd.solver.regularization = 2.0
+    fails_unchanged(bpy.ops.mbd.bake, "Regularization β: must be below 1")
+
+
 def test_a_zero_or_negative_distance_length_is_an_error_naming_the_joint(addon):
     """The panel kept 1e-9 mm for a 0 or a negative typed in: a rod of no length, run as given."""
     scene, _, _ = ms.gear_pair()
