@@ -362,6 +362,7 @@ def _draw_joint(layout, j, data):
         row = layout.row()
         row.prop(j, "use_length")
         row.prop(j, "length")
+    _draw_sizing(layout, joint_sizing(j))
 
 
 def motion_unit(m, data) -> str:
@@ -377,16 +378,59 @@ def motion_unit(m, data) -> str:
     return ("rad" if dof == "rotation" else "mm") + ("/s" if m.mode == "VELOCITY" else "")
 
 
+def _ref(obj):
+    """An object field as a run's fingerprint holds it: by the object, whatever its name now."""
+    return None if obj is None else f"#{obj.session_uid}"
+
+
+#: what makes an element the one the last run solved under its name: its fields as the run's
+#: fingerprint holds them (the model file's keys; a rack's joints under their own), as drawn now
+_IDENTITY = {
+    "joints": lambda e: {"type": e.type.lower(), "frame_i": _ref(e.frame_i), "frame_j": _ref(e.frame_j)},
+    "motions": lambda e: {"joint": e.joint},
+    "couplers": lambda e: {"joint_i": e.joint_i, "joint_j": e.joint_j} if e.type == "GEAR"
+    else {"pinion_joint": e.joint_i, "rack_joint": e.joint_j},
+    "springs": lambda e: {"type": e.type.lower(), "frame_i": _ref(e.frame_i), "frame_j": _ref(e.frame_j)},
+    "contacts": lambda e: {"body_i": _ref(e.body_i), "body_j": _ref(e.body_j)},
+}
+
+
+def last_run(element, group):
+    """(the last run's results, the element's index in them) for a panel's "Last run" line; (None, -1)
+    before a run, while its reactions are still to be computed (drawing must not take a constraint
+    solve per frame), and where the run had no element of this name or had it as another one (its
+    type or what it connects since changed: its numbers would be another element's)."""
+    entry = runner.RESULTS.get(runner.key(element.id_data))
+    results = entry.results if entry is not None else None
+    if results is None or "_pending" in results.__dict__ or not len(results.t):
+        return None, -1
+    names = getattr(results, f"{group[:-1]}_names")
+    if element.name not in names:
+        return None, -1
+    if entry.fingerprint is not None:
+        ran = next((e for e in entry.fingerprint.data.get(group, ()) if e.get("name") == element.name), None)
+        if ran is None or any(ran.get(k) != v for k, v in _IDENTITY[group](element).items()):
+            return None, -1
+    return results, names.index(element.name)
+
+
+def _peak(values) -> float:
+    """The largest magnitude over the run (0 where there is no finite value)."""
+    return float(np.nanmax(np.abs(values), initial=0.0))
+
+
+def _past_rounding(value: float, scale: float) -> float:
+    """``value``, or 0 where it is the rounding of a value the size of ``scale`` (a hanging load's axial
+    share, a spring at rest's stroke): 1.6e-18 N would read as a load."""
+    return value if abs(value) > 1e-9 * abs(scale) else 0.0
+
+
 def motion_sizing(m) -> str:
     """The last run's peak and RMS effort of motion ``m`` and its power's range: what a motor sized from
-    the motion must give. '' before a run, and while the efforts are still to be computed (drawing the
-    panel must not take a constraint solve per frame)."""
-    entry = runner.RESULTS.get(runner.key(m.id_data))
-    results = entry.results if entry is not None else None
-    if results is None or "_pending" in results.__dict__ or m.name not in results.motion_names \
-            or not len(results.t):
+    the motion must give ('' where :func:`last_run` has none)."""
+    results, k = last_run(m, "motions")
+    if results is None:
         return ""
-    k = results.motion_names.index(m.name)
     kind, unit = ("torque", "N·mm") if results.motion_is_rotation[k] else ("force", "N")
     effort = core.units.from_si(results.motion_effort[:, k], kind)
     text = f"Last run: effort peak {np.max(np.abs(effort)):.4g} {unit}, RMS {np.sqrt(np.mean(effort ** 2)):.4g} {unit}"
@@ -396,14 +440,81 @@ def motion_sizing(m) -> str:
     return text
 
 
+def joint_sizing(j) -> str:
+    """The last run's peak reaction force and torque (about Frame J's origin) of joint ``j``; a revolute or
+    cylindrical joint's peak radial and axial load too, in Frame J's axes (bearing sizing)."""
+    results, k = last_run(j, "joints")
+    if results is None:
+        return ""
+    force = _peak(np.linalg.norm(results.joint_force[:, k], axis=-1))
+    torque = core.units.from_si(_peak(np.linalg.norm(results.joint_torque[:, k], axis=-1)), "torque")
+    text = f"Last run: reaction peak {force:.4g} N, torque peak {torque:.4g} N·mm"
+    radial = results.joint_radial_force[:, k]
+    if np.any(np.isfinite(radial)):
+        axial = _past_rounding(_peak(results.joint_force_local[:, k, 2]), force)
+        text += f"; radial peak {_peak(radial):.4g} N, axial peak {axial:.4g} N"
+    return text
+
+
+def coupler_sizing(c) -> str:
+    """The last run's peak tangential and radial tooth force of coupler ``c`` (or why it has none) and the
+    peak effort it applies along each of its joints' coordinates."""
+    results, k = last_run(c, "couplers")
+    if results is None:
+        return ""
+    if np.isfinite(results.coupler_pitch_radius[k]):
+        text = (f"Last run: tooth force peak {_peak(results.coupler_tangential_force[:, k]):.4g} N tangential, "
+                f"{_peak(results.coupler_radial_force[:, k]):.4g} N radial")
+    else:
+        text = "Last run: no tooth force (torques about its joints' axes only, see Tooth force in the manual)"
+    efforts = []
+    for joint, (_, kind), effort in zip((c.joint_i, c.joint_j), core.results.coupler_channels(
+            results.coupler_is_rack[k]), results.coupler_effort[:, k].T):
+        unit = "N·mm" if kind == "torque" else "N"
+        efforts.append(f"{joint} {_peak(core.units.from_si(effort, kind)):.4g} {unit}")
+    return f"{text}; peak on {', '.join(efforts)}"
+
+
+def spring_sizing(s) -> str:
+    """The last run's force (torque) and length (angle) ranges of spring-damper ``s``, and its stroke."""
+    results, k = last_run(s, "springs")
+    if results is None:
+        return ""
+    rotational = bool(results.spring_is_rotational[k])
+    force = core.units.from_si(results.spring_force[:, k], "torque" if rotational else "force")
+    length = core.units.from_si(results.spring_length[:, k], "angle" if rotational else "length")
+    what, force_unit, size, unit = ("torque", "N·mm", "angle", "rad") if rotational else ("force", "N", "length", "mm")
+    text = f"Last run: {what} {np.nanmin(force):.4g} … {np.nanmax(force):.4g} {force_unit}"
+    if np.any(np.isfinite(length)):
+        lo, hi = np.nanmin(length), np.nanmax(length)
+        stroke = _past_rounding(hi - lo, max(abs(lo), abs(hi)))
+        text += f", {size} {lo:.4g} … {hi:.4g} {unit} (stroke {stroke:.4g} {unit})"
+    return text
+
+
+def contact_sizing(c) -> str:
+    """The last run's peak force of contact ``c``, between the frames too (an impact lasts about a
+    millisecond), and its deepest penetration."""
+    results, k = last_run(c, "contacts")
+    if results is None:
+        return ""
+    framed = np.linalg.norm(results.contact_force[:, k], axis=-1)
+    peak = _peak(np.fmax(results.contact_peak_force[:, k], framed))
+    depth = core.units.from_si(_peak(results.contact_depth[:, k]), "length")
+    return f"Last run: force peak {peak:.4g} N (between frames too), depth peak {depth:.4g} mm (at the frames)"
+
+
+def _draw_sizing(layout, text):
+    if text:
+        layout.label(text=text, icon="INFO")
+
+
 def _draw_motion(layout, m, data):
     layout.prop_search(m, "joint", data, "joints")
     layout.prop(m, "mode")
     layout.prop(m, "dof")
     draw_formula(layout, m, unit=motion_unit(m, data))
-    sizing = motion_sizing(m)
-    if sizing:
-        layout.label(text=sizing, icon="INFO")
+    _draw_sizing(layout, motion_sizing(m))
 
 
 def _draw_force(layout, f, data):
@@ -468,6 +579,7 @@ def _draw_spring(layout, s, data):
     for prop in ("use_free_length", "free_length"):
         row.prop(s, prop, text=SPRING_LABELS[s.type][prop])
     layout.prop(s, "preload", text="Preload (N·mm)" if rot else "Preload (N)")
+    _draw_sizing(layout, spring_sizing(s))
 
 
 def _draw_bushing(layout, b, data):
@@ -486,6 +598,7 @@ def _draw_coupler(layout, c, data):
     else:
         layout.prop(c, "pitch_radius")
     layout.prop(c, "pressure_angle")
+    _draw_sizing(layout, coupler_sizing(c))
 
 
 def _draw_contact(layout, c, data):
@@ -497,6 +610,7 @@ def _draw_contact(layout, c, data):
         layout.prop(c, "slip_tolerance_velocity")
     layout.prop(c, "two_sided_penetrator")
     layout.prop(c, "candidate_reduction")
+    _draw_sizing(layout, contact_sizing(c))
 
 
 DRAW = {"joints": _draw_joint, "motions": _draw_motion, "forces": _draw_force, "springs": _draw_spring,

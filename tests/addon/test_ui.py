@@ -363,6 +363,147 @@ def test_a_motions_effort_and_power_are_shown_after_a_run(addon):
     assert sized in labels(draw_all(gear_a))
 
 
+def last_run_lines(obj):
+    return [text for text in labels(draw_all(obj)) if text.startswith("Last run")]
+
+
+def show(scene, group, name):
+    from addon.properties import active_index_name
+    scene.mbd.group = group
+    setattr(scene.mbd, active_index_name(group), getattr(scene.mbd, group).find(name))
+
+
+def test_a_gear_pairs_tooth_force_and_its_bearings_loads_are_shown_after_a_run(addon):
+    """The gear pair at constant speed: B braked by 5000 N·mm on its 30 mm pitch radius takes a
+    tangential tooth force of 5000 / 30 = 166.7 N, radial 166.7 · tan 20° = 60.66 N, A's torque 5000 / 1.5
+    = 3333 N·mm. Each axle (Z vertical, Frame J on the gear) carries the whole tooth force radially,
+    166.7 / cos 20° = 177.4 N, and its gear's weight axially: A 0.5 kg, 4.905 N; B 1 kg, 9.81 N (the
+    reaction's magnitude √(177.4² + 9.81²) = 177.6 N); the force acts in the gears' plane: no torque."""
+    scene, gear_a, _ = ms.gear_pair(frames=3)
+    show(scene, "couplers", "Mesh")
+    assert not last_run_lines(gear_a)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    assert last_run_lines(gear_a) == ["Last run: tooth force peak 166.7 N tangential, 60.66 N radial; "
+                                      "peak on AxleA 3333 N·mm, AxleB 5000 N·mm"]
+    show(scene, "joints", "AxleA")
+    assert last_run_lines(gear_a) == ["Last run: reaction peak 177.4 N, torque peak 0 N·mm; "
+                                      "radial peak 177.4 N, axial peak 4.905 N"]
+    show(scene, "joints", "AxleB")
+    assert last_run_lines(gear_a) == ["Last run: reaction peak 177.6 N, torque peak 0 N·mm; "
+                                      "radial peak 177.4 N, axial peak 9.81 N"]
+
+
+def test_a_coupler_without_a_tooth_force_says_so_and_shows_its_torques(addon):
+    """Gear B's axle (and its load) turned square to A's, as bevel gears: the coupler stays torques
+    about its axes, with no tooth force to size; the torques are the parallel pair's, 3333 and 5000 N·mm."""
+    scene, gear_a, _ = ms.gear_pair(frames=3)
+    for name in ("AxleB_i", "AxleB_j", "Load_RF"):
+        scene.objects[name].rotation_euler = (math.pi / 2, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    show(scene, "couplers", "Mesh")
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    assert last_run_lines(gear_a) == ["Last run: no tooth force (torques about its joints' axes only, see Tooth "
+                                      "force in the manual); peak on AxleA 3333 N·mm, AxleB 5000 N·mm"]
+
+
+def test_last_run_lines_are_not_shown_for_elements_the_run_did_not_solve_as_they_are(addon):
+    """A renamed element, one added under a solved one's name, one whose type or connections changed
+    since, or one left without its frames: its numbers would be another element's; nothing is drawn
+    and nothing raises."""
+    scene, gear_a, _ = ms.gear_pair(frames=3)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    joints = scene.mbd.joints
+    show(scene, "joints", "AxleB")
+    joints["AxleB"].type = "CYLINDRICAL"
+    assert not last_run_lines(gear_a)
+    joints["AxleB"].type = "REVOLUTE"
+    assert last_run_lines(gear_a)
+    joints["AxleB"].frame_i = None
+    assert not last_run_lines(gear_a)
+    show(scene, "joints", "AxleA")
+    joints["AxleA"].name = "Spindle"        # (the motion and coupler follow the rename)
+    assert not last_run_lines(gear_a)
+    show(scene, "couplers", "Mesh")
+    assert not last_run_lines(gear_a)
+    show(scene, "motions", "Drive")
+    assert not last_run_lines(gear_a)
+    joints.remove(joints.find("AxleB"))
+    new = joints.add()
+    new.name = "AxleB"                      # another joint under the solved one's name
+    show(scene, "joints", "AxleB")
+    assert not last_run_lines(gear_a)
+
+
+def test_no_last_run_lines_while_the_reactions_are_still_to_be_computed(addon):
+    """With Telemetry off a run leaves the reactions to their first read: drawing must not take that
+    constraint solve; once a CSV export (here: the read) has computed them, the lines show."""
+    from addon import runner
+    scene, gear_a, _ = ms.gear_pair(frames=3)
+    scene.mbd.display.bake_telemetry = False
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    results = runner.RESULTS[runner.key(scene)].results
+    for group, name in (("joints", "AxleA"), ("couplers", "Mesh"), ("motions", "Drive")):
+        show(scene, group, name)
+        assert not last_run_lines(gear_a)
+    assert "_pending" in results.__dict__
+    results.compute_deferred()
+    assert last_run_lines(gear_a)
+
+
+def hanging(scene, name, location, mass=1.0):
+    bob = ms.uv_sphere(name, 50.0, location)
+    bob.mbd.role, bob.mbd.mass_mode, bob.mbd.mass = "BODY", "MASS", mass
+    return bob
+
+
+def test_a_hanging_pendulums_pin_and_a_hanging_springs_force_are_shown_after_a_run(addon):
+    """A mm scene, at rest: a 1 kg bob hanging 1000 mm under a pin about world Y holds 9.81 N on it, all
+    radial, none axial, through the pin: no torque; a 1 kg bob on a 1 N/mm spring stretched 9.81 mm past its
+    490.19 mm free length hangs still at 500 mm: 9.81 N, no stroke."""
+    scene = ms.setup_scene(0.001, 24, 5)
+    bob = hanging(scene, "Bob", (0.0, 0.0, -1000.0))
+    axes = (-math.pi / 2, 0.0, 0.0)         # Z along world +Y
+    pin = scene.mbd.joints.add()
+    pin.name, pin.type = "Pin", "REVOLUTE"
+    pin.frame_i, pin.frame_j = ms.frame("Pivot", rotation=axes), ms.frame("Bob_pivot", rotation=axes, parent=bob)
+    weight = hanging(scene, "Weight", (500.0, 0.0, 0.0))
+    spring = scene.mbd.springs.add()
+    spring.name, spring.stiffness, spring.use_free_length, spring.free_length = "Hang", 1.0, True, 500.0 - 9.81
+    spring.frame_i = ms.frame("Top", (500.0, 0.0, 500.0))
+    spring.frame_j = ms.frame("On_weight", (500.0, 0.0, 0.0), parent=weight)
+    bpy.context.view_layer.update()
+    show(scene, "joints", "Pin")
+    assert not last_run_lines(bob)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    (line,) = last_run_lines(bob)
+    assert line.startswith("Last run: reaction peak 9.81 N, torque peak ")
+    assert line.endswith(" N·mm; radial peak 9.81 N, axial peak 0 N")
+    # Blender keeps the frames' places in float32: 1000 mm off by some 1e-6 mm
+    assert float(line.split("torque peak ")[1].split(" ")[0]) < 1e-3
+    show(scene, "springs", "Hang")
+    assert last_run_lines(bob) == ["Last run: force 9.81 … 9.81 N, length 500 … 500 mm (stroke 0 mm)"]
+    spring.type = "ROTATIONAL"              # not what the run solved: its numbers are no torque
+    assert not last_run_lines(bob)
+
+
+def test_a_contacts_peak_force_between_frames_and_its_depth_are_shown_after_a_run(addon):
+    """The ball dropped on the floor: its impact, between frames 2 and 3, peaks far above the frames'
+    force, and the panel shows that peak (the peak_force channel's); the depth in mm, about the resting
+    ball's (m g / k)^(1/e) = (9.81 / 1000)^(1/1.5) = 0.0458 mm."""
+    from addon import runner
+    scene, ball, _ = ms.ball_on_floor()
+    show(scene, "contacts", "Touch")
+    assert not last_run_lines(ball)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    results = runner.RESULTS[runner.key(scene)].results
+    peak = np.nanmax(results.contact_peak_force[:, 0])
+    assert peak > 10.0 * np.linalg.norm(results.contact_force[:, 0], axis=-1).max()
+    (line,) = last_run_lines(ball)
+    assert line.startswith(f"Last run: force peak {peak:.4g} N (between frames too), depth peak ")
+    depth = float(line.split("depth peak ")[1].split(" mm")[0])
+    assert depth == pytest.approx((9.81 / 1000.0) ** (1 / 1.5), rel=0.03)
+
+
 @pytest.mark.parametrize("kind", ["GEAR", "RACK_PINION"])
 def test_a_couplers_pressure_angle_is_drawn_and_reaches_the_model(addon, kind):
     """Both kinds show the field; 14.5° typed in is what the model gets, in radians as the model
