@@ -484,9 +484,10 @@ def spring_sizing(s) -> str:
     force = core.units.from_si(results.spring_force[:, k], "torque" if rotational else "force")
     length = core.units.from_si(results.spring_length[:, k], "angle" if rotational else "length")
     what, force_unit, size, unit = ("torque", "N·mm", "angle", "rad") if rotational else ("force", "N", "length", "mm")
-    text = f"Last run: {what} {np.nanmin(force):.4g} … {np.nanmax(force):.4g} {force_unit}"
+    # (+ 0.0: a spring at rest's −0.0 N·mm reads "0")
+    text = f"Last run: {what} {np.nanmin(force) + 0.0:.4g} … {np.nanmax(force) + 0.0:.4g} {force_unit}"
     if np.any(np.isfinite(length)):
-        lo, hi = np.nanmin(length), np.nanmax(length)
+        lo, hi = np.nanmin(length) + 0.0, np.nanmax(length) + 0.0
         stroke = _past_rounding(hi - lo, max(abs(lo), abs(hi)))
         text += f", {size} {lo:.4g} … {hi:.4g} {unit} (stroke {stroke:.4g} {unit})"
     return text

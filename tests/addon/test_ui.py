@@ -486,6 +486,23 @@ def test_a_hanging_pendulums_pin_and_a_hanging_springs_force_are_shown_after_a_r
     assert not last_run_lines(bob)
 
 
+def test_a_rotational_springs_torque_and_angle_are_shown_in_n_mm_and_rad(addon):
+    """The pendulum released level, held by a stiff coil (10⁶ N·mm/rad, damped) on its hinge: the coil
+    takes the bob's moment m g L = 9810 N·mm, overshooting towards 2 m g L from rest, and turns by
+    about that over k: 0.0098 … 0.0196 rad. The torque on Frame J's body is −k θ: it starts at 0, not −0."""
+    scene, bob = ms.pendulum(0.001)
+    coil = scene.mbd.springs.add()
+    coil.name, coil.type, coil.stiffness, coil.damping = "Coil", "ROTATIONAL", 1e6, 1e3
+    coil.frame_i, coil.frame_j = scene.objects["Pivot"], scene.objects["Bob_pivot"]
+    scene.mbd.solver.integrator = "DOP853"
+    show(scene, "springs", "Coil")
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    (line,) = last_run_lines(bob)
+    torque, angle = line.removeprefix("Last run: torque ").split(" N·mm, angle ")
+    assert torque.endswith(" … 0") and 9810.0 < -float(torque.split(" … ")[0]) < 19620.0
+    assert angle.startswith("0 … ") and 0.0098 < float(angle.split(" … ")[1].split(" ")[0]) < 0.0196
+
+
 def test_a_contacts_peak_force_between_frames_and_its_depth_are_shown_after_a_run(addon):
     """The ball dropped on the floor: its impact, between frames 2 and 3, peaks far above the frames'
     force, and the panel shows that peak (the peak_force channel's); the depth in mm, about the resting
