@@ -286,6 +286,13 @@ def _diverged(y) -> bool:
     return not float(y @ y) < _DIVERGED ** 2  # one call; NaN and overflow compare False
 
 
+def _state_diverged(y, size: int) -> bool:
+    """:func:`_diverged` of the mechanical state, the first ``size`` values: a driven run's work
+    (J, last, work_state) is no position or velocity, and 1e9 J is 1 MW for 17 min; a NaN there
+    still counts, as it would spread to the energy balance."""
+    return _diverged(y[:size]) or (len(y) > size and not np.isfinite(y[-1]))
+
+
 class _Cancelled(Exception):
     pass
 
@@ -493,7 +500,7 @@ class _Run:
     # -------------------------------------------------------------- helpers
     def fun(self, t, y):
         self.n_eval += 1
-        if _diverged(y):
+        if _state_diverged(y, self.sys.size):
             if self.s.integrator in _TRIAL_STAGES:
                 # an adaptive explicit method's trial step far too long for a stiff element: its
                 # error estimate turns NaN and the step is rejected (shortened fivefold), where
@@ -520,7 +527,7 @@ class _Run:
         65 states) 4.2 / 2.5 / 7.4; Andrews' squeezer (50 × 91) 14.7 / 9.4 / 24.6; the
         N-four-bar with N = 4 (65 × 117) 6.6 / 33 / 20, N = 6 (95 × 169) 8.5 / 86 / 44."""
         self.n_jac += 1
-        if _diverged(y):
+        if _state_diverged(y, self.sys.size):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
         jac = self._jacobian(t, y[:self.sys.size])
@@ -641,7 +648,7 @@ class _Run:
             raise _Cancelled()
 
     def check_state(self, t, y):
-        if _diverged(y):
+        if _state_diverged(y, self.sys.size):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
 
@@ -1761,7 +1768,7 @@ class _Run:
         """Keep the output state ``y`` at time ``t``, unless it has blown up: the interpolant of
         a step whose end was still finite can pass through a force's pole (tan(pi*t) N at 0.5 s
         gave a frame at 1e9 m/s, which a failed run then kept, and Bake keyed)."""
-        if _diverged(y):
+        if _state_diverged(y, self.sys.size):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
         if self.work_state:
@@ -2216,7 +2223,7 @@ class _Run:
         """Velocity-level step (seeds 001/004), then positions moved with the new velocities."""
         sysm = self.sys
         self.n_eval += 1
-        if _diverged(y):
+        if _state_diverged(y, self.sys.size):
             raise _Failed(f"the solution diverged (NaN, infinite or unbounded values) at t = {t:.6g} s; "
                           f"{self.likely_cause(*self.last_finite)}")
         # the state to diagnose if the step diverges: a formula's spike there is then named

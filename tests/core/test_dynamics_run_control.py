@@ -969,3 +969,27 @@ def test_bdf_bounds_its_steps_by_the_mechanics_rate_whatever_force_drives_it(mon
     mechanics = simulate_module._Run(compile_model(pulled), None)
     y0 = mechanics.assemble()[0]
     assert rates == [pytest.approx(mechanics.fastest_rate(y0)[0], rel=1e-6)]
+
+
+def test_a_driven_run_whose_drives_did_a_gigajoule_of_work_has_not_diverged():
+    """A driven adaptive run carries the drives' work (J) last in its state (work_state): 1 MW
+    for 17 min is 1e9 J, no blow-up of the mechanism, whose positions and velocities are what
+    the divergence bound (1e9 m, m/s, rad/s) is for. A NaN work still stops the run."""
+    from core.model import Body, Force, Frame, Joint, Model, Motion, SolverSettings
+    from core.solver.simulate import _Failed, _Run
+    from core.model.compile import compile_model
+    along_x = (0.7071067811865476, 0.0, 0.7071067811865475, 0.0)
+    model = Model(bodies=(Body(name="Sled", mass=1.0, inertia=(1, 1, 1, 0, 0, 0)),),
+                  frames=(Frame(name="G", orientation=along_x), Frame(name="S", body="Sled", orientation=along_x),
+                          Frame(name="P", body="Sled")),
+                  joints=(Joint(name="Rail", type="prismatic", frame_i="G", frame_j="S"),),
+                  motions=(Motion(name="Drive", joint="Rail", value="1000", mode="velocity"),),
+                  forces=(Force(name="Drag", body="Sled", frame="P", value="-1e6", axis="X",
+                                direction="space_fixed"),),
+                  settings=SolverSettings(end_time=1200.0, integrator="DOP853", gravity=(0, 0, 0)))
+    run = _Run(compile_model(model), None)
+    assert run.work_state
+    run.last_finite = (0.0, run.sys.y0)
+    run.check_state(1000.0, np.append(run.sys.y0, 1e9))      # 1 MW over 1000 s
+    with pytest.raises(_Failed, match="diverged"):
+        run.check_state(1000.0, np.append(run.sys.y0, np.nan))
