@@ -164,6 +164,18 @@ def run_sync(op, context):
     return runner.RESULTS.get(runner.key(context.scene))
 
 
+def _compute_deferred(context, results):
+    """Results.compute_deferred with the wait cursor counting the frames: a cancelled run's
+    reactions are left to here, on the main thread (seconds for a long run, with no sign of life
+    before). RuntimeError when they cannot be computed."""
+    wm = context.window_manager
+    wm.progress_begin(0, max(len(results.t), 1))
+    try:
+        results.compute_deferred(progress=lambda done, frames: wm.progress_update(done) or True)
+    finally:
+        wm.progress_end()
+
+
 def _stale(scene, context, entry, done="baked", verb="bake") -> str:
     """Why the results about to be baked (or written: ``done``, ``verb``) may not be the scene's
     mechanism any more ("" if they are)."""
@@ -435,7 +447,7 @@ class MBD_OT_bake(bpy.types.Operator):
         telemetry = d.bake_telemetry
         if telemetry:
             try:
-                entry.results.compute_deferred()    # the telemetry keys them
+                _compute_deferred(context, entry.results)    # the telemetry keys them
             except RuntimeError as exc:
                 self.report({"WARNING"}, f"{exc}; baked without the telemetry")
                 telemetry = False
@@ -529,8 +541,9 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
             return {"CANCELLED"}
         path = bpy.path.abspath(self.filepath)
         wm = context.window_manager
-        wm.progress_begin(0, max(len(entry.results.t), 1))
         try:
+            _compute_deferred(context, entry.results)
+            wm.progress_begin(0, max(len(entry.results.t), 1))
             # the wait cursor counts the rows written (a long run's table takes seconds)
             entry.results.to_csv(path, progress=lambda done, rows: wm.progress_update(done))
         except OSError as exc:

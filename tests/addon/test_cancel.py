@@ -3,6 +3,7 @@ import time
 
 import bpy
 import numpy as np
+import pytest
 
 import mbd_scenes as ms
 
@@ -49,3 +50,49 @@ def test_cancel_a_running_thread(addon):
     job.wait(30)
     assert job.done and job.results.status == "cancelled"
     assert np.all(np.diff(job.results.t) > 0) and 0.0 < job.fraction < 1.0
+
+
+def _cancelled_job(scene):
+    from addon import runner
+    job = runner.Job(gathered(scene).compiled)
+    job_progress, reports = job.progress, []
+
+    def escape_on_second_report(info):     # as Esc does: the frames kept, their reactions left
+        reports.append(info.frames)
+        if len(reports) == 2:
+            job.cancel()
+        return job_progress(info)
+    job.progress = escape_on_second_report
+    job.run()
+    assert job.results.status == "cancelled" and job.reactions_left
+    job.store(runner.key(scene))
+    return job.results
+
+
+def test_bake_and_export_compute_a_cancelled_runs_reactions_with_progress_and_report_their_failure(
+        addon, tmp_path, monkeypatch):
+    """After Esc the reactions are left to Bake with Telemetry and Export CSV, on Blender's main
+    thread: they went without any progress (a long run's frames take seconds), and must still
+    report a failure rather than raise."""
+    from core.results import Results
+    scene, _ = long_pendulum()
+    scene.mbd.display.bake_telemetry = True
+    real, calls = Results.compute_deferred, []
+    monkeypatch.setattr(Results, "compute_deferred",
+                        lambda self, progress=None: calls.append(progress) or real(self, progress=progress))
+    results = _cancelled_job(scene)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert calls and calls[0] is not None and calls[0](1, 2)
+    assert np.all(np.isfinite(results.joint_force))
+    results = _cancelled_job(scene)
+    calls.clear()
+    assert bpy.ops.mbd.export_csv(filepath=str(tmp_path / "run.csv")) == {"FINISHED"}
+    assert calls and calls[0] is not None
+    results = _cancelled_job(scene)
+
+    def broken(progress):
+        raise ValueError("no reactions here")
+    results.__dict__["_pending"] = broken
+    assert bpy.ops.mbd.bake() == {"FINISHED"}          # baked without the telemetry
+    with pytest.raises(RuntimeError, match="Nothing written: the accelerations, joint reactions"):
+        bpy.ops.mbd.export_csv(filepath=str(tmp_path / "broken.csv"))     # an error report, as Blender shows it
