@@ -609,6 +609,9 @@ def compile_model(model: spec.Model) -> CompiledModel:
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
                             mode=m.mode, expr=expr, scale=scale))
 
+    # the fixed joints, (joint, frame_i's body, frame_j's body): a housing of welded parts carries a mesh
+    welds = [(k, body_pose(frames[j.frame_i].body)[0], body_pose(frames[j.frame_j].body)[0])
+             for k, j in enumerate(model.joints) if j.type == "fixed"]
     couplers = []
     for c in model.couplers:
         if c.type == "gear":
@@ -617,9 +620,17 @@ def compile_model(model: spec.Model) -> CompiledModel:
         else:
             ji, jj = joint_index[c.pinion_joint], joint_index[c.rack_joint]
             coeffs = (to_si(c.pitch_radius, "length"), -1.0)
+        mesh, unplaced = _tooth_mesh(c, [model.joints[ji], model.joints[jj]], coeffs, frame_world, body_pose,
+                                     lambda f: frames[f].body, welds)
+        if unplaced:
+            what = "gear pair" if c.type == "gear" else "rack and pinion"
+            issues.append(Issue("warning", "coupler-no-tooth-force", f"{what} {c.name!r}",
+                                f"its tooth force is not in the results ({unplaced}): the coupler acts as torques "
+                                "about its joints' axes, and their bearings' reactions hold no tooth load",
+                                "Size the bearings with F_t = T / r (the torque a gear carries over its pitch "
+                                "radius) and F_t · tan(pressure angle) by hand."))
         couplers.append(dict(name=c.name, type=c.type, joints=(ji, jj), coeffs=coeffs, pressure_angle=c.pressure_angle,
-                             mesh=_tooth_mesh(c, [model.joints[ji], model.joints[jj]], coeffs, frame_world,
-                                              body_pose, lambda f: frames[f].body)))
+                             mesh=mesh))
 
     forces = []
     jumps = [np.zeros((0, 2))]
@@ -711,13 +722,40 @@ def compile_model(model: spec.Model) -> CompiledModel:
 _MESH_AXES_TOL = 1e-3
 
 
-def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of) -> dict | None:
+def _weld_path(welds, start, goal):
+    """The fixed joints ``welds`` ((joint, frame_i's body, frame_j's body), −1 the ground) that join
+    body ``start`` to body ``goal``, as (joint, +1 where its frame_j's body is on ``goal``'s side,
+    else −1); [] for one body; None where no welds join them, "cycle" where more than one chain
+    of welds does (redundant: how they share a load is the solver's least-norm split)."""
+    def chain(edges):
+        reached, frontier = {start: []}, [start]
+        while frontier and goal not in reached:
+            here = frontier.pop(0)
+            for k, a, b in edges:
+                if here in (a, b):
+                    there, sign = (b, 1.0) if here == a else (a, -1.0)
+                    if there not in reached:
+                        reached[there] = reached[here] + [(k, sign)]
+                        frontier.append(there)
+        return reached.get(goal)
+
+    edges = [(k, a, b) for k, a, b in welds if a != b]
+    path = chain(edges)
+    if path and any(chain([e for e in edges if e[0] != k]) is not None for k, _ in path):
+        return "cycle"
+    return path
+
+
+def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of, welds) -> tuple[dict | None, str]:
     """Where a coupler's teeth meet, fixed on the body that carries both its joints' axles (the
-    carrier: the ground for a fixed housing), in that body's axes about its centre of mass (world
-    coordinates on the ground), or None where the coupler stays torques about its joints' axes
-    alone: axles on different bodies, gear axes not parallel (bevel gears), a rack not square to
-    its pinion, coaxial gears, or a pair turning against its ratio's sense (the warned-of
-    ``coupler-joint-reversed`` / ``coupler-axes-opposite``: no mesh drives gears that way).
+    carrier: the ground for a fixed housing; a housing of parts welded by fixed joints, whose
+    welds between the two axles' parts then carry the tooth force from one to the other), in
+    that body's axes about its centre of mass (world coordinates on the ground); and why not,
+    where the coupler stays torques about its joints' axes alone and no other warning says so:
+    gear axes not parallel (bevel gears), a rack not square to its pinion, coaxial gears, welds
+    closing a loop. Axles on bodies that move apart (``coupler-bases-apart``) and a pair turning
+    against its ratio's sense (``coupler-joint-reversed`` / ``coupler-axes-opposite``: no mesh
+    drives gears that way) are warned of by validate.
 
     The coupler's multiplier λ sets the generalized forces λ c on its joints' coordinates; the
     force ``λ tangential + |λ| radial`` on joint_j's gear (rack) at ``point``, and its opposite on
@@ -733,30 +771,35 @@ def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of) -> dict | None
     teeth apart (an external gear towards its centre, a ring gear outward)."""
     names = [(body_of(j.frame_i), body_of(j.frame_j)) for j in pair]
     bodies = [(body_pose(a)[0], body_pose(b)[0]) for a, b in names]
-    shared = set(bodies[0]) & set(bodies[1])
-    if len(shared) != 1 or any(a == b for a, b in bodies):
-        return None
-    carrier = shared.pop()
+    # (joint_i's end, joint_j's end) on one welded carrier
+    links = [(a, b, _weld_path(welds, b, a)) for a in bodies[0] for b in bodies[1]]
+    links = [link for link in links if link[2] is not None]
+    if len(links) != 1 or any(_weld_path(welds, a, b) is not None for a, b in bodies):
+        return None, ""
+    (carrier, carrier_j, welded), = links
+    if welded == "cycle":
+        return None, "the fixed joints between its joints' bodies close a loop, which shares the load in no unique way"
     # the packed state's pose of the carrier (the ground's: the world's axes and origin)
     _, xc, rc = body_pose(None if carrier < 0 else names[0][bodies[0].index(carrier)])
     # each gear turns (a rack slides) relative to the carrier by σ times its joint's coordinate
-    sigma = [1.0 if bi == carrier else -1.0 for bi, _ in bodies]
+    sigma = [1.0 if bi == on else -1.0 for (bi, _), on in zip(bodies, (carrier, carrier_j))]
     origin, axis = [], []
-    for j, (bi, _) in zip(pair, bodies):
-        on_carrier = frame_world(j.frame_i if bi == carrier else j.frame_j)
+    for j, s in zip(pair, sigma):
+        on_carrier = frame_world(j.frame_i if s > 0 else j.frame_j)
         origin.append(rc.T @ (on_carrier[0] - xc))
         axis.append(rc.T @ frame_world(j.frame_i)[1][:, 2])      # the joint's coordinate's axis
     (o_i, o_j), (z_i, z_j) = origin, axis
     tan_alpha = math.tan(c.pressure_angle)
     if c.type == "gear":
         if np.linalg.norm(np.cross(z_i, z_j)) > _MESH_AXES_TOL:
-            return None
+            return None, "its joints' axes are not parallel, as of bevel gears"
         apart = o_j - o_i
         along = apart @ z_j
         across = apart - along * z_j
         d = np.linalg.norm(across)
         if d < 1e-9 or (c.internal and abs(c.ratio - 1.0) < 1e-9):
-            return None
+            return None, ("its joints' axes coincide" if d < 1e-9 else
+                          "an internal pair of ratio 1 has no pitch radii")
         r_i = d / (abs(c.ratio - 1.0) if c.internal else 1.0 + c.ratio)
         r_j = c.ratio * r_i
         # from O_i towards the pitch point: towards O_j, but away from it for a pinion in a ring
@@ -768,7 +811,7 @@ def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of) -> dict | None
         radial = tan_alpha / r_i * lever_j / r_j * (1.0 if ring_j else -1.0)
     else:
         if abs(z_i @ z_j) > _MESH_AXES_TOL:
-            return None
+            return None, "the rack's slide is not square to the pinion's axis"
         r_i = coeffs[0]
         out = sigma[0] * sigma[1] * np.cross(z_j, z_i)
         out /= np.linalg.norm(out)
@@ -778,9 +821,9 @@ def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of) -> dict | None
     # joint_i's gear takes the opposite force: its generalized force is λ c_i on a right mesh, −λ c_i
     # on a pair turning against its ratio's sense (a force at the pitch point cannot couple that)
     if sigma[0] * np.cross(point - o_i, -tangential) @ z_i < 0.5 * coeffs[0]:
-        return None
+        return None, ""
     return dict(carrier=carrier, point=point, tangential=tangential, radial=radial, axes=(z_i, z_j),
-                sigma=tuple(sigma), pitch_radius=r_i)
+                sigma=tuple(sigma), pitch_radius=r_i, welds=tuple(welded)), ""
 
 
 def _unprefixed(exc: Exception, name: str) -> str:

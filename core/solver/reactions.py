@@ -120,7 +120,9 @@ def _add_tooth_forces(cm, P, p_j, coupler_lam, force, torque) -> None:
     reactions (..., joints, 3) ``force`` and ``torque`` (about the joint points ``p_j``) in place.
     The joint that carries a gear on the carrier takes what the tooth force adds to the coupler's
     torque about the gear's axis (the force itself, and its moment square to the axis): the
-    bearing's load. A rack's joint takes the tooth force less the coupler's force along the slide."""
+    bearing's load. A rack's joint takes the tooth force less the coupler's force along the slide.
+    The welds between a welded carrier's parts that carry the two joints take the tooth force
+    from one part to the other."""
     for k, c in enumerate(cm.couplers):
         mesh = c["mesh"]
         if mesh is None:
@@ -149,3 +151,8 @@ def _add_tooth_forces(cm, P, p_j, coupler_lam, force, torque) -> None:
             # frame_j's body (reported as is) or frame_i's (reported as the opposite)
             force[..., joint, :] -= sigma * on_gear
             torque[..., joint, :] -= sigma * moment
+        # a carrier of welded parts: the fixed joints between the two gears' parts pass the tooth
+        # force on joint_j's gear, which its bearing puts on its part, on to joint_i's part
+        for weld, side in mesh["welds"]:
+            force[..., weld, :] += side * on_gear_j
+            torque[..., weld, :] += side * cross(point - p_j[..., weld, :], on_gear_j)

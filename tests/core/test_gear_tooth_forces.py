@@ -210,6 +210,8 @@ def test_a_coupler_without_a_pitch_point_stays_torques_about_its_axes(case, tmp_
             motions=model.motions + (Motion(name="Hold", joint="Arm_hinge", value="0"),))
     r = _simulate(model)
     assert np.isnan(r.coupler_pitch_radius[0]) and np.all(np.isnan(r.coupler_tangential_force))
+    # the two warned of already say why (coupler-joint-reversed, -bases-apart); bevel gears are told
+    assert any(w.code == "coupler-no-tooth-force" for w in core.check(model)) == (case == "bevel")
     np.testing.assert_allclose(r.joint_force[:, 0], np.tile([0.0, MASS * G, 0.0], (len(r.t), 1)), atol=1e-6)
     r.to_csv(tmp_path / "run.csv")
     header = next(csv.reader((tmp_path / "run.csv").open(encoding="utf-8")))
@@ -242,3 +244,80 @@ def test_a_pressure_angle_out_of_range_names_the_coupler_and_field(kind, value, 
         (GearPair if kind == "gear" else RackPinion)(name="Mesh", pressure_angle=value, **fields)
     what = "gear pair" if kind == "gear" else "rack and pinion"
     assert f"{what} 'Mesh': pressure_angle: {message}" in str(err.value)
+
+
+def _welded_housing(weld_from_ground=True, twice=False):
+    """_gears with gear j's axle on a 2 kg housing part H (its centre of mass 50 mm below the axle
+    on Z, at (90, 0, −50) mm) welded to the ground there, as a CAD gearbox's housing often is:
+    ``weld_from_ground``: the weld's frame_i on the ground (it reports the ground's action on H),
+    else on H; ``twice``: a second weld to the ground, redundant with the first."""
+    model = _gears()
+    ends = ("Gw", "Hw") if weld_from_ground else ("Hw", "Gw")
+    welds = (Joint(name="Weld", type="fixed", frame_i=ends[0], frame_j=ends[1]),)
+    if twice:
+        welds += (Joint(name="Weld2", type="fixed", frame_i=ends[0], frame_j=ends[1]),)
+    return dataclasses.replace(
+        model, bodies=model.bodies + (_body("H", (90, 0, -50)),),
+        frames=tuple(dataclasses.replace(f, body="H", position=(0, 0, 50)) if f.name == "Wj" else f
+                     for f in model.frames) + (Frame(name="Hw", body="H"), Frame(name="Gw", position=(90, 0, -50))),
+        joints=model.joints + welds)
+
+
+@pytest.mark.parametrize("weld_from_ground", [True, False], ids=["weld from the ground", "weld from the housing"])
+def test_a_housing_of_welded_parts_carries_the_tooth_force_through_its_weld(weld_from_ground):
+    """Gear i's bearing on the ground, gear j's on a housing part welded to the ground: the welded
+    parts are one carrier (they move alike), so the bearings hold the tooth force as in one housing
+    (it fell back to torques about the axes without a word: the bearings read the weight alone).
+    The weld holds H against gear j's bearing load (−F_R, −F_T + m g) reversed, (F_R, F_T − m g),
+    at the axle 50 mm above the weld's origin on Z, and H's weight: the ground's force on H
+    (−F_R, −F_T + 2 m g, 0), its moment −(0, 0, 0.05) × (F_R, F_T − m g, 0) = (0.05 (F_T − m g),
+    −0.05 F_R, 0); no torque about Z (the 5 N·m load is on gear j, its reaction in gear i's teeth)."""
+    r = _simulate(_welded_housing(weld_from_ground))
+    assert not [w for w in r.warnings if "tooth force" in w]
+    np.testing.assert_allclose(r.coupler_tangential_force[:, 0], -F_T, rtol=1e-9)
+    weight = np.array([0.0, -MASS * G, 0.0])
+    on_gear_j = np.array([F_R, F_T, 0.0])
+    frames = len(r.t)
+    np.testing.assert_allclose(r.joint_force[:, 0], np.tile(on_gear_j - weight, (frames, 1)), atol=1e-6)
+    np.testing.assert_allclose(r.joint_force[:, 1], np.tile(-on_gear_j - weight, (frames, 1)), atol=1e-6)
+    ground_on_h = np.array([-F_R, -F_T + 2 * MASS * G, 0.0])
+    moment = np.array([0.05 * (F_T - MASS * G), -0.05 * F_R, 0.0])
+    side = 1.0 if weld_from_ground else -1.0      # frame_i's body on frame_j's
+    np.testing.assert_allclose(r.joint_force[:, 2], np.tile(side * ground_on_h, (frames, 1)), atol=1e-6)
+    np.testing.assert_allclose(r.joint_torque[:, 2], np.tile(side * moment, (frames, 1)), atol=1e-6)
+
+
+def test_an_idlers_bearing_takes_both_its_tooth_forces():
+    """Three 2 kg gears in a row on the ground, A (pitch radius 30 mm) driven, idler B (60 mm),
+    C (30 mm) braked by 5 N·m: F_t = 5 / 0.03 = 166.7 N in each mesh. B at constant speed: its two
+    tooth forces have equal moments about its axle from opposite sides, so they point the same way
+    and its bearing holds 2 F_t = 333.3 N (plus its weight); their radial shares, towards its
+    centre from either side, cancel."""
+    frames = (Frame(name="Wa"), Frame(name="Ba", body="A"), Frame(name="Wb", position=(90, 0, 0)),
+              Frame(name="Bb", body="B"), Frame(name="Wc", position=(180, 0, 0)), Frame(name="Bc", body="C"))
+    model = Model(bodies=(_body("A", (0, 0, 0)), _body("B", (90, 0, 0)), _body("C", (180, 0, 0))), frames=frames,
+                  joints=tuple(Joint(name=f"J{g}", type="revolute", frame_i=f"W{g}", frame_j=f"B{g}") for g in "abc"),
+                  couplers=(GearPair(name="AB", joint_i="Ja", joint_j="Jb", ratio=2.0),
+                            GearPair(name="BC", joint_i="Jb", joint_j="Jc", ratio=0.5)),
+                  motions=(Motion(name="M", joint="Ja", value="10*t"),),
+                  forces=(Force(name="Load", body="C", frame="Bc", value="5000", type="torque"),),
+                  settings=SolverSettings(end_time=0.5, output_rate=10, gravity=(0.0, -G * 1e3, 0.0)))
+    r = _simulate(model)
+    f_t = 5.0 / 0.03
+    np.testing.assert_allclose(np.abs(r.coupler_tangential_force), f_t, rtol=1e-9)
+    np.testing.assert_allclose(r.joint_force[:, 1], np.tile([0.0, 2 * f_t + MASS * G, 0.0], (len(r.t), 1)),
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("case, why", [
+    ("bevel", "its joints' axes are not parallel, as of bevel gears"),
+    ("welded twice", "the fixed joints between its joints' bodies close a loop"),
+])
+def test_a_coupler_whose_bearings_do_not_hold_its_tooth_force_is_warned_of(case, why):
+    """The user sizing bearings from the reactions must know where they miss the tooth load."""
+    model = _welded_housing(twice=True) if case == "welded twice" else _gears(axis_j=ALONG_X)
+    r = _simulate(model)
+    assert np.isnan(r.coupler_pitch_radius[0])
+    (warning,) = [w for w in core.check(model) if w.code == "coupler-no-tooth-force"]
+    assert warning.path == "gear pair 'G'" and why in warning.message
+    assert "bearings' reactions hold no tooth load" in warning.message
