@@ -370,8 +370,9 @@ class Results:
             for (label, kind), effort in zip(coupler_channels(self.coupler_is_rack[k]), self.coupler_effort[:, k].T):
                 add(f"{name}.{label}", effort, kind)
             if np.isfinite(self.coupler_pitch_radius[k]):
-                add(f"{name}.tangential_force", tangential[:, k], "force")
-                add(f"{name}.radial_force", radial[:, k], "force")
+                # (tooth_: a joint of the same name has its bearing's radial_force column)
+                add(f"{name}.tooth_tangential_force", tangential[:, k], "force")
+                add(f"{name}.tooth_radial_force", radial[:, k], "force")
         for k, name in enumerate(self.force_names):
             kind = "torque" if self.force_is_torque[k] else "force"
             add(f"{name}.value", self.force_magnitude[:, k], kind)

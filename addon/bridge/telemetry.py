@@ -114,10 +114,10 @@ def channels(results) -> list[Channel]:
             add(g, name, label, kind, effort,
                 f"what the {'rack and pinion' if rack else 'gear pair'} applies along {joint}'s coordinate")
         if np.isfinite(r.coupler_pitch_radius[k]):
-            add(g, name, "tangential_force", "force", tangential[:, k],
+            add(g, name, "tooth_tangential_force", "force", tangential[:, k],
                 f"the tooth force along the pitch circle on {'the pinion' if rack else 'the gear of Joint I'}, the way "
                 "its angle grows: its torque over its pitch radius")
-            add(g, name, "radial_force", "force", radial[:, k],
+            add(g, name, "tooth_radial_force", "force", radial[:, k],
                 "the tooth force's radial share, |tangential| · tan(pressure angle), pushing the teeth apart")
     for k, name in enumerate(r.force_names):
         torque = bool(r.force_is_torque[k])

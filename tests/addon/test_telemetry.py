@@ -319,7 +319,7 @@ def test_a_gear_pairs_tooth_force_reaches_its_channels_and_the_bearings(addon):
     obj = telemetry_of(scene)
     frames = np.array([1, 2, 3])
     f_t, f_r = 5.0 / 0.03, 5.0 / 0.03 * math.tan(math.radians(25.0))
-    np.testing.assert_allclose(keys_of(obj, "Mesh.tangential_force [N]", frames), [[-f_t]] * 3, rtol=1e-5)
-    np.testing.assert_allclose(keys_of(obj, "Mesh.radial_force [N]", frames), [[f_r]] * 3, rtol=1e-5)
+    np.testing.assert_allclose(keys_of(obj, "Mesh.tooth_tangential_force [N]", frames), [[-f_t]] * 3, rtol=1e-5)
+    np.testing.assert_allclose(keys_of(obj, "Mesh.tooth_radial_force [N]", frames), [[f_r]] * 3, rtol=1e-5)
     np.testing.assert_allclose(keys_of(obj, "AxleB.radial_force [N]", frames), [[math.hypot(f_t, f_r)]] * 3,
                                rtol=1e-5)

@@ -215,7 +215,7 @@ def test_a_coupler_without_a_pitch_point_stays_torques_about_its_axes(case, tmp_
     np.testing.assert_allclose(r.joint_force[:, 0], np.tile([0.0, MASS * G, 0.0], (len(r.t), 1)), atol=1e-6)
     r.to_csv(tmp_path / "run.csv")
     header = next(csv.reader((tmp_path / "run.csv").open(encoding="utf-8")))
-    assert "G.torque_i [N*mm]" in header and "G.tangential_force [N]" not in header
+    assert "G.torque_i [N*mm]" in header and "G.tooth_tangential_force [N]" not in header
 
 
 def test_the_tooth_force_columns_and_a_saved_runs_round_trip(tmp_path):
@@ -223,8 +223,8 @@ def test_the_tooth_force_columns_and_a_saved_runs_round_trip(tmp_path):
     r.to_csv(tmp_path / "run.csv")
     rows = list(csv.reader((tmp_path / "run.csv").open(encoding="utf-8")))
     column = {name: np.array([float(row[c]) for row in rows[1:]]) for c, name in enumerate(rows[0])}
-    np.testing.assert_allclose(column["G.tangential_force [N]"], -F_T, rtol=1e-9)
-    np.testing.assert_allclose(column["G.radial_force [N]"], F_R, rtol=1e-9)
+    np.testing.assert_allclose(column["G.tooth_tangential_force [N]"], -F_T, rtol=1e-9)
+    np.testing.assert_allclose(column["G.tooth_radial_force [N]"], F_R, rtol=1e-9)
     r.save(tmp_path / "run.npz")
     back = core.load_results(tmp_path / "run.npz")
     np.testing.assert_array_equal(back.coupler_tangential_force, r.coupler_tangential_force)
@@ -321,3 +321,19 @@ def test_a_coupler_whose_bearings_do_not_hold_its_tooth_force_is_warned_of(case,
     (warning,) = [w for w in core.check(model) if w.code == "coupler-no-tooth-force"]
     assert warning.path == "gear pair 'G'" and why in warning.message
     assert "bearings' reactions hold no tooth load" in warning.message
+
+
+def test_a_joint_and_a_coupler_of_one_name_have_columns_of_their_own(tmp_path):
+    """Gear j's bearing named as the coupler ("G"): its radial load (the tooth force and the weight,
+    |(−F_R, −F_T + m g)| = 69.7 N) and the tooth's radial share (F_R = 30.3 N) were two columns
+    both headed "G.radial_force [N]"."""
+    model = _gears()
+    model = dataclasses.replace(model, joints=(model.joints[0], dataclasses.replace(model.joints[1], name="G")),
+                                couplers=(dataclasses.replace(model.couplers[0], joint_j="G"),))
+    r = _simulate(model)
+    r.to_csv(tmp_path / "run.csv")
+    rows = list(csv.reader((tmp_path / "run.csv").open(encoding="utf-8")))
+    assert len(set(rows[0])) == len(rows[0])
+    column = {name: np.array([float(row[c]) for row in rows[1:]]) for c, name in enumerate(rows[0])}
+    np.testing.assert_allclose(column["G.radial_force [N]"], np.hypot(F_R, F_T - MASS * G), rtol=1e-9)
+    np.testing.assert_allclose(column["G.tooth_radial_force [N]"], F_R, rtol=1e-9)
