@@ -64,17 +64,13 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                      "their columns by element (X.force, X.point, X.power)",
                      "Give each motion, force, spring, bushing and contact its own name.", code="duplicate-name")
 
-    # a joint's columns (X.angle, X.radial_force) are named by it too: a rotational spring's angle and a
-    # coupler's tooth force would repeat them
+    # a joint's columns are named by it too: a rotational spring's angle would repeat its X.angle
     joint_names = {j.name for j in model.joints}
-    for e, label, column, whose in (
-            [(s, f"spring {s.name!r}", "X.angle", "a rotational spring") for s in model.springs
-             if s.type == "rotational"]
-            + [(c, f"{'gear pair' if c.type == 'gear' else 'rack and pinion'} {c.name!r}", "X.radial_force",
-                "each coupler") for c in model.couplers]):
-        if e.name in joint_names:
-            _err(issues, f"{label}: name", f"the name is also used by joint {e.name!r}, and the results name "
-                 f"their columns by element ({column})", f"Give {whose} a name no joint has.", code="duplicate-name")
+    for s in model.springs:
+        if s.type == "rotational" and s.name in joint_names:
+            _err(issues, f"spring {s.name!r}: name", f"the name is also used by joint {s.name!r}, and the results "
+                 "name their columns by element (X.angle)", "Give a rotational spring a name no joint has.",
+                 code="duplicate-name")
 
     bodies = {b.name: b for b in model.bodies}
     frames = {f.name: f for f in model.frames}
