@@ -715,6 +715,9 @@ def test_a_baked_gear_pair_turns_at_its_ratio_and_its_drive_carries_the_load_thr
         assert telemetry["Mesh.torque_i [N*mm]"] == pytest.approx(-5000 / 1.5, rel=1e-6)
         assert telemetry["Mesh.torque_j [N*mm]"] == pytest.approx(-5000, rel=1e-6)
         assert telemetry["Drive.power [W]"] == pytest.approx(-telemetry["Load.power [W]"], rel=1e-6)
-        # the mesh acts along the axles' coordinates only: B's bearing holds its 1 kg up and no
-        # tooth force (a real mesh adds 5000/30 = 166.7 N, docs/model-format.md "Couplers")
-        np.testing.assert_allclose(telemetry["AxleB.reaction_force [N]"], (0.0, 0.0, 9.81), atol=1e-6)
+        # the housing's bearing on B holds its 1 kg up and takes the tooth force (docs/model-format.md
+        # "Tooth force"): A's teeth push B at the pitch point 30 mm towards A with +5000/30 = 166.7 N
+        # along Y (against the load's +5000 N·mm) and 166.7 tan 20° = 60.7 N along +X (apart)
+        f_t = 5000 / 30
+        np.testing.assert_allclose(telemetry["AxleB.reaction_force [N]"],
+                                   (-f_t * math.tan(math.radians(20.0)), -f_t, 9.81), rtol=1e-6, atol=1e-6)
