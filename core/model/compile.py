@@ -38,6 +38,11 @@ _AXIS_INDEX = {"X": 0, "Y": 1, "Z": 2}
 GRAVITY_RANGE = (0.1, 1000.0)
 #: tolerance (rad) beyond which joint frames with misaligned Z axes earn a warning
 _AXIS_ALIGN_TOL = 1e-3
+#: rad: joint axes closer than this are one axis drawn in float32 (Blender's transforms). A unit
+#: vector's components round by up to 2**-24 ≈ 6e-8 each, and an axis passes through a few float32
+#: matrices (Euler angles to matrix, parent inverse, body pose): a few 1e-7 rad (2.2e-7 measured on
+#: a tilted chain of 21 rods). A deliberate misalignment worth modelling is far above this
+_AXIS_SNAP_TOL = 1e-6
 
 
 @dataclass
@@ -497,6 +502,14 @@ def compile_model(model: spec.Model) -> CompiledModel:
         origin = x0[k] - r @ com[k]
         return origin + r @ p_local, r @ a_local
 
+    def rounded_at(name):
+        """The size (m) of the coordinates a frame's world point is made of, which float32 rounds
+        relative to: its body's origin and its place on the body."""
+        f = frames[name]
+        origin = ground[f.body][0] if f.body in ground else \
+            x0[index[f.body]] - quat_to_matrix(q0[index[f.body]]) @ com[index[f.body]] if f.body else np.zeros(3)
+        return float(np.linalg.norm(origin) + np.linalg.norm(to_si(np.array(f.position), "length")))
+
     markers = Markers()
 
     def marker_on(body_name, p_W, axes_W) -> int:
@@ -534,8 +547,10 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                                      f"of joints {crosses[0].name!r} and {crosses[1].name!r})")
         return None
 
-    def marker_pair(path, fi, fj, check_axes):
-        """Markers for an element between two frames: j takes i's axes at t = 0.
+    def marker_pair(path, fi, fj, check_axes, axes_i=None, hinge=False):
+        """Markers for an element between two frames: j takes i's axes at t = 0 (``axes_i`` in
+        their place when given; then a ``hinge``'s frame_j is put on frame_i's plane square to
+        the axis where it lies off it within float32 rounding).
 
         ``check_axes``: warn unless the Z axes are parallel (True), unless frame_j's Z is
         square to frame_i's Y ("universal"), or not at all (False).
@@ -565,14 +580,24 @@ def compile_model(model: spec.Model) -> CompiledModel:
                                            f"turn frame {fi!r} about its Z until the shaft lies in its XZ plane")))
         # frame_j's marker takes frame_i's axes (at frame_j's point): joint
         # angles, slides and bushing rotations start at 0 in the assembly
+        if axes_i is not None:
+            ai = axes_i
+            along = (pj - pi) @ ai[:, 2]
+            # a hinge's frames a rounding apart along its axis: every hinge of a loop on exactly
+            # parallel axes must close along them too, or the assembly tilts the loop's bodies to
+            # close it and the axes are apart again
+            if hinge and abs(along) <= _AXIS_SNAP_TOL * (rounded_at(fi) + rounded_at(fj)):
+                pj = pj - along * ai[:, 2]
         return (marker_on(frames[fi].body, pi, ai), marker_on(frames[fj].body, pj, ai), pi, pj)
 
+    axial = ("revolute", "prismatic", "cylindrical", "planar")
+    joint_axes = _snapped_axes({j.name: frame_world(j.frame_i)[1] for j in model.joints if j.type in axial})
     joints = []
     for j in model.joints:
         path = f"joint {j.name!r}"
         mi, mj, pi, pj = marker_pair(path, j.frame_i, j.frame_j,
-                                     "universal" if j.type == "universal" else
-                                     j.type in ("revolute", "prismatic", "cylindrical", "planar"))
+                                     "universal" if j.type == "universal" else j.type in axial,
+                                     joint_axes.get(j.name), j.type == "revolute")
         length = None
         if j.type == "distance":
             initial = float(np.linalg.norm(pj - pi))
@@ -824,6 +849,42 @@ def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of, welds) -> tupl
         return None, ""
     return dict(carrier=carrier, point=point, tangential=tangential, radial=radial, axes=(z_i, z_j),
                 sigma=tuple(sigma), pitch_radius=r_i, welds=tuple(welded)), ""
+
+
+def _snapped_axes(axes_W: dict) -> dict:
+    """``{name: axes}`` (world, columns X Y Z) turned, each by the least rotation, so that Z axes
+    parallel (or opposite) within :data:`_AXIS_SNAP_TOL` become exactly one axis, their sets' mean.
+    Redundant joints whose axes a float32 rounding keeps apart turn a planar loop into a spatial
+    one that locks or jumps branch at its singular (flat) positions; the frames' own points and
+    each joint's turn about its axis are kept."""
+    sets: list[list] = []
+    for name, axes in axes_W.items():
+        z = axes[:, 2]
+        for members in sets:
+            reference = axes_W[members[0]][:, 2]
+            if abs(z @ reference) >= math.cos(_AXIS_SNAP_TOL):
+                members.append(name)
+                break
+        else:
+            sets.append([name])
+    snapped = dict(axes_W)
+    for members in sets:
+        if len(members) < 2:
+            continue
+        reference = axes_W[members[0]][:, 2]
+        mean = sum(np.copysign(1.0, axes_W[k][:, 2] @ reference) * axes_W[k][:, 2] for k in members)
+        mean /= np.linalg.norm(mean)
+        for k in members:
+            z = axes_W[k][:, 2]
+            target = np.copysign(1.0, z @ mean) * mean
+            # the least rotation taking z to target (Rodrigues, with sin and 1 - cos of a tiny angle)
+            v, c = np.cross(z, target), float(z @ target)
+            K = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+            turn = np.eye(3) + K + K @ K / (1.0 + c)
+            turned = turn @ axes_W[k]
+            u, _, vt = np.linalg.svd(turned)       # orthonormal to double precision again
+            snapped[k] = u @ vt
+    return snapped
 
 
 def _unprefixed(exc: Exception, name: str) -> str:
