@@ -15,6 +15,7 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
@@ -199,6 +200,13 @@ _TINY_STEPS, _TINY_STEP_FRACTION = 1000, 1.0 / spec.MAX_STEPS
 #: ... of this fraction while a contact touches (a stiff contact's impact steps stay above 1e-8
 #: of its run, and its own warnings name a contact that holds the steps short)
 _TINY_CONTACT_STEP_FRACTION = 1e-12
+#: ... and at a singular position (the constraints short of their rank at t = 0), when the last this
+#: many steps (no contact touching) advanced less than this fraction of the run each on average (ten
+#: million steps at that pace): tilted chains of parallelograms whose ground links a float32 rounding
+#: left 1e-4 mm off their couplers' crawled at their flat position, N = 1 at 1e-10 to 1e-8 s a step
+#: (DOP853) with bursts past 1e-7 s, so never 1000 in a row below 1e-10 of the run, N = 2 at a mean of
+#: 2e-7 s (DOP853, BDF, LSODA), for hours. Exactly drawn, they pass it in steps of 5e-3 s and more
+_COLLAPSE_STEPS, _COLLAPSE_FRACTION = 300, 1e-7
 #: m/s or rad/s: redundant constraint rows disagreeing by more at t = 0 contradict each other
 #: (the velocity projection leaves ~1e-12 where they agree)
 _CONFLICT_RATE = 1e-6
@@ -1815,6 +1823,7 @@ class _Run:
         first_step = None
         restarts: list[float] = []  # times of the recent projection restarts
         tiny_steps = 0
+        step_ends = deque(maxlen=_COLLAPSE_STEPS + 1)   # the latest steps' ends while no contact touches
         extra = dict(jac=self.jacobian) if s.integrator in _IMPLICIT else {}
         # (of the mechanics alone: the work's row, ∂P/∂y = the forces, read as a rate in its norms, put a
         # 1 kg pendulum pulled by 5 kN at 26/s for its 21/s)
@@ -1951,6 +1960,14 @@ class _Run:
                                   f"{solver.step_size:.3g} s), so something in the model acts on a time scale "
                                   "far below the run's: a mass, inertia, stiffness or damping off by orders of "
                                   f"magnitude?; {self.likely_cause(solver.t, solver.y)}")
+                if contacts and np.any(depths > 0.0):
+                    step_ends.clear()
+                elif not segment_end:
+                    step_ends.append(solver.t)
+                    if len(step_ends) > _COLLAPSE_STEPS and \
+                            solver.t - step_ends[0] < _COLLAPSE_STEPS * _COLLAPSE_FRACTION * t_end:
+                        self.check_singular_stall(solver.t, solver.y, solver.t - step_ends[0])
+                        step_ends.clear()       # not singular: looked at again after as many steps
                 self.check_state(solver.t, solver.y)
                 if contacts or newton_rho:
                     if contacts:
@@ -2035,6 +2052,26 @@ class _Run:
                 t_stop, resume = next_stop(t)
         # a run that ended at a jump a hair before the end time: the end's frame is its state
         self.emit(t_end, lambda tt: y)
+
+    def check_singular_stall(self, t, y, advance):
+        """Fail where the last :data:`_COLLAPSE_STEPS` steps, which advanced only ``advance`` (s) up to
+        (t, y), crawl at a singular position: a motion's dead point, or redundant joints that do not quite
+        meet, which lock there or swap branch while the error control chases that for ever. A stiff
+        model's steps are as short, away from any singular position: it runs on."""
+        if not self.sys.n_rows or self.sys.redundancy(t, y, _NEAR_SINGULAR) <= self.redundant:
+            return
+        collapse = (f"the integrator stalled at t = {t:.7g} s: its step size collapsed at a singular position (the "
+                    f"last {_COLLAPSE_STEPS} steps advanced {advance:.3g} s in all, a mean of "
+                    f"{advance / _COLLAPSE_STEPS:.2g} s)")
+        locked = self.motions_at_a_dead_point(t, y)
+        if locked:
+            raise _Failed(f"{collapse}; {self.dead_point_cause(locked)}")
+        raise _Failed(f"{collapse}, which the mechanism cannot pass as drawn: redundant joints that do not quite "
+                      "meet lock or swap branch there (e.g. a parallelogram whose ground link is a float32 "
+                      "rounding, 1e-4 mm, longer or shorter than its coupler, as a mechanism drawn in a tilted "
+                      "plane leaves it); "
+                      "draw it exactly (its ground hinges at exact coordinates) or run it with the stepper; a "
+                      "looser tolerance passes it only by losing much of its energy there")
 
     def run_fixed(self, y0, step_fn):
         dt_out = 1.0 / self.s.output_rate

@@ -404,12 +404,12 @@ def test_a_long_open_chain_has_no_redundancy_and_hangs_on_the_weight_below_each_
     np.testing.assert_allclose(res.joint_force[0, :, 0], -below, rtol=1e-9)
 
 
-def _tilted_n_four_bar(n, end):
+def _tilted_n_four_bar(n, end, ground_rounded=False):
     """The IFToMM N-four-bar (test_iftomm) turned 40° about (1, 2, 3) and its bodies' poses rounded
     to float32, as Blender stores them: each rod's hinge axes, exact on the rod, are then a few
     1e-7 rad off the others' in the world. The ground's hinge points stay exact, so the mechanism
-    drawn is still a true chain of parallelograms (rounded, its ground links would differ from its
-    couplers by 1e-4 mm: no parallelogram, which no snapping can restore)."""
+    drawn is still a true chain of parallelograms (``ground_rounded``: its ground links then differ
+    from its couplers by 1e-4 mm: no parallelogram, which no snapping can restore)."""
     from dataclasses import replace
     from test_iftomm import n_four_bar_model
     base = n_four_bar_model(n=n, end=end, integrator="DOP853", rtol=1e-6, atol=1e-8)
@@ -420,8 +420,9 @@ def _tilted_n_four_bar(n, end):
                            orientation=_float32(quat_mul(turn, np.array(b.orientation))),
                            velocity=tuple(R @ np.array(b.velocity)),
                            angular_velocity=tuple(R @ np.array(b.angular_velocity))) for b in base.bodies)
-    frames = tuple(replace(f, position=tuple(R @ np.array(f.position)),
-                           orientation=tuple(quat_mul(turn, np.array(f.orientation))))
+    on_ground = _float32 if ground_rounded else tuple
+    frames = tuple(replace(f, position=on_ground(R @ np.array(f.position)),
+                           orientation=on_ground(quat_mul(turn, np.array(f.orientation))))
                    if f.body is None else f for f in base.frames)
     return replace(base, bodies=bodies, frames=frames,
                    settings=replace(base.settings, gravity=tuple(R @ np.array(base.settings.gravity))))
@@ -461,3 +462,18 @@ def test_hinge_axes_deliberately_1e4_rad_apart_are_not_snapped_and_a_rounding_ap
     assert np.arccos(np.clip(first @ second, -1, 1)) == pytest.approx(1e-4, rel=1e-6)
     first, second = bearing_axes(1e-7)
     assert np.max(np.abs(first - second)) < 1e-15
+
+
+def test_a_tilted_parallelogram_whose_ground_link_a_float32_rounding_left_off_its_coupler_fails_instead_of_hanging():
+    """The tilted N = 1 chain with its ground hinges rounded too: no parallelogram by 1e-4 mm, it locks or
+    swaps branch at its flat position (0.708 s), where DOP853 at rtol 1e-6 crawled at 1e-10 to 1e-8 s
+    a step (bursts keeping it from 1000 in a row below 1e-10 of the run), 16 ms each, for hours. It
+    must end in bounded time: past the flat position, or failed there naming the collapsed steps and
+    the drawing as the cause, with the frames up to it kept. (Cancelled after 60 s of wall time,
+    a hang fails here instead of holding the suite.)"""
+    res = core.simulate(_tilted_n_four_bar(1, 1.0, ground_rounded=True), progress=lambda p: p.wall_time < 60.0)
+    assert res.status in ("success", "failed"), res.message
+    if res.status == "failed":
+        assert "step size collapsed" in res.message and "singular position" in res.message, res.message
+        assert "t = 0.708" in res.message and "draw it exactly" in res.message, res.message
+        assert res.t[-1] >= 0.7 and np.all(np.isfinite(res.com))
