@@ -207,6 +207,16 @@ _TINY_CONTACT_STEP_FRACTION = 1e-12
 #: (DOP853) with bursts past 1e-7 s, so never 1000 in a row below 1e-10 of the run, N = 2 at a mean of
 #: 2e-7 s (DOP853, BDF, LSODA), for hours. Exactly drawn, they pass it in steps of 5e-3 s and more
 _COLLAPSE_STEPS, _COLLAPSE_FRACTION = 300, 1e-7
+#: a redundancy at t = 0 is a singular position when this share of the rows' accelerations (γ), or of
+#: the second-order terms of the start's accelerations, lies outside the span of J (a chain drawn pulled
+#: straight: 0.93, a slider-crank driven from rest at its dead point: 0.5; a float32-tilted
+#: parallelogram: 2e-5)
+_SINGULAR_START_SHARE = 1e-3
+#: ... counting J's singular values below this share of the largest as nought (a float32 rounding off the
+#: singular position: 2e-9 to 8e-9; a Scotch yoke drawn 1e-6 rad off its dead point, which runs: 2.7e-8)
+_SINGULAR_START_RANK = 1e-8
+#: ... and looking at the start's accelerations only when they exceed this share of the applied forces'
+_HELD_STILL = 1e-6
 #: m/s or rad/s: redundant constraint rows disagreeing by more at t = 0 contradict each other
 #: (the velocity projection leaves ~1e-12 where they agree)
 _CONFLICT_RATE = 1e-6
@@ -860,6 +870,56 @@ class _Run:
             f"that no motion has (they disagree by up to {worst:.3g} m/s or rad/s); remove one of the motions "
             "or correct a ratio")
 
+    def check_singular_start(self, y0):
+        """Rows redundant at t = 0 where the joints keep no such redundancy as they move are a singular
+        position no rigid mechanism leaves: the accelerations the rows ask for (γ), or the second-order
+        terms (J̇(u̇) u̇) of the accelerations the forces give along J's null space, reach outside the span
+        of J. A structural redundancy (a shaft on two hinges, a parallelogram) keeps its rank along every
+        motion, so those terms stay in the span (rounding: 1e-5 of them for a float32-tilted
+        parallelogram). Run on, such a start crawled at 1e-10 to 1e-6 s a step for many minutes."""
+        sysm = self.sys
+        if sysm.sparse:
+            return      # a dense SVD of a large model's rows (thousands) would cost more than its start
+        rows = sysm.constraint_rows(0.0, y0)
+        J = rows.J.toarray() if sparse.issparse(rows.J) else np.asarray(rows.J)
+        U, sv, Vt = np.linalg.svd(J)
+        rank = int(np.sum(sv > _SINGULAR_START_RANK * sv[0]))
+        span, free = U[:, :rank], Vt[rank:]
+
+        def outside(g):
+            return g - span @ (span.T @ g)
+        gamma = sysm._gamma(rows, y0[sysm.sl_u])
+        off = outside(gamma)
+        if np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(gamma):
+            locked = self.motions_at_a_dead_point(0.0, y0)
+            if locked:
+                # from rest at a dead point the joints would need a jump in velocity to follow
+                raise SolverError(f"{_built_at_dead_point(locked)} (the joints cannot give the acceleration the "
+                                  f"motion sets at t = 0: short by {np.linalg.norm(off):.3g} m/s² or rad/s²)")
+        B, _, F, _, _ = sysm._state(0.0, y0, False)
+        pushed = np.linalg.norm(sysm._minv_dot(B, F.ravel()))
+        udot, _, _ = sysm.evaluate(0.0, y0)
+        # the part of them the joints allow to first order (a driven double Cardan's, moving at t = 0, has
+        # the rows' own γ too): the condition holds for directions along which J u = 0
+        along = free.T @ (free @ udot)
+        moving = y0.copy()
+        moving[sysm.sl_u] = along
+        quad = sysm.constraint_rows(0.0, moving).quad
+        off = outside(quad)
+        # (a rounding of accelerations the joints hold at nought, a shaft on two bearings under its weight:
+        # 1e-15 m/s² of 9.81, has no direction)
+        if (np.linalg.norm(along) > _HELD_STILL * pushed
+                and np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(quad)):
+            at_fault = np.flatnonzero(np.abs(off) > 1e-3 * np.max(np.abs(off)))
+            joints = dict.fromkeys(self._row_name(int(r)) for r in at_fault)
+            raise SolverError(
+                f"the mechanism is drawn at a singular position: {', '.join(joints)} are drawn stretched (pulled "
+                "straight between fixed points) or at a dead point, where the forces at t = 0 push the parts along "
+                "a direction the joints allow only to first order. Rigid, the parts cannot move that way at all, "
+                "and the joint forces needed to hold them grow without bound (a chain pulled straight under a "
+                "load across it); draw it with some slack or away from the dead point, or give it compliance "
+                "(a bushing in place of a joint)")
+
     def _row_name(self, row: int) -> str:
         """'joint 'x'', 'motion 'y'' or 'gear pair 'z'' owning a constraint row."""
         owners = self.sys.layout.row_owner()
@@ -1327,6 +1387,10 @@ class _Run:
             # a diverging run overflows on its way to the state that stops it with a message: numpy's
             # warnings about it would only be noise in the console (and scipy's trial stages overflow too)
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                if redundant:
+                    self.states.append(y0)      # the drawing: the frame a failure at the start keeps
+                    self.check_singular_start(y0)
+                    self.states.pop()
                 if s.integrator in SCIPY_METHODS:
                     self.run_scipy(y0)
                 elif s.integrator == "RK4":

@@ -477,3 +477,64 @@ def test_a_tilted_parallelogram_whose_ground_link_a_float32_rounding_left_off_it
         assert "step size collapsed" in res.message and "singular position" in res.message, res.message
         assert "t = 0.708" in res.message and "draw it exactly" in res.message, res.message
         assert res.t[-1] >= 0.7 and np.all(np.isfinite(res.com))
+
+
+def _bar(name, start, length):
+    """A 1 kg bar along world X from ``start`` (mm), its origin at its middle."""
+    return Body(name=name, mass=1.0, inertia=(10.0, length ** 2 / 12, length ** 2 / 12, 0, 0, 0),
+                position=(start + length / 2, 0.0, 0.0))
+
+
+def test_a_chain_drawn_pulled_straight_between_fixed_points_fails_at_the_start_naming_its_joints():
+    """Two bars (100 and 200 mm) on spherical joints G1 (ground), K, G2 (ground), drawn exactly straight
+    across their 300 mm, gravity across them: rigid, K cannot leave the line (a sag δ would stretch the
+    bars by δ²/2 (1/100 + 1/200) mm), and no finite tension holds a load across a straight line, so
+    the rigid model has no motion. Its rows are redundant at t = 0 (the tension along the line), but
+    unlike a parallelogram's not along any motion: DOP853 crawled at 2e-6 s a step, still going
+    after 9 minutes of a 0.2 s run. It fails at once naming the joints, the drawing kept as its frame."""
+    model = Model(bodies=(_bar("L1", 0.0, 100.0), _bar("L2", 100.0, 200.0)),
+                  frames=(Frame(name="G1.i"), Frame(name="G1.j", body="L1", position=(-50.0, 0.0, 0.0)),
+                          Frame(name="K.i", body="L1", position=(50.0, 0.0, 0.0)),
+                          Frame(name="K.j", body="L2", position=(-100.0, 0.0, 0.0)),
+                          Frame(name="G2.i", body="L2", position=(100.0, 0.0, 0.0)),
+                          Frame(name="G2.j", position=(300.0, 0.0, 0.0))),
+                  joints=tuple(Joint(name=n, type="spherical", frame_i=f"{n}.i", frame_j=f"{n}.j")
+                               for n in ("G1", "K", "G2")),
+                  settings=SolverSettings(end_time=0.2, output_rate=100, gravity=(0.0, 0.0, -9810.0)))
+    res = core.simulate(model, progress=lambda p: p.wall_time < 15.0)
+    assert res.status == "failed", res.message
+    assert res.message.startswith("the mechanism is drawn at a singular position: joint 'G1', joint 'K', joint "
+                                  "'G2' are drawn stretched"), res.message
+    assert "give it compliance" in res.message
+    np.testing.assert_array_equal(res.t, [0.0])
+    np.testing.assert_allclose(res.position[0, :, 2], 0.0, atol=1e-12)
+
+
+def test_a_slider_crank_driven_by_its_slider_from_rest_at_its_dead_point_fails_at_the_start():
+    """Crank (100 mm, hinged at the origin about world Y), rod (300 mm) on a spherical and a universal
+    joint, slider on a rail along world X, all drawn on the X axis: the dead point, where the slider's
+    x = 400 − 66.7 θ² mm. Pushed from rest, x = 400 − 100 t², the crank would have to turn at once at
+    θ̇ = ±1.22 rad/s, a jump from rest that no force gives: the joints cannot give the motion's
+    −200 mm/s² at t = 0. Not told so, DOP853 crawled at 3e-10 s a step for minutes of a 0.02 s run."""
+    along_x, along_y = _axis_quat((1.0, 0.0, 0.0)), _axis_quat((0.0, 1.0, 0.0))
+    model = Model(bodies=(_bar("Crank", 0.0, 100.0), _bar("Rod", 100.0, 300.0), _bar("Slider", 380.0, 40.0)),
+                  frames=(Frame(name="O.i", orientation=along_y),
+                          Frame(name="O.j", body="Crank", position=(-50.0, 0.0, 0.0), orientation=along_y),
+                          Frame(name="A.i", body="Crank", position=(50.0, 0.0, 0.0)),
+                          Frame(name="A.j", body="Rod", position=(-150.0, 0.0, 0.0)),
+                          Frame(name="B.i", body="Rod", position=(150.0, 0.0, 0.0), orientation=along_x),
+                          Frame(name="B.j", body="Slider", orientation=along_x),
+                          Frame(name="S.i", position=(400.0, 0.0, 0.0), orientation=along_x),
+                          Frame(name="S.j", body="Slider", orientation=along_x)),
+                  joints=(Joint(name="O", type="revolute", frame_i="O.i", frame_j="O.j"),
+                          Joint(name="A", type="spherical", frame_i="A.i", frame_j="A.j"),
+                          Joint(name="B", type="universal", frame_i="B.i", frame_j="B.j"),
+                          Joint(name="S", type="prismatic", frame_i="S.i", frame_j="S.j")),
+                  motions=(Motion(name="push", joint="S", value="-100*t*t"),),
+                  settings=SolverSettings(end_time=0.02, output_rate=100, gravity=(0.0, 0.0, -9810.0)))
+    res = core.simulate(model, progress=lambda p: p.wall_time < 15.0)
+    assert res.status == "failed", res.message
+    assert res.message.startswith("the mechanism is built at a singular position, a dead point of motion 'push' "
+                                  "(joint 'S')"), res.message
+    assert "the joints cannot give the acceleration the motion sets at t = 0" in res.message
+    np.testing.assert_array_equal(res.t, [0.0])
