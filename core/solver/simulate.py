@@ -1298,38 +1298,70 @@ class _Run:
             y0, moved, dv, ok = sysm.project_start(held)
         if not np.all(np.isfinite(y0)):
             self.overflow()   # assembling parts placed 1e200 mm apart
+        # counted as the reported reactions count them: a rank at rounding level missed the redundancy
+        # of hinges a float32 rounding out of line (a tilted four-bar: 2, upright 3), and a failure
+        # then blamed the one it lacked on a singular position. First: gaps are taken as built only
+        # where joints are redundant, not where the mechanism is built at a singular position
+        sysm.find_redundancies(y0)
+        singular_joints = ""
         if not ok:
             Cp = sysm.position_gaps(sysm.constraint_rows(0.0, y0).C)
             length = float(np.max(Cp[~sysm.row_is_angle], initial=0.0))
             ang = float(np.max(Cp[sysm.row_is_angle], initial=0.0))
-            if max(length, ang) <= self.s.projection_tolerance and sysm.absorb_joint_gaps(y0):
-                # redundant joints a hair apart (a tilted shaft's two bearings, 1e-5 mm off line from
-                # float32 object transforms) cannot all close: within what the run holds joints to,
-                # they are taken as built, rather than refused or left to fight each other through
-                # the reactions (the stepper read 8 kN on a 1 kg shaft's bearings)
+            # judged whole: the assembly's least squares spreads one built error over the joints it
+            # passes through (a chain 2 um past its reach: 0.67 um at each of its three joints)
+            whole_length = float(np.linalg.norm(Cp[~sysm.row_is_angle]))
+            whole_ang = float(np.linalg.norm(Cp[sysm.row_is_angle]))
+            gap = (f"by {whole_length * 1e3:.3g} mm / {whole_ang:.3g} rad over all the joints, the largest at "
+                   f"{self._row_name(int(np.argmax(Cp)))}")
+            if sysm.singular_at_start:
+                rows = sysm.redundant_rows(0.0, y0, sysm.redundancies + sysm.singular_at_start)
+                singular_joints = ", ".join(dict.fromkeys(self._row_name(int(r)) for r in rows))
+            if max(whole_length, whole_ang) <= self.s.projection_tolerance and sysm.absorb_joint_gaps(y0):
+                # joints a hair apart that cannot all close: within what the run holds joints to, they
+                # are taken as built, rather than refused or left to fight each other through the reactions
                 ok = True
-                # a constant gap is absorbed; one that turns with the parts (hinge axes 1e-7 rad apart
-                # on a spinning shaft) makes its joints push on each other, which the reported
-                # reactions leave out (System.least_norm)
-                self.warnings.append(Issue(
-                    "warning", "redundant-joints-apart", "model",
-                    f"redundant joints do not quite meet at t = 0 (by {length * 1e3:.3g} mm / {ang:.3g} rad, "
-                    f"the largest at {self._row_name(int(np.argmax(Cp)))}): taken as built. Their reactions are "
-                    "the loads they share, without what the gap makes them push on each other (a 1 kg shaft on "
-                    "two hinges 1e-7 rad apart: 4.905 N each); how rigid redundant joints share a load is not "
-                    "unique, and the reported split is the least one",
-                    "To size each joint for a definite share, keep one joint and replace the others by joints "
-                    "that constrain less, or give the parts compliance (bushings)."))
+                if singular_joints:
+                    # no redundancy: joints that meet only at a singular position (a chain stretched
+                    # straight) built a hair past their reach
+                    self.warnings.append(Issue(
+                        "warning", "singular-joints-apart", "model",
+                        f"the mechanism is built at a singular position (stretched straight or folded flat), where "
+                        f"{singular_joints} lose a degree of freedom, and they do not quite meet at t = 0 ({gap}): "
+                        "taken as built. They are not redundant: they are a hair past their reach",
+                        "Draw the mechanism a little away from the singular position (a chain bent, not straight), "
+                        "or place the joint frames so that they meet."))
+                else:
+                    # redundant joints (a tilted shaft's two bearings, 1e-5 mm off line from float32 object
+                    # transforms; the stepper read 8 kN on a 1 kg shaft's bearings when they fought). A
+                    # constant gap is absorbed; one that turns with the parts (hinge axes 1e-7 rad apart on
+                    # a spinning shaft) makes its joints push on each other, which the reported reactions
+                    # leave out (System.least_norm)
+                    self.warnings.append(Issue(
+                        "warning", "redundant-joints-apart", "model",
+                        f"redundant joints do not quite meet at t = 0 ({gap}): taken as built. Their reactions "
+                        "are the loads they share, without what the gap makes them push on each other (a 1 kg "
+                        "shaft on two hinges 1e-7 rad apart: 4.905 N each); how rigid redundant joints share a "
+                        "load is not unique, and the reported split is the least one",
+                        "To size each joint for a definite share, keep one joint and replace the others by joints "
+                        "that constrain less, or give the parts compliance (bushings)."))
         if not ok:
             clashing = self.drivers_in_conflict(0.0, y0)
             hint = (f"{', '.join(clashing)} set the same degree of freedom of the mechanism and start at values "
                     "the joints cannot both reach; remove one of the motions or correct a ratio" if clashing else
+                    f"the mechanism is built at a singular position (stretched straight or folded flat), where "
+                    f"{singular_joints} lose a degree of freedom, past their reach: draw it a little away from "
+                    "there, or place the joint frames so that they meet" if singular_joints else
                     "check the joint frames' positions and axes, and that motions start at values the mechanism "
                     "can reach")
+            # within the tolerance row by row, beyond it whole (see above)
+            tol = self.s.projection_tolerance
+            whole = (f", {whole_length * 1e3:.3g} mm / {whole_ang:.3g} rad over all the joints, beyond the "
+                     f"projection tolerance of {tol * 1e3:.3g} mm / {tol:.3g} rad" if max(length, ang) <= tol else "")
             raise SolverError(
                 "the mechanism cannot be assembled at t = 0: the joints cannot all be satisfied "
                 f"(remaining error {length * 1e3:.3g} mm / {ang:.3g} rad, the largest at "
-                f"{self._row_name(int(np.argmax(Cp)))}); {hint}")
+                f"{self._row_name(int(np.argmax(Cp)))}{whole}); {hint}")
         if moved > 0.0:
             sysm.rebase_rests(y0)
         if moved > _LARGE_CORRECTION:
@@ -1350,10 +1382,6 @@ class _Run:
                 f"the initial positions were corrected to satisfy the joints: {_moves(sysm, sysm.y0, y0)} "
                 f"(the largest error as built at {owner})", hint))
         self.check_given_velocities(held, y0)
-        # counted as the reported reactions count them: a rank at rounding level missed the redundancy
-        # of hinges a float32 rounding out of line (a tilted four-bar: 2, upright 3), and a failure
-        # then blamed the one it lacked on a singular position
-        sysm.find_redundancies(y0)
         redundant = self.redundant = sysm.redundancies
         if redundant:
             self.check_consistent_rates(y0)

@@ -51,6 +51,11 @@ _PROJECTION_CONVERGED = 1e-12
 #: while an open chain of n hinged links, sound, has one of about 33/n² (600 links: 9.7e-5, which
 #: 1e-4 took for a redundancy and the chain was reported as redundant)
 _REDUNDANT_SINGULAR = 1e-5
+#: the largest turn (rad) by which find_redundancies moves a mechanism along its free motion to tell
+#: a redundancy from a singular position: two bars drawn stretched straight regain a least singular
+#: value of 7.7e-5 of the largest, above _REDUNDANT_SINGULAR, while the move's second-order step off
+#: the joints leaves Bricard's 6R linkage, redundant, one of 3.4e-7
+_FREE_MOTION_TURN = 3e-3
 #: a motion row's share in a redundancy's direction above which its power takes λ's redundant part
 #: out (find_redundancies): a rounding-level share is 1e-16, a float32 misalignment's 1e-7
 _MOTION_SHARE = 1e-10
@@ -350,6 +355,9 @@ class System:
         #: the rows' redundancies at t = 0, exact or a float32 rounding off (:meth:`find_redundancies`):
         #: the directions of λ the reported reactions leave out (:meth:`least_norm`)
         self.redundancies = 0
+        #: the rank J lost at t = 0 only because of where the mechanism is built, no redundancy: a
+        #: singular position (a chain drawn stretched straight) (:meth:`find_redundancies`)
+        self.singular_at_start = 0
         #: whether a motion's row takes part in those redundancies (:meth:`find_redundancies`)
         self.motions_in_redundancy = False
         #: (m,) the group of each row whose force or torque rows :meth:`least_norm` weighs alike
@@ -739,7 +747,12 @@ class System:
             # the masses alone also make an eigenvalue small (a point-mass bob on a hinge: ~ I/(m L²),
             # 2e-9), which is no redundancy: J's own rank, blind to them, bounds the count (first: the
             # dense eigenvalues are needed only where it finds any, 20 s for a 1000-link chain)
-            bound = self.redundancy(0.0, y, rel=_REDUNDANT_SINGULAR)
+            at_start = self.redundancy(0.0, y, rel=_REDUNDANT_SINGULAR)
+            # a rank J loses only at this position (a chain drawn stretched straight) is no redundancy:
+            # it comes back a hair along the free motion, where a redundancy's (a parallelogram's) stays
+            bound = min(at_start, self.redundancy(0.0, self.moved_along_free_motion(y), rel=_REDUNDANT_SINGULAR)
+                        ) if at_start else 0
+            self.singular_at_start = at_start - bound
             if not bound:
                 self.redundancies, self.motions_in_redundancy = 0, False
                 return
@@ -752,6 +765,25 @@ class System:
             motions = slice(len(owner), len(owner) + self.n_motions)
             self.motions_in_redundancy = bool(self.redundancies and self.n_motions and np.max(
                 np.abs(vectors[motions, :self.redundancies]), initial=0.0) > _MOTION_SHARE)
+
+    def moved_along_free_motion(self, y):
+        """y with its bodies moved a little (turns of :data:`_FREE_MOTION_TURN` rad at most) along a
+        generic motion the rows at y (t = 0) let them make (J u = 0, the least M-weighted change
+        of a fixed pseudo-random u): off a singular position, but on the joints to second order."""
+        n = self.n
+        B = self.bodies(y)
+        rows = self.constraint_rows(0.0, y)
+        spread = float(np.max(np.ptp(y[self.sl_x].reshape(n, 3), axis=0)))
+        u = np.random.default_rng(0).standard_normal(6 * n)
+        u[:3 * n] *= spread if spread > 0.0 else 1.0      # its moves on the scale of its turns
+        u -= self._correction(B, rows, self._J_dot(rows, u))
+        turn = np.max(np.abs(u[3 * n:]), initial=0.0)
+        h = _FREE_MOTION_TURN / turn if turn > 0.0 else 0.0
+        moved = y.copy()
+        moved[self.sl_x] += h * u[:3 * n]
+        moved[self.sl_q] = rotated(B.q, h * u[3 * n:].reshape(n, 3)).ravel()
+        self._resync_angles(0.0, moved)
+        return moved
 
     def _near_null(self, y):
         """:func:`.schur.near_null` of J M⁻¹ Jᵀ at (0, y); from its band on the sparse path (the
