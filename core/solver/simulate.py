@@ -1415,7 +1415,8 @@ class _Run:
             # a diverging run overflows on its way to the state that stops it with a message: numpy's
             # warnings about it would only be noise in the console (and scipy's trial stages overflow too)
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                if redundant:
+                # rows short of rank at t = 0: redundant, or a singular position only (a chain drawn stretched)
+                if redundant or sysm.singular_at_start:
                     self.states.append(y0)      # the drawing: the frame a failure at the start keeps
                     self.check_singular_start(y0)
                     self.states.pop()

@@ -602,9 +602,9 @@ def test_a_chain_drawn_stretched_a_hair_past_its_reach_is_at_a_singular_position
 
 def test_a_tilted_parallelogram_a_float32_rounding_apart_is_still_taken_as_built_as_redundant():
     """A parallelogram of 200 mm bars on hinges along its plane's normal, turned and rounded to float32,
-    the ground frame of hinge D 1e-5 mm out of the plane (what float32 transforms leave of a tilted
-    shaft's bearing): its hinges are redundant out of its plane (3) at every position, however it
-    moves, and its gap is taken as built as before."""
+    the ground frame of hinge D 8e-4 mm out of the plane (past what compile puts back on the plane as
+    a rounding, 1e-6 of the coordinates, within the projection tolerance): its hinges are redundant
+    out of its plane (3) at every position, however it moves, and its gap is taken as built."""
     diagonal = np.array([100.0, 0.0, 173.2])
     along = (0, 1, 0)
     res = core.simulate(_tilted_linkage(
@@ -613,7 +613,7 @@ def test_a_tilted_parallelogram_a_float32_rounding_apart_is_still_taken_as_built
         (("A", "revolute", None, "Left", (0, 0, 0), (0, 0, 0), along),
          ("B", "revolute", "Left", "Top", diagonal, diagonal, along),
          ("C", "revolute", "Top", "Right", diagonal + (200, 0, 0), diagonal + (200, 0, 0), along),
-         ("D", "revolute", "Right", None, (200, 0, 0), (200, 1e-5, 0), along))))
+         ("D", "revolute", "Right", None, (200, 0, 0), (200, 8e-4, 0), along))))
     assert res.status == "success", res.message
     assert res.redundant_constraints == 3
     assert any("redundant joints do not quite meet" in w for w in res.warnings), res.warnings
