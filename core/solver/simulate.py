@@ -1254,7 +1254,11 @@ class _Run:
                 # RK4 takes no tolerances: its step is what sets its error
                 ("Tighten rtol and atol" if self.s.integrator in SCIPY_METHODS else "Shorten the step")
                 + "; a mechanism passing singular positions runs best with DOP853 (it projects every step onto "
-                "the joints), or with a smaller projection_tolerance.")
+                "the joints), or with a smaller projection_tolerance."
+                # redundant joints a rounding apart (a parallelogram's ground link 1e-4 mm off its coupler)
+                # lock or swap branch there, where DOP853 at a tight rtol stalls and the stepper passes
+                + (" Redundant joints that do not quite meet (a loop drawn in a tilted plane) lock or swap "
+                   "branch there: draw the mechanism exactly, or run it with the stepper." if self.redundant else ""))
         else:
             return
         self.warnings.append(issue)
