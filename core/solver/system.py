@@ -138,6 +138,13 @@ class Kinematics:
     bodies: "Bodies"  # None for batched kinematics (core.solver.batch)
 
 
+def rotations(q) -> np.ndarray:
+    """(k, 3, 3) rotation matrices of quaternions q (k, 4) as stored (not quite unit), as
+    :meth:`System.bodies` normalises them: R(q)·|q|² and |q|² in one product."""
+    Rs = (q[:, :, None] * q[:, None, :]).reshape(len(q), 16) @ _QRS
+    return (Rs[:, :9] / Rs[:, 9:]).reshape(-1, 3, 3)
+
+
 class Bodies:
     """Body-level state of one evaluation (n moving bodies), views of one packed array.
 
@@ -489,9 +496,7 @@ class System:
         """(x (n, 3) m, R (n, 3, 3)): the COM positions and rotations of state ``y`` alone (what
         :meth:`bodies` packs with the velocities and inertias)."""
         n = self.n
-        q = y[self.sl_q].reshape(n, 4)
-        Rs = (q[:, :, None] * q[:, None, :]).reshape(n, 16) @ _QRS
-        return y[self.sl_x].reshape(n, 3), (Rs[:, :9] / Rs[:, 9:]).reshape(n, 3, 3)
+        return y[self.sl_x].reshape(n, 3), rotations(y[self.sl_q].reshape(n, 4))
 
     def bodies(self, y) -> Bodies:
         n = self.n
@@ -1457,9 +1462,15 @@ class System:
         measured worse than the explicit term (a heavy top on a ball joint, h = 1 ms,
         2 s: axis 0.56 against 0.42 off the exact solution); see :meth:`velocity_step`.
         """
-        R, I = B.R[k], self.I_B[k]
-        w = np.einsum("nji,nj->ni", R, B.w[k])                  # Rᵀ ω
-        tb = np.einsum("nji,nj->ni", R, tau[k])
+        return self.spun(B.R[k], B.w[k], tau[k], h, k)
+
+    def spun(self, R, w_world, tau_world, h, k):
+        """:meth:`_spin` of bodies ``k`` (an index may repeat: the same body at several states)
+        turned by R (len(k), 3, 3) at angular velocities ``w_world`` under torques ``tau_world``
+        (len(k), 3), world axes; one solve for all, as the stepper's frames take a half step."""
+        I = self.I_B[k]
+        w = np.einsum("nji,nj->ni", R, w_world)                 # Rᵀ ω
+        tb = np.einsum("nji,nj->ni", R, tau_world)
         x = w + h * np.einsum("nij,nj->ni", self.I_B_inv[k], tb - cross(w, np.einsum("nij,nj->ni", I, w)))
         for _ in range(_SPIN_ITERATIONS):
             m = 0.5 * (w + x)
