@@ -395,14 +395,18 @@ _IDENTITY = {
 }
 
 
+#: the "Last run" line of a joint, coupler or motion while the run's reactions are still to be computed
+#: (Telemetry off, or a cancelled run): drawing must not take their constraint solve per frame
+REACTIONS_PENDING = "Last run: reactions not computed yet (Bake with Telemetry or Export CSV computes them)"
+
+
 def last_run(element, group):
     """(the last run's results, the element's index in them) for a panel's "Last run" line; (None, -1)
-    before a run, while its reactions are still to be computed (drawing must not take a constraint
-    solve per frame), and where the run had no element of this name or had it as another one (its
-    type or what it connects since changed: its numbers would be another element's)."""
+    before a run, and where the run had no element of this name or had it as another one (its type or
+    what it connects since changed: its numbers would be another element's)."""
     entry = runner.RESULTS.get(runner.key(element.id_data))
     results = entry.results if entry is not None else None
-    if results is None or "_pending" in results.__dict__ or not len(results.t):
+    if results is None or not len(results.t):
         return None, -1
     names = getattr(results, f"{group[:-1]}_names")
     if element.name not in names:
@@ -412,6 +416,11 @@ def last_run(element, group):
         if ran is None or any(ran.get(k) != v for k, v in _IDENTITY[group](element).items()):
             return None, -1
     return results, names.index(element.name)
+
+
+def reactions_pending(results) -> bool:
+    """Whether the run's reactions and efforts (core.results.DEFERRED) are still to be computed."""
+    return "_pending" in results.__dict__
 
 
 def _peak(values) -> float:
@@ -431,6 +440,8 @@ def motion_sizing(m) -> str:
     results, k = last_run(m, "motions")
     if results is None:
         return ""
+    if reactions_pending(results):
+        return REACTIONS_PENDING
     kind, unit = ("torque", "N·mm") if results.motion_is_rotation[k] else ("force", "N")
     effort = core.units.from_si(results.motion_effort[:, k], kind)
     text = f"Last run: effort peak {np.max(np.abs(effort)):.4g} {unit}, RMS {np.sqrt(np.mean(effort ** 2)):.4g} {unit}"
@@ -446,6 +457,8 @@ def joint_sizing(j) -> str:
     results, k = last_run(j, "joints")
     if results is None:
         return ""
+    if reactions_pending(results):
+        return REACTIONS_PENDING
     force = _peak(np.linalg.norm(results.joint_force[:, k], axis=-1))
     torque = core.units.from_si(_peak(np.linalg.norm(results.joint_torque[:, k], axis=-1)), "torque")
     text = f"Last run: reaction peak {force:.4g} N, torque peak {torque:.4g} N·mm"
@@ -462,6 +475,8 @@ def coupler_sizing(c) -> str:
     results, k = last_run(c, "couplers")
     if results is None:
         return ""
+    if reactions_pending(results):
+        return REACTIONS_PENDING
     if np.isfinite(results.coupler_pitch_radius[k]):
         text = (f"Last run: tooth force peak {_peak(results.coupler_tangential_force[:, k]):.4g} N tangential, "
                 f"{_peak(results.coupler_radial_force[:, k]):.4g} N radial")

@@ -74,6 +74,7 @@ def test_bake_and_export_compute_a_cancelled_runs_reactions_with_progress_and_re
     """After Esc the reactions are left to Bake with Telemetry and Export CSV, on Blender's main
     thread: they went without any progress (a long run's frames take seconds), and must still
     report a failure rather than raise."""
+    from addon.ui import REACTIONS_PENDING, joint_sizing
     from core.results import Results
     scene, _ = long_pendulum()
     scene.mbd.display.bake_telemetry = True
@@ -81,8 +82,11 @@ def test_bake_and_export_compute_a_cancelled_runs_reactions_with_progress_and_re
     monkeypatch.setattr(Results, "compute_deferred",
                         lambda self, progress=None: calls.append(progress) or real(self, progress=progress))
     results = _cancelled_job(scene)
+    # the hinge's panel says what computes them, without computing them while it draws
+    assert joint_sizing(scene.mbd.joints["Hinge"]) == REACTIONS_PENDING and not calls
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     assert calls and calls[0] is not None and calls[0](1, 2)
+    assert joint_sizing(scene.mbd.joints["Hinge"]).startswith("Last run: reaction peak ")
     assert np.all(np.isfinite(results.joint_force))
     results = _cancelled_job(scene)
     calls.clear()

@@ -434,9 +434,13 @@ def test_last_run_lines_are_not_shown_for_elements_the_run_did_not_solve_as_they
     assert not last_run_lines(gear_a)
 
 
-def test_no_last_run_lines_while_the_reactions_are_still_to_be_computed(addon):
-    """With Telemetry off a run leaves the reactions to their first read: drawing must not take that
-    constraint solve; once a CSV export (here: the read) has computed them, the lines show."""
+PENDING = "Last run: reactions not computed yet (Bake with Telemetry or Export CSV computes them)"
+
+
+def test_last_run_lines_say_why_while_the_reactions_are_still_to_be_computed(addon):
+    """With Telemetry off (as after Esc) a run leaves the reactions to their first read: drawing must
+    not take that constraint solve, and says what computes them; once a CSV export (here: the read)
+    has computed them, the numbers show."""
     from addon import runner
     scene, gear_a, _ = ms.gear_pair(frames=3)
     scene.mbd.display.bake_telemetry = False
@@ -444,10 +448,10 @@ def test_no_last_run_lines_while_the_reactions_are_still_to_be_computed(addon):
     results = runner.RESULTS[runner.key(scene)].results
     for group, name in (("joints", "AxleA"), ("couplers", "Mesh"), ("motions", "Drive")):
         show(scene, group, name)
-        assert not last_run_lines(gear_a)
+        assert last_run_lines(gear_a) == [PENDING]
     assert "_pending" in results.__dict__
     results.compute_deferred()
-    assert last_run_lines(gear_a)
+    assert last_run_lines(gear_a) == ["Last run: effort peak 3333 N·mm, RMS 3333 N·mm; power 33.33 … 33.33 W"]
 
 
 def hanging(scene, name, location, mass=1.0):
@@ -456,10 +460,9 @@ def hanging(scene, name, location, mass=1.0):
     return bob
 
 
-def test_a_hanging_pendulums_pin_and_a_hanging_springs_force_are_shown_after_a_run(addon):
-    """A mm scene, at rest: a 1 kg bob hanging 1000 mm under a pin about world Y holds 9.81 N on it, all
-    radial, none axial, through the pin: no torque; a 1 kg bob on a 1 N/mm spring stretched 9.81 mm past its
-    490.19 mm free length hangs still at 500 mm: 9.81 N, no stroke."""
+def hanging_pin_and_spring():
+    """(scene, the pinned bob, the spring): a mm scene, at rest: a 1 kg bob hanging 1000 mm under a pin
+    about world Y, and a 1 kg weight on a 1 N/mm spring stretched 9.81 mm past its 490.19 mm free length."""
     scene = ms.setup_scene(0.001, 24, 5)
     bob = hanging(scene, "Bob", (0.0, 0.0, -1000.0))
     axes = (-math.pi / 2, 0.0, 0.0)         # Z along world +Y
@@ -472,6 +475,13 @@ def test_a_hanging_pendulums_pin_and_a_hanging_springs_force_are_shown_after_a_r
     spring.frame_i = ms.frame("Top", (500.0, 0.0, 500.0))
     spring.frame_j = ms.frame("On_weight", (500.0, 0.0, 0.0), parent=weight)
     bpy.context.view_layer.update()
+    return scene, bob, spring
+
+
+def test_a_hanging_pendulums_pin_and_a_hanging_springs_force_are_shown_after_a_run(addon):
+    """The pin holds 9.81 N, all radial, none axial, through the pin: no torque; the weight hangs still
+    at 500 mm: 9.81 N, no stroke."""
+    scene, bob, spring = hanging_pin_and_spring()
     show(scene, "joints", "Pin")
     assert not last_run_lines(bob)
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
@@ -484,6 +494,18 @@ def test_a_hanging_pendulums_pin_and_a_hanging_springs_force_are_shown_after_a_r
     assert last_run_lines(bob) == ["Last run: force 9.81 … 9.81 N, length 500 … 500 mm (stroke 0 mm)"]
     spring.type = "ROTATIONAL"              # not what the run solved: its numbers are no torque
     assert not last_run_lines(bob)
+
+
+def test_a_springs_line_does_not_wait_for_the_reactions(addon):
+    """A spring's force and length are the run's own channels, not the reactions left to Bake with
+    Telemetry or Export CSV: its numbers show at once (they were hidden with the joints' until then)."""
+    scene, bob, _ = hanging_pin_and_spring()
+    scene.mbd.display.bake_telemetry = False
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    show(scene, "joints", "Pin")
+    assert last_run_lines(bob) == [PENDING]
+    show(scene, "springs", "Hang")
+    assert last_run_lines(bob) == ["Last run: force 9.81 … 9.81 N, length 500 … 500 mm (stroke 0 mm)"]
 
 
 def test_a_rotational_springs_torque_and_angle_are_shown_in_n_mm_and_rad(addon):
