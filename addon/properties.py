@@ -166,11 +166,15 @@ class MBD_PG_force(PropertyGroup):
                                 description="Above v_max the force brakes; off: it is zero")
 
 
-#: the panel's labels of the spring fields that are a length or an angle by the spring's type
-#: (ui._draw_spring); its messages name them so too
+#: the panel's labels of the spring fields whose quantity (length or angle, force or torque) and unit
+#: follow the spring's type (ui._draw_spring); its messages name them so too
 SPRING_LABELS = {
-    "TRANSLATIONAL": {"use_free_length": "Set Free Length", "free_length": "Free Length (mm)"},
-    "ROTATIONAL": {"use_free_length": "Set Free Angle", "free_length": "Free Angle (rad)"},
+    "TRANSLATIONAL": {"stiffness": "Stiffness (N/mm)", "damping": "Damping (N·s/mm)",
+                      "use_free_length": "Set Free Length", "free_length": "Free Length (mm)",
+                      "preload": "Preload (N)"},
+    "ROTATIONAL": {"stiffness": "Stiffness (N·mm/rad)", "damping": "Damping (N·mm·s/rad)",
+                   "use_free_length": "Set Free Angle", "free_length": "Free Angle (rad)",
+                   "preload": "Preload (N·mm)"},
 }
 
 

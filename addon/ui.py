@@ -588,13 +588,13 @@ def _draw_spring(layout, s, data):
     layout.prop(s, "type")
     layout.prop(s, "frame_i")
     layout.prop(s, "frame_j")
-    rot = s.type == "ROTATIONAL"
-    layout.prop(s, "stiffness", text="Stiffness (N·mm/rad)" if rot else "Stiffness (N/mm)")
-    layout.prop(s, "damping", text="Damping (N·mm·s/rad)" if rot else "Damping (N·s/mm)")
+    labels = SPRING_LABELS[s.type]
+    layout.prop(s, "stiffness", text=labels["stiffness"])
+    layout.prop(s, "damping", text=labels["damping"])
     row = layout.row()
     for prop in ("use_free_length", "free_length"):
-        row.prop(s, prop, text=SPRING_LABELS[s.type][prop])
-    layout.prop(s, "preload", text="Preload (N·mm)" if rot else "Preload (N)")
+        row.prop(s, prop, text=labels[prop])
+    layout.prop(s, "preload", text=labels["preload"])
     _draw_sizing(layout, spring_sizing(s))
 
 

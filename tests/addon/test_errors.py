@@ -430,6 +430,22 @@ def test_a_springs_free_length_is_named_as_the_panel_shows_it_for_its_type(addon
     fails_unchanged(bpy.ops.mbd.validate, "spring 'Torsion': Free Length (mm): must not be negative, got -3")
 
 
+@pytest.mark.parametrize("kind, stiffness, preload", [("TRANSLATIONAL", "Stiffness (N/mm)", "Preload (N)"),
+                                                       ("ROTATIONAL", "Stiffness (N·mm/rad)", "Preload (N·mm)")])
+def test_a_springs_fields_are_named_with_their_units_for_its_type(addon, kind, stiffness, preload):
+    """A spring's stiffness and preload are named as the panel draws them, with the unit its type
+    gives them, as a contact's "Stiffness (N/mm^e)" or a body's "Velocity (mm/s)" (they read plain
+    "Stiffness" and "Preload": N/mm or N·mm/rad, N or N·mm, left to guess)."""
+    scene, bob = ms.pendulum()
+    spring = scene.mbd.springs.add()
+    spring.name, spring.type = "Coil", kind
+    spring.frame_i, spring.frame_j = scene.objects["Pivot"], scene.objects["Bob_pivot"]
+    spring.stiffness, spring.preload = float("inf"), float("nan")
+    beyond = "3.40282e+38 is beyond any physical quantity"
+    fails_unchanged(bpy.ops.mbd.validate, f"spring 'Coil': {stiffness}: {beyond}",
+                    f"spring 'Coil': {preload}: must be finite, got nan")
+
+
 def test_a_field_typed_inf_is_refused_by_name(addon):
     """Blender keeps "inf" typed into a field as 3.4e38, which is finite: a spring's free angle, a
     body's velocity or a density of 3.4e38 passed the checks without a word."""
