@@ -851,24 +851,41 @@ def _tooth_mesh(c, pair, coeffs, frame_world, body_pose, body_of, welds) -> tupl
                 sigma=tuple(sigma), pitch_radius=r_i, welds=tuple(welded)), ""
 
 
+#: the 27 grid cells about an axis's own, where :func:`_parallel_sets` looks for the axes near it
+_NEIGHBOUR_CELLS = [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)]
+
+
+def _parallel_sets(axes_W: dict) -> list[list]:
+    """The names of ``axes_W`` in sets of Z axes parallel or opposite within :data:`_AXIS_SNAP_TOL`:
+    each joins the first set, in order made, whose first member's Z is that close to its own, else
+    makes a set. The sets' first members are found through a grid of cubes 4 tolerances wide, each
+    under its Z and −Z: an axis that close to one lies in the cube of its own or a neighbour's
+    (comparing each axis with every set's took 1200 joints on distinct axes 3.2 s, 3000 37 s)."""
+    cos_tol, cell = math.cos(_AXIS_SNAP_TOL), 4.0 * _AXIS_SNAP_TOL
+    sets: list[list] = []
+    firsts: dict[tuple, list] = {}      # grid cube -> the sets whose first member's Z or −Z is in it
+    for name, axes in axes_W.items():
+        z = axes[:, 2]
+        x, y, w = (int(k) for k in np.floor(z / cell))
+        near = [index for dx, dy, dw in _NEIGHBOUR_CELLS for index in firsts.get((x + dx, y + dy, w + dw), ())
+                if abs(z @ axes_W[sets[index][0]][:, 2]) >= cos_tol]
+        if near:
+            sets[min(near)].append(name)
+            continue
+        for end in (z, -z):
+            firsts.setdefault(tuple(int(k) for k in np.floor(end / cell)), []).append(len(sets))
+        sets.append([name])
+    return sets
+
+
 def _snapped_axes(axes_W: dict) -> dict:
     """``{name: axes}`` (world, columns X Y Z) turned, each by the least rotation, so that Z axes
     parallel (or opposite) within :data:`_AXIS_SNAP_TOL` become exactly one axis, their sets' mean.
     Redundant joints whose axes a float32 rounding keeps apart turn a planar loop into a spatial
     one that locks or jumps branch at its singular (flat) positions; the frames' own points and
     each joint's turn about its axis are kept."""
-    sets: list[list] = []
-    for name, axes in axes_W.items():
-        z = axes[:, 2]
-        for members in sets:
-            reference = axes_W[members[0]][:, 2]
-            if abs(z @ reference) >= math.cos(_AXIS_SNAP_TOL):
-                members.append(name)
-                break
-        else:
-            sets.append([name])
     snapped = dict(axes_W)
-    for members in sets:
+    for members in _parallel_sets(axes_W):
         if len(members) < 2:
             continue
         reference = axes_W[members[0]][:, 2]
