@@ -7,6 +7,8 @@ prints one row per size.
 import sys
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
 import bench_contacts  # noqa: E402
@@ -33,3 +35,18 @@ def test_the_touching_section_prints_a_row_per_count_with_every_ball_touching(ca
     rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.strip()[:1].isdigit()]
     assert [r[0] for r in rows] == ["1", "3"] and rows[0][-1] == "nan"
     assert all(r[3].endswith("x") and float(r[3][:-1]) > 0 for r in rows)
+
+
+def test_the_gear_runs_mean_speeds_are_the_angles_change_not_the_aliased_frames_mean():
+    # the tooth-impact swing: ω_A drops by 9.6 rad/s at each tooth (66.2 a second at 21 rad/s) and
+    # recovers, sampled at the run's 100 frames/s: the frames' mean aliases the swing's harmonics,
+    # the angle's change over the window does not
+    t = np.linspace(0.8, 1.0, 21)
+    f = 66.2
+    phase = (t * f) % 1.0
+    rate = 21.0 + 9.6 * (phase - 0.5)
+    angle = 21.0 * t + 9.6 / f * (phase ** 2 / 2 - phase / 2)
+    assert abs(rate.mean() - 21.0) > 0.5
+    mean_a, mean_b = bench_contacts.mean_rates(t, np.c_[angle, -angle])
+    # the swing's angle, at most 9.6 / (8 f) = 0.018 rad, is all the window's ends can be off by
+    assert abs(mean_a - 21.0) < 2 * 0.018 / 0.2 and mean_b == -mean_a
