@@ -506,7 +506,7 @@ class RackPinion:
 
     The rack slides ``pitch_radius`` (mm) per radian of pinion rotation:
     s = pitch_radius · θ, both measured from t = 0 along/about the Z axes of
-    the joints' frame_i. ``pressure_angle`` (deg) as a gear pair's.
+    the joints' frame_i. ``pressure_angle`` (rad) as a gear pair's.
     """
 
     name: str
