@@ -50,3 +50,10 @@ def test_the_gear_runs_mean_speeds_are_the_angles_change_not_the_aliased_frames_
     mean_a, mean_b = bench_contacts.mean_rates(t, np.c_[angle, -angle])
     # the swing's angle, at most 9.6 / (8 f) = 0.018 rad, is all the window's ends can be off by
     assert abs(mean_a - 21.0) < 2 * 0.018 / 0.2 and mean_b == -mean_a
+
+
+def test_the_gear_model_gives_each_integrator_only_the_settings_it_uses():
+    from core.model.validate import cross_check
+    for integrator in ("stepper", "RK4", "DOP853", "Radau"):
+        unused = [i.path for i in cross_check(bench_contacts.gear_model(integrator)) if "not used" in i.message]
+        assert unused == [], integrator
