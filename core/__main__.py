@@ -113,7 +113,7 @@ def _check(model) -> int:
         system.find_redundancies(system.y0)
         redundant = system.redundancies
     dof = 6 * cm.n_bodies - (system.n_rows - redundant)
-    print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degrees of freedom")
+    print(f"  {system.n_rows} constraint equations, {redundant} redundant -> {dof} degree{'' if dof == 1 else 's'} of freedom")
     print(f"  settings: {model.settings.describe()}")
     for m, compiled in zip(model.motions, cm.motions):     # (compiled in the model's order, with the dof)
         print(f"  motion {m.name!r}: {m.mode} = {m.value} [{unit(_MOTION_KINDS[m.mode, compiled['dof']])}]")

@@ -44,7 +44,7 @@ def test_check_prints_mass_properties_and_dof(tiny_pendulum):
     assert "principal moments (83.7333, 16788.5, 16788.5) kg*mm^2" in out
     assert "centre of mass (0, 0, 0) mm" in out
     # one revolute joint: 5 constraint equations -> 6 - 5 = 1 degree of freedom
-    assert "5 constraint equations, 0 redundant -> 1 degrees of freedom" in out
+    assert "5 constraint equations, 0 redundant -> 1 degree of freedom" in out
     assert r.stderr == ""
 
 
@@ -504,6 +504,6 @@ def test_check_counts_the_redundancies_once_at_the_assembled_state(monkeypatch, 
     monkeypatch.setattr(System, "find_redundancies", lambda self, y: calls.append(1) or real(self, y))
     assert main(["check", str(ROOT / "examples" / "crank_rocker.json")]) == 0
     out = capsys.readouterr().out
-    assert "20 constraint equations, 3 redundant -> 1 degrees of freedom" in out
+    assert "20 constraint equations, 3 redundant -> 1 degree of freedom" in out
     assert "warning: model: 3 constraint equation(s) are redundant" in out
     assert len(calls) == 1

@@ -300,7 +300,7 @@ def test_a_four_bar_with_one_hinge_a_float32_rounding_out_of_line_counts_the_upr
     assert any(w.startswith("model: 3 constraint equation(s) are redundant") for w in res.warnings), res.warnings
     core.save_model(tilted, tmp_path / "tilted.json")
     main(["check", str(tmp_path / "tilted.json")])
-    assert "20 constraint equations, 3 redundant -> 1 degrees of freedom" in capsys.readouterr().out
+    assert "20 constraint equations, 3 redundant -> 1 degree of freedom" in capsys.readouterr().out
 
 
 def test_a_redundant_mechanism_driven_by_a_force_alone_takes_no_reaction_split_per_evaluation(monkeypatch):

@@ -165,7 +165,7 @@ def test_check_counts_a_bennett_linkages_three_redundant_equations(tmp_path, cap
     path = tmp_path / "bennett.json"
     core.save_model(bennett(), path)
     assert cli(["check", str(path)]) == 0
-    assert "20 constraint equations, 3 redundant -> 1 degrees of freedom" in capsys.readouterr().out
+    assert "20 constraint equations, 3 redundant -> 1 degree of freedom" in capsys.readouterr().out
 
 
 def bennett_potential(th1):
