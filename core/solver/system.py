@@ -374,6 +374,11 @@ class System:
         #: at the last evaluation (:meth:`evaluate`) and over the stepper's last step
         #: (:meth:`velocity_step`): the energy check's balance of a driven run
         self.supplied_power = self.step_supplied_power = 0.0
+        #: W: of the same power's terms (each motion row's, each body's force and torque component's)
+        #: at the last :meth:`_supplied_power`, the magnitudes that cancelled in their sum: the flows to
+        #: whose precision alone the net is known (a motion holding a sled against 1e8 N puts in and
+        #: takes out 1e8 W at once, and their net is the drift the tolerances allow times 1e8 N)
+        self.supplied_power_cancelled = 0.0
         #: whether they are kept (a driven run)
         self.track_supplied_power = False
         #: (n + 1, 6) the applied forces' and torques' wrench at the last evaluation of the forces
@@ -856,12 +861,15 @@ class System:
         by a motion (7.9 m/s² peak) was credited 23 % more work at 1 ms than it did."""
         if not self.track_supplied_power:
             return 0.0
-        power = 0.0
+        power = gross = 0.0
         if self.n_motions:
             power = float(lam @ rows.vel_target)
+            gross = float(np.abs(lam) @ np.abs(rows.vel_target))
         if len(self.applied.names):
             n, w = self.n, self.applied_wrench
             power += float(w[:n, :3].ravel() @ u[:3 * n] + w[:n, 3:].ravel() @ u[3 * n:])
+            gross += float(np.abs(w[:n, :3].ravel()) @ np.abs(u[:3 * n]) + np.abs(w[:n, 3:].ravel()) @ np.abs(u[3 * n:]))
+        self.supplied_power_cancelled = gross - abs(power)
         return power
 
     def _gamma(self, rows: Rows, u):
