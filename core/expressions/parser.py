@@ -138,6 +138,10 @@ _NUMBER_WORD = re.compile(r"(?<![\w.])((?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)[ \t
 
 
 _NO_UNITS = "numbers carry no units here: a formula's value is in the unit the field is in"
+#: an unknown name is often a speed or position typed into a force (drag as '-5*v'), which no
+#: formula reads: the error says what models such a force
+_TIME_ONLY = ("a formula reads only the time t; a force or torque that follows a speed or position is a "
+              "spring-damper's or bushing's damping and stiffness, or an actuator's law (max_velocity)")
 #: names a user may type as a unit ("5*N"): the unknown-name error then says so
 _UNIT_NAMES = {"N", "kN", "mN", "Nm", "Nmm", "mm", "cm", "m", "km", "um", "s", "ms", "min", "h", "kg", "g", "rad",
                "deg", "degree", "degrees", "rpm", "Hz", "W", "kW", "J", "Pa", "MPa", "GPa", "A", "V", "inch", "ft"}
@@ -410,7 +414,7 @@ class _Converter:
             self.fail(f"unknown name '{name}': {_NO_UNITS}", node)
         if name in _TYPOGRAPHIC:
             self.fail(f"unknown name '{name}': write {_TYPOGRAPHIC[name]}", node)
-        self.fail(f"unknown name '{name}'", node)
+        self.fail(f"unknown name '{name}': {_TIME_ONLY}", node)
 
     def _Attribute(self, node: ast.Attribute) -> Node:
         self.np_name(node)

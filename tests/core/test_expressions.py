@@ -329,7 +329,10 @@ def test_huge_integer_literal_is_inf():
     ("if(t; 1)", "if() expects 3 arguments, got 2", 1),
     ("np.round(t; 1; 2)", "np.round() expects 1 or 2 arguments, got 3", 1),
     ("np.round(t; 0.5)", "round(): the number of decimals must be a constant integer", 13),
-    ("x + 1", "unknown name 'x'", 1),
+    # drag typed as a formula of the speed: what reads a speed instead
+    ("100 - 5*v", "unknown name 'v': a formula reads only the time t; a force or torque that follows a speed "
+                  "or position is a spring-damper's or bushing's damping and stiffness, or an actuator's law "
+                  "(max_velocity)", 9),
     ("2 * sin", "'sin' is a function: write sin(...)", 5),
     ("t % 2", "operator '%' is not allowed", 3),
     ("t // 2", "operator '//' is not allowed", 3),
