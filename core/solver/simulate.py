@@ -2035,7 +2035,9 @@ class _Run:
             return cap
 
         while t < t_end:
-            solver = method(self.fun, t, y, t_stop, rtol=s.rtol, atol=self.state_atol(y),
+            # (the work's entry moves on with the run, in place: scipy and LSODA read this array at every step)
+            atol = self.state_atol(y)
+            solver = method(self.fun, t, y, t_stop, rtol=s.rtol, atol=atol,
                             max_step=h_max, first_step=first_step, **extra)
             lsoda_restart = False
             if contacts:
@@ -2111,8 +2113,7 @@ class _Run:
                 self.check_state(solver.t, solver.y)
                 if self.work_state:
                     self.cancelled_work += (solver.t - t_prev) * sysm.supplied_power_cancelled
-                    if isinstance(getattr(solver, "atol", None), np.ndarray):
-                        solver.atol[-1] = self.work_atol()
+                    atol[-1] = self.work_atol()
                 if contacts or newton_rho:
                     if contacts:
                         sysm.contacts.note_accepted(depths)

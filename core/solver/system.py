@@ -374,8 +374,8 @@ class System:
         #: at the last evaluation (:meth:`evaluate`) and over the stepper's last step
         #: (:meth:`velocity_step`): the energy check's balance of a driven run
         self.supplied_power = self.step_supplied_power = 0.0
-        #: W: of the same power's terms (each motion row's, each body's force and torque component's)
-        #: at the last :meth:`_supplied_power`, the magnitudes that cancelled in their sum: the flows to
+        #: W: of the same power's terms (each motion row's, each force's and torque's) at the last
+        #: :meth:`_supplied_power`, the magnitudes that cancelled in their sum: the flows to
         #: whose precision alone the net is known (a motion holding a sled against 1e8 N puts in and
         #: takes out 1e8 W at once, and their net is the drift the tolerances allow times 1e8 N)
         self.supplied_power_cancelled = 0.0
@@ -383,6 +383,10 @@ class System:
         self.track_supplied_power = False
         #: (n + 1, 6) the applied forces' and torques' wrench at the last evaluation of the forces
         self.applied_wrench = None
+        #: W: Σ |F v| of the applied forces and torques, element by element, at that evaluation (a
+        #: driven run's): what cancelled in the wrench's power is cancelled drives' work too (a
+        #: 1e8 N push against an actuator braking with 1e8 N)
+        self.applied_gross_power = 0.0
         #: (springs,) what each spring-damper (N) and torsion spring (N·m), in that order, applied over
         #: the stepper's last step where it took them implicitly, else NaN (see _springs_at_end)
         self.step_springs = np.full(len(cm.springs), np.nan)
@@ -640,6 +644,8 @@ class System:
                 w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.packed, details)
                 act = None
             self.applied_wrench = w
+            if self.track_supplied_power:
+                self.applied_gross_power = float(np.abs(fmag) @ np.abs(self.applied.speeds(B.packed)))
             wrench = add(w)
             if act is not None:
                 b, e, a, c, f0, push = act
@@ -868,7 +874,7 @@ class System:
         if len(self.applied.names):
             n, w = self.n, self.applied_wrench
             power += float(w[:n, :3].ravel() @ u[:3 * n] + w[:n, 3:].ravel() @ u[3 * n:])
-            gross += float(np.abs(w[:n, :3].ravel()) @ np.abs(u[:3 * n]) + np.abs(w[:n, 3:].ravel()) @ np.abs(u[3 * n:]))
+            gross += self.applied_gross_power
         self.supplied_power_cancelled = gross - abs(power)
         return power
 

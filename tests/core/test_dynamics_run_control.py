@@ -1028,3 +1028,21 @@ def test_a_motion_holding_a_sled_against_a_huge_force_runs_fast_and_is_not_calle
     np.testing.assert_allclose(r.com[:, 0, 0], r.t, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(r.motion_effort[1:, 0], 1e8, rtol=1e-7)
 
+
+
+@pytest.mark.parametrize("integrator, most_steps", [("BDF", 80), ("Radau", 50), ("LSODA", 80)])
+def test_a_sled_pushed_against_an_actuator_braking_as_hard_runs_fast(integrator, most_steps):
+    """1e8 N pushes the sled, moving at 1 m/s, against an actuator of F_max = 1 N and v_max = 1e-5 mm/s,
+    which brakes with 1 N · (1 − v / v_max), balancing the push at v = (1e8 + 1) · 1e-5 mm/s =
+    1.00000001 m/s (a decay of F_max/(m v_max) = 1e8 1/s: a stiff model). The two cancel within the
+    body's wrench, so its power is their difference: held to atol 1e-10 J, BDF and Radau did not leave
+    t = 0 (8837 and 2600 steps in 30 s) and LSODA took 2324 steps."""
+    model = sled_held_against(1e8, integrator)
+    brake = Force(name="Brake", body="Sled", frame="S", value="1", actuator=True, max_velocity=1e-5)
+    model = dataclasses.replace(model, motions=(), forces=model.forces + (brake,),
+                                bodies=(dataclasses.replace(model.bodies[0], velocity=(1000.0, 0.0, 0.0)),))
+    r = core.simulate(model)
+    assert r.success, r.message
+    assert r.stats["steps"] <= most_steps
+    np.testing.assert_allclose(r.velocity[1:, 0, 0], 1.00000001, rtol=1e-9)     # after its 1e-8 s transient
+    assert not [w for w in r.warnings if "total energy" in w], r.warnings
