@@ -53,6 +53,12 @@ FIXED_STEP_INTEGRATORS = ("RK4", "stepper")
 #: (docs/solvers.md, "Drift control"), and 20 1/s for the others
 PROJECTED_BAUMGARTE = 2.0
 DEFAULT_BAUMGARTE = 20.0
+#: the automatic rates are those of a mechanism of this size (m) or larger. A smaller one moves
+#: faster (at the same density and gravity its times go as √size), so the rate grows as
+#: √(BAUMGARTE_SIZE / size) to correct the same share of its motion: held at 20 1/s, a parallelogram
+#: of 1.5 mm cranks swapped to its crossed branch at its flat position on LSODA, and one of 0.15 mm
+#: cranks on BDF, silently (each keeps its energy there)
+BAUMGARTE_SIZE = 0.1
 CONTACT_METHODS = ("standard", "fine", "convex_hull", "decimation")
 AXES = ("X", "Y", "Z")
 #: a mass beyond this (kg, the Sun's) is no part's: a unit or an exponent is off (and 1e308 kg
@@ -715,7 +721,8 @@ class SolverSettings:
     of the acceleration-level constraints, None (the default) for automatic: a slow
     2 for RK45 and DOP853, which project every step onto the constraints (a rate of
     20 1/s would make them resolve its 0.05 s transient: up to three times the steps
-    on slow mechanisms), 20 for the others (:meth:`baumgarte_rate`);
+    on slow mechanisms), 20 for the others, both scaled up for mechanisms smaller than
+    100 mm (:meth:`baumgarte_rate`);
     ``regularization`` the β of
     (J M⁻¹ Jᵀ + βI) relative to the matrix's scale; ``projection_tolerance``
     the constraint error at which positions and velocities are projected back
@@ -818,10 +825,11 @@ class SolverSettings:
         dt_out = 1.0 / self.output_rate
         return dt_out / max(1, int(math.ceil(dt_out / self.step - 1e-9)))
 
-    def baumgarte_rate(self) -> float:
+    def baumgarte_rate(self, size: float | None = None) -> float:
         """The Baumgarte rate α (1/s) the run uses: 0 for the stepper, which holds its joints with
         ``erp``; else ``baumgarte``, or when that is None :data:`PROJECTED_BAUMGARTE` for the
-        explicit integrators that project every step and :data:`DEFAULT_BAUMGARTE` for the others."""
+        explicit integrators that project every step and :data:`DEFAULT_BAUMGARTE` for the others,
+        times √(:data:`BAUMGARTE_SIZE` / ``size``) for a mechanism of ``size`` m below it."""
         if self.integrator == "stepper":
             # its frames' velocities lag the motions' targets by half a step by design (they move
             # the bodies over the whole step); a frame's accelerations and efforts would read
@@ -829,7 +837,10 @@ class SolverSettings:
             return 0.0
         if self.baumgarte is not None:
             return self.baumgarte
-        return PROJECTED_BAUMGARTE if self.integrator in SLOW_BAUMGARTE_INTEGRATORS else DEFAULT_BAUMGARTE
+        rate = PROJECTED_BAUMGARTE if self.integrator in SLOW_BAUMGARTE_INTEGRATORS else DEFAULT_BAUMGARTE
+        if size is not None and 0.0 < size < BAUMGARTE_SIZE:
+            rate *= math.sqrt(BAUMGARTE_SIZE / size)
+        return rate
 
 
 # --------------------------------------------------------------------------- the model

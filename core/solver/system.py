@@ -33,7 +33,7 @@ from ..forces.elements import AppliedForces, Bushings, RotationalSprings, Transl
 from ..joints import build_layout
 from ..joints import primitives as prim
 from ..model.compile import CompiledModel
-from ..spatial import cross, skew
+from ..spatial import cross, quat_to_matrix, skew
 from . import schur
 from .rows import AngleRows, JointRows
 
@@ -240,7 +240,7 @@ class System:
         self._I_pair = np.stack([self.I_B, self.I_B_inv], axis=1)  # (n, 2, 3, 3)
         self.gravity = cm.gravity
         s = cm.settings
-        self.alpha = s.baumgarte_rate()
+        self.alpha = s.baumgarte_rate(mechanism_size(cm))
         self.beta = s.regularization
 
         # --- joint coordinates measured by motions, couplers and torsion springs
@@ -1858,6 +1858,21 @@ class System:
             vectors = np.linalg.eigh(A * d[:, None] * d)[1]
         shares = np.max(np.abs(vectors[:, :count]), axis=1)
         return np.flatnonzero(shares > 1e-6)
+
+
+def mechanism_size(cm: CompiledModel) -> float:
+    """The largest extent (m) along a world axis of the moving bodies' centres of mass and the
+    joints' points at t = 0: the length by which the mechanism's own rates go (0 without joints)."""
+    ends = [m for joint in cm.joints for m in (joint["mi"], joint["mj"])]
+    if not ends:
+        return 0.0
+    body = cm.marker_body[ends]
+    moving = body >= 0
+    points = cm.marker_r[ends].copy()      # ground markers are in world coordinates
+    if moving.any():
+        R = quat_to_matrix(cm.q0[body[moving]])
+        points[moving] = cm.x0[body[moving]] + np.einsum("kij,kj->ki", R, points[moving])
+    return float(np.max(np.ptp(np.concatenate([points, cm.x0]), axis=0)))
 
 
 def _solve_regularised(A, R):
