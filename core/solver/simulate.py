@@ -832,8 +832,7 @@ class _Run:
         lies (to :data:`_NEAR_SINGULAR`) in the span of the joints' rows, so that the joints alone
         keep their rank and only the motion asks for a rate they cannot give (not the other motions'
         and couplers' rows: two motions on a gear pair are a contradiction, no dead point)."""
-        J = self.sys.constraint_rows(t, y).J
-        J = J.toarray() if sparse.issparse(J) else np.asarray(J)
+        J = self.sys.rank_scaled(self.sys.constraint_rows(t, y).J)
         tol = _NEAR_SINGULAR * np.linalg.svd(J, compute_uv=False)[0]
         first = self.sys.layout.n_rows
         rank = np.linalg.matrix_rank(J[:first], tol=tol)
@@ -846,8 +845,7 @@ class _Run:
         rows outside the span of the joints' rows (so no dead point) but inside the span of the
         joints' and the other motions' and couplers' rows. Two such drivers whose formulas agree at
         t = 0 (two ramps from rest, say) pass check_consistent_rates and part later."""
-        J = self.sys.constraint_rows(t, y).J
-        J = J.toarray() if sparse.issparse(J) else np.asarray(J)
+        J = self.sys.rank_scaled(self.sys.constraint_rows(t, y).J)
         tol = _NEAR_SINGULAR * np.linalg.svd(J, compute_uv=False)[0]
         first = self.sys.layout.n_rows
         rank_joints = np.linalg.matrix_rank(J[:first], tol=tol)
@@ -893,30 +891,30 @@ class _Run:
         if sysm.sparse:
             return      # a dense SVD of a large model's rows (thousands) would cost more than its start
         rows = sysm.constraint_rows(0.0, y0)
-        J = rows.J.toarray() if sparse.issparse(rows.J) else np.asarray(rows.J)
-        U, sv, Vt = np.linalg.svd(J)
+        U, sv, Vt = np.linalg.svd(sysm.rank_scaled(rows.J))
         rank = int(np.sum(sv > _SINGULAR_START_RANK * sv[0]))
         span, free = U[:, :rank], Vt[rank:]
+        row_scale, column_scale = sysm.rank_row_scale, sysm.rank_column_scale
 
         def outside(g):
             return g - span @ (span.T @ g)
-        gamma = sysm._gamma(rows, y0[sysm.sl_u])
+        gamma = row_scale * sysm._gamma(rows, y0[sysm.sl_u])
         off = outside(gamma)
         if np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(gamma):
             locked = self.motions_at_a_dead_point(0.0, y0)
             if locked:
                 # from rest at a dead point the joints would need a jump in velocity to follow
                 raise SolverError(f"{_built_at_dead_point(locked)} (the joints cannot give the acceleration the "
-                                  f"motion sets at t = 0: short by {np.linalg.norm(off):.3g} m/s² or rad/s²)")
+                                  f"motion sets at t = 0: short by {np.linalg.norm(off / row_scale):.3g} m/s² or rad/s²)")
         B, _, F, _, _ = sysm._state(0.0, y0, False)
         pushed = np.linalg.norm(sysm._minv_dot(B, F.ravel()))
         udot, _, _ = sysm.evaluate(0.0, y0)
         # the part of them the joints allow to first order (a driven double Cardan's, moving at t = 0, has
         # the rows' own γ too): the condition holds for directions along which J u = 0
-        along = free.T @ (free @ udot)
+        along = column_scale * (free.T @ (free @ (udot / column_scale)))
         moving = y0.copy()
         moving[sysm.sl_u] = along
-        quad = sysm.constraint_rows(0.0, moving).quad
+        quad = row_scale * sysm.constraint_rows(0.0, moving).quad
         off = outside(quad)
         # (a rounding of accelerations the joints hold at nought, a shaft on two bearings under its weight:
         # 1e-15 m/s² of 9.81, has no direction)

@@ -56,6 +56,12 @@ _REDUNDANT_SINGULAR = 1e-5
 #: value of 7.7e-5 of the largest, above _REDUNDANT_SINGULAR, while the move's second-order step off
 #: the joints leaves Bricard's 6R linkage, redundant, one of 3.4e-7
 _FREE_MOTION_TURN = 3e-3
+#: J's angular columns carry lengths (a point row's lever, m) where its angle rows and translational
+#: columns carry none, so a rank cut relative to its largest singular value depends on the size: the
+#: rank tests weigh a turn as in the mechanism's copy scaled up to this size (m) when it is smaller.
+#: A chain drawn stretched, 0.3 mm long, read its singular position as a redundancy ("redundant joints
+#: do not quite meet", "1 constraint equation(s) are redundant") where its 300 mm copy read it right
+_RANK_SIZE = 0.1
 #: a motion row's share in a redundancy's direction above which its power takes λ's redundant part
 #: out (find_redundancies): a rounding-level share is 1e-16, a float32 misalignment's 1e-7
 _MOTION_SHARE = 1e-10
@@ -240,7 +246,9 @@ class System:
         self._I_pair = np.stack([self.I_B, self.I_B_inv], axis=1)  # (n, 2, 3, 3)
         self.gravity = cm.gravity
         s = cm.settings
-        self.alpha = s.baumgarte_rate(mechanism_size(cm))
+        size = mechanism_size(cm)
+        self.alpha = s.baumgarte_rate(size)
+        self._rank_lever = _RANK_SIZE / size if 0.0 < size < _RANK_SIZE else 1.0
         self.beta = s.regularization
 
         # --- joint coordinates measured by motions, couplers and torsion springs
@@ -295,6 +303,9 @@ class System:
         self.n_rows = len(self.position_rows)
         self._position_keep = np.flatnonzero(self.position_rows)
         self.row_is_angle = self._row_kinds(cm, kinds)
+        # (rank_scales) a turn weighed by the lever of the mechanism's copy scaled up to _RANK_SIZE
+        self.rank_row_scale = np.where(self.row_is_angle, 1.0 / self._rank_lever, 1.0)
+        self.rank_column_scale = np.concatenate([np.ones(3 * n), np.full(3 * n, self._rank_lever)])
 
         # --- forces
         self.applied = AppliedForces.from_compiled(cm.forces)
@@ -1833,14 +1844,21 @@ class System:
             deficiency = self._block_schur.rank_deficiency(rows.blocks, rel)
             if deficiency is not None:
                 return deficiency
-        J = rows.J
-        Jf = J.toarray() if sparse.issparse(J) else J
+        Jf = self.rank_scaled(rows.J)
         if Jf.size == 0:
             return self.n_rows
         sv = np.linalg.svd(Jf, compute_uv=False)
         top = sv[0] if len(sv) else 0.0
         tol = top * (max(Jf.shape) * np.finfo(float).eps * 1e3 if rel is None else rel)
         return int(self.n_rows - np.sum(sv > tol))
+
+    def rank_scaled(self, J) -> np.ndarray:
+        """J (dense) with its angle rows and angular columns rescaled (rank_row_scale,
+        rank_column_scale) so that its singular values are those of the mechanism scaled up to
+        :data:`_RANK_SIZE` when it is smaller: the rank tests' cuts are relative, and J's angular
+        columns carry lengths. A velocity u of J is rank_column_scale times one of the result."""
+        Jf = J.toarray() if sparse.issparse(J) else np.asarray(J)
+        return Jf * self.rank_row_scale[:Jf.shape[0], None] * self.rank_column_scale
 
     def redundant_rows(self, t, y, count) -> np.ndarray:
         """The constraint rows taking part in ``count`` redundancies at (t, y) (see :meth:`redundancy`):
