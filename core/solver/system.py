@@ -246,7 +246,7 @@ class System:
         self._I_pair = np.stack([self.I_B, self.I_B_inv], axis=1)  # (n, 2, 3, 3)
         self.gravity = cm.gravity
         s = cm.settings
-        size = mechanism_size(cm)
+        self.extent = size = mechanism_size(cm)
         self.alpha = s.baumgarte_rate(size)
         self._rank_lever = _RANK_SIZE / size if 0.0 < size < _RANK_SIZE else 1.0
         self.beta = s.regularization

@@ -426,3 +426,26 @@ def test_the_stepper_damping_a_swing_its_step_is_too_coarse_for_is_warned(step, 
         said = float(re.search(r"fell by up to ([\d.]+) J", fell[0]).group(1))
         e = r.total_energy
         assert abs(said - (e[0] - np.min(e))) < 0.125 * step ** 2 * 5.0 * 9.81 ** 2
+
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3])
+def test_a_slider_drawn_a_twentieth_off_its_rail_is_warned_of_at_any_size(scale):
+    """A block on a prismatic joint along world X, its shoe frame drawn 25 mm (5 % of a 500 mm
+    part) off the rail at full size, 25 um at 1/1000 of it: the assembly moves the block by that
+    much, and the user is told at either size. A move had to pass 0.1 mm to be told whatever the
+    size of the mechanism, and the small one's went unwarned."""
+    root_half = np.sqrt(0.5)
+    along_x = (root_half, 0.0, root_half, 0.0)
+    model = Model(
+        bodies=(Body(name="block", mass=scale ** 3, inertia=(400.0 * scale ** 5,) * 3 + (0, 0, 0)),),
+        frames=(Frame(name="rail", orientation=along_x),
+                Frame(name="shoe", body="block", position=(0.0, 25.0 * scale, 0.0), orientation=along_x)),
+        joints=(Joint(name="guide", type="prismatic", frame_i="rail", frame_j="shoe"),),
+        settings=SolverSettings(end_time=0.1 * np.sqrt(scale), output_rate=100 / np.sqrt(scale),
+                                gravity=(-9810.0, 0.0, 0.0)))
+    r = core.simulate(model)
+    assert r.success, r.message
+    assert r.initial_correction == pytest.approx(25e-3 * scale, rel=1e-9)
+    (told,) = [w for w in r.warnings if "the initial positions were corrected" in w]
+    assert f"moved by {25.0 * scale:.3g} mm" in told, told
