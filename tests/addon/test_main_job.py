@@ -193,6 +193,13 @@ def test_the_tutorials_steps_build_a_pendulum_that_keeps_its_energy(addon, tmp_p
     op = ms.Reports()
     MBD_OT_validate.execute(op, bpy.context)
     assert ("INFO", "Masses: Bar 0.628 kg") in op.reports
+    # the reports the tutorial quotes, as it quotes them (its lines wrapped)
+    from addon.operators import MBD_OT_bake
+    baked = ms.Reports()
+    MBD_OT_bake.execute(baked, bpy.context)
+    tutorial = " ".join((ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8").split())
+    for level, text in op.reports + baked.reports:
+        assert f"`{text}`" in tutorial, text
     (hinge,) = scene.mbd.joints
     assert (hinge.name, hinge.type, hinge.frame_i.name, hinge.frame_j.name) == \
         ("Hinge", "REVOLUTE", "Hinge_World", "Hinge_Bar")
