@@ -49,6 +49,10 @@ def load_model(path: str | os.PathLike) -> spec.Model:
     except OSError as exc:
         raise ModelError([Issue("error", "unreadable-file", str(path), f"cannot read the file: {exc.strerror or exc}")]) from None
     except UnicodeDecodeError as exc:
+        if exc.object.startswith(b"BLENDER") or path.suffix.lower() == ".blend":   # compressed ones: the name
+            raise ModelError([Issue("error", "unreadable-file", str(path), "is a Blender file, not a model file",
+                                    "Run it with tools/simulate_blend.py, or write its model file with the "
+                                    "add-on's Export Model (or simulate_blend.py --model OUT.json).")]) from None
         raise ModelError([Issue("error", "unreadable-file", str(path),
                                 f"is not UTF-8 text (byte {exc.start}); a model file is JSON text",
                                 "Choose the model's .json file.")]) from None

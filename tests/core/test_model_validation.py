@@ -142,6 +142,20 @@ def test_unreadable_file(tmp_path):
         load_model(tmp_path)
 
 
+@pytest.mark.parametrize("header", [b"BLENDER-v500RENDH", b"\x28\xb5\x2f\xfd\x60\x19\x05\xfd"],
+                         ids=["plain", "zstd-compressed"])
+def test_a_blend_file_given_as_a_model_says_how_to_run_it_or_get_its_model(tmp_path, header):
+    """`python -m core simulate scene.blend`: a new user's slip; the core cannot read .blend files."""
+    blend = tmp_path / "scene.blend"
+    blend.write_bytes(header + bytes(range(256)))
+    with pytest.raises(ModelError) as info:
+        load_model(blend)
+    (issue,) = info.value.issues
+    assert issue.code == "unreadable-file"
+    assert str(issue).startswith(f"{blend}: is a Blender file, not a model file")
+    assert "tools/simulate_blend.py" in issue.hint and "Export Model" in issue.hint and "--model" in issue.hint
+
+
 def test_open_mesh_compiles_with_convex_hull_fallback(tmp_path):
     data = json.loads((INVALID / "open_mesh.json").read_text(encoding="utf-8"))
     data["bodies"][0]["mass_fallback"] = "convex_hull"
