@@ -185,7 +185,10 @@ def open_blend(path: Path):
     try:
         run_operator(bpy.ops.wm.open_mainfile, filepath=str(path))
     except RuntimeError as exc:
-        raise BlendError(f"cannot open {path} as a .blend file: {reported(exc)}") from None
+        model_file = path.suffix.lower() == ".json"     # the core's, e.g. examples/*.json
+        raise BlendError(f"cannot open {path} as a .blend file: {reported(exc)}"
+                         + (f"; it is a model file: run it with python -m core simulate {path}" if model_file
+                            else "")) from None
 
 
 def ensure_addon():

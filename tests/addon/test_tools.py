@@ -123,6 +123,15 @@ def test_simulate_blend_says_why_a_file_cannot_be_opened(tmp_path, capsys):
     assert f"simulate_blend: {tmp_path} is a directory, not a .blend file" in capsys.readouterr().err
 
 
+def test_a_model_file_given_to_simulate_blend_is_sent_to_python_m_core(capsys):
+    """A new user's slip the other way round: examples/*.json are the core's model files."""
+    model = ROOT / "examples" / "pendulum.json"
+    assert simulate_blend().main(["simulate_blend.py", str(model)]) == 2
+    assert (f"simulate_blend: cannot open {model} as a .blend file: File format is not supported" in
+            (err := capsys.readouterr().err))
+    assert f"it is a model file: run it with python -m core simulate {model}" in err
+
+
 def test_simulate_blend_writes_the_frames_before_a_failure(addon, tmp_path):
     """The force ramps to 1e300 N from t = 1 s: the run diverges there, after 25 of 49 frames (t = 0..1 s;
     DOP853 shortens the overflowing steps until it cannot, and says it diverged)."""
