@@ -306,7 +306,7 @@ class MBD_PG_solver(PropertyGroup):
 class MBD_PG_display(PropertyGroup):
     show_arrows: BoolProperty(name="Force Arrows", default=True, description="Bake an arrow per force/torque")
     force_scale: FloatProperty(name="Force Arrow (mm/N)", default=1.0, min=0.0)
-    torque_scale: FloatProperty(name="Torque Arrow (mm/N·mm)", default=0.01, min=0.0)
+    torque_scale: FloatProperty(name="Torque Arrow (mm/(N·mm))", default=0.01, min=0.0)
     show_contact_arrows: BoolProperty(
         name="Contact Arrows", default=False,
         description="Bake an orange arrow per contact: the force on Body_I at the contact point, "

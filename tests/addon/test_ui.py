@@ -638,3 +638,11 @@ def test_force_and_contact_fields_carry_the_manuals_names_and_units(addon):
     # the two optimisation options say what they do, as the manual does
     assert "only the finer mesh" in contact["two_sided_penetrator"].description
     assert "96" in contact["candidate_reduction"].description
+
+
+def test_the_arrow_scales_name_their_units_as_the_manual_does(addon):
+    """'mm/N·mm' reads as mm²/N; the arrow is |T| (N·mm) times the scale long, in mm: mm/(N·mm)."""
+    from addon import properties
+    display = properties.MBD_PG_display.bl_rna.properties
+    assert [display[f].name for f in ("force_scale", "torque_scale", "contact_scale")] == [
+        "Force Arrow (mm/N)", "Torque Arrow (mm/(N·mm))", "Contact Arrow (mm/N)"]
