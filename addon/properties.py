@@ -304,6 +304,10 @@ class MBD_PG_solver(PropertyGroup):
 
 
 class MBD_PG_display(PropertyGroup):
+    bake_when_done: BoolProperty(
+        name="Bake When Done", default=False,
+        description="The Simulate button bakes the results as soon as the run ends (as Bake does, with the "
+                    "Solver panel's arrow and telemetry settings)")
     show_arrows: BoolProperty(name="Force Arrows", default=True, description="Bake an arrow per force/torque")
     force_scale: FloatProperty(name="Force Arrow (mm/N)", default=1.0, min=0.0)
     torque_scale: FloatProperty(name="Torque Arrow (mm/(N·mm))", default=0.01, min=0.0)

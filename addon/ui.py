@@ -258,8 +258,10 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         col = layout.column(align=True)
         col.operator("mbd.validate", icon="CHECKMARK")
         row = col.row(align=True)
-        row.operator("mbd.simulate", icon="PLAY")
+        # the scene's checkbox, saved with the .blend, rides on the button; scripts pass bake= themselves
+        row.operator("mbd.simulate", icon="PLAY").bake = scene.mbd.display.bake_when_done
         row.operator("mbd.bake", icon="KEYINGSET")
+        col.prop(scene.mbd.display, "bake_when_done")
         row = col.row(align=True)
         row.operator("mbd.clear", icon="TRASH")
         row.operator("mbd.export_csv", icon="EXPORT")

@@ -227,6 +227,26 @@ def test_bake_when_done(modal):
     assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25
 
 
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_the_panels_bake_when_done_checkbox_rides_on_the_simulate_button(modal, checked):
+    """Bake When Done had no checkbox: only bpy.ops.mbd.simulate('INVOKE_DEFAULT', bake=True) typed
+    in the Python console reached it (Simulate is not an undo step, so no Adjust Last Operation)."""
+    from test_ui import draw_all, operators
+    op, context = modal
+    scene, bob = ms.pendulum()
+    scene.mbd.display.bake_when_done = checked
+    log = draw_all(None)
+    assert ("prop", "bake_when_done") in log
+    assert operators(log, "mbd.simulate") == [{"bake": checked}]
+    op.bake = operators(log, "mbd.simulate")[0]["bake"]    # as Blender does with the button's properties
+    assert op.invoke(context, event("LEFTMOUSE", "PRESS")) == {"RUNNING_MODAL"}
+    assert run_to_end(op, context) == {"FINISHED"}
+    if checked:
+        assert len(ms.fcurves_of(bob)[0].keyframe_points) == 25      # frames 1..25, the scene's range
+    else:
+        assert bob.animation_data is None
+
+
 def test_bake_when_done_refused_by_bake_is_a_report_not_a_traceback(modal):
     """Bake's refusal (here a soloed NLA track) came out of the modal Simulate as bpy.ops'
     RuntimeError: a Python traceback, after the run had finished and its results been kept."""

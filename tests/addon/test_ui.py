@@ -145,6 +145,21 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
         runner.JOBS.clear()
 
 
+def test_bake_when_done_is_a_scene_setting_saved_with_the_blend(addon, tmp_path):
+    scene, bob = ms.pendulum()
+    assert not scene.mbd.display.bake_when_done     # off unless asked: Simulate leaves the scene as it is
+    scene.mbd.display.bake_when_done = True
+    path = tmp_path / "checked.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    assert bpy.context.scene.mbd.display.bake_when_done
+    assert operators(draw_all(None), "mbd.simulate") == [{"bake": True}]
+    # the scripting way is the operator's own option, whatever the checkbox says
+    assert bpy.ops.mbd.simulate(bake=False) == {"FINISHED"}
+    assert bpy.context.scene.objects["Bob"].animation_data is None
+
+
 def test_panel_lists_the_last_problems_and_each_selects_its_object(addon):
     scene, bob = ms.pendulum()
     scene.mbd.joints["Hinge"].frame_i = None
