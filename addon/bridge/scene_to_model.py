@@ -372,8 +372,12 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             out.error(path, f"{label} {obj.name!r} is not in scene {scene.name!r}")
             return None
         if obj.mbd.role != role:
-            out.error(path, f"{label} {obj.name!r} is not marked as a {role.lower()} "
-                            f"(Multibody panel > Object > Role)")
+            # in the panel's words: the Body / Frame buttons of the sidebar's MBD tab set the role,
+            # and one the object cannot take is refused, so then the field wants another object
+            refused = role_refused(obj, role)
+            advice = (f"{refused}: set {label} to a {role.lower()}" if refused else
+                      f"select it and press {role.title()} in the sidebar, tab MBD > Object")
+            out.error(path, f"{label} {obj.name!r} is not marked as a {role.lower()} ({advice})")
             return None
         return obj.name
 
@@ -623,7 +627,8 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             except core.ModelError as exc:
                 out.issues(exc)
     if not bodies and not out.problems:
-        out.problems.append("scene: no object is marked as a body (Multibody panel > Object > Role)")
+        out.problems.append("scene: no object is marked as a body (select the meshes and press Body "
+                            "in the sidebar, tab MBD > Object)")
     if out.problems:
         raise SceneError(out.problems)
     # the core's warnings in the panel's words, the gravity's told where Blender keeps it (they go on

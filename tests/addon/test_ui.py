@@ -54,7 +54,9 @@ class Layout:
         module, name = idname.split(".")
         assert hasattr(getattr(bpy.ops, module), name), idname
         assert icon in bpy.types.UILayout.bl_rna.functions["operator"].parameters["icon"].enum_items, icon
-        return Operator(idname, self.log)
+        button = Operator(idname, self.log)
+        self.log.append(("button", text, button._entry[2]))    # its properties, as set after this call
+        return button
 
     def template_list(self, list_type, list_id, data, name, active_data, active_name, **kwargs):
         assert hasattr(bpy.types, list_type)
@@ -158,6 +160,34 @@ def test_bake_when_done_is_a_scene_setting_saved_with_the_blend(addon, tmp_path)
     # the scripting way is the operator's own option, whatever the checkbox says
     assert bpy.ops.mbd.simulate(bake=False) == {"FINISHED"}
     assert bpy.context.scene.objects["Bob"].animation_data is None
+
+
+def test_not_marked_messages_name_the_buttons_and_tab_the_user_sees(addon):
+    """They pointed to '(Multibody panel > Object > Role)': the tab reads MBD, and no field is
+    labelled Role (the role drop-down is labelled with the object's name)."""
+    from addon import ui
+    scene, bob = ms.pendulum()
+    buttons = {entry[1]: entry[2]["role"] for entry in draw_all(bob) if entry[0] == "button" and "role" in entry[2]}
+    assert (ui._Panel.bl_category, ui.VIEW3D_PT_mbd_object.bl_label) == ("MBD", "Object")
+    assert buttons["Body"] == "BODY" and buttons["Frame"] == "FRAME"
+
+    def problems():
+        with pytest.raises(RuntimeError) as error:
+            bpy.ops.mbd.validate()
+        return str(error.value)
+
+    scene.objects["Bob_pivot"].mbd.role = "NONE"
+    assert "joint 'Hinge': Frame J 'Bob_pivot' is not marked as a frame (select it and press Frame in the " \
+           "sidebar, tab MBD > Object)" in problems()
+    # a mesh cannot be made a frame (its Frame button is refused): the field wants another object
+    scene.objects["Bob_pivot"].mbd.role = "FRAME"
+    scene.mbd.joints["Hinge"].frame_j = bob
+    assert "joint 'Hinge': Frame J 'Bob' is not marked as a frame (a frame must be an empty, this is a mesh " \
+           "object: set Frame J to a frame)" in problems()
+    scene.mbd.joints.clear()
+    bob.mbd.role = "NONE"
+    assert "scene: no object is marked as a body (select the meshes and press Body in the sidebar, tab MBD > " \
+           "Object)" in problems()
 
 
 def test_panel_lists_the_last_problems_and_each_selects_its_object(addon):
