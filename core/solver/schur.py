@@ -111,6 +111,19 @@ def near_null(A, groups):
     return count, vectors[:, :count]
 
 
+def solve_without_null(A, rhs, count, groups):
+    """λ of A λ = rhs (A (m, m) dense, symmetric) with the ``count`` least eigenvectors of A, scaled
+    as :func:`least_norm` scales it, left out of both: the part of rhs that redundant rows cannot
+    meet is not met and gives λ no part along them, whatever their eigenvalue (0, or a float32
+    rounding's 1e-16 to 1e-12 that :func:`solve`'s regularisation and refinement amplify). Only
+    those still below :data:`NEAR_NULL`, as :func:`least_norm` takes them."""
+    As, s = _scaled_by_groups(A, groups)
+    values, vectors = np.linalg.eigh(As)
+    null = int(np.count_nonzero(values[:count] < NEAR_NULL * values[-1]))
+    kept = vectors[:, null:]
+    return kept @ ((kept.T @ (rhs / s)) / values[null:]) / s
+
+
 def least_norm(A, lam, count, groups):
     """λ (..., m) with its part along the ``count`` least eigenvectors of the scaled
     A = J M⁻¹ Jᵀ (..., m, m; dense) removed: the multipliers of redundant rows with the same net
