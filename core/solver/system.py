@@ -306,6 +306,9 @@ class System:
         # (rank_scales) a turn weighed by the lever of the mechanism's copy scaled up to _RANK_SIZE
         self.rank_row_scale = np.where(self.row_is_angle, 1.0 / self._rank_lever, 1.0)
         self.rank_column_scale = np.concatenate([np.ones(3 * n), np.full(3 * n, self._rank_lever)])
+        # the same on the sparse path's per-body blocks (columns v then ω); the row scale cancels in the
+        # Gram matrix with unit diagonal that path takes the rank of
+        self._rank_block_scale = np.repeat([1.0, self._rank_lever], 3)
 
         # --- forces
         self.applied = AppliedForces.from_compiled(cm.forces)
@@ -1848,12 +1851,12 @@ class System:
         """Number of redundant constraint rows at (t, y): rows − rank(J), a singular value below
         ``rel`` of the largest counting as zero (None: rounding level). Models on the sparse path
         take the eigenvalues of J Jᵀ with unit diagonal instead of J's singular values
-        (:meth:`.schur.BlockSchur.rank_deficiency`)."""
+        (:meth:`.schur.BlockSchur.rank_deficiency`); either weighs a turn as :meth:`rank_scaled`."""
         if not self.n_rows:
             return 0
         rows = self.constraint_rows(t, y)
         if self.sparse:
-            deficiency = self._block_schur.rank_deficiency(rows.blocks, rel)
+            deficiency = self._block_schur.rank_deficiency(rows.blocks * self._rank_block_scale, rel)
             if deficiency is not None:
                 return deficiency
         Jf = self.rank_scaled(rows.J)
@@ -1879,9 +1882,13 @@ class System:
         :meth:`.schur.BlockSchur.least_gram_eigenvectors`). Their reactions split among them in no
         unique way."""
         rows = self.constraint_rows(t, y)
-        vectors = self._block_schur.least_gram_eigenvectors(rows.blocks, count) if self.sparse else None
+        vectors = (self._block_schur.least_gram_eigenvectors(rows.blocks * self._rank_block_scale, count)
+                   if self.sparse else None)
         if vectors is None:
+            # a turn weighed as rank_scaled does (its row scale cancels with the unit diagonal), a
+            # sparse J kept sparse: its m x 6n dense copy would outweigh the m x m product
             J = rows.J
+            J = J @ sparse.diags(self.rank_column_scale) if sparse.issparse(J) else J * self.rank_column_scale
             A = (J @ J.T).toarray() if sparse.issparse(J) else J @ J.T
             diag = np.diagonal(A)
             d = 1.0 / np.sqrt(np.maximum(diag, 1e-300))

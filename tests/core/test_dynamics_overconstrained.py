@@ -640,6 +640,27 @@ def test_a_chain_drawn_stretched_is_at_a_singular_position_at_any_size(scale):
     assert any("built at a singular position" in w for w in res.warnings), res.warnings
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e-3])
+def test_a_long_chain_drawn_stretched_on_the_sparse_path_is_at_a_singular_position_at_any_size(scale, monkeypatch):
+    """Twelve 100 mm bars on spherical joints between two ground points, drawn stretched a hair past
+    their reach, on the sparse path (forced), whose rank test takes J's blocks: at full size (1.2 m)
+    and at 1/1000 (1.2 mm) a singular position, not a redundancy. The blocks' angular columns carry
+    the bars' lengths, so the 1.2 mm chain read "1 constraint equation(s) are redundant" where the
+    dense path and the full-size chain read the singular position."""
+    from core.solver import schur
+    monkeypatch.setattr(schur, "SPARSE_ABOVE", 0)
+    bars = tuple((f"L{k}", (100 * k, 0, 0), (100 * (k + 1), 0, 0)) for k in range(12))
+    joints = (("G1", "spherical", None, "L0", (0, 0, 0), (0, 0, 0), (0, 0, 1)),
+              *((f"K{k}", "spherical", f"L{k - 1}", f"L{k}", (100 * k, 0, 0), (100 * k, 0, 0), (0, 0, 1))
+                for k in range(1, 12)),
+              ("G2", "spherical", "L11", None, (1200, 0, 0), (1200 + 0.5e-3, 0, 0), (0, 0, 1)))
+    res = core.simulate(_tilted_linkage(bars, joints, scale))
+    assert res.status == "success", res.message
+    assert res.redundant_constraints == 0
+    assert not any("redundant joints" in w or "are redundant" in w for w in res.warnings), res.warnings
+    assert any("built at a singular position" in w for w in res.warnings), res.warnings
+
+
 def test_a_chain_drawn_stretched_a_hair_past_its_reach_is_at_a_singular_position_not_redundant():
     """0.5 µm past its reach (within the 1e-6 m projection tolerance) the chain cannot close and is
     taken as built, but it has no redundancy: it read "redundant joints do not quite meet (by
