@@ -85,6 +85,9 @@ class ContactSet:
         bi, bj, reach, band = [], [], [], []
         #: per pair, the (R, x) of each side that is a fixed body (None: a moving body)
         self.fixed: list[tuple] = []
+        #: per pair, (name, thickness m) of the thinner body where it narrowed the band below
+        #: DEPTH_LIMIT_MIN (None: it did not)
+        self.thin: list[tuple | None] = []
         for c in cm.model.contacts:
             geoms, fixed = [], []
             for body in (c.body_i, c.body_j):
@@ -114,13 +117,17 @@ class ContactSet:
                         "bodies."))
             pair = ContactPair(geoms[0], geoms[1], ContactParams.from_spec(c), names=(c.body_i, c.body_j))
             thin = min(geoms, key=lambda g: g.thickness)
-            # the band is max_penetration's doing where it is above the band's floor (DEPTH_LIMIT_MIN)
+            # the band is max_penetration's doing where it is above the band's floor
             set_by_user = (pair.depth_limit <= DEPTH_LIMIT_FACTOR * pair.params.max_penetration
-                           and DEPTH_LIMIT_FACTOR * pair.params.max_penetration > DEPTH_LIMIT_MIN)
+                           and DEPTH_LIMIT_FACTOR * pair.params.max_penetration
+                           > pair.params.depth_floor(thin.thickness))
             body = (c.body_i, c.body_j)[geoms.index(thin)]
+            # a part thinner than 2 mm narrows the band below DEPTH_LIMIT_MIN: told of only if the
+            # contact's depths come near it (issues)
+            self.thin.append((body, thin.thickness) if pair.params.depth_limit is None
+                             and pair.depth_limit < DEPTH_LIMIT_MIN else None)
             if pair.depth_limit > 0.5 * thin.thickness and not set_by_user:
-                # the band's floor (not max_penetration) is past half the part: a 0.4 mm sheet let a
-                # ball pressed 0.3 mm deep through, and a smaller max_penetration changed nothing
+                # the band's floor (not max_penetration) is past half a part with no thickness
                 self.issues.append(Issue(
                     "warning", "contact-part-too-thin", f"contact '{c.name}'",
                     f"body '{body}' is {thin.thickness * 1e3:.4g} mm thick, and the contact's depth band is at "
@@ -640,6 +647,16 @@ class ContactSet:
                     f"{band * 1e3:.3g} mm depth band; vertices deeper than the band get no force, so the "
                     "parts may have passed through each other",
                     "Place the parts so that they just touch at the start."))
+            elif deepest > 0.9 * band and c not in self.jumps and self.thin[c]:
+                body, thickness = self.thin[c]
+                out.append(Issue(
+                    "warning", "contact-part-too-thin", f"contact '{name}'",
+                    f"the penetration reached {deepest * 1e3:.3g} mm of the {band * 1e3:.3g} mm depth band, "
+                    f"narrowed below {DEPTH_LIMIT_MIN * 1e3:.3g} mm by body '{body}', {thickness * 1e3:.4g} mm "
+                    "thick (a vertex past its middle is nearer its far side, which would push it through); "
+                    "vertices deeper than the band get no force, so the parts may have passed through each other",
+                    "Use a stiffer contact so that the parts press in less, or give the part a thickness of at "
+                    "least 2 mm (contacts use the surface only, so a thicker ground costs nothing)."))
             elif deepest > 0.9 * band and c not in self.jumps:     # (that warning says more)
                 out.append(Issue(
                     "warning", "contact-too-deep", f"contact '{name}'",

@@ -6,6 +6,8 @@ a box (F = k δ^e), a flat face resting on a plane (every bottom vertex at
 the same depth), a sphere sliding or spinning on the plane (the slip
 velocity at the contact point is known).
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -312,6 +314,10 @@ def test_params_from_user_units_and_validation():
     assert p.depth_band() == pytest.approx(5e-4)           # max(5 δ_max, 0.5 mm)
     assert p.depth_band(0.01) == pytest.approx(1e-3)       # 0.1 x a 10 mm plate
     assert params(depth_limit=2e-3).depth_band(0.01) == 2e-3
+    # the 0.5 mm floor is at most a quarter of a part thinner than 2 mm, inside its half
+    fine = replace(p, max_penetration=1e-5)
+    assert fine.depth_band(2e-3) == pytest.approx(5e-4) and fine.depth_band(5e-3) == pytest.approx(5e-4)
+    assert fine.depth_band(0.4e-3) == pytest.approx(1e-4) and fine.depth_band(0.5e-3) == pytest.approx(1.25e-4)
     assert not p.candidate_reduction and p.friction
     with pytest.raises(ValueError, match="k"):
         params(k=-1.0)
