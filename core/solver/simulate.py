@@ -1350,6 +1350,7 @@ class _Run:
                 # joints a hair apart that cannot all close: within what the run holds joints to, they
                 # are taken as built, rather than refused or left to fight each other through the reactions
                 ok = True
+                small = _small_mechanism_tolerances(sysm, self.s, whole_length)  # (a gap in rad is alike at any size)
                 if singular_joints:
                     # no redundancy: joints that meet only at a singular position (a chain stretched
                     # straight) built a hair past their reach
@@ -1359,7 +1360,7 @@ class _Run:
                         f"{singular_joints} lose a degree of freedom, and they do not quite meet at t = 0 ({gap}): "
                         "taken as built. They are not redundant: they are a hair past their reach",
                         "Draw the mechanism a little away from the singular position (a chain bent, not straight), "
-                        "or place the joint frames so that they meet."))
+                        "or place the joint frames so that they meet." + small))
                 else:
                     # redundant joints (a tilted shaft's two bearings, 1e-5 mm off line from float32 object
                     # transforms; the stepper read 8 kN on a 1 kg shaft's bearings when they fought). A
@@ -1373,7 +1374,7 @@ class _Run:
                         "shaft on two hinges 1e-7 rad apart: 4.905 N each); how rigid redundant joints share a "
                         "load is not unique, and the reported split is the least one",
                         "To size each joint for a definite share, keep one joint and replace the others by joints "
-                        "that constrain less, or give the parts compliance (bushings)."))
+                        "that constrain less, or give the parts compliance (bushings)." + small))
         if not ok:
             clashing = self.drivers_in_conflict(0.0, y0)
             hint = (f"{', '.join(clashing)} set the same degree of freedom of the mechanism and start at values "
@@ -2897,6 +2898,27 @@ def _energy_scale(out, T) -> float:
 
 #: a correction's move (m) and turn (°) below which its message leaves it out
 _SHOWN_MOVE, _SHOWN_TURN = 1e-9, 1e-6
+
+
+def _small_mechanism_tolerances(sysm: System, settings, gap) -> str:
+    """Advice to a mechanism smaller than :data:`_LARGE_CORRECTION_SIZE` whose joints' ``gap`` (m)
+    was taken as built where its copy at that size would have been refused: projection_tolerance
+    and atol are absolute (SI), so their defaults hold it that much looser (a 2 mm shaft's bearings
+    1 um apart were taken as built, its 200 mm copy's 0.1 mm refused); "" otherwise, or when the
+    settings are already the defaults scaled to its size."""
+    size = sysm.extent
+    if not 0.0 < size < _LARGE_CORRECTION_SIZE:
+        return ""
+    share = size / _LARGE_CORRECTION_SIZE
+    default = spec.SolverSettings()
+    projection, atol = default.projection_tolerance * share, default.atol * share
+    if gap <= projection or (settings.projection_tolerance <= projection and settings.atol <= atol):
+        return ""
+    copy = f"its copy scaled to {_LARGE_CORRECTION_SIZE * 1e3:.0f} mm"
+    return (f" projection_tolerance ({settings.projection_tolerance:.3g} m) and atol ({settings.atol:.3g}) are "
+            f"absolute (SI), and the mechanism is {size * 1e3:.3g} mm across: {copy}, {gap / share * 1e3:.3g} mm "
+            f"apart, would be refused by the defaults. Lower them to {projection:.2g} m and {atol:.2g} (the defaults "
+            f"times its size over {_LARGE_CORRECTION_SIZE * 1e3:.0f} mm) to hold it as the defaults hold that copy.")
 
 
 def _moves(sysm: System, before, after) -> str:

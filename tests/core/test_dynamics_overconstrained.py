@@ -153,6 +153,45 @@ def test_a_planar_linkage_with_hinge_axes_drawn_a_float32_rounding_apart_runs_on
         assert res.constraint_error.max() < 1e-6 and res.constraint_error_angle.max() < 1e-6
 
 
+def _scaled_shaft(scale, offset):
+    """The shaft on two bearings below, every length times ``scale`` (masses as scale³), the second
+    bearing ``offset`` mm (before scaling) off the first's line."""
+    z_along_x = tuple(_axis_quat((1.0, 0.0, 0.0)))
+    frames = (Frame(name="B1.i", position=(0.0, 0.0, 0.0), orientation=z_along_x),
+              Frame(name="B1.j", body="Shaft", position=(-100.0 * scale, 0.0, 0.0), orientation=z_along_x),
+              Frame(name="B2.i", position=(200.0 * scale, offset * scale, 0.0), orientation=z_along_x),
+              Frame(name="B2.j", body="Shaft", position=(100.0 * scale, 0.0, 0.0), orientation=z_along_x))
+    return Model(bodies=(Body(name="Shaft", mass=scale ** 3, position=(100.0 * scale, 0.0, 0.0),
+                              inertia=tuple(scale ** 5 * np.array([100.0, 4000.0, 4000.0, 0, 0, 0]))),),
+                 frames=frames,
+                 joints=(Joint(name="B1", type="revolute", frame_i="B1.i", frame_j="B1.j"),
+                         Joint(name="B2", type="revolute", frame_i="B2.i", frame_j="B2.j")),
+                 settings=SolverSettings(end_time=0.01, output_rate=100))
+
+
+def test_a_small_shaft_taken_as_built_where_its_large_copy_is_refused_is_told_what_to_lower():
+    """The 200 mm shaft's bearings 0.1 mm off line are refused (past the 1e-6 m projection tolerance);
+    its 2 mm copy's, 1 um off, were taken as built with no word that the absolute tolerance holds it
+    a hundred times looser. It is told to lower projection_tolerance and atol to the defaults times
+    2 mm / 100 mm, and so lowered it is refused as its copy is. A 2 mm shaft 1e-5 mm off, which
+    its copy would have taken too, is not told."""
+    from dataclasses import replace
+    with pytest.raises(core.SolverError, match="cannot be assembled"):
+        core.simulate(_scaled_shaft(1.0, 0.1))
+    small = _scaled_shaft(0.01, 0.1)
+    res = core.simulate(small)
+    assert res.status == "success", res.message
+    (told,) = [w for w in res.warnings if "redundant joints do not quite meet" in w]
+    assert ("projection_tolerance (1e-06 m) and atol (1e-10) are absolute (SI), and the mechanism is 2 mm across: "
+            "its copy scaled to 100 mm, 0.05 mm apart, would be refused by the defaults. Lower them to 2e-08 m "
+            "and 2e-12") in told, told
+    with pytest.raises(core.SolverError, match="cannot be assembled"):
+        core.simulate(replace(small, settings=replace(small.settings, projection_tolerance=2e-8, atol=2e-12)))
+    hair = core.simulate(_scaled_shaft(0.01, 1e-3))
+    (told,) = [w for w in hair.warnings if "redundant joints do not quite meet" in w]
+    assert "projection_tolerance" not in told, told
+
+
 def test_a_shaft_on_two_bearings_a_float32_rounding_off_line_assembles_and_shares_its_weight():
     """A 1 kg shaft along world X on two hinges 200 mm apart, spun at 10 rad/s under gravity, the
     second bearing 1e-5 mm off the first's line: what float32 transforms leave of a tilted shaft
