@@ -139,14 +139,16 @@ class AppliedForces:
         """(k,) actuators without braking: they push nothing beyond v_max."""
         return self.actuator & ~self.braking
 
-    def evaluate(self, t, packed, details=True, lines=False):
+    def evaluate(self, t, packed, details=True, lines=False, power=False):
         """Generalized forces and per-element outputs.
 
         ``packed`` (n+1, 22): the bodies' packed arrays (see :class:`core.solver.system.Bodies`),
         or (T, n+1, 22) for a batch of T states, with t a scalar or (T,); every result then
         carries the leading axis. Returns ``(wrench (n+1, 6), magnitude (k,), vector (k, 3),
-        point (k, 3), power (k,))``, the last three None unless ``details``; with ``lines`` (one
-        state) also the actuators' lines of action (:meth:`_actuator_lines`).
+        point (k, 3), power (k,))``, the last three None unless ``details``, the power also with
+        ``power`` (a driven run's gross power sums it from the speeds found here, no second
+        pass); with ``lines`` (one state) also the actuators' lines of action
+        (:meth:`_actuator_lines`).
 
         Per element, G = [d, r × d] for a force along d applied at arm r, [0, d] for a torque:
         the wrench per unit of magnitude and, dotted with the body's (v, ω), the speed along d.
@@ -164,7 +166,7 @@ class AppliedForces:
         if lead and np.ndim(t) == 0:
             value = np.broadcast_to(value, lead + value.shape)
         speed = None
-        if len(self._actuators) or details or lines:
+        if len(self._actuators) or details or lines or power:
             speed = _dot(G, Z[..., 3:9])
         if len(self._actuators):
             # an actuator's characteristic falls with the speed in the sense it pushes: a
@@ -178,8 +180,8 @@ class AppliedForces:
         else:
             magnitude = value
         wrench = scatter(n, self.body, G * magnitude[..., None])
-        out = (wrench, magnitude) + ((magnitude[..., None] * Grd[..., 6:9], Z[..., 0:3] + Grd[..., 9:],
-                                      magnitude * speed) if details else (None, None, None))
+        vector_point = (magnitude[..., None] * Grd[..., 6:9], Z[..., 0:3] + Grd[..., 9:]) if details else (None, None)
+        out = (wrench, magnitude) + vector_point + (magnitude * speed if details or power else None,)
         if lines:
             return out + (self._actuator_lines(G, value, speed),)
         return out

@@ -655,14 +655,16 @@ class System:
         def add(w):
             return w if wrench is None else wrench + w
         if len(self.applied.names):
+            gross = self.track_supplied_power     # the elements' powers, for their gross sum
             if lines is not None and actuator_lines:   # judged every step: F_max follows its formula
-                w, fmag, fvec, fpoint, fpower, act = self.applied.evaluate(t, B.packed, details, lines=True)
+                w, fmag, fvec, fpoint, fpower, act = self.applied.evaluate(t, B.packed, details, lines=True,
+                                                                           power=gross)
             else:
-                w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.packed, details)
+                w, fmag, fvec, fpoint, fpower = self.applied.evaluate(t, B.packed, details, power=gross)
                 act = None
             self.applied_wrench = w
-            if self.track_supplied_power:
-                self.applied_gross_power = float(np.abs(fmag) @ np.abs(self.applied.speeds(B.packed)))
+            if gross:
+                self.applied_gross_power = float(np.sum(np.abs(fpower)))
             wrench = add(w)
             if act is not None:
                 b, e, a, c, f0, push = act

@@ -109,6 +109,37 @@ def test_torque_about_a_frame_axis_in_n_mm(direction):
     np.testing.assert_allclose(r.velocity[:, 0], 0.0, rtol=0, atol=1e-12)
 
 
+def test_a_driven_runs_gross_power_is_each_forces_own_power_from_one_pass(monkeypatch):
+    """A 2 kg body sliding at 300 mm/s along X and spinning at 3 rad/s about Z, pushed with +5 N and
+    −5 N along X and turned by 2000 N·mm about Z: the forces' powers are +1.5, −1.5 and 6 W, so a
+    driven run's net power is 6 W and its gross Σ|F v| 9 W, the 3 W that cancelled. The speeds
+    along the forces are those the forces' evaluation found (a second pass over them cost 2.7 % of
+    a 40-body run)."""
+    from core.forces.elements import AppliedForces
+    from core.model.compile import compile_model
+    from core.solver.system import System
+    push = dict(body="b", frame="c", axis="X", direction="space_fixed")
+    model = Model(bodies=(Body(name="b", mass=2.0, inertia=(1e4, 1e4, 1e4, 0, 0, 0), velocity=(300, 0, 0),
+                               angular_velocity=(0, 0, 3)),),
+                  frames=(Frame(name="c", body="b"),),
+                  forces=(Force(name="ahead", value="5", **push), Force(name="back", value="-5", **push),
+                          Force(name="turn", type="torque", body="b", frame="c", value="2000", axis="Z")),
+                  settings=settings(1.0))
+    system = System(compile_model(model))
+    system.track_supplied_power = True      # as a driven run sets it
+    monkeypatch.setattr(AppliedForces, "speeds", lambda *a: pytest.fail("the speeds taken a second time"))
+    y = system.project_start()[0]
+    system.rhs(0.0, np.append(y, 0.0))
+    assert system.supplied_power == pytest.approx(6.0, rel=1e-12)
+    assert system.applied_gross_power == pytest.approx(9.0, rel=1e-12)
+    assert system.supplied_power_cancelled == pytest.approx(3.0, rel=1e-12)
+    B = system._state(0.0, y, False)[0]
+    # the powers without the per-element details, as those details give them
+    _, _, vector, point, power = system.applied.evaluate(0.0, B.packed, details=False, power=True)
+    assert vector is None and point is None
+    np.testing.assert_allclose(power, [1.5, -1.5, 6.0], rtol=1e-12)
+
+
 def test_force_formula_of_time():
     """value = "10*t" N (space fixed: the torque below turns the body) on 2 kg from rest:
     x = 10 t³ / (6 m); "-500*step(t; 0; 0; 1; 1)"
