@@ -299,7 +299,9 @@ class MBD_OT_simulate(bpy.types.Operator):
     bl_label = "Simulate"
     bl_options = {"REGISTER"}
 
-    bake: BoolProperty(name="Bake When Done", default=False)
+    # not remembered: Blender fills an unset option (F3 search, a shortcut) from the last call, so one
+    # Bake When Done run would make every later plain Simulate bake; the panel's button always sets it
+    bake: BoolProperty(name="Bake When Done", default=False, options={"SKIP_SAVE"})
 
     _timer = None
     _scene_key = None

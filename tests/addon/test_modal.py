@@ -247,6 +247,18 @@ def test_the_panels_bake_when_done_checkbox_rides_on_the_simulate_button(modal, 
         assert bob.animation_data is None
 
 
+def test_a_simulate_that_baked_once_does_not_bake_when_next_called_without_bake(addon):
+    """Blender fills the options a call leaves unset (F3 search, a shortcut) with those of the last
+    call from the interface: after one Bake When Done run every plain Simulate baked too, keying
+    the scene unasked. Called with undo as the interface calls (not nested in a script's call,
+    whose options Blender neither keeps nor fills)."""
+    scene, bob = ms.pendulum()
+    assert bpy.ops.mbd.simulate("EXEC_DEFAULT", True, bake=True) == {"FINISHED"}
+    assert bpy.ops.mbd.clear() == {"FINISHED"} and bob.animation_data is None
+    assert bpy.ops.mbd.simulate("EXEC_DEFAULT", True) == {"FINISHED"}
+    assert bob.animation_data is None
+
+
 def test_bake_when_done_refused_by_bake_is_a_report_not_a_traceback(modal):
     """Bake's refusal (here a soloed NLA track) came out of the modal Simulate as bpy.ops'
     RuntimeError: a Python traceback, after the run had finished and its results been kept."""
