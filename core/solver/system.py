@@ -48,20 +48,19 @@ _PROJECTION_CONVERGED = 1e-12
 #: a singular value of J below this share of the largest bounds the rows' redundancies (find_redundancies):
 #: joints a float32 rounding out of line leave one about a tenth of their angle apart (a four-bar with
 #: a hinge 1e-7 rad off: 8.6e-9; 5e-6 rad off, the projection tolerance's 1e-6 m over 0.2 m: 4.3e-7),
-#: while an open chain of n hinged links, sound, has one of about 33/n² (600 links: 9.7e-5, which
-#: 1e-4 took for a redundancy and the chain was reported as redundant)
+#: while an open chain of n hinged links, sound, has one of about 7.6/n² (_RANK_LEVERS; 600 links:
+#: 2.4e-5; 1e-4 took one of 9.7e-5 for a redundancy and the chain was reported as redundant)
 _REDUNDANT_SINGULAR = 1e-5
 #: the largest turn (rad) by which find_redundancies moves a mechanism along its free motion to tell
 #: a redundancy from a singular position: two bars drawn stretched straight regain a least singular
-#: value of 7.7e-5 of the largest, above _REDUNDANT_SINGULAR, while the move's second-order step off
-#: the joints leaves Bricard's 6R linkage, redundant, one of 3.4e-7
+#: value of 6.1e-5 of the largest, above _REDUNDANT_SINGULAR, while the move's second-order step off
+#: the joints leaves Bricard's 6R linkage, redundant, one of 1.1e-7
 _FREE_MOTION_TURN = 3e-3
-#: J's angular columns carry lengths (a point row's lever, m) where its angle rows and translational
-#: columns carry none, so a rank cut relative to its largest singular value depends on the size: the
-#: rank tests weigh a turn as in the mechanism's copy scaled up to this size (m) when it is smaller.
-#: A chain drawn stretched, 0.3 mm long, read its singular position as a redundancy ("redundant joints
-#: do not quite meet", "1 constraint equation(s) are redundant") where its 300 mm copy read it right
-_RANK_SIZE = 0.1
+#: the rank tests weigh a turn by this many of the links' lever (link_lever): a long chain's least
+#: singular value falls as 1/n² and grows with the weight, 0.76 w/n² of the largest (600 links: 2.4e-5
+#: here), where the one a chain drawn stretched regains a hair along its free motion falls with it,
+#: 7e-4/w at any length (7e-5 here), both against _REDUNDANT_SINGULAR
+_RANK_LEVERS = 10.0
 #: a motion row's share in a redundancy's direction above which its power takes λ's redundant part
 #: out (find_redundancies): a rounding-level share is 1e-16, a float32 misalignment's 1e-7
 _MOTION_SHARE = 1e-10
@@ -248,7 +247,8 @@ class System:
         s = cm.settings
         self.extent = size = mechanism_size(cm)
         self.alpha = s.baumgarte_rate(size)
-        self._rank_lever = _RANK_SIZE / size if 0.0 < size < _RANK_SIZE else 1.0
+        lever = link_lever(cm)
+        self._rank_lever = 1.0 / (_RANK_LEVERS * lever) if lever > 0.0 else 1.0
         self.beta = s.regularization
 
         # --- joint coordinates measured by motions, couplers and torsion springs
@@ -303,7 +303,8 @@ class System:
         self.n_rows = len(self.position_rows)
         self._position_keep = np.flatnonzero(self.position_rows)
         self.row_is_angle = self._row_kinds(cm, kinds)
-        # (rank_scales) a turn weighed by the lever of the mechanism's copy scaled up to _RANK_SIZE
+        # (rank_scales) a turn weighed by the links' lever (link_lever), so that J's entries are ratios,
+        # the same at any size
         self.rank_row_scale = np.where(self.row_is_angle, 1.0 / self._rank_lever, 1.0)
         self.rank_column_scale = np.concatenate([np.ones(3 * n), np.full(3 * n, self._rank_lever)])
         # the same on the sparse path's per-body blocks (columns v then ω); the row scale cancels in the
@@ -1871,9 +1872,10 @@ class System:
 
     def rank_scaled(self, J) -> np.ndarray:
         """J (dense) with its angle rows and angular columns rescaled (rank_row_scale,
-        rank_column_scale) so that its singular values are those of the mechanism scaled up to
-        :data:`_RANK_SIZE` when it is smaller: the rank tests' cuts are relative, and J's angular
-        columns carry lengths. A velocity u of J is rank_column_scale times one of the result."""
+        rank_column_scale) so that a turn is weighed by the links' lever (:func:`link_lever`, times
+        :data:`_RANK_LEVERS`): the rank tests' cuts are relative, and J's angular columns carry
+        lengths, so its singular values are then those of any copy of the mechanism at another size. A velocity u of J is
+        rank_column_scale times one of the result."""
         Jf = J.toarray() if sparse.issparse(J) else np.asarray(J)
         return Jf * self.rank_row_scale[:Jf.shape[0], None] * self.rank_column_scale
 
@@ -1918,6 +1920,26 @@ def mechanism_size(cm: CompiledModel) -> float:
         points[moving] = cm.x0[body[moving]] + np.einsum("kij,kj->ki", R, points[moving])
     gyration = np.sqrt(np.trace(cm.inertia_B, axis1=1, axis2=2) / cm.mass)
     return float(max(np.max(np.ptp(np.concatenate([points, cm.x0]), axis=0)), np.max(gyration)))
+
+
+def link_lever(cm: CompiledModel) -> float:
+    """The links' lever (m) by which the rank tests weigh a turn: the median over the moving bodies
+    a joint holds of their RMS distance from their centre of mass to their joints' points, or of
+    their radius of gyration when larger (a wheel hinged at its centre); 0 without such bodies.
+    The mechanism's extent is not it: 25 bars on spherical joints drawn stretched between ground
+    points, a row lost at that singular position only, read "1 constraint equation(s) are
+    redundant" at 300 mm and 25 mm, where at 2.5 m they read the singular position."""
+    ends = np.array([m for joint in cm.joints for m in (joint["mi"], joint["mj"])], int)
+    body = cm.marker_body[ends] if len(ends) else ends
+    held = body >= 0
+    if not held.any():
+        return 0.0
+    squared = np.sum(cm.marker_r[ends[held]] ** 2, axis=1)
+    summed = np.bincount(body[held], weights=squared, minlength=cm.n_bodies)
+    count = np.bincount(body[held], minlength=cm.n_bodies)
+    bodies = np.flatnonzero(count)
+    gyration = np.sqrt(np.trace(cm.inertia_B[bodies], axis1=1, axis2=2) / cm.mass[bodies])
+    return float(np.median(np.maximum(np.sqrt(summed[bodies] / count[bodies]), gyration)))
 
 
 def _solve_regularised(A, R):

@@ -421,7 +421,7 @@ def test_a_four_bar_with_one_hinge_a_float32_rounding_out_of_line_assembles_with
 def test_a_long_open_chain_has_no_redundancy_and_hangs_on_the_weight_below_each_hinge():
     """600 links of 50 mm hanging in a line from a hinge each (gravity along the chain): an open
     chain holds nothing twice, and each hinge carries the weight of the links below it. A long
-    chain's J has a singular value of about 33/n² of its largest (9.7e-5 here) and its J M⁻¹ Jᵀ
+    chain's J has a singular value of about 7.6/n² of its largest (2.4e-5 here) and its J M⁻¹ Jᵀ
     a far smaller eigenvalue, nothing like a redundancy: the count read 1 ("1 constraint equation(s)
     are redundant"), and finding it took 12 s of a 1 s run."""
     n, link, side, density = 600, 50.0, 5.0, 7800.0
@@ -668,9 +668,9 @@ def _stretched_chain(past_reach, scale=1.0):
 def test_a_long_small_chain_has_the_same_rank_on_the_sparse_path_as_on_the_dense_one():
     """25 bars of 100 mm on spherical joints between two ground points, drawn stretched a hair past
     their reach, at 1/10,000 of that (0.25 mm): large enough for the sparse path (75 rows on 150
-    freedoms), whose rank test reads the eigenvalues of J Jᵀ. The dense path weighs a turn as in the
-    mechanism's 100 mm copy; the sparse path did not, and counted 3 rows lost at the singular
-    position where the dense SVD counts the 1 the stretched chain loses."""
+    freedoms), whose rank test reads the eigenvalues of J Jᵀ. The dense path weighs a turn by the
+    links' lever; the sparse path did not, and counted 3 rows lost at the singular position where
+    the dense SVD counts the 1 the stretched chain loses."""
     from importlib import import_module
     compile_model = import_module("core.model.compile").compile_model
     System = import_module("core.solver.system").System
@@ -686,6 +686,25 @@ def test_a_long_small_chain_has_the_same_rank_on_the_sparse_path_as_on_the_dense
     assert on_the_band == system.redundancy(0.0, system.y0, rel=1e-5) == 1
 
 
+
+@pytest.mark.parametrize("length_mm", [2500.0, 300.0, 25.0])
+def test_a_chain_of_25_bars_drawn_stretched_is_at_a_singular_position_at_any_size(length_mm):
+    """25 bars on spherical joints between two ground points, drawn stretched a hair past their reach
+    (0.5 um per 100 mm of bar), 2.5 m, 300 mm and 25 mm long: a row lost at that singular position
+    only, which the chain regains as soon as it bends. The rank tests weighed a turn by the whole
+    chain's extent, so its least singular value a hair along the free motion read 7.8e-5 of the
+    largest at 2.5 m but 9.4e-6 at 300 mm and 4.0e-6 at 25 mm, below the 1e-5 cut: "1 constraint
+    equation(s) are redundant". Weighed by its bars' lever it reads 8.7e-5 at every size."""
+    n, scale = 25, length_mm / 2500.0
+    bars = [(f"L{i}", (100 * i, 0, 0), (100 * (i + 1), 0, 0)) for i in range(n)]
+    joints = ([("G1", "spherical", None, "L0", (0, 0, 0), (0, 0, 0), (0, 0, 1))]
+              + [(f"K{i}", "spherical", f"L{i - 1}", f"L{i}", (100 * i, 0, 0), (100 * i, 0, 0), (0, 0, 1)) for i in range(1, n)]
+              + [("G2", "spherical", f"L{n - 1}", None, (100 * n, 0, 0), (100 * n + 0.5e-3, 0, 0), (0, 0, 1))])
+    res = core.simulate(_tilted_linkage(bars, joints, scale))
+    assert res.status == "success", res.message
+    assert res.redundant_constraints == 0
+    assert not any("redundant joints" in w or "are redundant" in w for w in res.warnings), res.warnings
+    assert any("built at a singular position" in w for w in res.warnings), res.warnings
 
 
 @pytest.mark.parametrize("scale", [1.0, 1e-3])
