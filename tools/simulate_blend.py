@@ -9,7 +9,9 @@ With the ``bpy`` module from PyPI::
     python tools/simulate_blend.py FILE.blend [--bake] [--csv OUT.csv] [--model OUT.json] [--save OUT.blend]
 
 ``--model`` writes the scene's mechanism as a model file, with the settings of the
-run, for ``python -m core simulate`` (as the add-on's Export Model does).
+run, for ``python -m core simulate`` (as the add-on's Export Model does); given
+alone, without ``--bake``, ``--csv`` or ``--save``, it writes the file without
+simulating.
 
 A run that takes more than two seconds shows its progress on stderr (``--quiet``:
 not): on a terminal one line kept up to date, in a log a line per tenth of the
@@ -362,6 +364,8 @@ def simulate(ctrl_c, prog="simulate_blend", quiet=False) -> str:
 def solve_and_write(args, ctrl_c) -> int:
     """Simulate, then bake and write what was computed, even part of a run; returns the exit status."""
     name = bpy.data.filepath
+    if args.model and not (args.bake or args.csv or args.save):
+        return write_model_only(args.model)
     failure = simulate(ctrl_c, quiet=args.quiet)
     entry = results_entry(bpy.context.scene)
     if entry is None:
@@ -394,6 +398,17 @@ def solve_and_write(args, ctrl_c) -> int:
               + ("; the frames so far were written" if wrote else ""), file=sys.stderr)
         status = 1
     return status
+
+
+def write_model_only(path) -> int:
+    """--model alone: the model file needs no run (a long one would only delay it)."""
+    try:
+        run_operator(bpy.ops.mbd.export_model, filepath=str(Path(path).resolve()))
+    except RuntimeError as exc:
+        print(f"simulate_blend: --model: {reported(exc)}", file=sys.stderr)
+        return 1
+    say("simulate_blend: not simulated (only --model was asked for; add --csv, --bake or --save to run it)")
+    return 0
 
 
 def main(argv=None) -> int:

@@ -452,6 +452,18 @@ def test_simulate_blend_writes_the_model_file_with_the_settings_of_the_run(addon
     assert np.abs(x_blend - x_core).max() < 1e-9
 
 
+def test_simulate_blend_with_only_model_writes_it_without_a_run(addon, tmp_path):
+    """--model alone needs no run: a 1000 s run (24000 frames) would only delay the file."""
+    ms.pendulum()
+    blend = tmp_path / "long.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    out_json = tmp_path / "model.json"
+    proc = run(SCRIPT, blend, "--end-time", "1000", "--model", out_json)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "not simulated (only --model was asked for" in proc.stdout
+    assert json.loads(out_json.read_text(encoding="utf-8"))["settings"]["end_time"] == 1000.0
+
+
 def test_simulate_blend_writes_no_model_file_of_a_bad_model(addon, tmp_path):
     scene, bob = ms.pendulum()
     ms.add_force(scene, bob, "Push", "2 + * t")
