@@ -154,7 +154,8 @@ def test_the_stepper_centres_free_bodies_frames_among_jointed_ones_as_each_alone
     """Two tumbling bodies (different inertias and spins) between the bodies of a double pendulum:
     nothing couples them, so the frames' centred velocities (each free body's by its own half
     step, taken for all frames at once) read as each body run alone, to rounding (measured
-    identical), and keep each tumbler's kinetic energy (measured 1e-13 relative, 1e-10 allowed)."""
+    identical on one CPU, 1.006e-12 of the largest on another, whose BLAS kernels round the
+    batched products differently: 500 steps of a few ulps each; 1e-11 allowed), and keep each tumbler's kinetic energy (measured 1e-13 relative, 1e-10 allowed)."""
     tumblers = (Body(name="T1", mass=2.0, inertia=(1e4, 2e4, 3e4, 0, 0, 0), position=(0.0, 3000.0, 0.0),
                      angular_velocity=(1.0, 50.0, 1.0)),
                 Body(name="T2", mass=1.0, inertia=(2e4, 1e4, 3e4, 0, 0, 0), position=(0.0, 6000.0, 0.0),
@@ -176,7 +177,7 @@ def test_the_stepper_centres_free_bodies_frames_among_jointed_ones_as_each_alone
         alone = core.simulate(Model(bodies=(body,), settings=settings))
         assert alone.success, alone.message
         w = r.angular_velocity[:, index]
-        np.testing.assert_allclose(w, alone.angular_velocity[:, 0], rtol=0, atol=1e-12 * np.abs(w).max())
+        np.testing.assert_allclose(w, alone.angular_velocity[:, 0], rtol=0, atol=1e-11 * np.abs(w).max())
         I_W, _ = world_inertia(alone, np.diag(body.inertia[:3]) * 1e-6)
         E = 0.5 * np.einsum("ti,tij,tj->t", w, I_W, w)
         assert np.max(np.abs(E - E[0])) < 1e-10 * E[0]
