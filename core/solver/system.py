@@ -1905,6 +1905,11 @@ class System:
         return np.flatnonzero(shares > 1e-6)
 
 
+def _joint_ends(cm: CompiledModel) -> np.ndarray:
+    """(2 k,) int: the markers at both ends of every joint, i then j."""
+    return np.array([m for joint in cm.joints for m in (joint["mi"], joint["mj"])], int)
+
+
 def mechanism_size(cm: CompiledModel) -> float:
     """The largest extent (m) along a world axis of the moving bodies' centres of mass and the
     joints' points at t = 0, or a body's radius of gyration √(tr I / m) when larger: the length by
@@ -1915,7 +1920,7 @@ def mechanism_size(cm: CompiledModel) -> float:
     energy unwarned, the energy check's floor being a 100 mm body's)."""
     if not cm.n_bodies:
         return 0.0
-    ends = [m for joint in cm.joints for m in (joint["mi"], joint["mj"])]
+    ends = _joint_ends(cm)
     body = cm.marker_body[ends]
     moving = body >= 0
     points = cm.marker_r[ends].reshape(-1, 3).copy()      # ground markers are in world coordinates
@@ -1933,8 +1938,8 @@ def link_lever(cm: CompiledModel) -> float:
     The mechanism's extent is not it: 25 bars on spherical joints drawn stretched between ground
     points, a row lost at that singular position only, read "1 constraint equation(s) are
     redundant" at 300 mm and 25 mm, where at 2.5 m they read the singular position."""
-    ends = np.array([m for joint in cm.joints for m in (joint["mi"], joint["mj"])], int)
-    body = cm.marker_body[ends] if len(ends) else ends
+    ends = _joint_ends(cm)
+    body = cm.marker_body[ends]
     held = body >= 0
     if not held.any():
         return 0.0
