@@ -56,7 +56,7 @@ _REDUNDANT_SINGULAR = 1e-5
 #: value of 6.1e-5 of the largest, above _REDUNDANT_SINGULAR, while the move's second-order step off
 #: the joints leaves Bricard's 6R linkage, redundant, one of 1.1e-7
 _FREE_MOTION_TURN = 3e-3
-#: the rank tests weigh a turn by this many of the links' lever (link_lever): a long chain's least
+#: the rank tests weigh a body's turn by this many of its lever (link_levers): a long chain's least
 #: singular value falls as 1/n² and grows with the weight, 0.76 w/n² of the largest (600 links: 2.4e-5
 #: here), where the one a chain drawn stretched regains a hair along its free motion falls with it,
 #: 7e-4/w at any length (7e-5 here), both against _REDUNDANT_SINGULAR
@@ -247,8 +247,6 @@ class System:
         s = cm.settings
         self.extent = size = mechanism_size(cm)
         self.alpha = s.baumgarte_rate(size)
-        lever = link_lever(cm)
-        self._rank_lever = 1.0 / (_RANK_LEVERS * lever) if lever > 0.0 else 1.0
         self.beta = s.regularization
 
         # --- joint coordinates measured by motions, couplers and torsion springs
@@ -303,13 +301,6 @@ class System:
         self.n_rows = len(self.position_rows)
         self._position_keep = np.flatnonzero(self.position_rows)
         self.row_is_angle = self._row_kinds(cm, kinds)
-        # (rank_scales) a turn weighed by the links' lever (link_lever), so that J's entries are ratios,
-        # the same at any size
-        self.rank_row_scale = np.where(self.row_is_angle, 1.0 / self._rank_lever, 1.0)
-        self.rank_column_scale = np.concatenate([np.ones(3 * n), np.full(3 * n, self._rank_lever)])
-        # the same on the sparse path's per-body blocks (columns v then ω); the row scale cancels in the
-        # Gram matrix with unit diagonal that path takes the rank of
-        self._rank_block_scale = np.repeat([1.0, self._rank_lever], 3)
 
         # --- forces
         self.applied = AppliedForces.from_compiled(cm.forces)
@@ -343,6 +334,7 @@ class System:
         self._f_gravity[0] = self.mass[:, None] * self.gravity
 
         self._build_rows(cm)
+        self._rank_scales(cm)
         self._angles = AngleRows(self.coord_mi[self.angle_coords], self.coord_mj[self.angle_coords],
                                  cm.marker_body, cm.marker_axes)
         self._coord_bi = cm.marker_body[self.coord_mi]
@@ -450,6 +442,22 @@ class System:
         motion_rows = np.array([m["dof"] == "rotation" for m in cm.motions], bool)
         coupler_rows = np.array([c["type"] == "gear" for c in cm.couplers], bool)
         return np.concatenate([joint_rows, motion_rows, coupler_rows])
+
+    def _rank_scales(self, cm):
+        """rank_row_scale, rank_column_scale and the sparse path's _rank_block_scale: each body's turn
+        weighed by its own lever (link_levers, times _RANK_LEVERS), so that J's entries are ratios, the
+        same at any size and for links of any sizes mixed; an angle row by the least lever of its
+        bodies, so that its largest entry is 1 as a point row's is."""
+        lever = _RANK_LEVERS * link_levers(cm)
+        turn = np.divide(1.0, lever, out=np.ones_like(lever), where=lever > 0.0)
+        self.rank_column_scale = np.concatenate([np.ones(3 * self.n), np.repeat(turn, 3)])
+        largest = np.zeros(self.n_rows)
+        np.maximum.at(largest, self._end_row, turn[self._end_body])
+        self.rank_row_scale = np.where(self.row_is_angle & (largest > 0.0), 1.0 / np.maximum(largest, 1e-300), 1.0)
+        # the same on the sparse path's blocks (columns v then ω of the block's body); the row scale
+        # cancels in the Gram matrix with unit diagonal that path takes the rank of
+        self._rank_block_scale = np.concatenate([np.ones((len(self._end_body), 3)),
+                                                 np.repeat(turn[self._end_body, None], 3, axis=1)], axis=1)
 
     def _build_rows(self, cm):
         """Index arrays of the fused joint rows, the coordinate rows and the matrix assembly."""
@@ -1876,7 +1884,7 @@ class System:
 
     def rank_scaled(self, J) -> np.ndarray:
         """J (dense) with its angle rows and angular columns rescaled (rank_row_scale,
-        rank_column_scale) so that a turn is weighed by the links' lever (:func:`link_lever`, times
+        rank_column_scale) so that a turn is weighed by its body's lever (:func:`link_levers`, times
         :data:`_RANK_LEVERS`): the rank tests' cuts are relative, and J's angular columns carry
         lengths, so its singular values are then those of any copy of the mechanism at another size. A velocity u of J is
         rank_column_scale times one of the result."""
@@ -1931,24 +1939,22 @@ def mechanism_size(cm: CompiledModel) -> float:
     return float(max(np.max(np.ptp(np.concatenate([points, cm.x0]), axis=0)), np.max(gyration)))
 
 
-def link_lever(cm: CompiledModel) -> float:
-    """The links' lever (m) by which the rank tests weigh a turn: the median over the moving bodies
-    a joint holds of their RMS distance from their centre of mass to their joints' points, or of
-    their radius of gyration when larger (a wheel hinged at its centre); 0 without such bodies.
-    The mechanism's extent is not it: 25 bars on spherical joints drawn stretched between ground
-    points, a row lost at that singular position only, read "1 constraint equation(s) are
-    redundant" at 300 mm and 25 mm, where at 2.5 m they read the singular position."""
+def link_levers(cm: CompiledModel) -> np.ndarray:
+    """(n,) m: the lever by which the rank tests weigh each moving body's turn: the RMS distance
+    from its centre of mass to its joints' points, or its radius of gyration when larger (a wheel
+    hinged at its centre; a body no joint holds). The mechanism's extent is not it: 25 bars on
+    spherical joints drawn stretched between ground points, a row lost at that singular position
+    only, read "1 constraint equation(s) are redundant" at 300 mm and 25 mm, where at 2.5 m they
+    read the singular position. Nor is one lever for all (their median) where links of very
+    different sizes mix: two 1 m bars and a 5 mm link between them, drawn stretched, read the same."""
     ends = _joint_ends(cm)
     body = cm.marker_body[ends]
     held = body >= 0
-    if not held.any():
-        return 0.0
     squared = np.sum(cm.marker_r[ends[held]] ** 2, axis=1)
     summed = np.bincount(body[held], weights=squared, minlength=cm.n_bodies)
     count = np.bincount(body[held], minlength=cm.n_bodies)
-    bodies = np.flatnonzero(count)
-    gyration = np.sqrt(np.trace(cm.inertia_B[bodies], axis1=1, axis2=2) / cm.mass[bodies])
-    return float(np.median(np.maximum(np.sqrt(summed[bodies] / count[bodies]), gyration)))
+    gyration = np.sqrt(np.trace(cm.inertia_B, axis1=1, axis2=2) / cm.mass)
+    return np.maximum(np.sqrt(summed / np.maximum(count, 1)), gyration)
 
 
 def _solve_regularised(A, R):
