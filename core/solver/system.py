@@ -46,14 +46,15 @@ _GIVEN_KEPT = 1e-4
 #: constraint error (m or rad) at which the projection has converged
 _PROJECTION_CONVERGED = 1e-12
 #: a singular value of J below this share of the largest bounds the rows' redundancies (find_redundancies):
-#: joints a float32 rounding out of line leave one about a tenth of their angle apart (a four-bar with
-#: a hinge 1e-7 rad off: 8.6e-9; 5e-6 rad off, the projection tolerance's 1e-6 m over 0.2 m: 4.3e-7),
+#: joints a float32 rounding out of line leave one about a tenth of their angle apart (the crank-rocker
+#: with hinge D 1e-7 rad off, as drawn before compile puts such a rounding back in line: 9.7e-9; 5e-6
+#: rad off, the projection tolerance's 1e-6 m over 0.2 m: 4.9e-7),
 #: while an open chain of n hinged links, sound, has one of about 7.6/n² (_RANK_LEVERS; 600 links:
 #: 2.4e-5; 1e-4 took one of 9.7e-5 for a redundancy and the chain was reported as redundant)
 _REDUNDANT_SINGULAR = 1e-5
 #: the largest turn (rad) by which find_redundancies moves a mechanism along its free motion to tell
 #: a redundancy from a singular position: two bars drawn stretched straight regain a least singular
-#: value of 6.1e-5 of the largest, above _REDUNDANT_SINGULAR, while the move's second-order step off
+#: value of 6.3e-5 of the largest, above _REDUNDANT_SINGULAR, while the move's second-order step off
 #: the joints leaves Bricard's 6R linkage, redundant, one of 1.1e-7
 _FREE_MOTION_TURN = 3e-3
 #: the rank tests weigh a body's turn by this many of its lever (link_levers): a long chain's least
