@@ -157,6 +157,31 @@ def least_norm_sparse(A, lam, count, groups):
     return project_off(lam, s, still_near_null(As.dot, inverse_iteration(lu.solve, A.shape[0], count)))
 
 
+def solve_without_null_sparse(A, rhs, beta, low_rank=None, J=None, without=0):
+    """:func:`solve_low_rank` of a sparse A with up to ``without`` directions along which the
+    Jacobi-scaled A is below :data:`NEAR_NULL` left out of rhs and λ (as
+    :meth:`BandedSchur.solve_band`; here by :func:`inverse_iteration` of a sparse LU)."""
+    if not without:
+        return solve_low_rank(A, rhs, beta, low_rank, J)
+    A = sparse.csr_matrix(A)
+    diag = A.diagonal()
+    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    As = _scaled(A, inv_d)
+    try:
+        lu = splu((As + _INVERSE_SHIFT * sparse.identity(A.shape[0], format="csr")).tocsc(),
+                  permc_spec="MMD_AT_PLUS_A")
+    except RuntimeError:
+        return solve_low_rank(A, rhs, beta, low_rank, J)
+    null = still_near_null(As.dot, inverse_iteration(lu.solve, A.shape[0], without))
+    lam = solve_low_rank(A, _off(rhs * inv_d, null) / inv_d, beta, low_rank, J)
+    return _off(lam / inv_d, null) * inv_d
+
+
+def _off(x, V):
+    """x (m,) less its part along the orthonormal columns of V (m, k)."""
+    return x - V @ (V.T @ x)
+
+
 def still_near_null(product, V):
     """The columns of the span of V (m, k) along which the scaled matrix (applied by ``product``;
     diagonal about 1, so its largest eigenvalue is at least about 1) is still below :data:`NEAR_NULL`
@@ -393,14 +418,14 @@ class BandedSchur:
         """The matrix (CSR) of the pattern's values ``data``."""
         return sparse.csr_matrix((data, (self.rows, self.cols)), shape=(self.m, self.m))
 
-    def solve(self, data, rhs, beta, J=None, low_rank=None):
+    def solve(self, data, rhs, beta, J=None, low_rank=None, without=0):
         """λ of (A + β diag(A)) λ = rhs, refined towards A λ = rhs, as :func:`solve` does
-        (with ``low_rank`` see :func:`solve_low_rank`)."""
+        (with ``low_rank`` see :func:`solve_low_rank`, with ``without`` :meth:`solve_band`)."""
         if not self.banded:
-            return solve_low_rank(self.matrix(data), rhs, beta, low_rank, J)
+            return solve_without_null_sparse(self.matrix(data), rhs, beta, low_rank, J, without)
         band = np.zeros((self.m, self.bandwidth + 1))
         band.flat[self._band_at] = data[self._upper]
-        return self.solve_band(band, rhs, beta, J, low_rank)
+        return self.solve_band(band, rhs, beta, J, low_rank, without)
 
     def matrix_of_band(self, band):
         """A (CSR, original order) from :meth:`solve_band`'s band."""
@@ -424,6 +449,19 @@ class BandedSchur:
         # entry (i, j) scales by inv_s[i] inv_s[j]; the band's padding (i < 0) is zero
         row_scale = np.take(np.concatenate([np.zeros(self.bandwidth), inv_s]), self._band_rows)
         return (band * inv_s[:, None] * row_scale).T
+
+    def near_null_span(self, ab, count):
+        """(m, k ≤ count) orthonormal, permuted order: the span along which the scaled matrix ``ab``
+        (upper band storage, diagonal about 1) is below :data:`NEAR_NULL`, by :func:`inverse_iteration`
+        of one banded Cholesky shifted by :data:`_INVERSE_SHIFT` (:func:`still_near_null`); None when
+        the shifted matrix is not positive definite."""
+        shifted = ab.copy(order="F")
+        shifted[self.bandwidth] += _INVERSE_SHIFT
+        c, info = _PBTRF(shifted, lower=False, overwrite_ab=True)
+        if info != 0:
+            return None
+        return still_near_null(lambda X: np.column_stack([_SBMV(self.bandwidth, 1.0, ab, x) for x in X.T]),
+                               inverse_iteration(lambda X: _PBTRS(c, X, lower=False)[0], self.m, count))
 
     def least_eigenvectors(self, ab, count):
         """(m, count) in the permuted order: the ``count`` least eigenvectors of the scaled matrix
@@ -452,19 +490,27 @@ class BandedSchur:
         lo, hi = np.minimum(ri, ci), np.maximum(ri, ci)
         return hi * (self.bandwidth + 1) + self.bandwidth + lo - hi
 
-    def solve_band(self, band, rhs, beta, J=None, low_rank=None):
+    def solve_band(self, band, rhs, beta, J=None, low_rank=None, without=0):
         """:meth:`solve` from A's upper band in the permuted order: ``band[j, kd + i − j]`` =
         A[perm[i], perm[j]] for i ≤ j (kd = :attr:`bandwidth`; LAPACK's upper band storage,
-        transposed). The whole refinement runs in the permuted order."""
+        transposed). The whole refinement runs in the permuted order.
+
+        ``without`` > 0: up to that many directions along which the Jacobi-scaled A is below
+        :data:`NEAR_NULL` (:meth:`near_null_span`: redundancies) are left out of rhs and λ, as
+        :func:`solve_without_null` does on the dense path (A − U K⁻¹ Uᵀ has the same ones: they
+        are the combinations of rows that J's transpose takes to nothing, whatever the masses)."""
         if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
-            return solve_low_rank(self.matrix_of_band(band), rhs, beta, low_rank, J)
+            return solve_without_null_sparse(self.matrix_of_band(band), rhs, beta, low_rank, J, without)
         m, kd = self.m, self.bandwidth
         ab, inv_d = self.scaled_band(band)
+        null = self.near_null_span(ab, without) if without else None
+        if null is not None and not null.shape[1]:
+            null = None
         regularised = ab.copy(order="F")
         regularised[kd] += beta
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
         if info != 0:  # not positive definite even with β (β = 0 on a redundant mechanism)
-            return solve_low_rank(self.matrix_of_band(band), rhs, beta, low_rank, J)
+            return solve_without_null_sparse(self.matrix_of_band(band), rhs, beta, low_rank, J, without)
         S, product = (lambda v: _PBTRS(c, v, lower=False)[0]), (lambda x: _SBMV(kd, 1.0, ab, x))
         if low_rank is not None:
             U, K = _dense(low_rank[0]), _dense(low_rank[1])
@@ -472,8 +518,13 @@ class BandedSchur:
                 S, product = _updated(S, product, U[self.perm] * inv_d[:, None], K)
             except linalg.LinAlgError:
                 return _singular_low_rank(self.matrix_of_band(band), rhs, U, K)
-        x = _refine(S, product, rhs[self.perm] * inv_d, beta, dependence=_judge(J, inv_d, self.inv)) * inv_d
-        return x[self.inv]
+        b = rhs[self.perm] * inv_d
+        if null is not None:
+            b = _off(b, null)
+        x = _refine(S, product, b, beta, dependence=_judge(J, inv_d, self.inv))
+        if null is not None:
+            x = _off(x, null)
+        return (x * inv_d)[self.inv]
 
 
 @lru_cache(maxsize=8)
@@ -546,19 +597,20 @@ class BlockSchur:
         return np.bincount(self.end_row, weights=np.einsum("ej,ej->e", blocks, u[self.end_cols]),
                            minlength=self.m)
 
-    def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None):
+    def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None, without=0):
         """λ of (J M⁻¹ Jᵀ + βD) λ = rhs (as :func:`solve`) and M⁻¹ Jᵀ λ (6n,), split layout.
 
         ``inv_mass`` (n,) 1/kg, ``I_W_inv`` (n, 3, 3) world-axes inverse inertias. With
         ``low_rank`` = (U, K) the matrix is J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (:func:`solve_low_rank`); the
-        second result stays M⁻¹ Jᵀ λ.
+        second result stays M⁻¹ Jᵀ λ. ``without``: the redundancies left out of rhs and λ
+        (:meth:`BandedSchur.solve_band`).
         """
         Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
         J = _BlockTranspose(self, Jg)
         if self.banded.banded:
-            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J, low_rank)
+            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J, low_rank, without)
         else:
-            lam = self.banded.solve(A, rhs, beta, J, low_rank)
+            lam = self.banded.solve(A, rhs, beta, J, low_rank, without)
         du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
                          minlength=6 * self.n).reshape(self.n, 6)
         return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
@@ -606,13 +658,9 @@ class BlockSchur:
         if not bs.banded:
             return least_norm_sparse(bs.matrix(A), lam, count, groups)
         ab, inv_d = bs.scaled_band(A.reshape(self.m, -1))
-        shifted = ab.copy(order="F")
-        shifted[bs.bandwidth] += _INVERSE_SHIFT
-        c, info = _PBTRF(shifted, lower=False, overwrite_ab=True)
-        if info != 0:
+        V = bs.near_null_span(ab, count)
+        if V is None:
             return least_norm_sparse(bs.matrix_of_band(A.reshape(self.m, -1)), lam, count, groups)
-        V = still_near_null(lambda X: np.column_stack([_SBMV(bs.bandwidth, 1.0, ab, x) for x in X.T]),
-                            inverse_iteration(lambda X: _PBTRS(c, X, lower=False)[0], self.m, count))
         # back from the Jacobi-scaled, permuted rows to λ's, then to the groups' scaling
         s = _group_scale(diag, groups)
         return project_off(lam, s, (V * inv_d[:, None])[bs.inv] * s[:, None])
