@@ -1556,7 +1556,7 @@ class System:
                 # with λ ~ that/β, moving the bodies by up to 100 times it, and DOP853 spent 4.4 times
                 # the evaluations and lost 9.1e-5 J over 8 s
                 lam = schur.solve_without_null(JM @ J.T, target - J @ u_free, self.inconsistent_redundancies,
-                                               self.row_groups)
+                                               self.beta, J)
             else:
                 lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta, J)
             return u_free + JM.T @ lam, lam

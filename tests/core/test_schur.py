@@ -234,3 +234,36 @@ def test_least_norm_leaves_a_direction_that_is_no_longer_near_null():
     for project in (schur.least_norm, lambda *a: schur.least_norm_sparse(sparse.csr_matrix(a[0]), *a[1:])):
         kept = project(A, lam, 2, groups)
         np.testing.assert_allclose(Q.T @ kept, [0.0, 3.0, 1.0, 1.0], atol=1e-6)
+
+
+def test_the_solves_without_the_redundancies_match_the_eigendecomposition_on_every_path():
+    """A banded SPD matrix given four redundancies (eigenvalue 1e-14: rows a float32 rounding
+    off; each on two neighbouring rows, so that the band stays) and a right-hand side with a part
+    along them that no λ meets. The dense solve, the banded one and the sparse LU's (a pattern
+    without a narrow band) must leave out what an eigendecomposition of the Jacobi-scaled matrix
+    leaves out: λ = Σ over the kept eigenvectors of their part of rhs over their eigenvalue. The
+    regularised solve instead answers the redundancies' part with λ ~ 1/β = 1e8. The kept
+    eigenvalues are above 0.1 (condition 1e2): rounding, 1e-11 relative."""
+    rng = np.random.default_rng(7)
+    m, count = 60, 4
+    A0, _, _ = _spd_on_pattern(m, [(i, i + k) for i in range(m) for k in (1, 2) if i + k < m], rng)
+    V = np.zeros((m, count))
+    for k, i in enumerate((5, 20, 33, 50)):
+        V[i, k], V[i + 1, k] = np.sqrt(0.5), -np.sqrt(0.5)
+    P = np.eye(m) - V @ V.T
+    A = P @ A0 @ P + 1e-14 * V @ V.T
+    rhs = rng.normal(size=m) + 10.0 * V @ rng.normal(size=count)
+    d = np.sqrt(A.diagonal())
+    values, vectors = np.linalg.eigh(A / np.outer(d, d))
+    assert values[count - 1] < 1e-12 < 0.1 < values[count]
+    kept = vectors[:, count:]
+    want = kept @ ((kept.T @ (rhs / d)) / values[count:]) / d
+    atol = 1e-11 * np.max(np.abs(want))
+    np.testing.assert_allclose(schur.solve_without_null(A, rhs, count, 1e-8), want, rtol=0, atol=atol)
+    rows, cols = np.nonzero(A)
+    bs = schur.BandedSchur(m, rows, cols)
+    assert bs.banded
+    np.testing.assert_allclose(bs.solve(A[rows, cols], rhs, 1e-8, without=count), want, rtol=0, atol=atol)
+    np.testing.assert_allclose(schur.solve_without_null_sparse(sparse.csr_matrix(A), rhs, 1e-8, without=count),
+                               want, rtol=0, atol=atol)
+    assert np.max(np.abs(schur.solve(A, rhs, 1e-8))) > 1e6

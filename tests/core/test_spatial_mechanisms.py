@@ -171,7 +171,7 @@ def test_a_bennett_linkage_drawn_in_float32_keeps_its_energy():
     each other by 2e-5 mm, taken as built, and its three redundant equations disagree by about
     that. They ask for what no motion gives; the solve answered with multipliers ~ that / β that
     moved the bodies: DOP853 at rtol 1e-8 lost 5.8e-6 J over 4 s in 5723 evaluations (the exact
-    geometry: 2.7e-8 J, 2912). Measured 7.2e-7 J, 5021 evaluations."""
+    geometry: 2.7e-8 J, 2912). Measured 2.4e-7 J, 4529 evaluations."""
     exact = bennett(end_time=4.0, integrator="DOP853", rtol=1e-8, atol=1e-10)
     model = replace(exact, bodies=tuple(replace(b, position=_float32(b.position), orientation=_float32(b.orientation))
                                         for b in exact.bodies),
@@ -194,8 +194,10 @@ def _bennetts_in_float32(count, **opts):
         off = np.array([1000.0 * k, 0.0, 0.0])
         bodies += [replace(b, name=f"{b.name}_{k}", position=_float32(np.array(b.position) + off),
                            orientation=_float32(b.orientation)) for b in one.bodies]
-        frames += [replace(f, name=f"{f.name}_{k}", body=f.body and f"{f.body}_{k}", orientation=_float32(f.orientation),
-                           position=_float32(np.array(f.position) + (off if f.body is None else 0.0))) for f in one.frames]
+        frames += [replace(f, name=f"{f.name}_{k}", body=f.body and f"{f.body}_{k}",
+                           orientation=_float32(f.orientation),
+                           position=_float32(np.array(f.position) + (off if f.body is None else 0.0)))
+                   for f in one.frames]
         joints += [replace(j, name=f"{j.name}_{k}", frame_i=f"{j.frame_i}_{k}", frame_j=f"{j.frame_j}_{k}")
                    for j in one.joints]
     return replace(one, bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints))
@@ -205,7 +207,7 @@ def test_six_bennett_linkages_drawn_in_float32_keep_their_energy_on_the_sparse_p
     """Six float32 Bennett linkages in one model: 120 rows x 108 velocities, the sparse path. Its
     banded solve left the redundancies' directions in, as the dense one did before: DOP853 at rtol
     1e-8 lost 2.3e-4 J over 2 s in 5402 evaluations (exact geometry: 1.8e-8 J, 1424). Measured
-    7.8e-7 J, 2633 evaluations (one linkage on the dense path: 7.2e-7 J over 4 s)."""
+    7.6e-7 J, 2654 evaluations (one linkage on the dense path: 2.4e-7 J over 4 s)."""
     assert schur.use_sparse(6 * 20, 6 * 18)
     r = core.simulate(_bennetts_in_float32(6, end_time=2.0, integrator="DOP853", rtol=1e-8, atol=1e-10))
     assert r.success, r.message
