@@ -111,21 +111,43 @@ def near_null(A, groups):
     return count, vectors[:, :count]
 
 
-def solve_without_null(A, rhs, count, beta, J=None):
+class NullCache:
+    """The near-null span of the last matrix a solve without the redundancies was given, reused
+    while the next one is that same matrix (the stepper solves each step's joints twice at one
+    state and projects there: 40 % of its solves on a float32 Bennett linkage)."""
+
+    def __init__(self):
+        self.matrix, self.count, self.span = None, 0, None
+
+    def span_of(self, matrix, count, find):
+        """``find()``'s span of up to ``count`` directions for ``matrix`` (dense, or a band: compared
+        entry by entry; kept, not copied: the solves make each one anew)."""
+        if not (self.matrix is not None and count == self.count and self.matrix.shape == matrix.shape
+                and np.array_equal(self.matrix, matrix)):
+            self.matrix, self.count, self.span = matrix, count, find()
+        return self.span
+
+
+def solve_without_null(A, rhs, count, beta, J=None, cache=None):
     """:func:`solve` of A (m, m) dense with up to ``count`` directions along which the Jacobi-scaled
     A is below :data:`NEAR_NULL` (its redundancies) left out of rhs and λ (:func:`_left_out`): the
     part of rhs that redundant rows cannot meet is not met and gives λ no part along them, whatever
     their eigenvalue (0, or a float32 rounding's 1e-16 to 1e-12 that the regularisation and
     refinement amplify). The directions by :func:`inverse_iteration` of a shifted Cholesky: an
     eigendecomposition of the 100 rows of five float32 Bennett linkages cost 0.85 ms an
-    evaluation, 3.5 times the whole regularised solve."""
+    evaluation, 3.5 times the whole regularised solve. ``cache``: a :class:`NullCache` (A is not
+    changed afterwards)."""
     diag = A.diagonal()
     inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
-    As = A * (inv_d[:, None] * inv_d)
-    shifted, info = lapack.dpotrf(As + beta_eye(len(diag), _INVERSE_SHIFT), lower=False, clean=False)
-    if info != 0:
+
+    def find():
+        As = A * (inv_d[:, None] * inv_d)
+        shifted, info = lapack.dpotrf(As + beta_eye(len(diag), _INVERSE_SHIFT), lower=False, clean=False)
+        return None if info != 0 else still_near_null(
+            As.dot, inverse_iteration(lambda X: _POTRS(shifted, X, lower=False)[0], len(diag), count))
+    null = find() if cache is None else cache.span_of(A, count, find)
+    if null is None:
         return solve(A, rhs, beta, J)
-    null = still_near_null(As.dot, inverse_iteration(lambda X: _POTRS(shifted, X, lower=False)[0], len(diag), count))
     return _left_out(null, inv_d, lambda b: solve(A, b, beta, J), rhs)
 
 
@@ -421,6 +443,8 @@ class BandedSchur:
         self._band_at = ci[upper] * (self.bandwidth + 1) + (self.bandwidth + ri - ci)[upper]
         # band[j, l] is in row j − kd + l: its index in [kd zeros, the m rows]
         self._band_rows = np.arange(m)[:, None] + np.arange(self.bandwidth + 1)
+        #: the near-null span of the last band :meth:`solve_band` left it out of
+        self._null_cache = NullCache()
 
     def matrix(self, data):
         """The matrix (CSR) of the pattern's values ``data``."""
@@ -511,7 +535,7 @@ class BandedSchur:
         m, kd = self.m, self.bandwidth
         ab, inv_d = self.scaled_band(band)
         if without:
-            null = self.near_null_span(ab, without)
+            null = self._null_cache.span_of(band, without, lambda: self.near_null_span(ab, without))
             if null is None:
                 return solve_without_null_sparse(self.matrix_of_band(band), rhs, beta, low_rank, J, without)
             return _left_out(null[self.inv], inv_d[self.inv],

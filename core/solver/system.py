@@ -378,6 +378,8 @@ class System:
         #: the redundancies whose rows a gap taken as built leaves inconsistent (:meth:`absorb_joint_gaps`):
         #: the dense solves leave their directions out (:meth:`_constrained`)
         self.inconsistent_redundancies = 0
+        #: their span, found for one J M⁻¹ Jᵀ and reused while the next solve has the same (dense path)
+        self._null_cache = schur.NullCache()
         #: (m,) the group of each row whose force or torque rows :meth:`least_norm` weighs alike
         self.row_groups = np.zeros(self.n_rows, int)
         #: W: the power the motions (each row's multiplier times its prescribed rate, λᵀv*: the
@@ -1556,7 +1558,7 @@ class System:
                 # with λ ~ that/β, moving the bodies by up to 100 times it, and DOP853 spent 4.4 times
                 # the evaluations and lost 9.1e-5 J over 8 s
                 lam = schur.solve_without_null(JM @ J.T, target - J @ u_free, self.inconsistent_redundancies,
-                                               self.beta, J)
+                                               self.beta, J, self._null_cache)
             else:
                 lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta, J)
             return u_free + JM.T @ lam, lam

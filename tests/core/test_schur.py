@@ -267,3 +267,21 @@ def test_the_solves_without_the_redundancies_match_the_eigendecomposition_on_eve
     np.testing.assert_allclose(schur.solve_without_null_sparse(sparse.csr_matrix(A), rhs, 1e-8, without=count),
                                want, rtol=0, atol=atol)
     assert np.max(np.abs(schur.solve(A, rhs, 1e-8))) > 1e6
+
+
+def test_a_null_cache_reuses_a_span_only_for_the_same_matrix():
+    """The span found for one matrix serves the next solve only when it is that very matrix: a
+    matrix whose redundancy lies elsewhere gets its own, as without the cache."""
+    rng = np.random.default_rng(8)
+    m = 12
+    A0, _, _ = _spd_on_pattern(m, [(i, i + 1) for i in range(m - 1)], rng)
+    cache = schur.NullCache()
+    for i in (2, 7, 7, 2):
+        v = np.zeros(m)
+        v[i], v[i + 1] = np.sqrt(0.5), -np.sqrt(0.5)
+        P = np.eye(m) - np.outer(v, v)
+        A = P @ A0 @ P + 1e-14 * np.outer(v, v)
+        rhs = rng.normal(size=m)
+        np.testing.assert_array_equal(schur.solve_without_null(A, rhs, 1, 1e-8, cache=cache),
+                                      schur.solve_without_null(A, rhs, 1, 1e-8))
+        assert abs(cache.span[:, 0] @ v) > 1 - 1e-12
