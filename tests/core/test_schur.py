@@ -267,6 +267,22 @@ def test_the_solves_without_the_redundancies_match_the_eigendecomposition_on_eve
     np.testing.assert_allclose(schur.solve_without_null_sparse(sparse.csr_matrix(A), rhs, 1e-8, without=count),
                                want, rtol=0, atol=atol)
     assert np.max(np.abs(schur.solve(A, rhs, 1e-8))) > 1e6
+    # stiff lines taken implicitly (A − U K⁻¹ Uᵀ, U = J M⁻¹ G: no part along the redundancies,
+    # which Jᵀ takes to nothing): the same span is left out, by Woodbury and by the augmented LU
+    U = P @ rng.normal(size=(m, 3))
+    K = np.diag([0.5, 1.0, 2.0]) + U.T @ U
+    updated = A - U @ np.linalg.solve(K, U.T)
+    values, vectors = np.linalg.eigh(updated / np.outer(d, d))
+    assert values[count - 1] < 1e-12 < 1e-2 < values[count]
+    kept = vectors[:, count:]
+    want = kept @ ((kept.T @ (rhs / d)) / values[count:]) / d
+    for augment_above in (0, 10 ** 9):
+        schur._AUGMENT_ABOVE = augment_above
+        try:
+            lam = bs.solve(A[rows, cols], rhs, 1e-8, low_rank=(U, K), without=count)
+        finally:
+            schur._AUGMENT_ABOVE = 100
+        np.testing.assert_allclose(lam, want, rtol=0, atol=1e-10 * np.max(np.abs(want)))
 
 
 def test_a_null_cache_reuses_a_span_only_for_the_same_matrix():
