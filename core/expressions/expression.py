@@ -32,9 +32,11 @@ class Expression:
         Resolved paths of the spline files the formula reads.
     spline_notes : tuple of str
         What is doubtful about those files' curves (:attr:`.Spline.overshoot`), for a warning.
+    roots : tuple of Node
+        The trees of the value and of its first and second derivatives (for :class:`.FormulaSet`).
     """
 
-    __slots__ = ("text", "is_constant", "spline_paths", "spline_notes", "_programs")
+    __slots__ = ("text", "is_constant", "spline_paths", "spline_notes", "roots", "_programs")
 
     def __init__(self, text: str, root: Node, spline_paths: tuple[Path, ...] = (), spline_notes: tuple[str, ...] = ()):
         self.text = text
@@ -42,7 +44,8 @@ class Expression:
         self.spline_paths = tuple(spline_paths)
         self.spline_notes = tuple(spline_notes)
         first = diff(root)
-        self._programs = tuple(compile_node(n) for n in (root, first, diff(first)))
+        self.roots = (root, first, diff(first))
+        self._programs = tuple(compile_node(n) for n in self.roots)
 
     def __repr__(self) -> str:
         return f"Expression({self.text!r})"

@@ -18,7 +18,7 @@ import numpy as np
 __all__ = [
     "Function", "Node", "Const", "Time", "Apply", "TIME", "ZERO", "ONE",
     "const", "apply", "add", "sub", "mul", "div", "neg", "power", "select",
-    "ADD", "SUB", "MUL", "DIV", "NEG", "POW", "IF", "diff", "compile_node",
+    "ADD", "SUB", "MUL", "DIV", "NEG", "POW", "IF", "diff", "postorder", "compile_node", "compile_nodes",
 ]
 
 
@@ -216,27 +216,29 @@ IF = Function("if", (3,), _if, lambda n, d: select(n.args[0], d[1], d[2]))
 LOG = Function("log", (1,), np.log, lambda n, d: div(d[0], n.args[0]))
 
 
-def _postorder(root: Node) -> list[Apply]:
-    """The Apply nodes of a DAG, each once, every node after its arguments.
+def postorder(*roots: Node) -> list[Apply]:
+    """The Apply nodes of the DAG of ``roots``, each once, every node after its arguments.
 
     Iterative so that deep derivative DAGs cannot exhaust the Python stack.
     """
-    if not isinstance(root, Apply):
-        return []
     order: list[Apply] = []
-    entered = {id(root)}
-    stack = [(root, iter(root.args))]
-    while stack:
-        node, pending = stack[-1]
-        for arg in pending:
-            # In a DAG an entered argument is already finished (no cycles).
-            if isinstance(arg, Apply) and id(arg) not in entered:
-                entered.add(id(arg))
-                stack.append((arg, iter(arg.args)))
-                break
-        else:
-            stack.pop()
-            order.append(node)
+    entered: set[int] = set()
+    for root in roots:
+        if not isinstance(root, Apply) or id(root) in entered:
+            continue
+        entered.add(id(root))
+        stack = [(root, iter(root.args))]
+        while stack:
+            node, pending = stack[-1]
+            for arg in pending:
+                # In a DAG an entered argument is already finished (no cycles).
+                if isinstance(arg, Apply) and id(arg) not in entered:
+                    entered.add(id(arg))
+                    stack.append((arg, iter(arg.args)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
     return order
 
 
@@ -251,7 +253,7 @@ def diff(root: Node) -> Node:
             return ONE
         return memo[id(node)]
 
-    for node in _postorder(root):
+    for node in postorder(root):
         memo[id(node)] = node.fn.deriv(node, tuple(d(a) for a in node.args))
     return d(root)
 
@@ -271,25 +273,7 @@ def compile_node(root: Node) -> Callable:
         return lambda x: value
     if isinstance(root, Time):
         return lambda x: x
-    order = _postorder(root)
-    template: list = [None]  # register 0: x
-    register: dict[int, int] = {}
-    for node in order:
-        for arg in node.args:
-            if isinstance(arg, Const) and id(arg) not in register:
-                register[id(arg)] = len(template)
-                template.append(arg.value)
-    first = len(template)
-    register.update((id(node), first + k) for k, node in enumerate(order))
-    args = [tuple(0 if isinstance(a, Time) else register[id(a)] for a in node.args)
-            for node in order]
-    last_use = {i: k for k, ix in enumerate(args) for i in ix if i >= first}
-    release: list[list[int]] = [[] for _ in order]
-    for i, k in last_use.items():
-        release[k].append(i)
-    steps = tuple((_instruction(node.fn.impl, ix), first + k, tuple(rel))
-                  for k, (node, ix, rel) in enumerate(zip(order, args, release)))
-    template.extend([None] * len(order))
+    template, steps, _ = _program((root,), _const_value)
 
     def run(x):
         r = template.copy()
@@ -301,6 +285,54 @@ def compile_node(root: Node) -> Callable:
         return r[-1]
 
     return run
+
+
+def compile_nodes(roots: tuple[Node, ...], constant: Callable = None) -> Callable:
+    """Compile the DAG of several roots into ``run(x)`` -> list of their values, as
+    :func:`compile_node`; a node shared by the roots (a formula's derivatives reuse its
+    nodes) is computed once.  ``constant(node)`` gives a Const node's register value
+    (default its float: other values, such as arrays, evaluate several formulas at once)."""
+    template, steps, outputs = _program(roots, constant or _const_value)
+
+    def run(x):
+        r = template.copy()
+        r[0] = x
+        for f, target, dead in steps:
+            r[target] = f(r)
+            for i in dead:
+                r[i] = None
+        return [r[i] for i in outputs]
+
+    return run
+
+
+def _const_value(node: Const) -> float:
+    return node.value
+
+
+def _program(roots: tuple[Node, ...], constant: Callable):
+    """(template, steps, outputs) of the programs above: the initial registers, the
+    (instruction, target, registers to release) of every Apply node, the roots' registers."""
+    order = postorder(*roots)
+    template: list = [None]  # register 0: x
+    register: dict[int, int] = {}
+    for node in [*(a for n in order for a in n.args), *roots]:
+        if isinstance(node, Const) and id(node) not in register:
+            register[id(node)] = len(template)
+            template.append(constant(node))
+    first = len(template)
+    register.update((id(node), first + k) for k, node in enumerate(order))
+    args = [tuple(0 if isinstance(a, Time) else register[id(a)] for a in node.args)
+            for node in order]
+    outputs = tuple(0 if isinstance(root, Time) else register[id(root)] for root in roots)
+    last_use = {i: k for k, ix in enumerate(args) for i in ix if i >= first and i not in outputs}
+    release: list[list[int]] = [[] for _ in order]
+    for i, k in last_use.items():
+        release[k].append(i)
+    steps = tuple((_instruction(node.fn.impl, ix), first + k, tuple(rel))
+                  for k, (node, ix, rel) in enumerate(zip(order, args, release)))
+    template.extend([None] * len(order))
+    return template, steps, outputs
 
 
 def _instruction(fn: Callable, ix: tuple[int, ...]) -> Callable:
