@@ -13,6 +13,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 from scipy import sparse
 
+from ..expressions import FormulaSet
 from ..spatial import cross, matrix_to_quat, quat_conj, quat_mul
 
 
@@ -91,9 +92,13 @@ class AppliedForces:
         if self._varying.size == 0 and np.ndim(t) == 0:
             return self._const_si
         raw = np.broadcast_to(self.const, np.shape(t) + self.const.shape).copy()
-        for k in self._varying:
-            raw[..., k] = self.exprs[k](t)
+        raw[..., self._varying] = self._formulas(t)
         return raw * self.scale
+
+    @cached_property
+    def _formulas(self):
+        """The time-varying formulas, evaluated together (one program per shape of formula)."""
+        return FormulaSet([self.exprs[k] for k in self._varying])
 
     @cached_property
     def _varying(self):

@@ -29,6 +29,7 @@ from scipy import sparse
 from scipy.sparse.linalg import splu
 
 from ..contacts import ContactSet
+from ..expressions import FormulaSet
 from ..forces.elements import AppliedForces, Bushings, RotationalSprings, TranslationalSprings
 from ..joints import build_layout
 from ..joints import primitives as prim
@@ -269,6 +270,7 @@ class System:
             self.motion_scale.append(m["scale"])
             self.motion_velocity_mode.append(m["mode"] == "velocity")
             self.motion_exprs.append(m["expr"])
+        self._motion_formulas = FormulaSet(self.motion_exprs, derivatives=True)
         for c in cm.couplers:
             ja, jb = (cm.joints[k] for k in c["joints"])
             kb = "angle" if c["type"] == "gear" else "slide"
@@ -636,10 +638,7 @@ class System:
 
     def _motion_targets(self, t):
         """Targets f, ḟ, f̈ of the motions at time(s) t: (..., motions) each, SI."""
-        if np.ndim(t) == 0:   # one state (an evaluation): one call per motion
-            return np.array([e.derivatives(t) for e in self.motion_exprs]).T * self.motion_scale
-        return [np.stack([np.broadcast_to(getattr(e, name)(t), np.shape(t)) for e in self.motion_exprs],
-                         axis=-1) * self.motion_scale for name in ("__call__", "d1", "d2")]
+        return self._motion_formulas(t) * self.motion_scale
 
     # ------------------------------------------------------------------ dynamics
     def forces(self, t, B: Bodies, K: Kinematics | None, coords, details=True, gyroscopic=True, lines=None,
