@@ -4,7 +4,8 @@ Run ``python tools/bench_expressions.py``.  For each formula it times the
 evaluation on 10^6 times (best of several repeats) of the compiled
 expression and of a hand-written NumPy equivalent, prints both and their
 ratio, and checks the ratio against the 3x target.  It also prints the cost
-of one call with a float (the solver's per-step use).
+of one call with a float (the solver's per-step use), and of 40 formulas at one
+float evaluated one by one and together by a FormulaSet (the solver's call).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from scipy.interpolate import Akima1DInterpolator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.expressions import compile_expression  # noqa: E402
+from core.expressions import FormulaSet, compile_expression  # noqa: E402
 
 N = 10 ** 6
 REPEATS = 7
@@ -76,6 +77,21 @@ def per_call_us(f, n: int = 20000) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
+def formula_sets(texts: list[str], base_dir) -> None:
+    """40 formulas at one float: one by one (as the solver did) against a FormulaSet."""
+    sets = {
+        "40 k*sin(w*t)": [f"{1000 + 10 * i}*sin({2 + 0.05 * i}*t)" for i in range(40)],
+        "40 of the formulas above": [f"{1 + 0.01 * i}*({texts[i % len(texts)]})" for i in range(40)],
+    }
+    print("40 formulas at one float, us per evaluation: one by one -> FormulaSet")
+    for name, group in sets.items():
+        exprs = [compile_expression(text, base_dir=base_dir) for text in group]
+        values, both = FormulaSet(exprs), FormulaSet(exprs, derivatives=True)
+        pairs = ((lambda t: [e(t) for e in exprs], values), (lambda t: [e.derivatives(t) for e in exprs], both))
+        (a, b), (c, d) = ((per_call_us(alone, 2000), per_call_us(together, 2000)) for alone, together in pairs)
+        print(f"  {name:<26} values {a:7.1f} -> {b:6.1f}   with derivatives {c:7.1f} -> {d:6.1f}")
+
+
 def main(argv=None) -> int:
     argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args(argv)
     t = np.linspace(0.0, 10.0, N)
@@ -94,6 +110,7 @@ def main(argv=None) -> int:
             ok &= ratio <= TARGET
             rows.append((f"{text} [{which}]", compiled, direct, ratio,
                          per_call_us(expr), per_call_us(expr.d1), per_call_us(expr.d2)))
+        formula_sets([text for text, _, _ in cases(spline_file)], tmp)
 
     width = max(len(r[0]) for r in rows)
     print(f"{N:,} times, best of {REPEATS}; float calls averaged over 20000")
