@@ -317,8 +317,8 @@ class _Collector:
     def __init__(self):
         self.problems: list[str] = []
         self.warnings: list[str] = []
-        #: frames on the world under a parent that is not a body: frame name -> that parent's
-        self.world_parents: dict[str, str] = {}
+        #: frames on the world under a parent that is not a body: frame name -> that parent
+        self.world_parents: dict[str, object] = {}
 
     def error(self, path: str, message: str):
         self.problems.append(f"{path}: {message}")
@@ -329,8 +329,10 @@ class _Collector:
                 continue  # a consequence of an element already reported as broken
             if issue.code in ("same-body", "grounded-pair"):
                 # a frame under an empty (not a body) is on the world: say which parent is not a body
-                under = [f"frame {f!r} is on the world: its parent {p!r} is not a body (set its Role to Body, "
-                         "or parent the frame to the body it belongs to)"
+                under = [f"frame {f!r} is on the world: its parent {p.name!r} is not a body ("
+                         + (f"{a_kind(p)} object cannot be one: " if role_refused(p, "BODY") else
+                            f"{press('BODY', repr(p.name))}, or ")
+                         + "parent the frame to the body it belongs to)"
                          for f, p in self.world_parents.items() if repr(f) in issue.message]
                 if under:
                     issue = replace(issue, hint="; ".join(under) + ".")
@@ -375,8 +377,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             # in the panel's words: the Body / Frame buttons of the sidebar's MBD tab set the role,
             # and one the object cannot take is refused, so then the field wants another object
             refused = role_refused(obj, role)
-            advice = (f"{refused}: set {label} to a {role.lower()}" if refused else
-                      f"select it and press {role.title()} in the sidebar, tab MBD > Object")
+            advice = f"{refused}: set {label} to a {role.lower()}" if refused else press(role)
             out.error(path, f"{label} {obj.name!r} is not marked as a {role.lower()} ({advice})")
             return None
         return obj.name
@@ -390,14 +391,18 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             # from before any change typed since
             out.error(path, f"Blender does not evaluate it ({hidden}), so its modifiers and its transform as "
                             "typed now are not applied; enable it in the viewports (hide it with the eye icon "
-                            "instead), or set its Role to None to leave it out of the mechanism")
+                            "instead), or, to leave it out of the mechanism, "
+                            + ("make it active in the outliner and press None in the sidebar, tab MBD > Object"
+                               if obj.name in depsgraph.view_layer.objects else
+                               "tick its collection's checkbox in the outliner, select it and press None in the "
+                               "sidebar, tab MBD > Object"))
             continue
         wrong_type = role_refused(obj, obj.mbd.role)
         if wrong_type:
             # a part marked Frame by mistake would be left out of the mechanism, its mass unsaid
             hint = "" if obj.mbd.role == "BODY" else (
-                f"; set its Role to {'Body (a part) or ' if obj.type in _MESH_TYPES else ''}None, and use an "
-                "empty as the frame (Add Frame)")
+                f"; select it and press {'Body (a part) or ' if obj.type in _MESH_TYPES else ''}None in the "
+                "sidebar, tab MBD > Object, and use an empty as the frame (Add Frame)")
             out.error(path, wrong_type + hint)
             continue
         if obj.mbd.role == "BODY":
@@ -468,7 +473,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                                 "parent the frame to a body that is")
                 continue
             if body is None and obj.parent is not None:
-                out.world_parents[obj.name] = obj.parent.name
+                out.world_parents[obj.name] = obj.parent
             active = _active_constraints(obj) if body is not None else ()
             if active:
                 # its pose on the body comes from the parent chain, which constraints do not enter
@@ -627,8 +632,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             except core.ModelError as exc:
                 out.issues(exc)
     if not bodies and not out.problems:
-        out.problems.append("scene: no object is marked as a body (select the meshes and press Body "
-                            "in the sidebar, tab MBD > Object)")
+        out.problems.append(f"scene: no object is marked as a body ({press('BODY', 'the meshes')})")
     if out.problems:
         raise SceneError(out.problems)
     # the core's warnings in the panel's words, the gravity's told where Blender keeps it (they go on
@@ -649,11 +653,22 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                      if (o := scene.objects.get(e.name)) is not None})
 
 
+def press(role, what="it") -> str:
+    """How the user gives ``what`` a role: the Body / Frame / None buttons of the sidebar's MBD tab (the
+    role drop-down there is labelled with the object's name, so no message names a "Role" field)."""
+    return f"select {what} and press {role.title()} in the sidebar, tab MBD > Object"
+
+
+def a_kind(obj) -> str:
+    """"a mesh", "an empty": the object's type as a message names it."""
+    kind = obj.type.lower().replace("_", " ")
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
 def role_refused(obj, role) -> str:
     """Why ``obj`` cannot take ``role`` ("" when it can): a body takes its mass from a surface, a
     frame (Anchor RF) is an empty."""
-    kind = obj.type.lower().replace("_", " ")
-    this = f"this is {'an' if kind[0] in 'aeiou' else 'a'} {kind} object"
+    this = f"this is {a_kind(obj)} object"
     if role == "BODY" and obj.type not in _MESH_TYPES:
         return f"a body must be a mesh (or a curve, surface, metaball or text object with faces), {this}"
     if role == "FRAME" and obj.type != "EMPTY":

@@ -149,8 +149,11 @@ def test_a_camera_or_a_mesh_marked_frame_is_named_not_simulated(addon):
     part = ms.uv_sphere("Part", 0.1, (0.0, 2.0, 0.0))
     part.mbd.role = "FRAME"
     text = fails_unchanged(bpy.ops.mbd.simulate, "object 'Cam': a frame must be an empty, this is a camera "
-                                                 "object; set its Role to None",
-                           "object 'Part': a frame must be an empty, this is a mesh object; set its Role to Body")
+                                                 "object; select it and press None in the sidebar, tab MBD > "
+                                                 "Object, and use an empty as the frame (Add Frame)",
+                           "object 'Part': a frame must be an empty, this is a mesh object; select it and press "
+                           "Body (a part) or None in the sidebar, tab MBD > Object")
+    assert "Role" not in text      # no field of the panel is labelled so: it has Body / Frame / None buttons
     assert "Traceback" not in text
 
 
@@ -469,7 +472,16 @@ def test_a_frame_under_an_empty_that_is_not_a_body_is_named_with_its_parent(addo
     joint = scene.mbd.joints["Hinge"]
     joint.frame_j = ms.frame("Loose", (1000.0, 0.0, 0.0), parent=holder)
     text = fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge'")
-    assert "frame 'Loose' is on the world: its parent 'Holder' is not a body" in text
+    # an empty cannot be a body (its Body button is refused): only parenting the frame helps
+    assert "frame 'Loose' is on the world: its parent 'Holder' is not a body (an empty object cannot be one: " \
+           "parent the frame to the body it belongs to)" in text
+    # a mesh can: the message names the object to select and the button to press
+    plate = ms.uv_sphere("Plate", 0.1, (0.0, 3.0, 0.0))
+    joint.frame_j = ms.frame("Loose2", (1000.0, 0.0, 0.0), parent=plate)
+    text = fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge'")
+    assert "frame 'Loose2' is on the world: its parent 'Plate' is not a body (select 'Plate' and press Body in " \
+           "the sidebar, tab MBD > Object, or parent the frame to the body it belongs to)" in text
+    assert "Role" not in text
 
 
 def test_the_cores_messages_name_fields_by_the_panels_labels(addon):

@@ -341,7 +341,11 @@ def test_a_body_blender_does_not_evaluate_is_an_error_not_its_stale_mesh_and_pos
         gathered(scene)
     (message,) = info.value.messages
     assert message.startswith(f"object 'Part': Blender does not evaluate it ({why}")
-    assert "eye icon" in message and "Role to None" in message
+    # the None button of the sidebar leaves it out; an excluded object must come back to be selected
+    reach = "tick its collection's checkbox in the outliner, select it" if how == "excluded" else \
+        "make it active in the outliner"
+    assert message.endswith(f"eye icon instead), or, to leave it out of the mechanism, {reach} and press None in "
+                            "the sidebar, tab MBD > Object")
     # hidden with the eye icon it is evaluated: both cubes, where it was typed
     part.hide_viewport = False
     if how != "object":
