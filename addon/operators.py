@@ -514,6 +514,12 @@ class MBD_OT_clear(bpy.types.Operator):
         return {"FINISHED"}
 
 
+#: an export's file, not remembered (SKIP_SAVE): a second export called without one (F3, a shortcut, a
+#: script) overwrote the first's file unasked; the file browser proposes the .blend's name
+_EXPORT_PATH = dict(name="File Path", description="The file to write", subtype="FILE_PATH", maxlen=1024,
+                    options={"SKIP_SAVE"})
+
+
 class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
     """Write the last results as CSV, user units in the header"""
     bl_idname = "mbd.export_csv"
@@ -522,6 +528,7 @@ class MBD_OT_export_csv(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".csv"
     filter_glob: StringProperty(default="*.csv", options={"HIDDEN"})
+    filepath: StringProperty(**_EXPORT_PATH)
 
     @classmethod
     def poll(cls, context):
@@ -575,6 +582,7 @@ class MBD_OT_export_model(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".json"
     filter_glob: StringProperty(default="*.json", options={"HIDDEN"})
+    filepath: StringProperty(**_EXPORT_PATH)
 
     @classmethod
     def poll(cls, context):
@@ -640,13 +648,21 @@ def unique_name(collection, base, names=None):
     return next(f"{base}.{i:03d}" for i in range(1, len(names) + 2) if f"{base}.{i:03d}" not in names)
 
 
+def shown_group(op, data) -> str:
+    """The element list ``op`` acts on: its ``group`` as given, else the one the Elements panel shows.
+    (Not remembered from the last call, SKIP_SAVE: a call from F3 or a shortcut after one on the contacts
+    removed the active contact while the panel showed the joints.)"""
+    return op.group if op.properties.is_property_set("group") else data.group
+
+
 class MBD_OT_element_add(bpy.types.Operator):
     """Add an element; selected frames and bodies fill in its references"""
     bl_idname = "mbd.element_add"
     bl_label = "Add Element"
     bl_options = {"REGISTER", "UNDO"}
 
-    group: EnumProperty(name="Group", items=_GROUP_ITEMS)
+    group: EnumProperty(name="Group", items=_GROUP_ITEMS, options={"SKIP_SAVE"},
+                        description="The element list; unset, the one the Elements panel shows")
 
     @classmethod
     def poll(cls, context):
@@ -654,6 +670,7 @@ class MBD_OT_element_add(bpy.types.Operator):
 
     def execute(self, context):
         data = context.scene.mbd
+        self.group = shown_group(self, data)
         collection = getattr(data, self.group)
         item = collection.add()
         item.name = unique_name(collection, LABELS[self.group])
@@ -749,7 +766,8 @@ class MBD_OT_element_remove(bpy.types.Operator):
     bl_label = "Remove Element"
     bl_options = {"REGISTER", "UNDO"}
 
-    group: EnumProperty(name="Group", items=_GROUP_ITEMS)
+    group: EnumProperty(name="Group", items=_GROUP_ITEMS, options={"SKIP_SAVE"},
+                        description="The element list; unset, the one the Elements panel shows")
 
     @classmethod
     def poll(cls, context):
@@ -757,6 +775,7 @@ class MBD_OT_element_remove(bpy.types.Operator):
 
     def execute(self, context):
         data = context.scene.mbd
+        self.group = shown_group(self, data)
         collection = getattr(data, self.group)
         attr = active_index_name(self.group)
         index = getattr(data, attr)
@@ -774,7 +793,8 @@ class MBD_OT_set_role(bpy.types.Operator):
     bl_label = "Set Role"
     bl_options = {"REGISTER", "UNDO"}
 
-    role: EnumProperty(name="Role", items=ROLES)
+    # not remembered: after Frame, a Set Role from F3 or a shortcut marked the next selection a frame unasked
+    role: EnumProperty(name="Role", items=ROLES, options={"SKIP_SAVE"})
 
     @classmethod
     def poll(cls, context):
@@ -782,6 +802,10 @@ class MBD_OT_set_role(bpy.types.Operator):
             cls, "Select the objects to mark first")
 
     def execute(self, context):
+        if not self.properties.is_property_set("role"):
+            self.report({"ERROR"}, "Set Role: no role given; press Body, Frame or None in the sidebar, "
+                                   "tab MBD > Object")
+            return {"CANCELLED"}
         objects = list(context.selected_objects) or [context.active_object]
         # Blender lets a script change linked data but saves none of it: the role would be lost unsaid
         linked = [obj for obj in objects if obj.library is not None]
@@ -860,9 +884,11 @@ class MBD_OT_select_object(bpy.types.Operator):
     bl_label = "Select"
     bl_options = {"REGISTER", "UNDO"}
 
-    name: StringProperty(name="Object")
-    group: StringProperty(name="Elements", description="The element list to show, '' for none")
-    index: IntProperty(name="Element", default=-1)
+    # each names one problem's object and element: not remembered for the next call (SKIP_SAVE)
+    name: StringProperty(name="Object", options={"SKIP_SAVE"})
+    group: StringProperty(name="Elements", description="The element list to show, '' for none",
+                          options={"SKIP_SAVE"})
+    index: IntProperty(name="Element", default=-1, options={"SKIP_SAVE"})
 
     @classmethod
     def poll(cls, context):
@@ -909,8 +935,12 @@ class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
     bl_label = "Spline from File"
     bl_options = {"REGISTER", "UNDO"}
 
+    # the field and the file are this call's: remembered, a call without them (F3, a shortcut) wrote the
+    # last file into the last field
     target: StringProperty(name="Field", description="Path of the formula field from the scene, "
-                           "e.g. mbd.forces[0].value", options={"HIDDEN"})
+                           "e.g. mbd.forces[0].value", options={"HIDDEN", "SKIP_SAVE"})
+    filepath: StringProperty(name="File Path", subtype="FILE_PATH", maxlen=1024,
+                             options={"HIDDEN", "SKIP_PRESET", "SKIP_SAVE"})
     filter_glob: StringProperty(default="*.csv;*.txt;*.dat;*.tsv;*.tab", options={"HIDDEN"})
 
     @classmethod
@@ -919,6 +949,8 @@ class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
 
     def _field(self, scene):
         """(element, property) the target names, or (None, reason)."""
+        if not self.target:
+            return None, "no formula field given: press the folder button next to a motion's or force's Value"
         owner_path, _, prop = self.target.rpartition(".")
         match = re.fullmatch(r"mbd\.(\w+)\[(\d+)\]", owner_path)
         if match is None or (match.group(1), prop) not in SPLINE_FIELDS:

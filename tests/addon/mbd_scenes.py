@@ -1,5 +1,6 @@
 """Mechanisms built in the current Blender scene, in any unit scale."""
 import math
+from types import SimpleNamespace
 
 import bmesh
 import bpy
@@ -190,3 +191,8 @@ class Reports:
 
     def report(self, level, text):
         self.reports.append((next(iter(level)), text))
+
+    @property
+    def properties(self):
+        """As an operator's: the options given to the stand-in (its attributes) are set."""
+        return SimpleNamespace(is_property_set=lambda name: name in vars(self))

@@ -387,3 +387,57 @@ def test_an_explicit_body_without_faces_is_taken_and_a_sheet_in_a_contact_is_tol
     with pytest.raises(RuntimeError, match="contact 'Touch': Body_I: body 'Ball' has no geometry to collide.* "
                                            r"give it faces and a thickness \(a Solidify modifier\)"):
         bpy.ops.mbd.validate()
+
+
+def ui_call(op, **options):
+    """``op`` called as the interface calls it (with undo): Blender then keeps its options for the next
+    such call (F3 search, a shortcut), and fills in those a call leaves unset, unless SKIP_SAVE."""
+    return op("EXEC_DEFAULT", True, **options)
+
+
+def test_an_operator_called_without_its_object_field_or_file_does_not_reuse_the_last_calls(addon, tmp_path):
+    """The options that name one object, element, field or file, or a one-off choice, were remembered:
+    Spline from File without a target wrote the last file into the last field, Export CSV without a file
+    overwrote the last one, Remove Element removed from the last list used, not the one the panel shows."""
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob)
+    table = tmp_path / "push.csv"
+    table.write_text("0,0\n1,1\n", encoding="utf-8")
+    assert ui_call(bpy.ops.mbd.spline_file, target="mbd.forces[0].value", filepath=str(table)) == {"FINISHED"}
+    scene.mbd.forces[0].value = "1"
+    with pytest.raises(RuntimeError, match="no formula field given: press the folder button next to a "
+                                           "motion's or force's Value"):
+        ui_call(bpy.ops.mbd.spline_file)
+    assert scene.mbd.forces[0].value == "1"
+
+    assert ui_call(bpy.ops.mbd.simulate) == {"FINISHED"}
+    first = tmp_path / "first.csv"
+    assert ui_call(bpy.ops.mbd.export_csv, filepath=str(first)) == {"FINISHED"}
+    first.write_text("kept", encoding="utf-8")
+    for export in (bpy.ops.mbd.export_csv, bpy.ops.mbd.export_model):
+        with pytest.raises(RuntimeError, match="No file named"):
+            ui_call(export)
+    assert first.read_text(encoding="utf-8") == "kept"
+
+    # Add and Remove without a list act on the one the Elements panel shows
+    assert ui_call(bpy.ops.mbd.element_add, group="contacts") == {"FINISHED"}
+    scene.mbd.group = "forces"
+    assert ui_call(bpy.ops.mbd.element_remove) == {"FINISHED"}
+    assert (len(scene.mbd.contacts), len(scene.mbd.forces), len(scene.mbd.joints)) == (1, 0, 1)
+    assert ui_call(bpy.ops.mbd.element_add) == {"FINISHED"}
+    assert (len(scene.mbd.contacts), len(scene.mbd.forces)) == (1, 1)
+
+    # a problem's Select names its object: a call without one selects nothing
+    assert ui_call(bpy.ops.mbd.select_object, name="Bob") == {"FINISHED"}
+    bob.select_set(False)
+    assert ui_call(bpy.ops.mbd.select_object) == {"CANCELLED"} and not bob.select_get()
+
+    # after Frame, Set Role without a role does not mark the next selection a frame
+    pivot = scene.objects["Pivot"]
+    select(pivot)
+    assert ui_call(bpy.ops.mbd.set_role, role="FRAME") == {"FINISHED"}
+    select(bob)
+    with pytest.raises(RuntimeError, match="Set Role: no role given; press Body, Frame or None in the sidebar, "
+                                           "tab MBD > Object"):
+        ui_call(bpy.ops.mbd.set_role)
+    assert bob.mbd.role == "BODY"
