@@ -434,6 +434,7 @@ class MBD_OT_bake(bpy.types.Operator):
     def execute(self, context):
         scene = context.scene
         entry = runner.RESULTS.get(runner.key(scene))
+        stale = ""
         if entry is None:
             if not bpy.app.background:
                 self.report({"ERROR"}, "Nothing to bake: run Simulate first")
@@ -442,9 +443,8 @@ class MBD_OT_bake(bpy.types.Operator):
             if entry is None:
                 return {"CANCELLED"}
         else:
+            # told once the keys are in: before a refused bake it said "baked" of nothing
             stale = _stale(scene, context, entry)
-            if stale:
-                self.report({"WARNING"}, stale)
         d = scene.mbd.display
         telemetry = d.bake_telemetry
         if telemetry:
@@ -460,6 +460,8 @@ class MBD_OT_bake(bpy.types.Operator):
         except baking.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
+        if stale:
+            self.report({"WARNING"}, stale)
         # a body found by its object: Make Local and Make Library Override put a new object of the same
         # name in its place, which the run did not simulate
         replaced = [name for name in report.missing if name in scene.objects]

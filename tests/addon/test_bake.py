@@ -662,18 +662,21 @@ def test_undo_of_bake_clear_and_add_frame_keeps_the_results_matched_to_the_scene
     assert operators._stale(bpy.context.scene, bpy.context, entry) == ""
 
 
-def test_bake_with_every_simulated_body_deleted_refuses_and_keeps_the_previous_bake(addon):
+def test_bake_with_every_simulated_body_deleted_refuses_and_keeps_the_previous_bake(addon, capfd):
     """With no simulated body left, Bake cleared the previous bake and keyed only the telemetry
-    ("Baked 0 bodies ..."): the user's animation was lost for nothing."""
+    ("Baked 0 bodies ..."): the user's animation was lost for nothing. Its refusal came after a
+    warning that it had "baked the last Simulate's results", which it had not."""
     scene, bob = ms.pendulum(1.0)
     ms.add_force(scene, bob)
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     baked_actions = sorted(a.name for a in bpy.data.actions)
     bpy.data.objects.remove(bob)
     before = ms.snapshot()
+    capfd.readouterr()
     with pytest.raises(RuntimeError, match=r"None of the simulated bodies is in the scene any more: 'Bob'; "
                                            r"nothing baked, the previous bake is kept"):
         bpy.ops.mbd.bake()
+    assert "baked the last Simulate's results" not in "".join(capfd.readouterr())
     assert ms.snapshot() == before
     assert sorted(a.name for a in bpy.data.actions) == baked_actions
 
