@@ -279,7 +279,9 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         problems = PROBLEMS.get(runner.key(scene))
         if problems:
             box = layout.box()
-            box.label(text=f"{len(problems)} problem(s); click one to select its object", icon="ERROR")
+            # the list is the last check's: it stays as it was while the user fixes the scene
+            box.label(text=f"{len(problems)} problem(s) at the last check (Validate again when fixed); "
+                           "click one to select its object", icon="ERROR")
             for p in problems:
                 if p.object or p.index >= 0:
                     op = box.operator("mbd.select_object", text=p.message, icon="RESTRICT_SELECT_OFF",

@@ -136,7 +136,8 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
     # the problems of a check, and a running job, are drawn too
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
-    assert "9 problem(s); click one to select its object" in labels(draw_all(bob))
+    assert "9 problem(s) at the last check (Validate again when fixed); click one to select its object" \
+        in labels(draw_all(bob))
     job = runner.JOBS[runner.key(scene)] = runner.Job(None)
     try:
         assert any(text.startswith("Simulating t = 0 s (0%) (Esc cancels)") for text in labels(draw_all(bob)))
@@ -188,6 +189,20 @@ def test_not_marked_messages_name_the_buttons_and_tab_the_user_sees(addon):
     bob.mbd.role = "NONE"
     assert "scene: no object is marked as a body (select the meshes and press Body in the sidebar, tab MBD > " \
            "Object)" in problems()
+
+
+def test_the_problem_list_says_it_is_the_last_checks_while_the_user_fixes_the_scene(addon):
+    """A new user's first Validate on an empty scene said "no object is marked as a body"; after pressing
+    Body the panel still read "1 problem(s)" with that message, as if pressing Body had not worked."""
+    scene = ms.setup_scene()
+    part = ms.uv_sphere("Part", 0.1, (0.0, 0.0, 0.0))
+    with pytest.raises(RuntimeError, match="no object is marked as a body"):
+        bpy.ops.mbd.validate()
+    assert bpy.ops.mbd.set_role(role="BODY") == {"FINISHED"}
+    shown = labels(draw_all(part))
+    assert "1 problem(s) at the last check (Validate again when fixed); click one to select its object" in shown
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+    assert not [text for text in labels(draw_all(part)) if "problem(s)" in text]
 
 
 def test_panel_lists_the_last_problems_and_each_selects_its_object(addon):
