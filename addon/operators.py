@@ -277,11 +277,12 @@ class MBD_OT_validate(bpy.types.Operator):
                 self.report({"WARNING"}, text)
         m = gathered.model
         moving = sum(not b.fixed for b in m.bodies)
-        others = ", ".join(f"{len(group)} {word}" for group, word in (
-            (m.couplers, "couplers"), (m.springs, "springs"), (m.bushings, "bushings"), (m.contacts, "contacts"))
+        others = ", ".join(_count(len(group), word) for group, word in (
+            (m.couplers, "coupler"), (m.springs, "spring"), (m.bushings, "bushing"), (m.contacts, "contact"))
             if group)
-        self.report({"INFO"}, f"Mechanism OK: {len(m.bodies)} bodies ({moving} moving), {len(m.frames)} frames, "
-                              f"{len(m.joints)} joints, {len(m.motions)} motions, {len(m.forces)} forces"
+        self.report({"INFO"}, f"Mechanism OK: {_count(len(m.bodies), 'body', 'bodies')} ({moving} moving), "
+                              f"{_count(len(m.frames), 'frame')}, {_count(len(m.joints), 'joint')}, "
+                              f"{_count(len(m.motions), 'motion')}, {_count(len(m.forces), 'force')}"
                               + (f", {others}" if others else ""))
         # the masses the run will use: a size typed in metres in a millimetre scene shows at once
         # (a 200 mm steel bar of 0.628 kg becomes 6.28e-10 kg, and nothing else looked wrong)

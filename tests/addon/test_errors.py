@@ -334,7 +334,7 @@ def test_validate_reports_what_a_run_would_warn_of_before_its_first_step(addon):
     assert stiff.startswith("settings: Integrator: the model is stiff for DOP853")   # the panel's label
     assert "body 'Bob' (acted on by spring 'Stiff')" in stiff and "Use BDF or Radau" in stiff
     summary, masses = [text for level, text in op.reports if level == "INFO"]
-    assert summary.endswith("0 motions, 0 forces, 1 springs")     # the elements beyond forces when there are any
+    assert summary.endswith("0 motions, 0 forces, 1 spring")     # the elements beyond forces when there are any
     assert masses == "Masses: Bob 1 kg"
     assert bob.animation_data is None     # nothing was run or baked
 
@@ -630,3 +630,16 @@ def test_a_coupler_warning_names_the_joints_frames_as_their_panel_does(addon):
                                     "'AxleA_i' (its Frame I)")
     assert reversed_axle.endswith("Swap Frame I and Frame J of joint 'AxleB'.")
     assert "frame_i" not in reversed_axle and "frame_j" not in reversed_axle
+
+
+def test_validates_summary_counts_in_the_singular_where_there_is_one(addon):
+    """It read "1 bodies (1 moving), 2 frames, 1 joints, 0 motions, 1 forces, 1 springs"."""
+    from addon.operators import MBD_OT_validate
+    scene, bob = ms.pendulum()
+    ms.add_force(scene, bob)
+    spring = scene.mbd.springs.add()
+    spring.name, spring.frame_i, spring.frame_j = "S", scene.objects["Pivot"], scene.objects["Push_RF"]
+    op = ms.Reports()
+    assert MBD_OT_validate.execute(op, bpy.context) == {"FINISHED"}
+    assert ("INFO", "Mechanism OK: 1 body (1 moving), 3 frames, 1 joint, 0 motions, 1 force, 1 spring") \
+        in op.reports
