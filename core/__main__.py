@@ -90,16 +90,23 @@ def _model(args):
     return replace(model, settings=settings)
 
 
+def _count(n, one, many=None) -> str:
+    """"1 body", "2 bodies"."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _check(model) -> int:
     cm = compile_model(model)
     from .solver.system import System
     system = System(cm)
-    print(f"model {model.name!r}: {len(model.bodies)} bodies ({cm.n_bodies} moving), {len(model.frames)} frames, "
-          f"{len(model.joints)} joints, {len(model.couplers)} couplers, {len(model.motions)} motions, "
-          f"{len(model.forces)} forces/torques, {len(model.springs)} springs, {len(model.bushings)} bushings, "
-          f"{len(model.contacts)} contacts")
+    counts = ", ".join(_count(len(items), one, many) for items, one, many in (
+        (model.frames, "frame", None), (model.joints, "joint", None), (model.couplers, "coupler", None),
+        (model.motions, "motion", None), (model.forces, "force/torque", "forces/torques"),
+        (model.springs, "spring", None), (model.bushings, "bushing", None), (model.contacts, "contact", None)))
+    print(f"model {model.name!r}: {_count(len(model.bodies), 'body', 'bodies')} ({cm.n_bodies} moving), {counts}")
     for name, mp in cm.mass_properties.items():
         com = from_si(mp.com, "length")
+        com = np.where(np.abs(com) < 1e-9, 0.0, com)    # a mesh's rounding (5.4e-16 mm) read as an offset
         moments = from_si(mp.principal_moments, "inertia")
         print(f"  body {name!r}: mass {mp.mass:.6g} kg, centre of mass ({com[0]:.4g}, {com[1]:.4g}, {com[2]:.4g}) mm, "
               f"principal moments ({moments[0]:.6g}, {moments[1]:.6g}, {moments[2]:.6g}) kg*mm^2")

@@ -37,7 +37,7 @@ def test_check_prints_mass_properties_and_dof(tiny_pendulum):
     r = run("check", tiny_pendulum)
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    assert "model 'pendulum': 1 bodies (1 moving)" in out
+    assert "model 'pendulum': 1 body (1 moving), 2 frames, 1 joint, 0 couplers, 0 motions" in out
     # a 400 x 20 x 20 mm steel box: 1.256 kg; about its long axis m(b² + c²)/12 = 83.7333 kg*mm^2,
     # about the others m(400² + 20²)/12 = 16788.5 kg*mm^2
     assert "body 'rod': mass 1.256 kg" in out
@@ -507,3 +507,11 @@ def test_check_counts_the_redundancies_once_at_the_assembled_state(monkeypatch, 
     assert "20 constraint equations, 3 redundant -> 1 degree of freedom" in out
     assert "warning: model: 3 constraint equation(s) are redundant" in out
     assert len(calls) == 1
+
+
+def test_check_prints_a_centre_of_mass_on_an_axis_as_zero_not_its_rounding():
+    """examples/pendulum.json's sphere mesh has its centre of mass 5.4e-16 mm off the z axis: it read
+    "centre of mass (0, 0, 5.404e-16) mm"."""
+    r = run("check", ROOT / "examples" / "pendulum.json")
+    assert r.returncode == 0, r.stderr
+    assert "body 'Bob': mass 1 kg, centre of mass (0, 0, 0) mm" in r.stdout, r.stdout
