@@ -30,6 +30,9 @@ DEFERRED = ("acceleration", "angular_acceleration", "joint_force", "joint_torque
 #: a contact's largest force between the output frames over the largest the frames show, above
 #: which :meth:`Results.contact_peak_note` speaks: the frames then miss its impacts
 PEAK_MISSED = 2.0
+#: N: peaks below this are rounding touches, not impacts (a cam's vertex 3.7e-14 mm into a follower it
+#: never reached: 6e-15 N, "reached" where the frames show 0)
+PEAK_NOTED = 1e-9
 #: the joint types that turn about Frame J's Z, whose reaction splits into a radial and an axial load
 BEARING_JOINTS = ("revolute", "cylindrical")
 #: rows of the CSV formatted at once (a 20-body table has about 450 columns)
@@ -305,7 +308,7 @@ class Results:
             return ""
         framed = np.linalg.norm(self.contact_force, axis=-1).max(axis=0, initial=0.0)
         peak = np.nan_to_num(self.contact_peak_force).max(axis=0, initial=0.0)
-        missed = np.flatnonzero(peak > PEAK_MISSED * framed)
+        missed = np.flatnonzero((peak > PEAK_MISSED * framed) & (peak > PEAK_NOTED))
         if not len(missed):
             return ""
         c = missed[np.argmax(peak[missed] - framed[missed])]

@@ -1914,6 +1914,17 @@ def test_an_impact_between_two_frames_shows_its_peak_force_in_the_next_frame(int
                                      "largest force since the previous frame")
 
 
+def test_a_rounding_touch_between_frames_is_no_impact_to_note():
+    """A cam that never reached its follower left a vertex 3.7e-14 mm deep once: the run said "contact
+    'Contact' reached 6.047e-15 N ... where the frames show at most 0 N"."""
+    r = core.simulate(_impact_model("stepper", 1.5, 1e4, output_rate=100))
+    r.contact_peak_force[:] = 0.0
+    r.contact_peak_force[1, 0] = 6.047e-15
+    assert r.contact_peak_note() == ""
+    r.contact_peak_force[1, 0] = 1e-6      # a watch part's light touch is still one
+    assert r.contact_peak_note().startswith("contact 'C' reached 1e-06 N between t = 0 and 0.01 s")
+
+
 @pytest.mark.parametrize("integrator", ["stepper", "DOP853"])
 def test_the_output_rate_changes_neither_the_motion_nor_the_peak_force(integrator):
     # the frames are sampled from the run, not steps of it: at 100 and 1000 frames/s (the stepper's
