@@ -15,6 +15,7 @@ User text is never executed.  It goes through three stages:
 from __future__ import annotations
 
 import ast
+import difflib
 import keyword
 import math
 import os
@@ -145,6 +146,16 @@ _TIME_ONLY = ("a formula reads only the time t; a force or torque that follows a
 #: names a user may type as a unit ("5*N"): the unknown-name error then says so
 _UNIT_NAMES = {"N", "kN", "mN", "Nm", "Nmm", "mm", "cm", "m", "km", "um", "s", "ms", "min", "h", "kg", "g", "rad",
                "deg", "degree", "degrees", "rpm", "Hz", "W", "kW", "J", "Pa", "MPa", "GPa", "A", "V", "inch", "ft"}
+
+
+def _did_you_mean(name: str, known, written=None) -> str:
+    """' (did you mean pi?)' for a typo of a known name ('pie', 'sine', 'Sqrt'), else ''."""
+    lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.8)
+    if not close:
+        return ""
+    match = lower[close[0]]
+    return f" (did you mean {(written or {}).get(match, match)}?)"
 
 
 #: characters a formula copied from a document or a word processor brings, and what to type instead
@@ -414,7 +425,8 @@ class _Converter:
             self.fail(f"unknown name '{name}': {_NO_UNITS}", node)
         if name in _TYPOGRAPHIC:
             self.fail(f"unknown name '{name}': write {_TYPOGRAPHIC[name]}", node)
-        self.fail(f"unknown name '{name}': {_TIME_ONLY}", node)
+        self.fail(f"unknown name '{name}'{_did_you_mean(name, ['t', 'time', *CONSTANTS], {'time': 't'})}: "
+                  f"{_TIME_ONLY}", node)
 
     def _Attribute(self, node: ast.Attribute) -> Node:
         self.np_name(node)
@@ -495,7 +507,8 @@ class _Converter:
                 self.fail(f"'{name}' is not a function; to multiply write {name}*(...)", func)
             if name in NP_FUNCTIONS:      # log, floor, round ... are NumPy's: write np.log
                 self.fail(f"unknown function '{name}' (NumPy's is allowed: write np.{name})", func)
-            self.fail(f"unknown function '{name}'", func)
+            numpy_only = {n: f"np.{n}" for n in NP_FUNCTIONS if n not in FUNCTIONS}
+            self.fail(f"unknown function '{name}'{_did_you_mean(name, [*NP_FUNCTIONS, *FUNCTIONS], numpy_only)}", func)
         if isinstance(func, ast.Attribute):
             self.np_name(func)
             if func.attr in NP_FUNCTIONS:

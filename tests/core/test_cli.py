@@ -158,7 +158,7 @@ def test_bad_model_exits_2_and_lists_every_problem_on_stderr():
 
     r = run("simulate", DATA / "invalid" / "broken_formula.json", "--csv", "unused.csv")
     assert r.returncode == 2
-    assert "  force 'Thrust': value: unknown function 'sinn' at column 1" in r.stderr.splitlines()
+    assert "  force 'Thrust': value: unknown function 'sinn' (did you mean sin?) at column 1" in r.stderr.splitlines()
     assert not (ROOT / "unused.csv").exists()
 
 

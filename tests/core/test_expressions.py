@@ -319,10 +319,14 @@ def test_huge_integer_literal_is_inf():
 
 # --- errors -----------------------------------------------------------------
 
+_TIME_ONLY = (": a formula reads only the time t; a force or torque that follows a speed or position is a "
+              "spring-damper's or bushing's damping and stiffness, or an actuator's law (max_velocity)")
+
+
 @pytest.mark.parametrize("text, reason, column", [
-    ("sinn(t)", "unknown function 'sinn'", 1),
-    ("t^2 + sinn(t)", "unknown function 'sinn'", 7),           # ^ -> ** keeps columns
-    ("if(t;1;2)+sinn(t)", "unknown function 'sinn'", 11),       # if( rewrite too
+    ("sinn(t)", "unknown function 'sinn' (did you mean sin?)", 1),
+    ("t^2 + sinn(t)", "unknown function 'sinn' (did you mean sin?)", 7),           # ^ -> ** keeps columns
+    ("if(t;1;2)+sinn(t)", "unknown function 'sinn' (did you mean sin?)", 11),       # if( rewrite too
     ("2*log(t)", "unknown function 'log' (NumPy's is allowed: write np.log)", 3),
     ("np.sin(t; t)", "np.sin() expects 1 argument, got 2", 1),
     ("step(t; 1; 2)", "step() expects 5 arguments, got 3", 1),
@@ -334,6 +338,12 @@ def test_huge_integer_literal_is_inf():
                   "or position is a spring-damper's or bushing's damping and stiffness, or an actuator's law "
                   "(max_velocity)", 9),
     ("2 * sin", "'sin' is a function: write sin(...)", 5),
+    # typos of a known name say which (a user typed 2*pie and read only "a formula reads only the time t")
+    ("2*pie", "unknown name 'pie' (did you mean pi?)" + _TIME_ONLY, 3),
+    ("10*time", "unknown name 'time' (did you mean t?)" + _TIME_ONLY, 4),
+    ("T*2", "unknown name 'T' (did you mean t?)" + _TIME_ONLY, 1),
+    ("sine(t)", "unknown function 'sine' (did you mean sin?)", 1),
+    ("arctann(t)", "unknown function 'arctann' (did you mean np.arctan?)", 1),
     ("t % 2", "operator '%' is not allowed", 3),
     ("t // 2", "operator '//' is not allowed", 3),
     ("t < 1", "comparisons are not allowed; use if(x; a; b)", 1),

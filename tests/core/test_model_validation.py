@@ -38,7 +38,7 @@ LOAD_ERRORS = {
     "negative_mass.json": [["body 'arm': mass: must be greater than 0, got -2"]],
     "zero_quaternion.json": [["body 'arm': orientation: must be a non-zero quaternion (w, x, y, z)",
                               "[0, 0, 0, 0]"]],
-    "broken_formula.json": [["force 'Thrust': value: unknown function 'sinn' at column 1"]],
+    "broken_formula.json": [["force 'Thrust': value: unknown function 'sinn' (did you mean sin?) at column 1"]],
     "spline_in_actuator.json": [["torque 'Motor': value: spline() is not available for actuator",
                                  "at column 1"]],
     "motion_on_spherical.json": [["motion 'drive': joint: joint 'hinge' is a spherical joint",
