@@ -1361,6 +1361,23 @@ class _Run:
                         "taken as built. They are not redundant: they are a hair past their reach",
                         "Draw the mechanism a little away from the singular position (a chain bent, not straight), "
                         "or place the joint frames so that they meet." + small))
+                elif not sysm.redundancies:
+                    # the least squares' closest leaves a gap only along rows J cannot move (Jᵀ C = 0):
+                    # with no redundancy, at a singular position next to it, which the rank cut missed
+                    # at the closest iterate (a chain drawn 0.5 um past its reach, tilted in float32, bent
+                    # 2.5e-4 rad there: a least singular value of 1.1e-5 to 8.4e-5 of the largest, the
+                    # cut 1e-5), not redundant joints: its least singular direction names the joints
+                    near_joints = ", ".join(dict.fromkeys(
+                        self._row_name(int(r)) for r in sysm.redundant_rows(0.0, y0, 1)))
+                    self.warnings.append(Issue(
+                        "warning", "near-singular-joints-apart", "model",
+                        f"the mechanism is built next to a singular position (nearly stretched straight or folded "
+                        f"flat), where {near_joints} nearly lose a degree of freedom, and they do not quite meet at "
+                        f"t = 0 ({gap}): taken as built. They are not redundant: they are a hair past their reach, or so "
+                        "near it that the assembly cannot close them",
+                        "Draw the mechanism a little further from the singular position (a chain bent, not "
+                        "straight), or place the joint frames so that they meet; a smaller projection_tolerance "
+                        "refuses such gaps instead of taking them as built." + small))
                 else:
                     # redundant joints (a tilted shaft's two bearings, 1e-5 mm off line from float32 object
                     # transforms; the stepper read 8 kN on a 1 kg shaft's bearings when they fought). A
