@@ -1346,7 +1346,10 @@ class _Run:
             if sysm.singular_at_start:
                 rows = sysm.redundant_rows(0.0, y0, sysm.redundancies + sysm.singular_at_start)
                 singular_joints = ", ".join(dict.fromkeys(self._row_name(int(r)) for r in rows))
-            if max(whole_length, whole_ang) <= self.s.projection_tolerance and sysm.absorb_joint_gaps(y0):
+            within = max(whole_length, whole_ang) <= self.s.projection_tolerance
+            # the rows that hold the gap, read before it is absorbed (see below)
+            near = sysm.gap_off_redundancies(y0) if within and not singular_joints else None
+            if within and sysm.absorb_joint_gaps(y0):
                 # joints a hair apart that cannot all close: within what the run holds joints to, they
                 # are taken as built, rather than refused or left to fight each other through the reactions
                 ok = True
@@ -1361,37 +1364,40 @@ class _Run:
                         "taken as built. They are not redundant: they are a hair past their reach",
                         "Draw the mechanism a little away from the singular position (a chain bent, not straight), "
                         "or place the joint frames so that they meet." + small))
-                elif not sysm.redundancies:
-                    # the least squares' closest leaves a gap only along rows J cannot move (Jᵀ C = 0):
-                    # with no redundancy, at a singular position next to it, which the rank cut missed
-                    # at the closest iterate (a chain drawn 0.5 um past its reach, tilted in float32, bent
-                    # 2.5e-4 rad there: a least singular value of 1.1e-5 to 8.4e-5 of the largest, the
-                    # cut 1e-5), not redundant joints: its least singular direction names the joints
-                    near_joints = ", ".join(dict.fromkeys(
-                        self._row_name(int(r)) for r in sysm.redundant_rows(0.0, y0, 1)))
-                    self.warnings.append(Issue(
-                        "warning", "near-singular-joints-apart", "model",
-                        f"the mechanism is built next to a singular position (nearly stretched straight or folded "
-                        f"flat), where {near_joints} nearly lose a degree of freedom, and they do not quite meet at "
-                        f"t = 0 ({gap}): taken as built. They are not redundant: they are a hair past their reach, or so "
-                        "near it that the assembly cannot close them",
-                        "Draw the mechanism a little further from the singular position (a chain bent, not "
-                        "straight), or place the joint frames so that they meet; a smaller projection_tolerance "
-                        "refuses such gaps instead of taking them as built." + small))
                 else:
-                    # redundant joints (a tilted shaft's two bearings, 1e-5 mm off line from float32 object
-                    # transforms; the stepper read 8 kN on a 1 kg shaft's bearings when they fought). A
-                    # constant gap is absorbed; one that turns with the parts (hinge axes 1e-7 rad apart on
-                    # a spinning shaft) makes its joints push on each other, which the reported reactions
-                    # leave out (System.least_norm)
-                    self.warnings.append(Issue(
-                        "warning", "redundant-joints-apart", "model",
-                        f"redundant joints do not quite meet at t = 0 ({gap}): taken as built. Their reactions "
-                        "are the loads they share, without what the gap makes them push on each other (a 1 kg "
-                        "shaft on two hinges 1e-7 rad apart: 4.905 N each); how rigid redundant joints share a "
-                        "load is not unique, and the reported split is the least one",
-                        "To size each joint for a definite share, keep one joint and replace the others by joints "
-                        "that constrain less, or give the parts compliance (bushings)." + small))
+                    # the least squares' closest leaves a gap only along rows J cannot move (Jᵀ C = 0): a
+                    # redundancy's, or at a singular position next to it, which the rank cut missed at the
+                    # closest iterate (a chain drawn 0.5 um past its reach, tilted in float32, bent 2.5e-4
+                    # rad there: a least singular value of 1.1e-5 to 8.4e-5 of the largest, the cut 1e-5;
+                    # on hinges, its 3 redundancies out of its plane meet to 1e-12 rad), named by J's least
+                    # singular direction after the redundancies' where the gap lies more along it
+                    if near is not None:
+                        near_joints = ", ".join(dict.fromkeys(self._row_name(int(r)) for r in near))
+                        self.warnings.append(Issue(
+                            "warning", "near-singular-joints-apart", "model",
+                            f"the mechanism is built next to a singular position (nearly stretched straight or "
+                            f"folded flat), where {near_joints} nearly lose a degree of freedom, and they do not "
+                            f"quite meet at t = 0 ({gap}): taken as built. "
+                            + (f"The gap is not their {sysm.redundancies} redundant equations' (those meet)"
+                               if sysm.redundancies else "They are not redundant")
+                            + ": they are a hair past their reach, or so near it that the assembly cannot close them",
+                            "Draw the mechanism a little further from the singular position (a chain bent, not "
+                            "straight), or place the joint frames so that they meet; a smaller "
+                            "projection_tolerance refuses such gaps instead of taking them as built." + small))
+                    else:
+                        # redundant joints (a tilted shaft's two bearings, 1e-5 mm off line from float32 object
+                        # transforms; the stepper read 8 kN on a 1 kg shaft's bearings when they fought). A
+                        # constant gap is absorbed; one that turns with the parts (hinge axes 1e-7 rad apart on
+                        # a spinning shaft) makes its joints push on each other, which the reported reactions
+                        # leave out (System.least_norm)
+                        self.warnings.append(Issue(
+                            "warning", "redundant-joints-apart", "model",
+                            f"redundant joints do not quite meet at t = 0 ({gap}): taken as built. Their reactions "
+                            "are the loads they share, without what the gap makes them push on each other (a 1 kg "
+                            "shaft on two hinges 1e-7 rad apart: 4.905 N each); how rigid redundant joints share a "
+                            "load is not unique, and the reported split is the least one",
+                            "To size each joint for a definite share, keep one joint and replace the others by joints "
+                            "that constrain less, or give the parts compliance (bushings)." + small))
         if not ok:
             clashing = self.drivers_in_conflict(0.0, y0)
             hint = (f"{', '.join(clashing)} set the same degree of freedom of the mechanism and start at values "

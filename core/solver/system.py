@@ -1903,20 +1903,48 @@ class System:
         eigenvectors of J Jᵀ with unit diagonal (on the sparse path from its band,
         :meth:`.schur.BlockSchur.least_gram_eigenvectors`). Their reactions split among them in no
         unique way."""
+        return _sharing(self._least_gram(t, y, count)[0][:, :count])
+
+    def gap_off_redundancies(self, y) -> np.ndarray | None:
+        """Where the joints' gap at ``y`` (t = 0) lies more along the least combination of rows
+        after the redundancies' than along theirs: that combination's rows (a chain stretched a hair
+        past its reach, nearly singular, its hinges' 3 redundancies out of its plane meeting to 1e-12
+        rad); None where the redundancies' own rows hold the gap (a shaft's two bearings a float32
+        rounding off line). Both weighed as the rank tests weigh rows (:meth:`redundant_rows`);
+        without redundancies, the least combination's rows."""
+        r = self.redundancies
+        vectors, scale = self._least_gram(0.0, y, r + 1)
+        if r:
+            gap = np.where(self.position_rows, self.constraint_rows(0.0, y).C, 0.0) * scale
+            along = vectors[:, :r + 1].T @ gap
+            if abs(along[r]) <= np.linalg.norm(along[:r]):
+                return None
+        return _sharing(vectors[:, r:r + 1])
+
+    def _least_gram(self, t, y, count):
+        """(V, d): V's columns, the ``count`` least eigenvectors (ascending) of D J Jᵀ D, J's turns
+        weighed as :meth:`rank_scaled` weighs them and D = diag(d) making its diagonal 1."""
         rows = self.constraint_rows(t, y)
+        # a turn weighed as rank_scaled does (its row scale cancels with the unit diagonal), a
+        # sparse J kept sparse: its m x 6n dense copy would outweigh the m x m product
+        J = rows.J
+        J = J @ sparse.diags(self.rank_column_scale) if sparse.issparse(J) else J * self.rank_column_scale
+        diag = (np.asarray(J.multiply(J).sum(axis=1)).ravel() if sparse.issparse(J)
+                else np.einsum("ij,ij->i", J, J))
+        d = 1.0 / np.sqrt(np.maximum(diag, 1e-300))
         vectors = (self._block_schur.least_gram_eigenvectors(rows.blocks * self._rank_block_scale, count)
                    if self.sparse else None)
-        if vectors is None:
-            # a turn weighed as rank_scaled does (its row scale cancels with the unit diagonal), a
-            # sparse J kept sparse: its m x 6n dense copy would outweigh the m x m product
-            J = rows.J
-            J = J @ sparse.diags(self.rank_column_scale) if sparse.issparse(J) else J * self.rank_column_scale
+        # the band's inverse iteration keeps apart only the eigenvectors near its shift: one well above
+        # the redundancies' (six float32 Bennett linkages' next, 5.8e-2) fades from its block
+        if vectors is None or vectors.shape[1] < count:
             A = (J @ J.T).toarray() if sparse.issparse(J) else J @ J.T
-            diag = np.diagonal(A)
-            d = 1.0 / np.sqrt(np.maximum(diag, 1e-300))
             vectors = np.linalg.eigh(A * d[:, None] * d)[1]
-        shares = np.max(np.abs(vectors[:, :count]), axis=1)
-        return np.flatnonzero(shares > 1e-6)
+        return vectors, d
+
+
+def _sharing(vectors) -> np.ndarray:
+    """The rows with a share in the columns of ``vectors`` (eigenvectors of a unit-diagonal Gram)."""
+    return np.flatnonzero(np.max(np.abs(vectors), axis=1, initial=0.0) > 1e-6)
 
 
 def _joint_ends(cm: CompiledModel) -> np.ndarray:

@@ -168,21 +168,29 @@ def test_a_stretched_chain_with_a_tiny_link_among_long_bars_is_not_redundant(len
 
 
 @pytest.mark.parametrize("tilted", [False, True])
-@pytest.mark.parametrize("lengths", [[1000.0, 5.0, 1000.0], [1000.0, 1000.0, 1000.0, 2.0]])
-def test_a_stretched_chain_a_hair_past_its_reach_is_told_singular_or_near_singular_not_redundant(lengths, tilted):
-    """The stretched spherical chains 0.5 um past their reach cannot close, and the gap (0.4 um,
-    within the 1 um projection tolerance) is taken as built. Upright, the assembly leaves them
-    straight: a singular position. Tilted in float32 it leaves them bent by 2.5e-4 rad (2.2e-3 rad),
-    a least singular value of 1.1e-5 (8.4e-5) of the largest, just above the 1e-5 cut: no redundancy
-    and no singular position counted, yet the warning read "redundant joints do not quite meet";
-    it now reads next to a singular position, naming the chain's joints."""
-    run = checked_start(compile_model(_Linkage(tilted).chain(lengths, "spherical", 0.5e-3).model()))
+@pytest.mark.parametrize("lengths, kind, redundant", [([1000.0, 5.0, 1000.0], "spherical", 0),
+                                                      ([1000.0, 1000.0, 1000.0, 2.0], "spherical", 0),
+                                                      ([1000.0, 5.0, 1000.0], "revolute", 3),
+                                                      ([2000.0, 10.0, 10.0, 10.0], "revolute", 3)])
+def test_a_stretched_chain_a_hair_past_its_reach_is_told_singular_or_near_singular_not_redundant(
+        lengths, kind, redundant, tilted):
+    """The stretched chains 0.5 um past their reach cannot close, and the gap (0.3-0.4 um, within
+    the 1 um projection tolerance) is taken as built. Upright, the assembly leaves them straight: a
+    singular position. Tilted in float32 it leaves them a hair bent (the 5 mm link by 2.5e-4 rad):
+    a least singular value of 1.1e-5 to 9.2e-5 of the largest after the redundancies', above the
+    1e-5 cut, so no singular position counted, and the warning read "redundant joints do not quite
+    meet", on spherical joints with 0 redundant; on hinges the 3 redundancies out of the plane
+    meet to 1e-12 rad, and the gap lies along that next direction (its share along the
+    redundancies' at most 2e-7 of it). It now reads next to a singular position, naming the chain's joints."""
+    run = checked_start(compile_model(_Linkage(tilted).chain(lengths, kind, 0.5e-3).model()))
     codes = [w.code for w in run.warnings]
-    assert run.redundant == 0 and "redundant-joints-apart" not in codes, run.warnings
-    code = "near-singular-joints-apart" if tilted else "singular-joints-apart"
-    (told,) = [str(w) for w in run.warnings if w.code == code]
+    assert run.redundant == redundant and "redundant-joints-apart" not in codes, run.warnings
+    (told,) = [str(w) for w in run.warnings if w.code == ("near-singular-joints-apart" if tilted else
+                                                          "singular-joints-apart")]
     assert all(f"joint 'J{k}'" in told for k in range(len(lengths) + 1)), told
-    assert "not redundant" in told and "taken as built" in told, told
+    assert "taken as built" in told and "a hair past their reach" in told, told
+    if tilted:
+        assert (f"not their {redundant} redundant equations'" if redundant else "not redundant") in told, told
 
 
 def test_a_stretched_hinged_chain_of_a_2_m_bar_and_10_mm_links_is_at_a_singular_position():
