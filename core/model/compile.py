@@ -676,7 +676,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         if f.actuator:
             vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")
         forces.append(dict(
-            name=f.name, type=f.type, body=k, r_B=r.T @ (p - xc),
+            name=f.name, type=f.type, body=k, frame=f.frame, axis_name=f.axis, r_B=r.T @ (p - xc),
             axis=axis_W if f.direction == "space_fixed" else r.T @ axis_W,
             space_fixed=f.direction == "space_fixed",
             expr=expr,

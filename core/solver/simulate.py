@@ -373,6 +373,15 @@ def check(model, *, settings: spec.SolverSettings | None = None) -> list[Issue]:
     return list(checked_start(_compiled(model, settings, "check")).warnings)
 
 
+#: an actuator's or torque's power on the joints' free motions, relative to its power on any motion
+#: (turns weighed by the links' levers), below which it drives nothing: an axis across a hinge's to
+#: a float32 rounding (1e-7); one 0.006° off it (1e-4) still drives
+_IDLE_SHARE = 1e-6
+#: the joints' free motions: the right singular vectors of J beyond this share of its largest
+#: singular value (J weighed as the rank tests weigh it)
+_IDLE_RANK = 1e-8
+
+
 def checked_start(cm: CompiledModel) -> _Run:
     """:func:`check`'s run of ``cm`` up to its first step: its warnings, and its redundancy count
     at the assembled state (``redundant``), which ``python -m core check`` prints without
@@ -1452,7 +1461,50 @@ class _Run:
                 "warning", "redundant-constraints", "model",
                 f"{redundant} constraint equation(s) are redundant; the motion is solved, "
                 f"but the split of reaction forces among the redundant joints is not unique{shared}"))
+        self.check_idle_drives(y0)
         return y0, redundant, moved
+
+    def check_idle_drives(self, y0):
+        """A warning for each actuator or torque that can do no work on any motion the joints allow
+        at t = 0 (its axis across them, the joints taking it all as a reaction): an e-motor's torque
+        about X of a hinge's frame whose axis is Z turned nothing, unwarned. The joints' free motions
+        are weighed as the rank tests weigh them (a turn by its body's lever); motions' rows are left
+        out (a drive on a driven crank works against the motion). Dense models only: an SVD of J."""
+        sysm, cm = self.sys, self.sys.cm
+        applied = sysm.applied
+        which = np.flatnonzero(applied.actuator | applied.torque)
+        if not len(which) or sysm.sparse:
+            return
+        n, joint_rows = sysm.n, sysm.layout.n_rows
+        S = sysm.rank_column_scale
+        T, C = applied._map
+        Z = sysm.bodies(y0).packed[applied.body[which]]
+        G = (Z[:, None, :] @ T[which])[:, 0, :6] + C[which, :6]        # (k, 6): the wrench per unit
+        b = applied.body[which, None] * 3 + np.arange(3)
+        power = np.zeros((len(which), 6 * n))                          # G·u = (S G)·w for u = S w
+        np.put_along_axis(power, b, G[:, :3] * S[b], axis=1)
+        np.put_along_axis(power, 3 * n + b, G[:, 3:] * S[3 * n + b], axis=1)
+        if joint_rows:
+            J = sysm.constraint_rows(0.0, y0).J[:joint_rows] * S
+            _, sv, Vt = np.linalg.svd(J, full_matrices=True)
+            rank = int(np.count_nonzero(sv > _IDLE_RANK * sv[0])) if len(sv) and sv[0] > 0.0 else 0
+            free = Vt[rank:]
+        else:
+            free = np.eye(6 * n)
+        share = np.linalg.norm(power @ free.T, axis=1) / np.maximum(np.linalg.norm(power, axis=1), 1e-300)
+        for k, idle in zip(which, share < _IDLE_SHARE):
+            if not idle:
+                continue
+            force = cm.forces[k]
+            what = ("actuator" if applied.actuator[k] else force["type"]) + f" {force['name']!r}"
+            self.warnings.append(Issue(
+                "warning", "idle-drive", f"{force['type']} {force['name']!r}: axis",
+                f"{what} can do no work at t = 0: its axis ({force['axis_name']} of frame {force['frame']!r}) "
+                f"is across every motion the joints allow body {cm.body_names[force['body']]!r}, and they take "
+                "it all as a reaction: it turns or moves nothing",
+                "Choose the axis along the joint's motion (a hinge's axis, a slider's direction): the axis of "
+                "the frame the joint is built on, or turn the frame. A torque meant as a load on the joints "
+                "can stay."))
 
     def run(self) -> Results:
         sysm, s = self.sys, self.s

@@ -14,6 +14,7 @@ import pytest
 
 import core
 from core.errors import ModelError
+from core.expressions import compile_expression
 from core.forces.elements import AppliedForces
 from core.model import Body, Force, Frame, Joint, Model, SolverSettings
 
@@ -245,25 +246,18 @@ def test_wrenches_of_every_kind_of_element_on_moving_turned_bodies():
     for a torque; moment r × F), and a batch of states each as alone."""
     from core.spatial import quat_to_matrix
 
-    class _Expr:
-        def __init__(self, fn, constant):
-            self.fn, self.is_constant = fn, constant
-
-        def __call__(self, t):
-            return self.fn(t)
-
     specs = [  # body, r_B, axis, space fixed, torque, value(t), actuator, v_max, braking
-        (0, (0.1, -0.2, 0.05), (1.0, 0.0, 0.0), False, False, lambda t: 30.0, False, None, True),
-        (1, (0.0, 0.3, 0.0), (0.0, 0.6, 0.8), True, False, lambda t: -12.0, False, None, True),
-        (0, (0.2, 0.0, 0.0), (0.0, 0.0, 1.0), False, True, lambda t: 4.0 + 2.0 * t, False, None, True),
-        (1, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), True, True, lambda t: -3.0, False, None, True),
-        (1, (-0.1, 0.1, 0.2), (0.0, 0.0, 1.0), False, False, lambda t: 50.0, True, 0.7, True),
-        (0, (0.05, 0.05, 0.0), (1.0, 0.0, 0.0), True, False, lambda t: -40.0, True, 0.2, False),
-        (0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False, True, lambda t: 8.0, True, 0.5, False),
+        (0, (0.1, -0.2, 0.05), (1.0, 0.0, 0.0), False, False, "30", False, None, True),
+        (1, (0.0, 0.3, 0.0), (0.0, 0.6, 0.8), True, False, "-12", False, None, True),
+        (0, (0.2, 0.0, 0.0), (0.0, 0.0, 1.0), False, True, "4 + 2*t", False, None, True),
+        (1, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), True, True, "-3", False, None, True),
+        (1, (-0.1, 0.1, 0.2), (0.0, 0.0, 1.0), False, False, "50", True, 0.7, True),
+        (0, (0.05, 0.05, 0.0), (1.0, 0.0, 0.0), True, False, "-40", True, 0.2, False),
+        (0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False, True, "8", True, 0.5, False),
     ]
     af = AppliedForces.from_compiled([dict(
         name=f"e{i}", body=b, r_B=r, axis=a, space_fixed=sf, type="torque" if tq else "force", scale=1.0,
-        actuator=act, max_velocity=vmax, allow_braking=brk, expr=_Expr(fn, i != 2))
+        actuator=act, max_velocity=vmax, allow_braking=brk, expr=compile_expression(fn))
         for i, (b, r, a, sf, tq, fn, act, vmax, brk) in enumerate(specs)])
     rng = np.random.default_rng(11)
 
@@ -285,7 +279,7 @@ def test_wrenches_of_every_kind_of_element_on_moving_turned_bodies():
             d = np.array(axis) if sf else R @ np.array(axis)
             r = R @ np.array(r_B)
             speed = d @ w if tq else d @ (v + np.cross(w, r))
-            value = fn(t)
+            value = compile_expression(fn)(t)
             mag = value
             if act:
                 along = speed if value >= 0 else -speed
@@ -310,3 +304,39 @@ def test_wrenches_of_every_kind_of_element_on_moving_turned_bodies():
     for i, (t, packed) in enumerate(zip(times, states)):
         for got, want in zip(batched, af.evaluate(t, packed)):
             np.testing.assert_allclose(got[i], want, rtol=1e-14, atol=1e-14)
+
+
+def _hinged_crank_driven_about(axis, actuator=True, tilt=0.0):
+    """A crank on a hinge (Z of its frames, turned by ``tilt`` rad about X) with a torque about
+    ``axis`` of the crank's frame."""
+    q = (np.cos(tilt / 2), np.sin(tilt / 2), 0.0, 0.0)
+    return Model(
+        bodies=(Body(name="crank", mass=1.0, inertia=(100.0, 200.0, 300.0, 0, 0, 0), position=(50.0, 0.0, 0.0)),),
+        frames=(Frame(name="g", orientation=q), Frame(name="c", body="crank", orientation=q)),
+        joints=(Joint(name="hinge", type="revolute", frame_i="g", frame_j="c"),),
+        forces=(Force(name="motor", body="crank", frame="c", value="1000", type="torque", axis=axis,
+                      actuator=actuator, max_velocity=10.0 if actuator else None),),
+        settings=SolverSettings(end_time=0.05, gravity=(0.0, 0.0, 0.0)))
+
+
+@pytest.mark.parametrize("axis, actuator", [("X", True), ("Y", True), ("X", False)])
+def test_a_torque_across_its_bodys_hinge_is_warned_as_driving_nothing(axis, actuator):
+    """An e-motor's torque about X of a hinge frame whose axis is Z turned nothing, unwarned: the
+    hinge takes it all (the crank stays at rest, to rounding)."""
+    r = core.simulate(_hinged_crank_driven_about(axis, actuator))
+    assert r.success, r.message
+    (idle,) = [w for w in r.warnings if "can do no work" in w]
+    assert idle.startswith(f"torque 'motor': axis: {'actuator' if actuator else 'torque'} 'motor' can do no work "
+                           f"at t = 0: its axis ({axis} of frame 'c') is across every motion the joints allow body "
+                           "'crank'"), idle
+    assert np.abs(r.angular_velocity).max() < 1e-9
+    assert any("can do no work" in str(w) for w in core.check(_hinged_crank_driven_about(axis, actuator)))
+
+
+@pytest.mark.parametrize("tilt", [0.0, 0.3])
+def test_a_torque_along_its_bodys_hinge_is_not_warned(tilt):
+    """About the hinge's own axis (also in a tilted plane) the e-motor turns the crank up to its 10 rad/s."""
+    r = core.simulate(_hinged_crank_driven_about("Z", tilt=tilt))
+    assert r.success, r.message
+    assert not [w for w in r.warnings if "can do no work" in w]
+    assert np.linalg.norm(r.angular_velocity[-1, 0]) > 5.0
