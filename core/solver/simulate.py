@@ -1368,6 +1368,12 @@ class _Run:
                 # joints a hair apart that cannot all close: within what the run holds joints to, they
                 # are taken as built, rather than refused or left to fight each other through the reactions
                 ok = True
+                if self.batched and sysm.inconsistent_redundancies and self.s.integrator in _IMPLICIT:
+                    # the batched Jacobian's regularised solves keep the redundancies' directions that
+                    # the run's solves leave out: a float32 Bennett linkage on BDF took 909 evaluations
+                    # and 48 Jacobians over 0.5 s, with the linearised one (the run's λ) 453 and 17
+                    self.batched = False
+                    self.linear_groups = jacobian.linear_groups(sysm, self.cm)
                 small = _small_mechanism_tolerances(sysm, self.s, whole_length)  # (a gap in rad is alike at any size)
                 if singular_joints:
                     # no redundancy: joints that meet only at a singular position (a chain stretched
