@@ -125,6 +125,7 @@ class NullCache:
         if not (self.matrix is not None and count == self.count and self.matrix.shape == matrix.shape
                 and np.array_equal(self.matrix, matrix)):
             self.matrix, self.count, self.span = matrix, count, find()
+            matrix.flags.writeable = False     # kept, not copied: a change in place would go unseen
         return self.span
 
 
