@@ -106,6 +106,21 @@ def _whole_or_none(value):
         return None
 
 
+def _formula(c: "_Checker", value):
+    """A formula field's text; a number (a JSON 5000, not "5000") is the formula of that constant."""
+    if _is_number(value):
+        try:
+            number = float(value)
+        except OverflowError:       # a whole number beyond float range
+            number = math.inf
+        if not math.isfinite(number):
+            c.error("value", f"must be a finite number or a formula of t, got {value!r}")
+            return value
+        # the shortest text that reads back as the same double (3 -> '3', 0.1 -> '0.1')
+        return str(int(value)) if isinstance(value, numbers.Integral) else repr(number)
+    return c.text("value", value)
+
+
 class _Checker:
     """Collects issues for one element, e.g. ``joint 'hinge'``."""
 
@@ -553,11 +568,11 @@ class Motion:
         c = _Checker(_label("motion", self.name))
         c.name(self.name)
         c.text("joint", self.joint, names="the joint to drive (revolute, prismatic or cylindrical)")
-        c.text("value", self.value)
+        value = _formula(c, self.value)
         c.choice("mode", self.mode, ("displacement", "velocity"))
         if self.dof is not None:
             c.choice("dof", self.dof, ("rotation", "translation"))
-        c.raise_if_any()
+        _finish(self, c, value=value)
 
 
 # --------------------------------------------------------------------------- forces
@@ -591,7 +606,7 @@ class Force:
         c.name(self.name)
         c.text("body", self.body, names="the body it acts on")
         c.text("frame", self.frame, names="the frame of its point and axes")
-        c.text("value", self.value)
+        value = _formula(c, self.value)
         c.choice("type", self.type, ("force", "torque"))
         c.choice("axis", self.axis, AXES)
         c.choice("direction", self.direction, ("body_fixed", "space_fixed"))
@@ -601,7 +616,7 @@ class Force:
         if self.actuator and self.max_velocity is None:
             unit = "rad/s" if self.type == "torque" else "mm/s"
             c.error("max_velocity", f"actuator mode needs a maximum velocity ({unit})")
-        _finish(self, c, max_velocity=vmax)
+        _finish(self, c, value=value, max_velocity=vmax)
 
 
 @_frozen

@@ -419,3 +419,25 @@ def test_a_lone_surrogate_escape_is_refused_by_name_and_a_pair_is_read(tmp_path)
         "surrogate \\udc80. Correct that \\u escape (it is half of a pair)."]
     path.write_text(text.replace('"rod"', '"rod \\ud83d\\ude00"'), encoding="utf-8")     # a pair: one emoji
     assert core.load_model(path).bodies[0].name == "rod \U0001f600"
+
+
+def test_a_number_for_a_formula_value_is_that_constant(tmp_path):
+    """A JSON number in a motion's or force's value (5000, not "5000": the model format's fields
+    take numbers) is the formula of that constant, read back as the same double; nan is refused
+    by name."""
+    data = {"bodies": [{"name": "b", "mass": 1, "inertia": [1, 1, 1, 0, 0, 0]}],
+            "frames": [{"name": "f", "body": "b"}, {"name": "g"}],
+            "joints": [{"name": "j", "type": "revolute", "frame_i": "g", "frame_j": "f"}],
+            "motions": [{"name": "m", "joint": "j", "mode": "velocity", "value": 0.1}],
+            "forces": [{"name": "t", "body": "b", "frame": "f", "type": "torque", "value": 5000}]}
+    model = model_from_dict(data)
+    assert model.motions[0].value == "0.1" and model.forces[0].value == "5000"
+    assert Force(name="t", body="b", frame="f", value=np.float32(0.1)).value == repr(float(np.float32(0.1)))
+    assert float(Motion(name="m", joint="j", value=-1e-300).value) == -1e-300
+    save_model(model, tmp_path / "m.json")
+    assert load_model(tmp_path / "m.json") == model
+    with pytest.raises(ModelError) as info:
+        Force(name="t", body="b", frame="f", value=float("nan"))
+    assert "force 't': value: must be a finite number or a formula of t, got nan" in str(info.value)
+    with pytest.raises(ModelError, match="value: must be a non-empty text, got True"):
+        Force(name="t", body="b", frame="f", value=True)
