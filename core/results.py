@@ -286,7 +286,7 @@ class Results:
         drift = float(np.max(np.abs(e - e[0]))) if len(e) else 0.0
         err = float(np.max(self.constraint_error, initial=0.0)) * 1e3
         text = (f"{self.status}: t = 0..{self.t[-1] if len(self.t) else 0:g} s, {len(self.t)} frames, "
-                f"{len(self.body_names)} bodies, max constraint error {err:.3g} mm, "
+                f"{len(self.body_names)} bod{'y' if len(self.body_names) == 1 else 'ies'}, max constraint error {err:.3g} mm, "
                 f"energy change {drift:.3g} J, {self.stats.get('rhs_evaluations', 0)} evaluations "
                 f"in {self.stats.get('wall_time', 0.0):.3g} s")
         return text + (f" ({self.message})" if self.message else "")

@@ -12,6 +12,7 @@ orientation a (w, x, y, z) quaternion taking body axes into world axes; the pote
 """
 import csv
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -534,3 +535,10 @@ def test_the_csv_time_column_holds_the_frame_times_as_written_and_every_row(tmp_
     assert len(data) == 241
     np.testing.assert_array_equal(data[:, 0], res.t)
     np.testing.assert_allclose(data[:, 1], res.position[:, 0, 0] * 1e3, rtol=1e-15)   # bob.position.x, mm
+
+
+def test_the_run_summary_counts_one_body_in_the_singular():
+    """`python -m core simulate` prints the summary: a pendulum read '1 bodies' (check says '1 body')."""
+    model = core.load_model(Path(__file__).parent / "data" / "pendulum.json")
+    one = core.simulate(dataclasses.replace(model, settings=dataclasses.replace(model.settings, end_time=0.1)))
+    assert ", 3 frames, 1 body, max constraint error" in one.summary()
