@@ -249,6 +249,8 @@ def _main(argv) -> int:
             print(f"  {'e-motor' if torques[name] else 'actuator'} {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
         for w in results.warnings:
             print(f"  warning: {w}")
+        if note := results.contact_peak_note():     # an impact between the frames, which read 0 N
+            print(f"  note: {note}")
         for line in written:
             print(line)
         for line in unwritten:
