@@ -191,7 +191,9 @@ def main(argv=None) -> int:
 
 
 def _main(argv) -> int:
-    parser = argparse.ArgumentParser(prog="python -m core", description=__doc__)
+    # the installed command's help names it (argparse's default, argv[0], reads __main__.py here)
+    prog = "mbd-core" if os.path.basename(sys.argv[0]) == "mbd-core" else "python -m core"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p_sim = sub.add_parser("simulate", help="solve a model file")
     p_sim.add_argument("model")

@@ -537,3 +537,13 @@ def test_simulate_notes_an_impact_that_fell_between_the_frames(tmp_path):
     assert note.startswith("  note: contact 'impact' reached ") and "between t = 0.04167 and 0.08333 s" in note, note
     peak = float(note.split(" reached ")[1].split(" N")[0])
     assert 1600 < peak <= 1653.1, note
+
+
+def test_the_installed_command_names_itself_in_its_help():
+    """mbd-core --help read "usage: python -m core"."""
+    command = Path(sys.executable).with_name("mbd-core")
+    if not command.exists():
+        pytest.skip("the package's console script is not installed in this environment")
+    r = subprocess.run([str(command), "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("usage: mbd-core "), r.stdout
+    assert run("--help").stdout.startswith("usage: python -m core ")
