@@ -24,7 +24,8 @@ from scipy import integrate, sparse
 from scipy.interpolate import KroghInterpolator
 from scipy.integrate._ivp import bdf as _bdf
 
-from ..contacts.bodies import ABSURD_STEPS, IMPLICIT_LOSS, IMPLICIT_LOSS_FLOOR, STIFFNESS_HINT
+from ..contacts.bodies import (ABSURD_STEPS, EXPLICIT_STEP_OMEGA, IMPLICIT_LOSS, IMPLICIT_LOSS_FLOOR,
+                               STIFFNESS_HINT)
 from ..errors import Issue, ModelError, SolverError
 from ..model import spec
 from ..model.compile import CompiledModel, compile_model
@@ -296,6 +297,23 @@ _CONTACT_PACES = 0.05
 #: ... and the ω h below which a touching contact's own time scales cannot explain the steps
 #: (1000 times shorter): its force is likely discontinuous, chased by the error control
 _CONTACT_TIE_PACES = 5e-5
+#: the range of ρ h (a contact's fastest rate times the mean step since the previous look) in which
+#: it holds an explicit method's steps (check_contact_held): it keeps them near ω h = 1 on its
+#: oscillation (ContactSet.explicit_step_bound) and ρ h = 3-6 on a decay (their stability); the
+#: cam's follower ran at ω h 0.44-0.75 (DOP853), a 10 g block resting at ρ h 5.9 on its damping.
+#: Above it the steps were not the contact's (a bounce after long steps in flight), or its effective
+#: mass, from the parts' farthest vertices, is far too light: a ball resting centrally read 15.6
+_CONTACT_HELD_PACES = (0.3, 50.0)
+#: ... at this many looks at least (_CONTACT_CHECK_EVERY steps apart) ...
+_CONTACT_HELD_LOOKS = 3
+#: ... and at least this share of them ...
+_CONTACT_HELD_SHARE = 0.5
+#: ... in a run that at its pace so far takes this many steps or more: ten thousand steps of DOP853
+#: (12 evaluations each) on a contact of 0.5 ms an evaluation take a minute
+_CONTACT_HELD_RUN = 1e4
+#: a contact's damping this many times its critical damping at δ_max (where it is reached) and more
+#: is named as too high
+_CONTACT_OVERDAMPED = 10.0
 #: BDF keeps the Jacobian of a step's start through its Newton iteration. In world axes a part
 #: spinning at ω turns that Jacobian, of norm about the fastest rate ρ, by ω h over a step, which
 #: leaves the iteration a contraction of about ρ ω h²: on the flyball governor (ρ 2223 1/s mid-run,
@@ -543,6 +561,9 @@ class _Run:
         self.step_mean = None    # running mean of the adaptive steps (s), for Progress.note
         self.crawl_checked_mean = None   # step_mean at check_contact_steps' previous look
         self.contact_warned = False   # check_contact_steps has warned
+        #: check_contact_held: [looks at the contacts, those at which one held the steps], the time of
+        #: the last look, and its warning
+        self.held_looks, self.held_since, self.held_warned = [0, 0], 0.0, False
         implicit = self.s.integrator in _IMPLICIT
         self.column_groups = jacobian.column_groups(self.sys, cm) if implicit else None
         #: the batched Jacobian covers the model and is small enough to pay (_BATCH_JACOBIAN)
@@ -1869,7 +1890,22 @@ class _Run:
         self.warnings.append(issue)
         log.warning("%s", issue)
 
-    def check_contact_steps(self, t, y, depths):
+    def look_at_contacts(self, t, y, depths):
+        """Every :data:`_CONTACT_CHECK_EVERY` accepted steps of an adaptive run: whether a touching
+        contact holds its steps (:meth:`check_contact_steps`, :meth:`check_contact_held`), from the
+        fastest of their rates (:meth:`fastest_contact`), worked out once a look and only if asked."""
+        if self.n_steps % _CONTACT_CHECK_EVERY or self.step_mean is None:
+            return
+        best = []
+
+        def fastest():
+            if not best:
+                best.append(self.fastest_contact(t, y, depths))
+            return best[0]
+        self.check_contact_steps(t, fastest)
+        self.check_contact_held(t, fastest)
+
+    def check_contact_steps(self, t, fastest):
         """Once a run, while an adaptive method crawls: a warning when a touching contact holds
         the steps so short that the rest of the run needs more than ``ABSURD_STEPS`` of them,
         naming it and what to check, whichever is fastest against the bodies' effective mass: its
@@ -1882,38 +1918,20 @@ class _Run:
         frames so far are kept). Checked every :data:`_CONTACT_CHECK_EVERY` steps: a short
         impact does not set the steps for long; and only where the steps have not grown by more
         than :data:`_CONTACT_CRAWL_GROWTH` since the previous look (a restart's are recovering).
-        The effective mass is the one joints and motions leave at (t, ``y``) where they hold one
-        of the bodies (System.contact_masses)."""
-        if self.contact_warned or self.n_steps % _CONTACT_CHECK_EVERY or self.step_mean is None:
+        ``fastest``: the look's :meth:`fastest_contact`, on demand."""
+        if self.contact_warned:
             return
         # steps still growing tell nothing of the rest of the run (it was told of 1.1e7 steps to go
         # and took 5,600)
         previous, self.crawl_checked_mean = self.crawl_checked_mean, self.step_mean
         if previous is None or self.step_mean > _CONTACT_CRAWL_GROWTH * previous:
             return
-        sysm, t_end = self.sys, float(self.t_out[-1])
-        contacts = sysm.contacts
+        t_end = float(self.t_out[-1])
+        contacts = self.sys.contacts
         left = (t_end - t) / self.step_mean
-        touching = np.flatnonzero(depths > 0.0)
-        if left <= ABSURD_STEPS or not len(touching):
+        if left <= ABSURD_STEPS or fastest() is None:
             return
-        mass, turn, held = sysm.mass, sysm.free_turn(), sysm.contact_masses((t, y))
-        best = None
-        for c in touching:
-            depth = float(depths[c])
-            stiffness, m_red, omega = contacts.oscillation(int(c), depth, mass, turn, held=held[c])
-            if not np.isfinite(m_red):
-                continue        # motions hold both parts: nothing of theirs to oscillate or slow
-            prm = contacts.pairs[c].params
-            load = float(np.linalg.norm(contacts.last_force[c]))
-            damping = prm.damping * min(depth, prm.max_penetration) / prm.max_penetration      # N·s/m
-            slope = prm.mu0 * load / prm.v_tol if prm.friction else 0.0                       # N·s/m
-            for rate, cause in ((omega, "stiffness"), (damping / m_red, "damping"), (slope / m_red, "friction")):
-                if best is None or rate > best[0]:
-                    best = (rate, cause, int(c), depth, stiffness, m_red, omega, damping, slope, load)
-        if best is None:
-            return
-        rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = best
+        rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = fastest()
         if rate * self.step_mean < _CONTACT_TIE_PACES:
             # a thousand times shorter than any of the contacts' own time scales, with parts touching:
             # likely the direction of a contact force switching to and fro between tied faces
@@ -1964,6 +1982,107 @@ class _Run:
                     "takes friction implicitly.")
         issue = Issue("warning", "contact-too-stiff", f"contact '{name}'", text, hint)
         self.warnings.append(issue)
+        self.log_pending()
+
+    def fastest_contact(self, t, y, depths):
+        """The fastest rate (1/s) of the touching contacts at (t, ``y``), against the bodies' effective
+        mass (the one joints and motions leave where they hold one of the bodies,
+        System.contact_masses): a contact's normal stiffness at its penetration (its oscillation's
+        ω), its damping there (C at δ_max and beyond, C δ/δ_max before), or its friction law's slope
+        at zero slip, μ0 N / v_tol. As (rate, cause, contact, depth m, stiffness N/m, mass kg,
+        ω 1/s, damping N·s/m, friction slope N·s/m, load N), or None where none touches a body it
+        can move."""
+        sysm = self.sys
+        contacts = sysm.contacts
+        touching = np.flatnonzero(depths > 0.0)
+        if not len(touching):
+            return None
+        mass, turn, held = sysm.mass, sysm.free_turn(), sysm.contact_masses((t, y))
+        best = None
+        for c in touching:
+            depth = float(depths[c])
+            stiffness, m_red, omega = contacts.oscillation(int(c), depth, mass, turn, held=held[c])
+            if not np.isfinite(m_red):
+                continue        # motions hold both parts: nothing of theirs to oscillate or slow
+            prm = contacts.pairs[c].params
+            load = float(np.linalg.norm(contacts.last_force[c]))
+            damping = prm.damping * min(depth, prm.max_penetration) / prm.max_penetration      # N·s/m
+            slope = prm.mu0 * load / prm.v_tol if prm.friction else 0.0                       # N·s/m
+            for rate, cause in ((omega, "stiffness"), (damping / m_red, "damping"), (slope / m_red, "friction")):
+                if best is None or rate > best[0]:
+                    best = (rate, cause, int(c), depth, stiffness, m_red, omega, damping, slope, load)
+        return best
+
+    def check_contact_held(self, t, fastest):
+        """Once a run, on an adaptive explicit method (RK45, DOP853): a warning, and the progress
+        note, when a touching contact of sound values holds a long run's steps to its own time
+        scale, where its stability (:data:`_STABLE_H_RHO`) and the explicit contact bound
+        (ContactSet.explicit_step_bound, ω h = 1) keep them, however little the motion changes: a
+        part resting, sliding or pressed on by a cam. Nothing else says why such a run is slow
+        (:meth:`check_stiffness` leaves contacts out, :meth:`check_contact_steps` waits for 1e5 steps
+        to go): a 47 g follower pressed onto a cam by a spring (k 1e5 N/mm^1.5, C 10 N·s/mm) held
+        DOP853 to steps of 7.5e-5 s, 2,683 steps and 31 s for 0.2 s, where the stepper at 1e-4 s
+        took 2.5 s. Raised at a look (every :data:`_CONTACT_CHECK_EVERY` steps, ``fastest`` that
+        look's :meth:`fastest_contact`) where a contact holds the steps (its rate times the mean
+        step since the previous look within :data:`_CONTACT_HELD_PACES`), as it has at :data:`_CONTACT_HELD_LOOKS` looks
+        or more and :data:`_CONTACT_HELD_SHARE` of them, and the run at its pace so far takes
+        :data:`_CONTACT_HELD_RUN` steps or more: a short impact holds a few of a run's steps, and
+        a small test's run is short."""
+        s = self.s
+        if s.integrator not in _TRIAL_STAGES or self.contact_warned or self.held_warned:
+            return
+        # the mean step since the previous look: the running mean lags a contact's onset after long
+        # steps in flight (a ball's first bounce looked held at ω h 272)
+        h, self.held_since = (t - self.held_since) / _CONTACT_CHECK_EVERY, t
+        self.held_looks[0] += 1
+        best = fastest()
+        if best is None or not _CONTACT_HELD_PACES[0] <= best[0] * h <= _CONTACT_HELD_PACES[1]:
+            return
+        self.held_looks[1] += 1
+        looks, held = self.held_looks
+        t_end = float(self.t_out[-1])
+        if held < _CONTACT_HELD_LOOKS or held < _CONTACT_HELD_SHARE * looks or not t > 0.0:
+            return
+        run_steps = self.n_steps * t_end / t
+        if run_steps < _CONTACT_HELD_RUN:
+            return
+        rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = best
+        self.held_warned = True
+        name, prm = self.sys.contacts.names[c], self.sys.contacts.pairs[c].params
+        limit = _STABLE_H_RHO[s.integrator]   # (ρ h of its stability)
+        self.note = (f"contact {name!r} holds {s.integrator} to steps of {h:.2g} s ({cause}): "
+                     "the stepper, BDF or Radau would be faster")
+        where = (f"the contact has held {s.integrator} to steps of about {h:.2g} s for some "
+                 f"{held * _CONTACT_CHECK_EVERY} of its {self.n_steps} steps so far, {run_steps:.2g} steps for "
+                 f"this {t_end:g} s run at that pace: ")
+        if cause == "stiffness":
+            text = (f"{where}at its penetration of {depth * 1e3:.3g} mm its stiffness ({stiffness * 1e-3:.4g} "
+                    f"N/mm) against an effective mass of {m_red:.4g} kg oscillates at {omega:.3g} rad/s (a "
+                    f"period of {2e3 * math.pi / omega:.3g} ms), which an explicit method follows at steps of at "
+                    f"most about {EXPLICIT_STEP_OMEGA / omega:.2g} s, however little the motion changes")
+        elif cause == "damping":
+            # N·s/m: 2 √(k_eff m) at this depth, and at δ_max, where C is reached (how far over it C is)
+            critical = 2.0 * math.sqrt(stiffness * m_red)
+            critical_max = 2.0 * math.sqrt(prm.exponent * prm.k * prm.max_penetration ** (prm.exponent - 1.0)
+                                           * m_red)
+            text = (f"{where}at its penetration of {depth * 1e3:.3g} mm its damping ({damping * 1e-3:.4g} N·s/mm "
+                    f"of the {prm.damping * 1e-3:.4g} reached at {prm.max_penetration * 1e3:.3g} mm) against an "
+                    f"effective mass of {m_red:.4g} kg acts within {1.0 / rate:.3g} s, which an explicit method "
+                    f"takes stably only in steps shorter than about {limit:g} times that; its critical damping is "
+                    f"{critical * 1e-3:.3g} N·s/mm there and {critical_max * 1e-3:.3g} N·s/mm at "
+                    f"{prm.max_penetration * 1e3:.3g} mm")
+        else:
+            text = (f"{where}its friction law μ0 tanh(v / v_tol) rises at {slope * 1e-3:.4g} N·s/mm near zero "
+                    f"slip (μ0 {prm.mu0:g} of a {load:.4g} N load, v_tol {prm.v_tol * 1e3:.3g} mm/s), which "
+                    f"against an effective mass of {m_red:.4g} kg acts within {1.0 / rate:.3g} s, which an explicit "
+                    f"method takes stably only in steps shorter than about {limit:g} times that")
+        hint = ("Use the stepper, which takes a contact's stiffness, damping and friction implicitly at steps "
+                "set by the motion (its step advice after the run says how long), or BDF or Radau, which "
+                "no stability limit holds (they pay most where the contact's oscillation dies out).")
+        if cause == "damping" and prm.damping > _CONTACT_OVERDAMPED * critical_max:
+            hint += (f" Or lower the contact's damping, {prm.damping / critical_max:.3g} times its critical damping "
+                     f"at {prm.max_penetration * 1e3:.3g} mm: a few times the critical damping already stops a bounce.")
+        self.warnings.append(Issue("warning", "contact-stiff-for-integrator", f"contact '{name}'", text, hint))
         self.log_pending()
 
     def log_pending(self):
@@ -2223,7 +2342,7 @@ class _Run:
                     if contacts:
                         sysm.contacts.note_accepted(depths)
                         sysm.contacts.note_peak(solver.t, sysm.accepted_contact_forces(solver.t, solver.y))
-                        self.check_contact_steps(solver.t, solver.y, depths)
+                        self.look_at_contacts(solver.t, solver.y, depths)
                     cap = step_cap(solver, depths if contacts else None)
                     if not isinstance(solver, integrate.LSODA):
                         solver.max_step = cap

@@ -752,6 +752,57 @@ def test_a_slip_tolerance_far_below_the_sliding_speeds_is_named_while_an_adaptiv
     assert "Raise the contact's slip tolerance velocity" in w and "the stepper" in w
 
 
+def _light_block_resting(integrator, end_time, damping=1000.0):
+    """A 10 mm, 10 g block placed just touching a fixed plate, k 1e5 N/mm^1.5, damping C N·s/mm."""
+    block = Body(name="Block", geometry=Box(size=(10, 10, 10)), mass=0.01, position=(0, 0, 10.0))
+    plate = Body(name="Plate", geometry=Box(size=(100, 100, 10)), fixed=True)
+    return Model(bodies=(block, plate),
+                 contacts=(Contact(name="Rest", body_i="Block", body_j="Plate", stiffness=1e5, damping=damping),),
+                 settings=SolverSettings(end_time=end_time, output_rate=100, integrator=integrator))
+
+
+def test_a_contact_holding_an_explicit_run_to_its_stability_limit_is_named_with_the_faster_integrators():
+    # resting, the block's contact damping (C δ/δ_max: 0.39 N·s/mm at its 3.9e-5 mm against the
+    # 1.8 g its corner leaves) acts within 4.6 µs and holds DOP853 at ρ h 5.9, its stability limit: steps
+    # of 2.8e-5 s, 36,000 for the 1 s run (7,210 and 87 s for 0.2 s), where BDF takes 193 for 0.2 s.
+    # The values are sound, so check_contact_steps' 1e5 steps to go never speak; after 600 steps the
+    # progress note names the contact and the faster integrators (the user cancels there)
+    notes = []
+
+    def progress(p):
+        notes.append(p.note)
+        return "contact 'Rest'" not in p.note
+
+    r = core.simulate(_light_block_resting("DOP853", 1.0), progress=progress)
+    assert r.status == "cancelled" and 600 <= r.stats["steps"] < 2000     # (progress comes every 0.1 s)
+    assert notes[-1].startswith("contact 'Rest' holds DOP853 to steps of") and "(damping)" in notes[-1]
+    assert notes[-1].endswith("the stepper, BDF or Radau would be faster")
+    (w,) = [w for w in r.warnings if w.startswith("contact 'Rest'")]
+    assert "has held DOP853 to steps of about 2.8e-05 s for some 600 of its 600 steps so far" in w
+    assert "acts within 4.64e-06 s, which an explicit method takes stably only in steps shorter than about 6" in w
+    assert "its damping (0.3918 N·s/mm of the 1000 reached at 0.1 mm)" in w
+    # the critical damping 2 √(k_eff m) at δ_max, 1.5 k δ_max^0.5 = 4.74e7 N/m against 1.8 g: 0.587 N·s/mm
+    assert "0.587 N·s/mm at 0.1 mm" in w and "Or lower the contact's damping, 1.7e+03 times" in w
+    assert "Use the stepper" in w and "BDF or Radau" in w
+    # BDF has no stability limit to be held to: no such warning, and its steps are few
+    bdf = core.simulate(_light_block_resting("BDF", 0.2))
+    assert bdf.success and bdf.stats["steps"] < 1000
+    assert not [w for w in bdf.warnings if "has held" in w]
+
+
+def test_a_bouncing_ball_is_not_told_its_contact_holds_the_explicit_run():
+    # dropped 15 mm, undamped: its impacts are short and the steps between them long (296 steps for
+    # 1 s). A look that comes within an impact after long steps in flight reads ρ h 249 on the
+    # mean step since the previous look (272 on the running mean), not the contact's doing
+    ball = Body(name="Ball", geometry=Sphere(radius=5.0, subdivisions=1), mass=0.01, position=(0, 0, 20.0))
+    plate = Body(name="Plate", geometry=Box(size=(100, 100, 10)), fixed=True, position=(0, 0, -5.0))
+    r = core.simulate(Model(bodies=(ball, plate),
+                            contacts=(Contact(name="C", body_i="Ball", body_j="Plate", stiffness=1e5),),
+                            settings=SolverSettings(end_time=1.0, output_rate=100, integrator="DOP853")))
+    assert r.success and r.stats["steps"] >= 200     # at least one look
+    assert not [w for w in r.warnings if "has held" in w], r.warnings
+
+
 def test_a_fixed_step_run_thrown_off_by_a_contact_is_reported_by_the_energy_check():
     # RK4 at 0.1 ms on the block with k = 1e15 N/mm^1.5: its first step's stages sink it into the
     # plate and it leaves at 39 km/s (0.098 J at the start, 7.6e8 J at the end). Every step began
