@@ -598,8 +598,8 @@ class BlockSchur:
         # M⁻¹Jᵀλ per body and column: du.flat[_du_at] += (J M⁻¹)_g λ_row(g)
         self._du_at = (self._g_body[:, None] * 6 + np.arange(6)).ravel()
         # every ordered pair of blocks on one body
-        order = np.argsort(self._g_body, kind="stable")
-        starts = np.searchsorted(self._g_body[order], np.arange(n + 1))
+        order = self._by_body = np.argsort(self._g_body, kind="stable")
+        starts = self._body_starts = np.searchsorted(self._g_body[order], np.arange(n + 1))
         first, second = [], []
         for b in range(n):
             on_b = order[starts[b]:starts[b + 1]]
@@ -626,6 +626,20 @@ class BlockSchur:
         """J u (m,) for a split-layout u (6n,)."""
         return np.bincount(self.end_row, weights=np.einsum("ej,ej->e", blocks, u[self.end_cols]),
                            minlength=self.m)
+
+    def product_of_ends(self, blocks, column, body, x, k):
+        """J U (m, k) for a U (6n, k) given by its parts on single bodies: ``x[i]`` (6: v then ω)
+        at ``body[i]`` (≥ 0) in column ``column[i]`` (the ends of the stepper's lines of action; no
+        sparse matrix: scipy's per-call overhead was most of the cost at a few columns)."""
+        Jg = np.bincount(self._group_at, weights=blocks.ravel(), minlength=6 * self._groups).reshape(-1, 6)
+        starts = self._body_starts[body]
+        count = self._body_starts[body + 1] - starts
+        end = np.repeat(np.arange(len(body)), count)
+        # each end's blocks: the run of its body's groups in _by_body
+        group = self._by_body[np.repeat(starts - (np.cumsum(count) - count), count) + np.arange(count.sum())]
+        values = np.einsum("gj,gj->g", Jg[group], x[end])
+        return np.bincount(self._g_row[group] * k + column[end], weights=values,
+                           minlength=self.m * k).reshape(self.m, k)
 
     def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None, without=0):
         """λ of (J M⁻¹ Jᵀ + βD) λ = rhs (as :func:`solve`) and M⁻¹ Jᵀ λ (6n,), split layout.

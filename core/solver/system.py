@@ -89,6 +89,9 @@ _IMPLICIT_PASSES = 4
 #: the stepper takes a touching point's friction at its end-of-step normal force where that differs
 #: from the start's by more than this share (System._friction_at_end)
 _FRICTION_RESCALE = 0.01
+#: the relative regularisation of J M⁻¹ Jᵀ in estimates (:func:`_solve_regularised`, the elements'
+#: masses with the joints in System._inverse_mass_with_joints): redundant joints make it singular
+_ESTIMATE_BETA = 1e-8
 #: steps for which the stepper keeps its springs' explicit/implicit verdicts
 _SPRING_RECHECK = 16
 #: the stepper's lines-of-action layouts kept (keyed by the lines' bodies; contacts' points vary)
@@ -1030,7 +1033,6 @@ class System:
         Mi = None if self.sparse or rows is None else self._minv(B)
         stiff = (self._implicit_elements(B, lines, h, y[self.sl_u], rows, Mi, None if settled else verdict)
                  if lines else None)
-        # (on the sparse path the joints' recheck of the elements' masses is skipped)
         implicit_step = self._implicit_step_sparse if self._sparse_lines else self._implicit_step
         if rows is None:
             if stiff is None:
@@ -1128,9 +1130,12 @@ class System:
         :data:`_IMPLICIT_H_DAMP`; elsewhere the explicit step
         is accurate and stays as it is (implicit stiffness dissipates energy). 1/m_e is
         first that of the free bodies, then, for the elements that pass, with the joints
-        (``rows``, dense ``Mi``): gᵀ(M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹)g. The free bodies'
+        (``rows``; the dense ``Mi`` of small models, else J's blocks):
+        gᵀ(M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹)g (:meth:`_inverse_mass_with_joints`). The free bodies'
         overstates it where a joint holds a light direction: the governor's coupler
-        dampers 9.5 against 1.0 at 0.1 ms (its rods are light about their own axis).
+        dampers 9.5 against 1.0 at 0.1 ms (its rods are light about their own axis); six
+        Bennett linkages' 50 N/mm springs 0.50 against at most 0.14 at 2 ms, which the sparse
+        path, judging by the free bodies alone, took implicitly (0.0079 J lost over 0.1 s).
         The springs' verdicts are kept for :data:`_SPRING_RECHECK` steps (they change with
         the pose only): ``cached``, those of the springs in ``lines`` (None: judge them and
         keep the verdicts); contact points are judged every step. Returns None when no
@@ -1183,13 +1188,10 @@ class System:
             return None
         G = self._lines_matrix(b1[keep], b2[keep], lin[keep], a1[keep], a2[keep])
         recheck = judge[keep]
-        if rows is not None and Mi is not None and recheck.any():
-            Gr = G[:, recheck]
-            MiG = Mi @ Gr
-            JMiG = rows.J @ MiG
-            w_joint = np.maximum(np.einsum("ij,ij->j", Gr, MiG) - np.einsum("ij,ij->j", JMiG,
-                                 _solve_regularised(rows.J @ Mi @ rows.J.T, JMiG)), 0.0)
+        if rows is not None and recheck.any():
             at = keep[recheck]
+            w_joint = (self._inverse_mass_with_joints(B, rows, G[:, recheck], Mi) if Mi is not None else
+                       self._inverse_mass_with_joints_sparse(B, rows, b1[at], b2[at], lin[at], a1[at], a2[at]))
             hw2[at] = h * h * k[at] * w_joint
             stiff[at] &= (hw2[at] > _IMPLICIT_H_OMEGA ** 2) | collective[at]
             damp[at] &= (h * c[at] * w_joint > _IMPLICIT_H_DAMP) | collective_damp[at]
@@ -1217,6 +1219,36 @@ class System:
         ahead = 0.5 * h * (D + C) * second[keep]
         return _Stiff(G, D, C, G.T @ u, f0[keep], push[keep], owner[keep], c[keep], point[keep], ahead, lin[keep],
                       spring_channel[keep])
+
+    def _inverse_mass_with_joints(self, B: Bodies, rows: Rows, G, Mi):
+        """1/m_e (k,) along the lines G (6n, k) with the joints: gᵀ(M⁻¹ − M⁻¹Jᵀ(JM⁻¹Jᵀ)⁻¹JM⁻¹)g,
+        from the dense J and M⁻¹ (``Mi``) of small models."""
+        MiG = Mi @ G
+        JMiG = rows.J @ MiG
+        return np.maximum(np.einsum("ij,ij->j", G, MiG) - np.einsum("ij,ij->j", JMiG,
+                          _solve_regularised(rows.J @ Mi @ rows.J.T, JMiG)), 0.0)
+
+    def _inverse_mass_with_joints_sparse(self, B: Bodies, rows: Rows, b1, b2, e, a1, a2):
+        """:meth:`_inverse_mass_with_joints` on the sparse path, for the lines (b1, b2, e, a1, a2) as
+        :meth:`_lines_matrix` takes them: M⁻¹g and J M⁻¹ g from the lines' ends and J's blocks, and
+        (JM⁻¹Jᵀ)⁻¹ from its banded factor with k right-hand sides; a line that no joint's row sees
+        keeps its free bodies' gᵀM⁻¹g and stays out of the solve."""
+        k = len(b1)
+        body, column = np.concatenate([b1, b2]), np.tile(np.arange(k), 2)
+        g = np.concatenate([np.concatenate([e, a1], axis=1), -np.concatenate([e, a2], axis=1)])
+        on = body >= 0                     # the ground's ends add nothing
+        body, column, g = body[on], column[on], g[on]
+        x = np.concatenate([g[:, :3] * self._inv_mass[body, None],                   # M⁻¹g per end
+                            np.einsum("kij,kj->ki", B.I_W_inv[body], g[:, 3:])], axis=1)
+        w = np.bincount(column, weights=np.einsum("ki,ki->k", g, x), minlength=k)
+        bs = self._block_schur
+        R = bs.product_of_ends(rows.blocks, column, body, x, k)
+        seen = np.flatnonzero(np.any(R, axis=0))
+        if len(seen):
+            R = R[:, seen]
+            lam = bs.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, _ESTIMATE_BETA)
+            w[seen] = np.maximum(w[seen] - np.einsum("ij,ij->j", R, lam), 0.0)
+        return w
 
     def _lines_matrix(self, b1, b2, e, a1, a2):
         """G (6n, k), split layout, dense or CSC like J: column j maps u to ṡ_j = e·(v₁ − v₂) +
@@ -1993,10 +2025,10 @@ def link_levers(cm: CompiledModel) -> np.ndarray:
 
 def _solve_regularised(A, R):
     """A⁻¹R for a symmetric positive semi-definite A (m, m), Jacobi-scaled and regularised by
-    1e-8 of its diagonal (redundant joints make it singular): for estimates, not the solve."""
+    :data:`_ESTIMATE_BETA` of its diagonal (redundant joints make it singular): for estimates, not the solve."""
     diag = np.diagonal(A)
     d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * np.max(diag, initial=0.0) + 1e-300))
-    _, x, info = schur.POSV(A * d[:, None] * d + schur.beta_eye(len(d), 1e-8), R * d[:, None], lower=False)
+    _, x, info = schur.POSV(A * d[:, None] * d + schur.beta_eye(len(d), _ESTIMATE_BETA), R * d[:, None], lower=False)
     return x * d[:, None] if info == 0 else np.zeros_like(R)
 
 

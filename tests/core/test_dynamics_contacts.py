@@ -1160,16 +1160,12 @@ def test_the_sparse_paths_implicit_stepper_equals_the_dense_one_on_meshing_gears
     # the gear pair (two revolutes, an e-motor, tooth contact of 1e5 N/mm^1.5) with the stepper at
     # 10 µs, on the sparse path (forced) against the dense one: the sparse path's implicit steps
     # invert M + h G D Gᵀ by Woodbury's identity around the banded joint solve instead of dense
-    # matrices. It skips the joints' recheck of which contact points need it, so here the dense path
-    # skips it as well; the same verdicts give the same run to rounding (measured 1.4e-12 rad/s
-    # on speeds of 47 rad/s over 10 ms; 1e-9 allowed), tooth impacts and the e-motor included
-    from core.solver import schur, system
+    # matrices, and rechecks which contact points need it with the joints from the banded factor
+    # instead of the dense M⁻¹; the same verdicts give the same run to rounding (measured 4e-13 rad/s
+    # on speeds of 47 rad/s over 6 ms; 1e-9 allowed), tooth impacts and the e-motor included
+    from core.solver import schur
     model = _gear_pair("stepper")
     model = replace(model, settings=replace(model.settings, step=1e-5, end_time=0.006))
-    elements = system.System._implicit_elements
-    monkeypatch.setattr(system.System, "_implicit_elements",
-                        lambda self, B, lines, h, u, rows=None, Mi=None, cached=None:
-                        elements(self, B, lines, h, u, rows, None, cached))
     dense = core.simulate(model)
     monkeypatch.setattr(schur, "SPARSE_ABOVE", 0)
     sparse = core.simulate(model)

@@ -69,6 +69,16 @@ def _check_block_schur(m, n, end_row, end_body, rng):
         Mi[3 * n + 3 * b:3 * n + 3 * b + 3, 3 * n + 3 * b:3 * n + 3 * b + 3] = I_inv[b]
     u = rng.normal(size=6 * n)
     np.testing.assert_allclose(bs.product(blocks, u), J @ u, rtol=0, atol=1e-12 * np.max(np.abs(J @ u)))
+    # J U for columns given by their parts on single bodies (the stepper's lines: two ends each,
+    # here also a column with one end, one with none and two ends on one body)
+    column, body = np.array([0, 0, 1, 2, 3, 3]), np.array([2, n - 1, 0, 5, 4, 4])
+    x = rng.normal(size=(6, 6))
+    U = np.zeros((6 * n, 5))
+    for c, b, xe in zip(column, body, x):
+        U[3 * b:3 * b + 3, c] += xe[:3]
+        U[3 * n + 3 * b:3 * n + 3 * b + 3, c] += xe[3:]
+    np.testing.assert_allclose(bs.product_of_ends(blocks, column, body, x, 5), J @ U, rtol=0,
+                               atol=1e-12 * np.max(np.abs(J @ U)))
     A = J @ Mi @ J.T
     assert np.linalg.cond(A) < 1e4
     rhs = rng.normal(size=m)
