@@ -322,15 +322,22 @@ def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
 
 
 def solve_many(A, R, beta):
-    """Λ (m, k) of (A + β diag(A)) Λ = R for k right-hand sides at once, A sparse (m, m):
-    :func:`solve`'s scaling and regularisation, one sparse LU, and its refinement passes
-    taken on the whole block while they shrink its residual fourfold (no Krylov step:
+    """Λ (m, k) of (A + β diag(A)) Λ = R for k right-hand sides at once, A sparse or dense (m, m):
+    :func:`solve`'s scaling and regularisation, one sparse LU (dense: Cholesky), and its refinement
+    passes taken on the whole block while they shrink its residual fourfold (no Krylov step:
     directions the passes cannot resolve stay regularised, as the singular ones do in
-    :func:`solve`). For the implicit methods' Jacobians (:func:`.jacobian.linearised`)."""
+    :func:`solve`). For the implicit methods' Jacobians (:func:`.jacobian.linearised`) and the
+    stepper's masses along its lines with the joints."""
     diag = A.diagonal()
     inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
-    As = _scaled(A, inv_d)
     B = R * inv_d[:, None]
+    if isinstance(A, np.ndarray):
+        As = A * (inv_d[:, None] * inv_d)
+        c, info = lapack.dpotrf(As + beta_eye(len(diag), beta), lower=False, clean=False)
+        if info != 0:   # not positive definite even with β (β = 0): least squares
+            return np.linalg.lstsq(As, B, rcond=None)[0] * inv_d[:, None]
+        return _refine_many(lambda V: _POTRS(c, V, lower=False)[0], B, beta) * inv_d[:, None]
+    As = _scaled(A, inv_d)
     try:
         lu = splu((As + beta * sparse.identity(A.shape[0], format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
     except RuntimeError:  # exactly singular even with β (β = 0): least squares
