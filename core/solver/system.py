@@ -1188,7 +1188,9 @@ class System:
                                                                          _SPRING_RECHECK, h)
             return None
         G = self._lines_matrix(b1[keep], b2[keep], lin[keep], a1[keep], a2[keep])
-        recheck = judge[keep]
+        # a point that its contact's points hold stiff (and damped) together keeps its verdict whatever
+        # its own mass: no recheck (961 points of a meshed cube on a slider, on the sparse path: 6.2 ms a step)
+        recheck = judge[keep] & ~(collective[keep] & (collective_damp[keep] | ~damp[keep]))
         if rows is not None and recheck.any():
             at = keep[recheck]
             w_joint = (self._inverse_mass_with_joints(B, rows, G[:, recheck], Mi) if Mi is not None else
