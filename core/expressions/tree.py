@@ -274,17 +274,7 @@ def compile_node(root: Node) -> Callable:
     if isinstance(root, Time):
         return lambda x: x
     template, steps, _ = _program((root,), _const_value)
-
-    def run(x):
-        r = template.copy()
-        r[0] = x
-        for f, target, dead in steps:
-            r[target] = f(r)
-            for i in dead:
-                r[i] = None
-        return r[-1]
-
-    return run
+    return _runner(template, steps, operator.itemgetter(-1))
 
 
 def compile_nodes(roots: tuple[Node, ...], constant: Callable = None) -> Callable:
@@ -293,7 +283,12 @@ def compile_nodes(roots: tuple[Node, ...], constant: Callable = None) -> Callabl
     nodes) is computed once.  ``constant(node)`` gives a Const node's register value
     (default its float: other values, such as arrays, evaluate several formulas at once)."""
     template, steps, outputs = _program(roots, constant or _const_value)
+    return _runner(template, steps, lambda r: [r[i] for i in outputs])
 
+
+def _runner(template: list, steps, pick: Callable) -> Callable:
+    """``run(x)``: the program's registers from ``template``, x in register 0, each step's result
+    stored and the registers past their last use released; ``pick(registers)`` is returned."""
     def run(x):
         r = template.copy()
         r[0] = x
@@ -301,7 +296,7 @@ def compile_nodes(roots: tuple[Node, ...], constant: Callable = None) -> Callabl
             r[target] = f(r)
             for i in dead:
                 r[i] = None
-        return [r[i] for i in outputs]
+        return pick(r)
 
     return run
 
