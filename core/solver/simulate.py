@@ -1509,7 +1509,10 @@ class _Run:
         at t = 0 (its axis across them, the joints taking it all as a reaction): an e-motor's torque
         about X of a hinge's frame whose axis is Z turned nothing, unwarned. The joints' free motions
         are weighed as the rank tests weigh them (a turn by its body's lever); motions' rows are left
-        out (a drive on a driven crank works against the motion). Dense models only: an SVD of J."""
+        out (a drive on a driven crank works against the motion). A drive along one of its body's own
+        joints' motions is idle by the position, not its axis (a piston's force at the top of its stroke:
+        a dead centre), which it is told only where no motion or initial velocity carries the mechanism
+        through. Dense models only: an SVD of J."""
         sysm, cm = self.sys, self.sys.cm
         applied = sysm.applied
         which = np.flatnonzero(applied.actuator | applied.torque)
@@ -1532,11 +1535,27 @@ class _Run:
         else:
             free = np.eye(6 * n)
         share = np.linalg.norm(power @ free.T, axis=1) / np.maximum(np.linalg.norm(power, axis=1), 1e-300)
-        for k, idle in zip(which, share < _IDLE_SHARE):
+        at_rest = not np.any(sysm.bodies(y0).packed[:n, 3:9])      # no body's v or ω
+        for i, (k, idle) in enumerate(zip(which, share < _IDLE_SHARE)):
             if not idle:
                 continue
             force = cm.forces[k]
             what = ("actuator" if applied.actuator[k] else force["type"]) + f" {force['name']!r}"
+            along = self._idle_joint_along(J, power[i], int(applied.body[k]))
+            if along is not None:
+                # its axis is right: the position leaves the body no motion along it (a dead centre),
+                # which a motion or a start in motion carries the mechanism through
+                if not sysm.n_motions and at_rest:
+                    self.warnings.append(Issue(
+                        "warning", "idle-drive", f"{force['type']} {force['name']!r}: axis",
+                        f"{what} can do no work at t = 0: its axis ({force['axis_name']} of frame "
+                        f"{force['frame']!r}) lies along the motion of joint {cm.joints[along]['name']!r}, but at "
+                        f"this position the other joints allow body {cm.body_names[force['body']]!r} no motion "
+                        "along it (a dead centre, as a piston's at the top of its stroke): started at rest there, "
+                        "it moves nothing",
+                        "Build the mechanism a little off the dead centre (turn the crank a few degrees), give it "
+                        "an initial velocity through it, or drive a body that moves there (the crank)."))
+                continue
             self.warnings.append(Issue(
                 "warning", "idle-drive", f"{force['type']} {force['name']!r}: axis",
                 f"{what} can do no work at t = 0: its axis ({force['axis_name']} of frame {force['frame']!r}) "
@@ -1545,6 +1564,25 @@ class _Run:
                 "Choose the axis along the joint's motion (a hinge's axis, a slider's direction): the axis of "
                 "the frame the joint is built on, or turn the frame. A torque meant as a load on the joints "
                 "can stay."))
+
+    def _idle_joint_along(self, J, power, body):
+        """The joint on ``body`` one of whose own motions (its other body held) the drive of
+        ``power`` (its row of :meth:`check_idle_drives`) works on, or None: a drive idle on the
+        mechanism's motions but along a joint of its body is idle by the position (a dead centre),
+        not by its axis."""
+        n = self.sys.n
+        cols = np.concatenate([3 * body + np.arange(3), 3 * n + 3 * body + np.arange(3)])
+        p = power[cols]
+        owner = self.sys.layout.row_owner()
+        for j in np.unique(owner):
+            rows = J[owner == j][:, cols]
+            if not np.any(rows):
+                continue            # a joint of other bodies
+            _, sv, Vt = np.linalg.svd(rows, full_matrices=True)
+            rank = int(np.count_nonzero(sv > _IDLE_RANK * sv[0]))
+            if np.linalg.norm(Vt[rank:] @ p) >= _IDLE_SHARE * np.linalg.norm(p):
+                return int(j)
+        return None
 
     def run(self) -> Results:
         sysm, s = self.sys, self.s

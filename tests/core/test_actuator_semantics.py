@@ -9,6 +9,9 @@ Dynamic checks use DOP853 at rtol 1e-10 / atol 1e-12 on first-order laws, whose 
 reproduces to ~1e-10 relative (measured 1e-10 .. 8e-10 here, the latter across the kink of the
 no-braking switch); the tolerances are 1e-8 relative to the speed scale.
 """
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -17,6 +20,7 @@ from core.errors import ModelError
 from core.expressions import compile_expression
 from core.forces.elements import AppliedForces
 from core.model import Body, Force, Frame, Joint, Model, SolverSettings
+from core.model.io import load_model
 
 S2 = np.sqrt(0.5)
 ALONG_X = (S2, 0.0, S2, 0.0)  # a frame whose Z is world X
@@ -340,3 +344,37 @@ def test_a_torque_along_its_bodys_hinge_is_not_warned(tilt):
     assert r.success, r.message
     assert not [w for w in r.warnings if "can do no work" in w]
     assert np.linalg.norm(r.angular_velocity[-1, 0]) > 5.0
+
+
+def _slider_crank_with_piston_force(crank_rate=0.0):
+    """examples/slider_crank.json (built at its dead centre: crank, rod and stroke on X, hinges
+    about Y) with a
+    300 N force actuator (up to 10 m/s) on the slider along its guide, the crank started at ``crank_rate`` rad/s
+    (the rod and slider velocities that go with it)."""
+    m = load_model(Path(__file__).resolve().parents[2] / "examples" / "slider_crank.json")
+    crank, rod, slider = m.bodies
+    crank = replace(crank, angular_velocity=(0.0, crank_rate, 0.0), velocity=(0.0, 0.0, -50.0 * crank_rate))
+    rod = replace(rod, angular_velocity=(0.0, -crank_rate / 3.0, 0.0), velocity=(0.0, 0.0, -50.0 * crank_rate))
+    piston = Force(name="piston", body="Slider", frame="Slider_guide", value="-300", axis="Z",
+                   actuator=True, max_velocity=10000.0)
+    return replace(m, bodies=(crank, rod, slider), forces=(piston,),
+                   settings=replace(m.settings, end_time=0.1))
+
+
+def test_a_force_along_its_slider_at_a_dead_centre_is_not_told_its_axis_is_across():
+    """A piston's force along its guide at the top of its stroke was warned 'its axis is across
+    every motion the joints allow body Slider ... choose the axis along a slider's direction': the
+    axis is right, the position (a dead centre) leaves the slider no motion at t = 0. Started at
+    rest it stays there (the warning says so and why); started turning, the force drives and
+    nothing is warned."""
+    r = core.simulate(_slider_crank_with_piston_force())
+    assert r.success, r.message
+    (idle,) = [w for w in r.warnings if "can do no work" in w]
+    assert "lies along the motion of joint 'Guide'" in idle and "dead centre" in idle, idle
+    assert "across" not in idle
+    assert np.abs(r.angular_velocity).max() < 1e-6
+    turning = core.simulate(_slider_crank_with_piston_force(crank_rate=10.0))
+    assert turning.success, turning.message
+    assert not [w for w in turning.warnings if "can do no work" in w or "do not fit" in w], turning.warnings
+    assert np.abs(turning.position[:, 2, 0] - 0.4).max() > 0.05          # the slider strokes (m)
+    assert np.abs(turning.angular_velocity[:, 0, 1]).max() > 20.0     # it drives the crank past its 10 rad/s
