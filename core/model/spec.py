@@ -114,10 +114,14 @@ def _formula(c: "_Checker", value):
         except OverflowError:       # a whole number beyond float range
             number = math.inf
         if not math.isfinite(number):
-            c.error("value", f"must be a finite number or a formula of t, got {value!r}")
+            shown = repr(value) if len(repr(value)) <= 40 else f"a number of {len(str(int(value)))} digits"
+            c.error("value", f"must be a finite number or a formula of t, got {shown}")
             return value
         # the shortest text that reads back as the same double (3 -> '3', 0.1 -> '0.1')
         return str(int(value)) if isinstance(value, numbers.Integral) else repr(number)
+    if not isinstance(value, str):      # (a JSON true or a list: no number, no text)
+        c.error("value", f"must be a number or a formula of t, got {value!r}")
+        return value
     return c.text("value", value)
 
 

@@ -439,5 +439,9 @@ def test_a_number_for_a_formula_value_is_that_constant(tmp_path):
     with pytest.raises(ModelError) as info:
         Force(name="t", body="b", frame="f", value=float("nan"))
     assert "force 't': value: must be a finite number or a formula of t, got nan" in str(info.value)
-    with pytest.raises(ModelError, match="value: must be a non-empty text, got True"):
+    # a JSON true is no number and no text (it read "must be a non-empty text, got True"); a number
+    # beyond float range is told by its size, not echoed in its 401 digits
+    with pytest.raises(ModelError, match="value: must be a number or a formula of t, got True"):
         Force(name="t", body="b", frame="f", value=True)
+    with pytest.raises(ModelError, match="value: must be a finite number or a formula of t, got a number of 401 digits"):
+        Force(name="t", body="b", frame="f", value=10 ** 400)
