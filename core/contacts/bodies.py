@@ -500,19 +500,71 @@ class ContactSet:
         """Whether the boxes of any pair overlapped at the last evaluation (else no force acts)."""
         return bool(self._touched)
 
-    def normal_wrench(self, c: int, x, R, v, w) -> np.ndarray:
-        """(2, 6) N, N·m: the wrenches of contact ``c``'s normal forces alone on its two bodies
-        (as :attr:`last_wrench`, friction left out) at the state x, R, v, w (as for
+    def _details(self, c: int, x, R, v, w):
+        """(details, pose_i, pose_j) of contact ``c`` at the state x, R, v, w (as for
         :meth:`evaluate`). For warnings: the pair's counters are left as they were."""
         pair = self.pairs[c]
         counters = replace(pair.stats)
         pose_i, pose_j = self._poses(c, x, R, v, w)
         det = pair.evaluate(*pose_i, *pose_j, details=True)[2]
         pair.stats = counters
+        return det, pose_i, pose_j
+
+    def normal_wrench(self, c: int, x, R, v, w) -> np.ndarray:
+        """(2, 6) N, N·m: the wrenches of contact ``c``'s normal forces alone on its two bodies
+        (as :attr:`last_wrench`, friction left out) at the state x, R, v, w (as for
+        :meth:`evaluate`). For warnings: the pair's counters are left as they were."""
+        det, pose_i, pose_j = self._details(c, x, R, v, w)
         f = det.normal_force[:, None] * det.normals         # on body i
         G, H = f.sum(axis=0), np.cross(det.points, f).sum(axis=0)
         return np.array([np.concatenate([G, H - np.cross(pose_i[1], G)]),
                          np.concatenate([-G, -H + np.cross(pose_j[1], G)])])
+
+    def rates(self, c: int, x, R, v, w, mass, inertia):
+        """The fastest rates of contact ``c``'s touching points on its free bodies at the state
+        x, R, v, w (as for :meth:`evaluate`; ``mass`` (n,) kg, ``inertia`` (n, 3, 3) kg·m² about
+        the COMs, world axes), as ((stiffness N/m, ω 1/s), (damping N·s/m, rate 1/s), (friction
+        slope N·s/m, rate 1/s)), or None where no point touches: the sums over its points, and the
+        fastest modes of the bodies on them, λ_max(M^-½ Σ k_p a_p a_pᵀ M^-½) with a_p a point's
+        unit wrench on the moving bodies (along its normal; for the friction along both tangents,
+        its law's slope at zero slip μ0 N_p / v_tol). One point's stiffness against the mass at
+        the farthest vertex read a 10 g ball resting on its pole 0.0027 kg, 1.9 times too fast; a
+        face's points ring together, and a cube on its four corners rocks at 6 k/m, faster than
+        it bounces (4 k/m). For warnings only; the effective mass of a rate is its sum over it."""
+        det, pose_i, pose_j = self._details(c, x, R, v, w)
+        if not len(det.depths):
+            return None
+        prm = self.pairs[c].params
+        sides = [(b, pose[1], sign) for b, pose, sign in ((self.bi[c], pose_i, 1.0), (self.bj[c], pose_j, -1.0))
+                 if b >= 0]
+        # M^-½ of the moving bodies: 1/√m, and I^-½ by its eigenvectors
+        half = []
+        for b, _, _ in sides:
+            lam, vec = np.linalg.eigh(inertia[b])
+            half.append((1.0 / math.sqrt(mass[b]), (vec / np.sqrt(lam)) @ vec.T))
+
+        def fastest(points, directions, weights):
+            # λ_max of Σ_p weight_p s_p s_pᵀ, s_p = M^-½ a_p, over (p, 3) directions on body i
+            S = np.concatenate([np.concatenate([sign * inv_m * directions,
+                                                sign * np.cross(points - at, directions) @ inv_I], axis=1)
+                                for (_, at, sign), (inv_m, inv_I) in zip(sides, half)], axis=1)
+            return float(np.linalg.eigvalsh((S * weights[:, None]).T @ S)[-1])
+        k = prm.exponent * prm.k * det.depths ** (prm.exponent - 1.0)
+        damping = prm.damping * np.minimum(det.depths, prm.max_penetration) / prm.max_penetration
+        out = [(float(k.sum()), math.sqrt(fastest(det.points, det.normals, k))),
+               (float(damping.sum()), fastest(det.points, det.normals, damping))]
+        if prm.friction:
+            slope = prm.mu0 * det.normal_force / prm.v_tol
+            # two tangents of each normal: the one from its least component's axis, and across
+            least = np.eye(3)[np.argmin(np.abs(det.normals), axis=1)]
+            t1 = np.cross(det.normals, least)
+            t1 /= np.linalg.norm(t1, axis=1)[:, None]
+            t2 = np.cross(det.normals, t1)
+            out.append((float(slope.sum()), fastest(np.concatenate([det.points, det.points]), np.concatenate([t1, t2]),
+                                                    np.concatenate([slope, slope]))))
+        else:
+            out.append((0.0, 0.0))
+        return tuple(out)
 
     def oscillation(self, c: int, depth: float, mass, free_turn, lever=None, stiffness=None, held=None):
         """(stiffness N/m, effective mass kg, ω 1/s) of contact ``c`` at penetration ``depth`` (m):

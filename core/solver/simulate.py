@@ -2004,10 +2004,11 @@ class _Run:
             hint = (f"{STIFFNESS_HINT} If the stiffness is right, the stepper takes a contact's stiffness "
                     "implicitly at steps far longer than its period.")
         elif cause == "damping":
-            text = (f"{where}: at its penetration of {depth * 1e3:.3g} mm its damping ({damping * 1e-3:.4g} N·s/mm "
-                    f"of the {prm.damping * 1e-3:.4g} reached at {prm.max_penetration * 1e3:.3g} mm) against an "
-                    f"effective mass of {m_red:.4g} kg acts within {m_red / damping:.3g} s; its critical "
-                    f"damping there is {2e-3 * math.sqrt(stiffness * m_red):.3g} N·s/mm")
+            text = (f"{where}: at its penetration of {depth * 1e3:.3g} mm its damping ({damping * 1e-3:.4g} N·s/mm, "
+                    f"its touching points' together; each point's reaches {prm.damping * 1e-3:.4g} at "
+                    f"{prm.max_penetration * 1e3:.3g} mm) against an effective mass of {m_red:.4g} kg acts within "
+                    f"{m_red / damping:.3g} s; its critical damping there is "
+                    f"{2e-3 * math.sqrt(stiffness * m_red):.3g} N·s/mm")
             hint = ("Check the contact's damping and its units (N·s/mm): a few times the critical damping already "
                     "stops a bounce; or use the stepper, which takes a contact's damping implicitly.")
         else:
@@ -2023,32 +2024,36 @@ class _Run:
         self.log_pending()
 
     def fastest_contact(self, t, y, depths):
-        """The fastest rate (1/s) of the touching contacts at (t, ``y``), against the bodies' effective
-        mass (the one joints and motions leave where they hold one of the bodies,
-        System.contact_masses): a contact's normal stiffness at its penetration (its oscillation's
-        ω), its damping there (C at δ_max and beyond, C δ/δ_max before), or its friction law's slope
-        at zero slip, μ0 N / v_tol. As (rate, cause, contact, depth m, stiffness N/m, mass kg,
-        ω 1/s, damping N·s/m, friction slope N·s/m, load N), or None where none touches a body it
-        can move."""
+        """The fastest rate (1/s) of the touching contacts at (t, ``y``): of their touching points
+        together on the bodies' fastest mode (ContactSet.rates: a cube on its corners rocks faster
+        than it bounces), or against the effective mass the joints and motions leave where they
+        hold one of the bodies (System.contact_masses): a contact's normal stiffness at its
+        penetration (its oscillation's ω), its damping there (C at δ_max and beyond, C δ/δ_max
+        before, a point), or its friction law's slope at zero slip, μ0 N / v_tol. As (rate, cause,
+        contact, depth m, stiffness N/m, mass kg, ω 1/s, damping N·s/m, friction slope N·s/m,
+        load N), the sums over the touching points and the mass of the rate's mode (its sum over
+        the rate, or over its square), or None where none touches a body it can move."""
         sysm = self.sys
         contacts = sysm.contacts
         touching = np.flatnonzero(depths > 0.0)
         if not len(touching):
             return None
-        mass, turn, held = sysm.mass, sysm.free_turn(), sysm.contact_masses((t, y))
+        held = sysm.contact_masses((t, y))
+        B = sysm.bodies(y)
         best = None
         for c in touching:
-            depth = float(depths[c])
-            stiffness, m_red, omega = contacts.oscillation(int(c), depth, mass, turn, held=held[c])
-            if not np.isfinite(m_red):
+            found = contacts.rates(int(c), B.x, B.R, B.v, B.w, sysm.mass, B.I_W)
+            if found is None or held[c] == np.inf:
                 continue        # motions hold both parts: nothing of theirs to oscillate or slow
-            prm = contacts.pairs[c].params
+            (stiffness, omega), (damping, damped), (slope, slowed) = found
+            if not np.isnan(held[c]):      # a joint's: along the contact's force
+                omega, damped, slowed = (math.sqrt(stiffness / held[c]), damping / held[c], slope / held[c])
             load = float(np.linalg.norm(contacts.last_force[c]))
-            damping = prm.damping * min(depth, prm.max_penetration) / prm.max_penetration      # N·s/m
-            slope = prm.mu0 * load / prm.v_tol if prm.friction else 0.0                       # N·s/m
-            for rate, cause in ((omega, "stiffness"), (damping / m_red, "damping"), (slope / m_red, "friction")):
-                if best is None or rate > best[0]:
-                    best = (rate, cause, int(c), depth, stiffness, m_red, omega, damping, slope, load)
+            for rate, cause, total in ((omega, "stiffness", stiffness), (damped, "damping", damping),
+                                       (slowed, "friction", slope)):
+                if rate > 0.0 and (best is None or rate > best[0]):
+                    m_red = total / (rate * rate if cause == "stiffness" else rate)
+                    best = (rate, cause, int(c), float(depths[c]), stiffness, m_red, omega, damping, slope, load)
         return best
 
     def check_contact_held(self, t, fastest):
@@ -2099,16 +2104,18 @@ class _Run:
                     f"period of {2e3 * math.pi / omega:.3g} ms), which an explicit method follows at steps of at "
                     f"most about {EXPLICIT_STEP_OMEGA / omega:.2g} s, however little the motion changes")
         elif cause == "damping":
-            # N·s/m: 2 √(k_eff m) at this depth, and at δ_max, where C is reached (how far over it C is)
+            # N·s/m: 2 √(k_eff m) of its points together at this depth, and of its deepest point at δ_max,
+            # where a point's C is reached (how far over it C is), against that point's share of the mass
             critical = 2.0 * math.sqrt(stiffness * m_red)
+            point = prm.exponent * prm.k * depth ** (prm.exponent - 1.0)
             critical_max = 2.0 * math.sqrt(prm.exponent * prm.k * prm.max_penetration ** (prm.exponent - 1.0)
-                                           * m_red)
-            text = (f"{where}at its penetration of {depth * 1e3:.3g} mm its damping ({damping * 1e-3:.4g} N·s/mm "
-                    f"of the {prm.damping * 1e-3:.4g} reached at {prm.max_penetration * 1e3:.3g} mm) against an "
-                    f"effective mass of {m_red:.4g} kg acts within {1.0 / rate:.3g} s, which an explicit method "
-                    f"takes stably only in steps shorter than about {limit:g} times that; its critical damping is "
-                    f"{critical * 1e-3:.3g} N·s/mm there and {critical_max * 1e-3:.3g} N·s/mm at "
-                    f"{prm.max_penetration * 1e3:.3g} mm")
+                                           * m_red * point / stiffness)
+            text = (f"{where}at its penetration of {depth * 1e3:.3g} mm its damping ({damping * 1e-3:.4g} N·s/mm, its "
+                    f"touching points' together; each point's reaches {prm.damping * 1e-3:.4g} at "
+                    f"{prm.max_penetration * 1e3:.3g} mm) against an effective mass of {m_red:.4g} kg acts within "
+                    f"{1.0 / rate:.3g} s, which an explicit method takes stably only in steps shorter than about "
+                    f"{limit:g} times that; its critical damping is {critical * 1e-3:.3g} N·s/mm there and a "
+                    f"point's {critical_max * 1e-3:.3g} N·s/mm at {prm.max_penetration * 1e3:.3g} mm")
         else:
             text = (f"{where}its friction law μ0 tanh(v / v_tol) rises at {slope * 1e-3:.4g} N·s/mm near zero "
                     f"slip (μ0 {prm.mu0:g} of a {load:.4g} N load, v_tol {prm.v_tol * 1e3:.3g} mm/s), which "

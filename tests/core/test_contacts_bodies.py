@@ -256,3 +256,60 @@ def test_parts_apart_or_touching_are_not_buried():
     # resting exactly on it, 1 mm into it (within the 2 mm band), apart; then 5 mm into it
     for z, buried in ((0.020, False), (0.019, False), (0.030, False), (0.015, True)):
         assert (pair.buried(R, np.array([0.0, 0.0, z]), R, np.zeros(3)) is not None) == buried, z
+
+
+def _resting(body, z, R=np.eye(3), friction=False):
+    """(ContactSet, compiled model) of ``body`` (COM at height z m, turned by R) on a fixed plate,
+    k 1e4 N/mm^1.5, C 0.5 N·s/mm, evaluated there at rest."""
+    plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+    contact = replace(_contacts((body, plate), [(body.name, "Plate")], damping=0.5)[0], friction=friction,
+                      friction_coefficient=0.5)
+    cm = compile_model(Model(name="rest", bodies=(body, plate), contacts=(contact,)))
+    cs = ContactSet(cm)
+    zero = np.zeros((1, 3))
+    cs.evaluate(1, np.array([[0.0, 0.0, z]]), R[None], zero, zero)
+    return cs, cm
+
+
+def _rates(cs, cm, z, R=np.eye(3)):
+    zero = np.zeros((1, 3))
+    return cs.rates(0, np.array([[0.0, 0.0, z]]), R[None], zero, zero, [cm.mass[0]],
+                    (R @ cm.inertia_B[0] @ R.T)[None])
+
+
+def test_a_contacts_rates_are_its_touching_points_together_on_the_bodies_fastest_mode():
+    # the closed forms of the linearised contact, k_p = e k δ^(e−1) a point (δ its depth), C_p = C δ/δ_max:
+    # a 10 g ball on its pole vertex bounces at √(k_p/m) (it read 0.0027 kg, the turn at its farthest
+    # vertex, 1.9 times too fast) and its sticking friction, μ0 N/v_tol, moves its pole tangentially
+    # against 1/m + R²/I; a cube on its four corners rocks at √(6 k_p/m) (k_p a² against m a²/6), faster
+    # than it bounces, √(4 k_p/m) (measured on a linear contact, 10 N/mm, 0.1 kg: 773.5 and 632.6 rad/s
+    # against 774.6 and 632.5); a 100 mm bar on its end's edge heaves and pitches at
+    # 2 k_p (1/m + (L/2)²/I_yy) (its least inertia read 1/150 of its mass, 4.4 times too fast)
+    k, e, depth = 1e4 * 1e3 ** 1.5, 1.5, 2e-5
+    k_p, c_p = e * k * depth ** (e - 1.0), 500.0 * depth / 1e-4
+    ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01)
+    cs, cm = _resting(ball, 0.01 - depth, friction=True)
+    assert cs.pairs[0].stats.contacts == 1
+    (stiffness, omega), (damping, damped), (slope, slowed) = _rates(cs, cm, 0.01 - depth)
+    assert stiffness == pytest.approx(k_p, rel=1e-9) and omega == pytest.approx(np.sqrt(k_p / 0.01), rel=1e-9)
+    assert damping == pytest.approx(c_p, rel=1e-9) and damped == pytest.approx(c_p / 0.01, rel=1e-9)
+    inertia = cm.inertia_B[0]
+    assert np.allclose(inertia, inertia[0, 0] * np.eye(3), rtol=1e-9)     # (the icosphere's is round)
+    assert slope == pytest.approx(0.5 * k * depth ** e / 0.01, rel=1e-9)   # μ0 N / v_tol, v_tol 10 mm/s
+    # (the contact point is midway through the depth, R − δ/2 below the centre)
+    assert slowed == pytest.approx(slope * (1 / 0.01 + (0.01 - depth / 2) ** 2 / inertia[0, 0]), rel=1e-9)
+    cube = Body(name="Cube", geometry=Box(size=(20, 20, 20)), mass=0.1)
+    cs, cm = _resting(cube, 0.01 - depth)
+    assert cs.pairs[0].stats.contacts == 4
+    (stiffness, omega), (damping, damped), _ = _rates(cs, cm, 0.01 - depth)
+    assert stiffness == pytest.approx(4 * k_p, rel=1e-9) and omega == pytest.approx(np.sqrt(6 * k_p / 0.1), rel=1e-9)
+    assert damped == pytest.approx(6 * c_p / 0.1, rel=1e-9)
+    bar = Body(name="Bar", geometry=Box(size=(100, 10, 10)), mass=0.1)
+    tilt = 1e-3       # its other end 0.1 mm up
+    R = quat_to_matrix(axis_angle_to_quat(np.array([0.0, 1.0, 0.0]), tilt))
+    z = -(R @ np.array([0.05, 0.0, -0.005]))[2] - depth
+    cs, cm = _resting(bar, z, R)
+    assert cs.pairs[0].stats.contacts == 2
+    (stiffness, omega), _, _ = _rates(cs, cm, z, R)
+    i_yy = 0.1 * (0.1 ** 2 + 0.01 ** 2) / 12
+    assert omega == pytest.approx(np.sqrt(2 * k_p * (1 / 0.1 + 0.05 ** 2 / i_yy)), rel=1e-3)    # (the tilt's)

@@ -735,8 +735,10 @@ def test_a_contact_damping_far_above_critical_is_named_while_an_adaptive_run_cra
 
 def test_a_slip_tolerance_far_below_the_sliding_speeds_is_named_while_an_adaptive_run_crawls():
     # a block resting on a 10° incline (μ0 0.5, it sticks) with v_tol 0.001 mm/s instead of the
-    # default 10: the tanh law rises at μ0 N / v_tol = 4844 N·s/mm near zero slip, which against
-    # an effective mass of 0.18 kg acts within 4e-8 s, and holds DOP853 to steps of 5e-7 s
+    # default 10: the tanh law rises at μ0 N / v_tol = 4831 N·s/mm near zero slip, whose fastest mode
+    # twists the block about the normal on its four corners (the slope times a²/2 against I = m a²/6:
+    # m/3, 0.333 kg; the turn at one corner read 0.18 kg), acts within 6.9e-8 s, and holds DOP853 to
+    # steps of 5.4e-7 s
     notes = []
 
     def progress(p):
@@ -762,9 +764,11 @@ def _light_block_resting(integrator, end_time, damping=1000.0):
 
 
 def test_a_contact_holding_an_explicit_run_to_its_stability_limit_is_named_with_the_faster_integrators():
-    # resting, the block's contact damping (C δ/δ_max: 0.39 N·s/mm at its 3.9e-5 mm against the
-    # 1.8 g its corner leaves) acts within 4.6 µs and holds DOP853 at ρ h 5.9, its stability limit: steps
-    # of 2.8e-5 s, 36,000 for the 1 s run (7,210 and 87 s for 0.2 s), where BDF takes 193 for 0.2 s.
+    # resting, the block's contact damping (C δ/δ_max: 0.39 N·s/mm a corner at its 3.9e-5 mm, 1.57 the
+    # four) rocks it fastest, at 6 C_p / m (C_p a² against m a²/6: 4.25 µs; it bounces at 4 C_p / m;
+    # the one corner against the 1.8 g its turn leaves read 4.64 µs) and holds DOP853 near its stability
+    # limit (ρ h 6): steps of 2.8e-5 s, 36,000 for the 1 s run (7,210 and 87 s for 0.2 s), where BDF
+    # takes 193 for 0.2 s.
     # The values are sound, so check_contact_steps' 1e5 steps to go never speak; after 600 steps the
     # progress note names the contact and the faster integrators (the user cancels there)
     notes = []
@@ -779,10 +783,12 @@ def test_a_contact_holding_an_explicit_run_to_its_stability_limit_is_named_with_
     assert notes[-1].endswith("the stepper, BDF or Radau would be faster")
     (w,) = [w for w in r.warnings if w.startswith("contact 'Rest'")]
     assert "has held DOP853 to steps of about 2.8e-05 s for some 600 of its 600 steps so far" in w
-    assert "acts within 4.64e-06 s, which an explicit method takes stably only in steps shorter than about 6" in w
-    assert "its damping (0.3918 N·s/mm of the 1000 reached at 0.1 mm)" in w
-    # the critical damping 2 √(k_eff m) at δ_max, 1.5 k δ_max^0.5 = 4.74e7 N/m against 1.8 g: 0.587 N·s/mm
-    assert "0.587 N·s/mm at 0.1 mm" in w and "Or lower the contact's damping, 1.7e+03 times" in w
+    assert "acts within 4.25e-06 s, which an explicit method takes stably only in steps shorter than about 6" in w
+    assert "its damping (1.567 N·s/mm, its touching points' together; each point's reaches 1000 at 0.1 mm)" in w
+    assert "against an effective mass of 0.006667 kg" in w      # 4 C_p over the rate: 2 m / 3
+    # a point's critical damping 2 √(k_p m_p) at δ_max, 1.5 k δ_max^0.5 = 4.74e7 N/m against its quarter of
+    # the 6.7 g: 0.562 N·s/mm
+    assert "a point's 0.562 N·s/mm at 0.1 mm" in w and "Or lower the contact's damping, 1.78e+03 times" in w
     assert "Use the stepper" in w and "BDF or Radau" in w
     # BDF has no stability limit to be held to: no such warning, and its steps are few
     bdf = core.simulate(_light_block_resting("BDF", 0.2))
