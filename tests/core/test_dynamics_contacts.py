@@ -1251,20 +1251,26 @@ def test_a_ball_dropped_on_a_plate_moves_as_its_full_size_copy_at_a_small_scale(
     assert height[-1] == pytest.approx(24.6878, abs=1e-4)
 
 
-def test_the_stepper_takes_many_soft_points_of_one_contact_implicitly_together():
-    """961 bottom points of a finely meshed 10 mm cube at rest: each alone at h·ω = 0.084 (explicit),
-    together 2.6, where the explicit step threw the cube off the plate (Fz up to 50 m g). Judged
-    together, they hold it at its static depth (measured 1.0010 m g at most)."""
+def _meshed_cube_at_rest(end_time):
+    """(mass kg, static depth mm, model): a 10 g cube meshed 15 x 15 a face resting on a slab at its
+    static depth (its 961 bottom points share m g), on the stepper at 0.1 ms."""
     from core.contacts.shapes import box_mesh
-    from core.model import TriangleMesh
     k, mass = 1000.0, 0.01
     v, f = box_mesh((10.0, 10.0, 10.0), 15)
     mesh = TriangleMesh(vertices=tuple(map(tuple, v)), faces=tuple(map(tuple, f)))
     depth = (mass * G / (31 * 31 * k)) ** (1 / 1.5)
-    m = Model(bodies=(Body(name="Cube", geometry=mesh, mass=mass, position=(3, 2, 5 - depth)),
-                      Body(name="Slab", geometry=Box(size=(100, 100, 10)), fixed=True, position=(0, 0, -5))),
-              contacts=(Contact(name="C", body_i="Cube", body_j="Slab", stiffness=k, damping=0.0, method="fine"),),
-              settings=SolverSettings(end_time=0.005, output_rate=2000, integrator="stepper", step=1e-4))
+    return mass, depth, Model(
+        bodies=(Body(name="Cube", geometry=mesh, mass=mass, position=(3, 2, 5 - depth)),
+                Body(name="Slab", geometry=Box(size=(100, 100, 10)), fixed=True, position=(0, 0, -5))),
+        contacts=(Contact(name="C", body_i="Cube", body_j="Slab", stiffness=k, damping=0.0, method="fine"),),
+        settings=SolverSettings(end_time=end_time, output_rate=2000, integrator="stepper", step=1e-4))
+
+
+def test_the_stepper_takes_many_soft_points_of_one_contact_implicitly_together():
+    """961 bottom points of a finely meshed 10 mm cube at rest: each alone at h·ω = 0.084 (explicit),
+    together 2.6, where the explicit step threw the cube off the plate (Fz up to 50 m g). Judged
+    together, they hold it at its static depth (measured 1.0010 m g at most)."""
+    mass, depth, m = _meshed_cube_at_rest(end_time=0.005)
     r = core.simulate(m)
     assert r.success
     np.testing.assert_allclose(5.0 - r.com[:, 0, 2] * 1e3, depth, rtol=2e-3)
@@ -1276,23 +1282,14 @@ def test_points_stiff_only_together_are_not_rechecked_with_the_joints(monkeypatc
     stiff only together, which no single point's mass with the joints changes. They were rechecked
     every step all the same (a 962-column solve; 6.2 ms a step on the sparse path); now none is,
     and the slider holds the cube at its static depth as before (measured 1.0010 m g at most)."""
-    from core.contacts.shapes import box_mesh
-    from core.model import TriangleMesh
     from core.solver import system
     columns = []
     recheck = system.System._inverse_mass_with_joints
     monkeypatch.setattr(system.System, "_inverse_mass_with_joints",
                         lambda self, B, rows, G, Mi: columns.append(G.shape[1]) or recheck(self, B, rows, G, Mi))
-    k, mass = 1000.0, 0.01
-    v, f = box_mesh((10.0, 10.0, 10.0), 15)
-    mesh = TriangleMesh(vertices=tuple(map(tuple, v)), faces=tuple(map(tuple, f)))
-    depth = (mass * G / (31 * 31 * k)) ** (1 / 1.5)
-    m = Model(bodies=(Body(name="Cube", geometry=mesh, mass=mass, position=(3, 2, 5 - depth)),
-                      Body(name="Slab", geometry=Box(size=(100, 100, 10)), fixed=True, position=(0, 0, -5))),
-              frames=(Frame(name="rail", position=(3, 2, 5)), Frame(name="slider", body="Cube")),
-              joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="slider"),),
-              contacts=(Contact(name="C", body_i="Cube", body_j="Slab", stiffness=k, damping=0.0, method="fine"),),
-              settings=SolverSettings(end_time=0.001, output_rate=2000, integrator="stepper", step=1e-4))
+    mass, _, m = _meshed_cube_at_rest(end_time=0.001)
+    m = replace(m, frames=(Frame(name="rail", position=(3, 2, 5)), Frame(name="slider", body="Cube")),
+                joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="slider"),))
     r = core.simulate(m)
     assert r.success
     assert not columns

@@ -166,17 +166,21 @@ def _float32(values):
     return tuple(float(v) for v in np.asarray(values, np.float32))
 
 
+def _rounded(model):
+    """``model`` with every body's and frame's position and quaternion rounded to float32."""
+    return replace(model, bodies=tuple(replace(b, position=_float32(b.position), orientation=_float32(b.orientation))
+                                       for b in model.bodies),
+                   frames=tuple(replace(f, position=_float32(f.position), orientation=_float32(f.orientation))
+                                for f in model.frames))
+
+
 def test_a_bennett_linkage_drawn_in_float32_keeps_its_energy():
     """Every position and quaternion rounded to float32, as a scene stores them: its hinges miss
     each other by 2e-5 mm, taken as built, and its three redundant equations disagree by about
     that. They ask for what no motion gives; the solve answered with multipliers ~ that / β that
     moved the bodies: DOP853 at rtol 1e-8 lost 5.8e-6 J over 4 s in 5723 evaluations (the exact
     geometry: 2.7e-8 J, 2912). Measured 2.4e-7 J, 4529 evaluations."""
-    exact = bennett(end_time=4.0, integrator="DOP853", rtol=1e-8, atol=1e-10)
-    model = replace(exact, bodies=tuple(replace(b, position=_float32(b.position), orientation=_float32(b.orientation))
-                                        for b in exact.bodies),
-                    frames=tuple(replace(f, position=_float32(f.position), orientation=_float32(f.orientation))
-                                 for f in exact.frames))
+    model = _rounded(bennett(end_time=4.0, integrator="DOP853", rtol=1e-8, atol=1e-10))
     r = core.simulate(model)
     assert r.success, r.message
     assert r.redundant_constraints == 3
@@ -195,11 +199,7 @@ def test_a_bennett_linkage_drawn_in_float32_takes_the_implicit_methods_the_evalu
     redundancies' directions out: the batched one (a regularised solve per perturbed state) kept them,
     and BDF at rtol 1e-8 over 0.5 s took 909 evaluations and 48 Jacobians (Radau 2491, 105). The
     energy stays near what the exact geometry keeps (BDF 2.5e-7 J, exact 1.8e-7; Radau 1.1e-7)."""
-    exact = bennett(end_time=0.5, integrator=integrator, rtol=1e-8, atol=1e-10)
-    model = replace(exact, bodies=tuple(replace(b, position=_float32(b.position), orientation=_float32(b.orientation))
-                                        for b in exact.bodies),
-                    frames=tuple(replace(f, position=_float32(f.position), orientation=_float32(f.orientation))
-                                 for f in exact.frames))
+    model = _rounded(bennett(end_time=0.5, integrator=integrator, rtol=1e-8, atol=1e-10))
     r = core.simulate(model)
     assert r.success, r.message
     assert any("redundant joints do not quite meet" in w for w in r.warnings), r.warnings
