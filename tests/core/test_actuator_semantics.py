@@ -9,6 +9,7 @@ Dynamic checks use DOP853 at rtol 1e-10 / atol 1e-12 on first-order laws, whose 
 reproduces to ~1e-10 relative (measured 1e-10 .. 8e-10 here, the latter across the kink of the
 no-braking switch); the tolerances are 1e-8 relative to the speed scale.
 """
+import importlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,7 +21,10 @@ from core.errors import ModelError
 from core.expressions import compile_expression
 from core.forces.elements import AppliedForces
 from core.model import Body, Force, Frame, Joint, Model, SolverSettings
+from core.model.compile import compile_model
 from core.model.io import load_model
+from core.solver.simulate import checked_start
+from test_iftomm import n_four_bar_model
 
 S2 = np.sqrt(0.5)
 ALONG_X = (S2, 0.0, S2, 0.0)  # a frame whose Z is world X
@@ -378,3 +382,42 @@ def test_a_force_along_its_slider_at_a_dead_centre_is_not_told_its_axis_is_acros
     assert not [w for w in turning.warnings if "can do no work" in w or "do not fit" in w], turning.warnings
     assert np.abs(turning.position[:, 2, 0] - 0.4).max() > 0.05          # the slider strokes (m)
     assert np.abs(turning.angular_velocity[:, 0, 1]).max() > 20.0     # it drives the crank past its 10 rad/s
+
+
+def _idle_messages(model):
+    """The idle-drive warnings at the start of ``model``, and whether it took the sparse path."""
+    run = checked_start(compile_model(model))
+    return [str(w) for w in run.warnings if w.code == "idle-drive"], run.sys.sparse
+
+
+@pytest.mark.parametrize("model, idle", [
+    (lambda: _hinged_crank_driven_about("X"), "is across every motion"),
+    (lambda: _hinged_crank_driven_about("Z", tilt=0.3), None),
+    (_slider_crank_with_piston_force, "(a dead centre"),
+    (lambda: _slider_crank_with_piston_force(crank_rate=10.0), None)],
+    ids=["wrong-axis", "right-axis", "dead-centre", "through-dead-centre"])
+def test_the_sparse_path_warns_the_idle_drives_its_dense_twin_warns(model, idle, monkeypatch):
+    """Models on the sparse path (about 20 bodies and more) were not checked for idle drives: a big
+    model with an e-motor about the wrong axis ran silently. Forced onto it, these small ones must
+    give the dense path's warnings word for word."""
+    dense, on_sparse = _idle_messages(model())
+    assert not on_sparse
+    assert [idle in w for w in dense] == ([True] if idle else []), dense
+    monkeypatch.setattr(importlib.import_module("core.solver.schur"), "SPARSE_ABOVE", 0)
+    sparse, on_sparse = _idle_messages(model())
+    assert on_sparse
+    assert sparse == dense
+
+
+@pytest.mark.parametrize("axis", ["Z", "X"])
+def test_a_drive_on_the_n_four_bar_of_40_loops_is_checked(axis):
+    """The IFToMM N-four-bar with N = 40 (81 bodies, 605 rows: the sparse path, redundant 120
+    times): a torque about its first crank's hinge (Z of the hinge frame) drives the whole
+    mechanism; one about X of that frame is across the plane every hinge holds it in."""
+    model = n_four_bar_model(n=40, end=0.1)
+    motor = Force(name="motor", body="crank0", frame="h0j", value="1000", type="torque", axis=axis)
+    messages, on_sparse = _idle_messages(replace(model, forces=(motor,)))
+    assert on_sparse
+    assert len(messages) == int(axis == "X"), messages
+    assert all("its axis (X of frame 'h0j') is across every motion the joints allow body 'crank0'" in w
+               for w in messages), messages
