@@ -33,7 +33,7 @@ STEP_OMEGA_ADVISED = 0.2
 #: h·ω up to which RK4 keeps an undamped oscillation bounded (2√2, where its stability region
 #: meets the imaginary axis): a contact that only settled is warned of beyond it, where even
 #: resting parts are thrown off (a stack of 30/20/10 mm cubes placed touching rested at 1e-4 s,
-#: h·ω 2.8 for the top one, and flew apart at 1.5e-4 s)
+#: h·ω 2.6 for the top one's rocking where it rests, and flew apart at 1.25e-4 s, 3.3)
 RK4_STABLE_STEP_OMEGA = 2.0 * math.sqrt(2.0)
 #: a contact that would need more steps than this for its run gets :data:`STIFFNESS_HINT` (after
 #: the run for a fixed step; while an adaptive run crawls, from the solver's check)
@@ -566,6 +566,26 @@ class ContactSet:
             out.append((0.0, 0.0))
         return tuple(out)
 
+    def mode_masses(self, held, bodies, mass) -> np.ndarray:
+        """(k,) kg: each contact's effective mass at its deepest accepted state (:attr:`deep_state`):
+        ``held`` (k,) kg where a joint or motion holds one of its bodies (System.contact_masses),
+        else that of the fastest mode of its touching points on its free bodies (:meth:`rates`, its
+        stiffness over ω²); NaN where no state was kept. ``bodies(y)``: the moving bodies' poses,
+        velocities and world inertias at a state (System.bodies); ``mass`` (n,) kg. One point
+        against the turn at the farthest vertex read a 10 g ball resting on its pole 2.8 g, and a
+        bar on its end's edge 1/150 of its mass, where its edge's two corners pitch it at a quarter."""
+        out = np.array(held, float)
+        for c in np.flatnonzero(np.isnan(out)):
+            deep = self.deep_state[c]
+            if deep is None:
+                continue
+            B = bodies(deep[1])
+            found = self.rates(int(c), B.x, B.R, B.v, B.w, mass, B.I_W)
+            if found is not None and found[0][1] > 0.0:
+                stiffness, omega = found[0]
+                out[c] = stiffness / (omega * omega)
+        return out
+
     def oscillation(self, c: int, depth: float, mass, free_turn, lever=None, stiffness=None, held=None):
         """(stiffness N/m, effective mass kg, ω 1/s) of contact ``c`` at penetration ``depth`` (m):
         the slope e k δ^(e−1) of its force (or ``stiffness``, N/m, where known and stiffer: that
@@ -575,9 +595,10 @@ class ContactSet:
         body pushed at a lever r also turns, 1/m_eff = 1/m + r²/I_min. ``lever`` (2,) m: the
         force's levers on the two bodies where known (a sphere hit centrally: 0, m_eff = m),
         else their farthest vertices (a 20 mm cube hit at a corner: m/5.5). ``held`` kg: the
-        effective mass that joints and motions leave (System.contact_masses) where one of the
-        bodies is held (NaN: none); it replaces the bodies' own (a 1 kg, 1 m rod hinged at one
-        end and hit at its tip: 1/3 kg, where its mass was taken)."""
+        effective mass where known (NaN: not), which replaces the bodies' own: the one joints
+        and motions leave (System.contact_masses) where one of the bodies is held (a 1 kg, 1 m
+        rod hinged at one end and hit at its tip: 1/3 kg, where its mass was taken), else that of
+        the fastest mode of the touching points (:meth:`mode_masses`)."""
         if held is not None and not np.isnan(held):
             m_red = held
         else:
@@ -638,8 +659,8 @@ class ContactSet:
         * Fixed steps (``h`` in s; None for adaptive integrators): the contact
           oscillates at ω at its deepest penetration (:meth:`oscillation`, which
           takes ``mass`` and ``free_turn``, and per contact ``held`` (k,) kg, the effective mass
-          the joints and motions leave, NaN where they hold neither body). Explicit fixed steps
-          lose stability near
+          at its deepest state where known, NaN where not: :meth:`mode_masses`). Explicit fixed
+          steps lose stability near
           h·ω = 2 (symplectic Euler); impacts go wrong far earlier. Measured on
           a 20 mm steel die dropped 60 mm on a plate (k = 1e4 N/mm^1.5, stepper,
           the first 0.3 s), h·ω at the deepest depth with m_eff: 0.26 (2e-5 s)
@@ -662,8 +683,9 @@ class ContactSet:
           each other farther than twice its deepest penetration only settled into it (parts placed
           touching sink at most (e+1)^(1/e) ≤ 2 times their static depth; a part that strikes it
           comes from outside, or bounces away): no impact the step could misstate, so no warning,
-          for RK4 while h·ω is within :data:`RK4_STABLE_STEP_OMEGA` (a stack of 30/20/10 mm cubes
-          placed touching, 1e-4 s, h·ω 0.84 to 2.8, was told of impacts it never had).
+          for RK4 while h·ω is within :data:`RK4_STABLE_STEP_OMEGA` where it rests, under its mean
+          load (:meth:`_settled`; a stack of 30/20/10 mm cubes placed touching, 1e-4 s, was told of
+          impacts it never had).
         * ``implicit`` (loss (k,), damped (k,), scale, fall J): the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
           so the run stayed stable; per contact, the energy that took out and what
@@ -719,15 +741,15 @@ class ContactSet:
             if h is None:
                 continue
             held_c = None if held is None else held[c]
-            stiffness, m_red, omega = self.oscillation(c, deepest, mass, free_turn, self.lever[c],
-                                                       self.stiffness[c, 0], held_c)
-            if not omega > 0.0:
-                continue    # both parts held by motions: no oscillation of their own for a step to miss
             # parts that never moved against each other farther than the contact's depth only settled
             # into it (a box placed touching sinks its static depth, 1 µm): no bounce for the step to
             # misstate, and a step 77 times shorter would change nothing to be seen; RK4 only while
-            # the step keeps the contact's oscillation stable
+            # the step keeps the contact's oscillation stable, where it rests: under its mean load
             settled = travel is not None and travel[c] <= 2.0 * deepest
+            judged, all_points = self._settled(c) if settled else (deepest, self.stiffness[c, 0])
+            stiffness, m_red, omega = self.oscillation(c, judged, mass, free_turn, self.lever[c], all_points, held_c)
+            if not omega > 0.0:
+                continue    # both parts held by motions: no oscillation of their own for a step to miss
             if settled and (implicit is not None or h * omega <= RK4_STABLE_STEP_OMEGA):
                 continue
             if implicit is not None:
@@ -749,6 +771,9 @@ class ContactSet:
                           f"{loss:.3g} J out of its impacts and rolling ({loss / scale:.0%} of the {scale:.3g} J "
                           f"that changes form; its own damping took {damped:.3g} J): parts bounce lower and "
                           "roll slower than its law gives")
+            elif settled:
+                effect = (f"h·ω {h * omega:.2g}, past the {RK4_STABLE_STEP_OMEGA:.3g} within which RK4 keeps an "
+                          "oscillation bounded, so even parts at rest can be thrown off")
             else:
                 effect = "so impacts can gain energy, bounce away or fall through"
             # a loss as above is news even below STEP_OMEGA at the deepest point, where the touching
@@ -763,9 +788,11 @@ class ContactSet:
                     "this step overshot them)")
                 steps.append((advice, name, Issue(
                     "warning", "contact-step-too-large", f"contact '{name}'",
-                    f"the {integrator} step of {h:.3g} s is too large for this contact: at its deepest "
-                    f"penetration ({deepest * 1e3:.3g} mm) its stiffness ({stiffness * 1e-3:.4g} N/mm) against an "
-                    f"effective mass of {m_red:.4g} kg oscillates with a period of {2e3 * np.pi / omega:.3g} ms; "
+                    f"the {integrator} step of {h:.3g} s is too large for this contact: "
+                    + (f"resting under its mean load ({judged * 1e3:.3g} mm deep)" if settled else
+                       f"at its deepest penetration ({deepest * 1e3:.3g} mm)")
+                    + f" its stiffness ({stiffness * 1e-3:.4g} N/mm) against an effective mass of {m_red:.4g} kg "
+                    f"oscillates with a period of {2e3 * np.pi / omega:.3g} ms; "
                     + effect,
                     f"Use a step of at most {STEP_OMEGA_ADVISED / advice:.2g} s{reached}, or an adaptive integrator "
                     "(DOP853)."
@@ -787,6 +814,24 @@ class ContactSet:
                 f". The step is too large for {len(rest)} other contacts too, each at its own depth: {shown}"
                 f"{f' and {len(rest) - MANY_WARNINGS} more' if len(rest) > MANY_WARNINGS else ''}")))]
         return out + [issue for _, _, issue in steps]
+
+    def _settled(self, c: int) -> tuple[float, float]:
+        """(depth m, stiffness N/m of all its touching points) of contact ``c`` under its mean load
+        (:attr:`load`), from those at its deepest accepted state on the same points, each bearing the
+        same share: a point's depth goes as its load^(1/e), its slope as load^((e−1)/e). A contact that
+        only settled swings about its rest, once through its deepest transient: a 10 mm cube placed
+        touching on a 20 mm one reached 2.5 times its corners' static depth (8.4e-5 mm), where its
+        rocking ran at h·ω 3.3 under RK4's 1e-4 s, and at 2.6 where it rests; it rested (and at
+        1.18e-4 s, h·ω 3.1 where it rests, its damping widening RK4's bound a little), and flew off at
+        1.25e-4 s (3.3 where it rests)."""
+        deepest = float(self.deepest[c])
+        total, count = self.load[c]
+        force = float(np.linalg.norm(self.deep_wrench[c, 0, :3]))
+        if not (force > 0.0 and count > 0.0):
+            return deepest, float(self.stiffness[c, 0])
+        share = min(1.0, total / count / force)
+        e = self.pairs[c].params.exponent
+        return deepest * share ** (1.0 / e), float(self.stiffness[c, 0]) * share ** ((e - 1.0) / e)
 
     def _long_run_hint(self, c: int, start: float, integrator: str, step: float, steps: float) -> str:
         """What to do about contact ``c`` where a fixed step short enough for it (``step`` s) would

@@ -1103,10 +1103,10 @@ class _Run:
             implicit = (sysm.implicit_loss, sysm.implicit_damped, scale, float(np.max(e[0] - e)))
         fixed = s.integrator not in SCIPY_METHODS
         travel = sysm.contacts.relative_travel(out["com"][:T], out["orientation"][:T]) if fixed else None
+        held = sysm.contacts.mode_masses(sysm.contact_masses(), sysm.bodies, sysm.mass) if fixed else None
         for issue in sysm.contacts.depth_issues(s.fixed_step() if fixed else None,
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
-                                                run_time=float(self.t_out[-1]), travel=travel,
-                                                held=sysm.contact_masses() if fixed else None) + \
+                                                run_time=float(self.t_out[-1]), travel=travel, held=held) + \
                 sysm.contacts.jump_issues(s.integrator) + self._buried(out, T):
             self.warnings.append(issue)
             log.warning("%s", issue)

@@ -313,3 +313,21 @@ def test_a_contacts_rates_are_its_touching_points_together_on_the_bodies_fastest
     (stiffness, omega), _, _ = _rates(cs, cm, z, R)
     i_yy = 0.1 * (0.1 ** 2 + 0.01 ** 2) / 12
     assert omega == pytest.approx(np.sqrt(2 * k_p * (1 / 0.1 + 0.05 ** 2 / i_yy)), rel=1e-3)    # (the tilt's)
+
+
+def test_a_contact_that_only_settled_is_judged_under_its_mean_load_on_the_same_points():
+    # a 0.1 kg cube on its four corners, kept at its deepest transient 2.5 times deeper than where its
+    # mean load (its weight) holds them, each corner a quarter of it: there its corners are
+    # (m g / 4 k)^(1/e) deep and together 4 e k δ^(e−1) stiff; the deepest state's 2.5^(1/2) stiffer
+    k, e, m, g = 1e4 * 1e3 ** 1.5, 1.5, 0.1, 9.81
+    rest = (m * g / 4 / k) ** (1 / e)
+    deep = 2.5 * rest
+    cube = Body(name="Cube", geometry=Box(size=(20, 20, 20)), mass=m)
+    cs, _ = _resting(cube, 0.01 - deep)
+    cs.note_accepted(cs.depths(), (0.0, np.zeros(13)))
+    assert cs.stiffness[0, 0] == pytest.approx(4 * e * k * deep ** (e - 1), rel=1e-9)
+    assert np.linalg.norm(cs.deep_wrench[0, 0, :3]) == pytest.approx(4 * k * deep ** e, rel=1e-9)
+    cs.load[0] = (10 * m * g, 10.0)         # (its loads summed over ten states: a mean of m g)
+    depth, stiffness = cs._settled(0)
+    assert depth == pytest.approx(rest, rel=1e-9)
+    assert stiffness == pytest.approx(4 * e * k * rest ** (e - 1), rel=1e-9)

@@ -614,6 +614,26 @@ def test_a_fixed_step_too_large_for_the_contact_is_reported_with_the_step_to_use
     assert "stepper step of 0.002 s is too large" in w
 
 
+def test_a_bar_landing_flat_is_judged_by_its_fastest_mode_on_its_four_corners():
+    # a 100 x 10 x 10 mm, 0.1 kg bar dropped flat 0.5 mm, the stepper at 0.1 ms: on its four corners
+    # it pitches fastest, its corners' stiffness together against I_yy / (L/2)² = m (L² + h²) / (3 L²)
+    # = 0.03367 kg (a period of 0.443 ms; it bounces against 0.1 kg, √2.97 slower). The warning took the
+    # levers of the corners' resultant, none, and so the whole 0.1 kg: a period of 0.764 ms, and a step
+    # (2.4e-5 s) at which the pitch runs at h·ω 0.34
+    def run(h):
+        bar = Body(name="Bar", geometry=Box(size=(100, 10, 10)), mass=0.1, position=(0, 0, 5.5))
+        plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+        return core.simulate(Model(bodies=(bar, plate),
+                                   contacts=(Contact(name="C", body_i="Bar", body_j="Plate", stiffness=1e4,
+                                                     damping=0.0, max_penetration=0.1),),
+                                   settings=SolverSettings(end_time=0.02, output_rate=1000, integrator="stepper",
+                                                           step=h)))
+    (w,) = [w for w in run(1e-4).warnings if "contact 'C'" in w]
+    assert "against an effective mass of 0.03367 kg oscillates with a period of 0.443 ms" in w
+    assert "Use a step of at most 1.4e-05 s" in w
+    assert not [w for w in run(1.4e-5).warnings if "contact 'C'" in w]
+
+
 def test_many_contacts_with_a_step_too_large_give_one_warning_naming_the_others():
     # six balls dropping on a plate at 1 ms, far too long for their stiff contacts: one warning
     # (a bin of 125 parts gave 125 alike, 84,000 characters), for the stiffest, naming the rest
@@ -1738,6 +1758,27 @@ def test_a_stack_settling_into_its_contacts_is_not_told_of_impacts(integrator):
     r = core.simulate(_stack_of_cubes(integrator, 1e-4))
     assert r.success and not r.warnings, r.warnings
     assert np.abs(r.com[:, :, 2] - r.com[0, :, 2]).max() < 1e-6
+
+
+def test_a_ball_settling_on_its_pole_is_judged_where_it_rests_not_at_its_deepest_transient():
+    """A 10 g ball placed on its pole vertex (k 1e4 N/mm^1.5, undamped) rests δ = (m g / k)^(2/3) =
+    4.58e-4 mm deep, where it oscillates at ω = √(1.5 k δ^0.5 / m) = 5667 1/s. RK4 at 4.55e-4 s (h·ω
+    2.58, within its 2√2) held it there; its first swing reached 1.01e-3 mm, 2.2 times as deep, where
+    h·ω reads 3.17, and it was told that impacts can gain energy. At 5.26e-4 s (h·ω 2.98 where it rests)
+    it was thrown off and is told so."""
+    def run(h):
+        ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0))
+        plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+        return core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
+                                                                           stiffness=1e4, damping=0.0),),
+                                   settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=h)))
+    rest = (0.01 * 9.81 / 1e4 ** 1.0 / 1e3 ** 1.5) ** (2 / 3)
+    held = run(4.6e-4)          # (steps dividing the frames: 4.55e-4 s)
+    assert not held.warnings, held.warnings
+    assert np.abs(held.com[:, 0, 2] - held.com[0, 0, 2]).max() < 1.01 * rest
+    thrown = run(5.3e-4)        # (5.26e-4 s)
+    assert any("RK4 step of 0.000526 s is too large for this contact" in w for w in thrown.warnings)
+    assert np.abs(thrown.com[:, 0, 2] - thrown.com[0, 0, 2]).max() > 1e-3
 
 
 def test_rk4_warns_of_an_impact_at_a_step_above_the_advised_one_and_not_at_it():
