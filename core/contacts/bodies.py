@@ -29,6 +29,9 @@ STEP_OMEGA = 0.3
 #: span while the contact touches or may touch (ContactSet.explicit_step_bound): within their
 #: stability limits
 EXPLICIT_STEP_OMEGA = 1.0
+#: steps for which :meth:`ContactSet.explicit_step_bound` keeps a contact's fastest mode while its
+#: count of touching points stays
+MODE_REFRESH = 8
 STEP_OMEGA_ADVISED = 0.2
 #: h·ω up to which RK4 keeps an undamped oscillation bounded (2√2, where its stability region
 #: meets the imaginary axis): a contact that only settled is warned of beyond it, where even
@@ -247,6 +250,9 @@ class ContactSet:
         self._touched = set()
         #: per pair, the support of :meth:`freeze` while a Jacobian is differenced, else None
         self.frozen = None
+        #: per touching pair, its fastest mode as :meth:`_mode_omega` keeps it: (steps left, the
+        #: count of its touching points, depth m, ω 1/s)
+        self._modes: dict[int, tuple] = {}
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -897,7 +903,8 @@ class ContactSet:
         with np.errstate(divide="ignore"):
             return float(np.min(2.0 * reach / (speed + np.sqrt(speed * speed + 2.0 * acc * reach))))
 
-    def explicit_step_bound(self, x, R, v, w, accelerations, depths, mass, free_turn, cap: float) -> float:
+    def explicit_step_bound(self, x, R, v, w, accelerations, depths, mass, free_turn, cap: float,
+                            inertia=None) -> float:
         """Longest step (s), at most ``cap``, an explicit method may take: ``EXPLICIT_STEP_OMEGA``
         radians of the oscillation of every contact that touches (at its depth ``depths`` (k,) m);
         a contact that may start touching within ``cap`` (its bodies' boxes close at their
@@ -922,8 +929,15 @@ class ContactSet:
         with np.errstate(divide="ignore", invalid="ignore"):
             arrive = np.where(gap > 0.0, 2.0 * gap / (speed + np.sqrt(speed * speed + 2.0 * acc * gap)), 0.0)
         bound = cap
-        for c in np.flatnonzero(depths > 0.0):
-            omega = self.oscillation(int(c), float(depths[c]), mass, free_turn)[2]
+        free = np.append(np.asarray(free_turn) > 0.0, True)        # (the ground, -1: nothing to hold)
+        for c in set(self._modes) - set(np.flatnonzero(depths > 0.0).tolist()):
+            del self._modes[c]
+        for c in np.flatnonzero(depths > 0.0).tolist():
+            omega = None
+            if inertia is not None and free[self.bi[c]] and free[self.bj[c]]:
+                omega = self._mode_omega(c, float(depths[c]), x, R, v, w, mass, inertia)
+            if omega is None:
+                omega = self.oscillation(c, float(depths[c]), mass, free_turn)[2]
             if omega > 0.0:
                 bound = min(bound, EXPLICIT_STEP_OMEGA / omega)
         for c in np.flatnonzero((depths <= 0.0) & (arrive < bound)):
@@ -937,6 +951,24 @@ class ContactSet:
                 tau = EXPLICIT_STEP_OMEGA / omega
             bound = min(bound, arrive[c] + tau)
         return bound
+
+    def _mode_omega(self, c: int, depth: float, x, R, v, w, mass, inertia):
+        """ω (1/s) of the fastest mode of contact ``c``'s touching points on its free bodies at
+        ``depth`` m (:meth:`rates`; None where none touches), for :meth:`explicit_step_bound`.
+        :meth:`rates` costs a pair's evaluation, and a part resting or sliding keeps its points:
+        kept while the touching points' count (its last evaluation's) stays, for
+        :data:`MODE_REFRESH` steps, its stiffness scaled to the depth as each point's, δ^(e−1)."""
+        count = self.pairs[c].stats.contacts
+        known = self._modes.get(c)
+        if known is None or known[0] <= 1 or known[1] != count:
+            found = self.rates(c, x, R, v, w, mass, inertia)
+            if found is None:
+                self._modes.pop(c, None)
+                return None
+            known = (MODE_REFRESH + 1, count, depth, found[0][1])
+        self._modes[c] = (known[0] - 1,) + known[1:]
+        e = self.pairs[c].params.exponent
+        return known[3] * (depth / known[2]) ** (0.5 * (e - 1.0))
 
     def evaluate(self, n, x, R, v, w, points=None):
         """(wrench (n+1, 6) on the bodies, force on body_i of each contact (k, 3) N).

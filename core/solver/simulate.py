@@ -2316,7 +2316,7 @@ class _Run:
                 cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, acc), 1e-9))
                 if explicit:
                     cap = sysm.contacts.explicit_step_bound(B.x, B.R, B.v, B.w, acc, depths, sysm.mass,
-                                                            sysm.free_turn(), cap)
+                                                            sysm.free_turn(), cap, B.I_W)
             if newton_rho:
                 w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
                 spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))
