@@ -59,35 +59,66 @@ class _OptionError(ModelError):
     """Settings given on the command line that a run cannot take."""
 
 
-def _model(args):
-    """The model file with the command line's settings, or a ModelError naming the option."""
-    model = load_model(args.model)
-    given = {field: getattr(args, field) for _, field, _, _ in _SETTING_OPTIONS if getattr(args, field) is not None}
-    if not given:
-        return model
-    options = {field: option for option, field, _, _ in _SETTING_OPTIONS}
+_OPTIONS = {field: option for option, field, _, _ in _SETTING_OPTIONS}
+#: the settings an issue concerns where its path names fewer (the solver's memory check, at
+#: "settings: output_rate", is the end time's as much)
+_ISSUE_FIELDS = {"too-many-frames": ("end_time", "output_rate")}
 
-    def blamed(path):
-        """The option behind a settings issue at "settings: <field>", or the file's field with
-        the options that made it fail (an end time too short for the file's output rate)."""
-        field = path.split(": ")[-1]
-        if field in given:
-            return f"option {options[field]}"
-        return f"{path} (the model file's, with {', '.join(options[f] for f in given)})"
+
+def _blamed(issue, given):
+    """``issue`` (an Issue, or a run's warning as "path: message") with the options given for the
+    settings it concerns named in its path: "option --end-time (with the model file's
+    output_rate)", "options --end-time, --output-rate"; a setting of the file that the options
+    only made fail as the file's, with the options ("settings: max_step (the model file's, with
+    --end-time)"). Unchanged without options or outside the settings."""
+    if isinstance(issue, Issue):
+        path, text = issue.path, None
+    else:
+        element, _, rest = issue.partition(": ")
+        field, named, text = rest.partition(": ")
+        path = f"{element}: {field}" if named else element
+    if not given or not path.startswith("settings: "):
+        return issue
+    fields = _ISSUE_FIELDS.get(getattr(issue, "code", None)) or tuple(path.removeprefix("settings: ").split(", "))
+    by = [f for f in fields if f in given]
+    if by:
+        rest = [f for f in fields if f not in given]
+        blamed = f"option{'s' if len(by) > 1 else ''} {', '.join(_OPTIONS[f] for f in by)}" + \
+            (f" (with the model file's {', '.join(rest)})" if rest else "")
+    else:
+        blamed = f"{path} (the model file's, with {', '.join(_OPTIONS[f] for f in given)})"
+    return replace(issue, path=blamed) if text is None else f"{blamed}: {text}"
+
+
+def _blame_errors(exc: ModelError, given) -> ModelError:
+    """``exc`` with its issues blamed on the options given (:func:`_blamed`): an _OptionError when
+    an error is an option's, else a ModelError of the model file."""
+    issues = [_blamed(i, given) for i in exc.issues]
+    options = any(i.severity == "error" and i.path.startswith("option") for i in issues)
+    return _OptionError(issues) if options or isinstance(exc, _OptionError) else ModelError(issues)
+
+
+def _model(args):
+    """The model file with the command line's settings, and the settings given ({field: value});
+    a ModelError naming the option."""
+    model = load_model(args.model)
+    given = {field: getattr(args, field) for field in _OPTIONS if getattr(args, field) is not None}
+    if not given:
+        return model, given
     try:
         settings = replace(model.settings, **given)
-    except ModelError as exc:
-        raise _OptionError([replace(i, path=blamed(i.path)) for i in exc.issues]) from None
+    except ModelError as exc:   # (the file's settings were valid: the options made each issue)
+        raise _blame_errors(_OptionError(exc.issues), given) from None
     unused = settings.unused(given)
     if unused:
-        raise _OptionError([Issue("error", "unused-option", f"option {options[f]}", why, "")
+        raise _OptionError([Issue("error", "unused-option", f"option {_OPTIONS[f]}", why, "")
                             for f, why in unused.items()])
     if "integrator" in given:
         # the file's settings for its own integrator that this one ignores (RK4 has no rtol): left
         # as they are, each would be warned of as "not used", with "remove it" as the remedy
         default = SolverSettings()
         settings = replace(settings, **{f: getattr(default, f) for f in unused_settings(settings) if f not in given})
-    return replace(model, settings=settings)
+    return replace(model, settings=settings), given
 
 
 def _count(n, one, many=None) -> str:
@@ -95,7 +126,7 @@ def _count(n, one, many=None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def _check(model) -> int:
+def _check(model, given) -> int:
     cm = compile_model(model)
     from .solver.system import System
     system = System(cm)
@@ -141,7 +172,7 @@ def _check(model) -> int:
     if failure is not None:
         raise failure
     for w in start.warnings:     # the model's, the assembly's and a stiff model's: what a run warns of first
-        print(f"  warning: {w}")
+        print(f"  warning: {_blamed(w, given)}")
     return 0
 
 
@@ -211,12 +242,13 @@ def _main(argv) -> int:
         return 2
     # warnings are printed with the summary below; keep the log quiet about them
     logging.getLogger('core').setLevel(logging.ERROR)
+    given = {}      # the settings given, once the model took them: the run's issues with them name them
     try:
-        model = _model(args)
+        model, given = _model(args)
         if _interrupted:
             raise KeyboardInterrupt
         if args.command == "check":
-            return _check(model)
+            return _check(model, given)
         show = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
         interrupted = []
 
@@ -250,7 +282,7 @@ def _main(argv) -> int:
         for name, power in results.max_powers().items():
             print(f"  {'e-motor' if torques[name] else 'actuator'} {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
         for w in results.warnings:
-            print(f"  warning: {w}")
+            print(f"  warning: {_blamed(w, given)}")
         if note := results.contact_peak_note():     # an impact between the frames, which read 0 N
             print(f"  note: {note}")
         for line in written:
@@ -261,6 +293,7 @@ def _main(argv) -> int:
             return 4
         return 0 if results.success else 1
     except ModelError as exc:
+        exc = _blame_errors(exc, given)
         header = ("the solver settings given have problems" if isinstance(exc, _OptionError)
                   else f"the model {args.model} has problems")
         print(f"error: {header}:", file=sys.stderr)

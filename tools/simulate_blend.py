@@ -127,12 +127,16 @@ def override_settings(scene, args):
     except core.ModelError:     # the scene's own problem (its frame range): the run reports it
         current = core.model.spec.SolverSettings()
     def blamed(path):
-        """The option behind a settings issue at "settings: <field>", or the scene's field with the
-        options that made it fail (an end time too short for the scene's frame rate)."""
-        field = path.split(": ")[-1]
-        if field in given:
-            return f"option {options[field]}"
-        return f"{path} (the scene's, with {', '.join(options[f] for f in given)})"
+        """The options behind a settings issue at "settings: <fields>" (with the scene's other fields
+        it names: "option --end-time (with the scene's output_rate)"), or the scene's field with the
+        options that made it fail."""
+        fields = path.removeprefix("settings: ").split(", ")
+        by = [f for f in fields if f in given]
+        if not by:
+            return f"{path} (the scene's, with {', '.join(options[f] for f in given)})"
+        rest = [f for f in fields if f not in given]
+        return (f"option{'s' if len(by) > 1 else ''} {', '.join(options[f] for f in by)}"
+                + (f" (with the scene's {', '.join(rest)})" if rest else ""))
     try:
         settings = replace(current, **given)
     except core.ModelError as exc:

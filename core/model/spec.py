@@ -42,6 +42,8 @@ INTEGRATORS = ("RK45", "DOP853", "BDF", "Radau", "LSODA", "RK4", "stepper")
 #: the most steps a run may be given (an adaptive run's steps shorter than the run over this
 #: many are a stall, core/solver/simulate.py)
 MAX_STEPS = 1e10
+#: the most output frames a run may be given (end_time x output_rate), whatever its memory
+MAX_FRAMES = 10_000_000
 #: the integrators that project every accepted step onto the constraints (docs/solvers.md)
 PROJECTED_INTEGRATORS = ("RK45", "DOP853", "Radau")
 #: ... of them, those whose steps a fast Baumgarte rate would shorten (Radau, implicit, keeps 20 1/s)
@@ -798,13 +800,18 @@ class SolverSettings:
             c.error("max_step", f"{values['max_step']:g} s would take more than {MAX_STEPS:.0e} steps for the "
                     f"{values['end_time']:g} s run; leave it unset (the integrator chooses its steps) or give "
                     f"at least {values['end_time'] / MAX_STEPS:.3g} s")
-        if all(finite) and values["end_time"] * values["output_rate"] > 10_000_000:
-            c.error("output_rate", "end_time x output_rate exceeds 10 million samples")
+        # the two below are end_time's as much as output_rate's: the path names both (a command
+        # line's --end-time that made one is then named, not the model file's output_rate alone)
+        if all(finite) and MAX_FRAMES < values["end_time"] * values["output_rate"] < math.inf:
+            c.error("end_time, output_rate", f"{values['end_time']:g} s at {values['output_rate']:g} frames/s is "
+                    f"{values['end_time'] * values['output_rate']:.4g} output frames, more than the "
+                    f"{MAX_FRAMES / 1e6:g} million a run may keep; lower the output rate to at most {MAX_FRAMES / values['end_time']:.4g} "
+                    f"frames/s or the end time to at most {MAX_FRAMES / values['output_rate']:.4g} s")
         if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
                 and values["end_time"] > 0 and values["output_rate"] > 0
                 and values["end_time"] * values["output_rate"] < 1.0 - 1e-9):
             # output frames are at multiples of 1/output_rate up to end_time: only t = 0 would be output
-            c.error("output_rate", f"{values['output_rate']:g} Hz gives no output frame after t = 0 in a "
+            c.error("end_time, output_rate", f"{values['output_rate']:g} Hz gives no output frame after t = 0 in a "
                     f"run of {values['end_time']:g} s; raise it to at least {1.0 / values['end_time']:.4g} Hz "
                     f"or the end time to at least {1.0 / values['output_rate']:.4g} s")
         _finish(self, c, **values)

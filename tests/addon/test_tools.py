@@ -256,12 +256,12 @@ def test_simulate_blend_refuses_solver_settings_the_run_cannot_take(addon, tmp_p
     # Blender would clamp these to the panel's limits without a word
     assert "option --rtol: -1 is outside what the Solver panel's Relative Tolerance takes (1e-13 to " in err
     assert "option --step: 1e-12 is outside what the Solver panel's Step (s) takes (1e-09 to " in err
-    assert "option --output-rate: 1 Hz gives no output frame after t = 0 in a run of 0.5 s" in err
+    assert "options --end-time, --output-rate: 1 Hz gives no output frame after t = 0 in a run of 0.5 s" in err
     assert not out_csv.exists() and "Traceback" not in err
     # an option the integrator does not use; a scene's setting the options made fail is the scene's
     assert tool.main(["simulate_blend.py", str(model), "--step", "0.01", "--end-time", "0.01"]) == 2
     err = capsys.readouterr().err
-    assert "settings: output_rate (the scene's, with --end-time, --step): 24 Hz gives no output frame" in err
+    assert "option --end-time (with the scene's output_rate): 24 Hz gives no output frame" in err
     assert tool.main(["simulate_blend.py", str(model), "--step", "0.01"]) == 2
     assert "option --step: DOP853 adapts its step and takes no fixed one" in capsys.readouterr().err
     with pytest.raises(SystemExit):

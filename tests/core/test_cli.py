@@ -121,14 +121,14 @@ def test_bad_setting_options_exit_2_naming_each_option(tiny_pendulum, tmp_path):
         "error: the solver settings given have problems:",
         "  option --rtol: must be greater than 0, got -1",
         "  option --step: must be greater than 0, got 0",
-        "  option --output-rate: 0.5 Hz gives no output frame after t = 0 in a run of 1 s; raise it to at "
-        "least 1 Hz or the end time to at least 2 s"]
+        "  options --end-time, --output-rate: 0.5 Hz gives no output frame after t = 0 in a run of 1 s; raise "
+        "it to at least 1 Hz or the end time to at least 2 s"]
     assert not out_csv.exists()
     # an option the integrator does not use would change nothing; a file's setting the options
     # made fail is named as the file's
     r = run("simulate", tiny_pendulum, "--step", "0.01", "--end-time", "0.01")
     assert r.returncode == 2 and r.stderr.splitlines()[1:] == [
-        "  settings: output_rate (the model file's, with --end-time, --step): 50 Hz gives no output frame after "
+        "  option --end-time (with the model file's output_rate): 50 Hz gives no output frame after "
         "t = 0 in a run of 0.01 s; raise it to at least 100 Hz or the end time to at least 0.02 s"]
     r = run("check", tiny_pendulum, "--step", "0.01")
     assert r.returncode == 2 and r.stderr.splitlines()[1:] == [
@@ -144,6 +144,47 @@ def test_bad_setting_options_exit_2_naming_each_option(tiny_pendulum, tmp_path):
     r = run("check", tiny_pendulum, "--rtol", "tight")
     assert r.returncode == 2
     assert "argument --rtol: invalid float value: 'tight'" in r.stderr
+
+
+def test_too_many_frames_name_the_options_that_asked_for_them(tiny_pendulum, tmp_path, monkeypatch, capsys):
+    """A run whose frames would not fit in memory, made so by --end-time, read "the model ... has
+    problems: settings: output_rate: ..." though the file's 50 frames/s was fine: it names the option
+    typed, and the file's field only as the file's (50 frames/s over 100 s: 5001 frames of 632 bytes,
+    3.2 MB, more than a quarter of a computer of 1 MB)."""
+    from core import __main__ as cli
+    monkeypatch.setattr(importlib.import_module("core.solver.simulate"), "physical_memory", lambda: 2**20)
+    for command in ("check", "simulate"):
+        assert cli.main([command, str(tiny_pendulum), "--end-time", "100"]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert err[0] == "error: the solver settings given have problems:"
+        assert err[1].startswith("  option --end-time (with the model file's output_rate): 5001 output frames "
+                                 "(100 s at 50 frames/s) of this model would take about ")
+    assert cli.main(["check", str(tiny_pendulum), "--end-time", "10", "--output-rate", "500"]) == 2
+    assert capsys.readouterr().err.splitlines()[1].startswith("  options --end-time, --output-rate: 5001 output ")
+    # the file's own settings are the file's, whatever other option is given
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data["settings"]["end_time"] = 100
+    tiny_pendulum.write_text(json.dumps(data), encoding="utf-8")
+    assert cli.main(["check", str(tiny_pendulum), "--rtol", "1e-6"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"error: the model {tiny_pendulum} has problems:"
+    assert err[1].startswith("  settings: output_rate (the model file's, with --rtol): 5001 output frames ")
+    # beyond the 10 million frames any run may keep, found as the options are read
+    r = run("check", tiny_pendulum, "--end-time", "1e7")
+    assert r.returncode == 2 and r.stderr.splitlines()[1:] == [
+        "  option --end-time (with the model file's output_rate): 1e+07 s at 50 frames/s is 5e+08 output frames, "
+        "more than the 10 million a run may keep; lower the output rate to at most 1 frames/s or the end time "
+        "to at most 2e+05 s"]
+
+
+def test_a_warning_on_a_setting_given_as_an_option_names_the_option():
+    """RK4 at 10 ms on the flyball governor's stiff springs: "warning: settings: step: the fixed step
+    0.01 s is 29.1 times RK4's stability limit", though the step was the option typed."""
+    r = run("check", ROOT / "examples" / "flyball_governor.json", "--integrator", "RK4", "--step", "0.01",
+            "--end-time", "0.1")
+    assert r.returncode == 0, r.stderr
+    assert "  warning: option --step: the fixed step 0.01 s is 29.1 times RK4's stability limit" in r.stdout
+    assert "settings: step" not in r.stdout
 
 
 def test_bad_model_exits_2_and_lists_every_problem_on_stderr():

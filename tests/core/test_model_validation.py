@@ -661,7 +661,7 @@ def test_run_shorter_than_one_output_step_is_rejected():
     with pytest.raises(ModelError) as info:
         model_from_dict(data)
     assert [str(i) for i in _issues(info)] == [
-        "settings: output_rate: 24 Hz gives no output frame after t = 0 in a run of 0.01 s; raise it to at "
+        "settings: end_time, output_rate: 24 Hz gives no output frame after t = 0 in a run of 0.01 s; raise it to at "
         "least 100 Hz or the end time to at least 0.04167 s"]
 
 
