@@ -121,6 +121,19 @@ def _model(args):
     return replace(model, settings=settings), given
 
 
+def _nothing_moves(model) -> ModelError | None:
+    """A model file without a moving body (an empty object, every body fixed): its run would be a
+    "success" of zeros, exit status 0, in a batch of runs; None when a body moves."""
+    if any(not b.fixed for b in model.bodies):
+        return None
+    if not model.bodies:
+        return ModelError([Issue("error", "nothing-moves", "bodies", "none in the file: nothing to simulate",
+                                 "Check that this is the model file meant (docs/model-format.md).")])
+    return ModelError([Issue("error", "nothing-moves", "bodies",
+                             f"every body is fixed ({_count(len(model.bodies), 'body', 'bodies')}): nothing to simulate",
+                             "Give the moving bodies \"fixed\": false.")])
+
+
 def _count(n, one, many=None) -> str:
     """"1 body", "2 bodies"."""
     return f"{n} {one if n == 1 else many or one + 's'}"
@@ -169,6 +182,8 @@ def _check(model, given) -> int:
         kind = "e-motor" if f.type == "torque" else "actuator"
         rated = f" ({kind}, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
         print(f"  {f.type} {f.name!r}: value = {f.value} [{unit(f.type)}]{rated}")
+    if failure is None:
+        failure = _nothing_moves(model)
     if failure is not None:
         raise failure
     for w in start.warnings:     # the model's, the assembly's and a stiff model's: what a run warns of first
@@ -249,6 +264,8 @@ def _main(argv) -> int:
             raise KeyboardInterrupt
         if args.command == "check":
             return _check(model, given)
+        if nothing := _nothing_moves(model):
+            raise nothing
         show = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
         interrupted = []
 

@@ -203,6 +203,30 @@ def test_bad_model_exits_2_and_lists_every_problem_on_stderr():
     assert not (ROOT / "unused.csv").exists()
 
 
+@pytest.mark.parametrize("command", ["check", "simulate"])
+def test_a_model_with_nothing_to_move_is_an_error_not_a_run_of_zeros(tmp_path, command):
+    """An empty object (a wrong file in a batch) ran as "success: ... 0 bodies" with exit status 0 and
+    a CSV of zero energies; so did a model whose every body is fixed."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}", encoding="utf-8")
+    out_csv = tmp_path / "zeros.csv"
+    r = run(command, empty, *(["--csv", out_csv] if command == "simulate" else []))
+    assert r.returncode == 2 and (r.stdout == "") == (command == "simulate")
+    assert r.stderr.splitlines() == [f"error: the model {empty} has problems:",
+                                     "  bodies: none in the file: nothing to simulate. Check that this is the model "
+                                     "file meant (docs/model-format.md)."]
+    assert not out_csv.exists()
+    data = json.loads((DATA / "pendulum.json").read_text(encoding="utf-8"))
+    data = {"bodies": [{**data["bodies"][0], "fixed": True}]}     # (a joint on it alone is an error already)
+    fixed = tmp_path / "fixed.json"
+    fixed.write_text(json.dumps(data), encoding="utf-8")
+    r = run(command, fixed)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[1:] == ['  bodies: every body is fixed (1 body): nothing to simulate. Give the moving '
+                                         'bodies "fixed": false.']
+    assert ("1 body (0 moving)" in r.stdout) == (command == "check")     # check's summary comes first
+
+
 def test_model_that_fails_to_compile_exits_2():
     r = run("check", DATA / "invalid" / "open_mesh.json")
     assert r.returncode == 2
