@@ -55,6 +55,21 @@ def _add_setting_options(parser) -> None:
                            choices=INTEGRATORS if field == "integrator" else None, help=text)
 
 
+def _with_negative_values(argv, options):
+    """``argv`` with each of ``options`` followed by a number written as ``OPTION=NUMBER``: argparse
+    takes "-1e-3" or "-inf" after an option for another option ("expected one argument"), though
+    it reads "-1" and "-0.5" as the values they are."""
+    out = list(argv)
+    for k in range(len(out) - 1):
+        if out[k] in options and out[k + 1].startswith("-"):
+            try:
+                float(out[k + 1])
+            except ValueError:
+                continue
+            out[k:k + 2] = [f"{out[k]}={out[k + 1]}", None]
+    return [a for a in out if a is not None]
+
+
 class _OptionError(ModelError):
     """Settings given on the command line that a run cannot take."""
 
@@ -250,7 +265,7 @@ def _main(argv) -> int:
     p_chk = sub.add_parser("check", help="validate a model file and summarise it without solving")
     p_chk.add_argument("model")
     _add_setting_options(p_chk)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_with_negative_values(sys.argv[1:] if argv is None else argv, _OPTIONS.values()))
     clash = _output_clash(args) if args.command == "simulate" else None
     if clash:
         print(f"error: {clash}", file=sys.stderr)

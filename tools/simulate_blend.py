@@ -79,7 +79,22 @@ def parse_args(argv):
     for option, field, kind, text in SETTING_OPTIONS:
         group.add_argument(option, dest=field, type=kind, metavar=field.upper(), help=text,
                            choices=INTEGRATORS if field == "integrator" else None)
-    return parser.parse_args(script_args(argv))
+    return parser.parse_args(with_negative_values(script_args(argv), [o for o, _, _, _ in SETTING_OPTIONS]))
+
+
+def with_negative_values(argv, options):
+    """``argv`` with each of ``options`` followed by a number written as ``OPTION=NUMBER``: argparse
+    takes "-1e-3" or "-inf" after an option for another option ("expected one argument"), though
+    it reads "-1" and "-0.5" as the values they are."""
+    out = list(argv)
+    for k in range(len(out) - 1):
+        if out[k] in options and out[k + 1].startswith("-"):
+            try:
+                float(out[k + 1])
+            except ValueError:
+                continue
+            out[k:k + 2] = [f"{out[k]}={out[k + 1]}", None]
+    return [a for a in out if a is not None]
 
 
 #: the add-on's integrators (its Solver panel's list)

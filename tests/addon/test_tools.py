@@ -269,6 +269,14 @@ def test_simulate_blend_refuses_solver_settings_the_run_cannot_take(addon, tmp_p
     assert "argument --integrator: invalid choice: 'Euler'" in capsys.readouterr().err
 
 
+def test_simulate_blend_reads_a_negative_exponent_or_minus_inf_as_the_options_value():
+    """argparse took "-1e-3" and "-inf" after an option for another option: "argument --step:
+    expected one argument", though one was given; the value now reaches the settings' check."""
+    tool = simulate_blend()
+    args = tool.parse_args(["simulate_blend.py", "x.blend", "--step", "-1e-3", "--max-step", "-inf", "--rtol", "-1"])
+    assert (args.step, args.max_step, args.rtol) == (-1e-3, -float("inf"), -1.0)
+
+
 def test_simulate_blend_knows_every_integrator_of_the_add_on(addon):
     items = bpy.context.scene.mbd.solver.bl_rna.properties["integrator"].enum_items.keys()
     assert tuple(items) == simulate_blend().INTEGRATORS

@@ -146,6 +146,16 @@ def test_bad_setting_options_exit_2_naming_each_option(tiny_pendulum, tmp_path):
     assert "argument --rtol: invalid float value: 'tight'" in r.stderr
 
 
+def test_a_negative_exponent_or_minus_inf_is_read_as_the_options_value(tiny_pendulum):
+    """argparse took "-1e-3" and "-inf" after an option for another option: "argument --end-time:
+    expected one argument", though one was given."""
+    r = run("check", tiny_pendulum, "--end-time", "-1e-3", "--max-step", "-inf")
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        "error: the solver settings given have problems:",
+        "  option --end-time: must be greater than 0, got -0.001",
+        "  option --max-step: must be finite, got -inf"]
+
+
 def test_too_many_frames_name_the_options_that_asked_for_them(tiny_pendulum, tmp_path, monkeypatch, capsys):
     """A run whose frames would not fit in memory, made so by --end-time, read "the model ... has
     problems: settings: output_rate: ..." though the file's 50 frames/s was fine: it names the option
