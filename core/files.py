@@ -15,7 +15,10 @@ def written_whole(path, mode, **kwargs):
     link is written through; the file replaced keeps its permissions (a new one gets the umask's).
     Written in place: anything but a regular file (a device, a pipe), a file with other hard links
     (which would keep the old text), and a file in a folder that takes no new file."""
-    path = os.path.realpath(path)
+    real = os.path.realpath(path)
+    # a link to what has no path of its own (/dev/stdout on a pipe: /proc/self/fd/1 -> "pipe:[n]",
+    # which realpath makes a path that does not exist): written through the link, in place
+    path = real if os.path.exists(real) or not os.path.exists(path) else path
     part = None
     if not os.path.exists(path) or (os.path.isfile(path) and os.stat(path).st_nlink == 1):
         try:

@@ -335,6 +335,17 @@ def test_a_bad_models_warnings_are_told_from_its_errors(tiny_pendulum, tmp_path)
     assert "\n  warning: model: every body is fixed; nothing will move\n" in r.stderr, r.stderr
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /dev/stdout as a link to /proc/self/fd/1")
+def test_the_csv_written_to_dev_stdout_goes_down_the_pipe(tiny_pendulum):
+    """`--csv /dev/stdout | ...` ran, then read "error: cannot write the CSV to /dev/stdout: No such file
+    or directory" (exit 4): the pipe's path, /proc/self/fd/pipe:[n], does not exist."""
+    r = run("simulate", tiny_pendulum, "--csv", "/dev/stdout")     # (run's stdout is a pipe)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("time [s],") and len(lines[1].split(",")) == len(lines[0].split(","))
+    assert "  CSV written to /dev/stdout" in lines
+
+
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device whose writes fail")
 def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendulum, tmp_path):
     """Exit 4: the run succeeded, an output file could not be written (named on stderr)."""
@@ -365,6 +376,17 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulu
     assert cli.main(["simulate", str(tiny_pendulum), option, path]) == 2
     said = says.format(tmp=tmp_path, model=tiny_pendulum)
     assert capsys.readouterr().err == f"error: option {option}: cannot write {path}: {said}\n"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /dev/stdout as a link to /proc/self/fd/1")
+def test_the_csv_written_to_dev_stdout_goes_down_the_pipe(tiny_pendulum):
+    """`--csv /dev/stdout | ...` ran, then read "error: cannot write the CSV to /dev/stdout: No such file
+    or directory" (exit 4): the pipe's path, /proc/self/fd/pipe:[n], does not exist."""
+    r = run("simulate", tiny_pendulum, "--csv", "/dev/stdout")     # (run's stdout is a pipe)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("time [s],") and len(lines[1].split(",")) == len(lines[0].split(","))
+    assert "  CSV written to /dev/stdout" in lines
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device whose writes fail")
