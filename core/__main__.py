@@ -40,6 +40,26 @@ _MOTION_KINDS = {("displacement", "rotation"): "angle", ("displacement", "transl
                  ("velocity", "rotation"): "angular_velocity", ("velocity", "translation"): "velocity"}
 
 
+#: the exit statuses, for --help (docs/model-format.md says the same)
+_STATUSES = {
+    "simulate": """exit status:
+  0    the run succeeded and every output was written
+  1    the run failed or was cancelled by Ctrl-C (the frames computed before are written)
+  2    wrong arguments, a model file missing, unreadable or invalid, a setting given that the run
+       cannot take, or an output that cannot be written (found before the run, nothing written)
+  3    the mechanism cannot be assembled (nothing written)
+  4    an output could not be written after the run (the other one is)
+  130  stopped by Ctrl-C pressed twice, or outside the run
+the summary and warnings go to stdout, the progress and the errors to stderr""",
+    "check": """exit status:
+  0    the model is valid (its warnings are printed with the summary)
+  2    wrong arguments, a model file missing, unreadable or invalid, or a setting given that the
+       run cannot take
+  3    the mechanism cannot be assembled (after the summary)
+  130  stopped by Ctrl-C
+the summary and warnings go to stdout, the errors to stderr"""}
+
+
 def _progress_printer(stream):
     def show(p):
         text = p.stage or f"{p.fraction * 100:5.1f} %  t = {p.time:.4g} s" + (f"  ({p.note})" if p.note else "")
@@ -256,14 +276,16 @@ def _main(argv) -> int:
     prog = "mbd-core" if os.path.basename(sys.argv[0]) == "mbd-core" else "python -m core"
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p_sim = sub.add_parser("simulate", help="solve a model file")
-    p_sim.add_argument("model")
+    p_sim = sub.add_parser("simulate", help="solve a model file", epilog=_STATUSES["simulate"],
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_sim.add_argument("model", help="the model file (JSON: docs/model-format.md)")
     p_sim.add_argument("--csv", help="write every channel to this CSV file (user units)")
     p_sim.add_argument("--npz", help="save the results to this .npz file (SI)")
     p_sim.add_argument("--quiet", action="store_true", help="no progress display")
     _add_setting_options(p_sim)
-    p_chk = sub.add_parser("check", help="validate a model file and summarise it without solving")
-    p_chk.add_argument("model")
+    p_chk = sub.add_parser("check", help="validate a model file and summarise it without solving",
+                           epilog=_STATUSES["check"], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_chk.add_argument("model", help="the model file (JSON: docs/model-format.md)")
     _add_setting_options(p_chk)
     args = parser.parse_args(_with_negative_values(sys.argv[1:] if argv is None else argv, _OPTIONS.values()))
     clash = _output_clash(args) if args.command == "simulate" else None

@@ -6,6 +6,7 @@ import csv
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -195,6 +196,17 @@ def test_a_warning_on_a_setting_given_as_an_option_names_the_option():
     assert r.returncode == 0, r.stderr
     assert "  warning: option --step: the fixed step 0.01 s is 29.1 times RK4's stability limit" in r.stdout
     assert "settings: step" not in r.stdout
+
+
+def test_help_says_what_each_exit_status_means():
+    """A batch script branches on the status: --help listed the options but not one status (they were
+    only in docs/model-format.md), nor the model argument's meaning."""
+    for command, statuses in (("simulate", ("0", "1", "2", "3", "4", "130")), ("check", ("0", "2", "3", "130"))):
+        r = run(command, "--help")
+        assert r.returncode == 0 and r.stderr == ""
+        text = r.stdout[r.stdout.index("exit status:"):]
+        assert [line.split()[0] for line in text.splitlines()[1:] if line[:3].strip().isdigit()] == list(statuses)
+        assert re.search(r"(?m)^  model +the model file \(JSON: docs/model-format.md\)$", r.stdout)
 
 
 def test_bad_model_exits_2_and_lists_every_problem_on_stderr():
