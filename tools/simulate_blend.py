@@ -29,12 +29,13 @@ else registers the add-on from this checkout. A run that fails part-way or is
 cancelled with Ctrl-C still bakes, exports and saves the frames computed
 before it. An output that cannot be written (its folder missing or read-only, a
 folder named, an empty path) is refused before the run; one whose writing fails
-after it (a full disk) is reported and the others are still written. Exit
-status: 0 done, 1 the model is invalid, the run failed or was cancelled, or an
-output could not be written (the problems on stderr), 2 the file cannot be
-opened, an output cannot be written or the arguments are wrong (a setting the
-run cannot take included), 130 stopped at once by Ctrl-C (pressed again, or outside
-the simulation).
+after it (a full disk) is reported and the others are still written.
+
+Exit status: 0 done, 1 the model is invalid, the run failed or was cancelled, or an
+output's writing failed after the run (the problems on stderr), 2 the file cannot be
+opened, an output cannot be written (found before the run) or the arguments are wrong
+(a setting the run cannot take included), 130 stopped at once by Ctrl-C (pressed
+again, or outside the simulation).
 """
 import argparse
 import contextlib
@@ -68,7 +69,8 @@ def script_args(argv):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="simulate_blend.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="simulate_blend.py", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__[__doc__.index("Exit status:"):].strip())
     parser.add_argument("blend", nargs="?", help=".blend to open (default: the file Blender opened)")
     parser.add_argument("--bake", action="store_true", help="bake keyframes and force arrows")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the results, units in the header")

@@ -269,6 +269,16 @@ def test_simulate_blend_refuses_solver_settings_the_run_cannot_take(addon, tmp_p
     assert "argument --integrator: invalid choice: 'Euler'" in capsys.readouterr().err
 
 
+def test_simulate_blend_help_says_what_each_exit_status_means(capsys):
+    """--help listed the options; the statuses a batch script branches on were only in the script's source."""
+    with pytest.raises(SystemExit) as info:
+        simulate_blend().parse_args(["simulate_blend.py", "--help"])
+    assert info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Exit status: 0 done, 1 the model is invalid, the run failed or was cancelled" in out
+    assert "130 stopped at once by Ctrl-C" in out
+
+
 def test_simulate_blend_reads_a_negative_exponent_or_minus_inf_as_the_options_value():
     """argparse took "-1e-3" and "-inf" after an option for another option: "argument --step:
     expected one argument", though one was given; the value now reaches the settings' check."""
