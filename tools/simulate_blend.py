@@ -116,6 +116,41 @@ _SWITCHES = {"end_time": ("use_scene_range", False), "output_rate": ("use_scene_
              "max_step": ("use_max_step", True)}
 
 
+#: {field: option}
+OPTIONS = {field: option for option, field, _, _ in SETTING_OPTIONS}
+
+
+def settings_given(args) -> dict:
+    """The solver settings given as options: {field: value}."""
+    return {field: getattr(args, field) for field in OPTIONS if getattr(args, field) is not None}
+
+
+def blamed(path, given):
+    """The options behind a settings issue at "settings: <fields>" (with the scene's other fields
+    it names: "option --end-time (with the scene's output_rate)"), or the scene's field with the
+    options that made it fail."""
+    fields = path.removeprefix("settings: ").split(", ")
+    by = [f for f in fields if f in given]
+    if not by:
+        return f"{path} (the scene's, with {', '.join(OPTIONS[f] for f in given)})"
+    rest = [f for f in fields if f not in given]
+    return (f"option{'s' if len(by) > 1 else ''} {', '.join(OPTIONS[f] for f in by)}"
+            + (f" (with the scene's {', '.join(rest)})" if rest else ""))
+
+
+def blamed_report(text, given) -> str:
+    """A run's report with each "settings: <fields>: " named as :func:`blamed` names it. The run's
+    refusal of frames that would not fit in memory, at "settings: output_rate: N output frames (",
+    is the end time's as much."""
+    if not given:
+        return text
+
+    def named(match):
+        fields = "end_time, output_rate" if match[2] else match[1]
+        return f"{blamed(f'settings: {fields}', given)}: {match[2] or ''}"
+    return re.sub(r"settings: ((?:[a-z_]+, )*[a-z_]+): (\d+ output frames \()?", named, text)
+
+
 class SettingsError(Exception):
     """Solver settings given on the command line that the run cannot take (status 2)."""
 
@@ -130,36 +165,24 @@ def override_settings(scene, args):
     """
     bridge = addon_module("bridge.scene_to_model")
     core = bridge.core
-    options = {field: option for option, field, _, _ in SETTING_OPTIONS}
-    given = {field: getattr(args, field) for field in options if getattr(args, field) is not None}
+    given = settings_given(args)
     panel = scene.mbd.solver
     problems = []
     for field, value in given.items():
         prop = panel.bl_rna.properties[field]
         if field != "integrator" and math.isfinite(value) and not prop.hard_min <= value <= prop.hard_max:
-            problems.append(f"option {options[field]}: {value:g} is outside what the Solver panel's "
+            problems.append(f"option {OPTIONS[field]}: {value:g} is outside what the Solver panel's "
                             f"{prop.name} takes ({prop.hard_min:g} to {prop.hard_max:g})")
     try:
         current = bridge.solver_settings(scene, bridge._Collector())
     except core.ModelError:     # the scene's own problem (its frame range): the run reports it
         current = core.model.spec.SolverSettings()
-    def blamed(path):
-        """The options behind a settings issue at "settings: <fields>" (with the scene's other fields
-        it names: "option --end-time (with the scene's output_rate)"), or the scene's field with the
-        options that made it fail."""
-        fields = path.removeprefix("settings: ").split(", ")
-        by = [f for f in fields if f in given]
-        if not by:
-            return f"{path} (the scene's, with {', '.join(options[f] for f in given)})"
-        rest = [f for f in fields if f not in given]
-        return (f"option{'s' if len(by) > 1 else ''} {', '.join(options[f] for f in by)}"
-                + (f" (with the scene's {', '.join(rest)})" if rest else ""))
     try:
         settings = replace(current, **given)
     except core.ModelError as exc:
-        problems += [f"{blamed(i.path)}: {i.message}" for i in exc.issues]
+        problems += [f"{blamed(i.path, given)}: {i.message}" for i in exc.issues]
     else:
-        problems += [f"option {options[f]}: {why}" for f, why in settings.unused(given).items()]
+        problems += [f"option {OPTIONS[f]}: {why}" for f, why in settings.unused(given).items()]
     if problems:
         raise SettingsError("\n".join(dict.fromkeys(problems)))
     for field, value in given.items():
@@ -387,7 +410,7 @@ def solve_and_write(args, ctrl_c) -> int:
     name = bpy.data.filepath
     if args.model and not (args.bake or args.csv or args.save):
         return write_model_only(args.model)
-    failure = simulate(ctrl_c, quiet=args.quiet)
+    failure = blamed_report(simulate(ctrl_c, quiet=args.quiet), settings_given(args))
     entry = results_entry(bpy.context.scene)
     if entry is None:
         print(f"simulate_blend: {name}: {failure or 'cancelled by Ctrl-C before the first frame; nothing written'}",

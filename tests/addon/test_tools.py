@@ -287,6 +287,21 @@ def test_simulate_blend_reads_a_negative_exponent_or_minus_inf_as_the_options_va
     assert (args.step, args.max_step, args.rtol) == (-1e-3, -float("inf"), -1.0)
 
 
+def test_simulate_blend_names_the_options_behind_a_run_too_long_for_memory(addon, tmp_path, capsys, monkeypatch):
+    """--end-time 100 on a computer of 1 MB (2401 frames at the scene's 24 frames/s, 632 bytes each:
+    1.5 MB) read "Simulation failed: settings: output_rate: 2401 output frames ...", the scene's
+    frame rate blamed for the option typed."""
+    ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    monkeypatch.setattr(importlib.import_module("core.solver.simulate"), "physical_memory", lambda: 2**20)
+    tool = simulate_blend()
+    assert tool.main(["simulate_blend.py", str(model), "--end-time", "100", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "option --end-time (with the scene's output_rate): 2401 output frames (100 s at 24 frames/s)" in err
+    assert "settings: output_rate" not in err
+
+
 def test_simulate_blend_knows_every_integrator_of_the_add_on(addon):
     items = bpy.context.scene.mbd.solver.bl_rna.properties["integrator"].enum_items.keys()
     assert tuple(items) == simulate_blend().INTEGRATORS
