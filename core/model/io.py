@@ -10,6 +10,7 @@ import difflib
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -58,12 +59,11 @@ def load_model(path: str | os.PathLike) -> spec.Model:
                                 "Choose the model's .json file.")]) from None
     repeated, unencodable = [], []
     try:
-        data = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, repeated, unencodable))
+        data = json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, repeated, unencodable),
+                          parse_int=_whole_number)
     except json.JSONDecodeError as exc:
         raise ModelError([Issue("error", "bad-json", str(path),
                                 f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]) from None
-    except ValueError as exc:       # Python's limit on the digits of a whole number
-        raise ModelError([Issue("error", "bad-json", str(path), f"not a usable JSON model: {exc}")]) from None
     except RecursionError:
         raise ModelError([Issue("error", "bad-json", str(path),
                                 "not a usable JSON model: its lists or objects are nested too deeply")]) from None
@@ -75,6 +75,14 @@ def load_model(path: str | os.PathLike) -> spec.Model:
                                   f"\\u{ord(char):04x}", "Correct that \\u escape (it is half of a pair).")
                             for key, char, where in unencodable])
     return model_from_dict(data, base_dir=path.resolve().parent)
+
+
+def _whole_number(text: str):
+    """json's whole number; one of more digits than Python converts (4300) as a float, infinite,
+    which the field's check names (the whole file read "not a usable JSON model: Exceeds the limit
+    (4300 digits) ...; use sys.set_int_max_str_digits() to increase the limit")."""
+    limit = sys.get_int_max_str_digits()
+    return float(text) if limit and len(text.lstrip("-")) > limit else int(text)
 
 
 def _unique_keys(pairs, repeated, unencodable) -> dict:

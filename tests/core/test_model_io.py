@@ -144,6 +144,19 @@ def folder(tmp_path):
     return tmp_path
 
 
+def test_a_whole_number_of_thousands_of_digits_is_named_by_its_field(tmp_path):
+    """5001 digits in end_time read "not a usable JSON model: Exceeds the limit (4300 digits) for integer
+    string conversion ...; use sys.set_int_max_str_digits() to increase the limit": a Python remedy,
+    no field named. It is read as the infinite number it stands for, which the field's check names."""
+    path = tmp_path / "m.json"
+    path.write_text('{"settings": {"end_time": 1' + "0" * 5000 + ', "output_rate": -1' + "0" * 5000 + "}}",
+                    encoding="utf-8")
+    with pytest.raises(ModelError) as info:
+        core.load_model(path)
+    assert [str(i) for i in info.value.issues] == ["settings: end_time: must be finite, got inf",
+                                                   "settings: output_rate: must be finite, got -inf"]
+
+
 def test_full_model_covers_every_element_kind(folder):
     """The round-trip model really uses every joint type, geometry kind and option."""
     model = full_model(folder)
