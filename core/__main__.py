@@ -341,6 +341,9 @@ def _main(argv) -> int:
             print(f"  note: {note}")
         for line in written:
             print(line)
+        if results.status == "failed":     # (stdout's summary says it too; a batch logs stderr's errors)
+            kept = f"; the frames up to t = {results.t[-1]:.6g} s are written" if written and len(results.t) else ""
+            print(f"error: {args.model}: the run failed: {results.message}{kept}", file=sys.stderr)
         for line in unwritten:
             print(line, file=sys.stderr)
         if unwritten:

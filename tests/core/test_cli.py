@@ -209,6 +209,19 @@ def test_help_says_what_each_exit_status_means():
         assert re.search(r"(?m)^  model +the model file \(JSON: docs/model-format.md\)$", r.stdout)
 
 
+def test_a_failed_run_says_so_on_stderr(tmp_path):
+    """RK4 at 10 ms diverges on the flyball governor's stiff springs: exit status 1, but the failure was
+    only in stdout's summary, and a batch logging stderr saw nothing wrong."""
+    out_csv = tmp_path / "f.csv"
+    r = run("simulate", ROOT / "examples" / "flyball_governor.json", "--integrator", "RK4", "--step", "0.01",
+            "--end-time", "0.5", "--csv", out_csv)
+    assert r.returncode == 1
+    assert "failed: t = 0..0.01 s" in r.stdout
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("error: ") and "flyball_governor.json: the run failed: the solution diverged" in line
+    assert line.endswith("; the frames up to t = 0.01 s are written") and out_csv.is_file()
+
+
 def test_bad_model_exits_2_and_lists_every_problem_on_stderr():
     r = run("check", DATA / "invalid" / "several_problems.json")
     assert r.returncode == 2
