@@ -50,6 +50,8 @@ _STATUSES = {
   3    the mechanism cannot be assembled (nothing written)
   4    an output could not be written after the run (the other one is)
   130  stopped by Ctrl-C pressed twice, or outside the run
+  143  cancelled by SIGTERM (kill, timeout, a batch system; the frames so far are written), or
+       stopped by a second signal after it
 the summary and warnings go to stdout, the progress and the errors to stderr""",
     "check": """exit status:
   0    the model is valid (its warnings are printed with the summary)
@@ -226,25 +228,33 @@ def _check(model, given) -> int:
     return 0
 
 
+#: the signals that cancel a run, by the words that name them
+_CANCELLING = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+
+
 @contextlib.contextmanager
-def _ctrl_c_cancels(flag: list):
-    """While solving, Ctrl-C cancels the run (the core then returns the frames so far) instead of
-    killing it; a second Ctrl-C stops at once. Only the main thread can handle signals."""
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        # (a SIGINT ignored from the start, as a shell's background job has it, stays ignored)
+def _signals_cancel(flag: list):
+    """While solving, Ctrl-C (SIGINT) or SIGTERM (a kill, `timeout`, a batch system ending the job)
+    cancels the run (the core then returns the frames so far, which are written) instead of killing
+    it, the signal noted in ``flag``; a second stops at once. Only the main thread can handle signals."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum, frame):
-        if flag:
+        flag.append(signum)
+        if len(flag) > 1:
             raise KeyboardInterrupt
-        flag.append(True)
-    previous = signal.signal(signal.SIGINT, handler)
+    # (a signal ignored from the start, as SIGINT in a shell's background job, stays ignored; None:
+    # a handler installed from C, put back as the default)
+    previous = {s: signal.getsignal(s) for s in _CANCELLING if signal.getsignal(s) is not signal.SIG_IGN}
+    for s in previous:
+        signal.signal(s, handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, h in previous.items():
+            signal.signal(s, signal.SIG_DFL if h is None else h)
 
 
 def main(argv=None) -> int:
@@ -295,6 +305,7 @@ def _main(argv) -> int:
     # warnings are printed with the summary below; keep the log quiet about them
     logging.getLogger('core').setLevel(logging.ERROR)
     given = {}      # the settings given, once the model took them: the run's issues with them name them
+    interrupted = []    # the signals that cancelled the run (_signals_cancel)
     try:
         model, given = _model(args)
         if _interrupted:
@@ -304,13 +315,12 @@ def _main(argv) -> int:
         if nothing := _nothing_moves(model):
             raise nothing
         show = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
-        interrupted = []
 
         def progress(p):
             if show:
                 show(p)
             return not interrupted
-        with _ctrl_c_cancels(interrupted):
+        with _signals_cancel(interrupted):
             results = simulate(model, progress=progress)
         if show:
             sys.stderr.write("\n")
@@ -330,7 +340,7 @@ def _main(argv) -> int:
         print(f"{args.model}: {results.summary()}")
         print(f"  settings: {model.settings.describe()}")
         if interrupted:     # (with no output asked for, or none writable, nothing holds the frames)
-            print(f"  cancelled by Ctrl-C at t = {results.t[-1] if len(results.t) else 0:.6g} s"
+            print(f"  cancelled by {_CANCELLING[interrupted[0]]} at t = {results.t[-1] if len(results.t) else 0:.6g} s"
                   + ("; the frames so far are written" if written else ""))
         torques = dict(zip(results.force_names, results.force_is_torque))
         for name, power in results.max_powers().items():
@@ -348,6 +358,8 @@ def _main(argv) -> int:
             print(line, file=sys.stderr)
         if unwritten:
             return 4
+        if interrupted and interrupted[0] == signal.SIGTERM:
+            return 128 + signal.SIGTERM     # as a process it ended, for a batch system that counts on it
         return 0 if results.success else 1
     except ModelError as exc:
         exc = _blame_errors(exc, given)
@@ -360,9 +372,10 @@ def _main(argv) -> int:
     except SolverError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
-    except KeyboardInterrupt:   # Ctrl-C outside the run, or pressed twice: no traceback, the shell's status
-        print("\nstopped by Ctrl-C; a file not finished is not written", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:   # Ctrl-C outside the run, or a second signal: no traceback, the shell's status
+        signum = interrupted[-1] if interrupted else signal.SIGINT
+        print(f"\nstopped by {_CANCELLING[signum]}; a file not finished is not written", file=sys.stderr)
+        return 128 + signum
 
 
 def _output_clash(args) -> str | None:

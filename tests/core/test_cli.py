@@ -201,7 +201,7 @@ def test_a_warning_on_a_setting_given_as_an_option_names_the_option():
 def test_help_says_what_each_exit_status_means():
     """A batch script branches on the status: --help listed the options but not one status (they were
     only in docs/model-format.md), nor the model argument's meaning."""
-    for command, statuses in (("simulate", ("0", "1", "2", "3", "4", "130")), ("check", ("0", "2", "3", "130"))):
+    for command, statuses in (("simulate", ("0", "1", "2", "3", "4", "130", "143")), ("check", ("0", "2", "3", "130"))):
         r = run(command, "--help")
         assert r.returncode == 0 and r.stderr == ""
         text = r.stdout[r.stdout.index("exit status:"):]
@@ -453,6 +453,28 @@ def test_ctrl_c_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_
     with open(out_csv, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     assert 2 <= len(rows) - 1 < 200_001
+
+
+def test_sigterm_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path):
+    """`timeout 600 python -m core simulate ...` or a batch system ending the job sends SIGTERM: the
+    run was killed and its finished part lost without a word. It now stops as Ctrl-C does, writes
+    the frames so far and says so, with the status of a process ended by SIGTERM (143)."""
+    import signal
+    import time
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data["settings"].update(end_time=2000.0, output_rate=100)     # minutes of work
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    out_csv = tmp_path / "so_far.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "core", "simulate", str(path), "--csv", str(out_csv)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)                                   # past the imports and the start of the run
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and "Traceback" not in stderr, stderr
+    assert "cancelled by SIGTERM at t = " in stdout and "; the frames so far are written" in stdout
+    with open(out_csv, newline="", encoding="utf-8") as fh:
+        assert 2 <= len(list(csv.reader(fh))) - 1 < 200_001
 
 
 @pytest.mark.parametrize("text, reason", [
