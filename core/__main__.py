@@ -44,7 +44,8 @@ _MOTION_KINDS = {("displacement", "rotation"): "angle", ("displacement", "transl
 _STATUSES = {
     "simulate": """exit status:
   0    the run succeeded and every output was written
-  1    the run failed or was cancelled by Ctrl-C (the frames computed before are written)
+  1    the run failed or was cancelled by Ctrl-C (the frames computed before are written), or
+       the reader of stdout stopped early (| head: the files are written all the same)
   2    wrong arguments, a model file missing, unreadable or invalid, a setting given that the run
        cannot take, or an output that cannot be written (found before the run, nothing written)
   3    the mechanism cannot be assembled (nothing written)
