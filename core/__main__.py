@@ -167,8 +167,8 @@ def _nothing_moves(model) -> ModelError | None:
     if not model.bodies:
         return ModelError([Issue("error", "nothing-moves", "bodies", "none in the file: nothing to simulate",
                                  "Check that this is the model file meant (docs/model-format.md).")])
-    return ModelError([Issue("error", "nothing-moves", "bodies",
-                             f"every body is fixed ({_count(len(model.bodies), 'body', 'bodies')}): nothing to simulate",
+    counted = _count(len(model.bodies), "body", "bodies")
+    return ModelError([Issue("error", "nothing-moves", "bodies", f"every body is fixed ({counted}): nothing to simulate",
                              "Give the moving bodies \"fixed\": false.")])
 
 

@@ -805,8 +805,9 @@ class SolverSettings:
         if all(finite) and MAX_FRAMES < values["end_time"] * values["output_rate"] < math.inf:
             c.error("end_time, output_rate", f"{values['end_time']:g} s at {values['output_rate']:g} frames/s is "
                     f"{values['end_time'] * values['output_rate']:.4g} output frames, more than the "
-                    f"{MAX_FRAMES / 1e6:g} million a run may keep; lower the output rate to at most {MAX_FRAMES / values['end_time']:.4g} "
-                    f"frames/s or the end time to at most {MAX_FRAMES / values['output_rate']:.4g} s")
+                    f"{MAX_FRAMES / 1e6:g} million a run may keep; lower the output rate to at most "
+                    f"{MAX_FRAMES / values['end_time']:.4g} frames/s or the end time to at most "
+                    f"{MAX_FRAMES / values['output_rate']:.4g} s")
         if (isinstance(values["end_time"], float) and isinstance(values["output_rate"], float)
                 and values["end_time"] > 0 and values["output_rate"] > 0
                 and values["end_time"] * values["output_rate"] < 1.0 - 1e-9):

@@ -479,7 +479,8 @@ def test_sigterm_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp
 
 @pytest.mark.parametrize("text, reason", [
     ('{"bodies": [' * 100_000, "nested too deeply"),
-    ('{"version": ' + "9" * 5000 + "}", "version: this program reads version 1, got inf"),    # (4300 digits: Python's limit)
+    # (past Python's 4300 digits a whole number is read as the float it stands for)
+    ('{"version": ' + "9" * 5000 + "}", "version: this program reads version 1, got inf"),
 ])
 def test_json_beyond_the_parsers_limits_is_a_model_error(tmp_path, text, reason):
     path = tmp_path / "odd.json"
