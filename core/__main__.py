@@ -307,6 +307,7 @@ def _main(argv) -> int:
     logging.getLogger('core').setLevel(logging.ERROR)
     given = {}      # the settings given, once the model took them: the run's issues with them name them
     interrupted = []    # the signals that cancelled the run (_signals_cancel)
+    written = []        # the outputs written whole, as said in the summary
     try:
         model, given = _model(args)
         if _interrupted:
@@ -326,7 +327,7 @@ def _main(argv) -> int:
         if show:
             sys.stderr.write("\n")
         # the files first: a reader of the summary that stops early (| head) must not cost one
-        written, unwritten = [], []
+        unwritten = []
         for what, write, path in (("CSV", results.to_csv, args.csv), ("results", results.save, args.npz)):
             if path is None:
                 continue
@@ -376,6 +377,8 @@ def _main(argv) -> int:
     except KeyboardInterrupt:   # Ctrl-C outside the run, or a second signal: no traceback, the shell's status
         signum = interrupted[-1] if interrupted else signal.SIGINT
         print(f"\nstopped by {_CANCELLING[signum]}; a file not finished is not written", file=sys.stderr)
+        for line in written:    # (stopped while the other was written: this one is whole)
+            print(line, file=sys.stderr)
         return 128 + signum
 
 

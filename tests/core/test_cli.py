@@ -520,6 +520,22 @@ def test_a_second_ctrl_c_stops_at_once_with_the_shells_status(tiny_pendulum, mon
     assert signal.getsignal(signal.SIGINT) == before      # the CLI's handler is gone
 
 
+def test_ctrl_c_while_the_npz_is_written_names_the_csv_written_whole(tiny_pendulum, tmp_path, monkeypatch, capsys):
+    """Ctrl-C after the CSV was written, during the .npz: "stopped by Ctrl-C; a file not finished is not
+    written", which left the user to guess whether the CSV was whole. It is named as written."""
+    from core import __main__ as cli
+    from core.results import Results
+
+    def interrupted(self, path):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(Results, "save", interrupted)
+    out_csv, out_npz = tmp_path / "r.csv", tmp_path / "r.npz"
+    assert cli.main(["simulate", str(tiny_pendulum), "--csv", str(out_csv), "--npz", str(out_npz)]) == 130
+    assert capsys.readouterr().err.splitlines()[-2:] == ["stopped by Ctrl-C; a file not finished is not written",
+                                                         f"  CSV written to {out_csv}"]
+    assert out_csv.stat().st_size > 0 and not out_npz.exists()
+
+
 @pytest.mark.parametrize("outputs", [[], ["--csv", "/dev/full"]], ids=["none asked", "unwritable"])
 def test_a_cancelled_run_says_its_frames_are_written_only_when_they_are(tiny_pendulum, tmp_path, monkeypatch, capsys,
                                                                          outputs):
