@@ -103,12 +103,13 @@ _OPTIONS = {field: option for option, field, _, _ in _SETTING_OPTIONS}
 _ISSUE_FIELDS = {"too-many-frames": ("end_time", "output_rate")}
 
 
-def _blamed(issue, given):
+def _blamed(issue, given, made=False):
     """``issue`` (an Issue, or a run's warning as "path: message") with the options given for the
     settings it concerns named in its path: "option --end-time (with the model file's
-    output_rate)", "options --end-time, --output-rate"; a setting of the file that the options
-    only made fail as the file's, with the options ("settings: max_step (the model file's, with
-    --end-time)"). Unchanged without options or outside the settings."""
+    output_rate)", "options --end-time, --output-rate"; when the options ``made`` it (the file's
+    settings were valid without them), one at a setting of the file alone as the file's, with the
+    options ("settings: max_step (the model file's, with --end-time)"). Unchanged without options,
+    outside the settings, or at settings given by the file alone that the options did not make."""
     if isinstance(issue, Issue):
         path, text = issue.path, None
     else:
@@ -123,15 +124,17 @@ def _blamed(issue, given):
         rest = [f for f in fields if f not in given]
         blamed = f"option{'s' if len(by) > 1 else ''} {', '.join(_OPTIONS[f] for f in by)}" + \
             (f" (with the model file's {', '.join(rest)})" if rest else "")
-    else:
+    elif made:
         blamed = f"{path} (the model file's, with {', '.join(_OPTIONS[f] for f in given)})"
+    else:   # (the file's gravity, warned of whatever the options)
+        return issue
     return replace(issue, path=blamed) if text is None else f"{blamed}: {text}"
 
 
-def _blame_errors(exc: ModelError, given) -> ModelError:
+def _blame_errors(exc: ModelError, given, made=False) -> ModelError:
     """``exc`` with its issues blamed on the options given (:func:`_blamed`): an _OptionError when
     an error is an option's, else a ModelError of the model file."""
-    issues = [_blamed(i, given) for i in exc.issues]
+    issues = [_blamed(i, given, made) for i in exc.issues]
     options = any(i.severity == "error" and i.path.startswith("option") for i in issues)
     return _OptionError(issues) if options or isinstance(exc, _OptionError) else ModelError(issues)
 
@@ -146,7 +149,7 @@ def _model(args):
     try:
         settings = replace(model.settings, **given)
     except ModelError as exc:   # (the file's settings were valid: the options made each issue)
-        raise _blame_errors(_OptionError(exc.issues), given) from None
+        raise _blame_errors(_OptionError(exc.issues), given, made=True) from None
     unused = settings.unused(given)
     if unused:
         raise _OptionError([Issue("error", "unused-option", f"option {_OPTIONS[f]}", why, "")

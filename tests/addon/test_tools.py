@@ -302,6 +302,16 @@ def test_simulate_blend_names_the_options_behind_a_run_too_long_for_memory(addon
     assert "settings: output_rate" not in err
 
 
+def test_simulate_blend_leaves_a_report_on_the_scenes_own_setting_the_scenes():
+    """Only a setting given as an option is named as the option: the scene's gravity warned of in a run
+    with --end-time is no more the option's than without it."""
+    tool = simulate_blend()
+    assert tool.blamed_report("settings: gravity: the gravity is 0.00981 m/s²", {"end_time": 1.0}) == \
+        "settings: gravity: the gravity is 0.00981 m/s²"
+    assert tool.blamed_report("settings: step: the fixed step 0.01 s is 29.1 times", {"step": 0.01}) == \
+        "option --step: the fixed step 0.01 s is 29.1 times"
+
+
 def test_simulate_blend_knows_every_integrator_of_the_add_on(addon):
     items = bpy.context.scene.mbd.solver.bl_rna.properties["integrator"].enum_items.keys()
     assert tuple(items) == simulate_blend().INTEGRATORS

@@ -179,7 +179,7 @@ def test_too_many_frames_name_the_options_that_asked_for_them(tiny_pendulum, tmp
     assert cli.main(["check", str(tiny_pendulum), "--rtol", "1e-6"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"error: the model {tiny_pendulum} has problems:"
-    assert err[1].startswith("  settings: output_rate (the model file's, with --rtol): 5001 output frames ")
+    assert err[1].startswith("  settings: output_rate: 5001 output frames ")     # (--rtol made it not)
     # beyond the 10 million frames any run may keep, found as the options are read
     r = run("check", tiny_pendulum, "--end-time", "1e7")
     assert r.returncode == 2 and r.stderr.splitlines()[1:] == [
@@ -188,7 +188,7 @@ def test_too_many_frames_name_the_options_that_asked_for_them(tiny_pendulum, tmp
         "to at most 2e+05 s"]
 
 
-def test_a_warning_on_a_setting_given_as_an_option_names_the_option():
+def test_a_warning_on_a_setting_given_as_an_option_names_the_option(tmp_path):
     """RK4 at 10 ms on the flyball governor's stiff springs: "warning: settings: step: the fixed step
     0.01 s is 29.1 times RK4's stability limit", though the step was the option typed."""
     r = run("check", ROOT / "examples" / "flyball_governor.json", "--integrator", "RK4", "--step", "0.01",
@@ -196,6 +196,15 @@ def test_a_warning_on_a_setting_given_as_an_option_names_the_option():
     assert r.returncode == 0, r.stderr
     assert "  warning: option --step: the fixed step 0.01 s is 29.1 times RK4's stability limit" in r.stdout
     assert "settings: step" not in r.stdout
+    # a warning on the file's own setting is the file's, whatever options are given (it read
+    # "settings: gravity (the model file's, with --end-time)", as if the option had made it)
+    data = json.loads((DATA / "pendulum.json").read_text(encoding="utf-8"))
+    data["settings"].update(gravity=[0, 0, -9.81], end_time=0.1, output_rate=50)
+    path = tmp_path / "gravity.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    r = run("check", path, "--end-time", "0.2")
+    assert r.returncode == 0, r.stderr
+    assert "  warning: settings: gravity: the gravity is 0.00981 m/s², which looks like a unit mix-up" in r.stdout
 
 
 def test_help_says_what_each_exit_status_means():
