@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -59,6 +60,11 @@ def unwritable(path) -> str | None:
         return "the path is empty; give a file name"
     if os.path.isdir(path):
         return "it is a folder; give a file name"
+    try:
+        os.stat(path)
+    except OSError as exc:      # (a name past the file system's limit, 255 bytes on most: found after the run)
+        if exc.errno == errno.ENAMETOOLONG:
+            return f"the name is too long for the file system ({exc.strerror}); give a shorter one"
     folder = os.path.dirname(os.path.realpath(path))     # (a link is written through to its target)
     if os.path.exists(path) and os.access(path, os.W_OK):
         return None

@@ -398,6 +398,8 @@ def test_an_unwritable_output_is_reported_and_the_other_still_written(tiny_pendu
     ("{model}/x.csv", "{model} is a file, not a folder"),
     ("", "the path is empty; give a file name"),
     ("{tmp}/link_to_nowhere", "the folder {tmp}/no_such_dir does not exist"),     # written through the link
+    ("{tmp}/" + "a" * 300 + ".csv", "the name is too long for the file system (File name too long); give a "
+                                    "shorter one"),     # (it was found after the run: exit 4)
 ])
 @pytest.mark.parametrize("option", ["--csv", "--npz"])
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulum, tmp_path, monkeypatch, capsys,
