@@ -303,6 +303,8 @@ def _main(argv) -> int:
     _add_setting_options(p_chk)
     args = parser.parse_args(_with_negative_values(sys.argv[1:] if argv is None else argv, _OPTIONS.values()))
     clash = _output_clash(args) if args.command == "simulate" else None
+    if not args.model:      # (`simulate "$MODEL"` with MODEL unset read ".: cannot read the file: Is a directory")
+        clash = "the model file's path is empty; give the model file"
     if clash:
         print(f"error: {clash}", file=sys.stderr)
         return 2

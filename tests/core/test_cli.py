@@ -281,6 +281,10 @@ def test_missing_file_exits_2(tmp_path):
     r = run("simulate", tmp_path / "nothing.json")
     assert r.returncode == 2
     assert "cannot read the file" in r.stderr
+    # `simulate "$MODEL"` with MODEL unset read "the model  has problems: .: cannot read the file: Is a directory"
+    for command in ("check", "simulate"):
+        r = run(command, "")
+        assert r.returncode == 2 and r.stderr == "error: the model file's path is empty; give the model file\n"
 
 
 def test_the_progress_line_shows_the_preparation_stage_then_the_time():
