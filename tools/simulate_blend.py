@@ -35,7 +35,8 @@ Exit status: 0 done, 1 the model is invalid, the run failed or was cancelled, or
 output's writing failed after the run (the problems on stderr), 2 the file cannot be
 opened, an output cannot be written (found before the run) or the arguments are wrong
 (a setting the run cannot take included), 130 stopped at once by Ctrl-C (pressed
-again, or outside the simulation).
+again, or outside the simulation), 143 cancelled by SIGTERM (a kill, `timeout`, a batch
+system ending the job: as Ctrl-C, the frames so far are written) or stopped by it.
 """
 import argparse
 import contextlib
@@ -259,36 +260,50 @@ def results_entry(scene):
 
 
 class CtrlC:
-    """Ctrl-C (SIGINT) while a script runs, as a context manager.
+    """Ctrl-C (SIGINT) while a script runs, as a context manager; ``signals`` the ones it handles so
+    (simulate_blend.py adds SIGTERM: a kill, `timeout`, a batch system ending the job).
 
     During :func:`simulate` it cancels the run as Esc does in Blender: the core
     returns the frames so far, which the script then bakes and writes. At any
-    other time, or pressed again, it stops the script at once (status 130).
+    other time, or pressed again, it stops the script at once (status 128 + the
+    signal's number: 130 for Ctrl-C).
     Python's KeyboardInterrupt would not do: raised inside an operator, Blender
     turns it into an error report holding the traceback, and nothing is written.
-    A SIGINT ignored from the start (a shell's background job) stays ignored.
+    A signal ignored from the start (SIGINT in a shell's background job) stays ignored.
     """
 
-    def __init__(self, prog):
+    def __init__(self, prog, signals=(signal.SIGINT,)):
         self.prog = prog
+        self.signals = signals
         self.pressed = False        # during the simulation
+        self.signal = None          # the signal that cancelled it
         self._simulating = False
         self._writing = False       # the outputs, after the simulation
-        self._previous = None
+        self._previous = {}
         self._stderr = None
 
+    @property
+    def name(self) -> str:
+        """The words for the signal that cancelled the run: "Ctrl-C", "SIGTERM"."""
+        return "Ctrl-C" if self.signal in (None, signal.SIGINT) else signal.Signals(self.signal).name
+
     def __enter__(self):
-        previous = signal.getsignal(signal.SIGINT)
-        if previous is not signal.SIG_IGN and threading.current_thread() is threading.main_thread():
-            # None: a handler installed from C (Blender's), which cannot be put back
-            self._previous = signal.SIG_DFL if previous is None else previous
-            self._stderr = os.dup(2)    # main_job points fd 2 at /dev/null while it renders
-            signal.signal(signal.SIGINT, self._on_sigint)
+        if threading.current_thread() is threading.main_thread():
+            for s in self.signals:
+                previous = signal.getsignal(s)
+                if previous is not signal.SIG_IGN:
+                    # None: a handler installed from C (Blender's), which cannot be put back
+                    self._previous[s] = signal.SIG_DFL if previous is None else previous
+            if self._previous:
+                self._stderr = os.dup(2)    # main_job points fd 2 at /dev/null while it renders
+            for s in self._previous:
+                signal.signal(s, self._on_sigint)
         return self
 
     def __exit__(self, *exc):
         if self._stderr is not None:
-            signal.signal(signal.SIGINT, self._previous)
+            for s, previous in self._previous.items():
+                signal.signal(s, previous)
             os.close(self._stderr)
             self._stderr = None
 
@@ -297,16 +312,17 @@ class CtrlC:
         os.write(self._stderr, f"\n{self.prog}: {text}\n".encode())
 
     def _on_sigint(self, signum, frame):
+        name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         if self._simulating and not self.pressed and self._cancel_jobs():
-            self.pressed = True
-            self._say("Ctrl-C: cancelling the simulation; the frames so far are kept (Ctrl-C again stops at once)")
+            self.pressed, self.signal = True, signum
+            self._say(f"{name}: cancelling the simulation; the frames so far are kept ({name} again stops at once)")
             return
-        self._say("stopped by Ctrl-C; " + ("a file being written may be incomplete" if self._writing else
-                                           "nothing written"))
+        self._say(f"stopped by {name}; " + ("a file being written may be incomplete" if self._writing else
+                                            "nothing written"))
         for stream in (sys.stdout, sys.stderr):    # e.g. main_job's list of what it wrote, in a pipe
             with contextlib.suppress(RuntimeError, OSError):    # a write the signal interrupted
                 stream.flush()
-        os._exit(130)
+        os._exit(128 + signum)
 
     def _cancel_jobs(self) -> bool:
         """Cancel the running simulation jobs; False when none runs yet (the scene is still read)."""
@@ -415,9 +431,9 @@ def solve_and_write(args, ctrl_c) -> int:
     failure = blamed_report(simulate(ctrl_c, quiet=args.quiet), settings_given(args))
     entry = results_entry(bpy.context.scene)
     if entry is None:
-        print(f"simulate_blend: {name}: {failure or 'cancelled by Ctrl-C before the first frame; nothing written'}",
-              file=sys.stderr)
-        return 1
+        said = failure or f"cancelled by {ctrl_c.name} before the first frame; nothing written"
+        print(f"simulate_blend: {name}: {said}", file=sys.stderr)
+        return 1 if failure or ctrl_c.signal in (None, signal.SIGINT) else 128 + ctrl_c.signal
     if failure:     # the frames before the failure are kept: written all the same
         print(f"simulate_blend: {name}: {failure}", file=sys.stderr)
     status = 1 if failure else 0
@@ -439,10 +455,11 @@ def solve_and_write(args, ctrl_c) -> int:
             status = 1
         else:
             wrote |= option in ("--csv", "--save")     # the frames (a model file holds none)
-    if entry.results.status == "cancelled":     # only Ctrl-C cancels here
-        print(f"simulate_blend: cancelled by Ctrl-C at t = {entry.results.t[-1]:.6g} s"
+    if entry.results.status == "cancelled":     # only a signal cancels here
+        print(f"simulate_blend: cancelled by {ctrl_c.name} at t = {entry.results.t[-1]:.6g} s"
               + ("; the frames so far were written" if wrote else ""), file=sys.stderr)
-        status = 1
+        # SIGTERM's status, for a batch system that counts on it
+        status = 1 if ctrl_c.signal in (None, signal.SIGINT) else 128 + ctrl_c.signal
     return status
 
 
@@ -459,7 +476,7 @@ def write_model_only(path) -> int:
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv if argv is None else argv)
-    with CtrlC("simulate_blend") as ctrl_c:
+    with CtrlC("simulate_blend", signals=(signal.SIGINT, signal.SIGTERM)) as ctrl_c:
         try:
             if args.blend:
                 open_blend(Path(args.blend).resolve())

@@ -47,12 +47,12 @@ def long_pendulum_file(tmp_path):
     return path
 
 
-def run_with_ctrl_c(script, *args, cwd, twice=False):
+def run_with_ctrl_c(script, *args, cwd, twice=False, sig="SIGINT"):
     """Run a tools/ script as a separate process started from a terminal, pressing Ctrl-C at the
-    simulation's second progress report: a SIGINT sent to the process or, ``twice``, its handler called
-    twice over (a second press before the cancel took effect)."""
+    simulation's second progress report: a SIGINT (or ``sig``) sent to the process or, ``twice``, its
+    handler called twice over (a second press before the cancel took effect)."""
     press = ("handler = signal.getsignal(signal.SIGINT); handler(signal.SIGINT, None); handler(signal.SIGINT, None)"
-             if twice else "os.kill(os.getpid(), signal.SIGINT)")
+             if twice else f"os.kill(os.getpid(), signal.{sig})")
     probe = (
         "import os, runpy, signal, sys\n"
         "signal.signal(signal.SIGINT, signal.default_int_handler)   # as from a terminal (not ignored)\n"
@@ -368,6 +368,19 @@ def test_ctrl_c_cancels_simulate_blend_and_writes_the_frames_so_far(addon, tmp_p
     assert 2 <= len(rows) < 1 + 24_001
     bpy.ops.wm.open_mainfile(filepath=str(out_blend))
     assert len(ms.fcurves_of(bpy.data.objects["Bob"])[0].keyframe_points) == len(rows) - 1
+
+
+def test_sigterm_cancels_simulate_blend_and_writes_the_frames_so_far(addon, tmp_path):
+    """`timeout`, kill or a batch system ending the job sends SIGTERM: the run was killed and its
+    finished part lost without a word. It cancels as Ctrl-C does, with SIGTERM's status 143."""
+    model = long_pendulum_file(tmp_path)
+    out_csv = tmp_path / "so_far.csv"
+    proc = run_with_ctrl_c(SCRIPT, model, "--csv", out_csv, cwd=tmp_path, sig="SIGTERM")
+    assert proc.returncode == 143 and "Traceback" not in proc.stderr, proc.stderr
+    assert "simulate_blend: SIGTERM: cancelling the simulation; the frames so far are kept" in proc.stderr
+    assert "simulate_blend: cancelled by SIGTERM at t = " in proc.stderr
+    assert proc.stderr.rstrip().endswith(" s; the frames so far were written")
+    assert 2 <= len(csv_rows(out_csv)) < 1 + 24_001
 
 
 def test_a_second_ctrl_c_stops_simulate_blend_at_once(addon, tmp_path):
