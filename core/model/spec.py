@@ -800,6 +800,11 @@ class SolverSettings:
             c.error("max_step", f"{values['max_step']:g} s would take more than {MAX_STEPS:.0e} steps for the "
                     f"{values['end_time']:g} s run; leave it unset (the integrator chooses its steps) or give "
                     f"at least {values['end_time'] / MAX_STEPS:.3g} s")
+        if (finite[0] and self.integrator in FIXED_STEP_INTEGRATORS and isinstance(values["step"], float)
+                and values["step"] > 0 and values["end_time"] > MAX_STEPS * values["step"]):
+            # (bounded as max_step is: RK4 at 1e-12 s over 100 s, 1e14 steps, was taken and run for years)
+            c.error("step", f"{values['step']:g} s would take more than {MAX_STEPS:.0e} steps for the "
+                    f"{values['end_time']:g} s run; give at least {values['end_time'] / MAX_STEPS:.3g} s")
         # the two below are end_time's as much as output_rate's: the path names both (a command
         # line's --end-time that made one is then named, not the model file's output_rate alone)
         if all(finite) and MAX_FRAMES < values["end_time"] * values["output_rate"] < math.inf:

@@ -358,6 +358,8 @@ def test_a_coupler_that_is_no_object_says_what_one_looks_like():
     ({"max_step": 1e-12, "end_time": 1.0}, "settings: max_step: 1e-12 s would take more than 1e+10 steps for the "
                                           "1 s run; leave it unset (the integrator chooses its steps) or give at "
                                           "least 1e-10 s"),
+    ({"integrator": "RK4", "step": 1e-12, "end_time": 100.0}, "settings: step: 1e-12 s would take more than 1e+10 "
+                                                              "steps for the 100 s run; give at least 1e-08 s"),
 ])
 def test_settings_no_run_could_use_are_refused(settings, says):
     # rtol 2 and atol 1e3 ran a pendulum 690 m off its pivot; max_step 1e-12 "stalled", blaming the model
