@@ -793,6 +793,10 @@ class SolverSettings:
         if isinstance(values["rtol"], float) and 1.0 <= values["rtol"] < math.inf:
             c.error("rtol", f"must be below 1 (at 1 a step may be as wrong as the values it gives; 1e-3 is "
                     f"loose, the default 1e-8), got {values['rtol']:g}")
+        if isinstance(values["atol"], float) and 1.0 <= values["atol"] < math.inf:
+            # (on the SI state: 1e30 ran the pendulum 1.7 km off its pivot, reported "success")
+            c.error("atol", f"must be below 1 (it is on the SI state: at 1 a step may be a metre or a radian off; "
+                    f"the default 1e-10), got {values['atol']:g}")
         finite = [isinstance(values[f], float) and math.isfinite(values[f]) for f in ("end_time", "output_rate")]
         if (finite[0] and isinstance(values["max_step"], float) and values["max_step"] > 0
                 and values["end_time"] > MAX_STEPS * values["max_step"]):

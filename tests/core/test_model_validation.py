@@ -355,6 +355,8 @@ def test_a_coupler_that_is_no_object_says_what_one_looks_like():
 
 @pytest.mark.parametrize("settings, says", [
     ({"rtol": 1.0}, "settings: rtol: must be below 1 (at 1 a step may be as wrong as the values it gives"),
+    ({"atol": 1e30}, "settings: atol: must be below 1 (it is on the SI state: at 1 a step may be a metre or a "
+                     "radian off; the default 1e-10), got 1e+30"),
     ({"max_step": 1e-12, "end_time": 1.0}, "settings: max_step: 1e-12 s would take more than 1e+10 steps for the "
                                           "1 s run; leave it unset (the integrator chooses its steps) or give at "
                                           "least 1e-10 s"),
