@@ -242,6 +242,7 @@ class ContactSet:
         #: output frame: row f holds those after frame f − 1 up to frame f (:meth:`note_peak`)
         self.peaks = np.zeros((0, k))
         self._frames: list[float] = []
+        self._last_samples: list = []       # (t, (k,) N): note_peak's last three, for its parabola
         #: pairs whose parts started inside each other past the band (overlap_issues warned)
         self.started_deep: set[int] = set()
         #: (x, R, box_state) where the next fixed step starts (:meth:`start_steps`, :meth:`note_step`)
@@ -492,15 +493,45 @@ class ContactSet:
         """Keep :attr:`peaks` by the output frames ``t_out`` (T,) s from now on."""
         self._frames = [float(t) for t in t_out]
         self.peaks = np.zeros((len(self._frames), len(self.pairs)))
+        self._last_samples = []
 
-    def note_peak(self, t: float, force) -> None:
+    def _row(self, t: float) -> int:
+        return min(bisect.bisect_left(self._frames, t - 1e-12 * max(1.0, abs(t))), len(self._frames) - 1)
+
+    def note_peak(self, t: float, force, between: bool = False) -> None:
         """Fold the forces ``force`` (k, 3) N on body_i at a state at ``t`` s the integrator
         accepted into :attr:`peaks`, in the row of the first frame at or after ``t``: an impact
-        lasts a millisecond, and the frames, 1/24 s apart, see nothing of it."""
+        lasts a millisecond, and the frames, 1/24 s apart, see nothing of it.
+
+        ``between``: the calls come at every accepted step of a smooth solution (an adaptive
+        integrator's): a force largest at the middle of three samples, all touching, is taken at
+        the vertex of the parabola through them. The steps sample the peak: a ball's undamped
+        impact at 9 steps a half period read 1.5 % low at its largest step end (1 − cos(ωh/2)),
+        its parabola 0.1 % (the sine's cubic term)."""
         if not len(self._frames):
             return
-        row = min(bisect.bisect_left(self._frames, t - 1e-12 * max(1.0, abs(t))), len(self._frames) - 1)
-        np.maximum(self.peaks[row], np.sqrt(np.einsum("ij,ij->i", force, force)), out=self.peaks[row])
+        size = np.sqrt(np.einsum("ij,ij->i", force, force))
+        row = self._row(t)
+        np.maximum(self.peaks[row], size, out=self.peaks[row])
+        if not between:
+            return
+        self._last_samples = (self._last_samples + [(t, size)])[-3:]
+        if len(self._last_samples) < 3:
+            return
+        (t0, f0), (t1, f1), (t2, f2) = self._last_samples
+        if not t0 < t1 < t2:
+            return
+        h0, h1 = t1 - t0, t2 - t1
+        # the parabola's slopes on the two intervals; its curvature (1/s²·N) and its vertex
+        s0, s1 = (f1 - f0) / h0, (f2 - f1) / h1
+        curve = (s1 - s0) / (0.5 * (h0 + h1))
+        peak = (f0 > 0.0) & (f2 > 0.0) & (f1 >= f0) & (f1 >= f2) & (curve < 0.0)
+        if not peak.any():
+            return
+        slope_at_1 = (s0 * h1 + s1 * h0) / (h0 + h1)     # the parabola's slope at t1
+        top = f1[peak] - 0.5 * slope_at_1[peak] ** 2 / curve[peak]
+        row = self._row(t1)
+        self.peaks[row, peak] = np.maximum(self.peaks[row, peak], top)
 
     def any_near(self) -> bool:
         """Whether the boxes of any pair overlapped at the last evaluation (else no force acts)."""

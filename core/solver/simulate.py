@@ -2407,7 +2407,8 @@ class _Run:
                 if contacts or newton_rho:
                     if contacts:
                         sysm.contacts.note_accepted(depths)
-                        sysm.contacts.note_peak(solver.t, sysm.accepted_contact_forces(solver.t, solver.y))
+                        sysm.contacts.note_peak(solver.t, sysm.accepted_contact_forces(solver.t, solver.y),
+                                                 between=True)
                         self.look_at_contacts(solver.t, solver.y, depths)
                     cap = step_cap(solver, depths if contacts else None)
                     if not isinstance(solver, integrate.LSODA):
