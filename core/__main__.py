@@ -98,9 +98,6 @@ class _OptionError(ModelError):
 
 
 _OPTIONS = {field: option for option, field, _, _ in _SETTING_OPTIONS}
-#: the settings an issue concerns where its path names fewer (the solver's memory check, at
-#: "settings: output_rate", is the end time's as much)
-_ISSUE_FIELDS = {"too-many-frames": ("end_time", "output_rate")}
 
 
 def _blamed(issue, given, made=False):
@@ -118,7 +115,7 @@ def _blamed(issue, given, made=False):
         path = f"{element}: {field}" if named else element
     if not given or not path.startswith("settings: "):
         return issue
-    fields = _ISSUE_FIELDS.get(getattr(issue, "code", None)) or tuple(path.removeprefix("settings: ").split(", "))
+    fields = tuple(path.removeprefix("settings: ").split(", "))
     by = [f for f in fields if f in given]
     if by:
         rest = [f for f in fields if f not in given]

@@ -141,17 +141,15 @@ def blamed(path, given):
 
 def blamed_report(text, given) -> str:
     """A run's report with each "settings: <fields>: " that names a setting given named as
-    :func:`blamed` names it. The run's refusal of frames that would not fit in memory, at
-    "settings: output_rate: N output frames (", is the end time's as much."""
+    :func:`blamed` names it."""
     if not given:
         return text
 
     def named(match):
-        fields = "end_time, output_rate" if match[2] else match[1]
-        if not any(f in given for f in fields.split(", ")):     # (the scene's gravity, whatever the options)
+        if not any(f in given for f in match[1].split(", ")):     # (the scene's gravity, whatever the options)
             return match[0]
-        return f"{blamed(f'settings: {fields}', given)}: {match[2] or ''}"
-    return re.sub(r"settings: ((?:[a-z_]+, )*[a-z_]+): (\d+ output frames \()?", named, text)
+        return f"{blamed(f'settings: {match[1]}', given)}: "
+    return re.sub(r"settings: ((?:[a-z_]+, )*[a-z_]+): ", named, text)
 
 
 class SettingsError(Exception):

@@ -460,7 +460,7 @@ def physical_memory() -> int:
 
 
 def _check_memory(cm: CompiledModel) -> None:
-    """A ModelError naming the output rate when the run's output frames would take more than
+    """A ModelError naming the end time and output rate when the run's output frames would take more than
     :data:`_MEMORY_SHARE` of the computer's memory (the 10 million frames the settings allow
     hold 16 GB for a crank-rocker's three bodies; an output rate typed 1000 times too high fills
     any computer with a mechanism of 30 parts)."""
@@ -475,7 +475,7 @@ def _check_memory(cm: CompiledModel) -> None:
         return
     fits = max(int(allowed // per_frame), 2)
     raise ModelError([Issue(
-        "error", "too-many-frames", "settings: output_rate",
+        "error", "too-many-frames", "settings: end_time, output_rate",
         f"{frames} output frames ({s.end_time:g} s at {s.output_rate:g} frames/s) of this model would take about "
         f"{frames * per_frame / 2**30:.3g} GB of memory ({per_frame} bytes each, for {cm.n_bodies} moving bodies "
         f"and their elements), more than {_MEMORY_SHARE:.0%} of this computer's {have / 2**30:.3g} GB",

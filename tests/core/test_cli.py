@@ -179,7 +179,7 @@ def test_too_many_frames_name_the_options_that_asked_for_them(tiny_pendulum, tmp
     assert cli.main(["check", str(tiny_pendulum), "--rtol", "1e-6"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"error: the model {tiny_pendulum} has problems:"
-    assert err[1].startswith("  settings: output_rate: 5001 output frames ")     # (--rtol made it not)
+    assert err[1].startswith("  settings: end_time, output_rate: 5001 output frames ")     # (--rtol made it not)
     # beyond the 10 million frames any run may keep, found as the options are read
     r = run("check", tiny_pendulum, "--end-time", "1e7")
     assert r.returncode == 2 and r.stderr.splitlines()[1:] == [

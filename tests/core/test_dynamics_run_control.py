@@ -919,7 +919,7 @@ def test_a_run_whose_frames_would_fill_the_memory_is_refused_naming_the_rate_tha
     with pytest.raises(ModelError) as err:
         core.simulate(model)
     issue, = err.value.issues
-    assert (issue.code, issue.path) == ("too-many-frames", "settings: output_rate")
+    assert (issue.code, issue.path) == ("too-many-frames", "settings: end_time, output_rate")
     assert "2001 output frames (2 s at 1000 frames/s)" in issue.message
     rate = float(re.search(r"at most ([\d.]+) frames/s", issue.hint).group(1))
     end = float(re.search(r"end time to at most ([\d.]+) s", issue.hint).group(1))
