@@ -450,7 +450,12 @@ def test_a_read_only_output_file_in_a_writable_folder_is_still_replaced(tiny_pen
     assert out.read_text(encoding="utf-8").startswith("time [s],")
 
 
-def test_ctrl_c_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path):
+@pytest.mark.parametrize("sig, status, said", [("SIGINT", 1, "cancelled by Ctrl-C at t = "),
+                                               ("SIGTERM", 143, "cancelled by SIGTERM at t = ")])
+def test_a_signal_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path, sig, status, said):
+    """Ctrl-C, or SIGTERM from `timeout 600 python -m core simulate ...` or a batch system ending the
+    job: SIGTERM killed the run and lost its finished part without a word. Both stop the run, write
+    the frames so far and say so; SIGTERM with the status of a process it ended (143)."""
     import signal
     import time
     data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
@@ -461,33 +466,10 @@ def test_ctrl_c_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_
     proc = subprocess.Popen([sys.executable, "-m", "core", "simulate", str(path), "--csv", str(out_csv)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3.0)                                   # past the imports and the start of the run
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, sig))
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 1 and "Traceback" not in stderr, stderr
-    assert "cancelled by Ctrl-C at t = " in stdout and "CSV written to" in stdout
-    with open(out_csv, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    assert 2 <= len(rows) - 1 < 200_001
-
-
-def test_sigterm_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tmp_path):
-    """`timeout 600 python -m core simulate ...` or a batch system ending the job sends SIGTERM: the
-    run was killed and its finished part lost without a word. It now stops as Ctrl-C does, writes
-    the frames so far and says so, with the status of a process ended by SIGTERM (143)."""
-    import signal
-    import time
-    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
-    data["settings"].update(end_time=2000.0, output_rate=100)     # minutes of work
-    path = tmp_path / "long.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    out_csv = tmp_path / "so_far.csv"
-    proc = subprocess.Popen([sys.executable, "-m", "core", "simulate", str(path), "--csv", str(out_csv)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)                                   # past the imports and the start of the run
-    proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 143 and "Traceback" not in stderr, stderr
-    assert "cancelled by SIGTERM at t = " in stdout and "; the frames so far are written" in stdout
+    assert proc.returncode == status and "Traceback" not in stderr, stderr
+    assert said in stdout and "CSV written to" in stdout and "; the frames so far are written" in stdout
     with open(out_csv, newline="", encoding="utf-8") as fh:
         assert 2 <= len(list(csv.reader(fh))) - 1 < 200_001
 
