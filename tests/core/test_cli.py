@@ -418,17 +418,6 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_run(tiny_pendulu
     assert capsys.readouterr().err == f"error: option {option}: cannot write {path}: {said}\n"
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /dev/stdout as a link to /proc/self/fd/1")
-def test_the_csv_written_to_dev_stdout_goes_down_the_pipe(tiny_pendulum):
-    """`--csv /dev/stdout | ...` ran, then read "error: cannot write the CSV to /dev/stdout: No such file
-    or directory" (exit 4): the pipe's path, /proc/self/fd/pipe:[n], does not exist."""
-    r = run("simulate", tiny_pendulum, "--csv", "/dev/stdout")     # (run's stdout is a pipe)
-    assert r.returncode == 0, r.stderr
-    lines = r.stdout.splitlines()
-    assert lines[0].startswith("time [s],") and len(lines[1].split(",")) == len(lines[0].split(","))
-    assert "  CSV written to /dev/stdout" in lines
-
-
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device whose writes fail")
 def test_results_that_fill_the_disk_are_one_error_and_no_traceback(tiny_pendulum):
     """NumPy's archive, left open by the failed write, printed "Exception ignored in: ZipFile.__del__"
