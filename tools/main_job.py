@@ -14,18 +14,21 @@ Writes into DIR (default ``out/<example name>`` under the current directory):
 simulates again), ``frames/<name>_NNNN.png`` (Workbench renders of the
 baked mechanism, arrows visible) and ``<name>.gif`` (needs Pillow; skipped
 with a note when it is missing, e.g. inside Blender), then prints each path.
-The example file itself is never written. Ctrl-C during the simulation
-cancels it as Esc does in Blender; at any other time, or pressed again, it
-stops the job at once. Exit status: 0 done, 1 the model is invalid or the run
-failed or was cancelled (partial results are still baked, saved and
-rendered), 2 the file cannot be opened, the output directory cannot be
-created or the arguments are wrong, 130 stopped at once by Ctrl-C.
+The example file itself is never written. Ctrl-C (or SIGTERM: a kill, `timeout`,
+a batch system ending the job) during the simulation cancels it as Esc does in
+Blender; at any other time, or pressed again, it stops the job at once. Exit
+status: 0 done, 1 the model is invalid or the run failed or was cancelled by
+Ctrl-C (partial results are still baked, saved and rendered), 2 the file cannot
+be opened, the output directory cannot be created or the arguments are wrong,
+130 stopped at once by Ctrl-C, 143 cancelled (the partial results written) or
+stopped by SIGTERM.
 """
 import argparse
 import contextlib
 import math
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -264,8 +267,9 @@ def spread(first, last, count):
 
 
 def run(args):
-    """The whole job; returns (written paths by label, problems that make it fail after writing)."""
-    with CtrlC("main_job") as ctrl_c:
+    """The whole job; returns (written paths by label, problems that make it fail after writing,
+    the signal that cancelled the run or None)."""
+    with CtrlC("main_job", signals=(signal.SIGINT, signal.SIGTERM)) as ctrl_c:
         example = open_example(args.blend)
         name = example.stem
         out = Path(args.out).resolve() if args.out else Path.cwd() / "out" / name
@@ -280,8 +284,8 @@ def run(args):
         problems = []
         if failure:
             problems.append(f"the simulation failed; the frames before the failure were baked:\n{failure}")
-        elif results.status == "cancelled":     # only Ctrl-C cancels here
-            problems.append(f"cancelled by Ctrl-C at t = {results.t[-1]:.6g} s; the frames so far were written")
+        elif results.status == "cancelled":     # only Ctrl-C or SIGTERM cancels here
+            problems.append(f"cancelled by {ctrl_c.name} at t = {results.t[-1]:.6g} s; the frames so far were written")
         out.mkdir(parents=True, exist_ok=True)
         written = {}
         csv_path = out / f"{name}_results.csv"   # not <name>.csv: an example's own data file may be called so
@@ -305,13 +309,13 @@ def run(args):
             gif = write_gif(pngs, out / f"{name}.gif", step / fps)
             if gif is not None:
                 written["GIF"] = gif
-        return written, problems
+        return written, problems, ctrl_c.signal
 
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv if argv is None else argv)
     try:
-        written, problems = run(args)
+        written, problems, cancelled_by = run(args)
     except JobError as exc:
         print(f"main_job: {exc}", file=sys.stderr)
         return exc.status
@@ -323,6 +327,8 @@ def main(argv=None) -> int:
         say(f"  {label}: {path}")
     for problem in problems:
         print(f"main_job: {problem}", file=sys.stderr)
+    if cancelled_by == signal.SIGTERM:
+        return 128 + signal.SIGTERM
     return 1 if problems else 0
 
 

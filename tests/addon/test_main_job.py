@@ -7,6 +7,7 @@ from pathlib import Path
 
 import bpy
 import numpy as np
+import pytest
 
 import mbd_scenes as ms
 from test_tools import long_pendulum_file, run_with_ctrl_c
@@ -241,11 +242,14 @@ def test_a_run_that_fails_part_way_keeps_the_frames_before_the_failure(addon, tm
     assert paths["baked .blend"].is_file() and len(list(paths["2 rendered frames"].glob("*.png"))) == 2
 
 
-def test_ctrl_c_cancels_the_run_and_the_frames_so_far_are_written(addon, tmp_path):
+@pytest.mark.parametrize("sig, status, name", [("SIGINT", 1, "Ctrl-C"), ("SIGTERM", 143, "SIGTERM")])
+def test_ctrl_c_cancels_the_run_and_the_frames_so_far_are_written(addon, tmp_path, sig, status, name):
+    """SIGTERM (a kill, `timeout`, a batch system ending the job) stopped the job outright, the
+    frames computed lost: it cancels the run as Ctrl-C does, with the status of a process it ended."""
     model = long_pendulum_file(tmp_path)
-    proc = run_with_ctrl_c(SCRIPT, model, "--out", tmp_path / "out", "--frames", "0", cwd=tmp_path)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "main_job: cancelled by Ctrl-C at t = " in proc.stderr
+    proc = run_with_ctrl_c(SCRIPT, model, "--out", tmp_path / "out", "--frames", "0", cwd=tmp_path, sig=sig)
+    assert proc.returncode == status and "Traceback" not in proc.stderr, proc.stderr
+    assert f"main_job: cancelled by {name} at t = " in proc.stderr
     assert proc.stderr.rstrip().endswith(" s; the frames so far were written")
     paths = written(proc.stdout)
     with open(paths["CSV (units in the header)"], newline="", encoding="utf-8") as fh:
