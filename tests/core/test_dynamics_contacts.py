@@ -1781,6 +1781,41 @@ def test_a_ball_settling_on_its_pole_is_judged_where_it_rests_not_at_its_deepest
     assert np.abs(thrown.com[:, 0, 2] - thrown.com[0, 0, 2]).max() > 1e-3
 
 
+def test_a_settled_contact_is_advised_the_step_within_rk4s_stability_limit_not_the_impact_rule():
+    """A contact that only settled and is warned of RK4's 2√2 was advised the impact rule's 0.2/ω
+    at its impacts' depth: 5.5e-6 s for the cube stack at 1.18e-4 s, where 1e-4 s rests. It is now
+    advised the step at which its rest oscillation, stiffened by the deepest its settling reaches
+    ((e+1)^(1/e) its rest depth, ω by (e+1)^((e−1)/2e), 2.5^(1/6) = 1.165 for e = 1.5), stays within
+    2√2: h·ω 2.43 where it rests, rounded down. The 10 g ball on its pole (ω 5667 1/s where it rests):
+    2√2 / (1.165 ω) = 4.284e-4 s, told 4.2e-4 s; it rests there (4.17e-4 s, the frames' divisor), and
+    is thrown off at 1.3 times it (5.26e-4 s, h·ω 2.98)."""
+    def run(h):
+        ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0))
+        plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+        return core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
+                                                                           stiffness=1e4, damping=0.0),),
+                                   settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=h)))
+    rest = (0.01 * 9.81 / 1e4 ** 1.0 / 1e3 ** 1.5) ** (2 / 3)
+    omega = np.sqrt(1.5 * 1e4 * 1e3 ** 1.5 * rest ** 0.5 / 0.01)
+    advised = 2 * np.sqrt(2) / (omega * 2.5 ** (1 / 6))
+    assert advised == pytest.approx(4.284e-4, rel=1e-3)
+    (w,) = [w for w in run(5e-4).warnings if "too large for this contact" in w]      # (it rests, at h·ω 2.84)
+    assert "resting under its mean load" in w and "h·ω 2.84, past the 2√2 = 2.828" in w
+    assert "Use a step of at most 0.00042 s" in w
+    held = run(4.2e-4)
+    assert not held.warnings, held.warnings
+    assert np.abs(held.com[:, 0, 2] - held.com[0, 0, 2]).max() < 1.01 * rest
+    thrown = run(1.3 * 4.2e-4)
+    assert np.abs(thrown.com[:, 0, 2] - thrown.com[0, 0, 2]).max() > 1e-3
+    # the stack at 1.18e-4 s: its top contact rests at h·ω 3.13 (0.236 ms), helped by its damping, and is
+    # advised 9.1e-5 s, not 5.5e-6 s; 9.1e-5 s (9.09e-5 s) rests, silent, as 1e-4 s does
+    (w,) = [w for w in core.simulate(_stack_of_cubes("RK4", 1.18e-4)).warnings if "too large" in w]
+    assert "contact 'Cube20-Cube10'" in w and "Use a step of at most 9.1e-05 s" in w
+    r = core.simulate(_stack_of_cubes("RK4", 9.1e-5))
+    assert r.success and not r.warnings, r.warnings
+    assert np.abs(r.com[:, :, 2] - r.com[0, :, 2]).max() < 1e-6
+
+
 def test_rk4_warns_of_an_impact_at_a_step_above_the_advised_one_and_not_at_it():
     """A 10 mm steel ball (32.6 g) hits a plate at 1 m/s: Hertz's depth ((e+1) m v² / 2k)^(1/(e+1))
     = 0.044 mm, where 1.5 k δ^0.5 = 3.2e4 N/mm gives ω = 3.1e4 1/s and the advised step 0.2/ω =
