@@ -889,7 +889,8 @@ class ContactSet:
         e = self.pairs[c].params.exponent
         step = RK4_STABLE_STEP_OMEGA / (omega * (e + 1.0) ** ((e - 1.0) / (2.0 * e)))
         unit = 10.0 ** (math.floor(math.log10(step)) - 1)
-        return math.floor(step / unit) * unit
+        # (2.7e-4 s / 1e-5 s is 26.999...: not cut to 2.6e-4 s by the quotient's rounding)
+        return math.floor(step / unit * (1.0 + 1e-12)) * unit
 
     def _long_run_hint(self, c: int, start: float, integrator: str, step: float, steps: float) -> str:
         """What to do about contact ``c`` where a fixed step short enough for it (``step`` s) would

@@ -391,3 +391,15 @@ def test_a_peak_between_adaptive_steps_is_read_at_its_parabolas_vertex():
     # a contact that touches at only the middle sample of three is not taken as smooth there: its
     # force has a kink where it starts, and a parabola would invent a peak above it
     assert peak(True, lambda t: 500.0 * (1.0 - abs(t - times[4]) / 1e-4)) == 500.0
+
+
+def test_a_settled_contacts_step_keeps_rk4_stable_through_its_settling_swing_rounded_down():
+    # RK4's limit 2√2 at ω where it rests, shortened by the stiffening of its deepest settling swing,
+    # (e+1)^(1/e) times its rest depth: ω by (e+1)^((e−1)/2e), 2.5^(1/6) for Hertz's 1.5, none for a
+    # linear law; rounded down to the two figures the warning prints (2√2/1000 = 2.828e-3: 2.8e-3)
+    cs, _ = _resting(Body(name="Cube", geometry=Box(size=(20, 20, 20)), mass=0.1), 0.01)
+    assert cs.pairs[0].params.exponent == 1.5
+    assert cs._settled_step(0, 1000.0) == pytest.approx(2.4e-3, rel=1e-12)     # (2.4277e-3)
+    cs.pairs[0].params = replace(cs.pairs[0].params, exponent=1.0)
+    assert cs._settled_step(0, 1000.0) == pytest.approx(2.8e-3, rel=1e-12)
+    assert cs._settled_step(0, 2 * np.sqrt(2) / 2.7e-4) == pytest.approx(2.7e-4, rel=1e-12)     # (not 2.6e-4)
