@@ -16,6 +16,7 @@ from .pair import (DEPTH_LIMIT_FACTOR, DEPTH_LIMIT_MIN, ContactLaw, ContactPair,
                    _empty_details, contact_wrenches)
 
 _ZERO = np.zeros(3)
+_ORIGIN, _NONE = np.zeros((1, 3)), np.zeros(1)     # the ground's move and turn (index -1)
 #: relative widening of the set's vectorised box test, so that it keeps every pair whose
 #: boxes the pair's own test (the same arithmetic in another order) finds overlapping
 BOX_SLACK = 1e-9
@@ -247,6 +248,10 @@ class ContactSet:
         self.started_deep: set[int] = set()
         #: (x, R, box_state) where the next fixed step starts (:meth:`start_steps`, :meth:`note_step`)
         self._step_from = None
+        #: (x, R) where the fixed steps started (:meth:`start_steps`), and (k,) m: the farthest each
+        #: pair's two bodies moved against each other from there at a fixed step's end (:meth:`note_step`)
+        self._steps_start = None
+        self.travel = np.zeros(k)
         #: pairs whose boxes overlapped at the last evaluation (their stats describe it)
         self._touched = set()
         #: per pair, the support of :meth:`freeze` while a Jacobian is differenced, else None
@@ -393,6 +398,8 @@ class ContactSet:
         """Where the fixed steps :meth:`note_step` follows start (x, R: the moving bodies' COM
         positions and rotations)."""
         self._step_from = (np.array(x, float), np.array(R, float), self.box_state(x, R))
+        self._steps_start = self._step_from[:2]
+        self.travel[:] = 0.0
 
     def note_step(self, t: float, h: float, x, R) -> None:
         """Keep in :attr:`jumps` each pair that one fixed step of ``h`` s from ``t`` to the state
@@ -403,7 +410,9 @@ class ContactSet:
         band in one step gets no force, and no depth is seen: a 1 g bead at 20 m/s crossed a
         10 mm plate under the stepper's 0.5 ms steps and flew on unwarned. (The adaptive methods
         bound their steps instead: :meth:`step_bound`.) Parts that start a step with their
-        boxes overlapping are not followed: a bead passing a tilted sheet from near it."""
+        boxes overlapping are not followed: a bead passing a tilted sheet from near it. Each
+        pair's :attr:`travel` is taken here too."""
+        np.maximum(self.travel, self._travel(x, R), out=self.travel)
         x0, R0, (g0, d0) = self._step_from
         g1, d1 = self.box_state(x, R)
         self._step_from = (np.array(x, float), np.array(R, float), (g1, d1))
@@ -671,20 +680,22 @@ class ContactSet:
         all_points = self.stiffness[c, 0] * (depth / deepest) ** (e - 1.0)
         return depth, self.oscillation(c, depth, mass, free_turn, self.lever[c], all_points, held)[2]
 
-    def relative_travel(self, com, orientation):
-        """(k,) m: the farthest each pair's two bodies moved against each other from their start
-        over the frames ``com`` (T, n, 3) m and ``orientation`` (T, n, 4) (the moving bodies' COM
-        frames): their COMs' relative move plus each one's turn times its farthest vertex. Relative,
-        not each body's own: in a stack settling onto a plate, the top part moves with the ones
-        below it, and only the sinking of its own contact is its contact's doing."""
-        if not len(com):
-            return np.zeros(len(self.pairs))
-        moved = np.concatenate([com - com[0], np.zeros((len(com), 1, 3))], axis=1)   # the ground (-1) stays
-        cos_half = np.minimum(np.abs(np.einsum("tbk,bk->tb", orientation, orientation[0])), 1.0)
-        turned = np.concatenate([2.0 * np.arccos(cos_half), np.zeros((len(com), 1))], axis=1)
-        apart = (np.linalg.norm(moved[:, self.bi] - moved[:, self.bj], axis=2)
-                 + turned[:, self.bi] * self.reach[:, 0] + turned[:, self.bj] * self.reach[:, 1])
-        return apart.max(axis=0)
+    def _travel(self, x, R):
+        """(k,) m: how far each pair's two bodies are moved against each other at (x, R), the
+        moving bodies' COM positions and rotations, from where the fixed steps started
+        (:meth:`start_steps`): their COMs' relative move plus each one's turn times its farthest
+        vertex. Relative, not each body's own: in a stack settling onto a plate, the top part moves
+        with the ones below it, and only the sinking of its own contact is its contact's doing."""
+        x0, R0 = self._steps_start
+        moved = np.concatenate([x - x0, _ORIGIN])     # the ground (-1) stays
+        A = R0.transpose(0, 2, 1) @ R
+        # the angle from its sine and cosine: arccos alone loses turns below 1e-8 rad to rounding
+        skew = (A - A.transpose(0, 2, 1)).reshape(-1, 9)[:, [7, 2, 3]]
+        cosine = 0.5 * (A.reshape(-1, 9)[:, [0, 4, 8]].sum(axis=1) - 1.0)
+        turned = np.concatenate([np.arctan2(0.5 * np.sqrt((skew * skew).sum(axis=1)), cosine), _NONE])
+        apart = moved[self.bi] - moved[self.bj]
+        return (np.sqrt((apart * apart).sum(axis=1))
+                + turned[self.bi] * self.reach[:, 0] + turned[self.bj] * self.reach[:, 1])
 
     def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None,
                      run_time: float = 0.0, travel=None, held=None) -> list:
@@ -716,7 +727,7 @@ class ContactSet:
           other (a stiffness 1e10 times too large wants steps of 1e-11 s; a 30 g
           ball dropped 1 m on a plate with k = 1e4 N/mm^1.5 wants 5.1e-6 s, and was
           told to check its stiffness).
-          ``travel`` (k,) m (:meth:`relative_travel`): a contact whose parts never moved against
+          ``travel`` (k,) m (:attr:`travel`, at every fixed step): a contact whose parts never moved against
           each other farther than twice its deepest penetration only settled into it (parts placed
           touching sink at most (e+1)^(1/e) ≤ 2 times their static depth; a part that strikes it
           comes from outside, or bounces away): no impact the step could misstate, so no warning,

@@ -1102,7 +1102,7 @@ class _Run:
                 dict(out, elastic_energy=out["elastic_energy"][:T] - contact_energy[:T]), T))
             implicit = (sysm.implicit_loss, sysm.implicit_damped, scale, float(np.max(e[0] - e)))
         fixed = s.integrator not in SCIPY_METHODS
-        travel = sysm.contacts.relative_travel(out["com"][:T], out["orientation"][:T]) if fixed else None
+        travel = sysm.contacts.travel if fixed else None
         held = sysm.contacts.mode_masses(sysm.contact_masses(), sysm.bodies, sysm.mass) if fixed else None
         for issue in sysm.contacts.depth_issues(s.fixed_step() if fixed else None,
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,

@@ -1760,6 +1760,27 @@ def test_a_stack_settling_into_its_contacts_is_not_told_of_impacts(integrator):
     assert np.abs(r.com[:, :, 2] - r.com[0, :, 2]).max() < 1e-6
 
 
+def test_a_ball_that_hops_and_lands_between_frames_is_told_of_its_impact_as_one_dropped_from_as_high():
+    """A 10 g ball resting on its pole vertex (k 1e4 N/mm^1.5, C 10 N·s/mm), sent up at 0.1 m/s, rises
+    v²/2g = 0.51 mm and lands 20 ms later at 0.1 m/s, 4.3 µm deep, where RK4's 4e-5 s spans h·ω 0.40 of
+    its oscillation: an impact, as for the ball dropped 0.51 mm. Its parts' travel was read at the
+    frames (25 ms apart) alone, where the ball rested: 0.46 µm, within twice its deepest, so the hop
+    was taken for settling and the run was silent. Read at every step, it is the 510 µm of the hop."""
+    def run(v, gap):
+        ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01,
+                    position=(0, 0, 10.0 + gap), velocity=(0, 0, v))
+        plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+        return core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
+                                                                           stiffness=1e4, damping=10.0),),
+                                   settings=SolverSettings(end_time=0.025, output_rate=40, integrator="RK4",
+                                                           step=4e-5)))
+    hop, drop = run(100.0, 0.0), run(0.0, 0.51)
+    assert np.abs(hop.com[:, 0, 2] - hop.com[0, 0, 2]).max() < 1e-6      # at rest on both frames
+    for r in (drop, hop):       # (deepest 4.33 µm dropped, 4.4 µm hopping: the hop leaves from its rest depth)
+        (w,) = [w for w in r.warnings if "too large for this contact" in w]
+        assert "at its deepest penetration (0.004" in w and "Use a step of at most 2e-05 s" in w
+
+
 def test_a_ball_settling_on_its_pole_is_judged_where_it_rests_not_at_its_deepest_transient():
     """A 10 g ball placed on its pole vertex (k 1e4 N/mm^1.5, undamped) rests δ = (m g / k)^(2/3) =
     4.58e-4 mm deep, where it oscillates at ω = √(1.5 k δ^0.5 / m) = 5667 1/s. RK4 at 4.55e-4 s (h·ω
