@@ -109,8 +109,15 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
         Ju = (J @ u[:, :, None])[:, :, 0]
         a = sysm.alpha
         gamma = acc_t + 2.0 * a * vel_t - quad - 2.0 * a * Ju - a * a * C
-        lam = schur.solve_batch(JM @ J.transpose(0, 2, 1), gamma - (J @ u0[:, :, None])[:, :, 0], sysm.beta, J)
-        udot = u0 + (lam[:, None, :] @ JM)[:, 0]
+        factor = schur.factored_batch(JM @ J.transpose(0, 2, 1), sysm.beta, J)
+        b = gamma - (J @ u0[:, :, None])[:, :, 0]
+        lam = factor.solve(b)
+        # as System._constrained: the finite-difference Jacobians of BDF and Radau divide this
+        # rounding by their steps (√ε relative)
+        lam, du = schur.refine_accelerations_batch(
+            factor, lambda du: b - (J @ du[:, :, None])[:, :, 0],
+            lambda d: (d[:, None, :] @ JM)[:, 0], lam, (lam[:, None, :] @ JM)[:, 0], b)
+        udot = u0 + du
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))
     if sysm.n_angles:

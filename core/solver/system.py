@@ -1591,11 +1591,15 @@ class System:
                 # (a float32 Bennett linkage: 1e-9 of C and J̇u there): the regularised solve answered
                 # with λ ~ that/β, moving the bodies by up to 100 times it, and DOP853 spent 4.4 times
                 # the evaluations and lost 9.1e-5 J over 8 s
-                lam = schur.solve_without_null(JM @ J.T, target - J @ u_free, self.inconsistent_redundancies,
-                                               self.beta, J, self._null_cache)
+                factor = schur.factored_without_null(JM @ J.T, self.inconsistent_redundancies, self.beta, J,
+                                                     self._null_cache)
             else:
-                lam = schur.solve(JM @ J.T, target - J @ u_free, self.beta, J)
-            return u_free + JM.T @ lam, lam
+                factor = schur.factored(JM @ J.T, self.beta, J)
+            b = target - J @ u_free
+            lam = factor.solve(b)
+            lam, du = schur.refine_accelerations(factor, lambda du: b - J @ du, JM.T.dot, lam,
+                                                 JM.T @ lam, b)
+            return u_free + du, lam
         bs = self._block_schur
         # as the dense solve above: with the regularised solve six float32 Bennett linkages side by
         # side (120 rows) lost 2.3e-4 J over 2 s on DOP853 in 3.8 times the evaluations
