@@ -112,11 +112,13 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
         factor = schur.factored_batch(JM @ J.transpose(0, 2, 1), sysm.beta, J)
         b = gamma - (J @ u0[:, :, None])[:, :, 0]
         lam = factor.solve(b)
-        # as System._constrained: the finite-difference Jacobians of BDF and Radau divide this
-        # rounding by their steps (√ε relative)
-        lam, du = schur.refine_accelerations_batch(
-            factor, lambda du: b - (J @ du[:, :, None])[:, :, 0],
-            lambda d: (d[:, None, :] @ JM)[:, 0], lam, (lam[:, None, :] @ JM)[:, 0], b)
+        du = (lam[:, None, :] @ JM)[:, 0]
+        if sysm.refine_accelerations:
+            # as System._constrained: the finite-difference Jacobians of BDF and Radau divide this
+            # rounding by their steps (√ε relative)
+            lam, du = schur.refine_accelerations_batch(
+                factor, lambda du: b - (J @ du[:, :, None])[:, :, 0],
+                lambda d: (d[:, None, :] @ JM)[:, 0], lam, du, b)
         udot = u0 + du
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))
