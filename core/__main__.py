@@ -78,18 +78,24 @@ def _add_setting_options(parser) -> None:
                            choices=INTEGRATORS if field == "integrator" else None, help=text)
 
 
-def _with_negative_values(argv, options):
+def _with_negative_values(argv, options, known=()):
     """``argv`` with each of ``options`` followed by a number written as ``OPTION=NUMBER``: argparse
     takes "-1e-3" or "-inf" after an option for another option ("expected one argument"), though
-    it reads "-1" and "-0.5" as the values they are."""
+    it reads "-1" and "-0.5" as the values they are. An option abbreviated as argparse allows it
+    ("--end" for --end-time: the prefix of no other of the parser's options ``known``) too."""
+    def full(arg):
+        if arg is None or arg in options or not (arg.startswith("--") and len(arg) > 2):
+            return arg
+        hits = {o for o in (*options, *known) if o.startswith(arg)}
+        return hits.pop() if len(hits) == 1 else arg
     out = list(argv)
     for k in range(len(out) - 1):
-        if out[k] in options and out[k + 1].startswith("-"):
+        if full(out[k]) in options and out[k + 1].startswith("-"):
             try:
                 float(out[k + 1])
             except ValueError:
                 continue
-            out[k:k + 2] = [f"{out[k]}={out[k + 1]}", None]
+            out[k:k + 2] = [f"{full(out[k])}={out[k + 1]}", None]
     return [a for a in out if a is not None]
 
 
@@ -298,7 +304,8 @@ def _main(argv) -> int:
                            epilog=_STATUSES["check"], formatter_class=argparse.RawDescriptionHelpFormatter)
     p_chk.add_argument("model", help="the model file (JSON: docs/model-format.md)")
     _add_setting_options(p_chk)
-    args = parser.parse_args(_with_negative_values(sys.argv[1:] if argv is None else argv, _OPTIONS.values()))
+    args = parser.parse_args(_with_negative_values(sys.argv[1:] if argv is None else argv, _OPTIONS.values(),
+                                                 p_sim._option_string_actions))
     clash = _output_clash(args) if args.command == "simulate" else None
     if not args.model:      # (`simulate "$MODEL"` with MODEL unset read ".: cannot read the file: Is a directory")
         clash = "the model file's path is empty; give the model file"

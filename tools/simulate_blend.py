@@ -82,21 +82,28 @@ def parse_args(argv):
     for option, field, kind, text in SETTING_OPTIONS:
         group.add_argument(option, dest=field, type=kind, metavar=field.upper(), help=text,
                            choices=INTEGRATORS if field == "integrator" else None)
-    return parser.parse_args(with_negative_values(script_args(argv), [o for o, _, _, _ in SETTING_OPTIONS]))
+    return parser.parse_args(with_negative_values(script_args(argv), [o for o, _, _, _ in SETTING_OPTIONS],
+                                                  parser._option_string_actions))
 
 
-def with_negative_values(argv, options):
+def with_negative_values(argv, options, known=()):
     """``argv`` with each of ``options`` followed by a number written as ``OPTION=NUMBER``: argparse
     takes "-1e-3" or "-inf" after an option for another option ("expected one argument"), though
-    it reads "-1" and "-0.5" as the values they are."""
+    it reads "-1" and "-0.5" as the values they are. An option abbreviated as argparse allows it
+    ("--end" for --end-time: the prefix of no other of the parser's options ``known``) too."""
+    def full(arg):
+        if arg is None or arg in options or not (arg.startswith("--") and len(arg) > 2):
+            return arg
+        hits = {o for o in (*options, *known) if o.startswith(arg)}
+        return hits.pop() if len(hits) == 1 else arg
     out = list(argv)
     for k in range(len(out) - 1):
-        if out[k] in options and out[k + 1].startswith("-"):
+        if full(out[k]) in options and out[k + 1].startswith("-"):
             try:
                 float(out[k + 1])
             except ValueError:
                 continue
-            out[k:k + 2] = [f"{out[k]}={out[k + 1]}", None]
+            out[k:k + 2] = [f"{full(out[k])}={out[k + 1]}", None]
     return [a for a in out if a is not None]
 
 

@@ -157,6 +157,17 @@ def test_a_negative_exponent_or_minus_inf_is_read_as_the_options_value(tiny_pend
         "  option --max-step: must be finite, got -inf"]
 
 
+def test_an_abbreviated_option_takes_a_negative_exponent_too(tiny_pendulum):
+    """argparse takes "--end" for --end-time, but "--end -1e-3" read "argument --end-time: expected
+    one argument" (only the options written out had their negative values passed on); a prefix two
+    options share is left to argparse's "ambiguous option"."""
+    r = run("check", tiny_pendulum, "--end", "-1e-3", "--max-s", "-inf")
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        "error: the solver settings given have problems:",
+        "  option --end-time: must be greater than 0, got -0.001",
+        "  option --max-step: must be finite, got -inf"]
+
+
 def test_too_many_frames_name_the_options_that_asked_for_them(tiny_pendulum, tmp_path, monkeypatch, capsys):
     """A run whose frames would not fit in memory, made so by --end-time, read "the model ... has
     problems: settings: output_rate: ..." though the file's 50 frames/s was fine: it names the option
