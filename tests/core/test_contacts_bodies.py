@@ -393,6 +393,24 @@ def test_a_peak_between_adaptive_steps_is_read_at_its_parabolas_vertex():
     assert peak(True, lambda t: 500.0 * (1.0 - abs(t - times[4]) / 1e-4)) == 500.0
 
 
+def test_a_kinked_force_between_uneven_steps_is_not_read_as_a_far_higher_peak():
+    # 0.9 N, 1 N a long step later, then 0.5 N 1 % of it after (a third body's blow): the parabola's
+    # vertex is 13.4 N; a retry 100 times shorter is not taken, and steps within 4x are capped at a
+    # quarter of the samples' larger rise
+    bodies = (Body(name="Ball", geometry=Sphere(radius=20.0), mass=1.0, position=(0, 0, 30)),
+              Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True))
+    model = Model(name="drop", bodies=bodies, contacts=_contacts(bodies, [("Ball", "Plate")]))
+
+    def peak(samples):
+        cs = ContactSet(compile_model(model))
+        cs.start_peaks([0.0, 10.0])
+        for t, f in samples:
+            cs.note_peak(t, np.array([[0.0, 0.0, f]]), between=True)
+        return cs.peaks[1, 0]
+    assert peak([(1.0, 0.9), (2.0, 1.0), (2.01, 0.5)]) == 1.0
+    assert peak([(1.0, 0.9), (2.0, 1.0), (2.25, 0.5)]) == pytest.approx(1.0 + 0.25 * 0.5, rel=1e-12)
+
+
 def test_a_settled_contacts_step_keeps_rk4_stable_through_its_settling_swing_rounded_down():
     # RK4's limit 2√2 at ω where it rests, shortened by the stiffening of its deepest settling swing,
     # (e+1)^(1/e) times its rest depth: ω by (e+1)^((e−1)/2e), 2.5^(1/6) for Hertz's 1.5, none for a
