@@ -237,6 +237,12 @@ _SINGULAR_START_SHARE = 1e-3
 _SINGULAR_START_RANK = 1e-8
 #: ... and looking at the start's accelerations only when they exceed this share of the applied forces'
 _HELD_STILL = 1e-6
+#: ... and only when those outside the span exceed this many times the rows' first-order rate along the
+#: free direction times the parts' fastest turn (rad/s): a rounding turned rigidly gives at most 1 (a shaft
+#: on bearings 1e-9 to 1e-7 rad off line: 1.0; the tests' four-bars, Bennett, Bricard, Sarrus: 0.13 to 0.83),
+#: a chain drawn stretched ~0.7 over J's least singular share, below _SINGULAR_START_RANK (a chain 1e-5 mm
+#: off straight: 1.7e7; exactly straight: 1e15)
+_ROUNDING_ORDER = 1e3
 #: m/s or rad/s: redundant constraint rows disagreeing by more at t = 0 contradict each other
 #: (the velocity projection leaves ~1e-12 where they agree)
 _CONFLICT_RATE = 1e-6
@@ -984,10 +990,18 @@ class _Run:
         moving[sysm.sl_u] = along
         quad = row_scale * sysm.constraint_rows(0.0, moving).quad
         off = outside(quad)
+        # those terms are the rounding the rank cut let through, one order up, where the rows' first-order
+        # rate along the free direction (J u, under the cut) times the parts' fastest turn bounds them: a
+        # misalignment r turned rigidly at ω meets the rows at |ω × r|, then at |ω × (ω × r)| ≤ |ω| |ω × r|
+        # (a shaft whose second bearing is 1e-9 to 1e-7 rad off line); a chain drawn stretched meets them
+        # to first order by its rounding only (_ROUNDING_ORDER)
+        spin = np.max(np.linalg.norm(along[3 * sysm.n:].reshape(-1, 3), axis=1), initial=0.0)
+        first = np.linalg.norm(row_scale * (rows.J @ along))
         # (a rounding of accelerations the joints hold at nought, a shaft on two bearings under its weight:
         # 1e-15 m/s² of 9.81, has no direction)
         if (np.linalg.norm(along) > _HELD_STILL * pushed
-                and np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(quad)):
+                and np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(quad)
+                and np.linalg.norm(off) > _ROUNDING_ORDER * spin * first):
             at_fault = np.flatnonzero(np.abs(off) > 1e-3 * np.max(np.abs(off)))
             joints = dict.fromkeys(self._row_name(int(r)) for r in at_fault)
             raise SolverError(
