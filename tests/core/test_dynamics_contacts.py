@@ -1781,18 +1781,22 @@ def test_a_ball_that_hops_and_lands_between_frames_is_told_of_its_impact_as_one_
         assert "at its deepest penetration (0.004" in w and "Use a step of at most 2e-05 s" in w
 
 
+def _ball_resting_on_its_pole(h):
+    """A 10 g ball placed on its pole vertex on a plate (k 1e4 N/mm^1.5, undamped), RK4 at step h s."""
+    ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0))
+    plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+    return core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
+                                                                       stiffness=1e4, damping=0.0),),
+                               settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=h)))
+
+
 def test_a_ball_settling_on_its_pole_is_judged_where_it_rests_not_at_its_deepest_transient():
     """A 10 g ball placed on its pole vertex (k 1e4 N/mm^1.5, undamped) rests δ = (m g / k)^(2/3) =
     4.58e-4 mm deep, where it oscillates at ω = √(1.5 k δ^0.5 / m) = 5667 1/s. RK4 at 4.55e-4 s (h·ω
     2.58, within its 2√2) held it there; its first swing reached 1.01e-3 mm, 2.2 times as deep, where
     h·ω reads 3.17, and it was told that impacts can gain energy. At 5.26e-4 s (h·ω 2.98 where it rests)
     it was thrown off and is told so."""
-    def run(h):
-        ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0))
-        plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
-        return core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
-                                                                           stiffness=1e4, damping=0.0),),
-                                   settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=h)))
+    run = _ball_resting_on_its_pole
     rest = (0.01 * 9.81 / 1e4 ** 1.0 / 1e3 ** 1.5) ** (2 / 3)
     held = run(4.6e-4)          # (steps dividing the frames: 4.55e-4 s)
     assert not held.warnings, held.warnings
@@ -1810,12 +1814,7 @@ def test_a_settled_contact_is_advised_the_step_within_rk4s_stability_limit_not_t
     2√2: h·ω 2.43 where it rests, rounded down. The 10 g ball on its pole (ω 5667 1/s where it rests):
     2√2 / (1.165 ω) = 4.284e-4 s, told 4.2e-4 s; it rests there (4.17e-4 s, the frames' divisor), and
     is thrown off at 1.3 times it (5.26e-4 s, h·ω 2.98)."""
-    def run(h):
-        ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0))
-        plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
-        return core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
-                                                                           stiffness=1e4, damping=0.0),),
-                                   settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=h)))
+    run = _ball_resting_on_its_pole
     rest = (0.01 * 9.81 / 1e4 ** 1.0 / 1e3 ** 1.5) ** (2 / 3)
     omega = np.sqrt(1.5 * 1e4 * 1e3 ** 1.5 * rest ** 0.5 / 0.01)
     advised = 2 * np.sqrt(2) / (omega * 2.5 ** (1 / 6))

@@ -629,6 +629,20 @@ def _bar(name, start, length):
                 position=(start + length / 2, 0.0, 0.0))
 
 
+def _chain_between_ground_points(off_line):
+    """Bars of 100 and 200 mm on spherical joints G1 (ground), K, G2 (ground), drawn along X, the far
+    ground point off_line mm above the line; gravity across it."""
+    return Model(bodies=(_bar("L1", 0.0, 100.0), _bar("L2", 100.0, 200.0)),
+                 frames=(Frame(name="G1.i"), Frame(name="G1.j", body="L1", position=(-50.0, 0.0, 0.0)),
+                         Frame(name="K.i", body="L1", position=(50.0, 0.0, 0.0)),
+                         Frame(name="K.j", body="L2", position=(-100.0, 0.0, 0.0)),
+                         Frame(name="G2.i", body="L2", position=(100.0, 0.0, 0.0)),
+                         Frame(name="G2.j", position=(300.0, 0.0, off_line))),
+                 joints=tuple(Joint(name=n, type="spherical", frame_i=f"{n}.i", frame_j=f"{n}.j")
+                              for n in ("G1", "K", "G2")),
+                 settings=SolverSettings(end_time=0.2, output_rate=100, gravity=(0.0, 0.0, -9810.0)))
+
+
 def test_a_chain_drawn_pulled_straight_between_fixed_points_fails_at_the_start_naming_its_joints():
     """Two bars (100 and 200 mm) on spherical joints G1 (ground), K, G2 (ground), drawn exactly straight
     across their 300 mm, gravity across them: rigid, K cannot leave the line (a sag δ would stretch the
@@ -636,15 +650,7 @@ def test_a_chain_drawn_pulled_straight_between_fixed_points_fails_at_the_start_n
     the rigid model has no motion. Its rows are redundant at t = 0 (the tension along the line), but
     unlike a parallelogram's not along any motion: DOP853 crawled at 2e-6 s a step, still going
     after 9 minutes of a 0.2 s run. It fails at once naming the joints, the drawing kept as its frame."""
-    model = Model(bodies=(_bar("L1", 0.0, 100.0), _bar("L2", 100.0, 200.0)),
-                  frames=(Frame(name="G1.i"), Frame(name="G1.j", body="L1", position=(-50.0, 0.0, 0.0)),
-                          Frame(name="K.i", body="L1", position=(50.0, 0.0, 0.0)),
-                          Frame(name="K.j", body="L2", position=(-100.0, 0.0, 0.0)),
-                          Frame(name="G2.i", body="L2", position=(100.0, 0.0, 0.0)),
-                          Frame(name="G2.j", position=(300.0, 0.0, 0.0))),
-                  joints=tuple(Joint(name=n, type="spherical", frame_i=f"{n}.i", frame_j=f"{n}.j")
-                               for n in ("G1", "K", "G2")),
-                  settings=SolverSettings(end_time=0.2, output_rate=100, gravity=(0.0, 0.0, -9810.0)))
+    model = _chain_between_ground_points(0.0)
     res = core.simulate(model, progress=lambda p: p.wall_time < 15.0)
     assert res.status == "failed", res.message
     assert res.message.startswith("the mechanism is drawn at a singular position: joint 'G1', joint 'K', joint "
@@ -661,15 +667,7 @@ def test_a_chain_drawn_a_rounding_off_straight_is_still_at_a_singular_position(o
     singular share 4e-11 and 4e-9) while their second-order terms across the line are a chain's,
     1.7e9 and 1.7e7 times the first-order rate times the links' turn rate, where a shaft's bearings
     a rounding off line give 1: still refused as stretched."""
-    model = Model(bodies=(_bar("L1", 0.0, 100.0), _bar("L2", 100.0, 200.0)),
-                  frames=(Frame(name="G1.i"), Frame(name="G1.j", body="L1", position=(-50.0, 0.0, 0.0)),
-                          Frame(name="K.i", body="L1", position=(50.0, 0.0, 0.0)),
-                          Frame(name="K.j", body="L2", position=(-100.0, 0.0, 0.0)),
-                          Frame(name="G2.i", body="L2", position=(100.0, 0.0, 0.0)),
-                          Frame(name="G2.j", position=(300.0, 0.0, off_line))),
-                  joints=tuple(Joint(name=n, type="spherical", frame_i=f"{n}.i", frame_j=f"{n}.j")
-                               for n in ("G1", "K", "G2")),
-                  settings=SolverSettings(end_time=0.2, output_rate=100, gravity=(0.0, 0.0, -9810.0)))
+    model = _chain_between_ground_points(off_line)
     res = core.simulate(model, progress=lambda p: p.wall_time < 15.0)
     assert res.status == "failed", res.message
     assert res.message.startswith("the mechanism is drawn at a singular position: joint 'G1', joint 'K', joint "
