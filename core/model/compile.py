@@ -988,7 +988,7 @@ def _density_issue(body: spec.Body, mp: MassProperties) -> list[Issue]:
 #: given in kg·m² for kg·mm² is 1e-6 of it). Its run no longer crawls on the dense solve, which
 #: refines the accelerations (:func:`.schur.refine_accelerations`; a 1 kg bob on 1 m with radii of
 #: 1e-4 to 1e-6 of the arm: DOP853 284 evaluations for 1 s, as a real bob's, where 1613 to minutes
-#: were taken before); large models' block solve has no such pass and still crawls
+#: were taken before); large models' block solve has no such pass (not measured there)
 POINT_MASS_SHARE = 2e-5
 
 
@@ -1009,7 +1009,7 @@ def _point_mass_issues(moving, props, markers) -> list[Issue]:
                 "warning", "implausible-inertia", f"body {b.name!r}: inertia",
                 f"its smallest radius of gyration, {from_si(radius, 'length'):.3g} mm, is {radius / reach:.2g} times "
                 f"the reach of its frames ({from_si(reach, 'length'):.4g} mm): nearly a point mass, which no real part "
-                "is (an inertia in kg·m² taken as kg·mm²?); on a large model the run may crawl",
+                "is (an inertia in kg·m² taken as kg·mm²?); a large model's solve does not refine its accelerations",
                 "Give it the inertia of the part it stands for (a ball of radius r: 0.4 m r² about each axis; "
                 "kg·mm²), or a geometry to compute it from."))
     return out
