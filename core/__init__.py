@@ -7,18 +7,16 @@ The front door::
     results = core.simulate(model)              # -> Results (SI arrays)
     results.to_csv("out.csv")                   # user units, units in the header
 """
+import os as _os
 import signal as _signal
 import sys as _sys
 
 
-#: Ctrl-C pressed before ``python -m core`` could take it (trimesh's imports swallow what it raises)
-_interrupted = []
-
-
 def _stopped_while_importing(signum, frame):
-    _interrupted.append(True)
-    print("\nstopped by Ctrl-C", file=_sys.stderr)
-    raise SystemExit(130)
+    # at once: nothing is written yet, and an exception raised here inside an extension module's
+    # initialisation (scipy's HiGHS) came out as its ImportError, a traceback and status 1
+    print("\nstopped by Ctrl-C", file=_sys.stderr, flush=True)
+    _os._exit(130)
 
 
 # ``python -m core`` imports this package (scipy and all, seconds) before its main() can take

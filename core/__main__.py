@@ -18,11 +18,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import Issue, ModelError, SolverError, _interrupted, _stopped_while_importing, compile_model, \
+from . import Issue, ModelError, SolverError, _stopped_while_importing, compile_model, \
     files, load_model, simulate
 from .model.spec import INTEGRATORS, SolverSettings
 from .model.validate import unused_settings
 from .units import from_si, unit
+
+#: Ctrl-C pressed while the model loads (trimesh's imports then catch the KeyboardInterrupt and go on)
+_interrupted = []
 
 #: the settings an option may override: (option, field, type, help)
 _SETTING_OPTIONS = (
@@ -272,8 +275,6 @@ def main(argv=None) -> int:
             _interrupted.append(True)
             raise KeyboardInterrupt
         signal.signal(signal.SIGINT, noted)
-    if _interrupted:    # pressed during the imports, its SystemExit caught there
-        return 130
     if hasattr(sys.stdout, "reconfigure"):
         # a name the output's encoding lacks (an emoji, in Windows' cp1252 when redirected to a
         # file) is escaped, as stderr does, not a traceback after the run
