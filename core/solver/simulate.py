@@ -2748,15 +2748,19 @@ class _Run:
 
         power = []
 
-        def f(tt, yy):
+        def f(tt, yy, accepted=False):
             rate = self.fun(tt, yy)
             power.append(self.sys.supplied_power)
             if len(contacts):
-                # every stage's depth, not only the step start's: a part thrown off by a contact
-                # the step is far too long for goes in and out within one step's stages
-                contacts.note_accepted(contacts.depths(), (tt, yy))
+                # the step's start is a state of the motion; its other stages are trials, which near
+                # RK4's stability limit overshoot it, kept apart for a part thrown off by a contact the
+                # step is far too long for, which goes in and out within one step's stages
+                if accepted:
+                    contacts.note_accepted(contacts.depths(), (tt, yy))
+                else:
+                    contacts.note_trial(contacts.depths())
             return rate
-        k1 = f(t, y)
+        k1 = f(t, y, accepted=True)
         if len(contacts) and contacts.any_near():
             contacts.note_peak(t, contacts.last_force)     # (the step's start: its stages are trials)
         k2 = f(t + 0.5 * h, y + 0.5 * h * k1)

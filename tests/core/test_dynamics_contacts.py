@@ -1546,6 +1546,11 @@ def test_rk4_thrown_off_within_one_steps_stages_names_the_contact():
     r = core.simulate(_bead_shot_at(1.0, 5000.0, "RK4", step=1e-4))
     (w,) = [w for w in r.warnings if w.startswith("contact 'C'")]
     assert "the RK4 step of 0.0001 s is too large for this contact" in w
+    # judged, and advised 0.2/ω, where its impact reaches by Hertz, ((e+1) m v² / 2k)^(1/(e+1)) =
+    # 0.0995 mm (ω 6.88e4 1/s), not at the stages' 0.25 mm, nor as deep as a step's end saw (none)
+    assert "at the 0.0995 mm its impacts at 5 m/s reach by its law (its steps' trial stages went 0.25 mm" in w
+    assert "Use a step of at most 2.9e-06 s" in w
+    assert r.stats["contact_deepest"] < 1e-12
 
 
 def test_a_plausible_contact_needing_a_short_step_is_not_told_to_check_its_stiffness():
@@ -1776,9 +1781,12 @@ def test_a_ball_that_hops_and_lands_between_frames_is_told_of_its_impact_as_one_
                                                            step=4e-5)))
     hop, drop = run(100.0, 0.0), run(0.0, 0.51)
     assert np.abs(hop.com[:, 0, 2] - hop.com[0, 0, 2]).max() < 1e-6      # at rest on both frames
-    for r in (drop, hop):       # (deepest 4.33 µm dropped, 4.4 µm hopping: the hop leaves from its rest depth)
+    # (RK4's trial stages 4.33 µm deep dropped, 4.4 µm hopping: the hop leaves from its rest depth; the
+    # steps' ends, which miss the impact's deepest, 3.99 and 4.05 µm)
+    for r in (drop, hop):
         (w,) = [w for w in r.warnings if "too large for this contact" in w]
-        assert "at its deepest penetration (0.004" in w and "Use a step of at most 2e-05 s" in w
+        assert "at the 0.004" in w and "mm its steps' trial stages went to (their ends 0.00" in w
+        assert "Use a step of at most 2e-05 s" in w
 
 
 def _ball_resting_on_its_pole(h):
@@ -1806,6 +1814,18 @@ def test_a_ball_settling_on_its_pole_is_judged_where_it_rests_not_at_its_deepest
     assert np.abs(thrown.com[:, 0, 2] - thrown.com[0, 0, 2]).max() > 1e-3
 
 
+def test_rk4s_deepest_penetration_is_over_its_steps_not_its_trial_stages():
+    """The 10 g ball placed on its pole at 5e-4 s (h·ω 2.83 where it rests) swings from 0 to at most
+    2.5^(2/3) = 1.842 times its static depth (k δ^2.5 / 2.5 = m g δ; RK4 near its limit loses, never
+    gains, energy here: its frames sink 5.03e-4 mm at most). The deepest reported, and quoted by the
+    warnings, took RK4's trial stages too: 1.226e-3 mm, 1.45 times that bound; its steps' starts
+    reach 5.9e-4 mm."""
+    r = _ball_resting_on_its_pole(5e-4)
+    rest = (0.01 * 9.81 / 1e4 / 1e3 ** 1.5) ** (2 / 3)
+    assert np.abs(r.com[:, 0, 2] - r.com[0, 0, 2]).max() < 2.5 ** (2 / 3) * rest
+    assert r.contact_depth.max() <= r.stats["contact_deepest"] <= 2.5 ** (2 / 3) * rest
+
+
 def test_a_settled_contact_is_advised_the_step_within_rk4s_stability_limit_not_the_impact_rule():
     """A contact that only settled and is warned of RK4's 2√2 was advised the impact rule's 0.2/ω
     at its impacts' depth: 5.5e-6 s for the cube stack at 1.18e-4 s, where 1e-4 s rests. It is now
@@ -1819,8 +1839,9 @@ def test_a_settled_contact_is_advised_the_step_within_rk4s_stability_limit_not_t
     omega = np.sqrt(1.5 * 1e4 * 1e3 ** 1.5 * rest ** 0.5 / 0.01)
     advised = 2 * np.sqrt(2) / (omega * 2.5 ** (1 / 6))
     assert advised == pytest.approx(4.284e-4, rel=1e-3)
-    (w,) = [w for w in run(5e-4).warnings if "too large for this contact" in w]      # (it rests, at h·ω 2.84)
-    assert "resting under its mean load" in w and "h·ω 2.84, past the 2√2 = 2.828" in w
+    # it rests, at h·ω 2.83 (2.8335 at its static depth; its mean load, at the steps' starts, 2.8305)
+    (w,) = [w for w in run(5e-4).warnings if "too large for this contact" in w]
+    assert "resting under its mean load" in w and "h·ω 2.83, past the 2√2 = 2.828" in w
     assert "Use a step of at most 0.00042 s" in w
     held = run(4.2e-4)
     assert not held.warnings, held.warnings
