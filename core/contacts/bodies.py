@@ -256,6 +256,22 @@ class ContactSet:
         #: pair's two bodies moved against each other from there at a fixed step's end (:meth:`note_step`)
         self._steps_start = None
         self.travel = np.zeros(k)
+        #: (k,) bool, under fixed steps (:meth:`note_step`): each pair's parts have only settled into it
+        #: so far (once touching, they never moved against each other farther than twice its deepest
+        #: penetration), and whether they did so touching at a step's end: rested there. A pair that
+        #: rested and then left its rest keeps its records of that rest (:meth:`_leave_rest`): RK4 at a
+        #: step beyond its stability limit where the parts rest throws them off by itself
+        self.resting = np.ones(k, bool)
+        self.rested = np.zeros(k, bool)
+        #: the records of :meth:`note_accepted` (:attr:`deepest`, :attr:`lever`, :attr:`stiffness`,
+        #: :attr:`deep_wrench`, :attr:`deep_state`, :attr:`load`) as they were when each pair left its
+        #: rest (zero, None where it never did)
+        self.rest_deepest = np.zeros(k)
+        self.rest_lever = self.reach.copy()
+        self.rest_stiffness = np.zeros((k, 2))
+        self.rest_wrench = np.zeros((k, 2, 6))
+        self.rest_state: list = [None] * k
+        self.rest_load = np.zeros((k, 2))
         #: pairs whose boxes overlapped at the last evaluation (their stats describe it)
         self._touched = set()
         #: per pair, the support of :meth:`freeze` while a Jacobian is differenced, else None
@@ -404,6 +420,8 @@ class ContactSet:
         self._step_from = (np.array(x, float), np.array(R, float), self.box_state(x, R))
         self._steps_start = self._step_from[:2]
         self.travel[:] = 0.0
+        self.resting[:] = True
+        self.rested[:] = False
 
     def note_step(self, t: float, h: float, x, R) -> None:
         """Keep in :attr:`jumps` each pair that one fixed step of ``h`` s from ``t`` to the state
@@ -415,7 +433,13 @@ class ContactSet:
         10 mm plate under the stepper's 0.5 ms steps and flew on unwarned. (The adaptive methods
         bound their steps instead: :meth:`step_bound`.) Parts that start a step with their
         boxes overlapping are not followed: a bead passing a tilted sheet from near it. Each
-        pair's :attr:`travel` is taken here too."""
+        pair's :attr:`travel` is taken here too, and whether it still rests (:attr:`resting`): by the
+        travel up to this step's start, whose depth :meth:`note_accepted` has folded in."""
+        touched = self.deepest > 0.0
+        left = self.resting & touched & (self.travel > 2.0 * self.deepest)
+        if left.any():
+            self._leave_rest(left)
+        self.rested |= self.resting & touched
         np.maximum(self.travel, self._travel(x, R), out=self.travel)
         x0, R0, (g0, d0) = self._step_from
         g1, d1 = self.box_state(x, R)
@@ -439,6 +463,17 @@ class ContactSet:
                 self.jumps[k] = self.jumps[k][:4] + (self.jumps[k][4] + 1,)
             else:
                 self.jumps[k] = (t, h, float(np.linalg.norm(d1[k] - d0[k])), bool(through[k]), 1)
+
+    def _leave_rest(self, left) -> None:
+        """Keep the records of the pairs ``left`` (k,) bool, which stop resting now (:attr:`resting`)."""
+        self.resting &= ~left
+        self.rest_deepest[left] = self.deepest[left]
+        self.rest_lever[left] = self.lever[left]
+        self.rest_stiffness[left] = self.stiffness[left]
+        self.rest_wrench[left] = self.deep_wrench[left]
+        self.rest_load[left] = self.load[left]
+        for c in np.flatnonzero(left):
+            self.rest_state[c] = self.deep_state[c]
 
     def _overlapped(self, k: int, x0, R0, x1, R1) -> bool:
         """Whether pair k's parts overlap (:meth:`ContactPair.any_inside`) at the end of a step
@@ -628,17 +663,18 @@ class ContactSet:
             out.append((0.0, 0.0))
         return tuple(out)
 
-    def mode_masses(self, held, bodies, mass) -> np.ndarray:
+    def mode_masses(self, held, bodies, mass, rest: bool = False) -> np.ndarray:
         """(k,) kg: each contact's effective mass at its deepest accepted state (:attr:`deep_state`):
         ``held`` (k,) kg where a joint or motion holds one of its bodies (System.contact_masses),
         else that of the fastest mode of its touching points on its free bodies (:meth:`rates`, its
         stiffness over ω²); NaN where no state was kept. ``bodies(y)``: the moving bodies' poses,
         velocities and world inertias at a state (System.bodies); ``mass`` (n,) kg. One point
         against the turn at the farthest vertex read a 10 g ball resting on its pole 2.8 g, and a
-        bar on its end's edge 1/150 of its mass, where its edge's two corners pitch it at a quarter."""
+        bar on its end's edge 1/150 of its mass, where its edge's two corners pitch it at a quarter.
+        ``rest``: at the deepest state of each one's rest before it left it (:attr:`rest_state`)."""
         out = np.array(held, float)
         for c in np.flatnonzero(np.isnan(out)):
-            deep = self.deep_state[c]
+            deep = (self.rest_state if rest else self.deep_state)[c]
             if deep is None:
                 continue
             B = bodies(deep[1])
@@ -717,7 +753,7 @@ class ContactSet:
                 + turned[self.bi] * self.reach[:, 0] + turned[self.bj] * self.reach[:, 1])
 
     def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None,
-                     run_time: float = 0.0, travel=None, held=None) -> list:
+                     run_time: float = 0.0, travel=None, held=None, rest_held=None) -> list:
         """Warnings after a run from each contact's deepest penetration at an accepted
         state (:attr:`deepest`, see :meth:`note_accepted`).
 
@@ -753,7 +789,13 @@ class ContactSet:
           for RK4 while h·ω is within :data:`RK4_STABLE_STEP_OMEGA` where it rests, under its mean
           load (:meth:`_settled`; a stack of 30/20/10 mm cubes placed touching, 1e-4 s, was told of
           impacts it never had); beyond it, it is advised the step within that limit where it rests
-          (:meth:`_settled_step`), not the impact rule's.
+          (:meth:`_settled_step`), not the impact rule's. So is a contact whose parts rested and then
+          left their rest (:attr:`rested`), where h·ω under its mean load until then is past that limit:
+          RK4 threw them off by itself, and the step within the limit is enough; judged by its rest's
+          records (:meth:`_leave_rest`), with ``rest_held`` (k,) kg the effective masses at its rest's
+          deepest state (:meth:`mode_masses` with ``rest``; None: ``held``). (The 10 g ball on its pole
+          thrown off at 5.26e-4 s was advised the impact rule's 1.6e-5 s, 26 times shorter than the
+          4.2e-4 s at which it rests.)
         * ``implicit`` (loss (k,), damped (k,), scale, fall J): the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
           so the run stayed stable; per contact, the energy that took out and what
@@ -815,8 +857,23 @@ class ContactSet:
             # misstate, and a step 77 times shorter would change nothing to be seen; RK4 only while
             # the step keeps the contact's oscillation stable, where it rests: under its mean load
             settled = travel is not None and travel[c] <= 2.0 * deepest
-            judged, all_points = self._settled(c) if settled else self._struck(c, mass, free_turn, held_c)
-            stiffness, m_red, omega = self.oscillation(c, judged, mass, free_turn, self.lever[c], all_points, held_c)
+            lever, thrown = self.lever[c], False
+            if not settled and implicit is None and self.rested[c] and not self.resting[c]:
+                # parts that rested, then left their rest, with RK4's step beyond its stability limit
+                # where they rested: thrown off by the integrator, not struck (the energy of their
+                # bounce came from the steps, not from a fall), and judged at that rest, under its
+                # mean load until then
+                rest_c = held_c if rest_held is None else rest_held[c]
+                judged, all_points = self._settled(c, rest=True)
+                omega = self.oscillation(c, judged, mass, free_turn, self.rest_lever[c], all_points, rest_c)[2]
+                thrown = h * omega > RK4_STABLE_STEP_OMEGA
+                if thrown:
+                    lever, held_c = self.rest_lever[c], rest_c
+            if settled:
+                judged, all_points = self._settled(c)
+            elif not thrown:
+                judged, all_points = self._struck(c, mass, free_turn, held_c)
+            stiffness, m_red, omega = self.oscillation(c, judged, mass, free_turn, lever, all_points, held_c)
             if not omega > 0.0:
                 continue    # both parts held by motions: no oscillation of their own for a step to miss
             if settled and (implicit is not None or h * omega <= RK4_STABLE_STEP_OMEGA):
@@ -840,10 +897,12 @@ class ContactSet:
                           f"{loss:.3g} J out of its impacts and rolling ({loss / scale:.0%} of the {scale:.3g} J "
                           f"that changes form; its own damping took {damped:.3g} J): parts bounce lower and "
                           "roll slower than its law gives")
-            elif settled:
+            elif settled or thrown:
                 # (three figures and the limit's four: h·ω 2.84 read "2.8, past the 2.83")
                 effect = (f"h·ω {h * omega:.3g}, past the 2√2 = {RK4_STABLE_STEP_OMEGA:.4g} within which RK4 keeps "
-                          "an oscillation bounded, so even parts at rest can be thrown off")
+                          "an oscillation bounded, so even parts at rest can be thrown off"
+                          + (f": these were, and struck each other after, {deepest * 1e3:.3g} mm deep at most"
+                             if thrown else ""))
             else:
                 effect = "so impacts can gain energy, bounce away or fall through"
             # a loss as above is news even below STEP_OMEGA at the deepest point, where the touching
@@ -851,7 +910,7 @@ class ContactSet:
             # slow), while the step advised is shorter than this one
             if h * omega <= STEP_OMEGA and implicit is None:
                 continue
-            if settled:     # (RK4 only: the stepper's settled contacts are stable, and not warned of)
+            if settled or thrown:     # (RK4 only: the stepper's settled contacts are stable, and not warned of)
                 # no impact to follow: the step that keeps RK4 stable where it rests is enough
                 reached, step = "", self._settled_step(c, omega)
                 advice = STEP_OMEGA_ADVISED / step      # (the ω the stiffest of many is picked by)
@@ -865,7 +924,7 @@ class ContactSet:
                 steps.append((advice, name, Issue(
                     "warning", "contact-step-too-large", f"contact '{name}'",
                     f"the {integrator} step of {h:.3g} s is too large for this contact: "
-                    + (f"resting under its mean load ({judged * 1e3:.3g} mm deep)" if settled else
+                    + (f"resting under its mean load ({judged * 1e3:.3g} mm deep)" if settled or thrown else
                        f"at its deepest penetration ({deepest * 1e3:.3g} mm)" if judged <= deepest else
                        f"at the {judged * 1e3:.3g} mm its impacts at {self.approach[c]:.3g} m/s reach by its law "
                        f"(its steps' trial stages went {self.trial_deepest[c] * 1e3:.3g} mm deep, their ends "
@@ -917,7 +976,7 @@ class ContactSet:
         e = self.pairs[c].params.exponent
         return depth, float(self.stiffness[c, 0]) * (depth / deepest) ** (e - 1.0) if deepest > 0.0 else 0.0
 
-    def _settled(self, c: int) -> tuple[float, float]:
+    def _settled(self, c: int, rest: bool = False) -> tuple[float, float]:
         """(depth m, stiffness N/m of all its touching points) of contact ``c`` under its mean load
         (:attr:`load`), from those at its deepest accepted state on the same points, each bearing the
         same share: a point's depth goes as its load^(1/e), its slope as load^((e−1)/e). A contact that
@@ -925,15 +984,18 @@ class ContactSet:
         touching on a 20 mm one reached 2.5 times its corners' static depth (8.4e-5 mm), where its
         rocking ran at h·ω 3.3 under RK4's 1e-4 s, and at 2.6 where it rests; it rested (and at
         1.18e-4 s, h·ω 3.1 where it rests, its damping widening RK4's bound a little), and flew off at
-        1.25e-4 s (3.3 where it rests)."""
-        deepest = float(self.deepest[c])
-        total, count = self.load[c]
-        force = float(np.linalg.norm(self.deep_wrench[c, 0, :3]))
+        1.25e-4 s (3.3 where it rests). ``rest``: from the records of its rest before it left it
+        (:attr:`rest_deepest` and the others)."""
+        deepest, load, wrench, stiff = ((self.rest_deepest, self.rest_load, self.rest_wrench, self.rest_stiffness)
+                                        if rest else (self.deepest, self.load, self.deep_wrench, self.stiffness))
+        deepest = float(deepest[c])
+        total, count = load[c]
+        force = float(np.linalg.norm(wrench[c, 0, :3]))
         if not (force > 0.0 and count > 0.0):
-            return deepest, float(self.stiffness[c, 0])
+            return deepest, float(stiff[c, 0])
         share = min(1.0, total / count / force)
         e = self.pairs[c].params.exponent
-        return deepest * share ** (1.0 / e), float(self.stiffness[c, 0]) * share ** ((e - 1.0) / e)
+        return deepest * share ** (1.0 / e), float(stiff[c, 0]) * share ** ((e - 1.0) / e)
 
     def _settled_step(self, c: int, omega: float) -> float:
         """s: the step advised for contact ``c``, which only settled, against RK4's stability limit

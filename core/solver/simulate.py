@@ -1117,10 +1117,15 @@ class _Run:
             implicit = (sysm.implicit_loss, sysm.implicit_damped, scale, float(np.max(e[0] - e)))
         fixed = s.integrator not in SCIPY_METHODS
         travel = sysm.contacts.travel if fixed else None
-        held = sysm.contacts.mode_masses(sysm.contact_masses(), sysm.bodies, sysm.mass) if fixed else None
+        joints = sysm.contact_masses() if fixed else None
+        held = sysm.contacts.mode_masses(joints, sysm.bodies, sysm.mass) if fixed else None
+        # (at the rest of parts that left theirs: the ones RK4 throws off are judged there)
+        rest_held = (sysm.contacts.mode_masses(joints, sysm.bodies, sysm.mass, rest=True)
+                     if fixed and implicit is None and (sysm.contacts.rested & ~sysm.contacts.resting).any() else None)
         for issue in sysm.contacts.depth_issues(s.fixed_step() if fixed else None,
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
-                                                run_time=float(self.t_out[-1]), travel=travel, held=held) + \
+                                                run_time=float(self.t_out[-1]), travel=travel, held=held,
+                                                rest_held=rest_held) + \
                 sysm.contacts.jump_issues(s.integrator) + self._buried(out, T):
             self.warnings.append(issue)
             log.warning("%s", issue)

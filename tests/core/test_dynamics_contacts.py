@@ -1857,6 +1857,37 @@ def test_a_settled_contact_is_advised_the_step_within_rk4s_stability_limit_not_t
     assert np.abs(r.com[:, :, 2] - r.com[0, :, 2]).max() < 1e-6
 
 
+def test_parts_rk4_throws_off_their_rest_are_advised_the_resting_step_and_dropped_ones_the_impact_rule():
+    """Past RK4's 2√2 where parts rest, its own instability throws them off: the 10 g ball on its pole
+    at 5.26e-4 s (h·ω 2.99 where it rests) left its rest and struck the plate after, and was advised the
+    impact rule's 1.6e-5 s, 26 times shorter than the 4.2e-4 s at which it rests. It had no approach
+    before: its contact began at rest, and its bounce's energy came from the steps. It is judged at
+    its rest, under its mean load until it left it, as a settled contact: 4.2e-4 s. The stack's top
+    cube at 1.25e-4 s (h·ω 3.09 where it rests) was told 3.2e-6 s, and is told 9.8e-5 s, at which it
+    rests. The same ball dropped 0.01 mm, met at 0.044 m/s, strikes the plate and keeps the impact rule."""
+    for h in (5.3e-4, 1.3 * 4.2e-4):        # (5.26e-4 s both, the frames' divisor)
+        r = _ball_resting_on_its_pole(h)
+        assert np.abs(r.com[:, 0, 2] - r.com[0, 0, 2]).max() > 1e-3       # m: thrown off
+        (w,) = [w for w in r.warnings if "too large for this contact" in w]
+        # (its static depth 0.000458 mm: the mean load of its swings about it is 0.7 % deeper)
+        assert "resting under its mean load (0.000461 mm deep)" in w and "h·ω 2.99, past the 2√2" in w
+        assert "these were, and struck each other after, 0.0144 mm deep at most" in w
+        assert "Use a step of at most 0.00042 s" in w      # (rests there: test above)
+    (w,) = [w for w in core.simulate(_stack_of_cubes("RK4", 1.25e-4)).warnings if "too large" in w]
+    assert "contact 'Cube20-Cube10'" in w and "resting under its mean load" in w
+    assert "Use a step of at most 9.8e-05 s" in w
+    r = core.simulate(_stack_of_cubes("RK4", 9.8e-5))
+    assert r.success and not r.warnings, r.warnings
+    assert np.abs(r.com[:, :, 2] - r.com[0, :, 2]).max() < 1e-6
+    ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.01))
+    plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+    r = core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
+                                                                    stiffness=1e4, damping=0.0),),
+                            settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=5.3e-4)))
+    (w,) = [w for w in r.warnings if "too large for this contact" in w]
+    assert "impacts can gain energy" in w and "Use a step of at most 1.9e-05 s" in w
+
+
 def test_rk4_warns_of_an_impact_at_a_step_above_the_advised_one_and_not_at_it():
     """A 10 mm steel ball (32.6 g) hits a plate at 1 m/s: Hertz's depth ((e+1) m v² / 2k)^(1/(e+1))
     = 0.044 mm, where 1.5 k δ^0.5 = 3.2e4 N/mm gives ω = 3.1e4 1/s and the advised step 0.2/ω =
