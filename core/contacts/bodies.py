@@ -217,6 +217,9 @@ class ContactSet:
         #: not states of the motion and near its stability limit overshoot the accepted ones: kept
         #: apart, for a part thrown off within one step's stages, never touching at a step's end
         self.trial_deepest = np.zeros(k)
+        #: (k, 2) m: each pair's levers (as :attr:`lever`) at its deepest trial stage, for a pair no
+        #: accepted state saw touching
+        self.trial_lever = self.reach.copy()
         #: (k, 2) m: each pair's levers (its resultant moment over its force, on body i and j) in
         #: its last evaluation, and at its deepest accepted state (the farthest vertices, where none)
         self.last_lever = self.reach.copy()
@@ -542,6 +545,8 @@ class ContactSet:
         is not a state of the motion: a 10 g ball placed on its pole at 5e-4 s, h·ω 2.83 where it
         rests, had its stages 1.23e-3 mm deep, 2.06 times its steps' starts and 1.45 times the
         deepest its settling swing reaches, 2.5^(2/3) times its static depth."""
+        deeper = depths > self.trial_deepest
+        self.trial_lever[deeper] = self.last_lever[deeper]
         np.maximum(self.trial_deepest, depths, out=self.trial_deepest)
 
     def start_peaks(self, t_out) -> None:
@@ -709,7 +714,7 @@ class ContactSet:
         stiffness = max(prm.exponent * prm.k * depth ** (prm.exponent - 1.0), stiffness or 0.0)
         return stiffness, m_red, float(np.sqrt(stiffness / m_red))
 
-    def advice_oscillation(self, c: int, mass, free_turn, held=None, cap=None) -> tuple[float, float]:
+    def advice_oscillation(self, c: int, mass, free_turn, held=None, cap=None, lever=None) -> tuple[float, float]:
         """(depth m, ω 1/s) at which contact ``c``'s step advice is worked out: the depth an impact
         at its fastest approach (:attr:`approach`) reaches by Hertz's closed form,
         δ = ((e+1) m_eff v² / (2k))^(1/(e+1)), or the static depth under its mean load, whichever is
@@ -720,11 +725,13 @@ class ContactSet:
         (its corners' fastest, with its turn) reaches 0.15 mm. (Where several points touch, the
         impact reaches less deep than one point's law gives, and the advice errs short.) ``held``
         as for :meth:`oscillation`; ``cap`` m, the depth it is held to where not its deepest (the
-        depth :meth:`_struck` judges it at, where RK4's trial stages went deeper)."""
+        depth :meth:`_struck` judges it at, where RK4's trial stages went deeper); ``lever`` (2,) m
+        where not :attr:`lever` (:meth:`_struck`)."""
         deepest = float(self.deepest[c])
         cap = deepest if cap is None else cap
+        lever = self.lever[c] if lever is None else lever
         prm = self.pairs[c].params
-        m_red = self.oscillation(c, cap, mass, free_turn, self.lever[c], held=held)[1]
+        m_red = self.oscillation(c, cap, mass, free_turn, lever, held=held)[1]
         total, count = self.load[c]
         e = prm.exponent
         # (where no accepted state saw the parts closing in, the trial stages' depth, the cap, is all there is)
@@ -733,7 +740,7 @@ class ContactSet:
         # (a contact that touched carried a load: zero only where its force underflowed)
         depth = min(cap, max(impact, static)) or cap
         all_points = self.stiffness[c, 0] * (depth / deepest) ** (e - 1.0) if deepest > 0.0 else 0.0
-        return depth, self.oscillation(c, depth, mass, free_turn, self.lever[c], all_points, held)[2]
+        return depth, self.oscillation(c, depth, mass, free_turn, lever, all_points, held)[2]
 
     def _travel(self, x, R):
         """(k,) m: how far each pair's two bodies are moved against each other at (x, R), the
@@ -872,7 +879,7 @@ class ContactSet:
             if settled:
                 judged, all_points = self._settled(c)
             elif not thrown:
-                judged, all_points = self._struck(c, mass, free_turn, held_c)
+                judged, all_points, lever = self._struck(c, mass, free_turn, held_c)
             stiffness, m_red, omega = self.oscillation(c, judged, mass, free_turn, lever, all_points, held_c)
             if not omega > 0.0:
                 continue    # both parts held by motions: no oscillation of their own for a step to miss
@@ -915,7 +922,7 @@ class ContactSet:
                 reached, step = "", self._settled_step(c, omega)
                 advice = STEP_OMEGA_ADVISED / step      # (the ω the stiffest of many is picked by)
             else:
-                depth, advice = self.advice_oscillation(c, mass, free_turn, held_c, judged)
+                depth, advice = self.advice_oscillation(c, mass, free_turn, held_c, judged, lever)
                 step = STEP_OMEGA_ADVISED / advice
                 reached = "" if depth >= judged else (
                     f" (the {depth * 1e3:.3g} mm its impacts at {self.approach[c]:.3g} m/s reach by its law; "
@@ -960,21 +967,24 @@ class ContactSet:
         e = prm.exponent
         return ((e + 1.0) * m_red * self.approach[c] ** 2 / (2.0 * prm.k)) ** (1.0 / (e + 1.0))
 
-    def _struck(self, c: int, mass, free_turn, held=None) -> tuple[float, float]:
-        """(depth m, stiffness N/m of all its touching points) at which contact ``c``, struck under
+    def _struck(self, c: int, mass, free_turn, held=None) -> tuple[float, float, np.ndarray]:
+        """(depth m, stiffness N/m of all its touching points, levers (2,) m) at which contact ``c``, struck under
         fixed steps, is judged: its deepest at an accepted state, or where RK4's trial stages went
         deeper, as deep as its impacts reach by its law (:meth:`_impact_depth`) within them, or
         their depth where no accepted state saw its parts closing in: a step's ends can miss a
         contact that its stages meet (a 1 g bead at 5 m/s went into a 1 mm sheet and out at 333 m/s
         within one 0.1 ms step), and the stages overshoot it. The stiffness of all its points at its
-        deepest, scaled to that depth as one point's, δ^(e−1)."""
+        deepest, scaled to that depth as one point's, δ^(e−1); its levers at its deepest accepted
+        state, or trial stage where no accepted state saw it touch (the farthest vertices read a ball
+        dropped onto a plate 2.8 g of its 10 g)."""
         deepest, trial = float(self.deepest[c]), float(self.trial_deepest[c])
+        lever = self.lever[c] if deepest > 0.0 else self.trial_lever[c]
         if trial <= deepest:
-            return deepest, float(self.stiffness[c, 0])
-        m_red = self.oscillation(c, trial, mass, free_turn, self.lever[c], held=held)[1]
+            return deepest, float(self.stiffness[c, 0]), lever
+        m_red = self.oscillation(c, trial, mass, free_turn, lever, held=held)[1]
         depth = max(deepest, min(trial, self._impact_depth(c, m_red) if self.approach[c] > 0.0 else trial))
         e = self.pairs[c].params.exponent
-        return depth, float(self.stiffness[c, 0]) * (depth / deepest) ** (e - 1.0) if deepest > 0.0 else 0.0
+        return depth, float(self.stiffness[c, 0]) * (depth / deepest) ** (e - 1.0) if deepest > 0.0 else 0.0, lever
 
     def _settled(self, c: int, rest: bool = False) -> tuple[float, float]:
         """(depth m, stiffness N/m of all its touching points) of contact ``c`` under its mean load

@@ -1879,13 +1879,30 @@ def test_parts_rk4_throws_off_their_rest_are_advised_the_resting_step_and_droppe
     r = core.simulate(_stack_of_cubes("RK4", 9.8e-5))
     assert r.success and not r.warnings, r.warnings
     assert np.abs(r.com[:, :, 2] - r.com[0, :, 2]).max() < 1e-6
-    ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.01))
-    plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
-    r = core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
-                                                                    stiffness=1e4, damping=0.0),),
-                            settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=5.3e-4)))
-    (w,) = [w for w in r.warnings if "too large for this contact" in w]
+    (w,) = [w for w in _ball_dropped_on_a_plate(0.01, 5.3e-4).warnings if "too large for this contact" in w]
     assert "impacts can gain energy" in w and "Use a step of at most 1.9e-05 s" in w
+
+
+def _ball_dropped_on_a_plate(gap, h):
+    """The 10 g ball of :func:`_ball_resting_on_its_pole`, dropped from ``gap`` mm above the plate."""
+    ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0 + gap))
+    plate = Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True, position=(0, 0, -5))
+    return core.simulate(Model(bodies=(ball, plate), contacts=(Contact(name="C", body_i="Ball", body_j="Plate",
+                                                                       stiffness=1e4, damping=0.0),),
+                               settings=SolverSettings(end_time=0.05, output_rate=100, integrator="RK4", step=h)))
+
+
+def test_a_contact_met_only_within_rk4s_stages_is_judged_with_its_levers_there():
+    """The ball dropped 0.51 mm at 5.26e-4 s meets the plate within a step's stages only (its 0.1 m/s
+    carry it 0.05 mm a step, and each landing's stages throw it back): no step's end saw it touch, and
+    its levers were taken as its farthest vertex's, 2.8 g of its 10 g. At the stages' pole vertex, under
+    its centre: its mass. Its impact reaches 4.33 µm (0.2/ω: 2.0e-5 s); judged at the stages' 13.2 µm,
+    no approach having been seen, it is told 1.5e-5 s."""
+    r = _ball_dropped_on_a_plate(0.51, 5.3e-4)
+    assert r.stats["contact_deepest"] == 0.0
+    (w,) = [w for w in r.warnings if "too large for this contact" in w]
+    assert "at the 0.0132 mm its steps' trial stages went to (their ends 0 mm)" in w
+    assert "an effective mass of 0.01 kg" in w and "Use a step of at most 1.5e-05 s" in w
 
 
 def test_rk4_warns_of_an_impact_at_a_step_above_the_advised_one_and_not_at_it():
