@@ -985,10 +985,12 @@ def _density_issue(body: spec.Body, mp: MassProperties) -> list[Issue]:
 
 #: a body without geometry whose smallest radius of gyration is below this share of the reach of
 #: its frames from its centre of mass is warned of: no real part is so nearly a point (an inertia
-#: given in kg·m² for kg·mm² is 1e-6 of it). Its run no longer crawls on the dense solve, which
-#: refines the accelerations (:func:`.schur.refine_accelerations`; a 1 kg bob on 1 m with radii of
-#: 1e-4 to 1e-6 of the arm: DOP853 284 evaluations for 1 s, as a real bob's, where 1613 to minutes
-#: were taken before); large models' block solve has no such pass (not measured there)
+#: given in kg·m² for kg·mm² is 1e-6 of it). Its run no longer crawls: the solve refines the
+#: accelerations and keeps its regularisation off the rods' tension (:func:`.schur.refine_accelerations`,
+#: :func:`.schur.regularisation_weights`; a 1 kg bob on 1 m with radii of 1e-4 to 1e-6 of the arm:
+#: DOP853 284 evaluations for 1 s, as a real bob's, where 1613 to minutes were taken before; a chain
+#: of 20 such bobs on the sparse solve as 20 real ones), but at radii of 1e-6 that chain still took
+#: BDF 92 Jacobians where real bobs take 1
 POINT_MASS_SHARE = 2e-5
 
 
@@ -1009,7 +1011,7 @@ def _point_mass_issues(moving, props, markers) -> list[Issue]:
                 "warning", "implausible-inertia", f"body {b.name!r}: inertia",
                 f"its smallest radius of gyration, {from_si(radius, 'length'):.3g} mm, is {radius / reach:.2g} times "
                 f"the reach of its frames ({from_si(reach, 'length'):.4g} mm): nearly a point mass, which no real part "
-                "is (an inertia in kg·m² taken as kg·mm²?); a large model's solve does not refine its accelerations",
+                "is (an inertia in kg·m² taken as kg·mm²?)",
                 "Give it the inertia of the part it stands for (a ball of radius r: 0.4 m r² about each axis; "
                 "kg·mm²), or a geometry to compute it from."))
     return out

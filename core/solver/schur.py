@@ -93,23 +93,31 @@ class Factored(NamedTuple):
     inv_d: np.ndarray
 
 
-def factored(A, beta, J=None) -> Factored:
-    """:class:`Factored` of :func:`solve` (A, β, J): one factor of A for any rhs."""
+def _jacobi_scale(diag):
+    """1/sqrt(diag): a row whose diagonal vanishes (a zero Jacobian row) is scaled by a floor relative
+    to the largest diagonal, so its multiplier stays finite."""
+    return 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+
+
+def factored(A, beta, J=None, weights=None) -> Factored:
+    """:class:`Factored` of :func:`solve` (A, β, J): one factor of A for any rhs. ``weights`` (m,) ≤ 1
+    scale each row's regularisation (:func:`regularisation_weights`; None: all 1)."""
     diag = A.diagonal()
-    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    inv_d = _jacobi_scale(diag)
     if not isinstance(A, np.ndarray):  # sparse
         A = A.tocsr()
         rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
         As = sparse.csr_matrix((A.data * inv_d[rows] * inv_d[A.indices], A.indices, A.indptr), shape=A.shape)
         try:
-            lu = splu((As + beta * sparse.identity(A.shape[0], format="csr")).tocsc(),
-                      permc_spec="MMD_AT_PLUS_A")
+            lu = splu((As + sparse.diags(np.broadcast_to(beta if weights is None else beta * weights, A.shape[0]),
+                                         format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
         except RuntimeError:  # exactly singular even with β (β = 0): least squares
             return _least_squares(As.toarray(), inv_d)
         S, product = lu.solve, As.dot
     else:
         As = A * (inv_d[:, None] * inv_d)
-        c, info = _POTRF(As + beta_eye(len(diag), beta), lower=False, clean=False, overwrite_a=True)
+        regularised = As + beta_eye(len(diag), beta) if weights is None else As + np.diag(beta * weights)
+        c, info = _POTRF(regularised, lower=False, clean=False, overwrite_a=True)
         if info != 0:
             return _least_squares(As, inv_d)
         S, product = (lambda v: _POTRS(c, v, lower=False)[0]), As.dot
@@ -122,6 +130,27 @@ def _least_squares(As, inv_d) -> Factored:
     def solve_for(rhs):
         return np.linalg.lstsq(As, rhs * inv_d, rcond=None)[0] * inv_d
     return Factored(solve_for, inv_d)
+
+
+def regularisation_weights(J, JM, inv_mass, regularise_as):
+    """(..., m) ≤ 1: each row's regularisation weight (:func:`factored`), its diagonal of J M⁻¹ Jᵀ
+    with the inverse inertias ``regularise_as`` (..., n, 3, 3, world axes) over its own; J and
+    JM = J M⁻¹ (..., m, 6n) dense, split layout, ``inv_mass`` (n,).
+
+    β is relative to each row's diagonal. A nearly point mass (inertia I on a lever L) has rows of
+    diagonal L²/I, whose combination along its rod's tension has eigenvalue 1/m: I/(m L²) of it,
+    below β at I/(m L²) = 1e-8, where each refinement pass shrinks the error only by β/(β + μ).
+    One such direction the Krylov step resolves; a chain of 25 took more than its four directions
+    can, and DOP853 2786 evaluations (24.5 s) for 0.5 s where bobs of real inertia take 599.
+    Relative to the diagonal with the inertias floored at :data:`.system.POINT_MASS_REFINE` m r² (the caller's
+    ``regularise_as``), β stays 1e-3 of those directions: 632 evaluations, 0.4 s. A body of real
+    inertia keeps weight 1.
+    """
+    n = len(inv_mass)
+    ang = J[..., 3 * n:].reshape(J.shape[:-1] + (n, 3))
+    floored = ((J[..., :3 * n] ** 2) @ np.repeat(inv_mass, 3)
+               + np.einsum("...rbi,...rbi->...r", np.einsum("...rbj,...bij->...rbi", ang, regularise_as), ang))
+    return np.minimum(floored / np.maximum(np.einsum("...ri,...ri->...r", JM, J), 1e-300), 1.0)
 
 
 def refine_accelerations(factor: Factored, residual, apply, lam, du, b):
@@ -208,10 +237,10 @@ def solve_without_null(A, rhs, count, beta, J=None, cache=None):
     return factored_without_null(A, count, beta, J, cache).solve(rhs)
 
 
-def factored_without_null(A, count, beta, J=None, cache=None) -> Factored:
+def factored_without_null(A, count, beta, J=None, cache=None, weights=None) -> Factored:
     """:class:`Factored` of :func:`solve_without_null`: both solves leave the redundancies out."""
     diag = A.diagonal()
-    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    inv_d = _jacobi_scale(diag)
 
     def find():
         As = A * (inv_d[:, None] * inv_d)
@@ -219,7 +248,7 @@ def factored_without_null(A, count, beta, J=None, cache=None) -> Factored:
         return None if info != 0 else still_near_null(
             As.dot, inverse_iteration(lambda X: _POTRS(shifted, X, lower=False)[0], len(diag), count))
     null = find() if cache is None else cache.span_of(A, count, find)
-    factor = factored(A, beta, J)
+    factor = factored(A, beta, J, weights)
     if null is None:
         return factor
     return Factored(lambda rhs: _left_out(null, inv_d, factor.solve, rhs), inv_d)
@@ -275,7 +304,7 @@ def solve_without_null_sparse(A, rhs, beta, low_rank=None, J=None, without=0):
         return solve_low_rank(A, rhs, beta, low_rank, J)
     A = sparse.csr_matrix(A)
     diag = A.diagonal()
-    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    inv_d = _jacobi_scale(diag)
     As = _scaled(A, inv_d)
     try:
         lu = splu((As + _INVERSE_SHIFT * sparse.identity(A.shape[0], format="csr")).tocsc(),
@@ -373,7 +402,7 @@ def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
         return solve(A, rhs, beta, J)
     U, K = low_rank
     diag = A.diagonal()
-    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    inv_d = _jacobi_scale(diag)
     try:
         if not isinstance(A, np.ndarray) and U.shape[1] > _AUGMENT_ABOVE:
             S, product = _augmented(_scaled(A, inv_d), beta, sparse.csr_matrix(U).multiply(inv_d[:, None]).tocsr(),
@@ -394,33 +423,35 @@ def solve_low_rank(A, rhs, beta, low_rank=None, J=None):
     return _refine(S, product, rhs * inv_d, beta, dependence=_judge(J, inv_d)) * inv_d
 
 
-def solve_many(A, R, beta):
+def solve_many(A, R, beta, weights=None):
     """Λ (m, k) of (A + β diag(A)) Λ = R for k right-hand sides at once, A sparse or dense (m, m):
-    :func:`solve`'s scaling and regularisation, one sparse LU (dense: Cholesky), and its refinement
-    passes taken on the whole block while they shrink its residual fourfold (no Krylov step:
-    directions the passes cannot resolve stay regularised, as the singular ones do in
-    :func:`solve`). For the implicit methods' Jacobians (:func:`.jacobian.linearised`) and the
-    stepper's masses along its lines with the joints."""
+    :func:`solve`'s scaling and regularisation (``weights`` as :func:`factored`'s), one sparse LU
+    (dense: Cholesky), and its refinement passes taken on the whole block while they shrink its
+    residual fourfold (no Krylov step: directions the passes cannot resolve stay regularised, as
+    the singular ones do in :func:`solve`). For the implicit methods' Jacobians
+    (:func:`.jacobian.linearised`) and the stepper's masses along its lines with the joints."""
     diag = A.diagonal()
-    inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+    inv_d = _jacobi_scale(diag)
     B = R * inv_d[:, None]
+    reg = np.full(len(diag), beta) if weights is None else beta * weights
     if isinstance(A, np.ndarray):
         As = A * (inv_d[:, None] * inv_d)
-        c, info = lapack.dpotrf(As + beta_eye(len(diag), beta), lower=False, clean=False)
+        c, info = lapack.dpotrf(As + np.diag(reg), lower=False, clean=False)
         if info != 0:   # not positive definite even with β (β = 0): least squares
             return np.linalg.lstsq(As, B, rcond=None)[0] * inv_d[:, None]
-        return _refine_many(lambda V: _POTRS(c, V, lower=False)[0], B, beta) * inv_d[:, None]
+        return _refine_many(lambda V: _POTRS(c, V, lower=False)[0], B, reg[:, None]) * inv_d[:, None]
     As = _scaled(A, inv_d)
     try:
-        lu = splu((As + beta * sparse.identity(A.shape[0], format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
+        lu = splu((As + sparse.diags(reg, format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
     except RuntimeError:  # exactly singular even with β (β = 0): least squares
         return np.linalg.lstsq(As.toarray(), B, rcond=None)[0] * inv_d[:, None]
-    return _refine_many(lu.solve, B, beta) * inv_d[:, None]
+    return _refine_many(lu.solve, B, reg[:, None]) * inv_d[:, None]
 
 
 def _refine_many(S, B, beta):
     """:func:`_refine`'s passes on a block of right-hand sides B (m, k) with S the inverse of the
-    regularised matrix As + βI, while a pass shrinks the block's residual fourfold.
+    regularised matrix As + βI (β a number, or (m, 1) per row), while a pass shrinks the block's
+    residual fourfold.
 
     With S exact the residual needs no product with As: B − As X₀ = βX₀ for X₀ = S(B), and after
     a pass X₁ = X₀ + S(r₀) it is β(X₁ − X₀). (The factorisation's own rounding, which a
@@ -534,11 +565,19 @@ class BandedSchur:
     def solve(self, data, rhs, beta, J=None, low_rank=None, without=0):
         """λ of (A + β diag(A)) λ = rhs, refined towards A λ = rhs, as :func:`solve` does
         (with ``low_rank`` see :func:`solve_low_rank`, with ``without`` :meth:`solve_band`)."""
+        return self.factored(data, beta, J, low_rank, without).solve(rhs)
+
+    def factored(self, data, beta, J=None, low_rank=None, without=0) -> Factored:
+        """:class:`Factored` of :meth:`solve`: one factor of the pattern's values ``data`` for any rhs."""
         if not self.banded:
-            return solve_without_null_sparse(self.matrix(data), rhs, beta, low_rank, J, without)
+            A = self.matrix(data)
+            if low_rank is None and not without:
+                return factored(A, beta, J)
+            return Factored(lambda rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without),
+                            _jacobi_scale(A.diagonal()))
         band = np.zeros((self.m, self.bandwidth + 1))
         band.flat[self._band_at] = data[self._upper]
-        return self.solve_band(band, rhs, beta, J, low_rank, without)
+        return self.factored_band(band, beta, J, low_rank, without)
 
     def matrix_of_band(self, band):
         """A (CSR, original order) from :meth:`solve_band`'s band."""
@@ -553,7 +592,7 @@ class BandedSchur:
         """(ab, inv_d): the Jacobi-scaled matrix (unit diagonal) in LAPACK's upper band storage
         (kd + 1, m) from :meth:`solve_band`'s band, and the scale 1/sqrt(diag) (permuted order)."""
         diag = band[:, self.bandwidth]
-        inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(initial=0.0) + 1e-300))
+        inv_d = _jacobi_scale(diag)
         return self.band_scaled_by(band, inv_d), inv_d
 
     def band_scaled_by(self, band, inv_s):
@@ -611,30 +650,43 @@ class BandedSchur:
         ``without``: up to that many redundancies left out of rhs and λ, as
         :func:`solve_without_null` does on the dense path, found by :meth:`near_null_span`
         (A − U K⁻¹ Uᵀ has the same ones: the combinations of rows that Jᵀ takes to nothing)."""
-        if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
-            return solve_without_null_sparse(self.matrix_of_band(band), rhs, beta, low_rank, J, without)
+        return self.factored_band(band, beta, J, low_rank, without).solve(rhs)
+
+    def factored_band(self, band, beta, J=None, low_rank=None, without=0, weights=None) -> Factored:
+        """:class:`Factored` of :meth:`solve_band`: one banded Cholesky for any rhs (original order);
+        the rare fallbacks (not positive definite, a singular update) solve afresh each time."""
         m, kd = self.m, self.bandwidth
         ab, inv_d = self.scaled_band(band)
+        scale = inv_d[self.inv]
+
+        def afresh(solver):
+            A = self.matrix_of_band(band)
+            return Factored(lambda rhs: solver(A, rhs), scale)
+        if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
+            return afresh(lambda A, rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without))
         if without:
             null = self._null_cache.span_of(band, without, lambda: self.near_null_span(ab, without))
             if null is None:
-                return solve_without_null_sparse(self.matrix_of_band(band), rhs, beta, low_rank, J, without)
-            return _left_out(null[self.inv], inv_d[self.inv],
-                             lambda b: self.solve_band(band, b, beta, J, low_rank), rhs)
+                return afresh(lambda A, rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without))
+            inner = self.factored_band(band, beta, J, low_rank, weights=weights)
+            return Factored(lambda rhs: _left_out(null[self.inv], scale, inner.solve, rhs), scale)
         regularised = ab.copy(order="F")
-        regularised[kd] += beta
+        regularised[kd] += beta if weights is None else beta * weights[self.perm]
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
         if info != 0:  # not positive definite even with β (β = 0 on a redundant mechanism)
-            return solve_low_rank(self.matrix_of_band(band), rhs, beta, low_rank, J)
+            return afresh(lambda A, rhs: solve_low_rank(A, rhs, beta, low_rank, J))
         S, product = (lambda v: _PBTRS(c, v, lower=False)[0]), (lambda x: _SBMV(kd, 1.0, ab, x))
         if low_rank is not None:
             U, K = _dense(low_rank[0]), _dense(low_rank[1])
             try:
                 S, product = _updated(S, product, U[self.perm] * inv_d[:, None], K)
             except linalg.LinAlgError:
-                return _singular_low_rank(self.matrix_of_band(band), rhs, U, K)
-        x = _refine(S, product, rhs[self.perm] * inv_d, beta, dependence=_judge(J, inv_d, self.inv)) * inv_d
-        return x[self.inv]
+                return afresh(lambda A, rhs: _singular_low_rank(A, rhs, U, K))
+        judge = _judge(J, inv_d, self.inv)
+
+        def solve_for(rhs):
+            return (_refine(S, product, rhs[self.perm] * inv_d, beta, dependence=judge) * inv_d)[self.inv]
+        return Factored(solve_for, scale)
 
 
 @lru_cache(maxsize=8)
@@ -721,23 +773,45 @@ class BlockSchur:
         return np.bincount(self._g_row[group] * k + column[end], weights=values,
                            minlength=self.m * k).reshape(self.m, k)
 
-    def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None, without=0):
+    def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None, without=0, refine=False,
+              regularise_as=None):
         """λ of (J M⁻¹ Jᵀ + βD) λ = rhs (as :func:`solve`) and M⁻¹ Jᵀ λ (6n,), split layout.
 
         ``inv_mass`` (n,) 1/kg, ``I_W_inv`` (n, 3, 3) world-axes inverse inertias. With
         ``low_rank`` = (U, K) the matrix is J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (:func:`solve_low_rank`); the
         second result stays M⁻¹ Jᵀ λ. ``without``: the redundancies left out of rhs and λ
-        (:meth:`BandedSchur.solve_band`).
+        (:meth:`BandedSchur.solve_band`). ``refine``: M⁻¹ Jᵀ λ refined against the rows with the
+        same factor (:func:`refine_accelerations`; nearly point masses, no ``low_rank``).
+        ``regularise_as`` (n, 3, 3): the inverse inertias (world axes) each row's regularisation
+        is relative to (:func:`regularisation_weights`).
         """
         Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
         J = _BlockTranspose(self, Jg)
+        weights = self._weights(Jg, JM, inv_mass, regularise_as)
         if self.banded.banded:
-            lam = self.banded.solve_band(A.reshape(self.m, -1), rhs, beta, J, low_rank, without)
+            factor = self.banded.factored_band(A.reshape(self.m, -1), beta, J, low_rank, without, weights)
         else:
-            lam = self.banded.solve(A, rhs, beta, J, low_rank, without)
-        du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
-                         minlength=6 * self.n).reshape(self.n, 6)
-        return lam, np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
+            factor = self.banded.factored(A, beta, J, low_rank, without)
+
+        def apply(lam):
+            du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
+                             minlength=6 * self.n).reshape(self.n, 6)
+            return np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
+        lam = factor.solve(rhs)
+        du = apply(lam)
+        if refine:
+            lam, du = refine_accelerations(factor, lambda du: rhs - self.product(blocks, du), apply, lam, du, rhs)
+        return lam, du
+
+    def _weights(self, Jg, JM, inv_mass, regularise_as):
+        """:func:`regularisation_weights` from the blocks (None without ``regularise_as``)."""
+        if regularise_as is None:
+            return None
+        ang = np.einsum("gj,gjk,gk->g", Jg[:, 3:], np.take(regularise_as, self._g_body, axis=0), Jg[:, 3:])
+        lin = np.einsum("gj,gj->g", Jg[:, :3], Jg[:, :3]) * np.take(inv_mass, self._g_body)
+        floored = np.bincount(self._g_row, weights=lin + ang, minlength=self.m)
+        diag = np.bincount(self._g_row, weights=np.einsum("gj,gj->g", JM, Jg), minlength=self.m)
+        return np.minimum(floored / np.maximum(diag, 1e-300), 1.0)
 
     def _matrix(self, blocks, inv_mass, I_W_inv):
         """(J's blocks summed per row and body, J M⁻¹ of those, J M⁻¹ Jᵀ as the band (m × (kd + 1),
@@ -753,23 +827,25 @@ class BlockSchur:
             A += np.bincount(self._at_mirror, weights=values[self._mirror], minlength=self._size)
         return Jg, JM, A
 
-    def solve_many(self, blocks, inv_mass, I_W_inv, R, beta):
+    def solve_many(self, blocks, inv_mass, I_W_inv, R, beta, regularise_as=None):
         """Λ (m, k) of (J M⁻¹ Jᵀ + βD) Λ = R (m, k), as :func:`solve_many` (banded: one banded
-        Cholesky and k right-hand sides per LAPACK call)."""
-        _, _, A = self._matrix(blocks, inv_mass, I_W_inv)
+        Cholesky and k right-hand sides per LAPACK call); ``regularise_as`` as :meth:`solve`'s."""
+        Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
+        weights = self._weights(Jg, JM, inv_mass, regularise_as)
         bs = self.banded
         if not bs.banded:
-            return solve_many(bs.matrix(A), R, beta)
+            return solve_many(bs.matrix(A), R, beta, weights)
         kd = bs.bandwidth
         ab, inv_d = bs.scaled_band(A.reshape(self.m, -1))
+        reg = np.full(self.m, beta) if weights is None else beta * weights[bs.perm]
         regularised = ab.copy(order="F")
-        regularised[kd] += beta
+        regularised[kd] += reg
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
         if info != 0:
-            return solve_many(bs.matrix_of_band(A.reshape(self.m, -1)), R, beta)
+            return solve_many(bs.matrix_of_band(A.reshape(self.m, -1)), R, beta, weights)
         # Fortran order throughout: LAPACK's, so that no pass copies the block
         B = np.asfortranarray(R[bs.perm] * inv_d[:, None])
-        X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, beta)
+        X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, reg[:, None])
         return (X * inv_d[:, None])[bs.inv]
 
     def least_norm(self, blocks, inv_mass, I_W_inv, lam, count, groups):
@@ -970,18 +1046,19 @@ def solve_batch(A, rhs, beta, J=None):
     return factored_batch(A, beta, J).solve(rhs)
 
 
-def factored_batch(A, beta, J=None) -> Factored:
+def factored_batch(A, beta, J=None, weights=None) -> Factored:
     """:class:`Factored` of :func:`solve_batch` for a batch A (k, m, m): rhs (k, m) ↦ λ (k, m) from
-    one batched inverse; inv_d (k, m)."""
+    one batched inverse; inv_d (k, m); ``weights`` (k, m) as :func:`factored`'s."""
     diag = np.diagonal(A, axis1=1, axis2=2)
     inv_d = 1.0 / np.sqrt(np.maximum(diag, 1e-30 * diag.max(axis=1, keepdims=True, initial=0.0) + 1e-300))
     As = A * inv_d[:, :, None] * inv_d[:, None, :]
     try:
-        S = np.linalg.inv(As + beta_eye(A.shape[1], beta))
+        S = np.linalg.inv(As + (beta_eye(A.shape[1], beta) if weights is None
+                                else beta * weights[:, :, None] * np.eye(A.shape[1])))
     except np.linalg.LinAlgError:
         def each(rhs):
-            return np.array([solve(a, r, beta, None if J is None else J[i])
-                             for i, (a, r) in enumerate(zip(A, rhs))]).reshape(rhs.shape)
+            return np.array([factored(a, beta, None if J is None else J[i], None if weights is None else weights[i])
+                             .solve(r) for i, (a, r) in enumerate(zip(A, rhs))]).reshape(rhs.shape)
         return Factored(each, inv_d)
     return Factored(partial(_solve_batch_with, S, As, inv_d, beta, J), inv_d)
 

@@ -345,6 +345,7 @@ class System:
         #: whether the accelerations are refined against the rows (schur.refine_accelerations): only
         #: models with a nearly point mass need it, and it cost the examples' evaluations 4-11 %
         self.refine_accelerations = bool(np.any(point_mass_shares(cm) < POINT_MASS_REFINE))
+        self._I_B_floor_inv = floored_inverse_inertia(cm) if self.refine_accelerations else None
         self._angles = AngleRows(self.coord_mi[self.angle_coords], self.coord_mj[self.angle_coords],
                                  cm.marker_body, cm.marker_axes)
         self._coord_bi = cm.marker_body[self.coord_mi]
@@ -979,10 +980,16 @@ class System:
         X = Mi @ D1
         JM = J @ Mi
         R = D2 - J @ X
+        # as the solve's own regularisation (_constrained): a plain β left the tension of a chain of
+        # 20 nearly point masses half resolved in the Jacobian, and Radau's Newton iterations took
+        # 298 Jacobians at I/(m L²) = 1e-10 where real bobs take 4
+        floored = self.floored_inverse_inertia(B.R) if self.refine_accelerations else None
         if self.sparse:
-            lam = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
+            lam = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta, floored)
         else:
-            lam = schur.solve_many((JM @ J.T).tocsc(), R, self.beta)
+            weights = (None if floored is None else
+                       schur.regularisation_weights(rows.J, JM.toarray(), self._inv_mass, floored))
+            lam = schur.solve_many((JM @ J.T).tocsc(), R, self.beta, weights)
         return X + JM.T @ lam
 
     @staticmethod
@@ -1566,6 +1573,13 @@ class System:
                 break
         return np.einsum("nij,nj->ni", R, x)
 
+    def floored_inverse_inertia(self, R):
+        """(..., n, 3, 3) 1/(kg m²), world axes: the inverse inertias with their principal values
+        floored (:func:`floored_inverse_inertia`) at rotations R (..., n, 3, 3), which the
+        regularisation of a model with nearly point masses is relative to
+        (:func:`.schur.regularisation_weights`)."""
+        return R @ self._I_B_floor_inv @ np.swapaxes(R, -1, -2)
+
     def _minv_dot(self, B: Bodies, f, Mi=None):
         """M⁻¹ f for a split-layout f (6n,); Mi is the dense M⁻¹ of small models."""
         if Mi is not None:
@@ -1589,15 +1603,17 @@ class System:
         if not self.sparse or Mi is not None:
             J = rows.J
             JM = J @ Mi
+            weights = (schur.regularisation_weights(J, JM, self._inv_mass, self.floored_inverse_inertia(B.R))
+                       if self.refine_accelerations else None)
             if self.inconsistent_redundancies:
                 # redundant rows a gap apart ask for what no motion gives along their redundancies
                 # (a float32 Bennett linkage: 1e-9 of C and J̇u there): the regularised solve answered
                 # with λ ~ that/β, moving the bodies by up to 100 times it, and DOP853 spent 4.4 times
                 # the evaluations and lost 9.1e-5 J over 8 s
                 factor = schur.factored_without_null(JM @ J.T, self.inconsistent_redundancies, self.beta, J,
-                                                     self._null_cache)
+                                                     self._null_cache, weights)
             else:
-                factor = schur.factored(JM @ J.T, self.beta, J)
+                factor = schur.factored(JM @ J.T, self.beta, J, weights)
             b = target - J @ u_free
             lam = factor.solve(b)
             du = JM.T @ lam
@@ -1608,7 +1624,8 @@ class System:
         # as the dense solve above: with the regularised solve six float32 Bennett linkages side by
         # side (120 rows) lost 2.3e-4 J over 2 s on DOP853 in 3.8 times the evaluations
         lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target - bs.product(rows.blocks, u_free),
-                           self.beta, without=self.inconsistent_redundancies)
+                           self.beta, without=self.inconsistent_redundancies, refine=self.refine_accelerations,
+                           regularise_as=self.floored_inverse_inertia(B.R) if self.refine_accelerations else None)
         return u_free + du, lam
 
     def _evaluated(self, t, y):
@@ -2034,6 +2051,19 @@ def point_mass_shares(cm: CompiledModel) -> np.ndarray:
     reach2 = squared / np.maximum(np.bincount(body[held], minlength=cm.n_bodies), 1)
     least = np.linalg.eigvalsh(cm.inertia_B)[:, 0] if cm.n_bodies else np.zeros(0)
     return np.divide(least, cm.mass * reach2, out=np.full(cm.n_bodies, np.inf), where=reach2 > 0.0)
+
+
+def floored_inverse_inertia(cm: CompiledModel) -> np.ndarray:
+    """(n, 3, 3) 1/(kg m²): each moving body's inverse inertia, body axes, with its principal values
+    floored at POINT_MASS_REFINE m r² (r as :func:`point_mass_shares`)."""
+    ends = _joint_ends(cm)
+    body = cm.marker_body[ends]
+    held = body >= 0
+    squared = np.bincount(body[held], weights=np.sum(cm.marker_r[ends[held]] ** 2, axis=1), minlength=cm.n_bodies)
+    reach2 = squared / np.maximum(np.bincount(body[held], minlength=cm.n_bodies), 1)
+    values, axes = np.linalg.eigh(cm.inertia_B)
+    values = np.maximum(values, (POINT_MASS_REFINE * cm.mass * reach2)[:, None])
+    return (axes / values[:, None, :]) @ axes.transpose(0, 2, 1)
 
 
 def link_levers(cm: CompiledModel) -> np.ndarray:
