@@ -235,6 +235,11 @@ _SINGULAR_START_SHARE = 1e-3
 #: ... counting J's singular values below this share of the largest as nought (a float32 rounding off the
 #: singular position: 2e-9 to 8e-9; a Scotch yoke drawn 1e-6 rad off its dead point, which runs: 2.7e-8)
 _SINGULAR_START_RANK = 1e-8
+#: ... on the sparse path, J's largest singular value found by this many power steps (its largest ones
+#: clustered: 0.4 % under it after 30 on a chain of 300 links, 1.1 % on the N-four-bar of 200 loops), and
+#: the span its near-null left directions are read in by this many images under the regularised solve
+#: (:func:`_split_regularised`)
+_POWER_STEPS, _NULL_IMAGES = 30, 4
 #: ... and looking at the start's accelerations only when they exceed this share of the applied forces'
 _HELD_STILL = 1e-6
 #: ... and only when those outside the span exceed this many times the rows' first-order rate along the
@@ -408,27 +413,83 @@ _IDLE_SHARE = 1e-6
 _IDLE_RANK = 1e-8
 
 
-def _free_share(J, power):
-    """For each row p of ``power``, |r| / |p| with r the part of p that J's rows cannot take (p less
-    its least-squares fit by Jᵀλ: p's power on the motions J allows), J in COO form. Solved as the
-    regularised augmented system [[αI, Jᵀ], [J, −αI]] [r; αλ] = [αp; 0] (r = p − Jᵀλ, J r = α²λ),
-    whose eigenvalues are ±√(α² + σ²) for J's singular values σ: it is nonsingular however singular
-    or redundant J is (conditioned 1/_IDLE_RANK), and a direction of J's rows with σ ≪ α counts as
-    free, one with σ ≫ α as held, as a rank cut at α would. α = _IDLE_RANK √(‖J‖₁ ‖J‖∞), a bound on
-    J's largest σ (1.0 to 1.4 times it on the examples and the N-four-bar). One sparse LU, no dense
-    null space: the N-four-bar of 40 loops (J 605 × 486) takes 1.5 ms, an SVD of J 190 ms."""
+def _regularised(J, share):
+    """(LU, α) of the regularised augmented system K = [[αI, Jᵀ], [J, −αI]] of J (COO, m × c), whose
+    eigenvalues are ±√(α² + σ²) for J's singular values σ: nonsingular however singular or redundant J
+    is (conditioned 1/share), and a direction of J with σ ≪ α counts as free (or, of its rows, as lost),
+    one with σ ≫ α as held, as a rank cut at α would. α = share √(‖J‖₁ ‖J‖∞), a bound on J's largest σ
+    (1.0 to 1.4 times it on the examples and the N-four-bar). (None, 0) when J is all nought."""
     m, cols = J.shape
     size = np.abs(J.data)
-    alpha = _IDLE_RANK * math.sqrt(np.max(np.bincount(J.row, size, m), initial=0.0)
-                                   * np.max(np.bincount(J.col, size, cols), initial=0.0))
+    alpha = share * math.sqrt(np.max(np.bincount(J.row, size, m), initial=0.0)
+                              * np.max(np.bincount(J.col, size, cols), initial=0.0))
     if alpha == 0.0:
-        return np.ones(len(power))          # no row holds anything
+        return None, 0.0
     d = np.arange(cols + m)                 # K's diagonal; Jᵀ above it, J below
     K = sparse.csc_matrix((np.concatenate([np.full(cols, alpha), J.data, J.data, np.full(m, -alpha)]),
                            (np.concatenate([d[:cols], J.col, cols + J.row, d[cols:]]),
                             np.concatenate([d[:cols], cols + J.row, J.col, d[cols:]]))), shape=(cols + m, cols + m))
-    r = splu(K).solve(np.concatenate([alpha * power.T, np.zeros((m, len(power)))]))[:cols]
+    return splu(K), alpha
+
+
+def _free_share(J, power):
+    """For each row p of ``power``, |r| / |p| with r the part of p that J's rows cannot take (p less
+    its least-squares fit by Jᵀλ: p's power on the motions J allows), J in COO form. Solved as
+    :func:`_regularised`'s system with α at _IDLE_RANK: K [r; αλ] = [αp; 0] (r = p − Jᵀλ, J r = α²λ).
+    One sparse LU, no dense null space: the N-four-bar of 40 loops (J 605 × 486) takes 1.5 ms, an SVD
+    of J 190 ms."""
+    lu, alpha = _regularised(J, _IDLE_RANK)
+    if lu is None:
+        return np.ones(len(power))          # no row holds anything
+    cols = J.shape[1]
+    r = lu.solve(np.concatenate([alpha * power.T, np.zeros((J.shape[0], len(power)))]))[:cols]
     return np.linalg.norm(r, axis=0) / np.maximum(np.linalg.norm(power, axis=1), 1e-300)
+
+
+def _split_by_svd(J):
+    """check_singular_start's (outside, free) for a dense J (rank-scaled): ``outside(g)``, g less its
+    projection on J's span (its part along J's left null space), and ``free(p)``, p's projection on J's
+    null space, J's singular values below _SINGULAR_START_RANK of the largest counting as nought."""
+    U, sv, Vt = np.linalg.svd(J)
+    rank = int(np.sum(sv > _SINGULAR_START_RANK * sv[0]))
+    span, null = U[:, :rank], Vt[rank:]
+    return (lambda g: g - span @ (span.T @ g)), (lambda p: null.T @ (null @ p))
+
+
+def _split_regularised(J):
+    """:func:`_split_by_svd`'s (outside, free) for a sparse J (COO, rank-scaled), with no dense SVD, from
+    one LU of :func:`_regularised`'s system, α at _SINGULAR_START_RANK of a bound on J's largest singular
+    value. K [r; ·] = [αp; 0] gives r = p − Jᵀ (JJᵀ + α²)⁻¹ J p: ``free`` weighs each of J's singular
+    directions by α² / (α² + σ²), a soft cut at α (one held at 10 α: 0.01). ``outside`` cuts hard, as the
+    SVD does: the soft cut let through 2.8e-3 of the second-order terms along a direction held at 22 α
+    (a chain 0.5 µm past its reach; 0.12 at 3.2 α, the same chain at 1/100 of its size), read as a
+    singular position where the SVD lets it run. g's part along J's near-null left directions lies in
+    the span of g and its images under K [·; b] = [0; −αg] (b = α² (JJᵀ + α²)⁻¹ g keeps a direction of
+    σ ≪ α and takes one of σ ≫ α to (α/σ)² of it): J's least singular directions in that span, from
+    Jᵀ's SVD on it, cut as the SVD cuts. Taken in place of the SVD on the dense path's models, it
+    decided as the SVD on all 105 tests of the overconstrained, rank, redundancy and spatial mechanisms'
+    files. None when J is all nought."""
+    lu, alpha = _regularised(J, _SINGULAR_START_RANK)
+    if lu is None:
+        return None
+    m, cols = J.shape
+    # J's largest singular value by power iteration on JᵀJ (the SVD cuts relative to it)
+    x = np.random.default_rng(0).standard_normal(cols)
+    for _ in range(_POWER_STEPS):
+        x = J.T @ (J @ x)
+        x /= np.linalg.norm(x)
+    cut = _SINGULAR_START_RANK * np.linalg.norm(J @ x)
+
+    def outside(g):
+        images = [g]
+        for _ in range(_NULL_IMAGES):
+            images.append(lu.solve(np.concatenate([np.zeros(cols), -alpha * images[-1]]))[cols:])
+        V = np.linalg.qr(np.column_stack(images))[0]
+        # Vᵀ J = B Σ Aᵀ: J's left singular directions in V's span are V B, of singular values Σ
+        _, sv, Bt = np.linalg.svd(np.asarray(J.T @ V), full_matrices=False)
+        null = V @ Bt[sv <= cut].T
+        return null @ (null.T @ g)
+    return outside, (lambda p: lu.solve(np.concatenate([alpha * p, np.zeros(m)]))[:cols])
 
 
 def checked_start(cm: CompiledModel) -> _Run:
@@ -901,6 +962,8 @@ class _Run:
         lies (to :data:`_NEAR_SINGULAR`) in the span of the joints' rows, so that the joints alone
         keep their rank and only the motion asks for a rate they cannot give (not the other motions'
         and couplers' rows: two motions on a gear pair are a contradiction, no dead point)."""
+        if not self.cm.motions:
+            return []       # (its dense SVDs took 1.9 s on a stretched chain of 300 links, its start 0.1 s)
         J = self.sys.rank_scaled(self.sys.constraint_rows(t, y).J)
         tol = _NEAR_SINGULAR * np.linalg.svd(J, compute_uv=False)[0]
         first = self.sys.layout.n_rows
@@ -955,18 +1018,21 @@ class _Run:
         terms (J̇(u̇) u̇) of the accelerations the forces give along J's null space, reach outside the span
         of J. A structural redundancy (a shaft on two hinges, a parallelogram) keeps its rank along every
         motion, so those terms stay in the span (rounding: 1e-5 of them for a float32-tilted
-        parallelogram). Run on, such a start crawled at 1e-10 to 1e-6 s a step for many minutes."""
+        parallelogram). Run on, such a start crawled at 1e-10 to 1e-6 s a step for many minutes. On the
+        sparse path J's spans come from one sparse LU (:func:`_split_regularised`), with no dense SVD."""
         sysm = self.sys
-        if sysm.sparse:
-            return      # a dense SVD of a large model's rows (thousands) would cost more than its start
         rows = sysm.constraint_rows(0.0, y0)
-        U, sv, Vt = np.linalg.svd(sysm.rank_scaled(rows.J))
-        rank = int(np.sum(sv > _SINGULAR_START_RANK * sv[0]))
-        span, free = U[:, :rank], Vt[rank:]
         row_scale, column_scale = sysm.rank_row_scale, sysm.rank_column_scale
-
-        def outside(g):
-            return g - span @ (span.T @ g)
+        if sysm.sparse:
+            # a dense SVD of a large model's rows (thousands) would cost more than its start
+            J = sparse.coo_matrix(rows.J)
+            split = _split_regularised(sparse.coo_matrix(
+                (J.data * row_scale[J.row] * column_scale[J.col], (J.row, J.col)), shape=J.shape))
+            if split is None:
+                return      # no row holds anything
+            outside, free = split
+        else:
+            outside, free = _split_by_svd(sysm.rank_scaled(rows.J))
         gamma = row_scale * sysm._gamma(rows, y0[sysm.sl_u])
         off = outside(gamma)
         if np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(gamma):
@@ -985,7 +1051,7 @@ class _Run:
         udot = np.where(jointed, sysm.evaluate(0.0, y0)[0], 0.0)
         # the part of them the joints allow to first order (a driven double Cardan's, moving at t = 0, has
         # the rows' own γ too): the condition holds for directions along which J u = 0
-        along = column_scale * (free.T @ (free @ (udot / column_scale)))
+        along = column_scale * free(udot / column_scale)
         moving = y0.copy()
         moving[sysm.sl_u] = along
         quad = row_scale * sysm.constraint_rows(0.0, moving).quad

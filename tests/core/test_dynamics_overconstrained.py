@@ -674,6 +674,65 @@ def test_a_chain_drawn_a_rounding_off_straight_is_still_at_a_singular_position(o
                                   "'G2' are drawn stretched"), res.message
 
 
+def _long_chain_between_ground_points(n):
+    """n bars of 100 mm on spherical joints G1 (ground), K1 .. K(n-1), G2 (ground), drawn exactly straight
+    along X, gravity across it: 3 (n + 1) rows on 6 n freedoms, on the sparse path from n = 17."""
+    frames = [Frame(name="G1.i"), Frame(name="G1.j", body="L0", position=(-50.0, 0.0, 0.0))]
+    for k in range(1, n):
+        frames += [Frame(name=f"K{k}.i", body=f"L{k - 1}", position=(50.0, 0.0, 0.0)),
+                   Frame(name=f"K{k}.j", body=f"L{k}", position=(-50.0, 0.0, 0.0))]
+    frames += [Frame(name="G2.i", body=f"L{n - 1}", position=(50.0, 0.0, 0.0)),
+               Frame(name="G2.j", position=(100.0 * n, 0.0, 0.0))]
+    names = ["G1", *(f"K{k}" for k in range(1, n)), "G2"]
+    return Model(bodies=tuple(_bar(f"L{k}", 100.0 * k, 100.0) for k in range(n)), frames=tuple(frames),
+                 joints=tuple(Joint(name=j, type="spherical", frame_i=f"{j}.i", frame_j=f"{j}.j") for j in names),
+                 settings=SolverSettings(end_time=0.2, output_rate=100, gravity=(0.0, 0.0, -9810.0)))
+
+
+def test_a_long_chain_pulled_straight_on_the_sparse_path_fails_at_the_start_naming_its_joints():
+    """30 bars pulled straight between two ground points under gravity across them (93 rows on 180
+    freedoms: the sparse path), as the two bars above: the check at t = 0 returned at once on the sparse
+    path (it took a dense SVD of J), and DOP853 crawled through 0.01 s of the 0.2 s run in 40 s, losing
+    75 % of the energy that changes form. It now fails at once naming every joint of the chain."""
+    from core.model.compile import compile_model
+    from core.solver.system import System
+    model = _long_chain_between_ground_points(30)
+    assert System(compile_model(model)).sparse
+    res = core.simulate(model, progress=lambda p: p.wall_time < 15.0)
+    assert res.status == "failed", res.message
+    joints = ", ".join(f"joint {j!r}" for j in ["G1", *(f"K{k}" for k in range(1, 30)), "G2"])
+    assert res.message.startswith(f"the mechanism is drawn at a singular position: {joints} are drawn stretched"), \
+        res.message
+    np.testing.assert_array_equal(res.t, [0.0])
+
+
+def test_a_stretched_chain_beside_sound_loops_on_the_sparse_path_fails_at_the_start_naming_only_its_joints():
+    """The N-four-bar of 10 loops (164 rows with the chain, 30 of them redundant at every position: the
+    sparse path) runs; beside it the two bars of 100 and 200 mm pulled straight between ground points
+    (joints SG1, SK, SG2), gravity across them, held it at its first frame for 40 s (DOP853). Refused at
+    once, naming the chain's joints and none of the loops' redundant hinges."""
+    from dataclasses import replace
+    from test_iftomm import n_four_bar_model
+    loops = n_four_bar_model(n=10, end=0.02)
+    res = core.simulate(loops)
+    assert res.status == "success", res.message
+    assert res.redundant_constraints == 30
+    chain = _chain_between_ground_points(0.0)
+    y = 2000.0      # mm, beside the loops (in their plane at y = 0)
+    moved = tuple(replace(f, name="S" + f.name, body=f.body and "S" + f.body,
+                          position=f.position if f.body else (f.position[0], y, f.position[2])) for f in chain.frames)
+    model = replace(loops, bodies=loops.bodies + tuple(replace(b, name="S" + b.name, position=(b.position[0], y, 0.0))
+                                                       for b in chain.bodies),
+                    frames=loops.frames + moved,
+                    joints=loops.joints + tuple(replace(j, name="S" + j.name, frame_i="S" + j.frame_i,
+                                                        frame_j="S" + j.frame_j) for j in chain.joints))
+    res = core.simulate(model, progress=lambda p: p.wall_time < 15.0)
+    assert res.status == "failed", res.message
+    assert res.message.startswith("the mechanism is drawn at a singular position: joint 'SG1', joint 'SK', joint "
+                                  "'SG2' are drawn stretched"), res.message
+    np.testing.assert_array_equal(res.t, [0.0])
+
+
 def test_a_slider_crank_driven_by_its_slider_from_rest_at_its_dead_point_fails_at_the_start():
     """Crank (100 mm, hinged at the origin about world Y), rod (300 mm) on a spherical and a universal
     joint, slider on a rail along world X, all drawn on the X axis: the dead point, where the slider's
