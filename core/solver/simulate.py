@@ -1048,6 +1048,10 @@ class _Run:
         jointed = np.ones(6 * sysm.n, bool)
         jointed[split_columns(sysm._unjointed, sysm.n).ravel()] = False
         pushed = np.linalg.norm(sysm._minv_dot(B, F.ravel())[jointed])
+        if pushed == 0.0 and not np.any(y0[sysm.sl_u]) and not (sysm.n_motions and np.any(rows.acc_target)):
+            # nothing pushes, moves or drives the parts: they stay at rest, their accelerations are rounding
+            # (a 10 mm parallelogram drawn flat on a boom, no gravity: 8.8e-16, refused as stretched)
+            return
         udot = np.where(jointed, sysm.evaluate(0.0, y0)[0], 0.0)
         # the part of them the joints allow to first order (a driven double Cardan's, moving at t = 0, has
         # the rows' own γ too): the condition holds for directions along which J u = 0
