@@ -495,11 +495,15 @@ def _split_regularised(J):
 def checked_start(cm: CompiledModel) -> _Run:
     """:func:`check`'s run of ``cm`` up to its first step: its warnings, and its redundancy count
     at the assembled state (``redundant``), which ``python -m core check`` prints without
-    counting again (a dense count of an N-four-bar of 200 loops, twice, took 29 s)."""
+    counting again (a dense count of an N-four-bar of 200 loops, twice, took 29 s). SolverError where
+    the run fails at t = 0 as drawn at a singular position (:meth:`_Run.check_singular_start`; its
+    accelerations without the contacts, which only the run prepares)."""
     with one_blas_thread():
         run = _Run(cm, None)
-        y0, _, _ = run.assemble()
+        y0, redundant, _ = run.assemble()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if redundant or run.sys.singular_at_start:
+                run.check_singular_start(y0)
             run.check_stiffness(y0, log_now=False)
     return run
 

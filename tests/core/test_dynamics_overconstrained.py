@@ -733,6 +733,16 @@ def test_a_stretched_chain_beside_sound_loops_on_the_sparse_path_fails_at_the_st
     np.testing.assert_array_equal(res.t, [0.0])
 
 
+@pytest.mark.parametrize("links", [2, 30])
+def test_the_check_refuses_a_chain_pulled_straight_as_the_run_does(links):
+    """core.check (and ``python -m core check``) returned no issue for the chains above, pulled straight
+    under a load across them, which every run refuses at t = 0: it raises the run's SolverError."""
+    model = _chain_between_ground_points(0.0) if links == 2 else _long_chain_between_ground_points(links)
+    with pytest.raises(core.SolverError, match=r"^the mechanism is drawn at a singular position: joint 'G1', joint "
+                                               r"'K1?', .*joint 'G2' are drawn stretched"):
+        core.check(model)
+
+
 def test_a_slider_crank_driven_by_its_slider_from_rest_at_its_dead_point_fails_at_the_start():
     """Crank (100 mm, hinged at the origin about world Y), rod (300 mm) on a spherical and a universal
     joint, slider on a rail along world X, all drawn on the X axis: the dead point, where the slider's
