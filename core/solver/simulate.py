@@ -25,7 +25,7 @@ from scipy.interpolate import KroghInterpolator
 from scipy.integrate._ivp import bdf as _bdf
 from scipy.sparse.linalg import splu
 
-from ..contacts.bodies import (ABSURD_STEPS, EXPLICIT_STEP_OMEGA, IMPLICIT_LOSS, IMPLICIT_LOSS_FLOOR,
+from ..contacts.bodies import (ABSURD_STEPS, IMPLICIT_LOSS, IMPLICIT_LOSS_FLOOR, TOUCHING_STEP_OMEGA,
                                STIFFNESS_HINT)
 from ..errors import Issue, ModelError, SolverError
 from ..model import spec
@@ -310,9 +310,9 @@ _CONTACT_PACES = 0.05
 #: (1000 times shorter): its force is likely discontinuous, chased by the error control
 _CONTACT_TIE_PACES = 5e-5
 #: the range of ρ h (a contact's fastest rate times the mean step since the previous look) in which
-#: it holds an explicit method's steps (check_contact_held): it keeps them near ω h = 1 on its
-#: oscillation (ContactSet.explicit_step_bound) and ρ h = 3-6 on a decay (their stability); the
-#: cam's follower ran at ω h 0.44-0.75 (DOP853), a 10 g block resting at ρ h 5.9 on its damping.
+#: it holds an explicit method's steps (check_contact_held): it keeps them near ω h = 1 (RK45) or 3
+#: (DOP853) on its oscillation (ContactSet.explicit_step_bound) and ρ h = 3-6 on a decay (their
+#: stability); the cam's follower ran at ω h 0.44-0.75 (DOP853), a 10 g block resting at ρ h 5.9 on its damping.
 #: Above it the steps were not the contact's (a bounce after long steps in flight), or its effective
 #: mass, from the parts' farthest vertices, is far too light: a ball resting centrally read 15.6
 _CONTACT_HELD_PACES = (0.3, 50.0)
@@ -2174,8 +2174,8 @@ class _Run:
         """Once a run, on an adaptive explicit method (RK45, DOP853): a warning, and the progress
         note, when a touching contact of sound values holds a long run's steps to its own time
         scale, where its stability (:data:`_STABLE_H_RHO`) and the explicit contact bound
-        (ContactSet.explicit_step_bound, ω h = 1) keep them, however little the motion changes: a
-        part resting, sliding or pressed on by a cam. Nothing else says why such a run is slow
+        (ContactSet.explicit_step_bound, ω h = 1 for RK45, 3 for DOP853) keep them, however little
+        the motion changes: a part resting, sliding or pressed on by a cam. Nothing else says why such a run is slow
         (:meth:`check_stiffness` leaves contacts out, :meth:`check_contact_steps` waits for 1e5 steps
         to go): a 47 g follower pressed onto a cam by a spring (k 1e5 N/mm^1.5, C 10 N·s/mm) held
         DOP853 to steps of 7.5e-5 s, 2,683 steps and 31 s for 0.2 s, where the stepper at 1e-4 s
@@ -2216,7 +2216,7 @@ class _Run:
             text = (f"{where}at its penetration of {depth * 1e3:.3g} mm its stiffness ({stiffness * 1e-3:.4g} "
                     f"N/mm) against an effective mass of {m_red:.4g} kg oscillates at {omega:.3g} rad/s (a "
                     f"period of {2e3 * math.pi / omega:.3g} ms), which an explicit method follows at steps of at "
-                    f"most about {EXPLICIT_STEP_OMEGA / omega:.2g} s, however little the motion changes")
+                    f"most about {TOUCHING_STEP_OMEGA[s.integrator] / omega:.2g} s, however little the motion changes")
         elif cause == "damping":
             # N·s/m: 2 √(k_eff m) of its points together at this depth, and of its deepest point at δ_max,
             # where a point's C is reached (how far over it C is), against that point's share of the mass
@@ -2409,7 +2409,8 @@ class _Run:
                 cap = min(cap, max(sysm.contacts.step_bound(B.x, B.R, B.v, B.w, acc), 1e-9))
                 if explicit:
                     cap = sysm.contacts.explicit_step_bound(B.x, B.R, B.v, B.w, acc, depths, sysm.mass,
-                                                            sysm.free_turn(), cap, B.I_W)
+                                                            sysm.free_turn(), cap, B.I_W,
+                                                            TOUCHING_STEP_OMEGA[s.integrator])
             if newton_rho:
                 w = solver.y[sysm.sl_w].reshape(-1, 3)     # the bodies' angular velocities, world
                 spin = float(np.sqrt(np.max(np.einsum("ij,ij->i", w, w), initial=0.0)))

@@ -515,6 +515,7 @@ def test_an_adaptive_run_too_loose_for_a_bounce_is_reported_by_the_energy_check(
     assert not [w for w in run("RK45", 3e-2).warnings if "the total energy rose" in w]
     assert not [w for w in run("DOP853", 1e-7).warnings if "the total energy rose" in w]
     monkeypatch.setattr(bodies_module, "EXPLICIT_STEP_OMEGA", np.inf)
+    monkeypatch.setitem(bodies_module.TOUCHING_STEP_OMEGA, "RK45", np.inf)
     loose = run("RK45", 3e-2)
     assert loose.success
     assert [w for w in loose.warnings if "the total energy rose" in w]
@@ -686,6 +687,36 @@ def test_an_explicit_method_does_not_step_into_a_stiff_contact_past_its_stages(i
     e = r.total_energy
     assert np.max(np.abs(e - e[0])) < 1e-4 * e[0]
     assert r.com[:, 0, 2].max() * 1e3 < 10.5 + 1e-3
+
+
+def test_dop853_rests_a_ball_in_a_corner_at_its_static_depth_in_steps_of_half_its_stability_limit():
+    # a 30 mm steel ball (0.111 kg) resting in the corner of a floor and two walls, linear law (e = 1,
+    # k = 1e5 N/mm, the add-on's default k and damping) with friction; gravity along the corner's
+    # diagonal, so each of the three contacts carries m g/√3 on the one vertex facing it, at
+    # δ = m g/(√3 k) = 6.29e-6 mm. Its contacts oscillate at ω = √(k/m) = 3.0e4 rad/s however still the
+    # ball: a radian a step held DOP853 to 601 steps for 0.02 s (101,000 evaluations for a drop and
+    # 0.3 s), where its error control alone took 120 (ω h 5, its stability limit on the imaginary
+    # axis is 5.96); the touching bound is now half that limit, ω h 3: T ω / 3 steps, 1.5 times allowed
+    r, k = 15.0, 1e5
+    m = 7850e-9 * 4.0 / 3.0 * np.pi * r ** 3
+    depth = m * G / np.sqrt(3.0) / k
+    walls = {"Floor": ((100, 100, -5), (200, 200, 10)), "WallX": ((-5, 100, 100), (10, 200, 200)),
+             "WallY": ((100, -5, 100), (200, 10, 200))}
+    bodies = (Body(name="Ball", geometry=Sphere(radius=r), mass=m, position=(r - depth,) * 3),) + tuple(
+        Body(name=name, geometry=Box(size=size), fixed=True, position=at) for name, (at, size) in walls.items())
+    contacts = tuple(Contact(name=name, body_i="Ball", body_j=name, stiffness=k, damping=10.0, exponent=1.0,
+                             friction=True) for name in walls)
+    end = 0.01
+    res = core.simulate(Model(bodies=bodies, contacts=contacts,
+                              settings=SolverSettings(end_time=end, output_rate=1000, integrator="DOP853",
+                                                      gravity=tuple(-G * 1e3 / np.sqrt(3.0) * np.ones(3)))))
+    assert res.success and not res.warnings, res.warnings
+    # at rest: the static depth (rtol 1e-8 of the 15 mm position: 1e-7 mm), no energy gained
+    np.testing.assert_allclose(res.contact_depth * 1e3, depth, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.com[:, 0] * 1e3, r - depth, rtol=0, atol=1e-7)
+    assert np.max(res.total_energy) - res.total_energy[0] < 1e-12
+    omega = np.sqrt(k * 1e3 / m)
+    assert res.stats["steps"] < 1.5 * end * omega / 3.0      # measured 101 of 100; 301 at a radian
 
 
 @pytest.mark.parametrize("integrator", ["RK45", "DOP853", "LSODA"])
