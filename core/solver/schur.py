@@ -150,7 +150,9 @@ def regularisation_weights(J, JM, inv_mass, regularise_as):
     ang = J[..., 3 * n:].reshape(J.shape[:-1] + (n, 3))
     floored = ((J[..., :3 * n] ** 2) @ np.repeat(inv_mass, 3)
                + np.einsum("...rbi,...rbi->...r", np.einsum("...rbj,...bij->...rbi", ang, regularise_as), ang))
-    return np.minimum(floored / np.maximum(np.einsum("...ri,...ri->...r", JM, J), 1e-300), 1.0)
+    diag = np.einsum("...ri,...ri->...r", JM, J)
+    # (a row with no Jacobian, two hinge axes exactly opposed, keeps its whole β)
+    return np.minimum(np.divide(floored, diag, out=np.ones_like(diag), where=diag > 0.0), 1.0)
 
 
 def refine_accelerations(factor: Factored, residual, apply, lam, du, b):
@@ -811,7 +813,7 @@ class BlockSchur:
         lin = np.einsum("gj,gj->g", Jg[:, :3], Jg[:, :3]) * np.take(inv_mass, self._g_body)
         floored = np.bincount(self._g_row, weights=lin + ang, minlength=self.m)
         diag = np.bincount(self._g_row, weights=np.einsum("gj,gj->g", JM, Jg), minlength=self.m)
-        return np.minimum(floored / np.maximum(diag, 1e-300), 1.0)
+        return np.minimum(np.divide(floored, diag, out=np.ones_like(diag), where=diag > 0.0), 1.0)
 
     def _matrix(self, blocks, inv_mass, I_W_inv):
         """(J's blocks summed per row and body, J M⁻¹ of those, J M⁻¹ Jᵀ as the band (m × (kd + 1),

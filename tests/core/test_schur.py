@@ -311,3 +311,19 @@ def test_a_null_cache_reuses_a_span_only_for_the_same_matrix():
         np.testing.assert_array_equal(schur.solve_without_null(A, rhs, 1, 1e-8, cache=cache),
                                       schur.solve_without_null(A, rhs, 1, 1e-8))
         assert abs(cache.span[:, 0] @ v) > 1 - 1e-12
+
+
+def test_a_row_with_no_jacobian_keeps_its_whole_regularisation_beside_a_point_mass():
+    """Regularisation weights are a row's diagonal with the inertias floored over its own: a row
+    whose Jacobian vanishes (two hinge axes exactly opposed) has none, and took weight 0, leaving
+    the regularised matrix singular there."""
+    from core.solver import schur
+    n = 1
+    J = np.zeros((3, 6 * n))
+    J[0, 0] = 1.0                      # along x: the mass alone
+    J[1, 3 * n + 2] = 1.0              # about z: the inertia alone
+    inv_mass = np.array([1.0])
+    Mi = np.diag([1.0, 1.0, 1.0, 1e8, 1e8, 1e8])        # I = 1e-8 kg m²
+    floored = np.eye(3)[None] * 1e5                       # floored at 1e-5 kg m²
+    w = schur.regularisation_weights(J, J @ Mi, inv_mass, floored)
+    np.testing.assert_allclose(w, [1.0, 1e-3, 1.0])
