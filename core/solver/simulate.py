@@ -36,7 +36,7 @@ from . import batch, jacobian
 from .interpolate import NODES as HERMITE_NODES, StepHermite
 from .reactions import frame_dynamics
 from .schur import split_columns
-from .system import _IMPLICIT_H_OMEGA, System, rotated, rotations
+from .system import _IMPLICIT_H_OMEGA, _REDUNDANT_SINGULAR, System, rotated, rotations
 from .threads import one_blas_thread
 
 log = logging.getLogger(__name__)
@@ -446,20 +446,19 @@ def _free_share(J, power):
     return np.linalg.norm(r, axis=0) / np.maximum(np.linalg.norm(power, axis=1), 1e-300)
 
 
-def _split_by_svd(J):
+def _split_by_svd(J, share):
     """check_singular_start's (outside, free) for a dense J (rank-scaled): ``outside(g)``, g less its
     projection on J's span (its part along J's left null space), and ``free(p)``, p's projection on J's
-    null space, J's singular values below _SINGULAR_START_RANK of the largest counting as nought."""
+    null space, J's singular values below ``share`` of the largest counting as nought."""
     U, sv, Vt = np.linalg.svd(J)
-    rank = int(np.sum(sv > _SINGULAR_START_RANK * sv[0]))
+    rank = int(np.sum(sv > share * sv[0]))
     span, null = U[:, :rank], Vt[rank:]
     return (lambda g: g - span @ (span.T @ g)), (lambda p: null.T @ (null @ p))
 
 
-def _split_regularised(J):
+def _split_regularised(J, share):
     """:func:`_split_by_svd`'s (outside, free) for a sparse J (COO, rank-scaled), with no dense SVD, from
-    one LU of :func:`_regularised`'s system, α at _SINGULAR_START_RANK of a bound on J's largest singular
-    value. K [r; ·] = [αp; 0] gives r = p − Jᵀ (JJᵀ + α²)⁻¹ J p: ``free`` weighs each of J's singular
+    one LU of :func:`_regularised`'s system, α at ``share`` of a bound on J's largest singular value. K [r; ·] = [αp; 0] gives r = p − Jᵀ (JJᵀ + α²)⁻¹ J p: ``free`` weighs each of J's singular
     directions by α² / (α² + σ²), a soft cut at α (one held at 10 α: 0.01). ``outside`` cuts hard, as the
     SVD does: the soft cut let through 2.8e-3 of the second-order terms along a direction held at 22 α
     (a chain 0.5 µm past its reach; 0.12 at 3.2 α, the same chain at 1/100 of its size), read as a
@@ -469,7 +468,7 @@ def _split_regularised(J):
     Jᵀ's SVD on it, cut as the SVD cuts. Taken in place of the SVD on the dense path's models, it
     decided as the SVD on all 105 tests of the overconstrained, rank, redundancy and spatial mechanisms'
     files. None when J is all nought."""
-    lu, alpha = _regularised(J, _SINGULAR_START_RANK)
+    lu, alpha = _regularised(J, share)
     if lu is None:
         return None
     m, cols = J.shape
@@ -478,7 +477,7 @@ def _split_regularised(J):
     for _ in range(_POWER_STEPS):
         x = J.T @ (J @ x)
         x /= np.linalg.norm(x)
-    cut = _SINGULAR_START_RANK * np.linalg.norm(J @ x)
+    cut = share * np.linalg.norm(J @ x)
 
     def outside(g):
         images = [g]
@@ -1023,20 +1022,28 @@ class _Run:
         of J. A structural redundancy (a shaft on two hinges, a parallelogram) keeps its rank along every
         motion, so those terms stay in the span (rounding: 1e-5 of them for a float32-tilted
         parallelogram). Run on, such a start crawled at 1e-10 to 1e-6 s a step for many minutes. On the
-        sparse path J's spans come from one sparse LU (:func:`_split_regularised`), with no dense SVD."""
+        sparse path J's spans come from one sparse LU (:func:`_split_regularised`), with no dense SVD.
+        Where the rank tests found J short of rank at t = 0 only (System.singular_at_start, at
+        _REDUNDANT_SINGULAR), the forces' test is taken again with J cut there: a chain drawn nearly
+        straight (:meth:`_stretched`)."""
         sysm = self.sys
         rows = sysm.constraint_rows(0.0, y0)
         row_scale, column_scale = sysm.rank_row_scale, sysm.rank_column_scale
         if sysm.sparse:
             # a dense SVD of a large model's rows (thousands) would cost more than its start
             J = sparse.coo_matrix(rows.J)
-            split = _split_regularised(sparse.coo_matrix(
-                (J.data * row_scale[J.row] * column_scale[J.col], (J.row, J.col)), shape=J.shape))
-            if split is None:
-                return      # no row holds anything
-            outside, free = split
+            scaled = sparse.coo_matrix((J.data * row_scale[J.row] * column_scale[J.col], (J.row, J.col)),
+                                       shape=J.shape)
+            def split(share):
+                return _split_regularised(scaled, share)
         else:
-            outside, free = _split_by_svd(sysm.rank_scaled(rows.J))
+            scaled = sysm.rank_scaled(rows.J)
+            def split(share):
+                return _split_by_svd(scaled, share)
+        spans = split(_SINGULAR_START_RANK)
+        if spans is None:
+            return      # no row holds anything
+        outside, free = spans
         gamma = row_scale * sysm._gamma(rows, y0[sysm.sl_u])
         off = outside(gamma)
         if np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(gamma):
@@ -1057,6 +1064,37 @@ class _Run:
             # (a 10 mm parallelogram drawn flat on a boom, no gravity: 8.8e-16, refused as stretched)
             return
         udot = np.where(jointed, sysm.evaluate(0.0, y0)[0], 0.0)
+        at_fault = self._stretched(y0, rows, udot, pushed, outside, free)
+        nearly = ""
+        if not len(at_fault) and sysm.singular_at_start:
+            # J short of rank at the rank tests' cut at t = 0 only, a chain whose sag is under about 1e-4 of
+            # its length (its least singular value ~0.1 of the sag's share at 2 to 30 bars): left to run,
+            # 1e-7 to 1e-5 of it (1e-8 to 1e-6) crawled at DOP853 through 0.02 s of 0.2 s in 25 s, losing
+            # 53 to 75 % of the energy, and in that band a float32 rounding of the bars' lengths (1e-7 of
+            # them, a sag of their square root) makes or unmakes the sag; 1e-3 of it runs (0.2 s: 0.3 s for 2 bars, 2.6 s for 30)
+            near = self._stretched(y0, rows, udot, pushed, *split(_REDUNDANT_SINGULAR))
+            # only where the joints alone lose the rank: a motion's row in it is a dead point the motion
+            # carries the parts through (a Scotch yoke built 1e-6 rad off its dead point and pushed from
+            # rest turns its crank at 2π rad/s; a four-bar 1e-9 rad short of its crank's limit runs)
+            if np.all(near < sysm.layout.n_rows):
+                at_fault = near
+                nearly = (f", or so nearly straight that the joints are short of rank at {_REDUNDANT_SINGULAR:g} of "
+                          "their size, a sag of about 1e-4 of its length or less, within a rounding of the drawing")
+        if len(at_fault):
+            joints = dict.fromkeys(self._row_name(int(r)) for r in at_fault)
+            raise SolverError(
+                f"the mechanism is drawn at a singular position: {', '.join(joints)} are drawn stretched (pulled "
+                f"straight between fixed points{nearly}) or at a dead point, where the forces at t = 0 push the "
+                "parts along a direction the joints allow only to first order. Rigid, the parts cannot move that "
+                "way at all, and the joint forces needed to hold them grow without bound (a chain pulled straight "
+                "under a load across it); draw it with some slack (a sag of 1e-3 of its length) or away from the "
+                "dead point, or give it compliance (a bushing in place of a joint)")
+
+    def _stretched(self, y0, rows, udot, pushed, outside, free) -> np.ndarray:
+        """The rows at fault where the accelerations ``udot`` at t = 0 push the parts along a direction J
+        allows to first order only (J's spans ``outside``, ``free`` as cut), else none."""
+        sysm = self.sys
+        row_scale, column_scale = sysm.rank_row_scale, sysm.rank_column_scale
         # the part of them the joints allow to first order (a driven double Cardan's, moving at t = 0, has
         # the rows' own γ too): the condition holds for directions along which J u = 0
         along = column_scale * free(udot / column_scale)
@@ -1076,15 +1114,8 @@ class _Run:
         if (np.linalg.norm(along) > _HELD_STILL * pushed
                 and np.linalg.norm(off) > _SINGULAR_START_SHARE * np.linalg.norm(quad)
                 and np.linalg.norm(off) > _ROUNDING_ORDER * spin * first):
-            at_fault = np.flatnonzero(np.abs(off) > 1e-3 * np.max(np.abs(off)))
-            joints = dict.fromkeys(self._row_name(int(r)) for r in at_fault)
-            raise SolverError(
-                f"the mechanism is drawn at a singular position: {', '.join(joints)} are drawn stretched (pulled "
-                "straight between fixed points) or at a dead point, where the forces at t = 0 push the parts along "
-                "a direction the joints allow only to first order. Rigid, the parts cannot move that way at all, "
-                "and the joint forces needed to hold them grow without bound (a chain pulled straight under a "
-                "load across it); draw it with some slack or away from the dead point, or give it compliance "
-                "(a bushing in place of a joint)")
+            return np.flatnonzero(np.abs(off) > 1e-3 * np.max(np.abs(off)))
+        return np.zeros(0, int)
 
     def _row_name(self, row: int) -> str:
         """'joint 'x'', 'motion 'y'' or 'gear pair 'z'' owning a constraint row."""
