@@ -2616,10 +2616,12 @@ class _Run:
 
     def check_singular_stall(self, t, y, advance):
         """Fail where the last :data:`_COLLAPSE_STEPS` steps, which advanced only ``advance`` (s) up to
-        (t, y), crawl at a singular position: a motion's dead point, or redundant joints that do not quite
-        meet, which lock there or swap branch while the error control chases that for ever. A stiff
+        (t, y), crawl at a singular position: a motion's dead point, redundant joints that do not quite
+        meet, which lock there or swap branch while the error control chases that for ever, or, in a model
+        with no redundancy, joints that lose a degree of freedom there (a chain nearly stretched). A stiff
         model's steps are as short, away from any singular position: it runs on."""
-        if not self.sys.n_rows or self.sys.redundancy(t, y, _NEAR_SINGULAR) <= self.redundant:
+        lost = self.sys.redundancy(t, y, _NEAR_SINGULAR) if self.sys.n_rows else 0
+        if lost <= self.redundant:
             return
         collapse = (f"the integrator stalled at t = {t:.7g} s: its step size collapsed at a singular position (the "
                     f"last {_COLLAPSE_STEPS} steps advanced {advance:.3g} s in all, a mean of "
@@ -2627,6 +2629,16 @@ class _Run:
         locked = self.motions_at_a_dead_point(t, y)
         if locked:
             raise _Failed(f"{collapse}; {self.dead_point_cause(locked)}")
+        if not self.redundant:
+            # no redundant joints to blame: the joints themselves lose a degree of freedom there (two bars
+            # drawn 1 um off straight between ground points stalled BDF at 1.1 ms, blamed on redundant joints)
+            joints = dict.fromkeys(self._row_name(int(r)) for r in self.sys.redundant_rows(t, y, lost))
+            raise _Failed(f"{collapse}, where {', '.join(joints)} lose a degree of freedom (a chain nearly "
+                          "stretched straight between fixed points, a linkage nearly folded flat) and rigid parts "
+                          "need joint forces without bound to move on: draw the mechanism further from the "
+                          "singular position (a chain with some slack), or give it compliance (a bushing in place "
+                          "of a joint); DOP853 projects every step onto the joints and passes near such a position "
+                          "best")
         raise _Failed(f"{collapse}, which the mechanism cannot pass as drawn: redundant joints that do not quite "
                       "meet lock or swap branch there (e.g. a parallelogram whose ground link is a float32 "
                       "rounding, 1e-4 mm, longer or shorter than its coupler, as a mechanism drawn in a tilted "

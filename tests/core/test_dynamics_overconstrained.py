@@ -994,6 +994,27 @@ def test_a_chain_drawn_visibly_sagging_runs(links):
     assert not any("singular" in w for w in res.warnings), res.warnings
 
 
+def test_a_stall_at_a_singular_position_without_redundant_joints_is_not_blamed_on_them():
+    """Two bars drawn 1 um off straight between ground points stalled BDF at 1.1 ms, told "redundant
+    joints that do not quite meet lock or swap branch there (e.g. a parallelogram ...)": the chain has
+    no redundancy. A stall at its singular position (here at the start of the chain drawn with a sag of
+    1e-5, which the run now refuses before its first step) names the joints that lose a degree of
+    freedom there, and no redundancy."""
+    from importlib import import_module
+    from core.model.compile import compile_model
+    simulate = import_module("core.solver.simulate")
+    run = simulate._Run(compile_model(_sagging_chain(2, 1e-5)), None)
+    y0, redundant, _ = run.assemble()
+    assert redundant == 0
+    with pytest.raises(simulate._Failed) as stalled:
+        run.check_singular_stall(1.1e-3, y0, 3e-8)
+    message = str(stalled.value)
+    assert message.startswith("the integrator stalled at t = 0.0011 s: its step size collapsed at a singular "
+                              "position"), message
+    assert "where joint 'G1', joint 'K1', joint 'G2' lose a degree of freedom" in message, message
+    assert "redundant" not in message and "some slack" in message, message
+
+
 def test_a_tilted_parallelogram_a_float32_rounding_apart_is_still_taken_as_built_as_redundant():
     """A parallelogram of 200 mm bars on hinges along its plane's normal, turned and rounded to float32,
     the ground frame of hinge D 8e-4 mm out of the plane (past what compile puts back on the plane as
