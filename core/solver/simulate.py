@@ -17,6 +17,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, fields, replace
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -458,7 +459,8 @@ def _split_by_svd(J, share):
 
 def _split_regularised(J, share):
     """:func:`_split_by_svd`'s (outside, free) for a sparse J (COO, rank-scaled), with no dense SVD, from
-    one LU of :func:`_regularised`'s system, α at ``share`` of a bound on J's largest singular value. K [r; ·] = [αp; 0] gives r = p − Jᵀ (JJᵀ + α²)⁻¹ J p: ``free`` weighs each of J's singular
+    one LU of :func:`_regularised`'s system, α at ``share`` of a bound on J's largest singular value.
+    K [r; ·] = [αp; 0] gives r = p − Jᵀ (JJᵀ + α²)⁻¹ J p: ``free`` weighs each of J's singular
     directions by α² / (α² + σ²), a soft cut at α (one held at 10 α: 0.01). ``outside`` cuts hard, as the
     SVD does: the soft cut let through 2.8e-3 of the second-order terms along a direction held at 22 α
     (a chain 0.5 µm past its reach; 0.12 at 3.2 α, the same chain at 1/100 of its size), read as a
@@ -1034,12 +1036,9 @@ class _Run:
             J = sparse.coo_matrix(rows.J)
             scaled = sparse.coo_matrix((J.data * row_scale[J.row] * column_scale[J.col], (J.row, J.col)),
                                        shape=J.shape)
-            def split(share):
-                return _split_regularised(scaled, share)
+            split = partial(_split_regularised, scaled)
         else:
-            scaled = sysm.rank_scaled(rows.J)
-            def split(share):
-                return _split_by_svd(scaled, share)
+            split = partial(_split_by_svd, sysm.rank_scaled(rows.J))
         spans = split(_SINGULAR_START_RANK)
         if spans is None:
             return      # no row holds anything
@@ -1071,7 +1070,8 @@ class _Run:
             # its length (its least singular value ~0.1 of the sag's share at 2 to 30 bars): left to run,
             # 1e-7 to 1e-5 of it (1e-8 to 1e-6) crawled at DOP853 through 0.02 s of 0.2 s in 25 s, losing
             # 53 to 75 % of the energy, and in that band a float32 rounding of the bars' lengths (1e-7 of
-            # them, a sag of their square root) makes or unmakes the sag; 1e-3 of it runs (0.2 s: 0.3 s for 2 bars, 2.6 s for 30)
+            # them, a sag of their square root) makes or unmakes the sag; 1e-3 of it runs (0.2 s: 0.3 s
+            # for 2 bars, 2.6 s for 30)
             near = self._stretched(y0, rows, udot, pushed, *split(_REDUNDANT_SINGULAR))
             # only where the joints alone lose the rank: a motion's row in it is a dead point the motion
             # carries the parts through (a Scotch yoke built 1e-6 rad off its dead point and pushed from
