@@ -322,8 +322,24 @@ _CONTACT_HELD_LOOKS = 3
 #: ... and at least this share of them ...
 _CONTACT_HELD_SHARE = 0.5
 #: ... in a run that at its pace so far takes this many steps or more: ten thousand steps of DOP853
-#: (12 evaluations each) on a contact of 0.5 ms an evaluation take a minute
+#: (12 evaluations each) on a contact of 0.5 ms an evaluation take a minute ...
 _CONTACT_HELD_RUN = 1e4
+#: ... or this many (12,000 evaluations and more) and this many times the steps of the stepper at its
+#: step (one evaluation and its implicit contacts' solve, about 4 of DOP853's 13 evaluations a step: a
+#: 30 mm ball dropped into a corner took 7 ms a step against 1.8 ms an evaluation), some 15 times its
+#: cost: that ball took DOP853 3,920 steps and 67,422 evaluations for 0.3 s (121 s), the stepper at 1 ms
+#: 300 (2.1 s), and was not told
+_CONTACT_HELD_FEWEST = 1000
+_CONTACT_HELD_OVER = 5.0
+#: the damping ratio at the contact's depth from which BDF and Radau are advised for a held run: they
+#: follow a contact's ringing until it dies out. A 10 g block resting (DOP853 1,859-7,210 steps for 0.2 s)
+#: took BDF 193 steps at ζ about 19 (C 1000 N·s/mm), 735 at 0.5, 9,722 at 0.1, 25,043 at 0.01 and 39,597 at 0.002
+_CONTACT_DAMPED = 0.5
+#: ... and the one below which the held run's warning says the contact rings nearly undamped where it
+#: rests, C reached only at δ_max far deeper (C_eff = C δ / δ_max): the 30 mm ball in its corner (ζ 1e-4,
+#: at 6.3e-6 of δ_max's 0.1 mm) rattled 125 times in 0.1 s; at δ_max 1e-5 mm 3 times, DOP853 938 steps
+#: and 12,458 evaluations for 0.1 s against 1,647 and 36,222, BDF 727 steps
+_CONTACT_RINGING = 0.01
 #: a contact's damping this many times its critical damping at δ_max (where it is reached) and more
 #: is named as too high
 _CONTACT_OVERDAMPED = 10.0
@@ -2214,8 +2230,10 @@ class _Run:
         look's :meth:`fastest_contact`) where a contact holds the steps (its rate times the mean
         step since the previous look within :data:`_CONTACT_HELD_PACES`), as it has at :data:`_CONTACT_HELD_LOOKS` looks
         or more and :data:`_CONTACT_HELD_SHARE` of them, and the run at its pace so far takes
-        :data:`_CONTACT_HELD_RUN` steps or more: a short impact holds a few of a run's steps, and
-        a small test's run is short."""
+        :data:`_CONTACT_HELD_RUN` steps or more, or :data:`_CONTACT_HELD_FEWEST` and
+        :data:`_CONTACT_HELD_OVER` times the stepper's at its step (a 30 mm ball dropped into a
+        corner, 3,920 steps for 0.3 s, was not told): a short impact holds a few of a run's steps, a
+        small test's run is short, and a soft contact's oscillation is no faster than the stepper's steps."""
         s = self.s
         if s.integrator not in _TRIAL_STAGES or self.contact_warned or self.held_warned:
             return
@@ -2232,7 +2250,9 @@ class _Run:
         if held < _CONTACT_HELD_LOOKS or held < _CONTACT_HELD_SHARE * looks or not t > 0.0:
             return
         run_steps = self.n_steps * t_end / t
-        if run_steps < _CONTACT_HELD_RUN:
+        stepper_step = s.fixed_step()
+        stepper_steps = t_end / stepper_step      # the stepper's for the run, at its step
+        if run_steps < min(_CONTACT_HELD_RUN, max(_CONTACT_HELD_FEWEST, _CONTACT_HELD_OVER * stepper_steps)):
             return
         rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = best
         self.held_warned = True
@@ -2242,7 +2262,8 @@ class _Run:
                      "the stepper, BDF or Radau would be faster")
         where = (f"the contact has held {s.integrator} to steps of about {h:.2g} s for some "
                  f"{held * _CONTACT_CHECK_EVERY} of its {self.n_steps} steps so far, {run_steps:.2g} steps for "
-                 f"this {t_end:g} s run at that pace: ")
+                 f"this {t_end:g} s run at that pace, where the stepper at its {stepper_step:.2g} s step takes "
+                 f"{stepper_steps:.0f}: ")
         if cause == "stiffness":
             text = (f"{where}at its penetration of {depth * 1e3:.3g} mm its stiffness ({stiffness * 1e-3:.4g} "
                     f"N/mm) against an effective mass of {m_red:.4g} kg oscillates at {omega:.3g} rad/s (a "

@@ -860,6 +860,44 @@ def test_a_bouncing_ball_is_not_told_its_contact_holds_the_explicit_run():
     assert not [w for w in r.warnings if "has held" in w], r.warnings
 
 
+def _steel_ball_resting(end_time, k=1e5):
+    """A 30 mm steel ball (0.111 kg) placed at its static depth m g / k on a floor, linear law (k N/mm),
+    the add-on's default C 10 N·s/mm and δ_max 0.1 mm, DOP853."""
+    r = 15.0
+    m = 7850e-9 * 4.0 / 3.0 * np.pi * r ** 3
+    ball = Body(name="Ball", geometry=Sphere(radius=r, subdivisions=1), mass=m, position=(0, 0, r - m * G / k))
+    floor = Body(name="Floor", geometry=Box(size=(100, 100, 10)), fixed=True, position=(0, 0, -5))
+    return Model(bodies=(ball, floor),
+                 contacts=(Contact(name="Rest", body_i="Ball", body_j="Floor", stiffness=k, damping=10.0,
+                                   exponent=1.0),),
+                 settings=SolverSettings(end_time=end_time, output_rate=100, integrator="DOP853"))
+
+
+def test_a_short_run_held_to_many_times_the_steppers_steps_is_told_so():
+    # the ball's contact rings at √(k/m) = 3.0e4 rad/s however still it rests, and holds DOP853 to three
+    # radians a step, 1e-4 s: 3,000 steps (36,117 evaluations, 31 s, subdivisions 3) for 0.3 s where the stepper at 1 ms
+    # takes 300. Not told while the rule asked for 10,000 steps (so was the ball dropped into a corner,
+    # 3,920 steps for 0.3 s); now at the third look, 600 steps (the user cancels there)
+    notes = []
+
+    def progress(p):
+        notes.append(p.note)
+        return "contact 'Rest'" not in p.note
+
+    r = core.simulate(_steel_ball_resting(0.3), progress=progress)
+    assert r.status == "cancelled" and 600 <= r.stats["steps"] < 1000
+    assert notes[-1].startswith("contact 'Rest' holds DOP853 to steps of 0.0001 s (stiffness)")
+    (w,) = [w for w in r.warnings if w.startswith("contact 'Rest'")]
+    assert ("for some 600 of its 600 steps so far, 3e+03 steps for this 0.3 s run at that pace, where the "
+            "stepper at its 0.001 s step takes 300") in w
+    assert "oscillates at 3e+04 rad/s" in w and "Use the stepper" in w
+    # a contact a hundred times softer rings at 3,000 rad/s: DOP853's 700 steps for 0.7 s (all held by
+    # it) are as many as the stepper's; not told
+    soft = core.simulate(_steel_ball_resting(0.7, k=1e3))
+    assert soft.success and soft.stats["steps"] >= 600      # three looks or more
+    assert not [w for w in soft.warnings if "has held" in w], soft.warnings
+
+
 def test_a_fixed_step_run_thrown_off_by_a_contact_is_reported_by_the_energy_check():
     # RK4 at 0.1 ms on the block with k = 1e15 N/mm^1.5: its first step's stages sink it into the
     # plate and it leaves at 39 km/s (0.098 J at the start, 7.6e8 J at the end). Every step began
