@@ -2258,8 +2258,13 @@ class _Run:
         self.held_warned = True
         name, prm = self.sys.contacts.names[c], self.sys.contacts.pairs[c].params
         limit = _STABLE_H_RHO[s.integrator]   # (ρ h of its stability)
+        # N·s/m: 2 √(k_eff m) of its points together at this depth, against the rate's mode; BDF and Radau
+        # follow its ringing while that lasts
+        critical = 2.0 * math.sqrt(stiffness * m_red)
+        zeta = damping / critical if critical > 0.0 else math.inf
+        damped = zeta >= _CONTACT_DAMPED
         self.note = (f"contact {name!r} holds {s.integrator} to steps of {h:.2g} s ({cause}): "
-                     "the stepper, BDF or Radau would be faster")
+                     f"the stepper{', BDF or Radau' if damped else ''} would be faster")
         where = (f"the contact has held {s.integrator} to steps of about {h:.2g} s for some "
                  f"{held * _CONTACT_CHECK_EVERY} of its {self.n_steps} steps so far, {run_steps:.2g} steps for "
                  f"this {t_end:g} s run at that pace, where the stepper at its {stepper_step:.2g} s step takes "
@@ -2270,9 +2275,8 @@ class _Run:
                     f"period of {2e3 * math.pi / omega:.3g} ms), which an explicit method follows at steps of at "
                     f"most about {TOUCHING_STEP_OMEGA[s.integrator] / omega:.2g} s, however little the motion changes")
         elif cause == "damping":
-            # N·s/m: 2 √(k_eff m) of its points together at this depth, and of its deepest point at δ_max,
-            # where a point's C is reached (how far over it C is), against that point's share of the mass
-            critical = 2.0 * math.sqrt(stiffness * m_red)
+            # N·s/m: the critical damping of its deepest point at δ_max, where a point's C is reached (how
+            # far over it C is), against that point's share of the mass
             point = prm.exponent * prm.k * depth ** (prm.exponent - 1.0)
             critical_max = 2.0 * math.sqrt(prm.exponent * prm.k * prm.max_penetration ** (prm.exponent - 1.0)
                                            * m_red * point / stiffness)
@@ -2287,9 +2291,28 @@ class _Run:
                     f"slip (μ0 {prm.mu0:g} of a {load:.4g} N load, v_tol {prm.v_tol * 1e3:.3g} mm/s), which "
                     f"against an effective mass of {m_red:.4g} kg acts within {1.0 / rate:.3g} s, which an explicit "
                     f"method takes stably only in steps shorter than about {limit:g} times that")
+        # C_eff = C δ/δ_max: at a depth far short of δ_max a contact whose C would damp it rings nearly undamped
+        full = zeta * prm.max_penetration / depth if depth < prm.max_penetration else zeta
+        ringing = zeta < _CONTACT_RINGING and full >= _CONTACT_DAMPED
+        if ringing:
+            changes = f"; the run has located {self.n_changes} contact starts and ends so far" if self.n_changes else ""
+            text += (f"; its damping there, C δ/δ_max ({damping * 1e-3:.3g} N·s/mm, its points' together; each "
+                     f"point's reaches {prm.damping * 1e-3:.4g} only at {prm.max_penetration * 1e3:.3g} mm, "
+                     f"{prm.max_penetration / depth:.2g} times deeper), is {zeta:.2g} of its critical damping "
+                     f"({critical * 1e-3:.3g} N·s/mm), so it rings nearly undamped where it rests, for some "
+                     f"{1.0 / (zeta * omega):.2g} s after each touch{changes}")
         hint = ("Use the stepper, which takes a contact's stiffness, damping and friction implicitly at steps "
-                "set by the motion (its step advice after the run says how long), or BDF or Radau, which "
-                "no stability limit holds (they pay most where the contact's oscillation dies out).")
+                "set by the motion (its step advice after the run says how long)")
+        hint += (", or BDF or Radau, which no stability limit holds (they pay most where the contact's "
+                 "oscillation dies out)." if damped else
+                 f"; BDF or Radau only where nothing sets the contact ringing (an impact, a change of load): "
+                 f"they follow its ringing while it lasts, its damping at {depth * 1e3:.3g} mm being {zeta:.2g} "
+                 "of its critical damping.")
+        if ringing:
+            hint += (f" Or give it a δ_max (maximum penetration) near the depth at which it rests, "
+                     f"{depth * 1e3:.2g} mm: its damping is then reached there, {full:.2g} times its critical "
+                     "damping (the full damping then acts within impacts too: they rebound less), and its ringing "
+                     "dies out within a period; BDF or Radau then take long steps.")
         if cause == "damping" and prm.damping > _CONTACT_OVERDAMPED * critical_max:
             hint += (f" Or lower the contact's damping, {prm.damping / critical_max:.3g} times its critical damping "
                      f"at {prm.max_penetration * 1e3:.3g} mm: a few times the critical damping already stops a bounce.")

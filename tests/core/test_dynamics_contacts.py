@@ -891,6 +891,15 @@ def test_a_short_run_held_to_many_times_the_steppers_steps_is_told_so():
     assert ("for some 600 of its 600 steps so far, 3e+03 steps for this 0.3 s run at that pace, where the "
             "stepper at its 0.001 s step takes 300") in w
     assert "oscillates at 3e+04 rad/s" in w and "Use the stepper" in w
+    # its damping where it rests, C δ/δ_max at 1.09e-5 of δ_max's 0.1 mm, is 1.6e-4 of its critical
+    # 2 √(k m): it rings for 1/(ζ ω) = 0.2 s after each touch, which BDF follows (the ball dropped into
+    # the corner rattled 125 times in 0.1 s); C, 1.5 times critical, reached at that depth damps it
+    assert ("is 0.00016 of its critical damping (6.66 N·s/mm), so it rings nearly undamped where it rests, "
+            "for some 0.2 s after each touch") in w
+    assert "BDF or Radau only where nothing sets the contact ringing" in w
+    assert ("Or give it a δ_max (maximum penetration) near the depth at which it rests, 1.1e-05 mm: its damping "
+            "is then reached there, 1.5 times its critical damping") in w
+    assert notes[-1].endswith("(stiffness): the stepper would be faster")
     # a contact a hundred times softer rings at 3,000 rad/s: DOP853's 700 steps for 0.7 s (all held by
     # it) are as many as the stepper's; not told
     soft = core.simulate(_steel_ball_resting(0.7, k=1e3))
