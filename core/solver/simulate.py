@@ -33,6 +33,7 @@ from ..model import spec
 from ..model.compile import CompiledModel, compile_model
 from ..results import DEFERRED, Results, frame_bytes
 from ..spatial import quat_to_matrix, quat_unwrap
+from ..units import contact_stiffness_from_si, contact_stiffness_to_si
 from . import batch, jacobian
 from .interpolate import NODES as HERMITE_NODES, StepHermite
 from .reactions import frame_dynamics
@@ -336,10 +337,14 @@ _CONTACT_HELD_OVER = 5.0
 #: took BDF 193 steps at ζ about 19 (C 1000 N·s/mm), 735 at 0.5, 9,722 at 0.1, 25,043 at 0.01 and 39,597 at 0.002
 _CONTACT_DAMPED = 0.5
 #: ... and the one below which the held run's warning says the contact rings nearly undamped where it
-#: rests, C reached only at δ_max far deeper (C_eff = C δ / δ_max): the 30 mm ball in its corner (ζ 1e-4,
-#: at 6.3e-6 of δ_max's 0.1 mm) rattled 125 times in 0.1 s; at δ_max 1e-5 mm 3 times, DOP853 938 steps
-#: and 12,458 evaluations for 0.1 s against 1,647 and 36,222, BDF 727 steps
+#: rests, C reached only at δ_max far deeper (C_eff = C δ / δ_max): the 30 mm ball in its corner (resting
+#: 6.3e-6 mm deep against δ_max's 0.1 mm: ζ 1e-4) rattled 125 times in 0.1 s; at δ_max 1e-5 mm 3 times,
+#: DOP853 938 steps and 12,458 evaluations for 0.1 s against 1,647 and 36,222, BDF 727 steps against 11,063
 _CONTACT_RINGING = 0.01
+#: a held run's linear contact (e = 1) is told of Hertz's law where that, with the same k, would ring this
+#: many times slower at its load: the 30 mm ball in its corner, 6 times (3.0e4 against 5,000 rad/s at
+#: its 0.63 N a wall), took DOP853 19,823 evaluations for the 0.3 s drop at e = 1.5 against 100,772
+_CONTACT_LAW_SLOWER = 2.0
 #: a contact's damping this many times its critical damping at δ_max (where it is reached) and more
 #: is named as too high
 _CONTACT_OVERDAMPED = 10.0
@@ -2313,6 +2318,18 @@ class _Run:
                      f"{depth * 1e3:.2g} mm: its damping is then reached there, {full:.2g} times its critical "
                      "damping (the full damping then acts within impacts too: they rebound less), and its ringing "
                      "dies out within a period; BDF or Radau then take long steps.")
+        if cause == "stiffness" and prm.exponent == 1.0 and load > 0.0:
+            # the linear law is as stiff at any load; Hertz's with the same k (N/mm^1.5) softens at a light
+            # one: its n = stiffness / k touching points sharing the load, each at (F / (n k))^(2/3)
+            points = stiffness / prm.k
+            k_hertz = contact_stiffness_to_si(contact_stiffness_from_si(prm.k, 1.0), 1.5)
+            sunk = (load / (points * k_hertz)) ** (2.0 / 3.0)
+            slower = math.sqrt(stiffness / (points * 1.5 * k_hertz * math.sqrt(sunk)))
+            if slower >= _CONTACT_LAW_SLOWER:
+                hint += (f" Or, for curved parts (a ball, a roller, a rounded edge), Hertz's law (exponent 1.5, k in "
+                         f"N/mm^1.5): the linear law's {prm.k * 1e-3:.3g} N/mm holds at any load, where at this "
+                         f"contact's {load:.3g} N Hertz's with the same k would press in {sunk * 1e3:.2g} mm and "
+                         f"ring at {omega / slower:.3g} rad/s, {slower:.2g} times slower, its steps as much longer.")
         if cause == "damping" and prm.damping > _CONTACT_OVERDAMPED * critical_max:
             hint += (f" Or lower the contact's damping, {prm.damping / critical_max:.3g} times its critical damping "
                      f"at {prm.max_penetration * 1e3:.3g} mm: a few times the critical damping already stops a bounce.")

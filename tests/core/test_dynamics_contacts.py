@@ -841,6 +841,7 @@ def test_a_contact_holding_an_explicit_run_to_its_stability_limit_is_named_with_
     # the 6.7 g: 0.562 N·s/mm
     assert "a point's 0.562 N·s/mm at 0.1 mm" in w and "Or lower the contact's damping, 1.78e+03 times" in w
     assert "Use the stepper" in w and "BDF or Radau" in w
+    assert "Hertz's law" not in w and "rings nearly undamped" not in w     # Hertz's already; damped
     # BDF has no stability limit to be held to: no such warning, and its steps are few
     bdf = core.simulate(_light_block_resting("BDF", 0.2))
     assert bdf.success and bdf.stats["steps"] < 1000
@@ -900,6 +901,11 @@ def test_a_short_run_held_to_many_times_the_steppers_steps_is_told_so():
     assert ("Or give it a δ_max (maximum penetration) near the depth at which it rests, 1.1e-05 mm: its damping "
             "is then reached there, 1.5 times its critical damping") in w
     assert notes[-1].endswith("(stiffness): the stepper would be faster")
+    # the linear law's 1e5 N/mm holds at any load; Hertz's with the same k (N/mm^1.5), at the ball's
+    # m g = 1.09 N, presses in (F/k)^(2/3) = 4.9e-4 mm and rings at √(1.5 k δ^0.5 / m) = 5,470 rad/s
+    assert ("Or, for curved parts (a ball, a roller, a rounded edge), Hertz's law (exponent 1.5, k in N/mm^1.5): the "
+            "linear law's 1e+05 N/mm holds at any load, where at this contact's 1.09 N Hertz's with the same k would "
+            "press in 0.00049 mm and ring at 5.47e+03 rad/s, 5.5 times slower") in w
     # a contact a hundred times softer rings at 3,000 rad/s: DOP853's 700 steps for 0.7 s (all held by
     # it) are as many as the stepper's; not told
     soft = core.simulate(_steel_ball_resting(0.7, k=1e3))
