@@ -110,7 +110,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
         a = sysm.alpha
         gamma = acc_t + 2.0 * a * vel_t - quad - 2.0 * a * Ju - a * a * C
         weights = (schur.regularisation_weights(J, JM, sysm._inv_mass, sysm.floored_inverse_inertia(R))
-                   if sysm.refine_accelerations else None)
+                   if sysm.floored_regularisation else None)
         factor = schur.factored_batch(JM @ J.transpose(0, 2, 1), sysm.beta, J, weights)
         b = gamma - (J @ u0[:, :, None])[:, :, 0]
         lam = factor.solve(b)

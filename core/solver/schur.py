@@ -28,7 +28,7 @@ _REFINEMENTS = 6
 #: a refinement that stalls with its residual above this (relative, squared) tries a Krylov step
 _STALLED2 = (1e-6) ** 2
 #: directions of that step
-_KRYLOV = 4
+KRYLOV_DIRECTIONS = 4
 #: a refined residual this small (relative, squared) is at rounding level: stop
 _ROUNDING2 = (1e-15) ** 2
 #: an acceleration residual above this (Jacobi-scaled, relative to the right-hand side, squared) is
@@ -982,7 +982,7 @@ def _krylov_step(S, product, b, x, r, beta, dependence=None):
     """
     D, W = [], []
     d = S(r)
-    for _ in range(_KRYLOV):
+    for _ in range(KRYLOV_DIRECTIONS):
         w = product(d)
         D.append(d)
         W.append(w)

@@ -344,8 +344,11 @@ class System:
         self._rank_scales(cm)
         #: whether the accelerations are refined against the rows (schur.refine_accelerations): only
         #: models with a nearly point mass need it, and it cost the examples' evaluations 4-11 %
-        self.refine_accelerations = bool(np.any(point_mass_shares(cm) < POINT_MASS_REFINE))
-        self._I_B_floor_inv = floored_inverse_inertia(cm) if self.refine_accelerations else None
+        point_masses = int(np.sum(point_mass_shares(cm) < POINT_MASS_REFINE))
+        self.refine_accelerations = point_masses > 0
+        #: whether the regularisation is relative to the inertias floored (:meth:`floored_inverse_inertia`)
+        self.floored_regularisation = point_masses >= POINT_MASSES_FLOORED
+        self._I_B_floor_inv = floored_inverse_inertia(cm) if self.floored_regularisation else None
         self._angles = AngleRows(self.coord_mi[self.angle_coords], self.coord_mj[self.angle_coords],
                                  cm.marker_body, cm.marker_axes)
         self._coord_bi = cm.marker_body[self.coord_mi]
@@ -983,7 +986,7 @@ class System:
         # as the solve's own regularisation (_constrained): a plain β left the tension of a chain of
         # 20 nearly point masses half resolved in the Jacobian, and Radau's Newton iterations took
         # 298 Jacobians at I/(m L²) = 1e-10 where real bobs take 4
-        floored = self.floored_inverse_inertia(B.R) if self.refine_accelerations else None
+        floored = self.floored_inverse_inertia(B.R) if self.floored_regularisation else None
         if self.sparse:
             lam = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta, floored)
         else:
@@ -1604,7 +1607,7 @@ class System:
             J = rows.J
             JM = J @ Mi
             weights = (schur.regularisation_weights(J, JM, self._inv_mass, self.floored_inverse_inertia(B.R))
-                       if self.refine_accelerations else None)
+                       if self.floored_regularisation else None)
             if self.inconsistent_redundancies:
                 # redundant rows a gap apart ask for what no motion gives along their redundancies
                 # (a float32 Bennett linkage: 1e-9 of C and J̇u there): the regularised solve answered
@@ -1625,7 +1628,7 @@ class System:
         # side (120 rows) lost 2.3e-4 J over 2 s on DOP853 in 3.8 times the evaluations
         lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target - bs.product(rows.blocks, u_free),
                            self.beta, without=self.inconsistent_redundancies, refine=self.refine_accelerations,
-                           regularise_as=self.floored_inverse_inertia(B.R) if self.refine_accelerations else None)
+                           regularise_as=self.floored_inverse_inertia(B.R) if self.floored_regularisation else None)
         return u_free + du, lam
 
     def _evaluated(self, t, y):
@@ -2039,6 +2042,14 @@ def mechanism_size(cm: CompiledModel) -> float:
 #: evaluations and 3805 Jacobians unrefined, at 1e-7 65 Jacobians, at 1e-6 and above as a real bob;
 #: a slender rod about its own axis (10 mm thick, 1 m long: 5e-5) stays above it
 POINT_MASS_REFINE = 1e-5
+#: with more nearly point masses than the refinement's Krylov step has directions, the constraint
+#: solve's regularisation is relative to their inertias floored (:func:`.schur.regularisation_weights`):
+#: each adds a small eigenvalue (its rod's tension) that the step resolves only a few at a time. Chains
+#: of point-mass bobs at I/(m L²) = 1e-9, 0.5 s of DOP853 without it: 2 bobs 296 evaluations, 4 bobs
+#: 359, 8 bobs not done in 100 s. With fewer the floored regularisation is not taken: a single such
+#: bob hinged to a 10 kg hub then made Radau crawl (70,501 evaluations and 1753 Jacobians in 30 s, not
+#: past its first frame, against 1111 and 12): its accelerations carried noise of 1e-7 of them
+POINT_MASSES_FLOORED = schur.KRYLOV_DIRECTIONS + 1
 
 
 def point_mass_shares(cm: CompiledModel) -> np.ndarray:
