@@ -1092,8 +1092,15 @@ class _Run:
             # 1e-7 to 1e-5 of it (1e-8 to 1e-6) crawled at DOP853 through 0.02 s of 0.2 s in 25 s, losing
             # 53 to 75 % of the energy, and in that band a float32 rounding of the bars' lengths (1e-7 of
             # them, a sag of their square root) makes or unmakes the sag; 1e-3 of it runs (0.2 s: 0.3 s
-            # for 2 bars, 2.6 s for 30)
-            near = self._stretched(y0, rows, udot, pushed, *split(_REDUNDANT_SINGULAR))
+            # for 2 bars, 2.6 s for 30). Where the forces move the parts along J's free motions (cut as
+            # above), it is that motion whose second-order terms must stay in J's span cut there: a
+            # parallelogram 1e-6 to 1e-4 rad off flat falls along its branch (3e-10 to 2e-12 of them
+            # outside; its accelerations as solved, with their part along the weakly held direction, 0.06
+            # to 0.1), a chain pulled nearly straight not (0.4 to 0.94); where they move none (two bars
+            # between ground points), their accelerations
+            moves = column_scale * free(udot / column_scale)
+            near = self._stretched(y0, rows, moves if np.linalg.norm(moves) > _HELD_STILL * pushed else udot,
+                                   pushed, *split(_REDUNDANT_SINGULAR))
             # only where the joints alone lose the rank: a motion's row in it is a dead point the motion
             # carries the parts through (a Scotch yoke built 1e-6 rad off its dead point and pushed from
             # rest turns its crank at 2π rad/s; a four-bar 1e-9 rad short of its crank's limit runs)
