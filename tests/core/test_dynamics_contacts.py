@@ -1873,6 +1873,17 @@ def test_a_ball_that_hops_and_lands_between_frames_is_told_of_its_impact_as_one_
         assert "Use a step of at most 2e-05 s" in w
 
 
+def test_a_follower_pressed_on_its_cam_is_told_its_deepest_penetration_not_its_trial_stages():
+    """The cam's follower pressed on by its spring at 3 rev/s, RK4 at 4e-4 s (h·ω 0.57): its stages
+    reach 0.0503 mm between steps' ends at 0.05 mm, the motion between two ends, no overshoot (under
+    1/cos(h·ω/2), 4 %); it read "at the 0.0503 mm its steps' trial stages went to (their ends 0.05 mm)"."""
+    model = _cam_and_follower(integrator="RK4", end_time=0.5)
+    model = replace(model, motions=(Motion(name="drive", joint="cam_axis", value="6*pi*t"),),
+                    settings=replace(model.settings, step=4e-4, rtol=1e-8, atol=1e-10))
+    (w,) = [w for w in core.simulate(model).warnings if "too large for this contact" in w]
+    assert "at its deepest penetration (0.05 mm)" in w and "trial stages" not in w
+
+
 def _ball_resting_on_its_pole(h):
     """A 10 g ball placed on its pole vertex on a plate (k 1e4 N/mm^1.5, undamped), RK4 at step h s."""
     ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0))
