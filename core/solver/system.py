@@ -2052,14 +2052,20 @@ POINT_MASS_REFINE = 1e-5
 POINT_MASSES_FLOORED = schur.KRYLOV_DIRECTIONS + 1
 
 
-def point_mass_shares(cm: CompiledModel) -> np.ndarray:
-    """(n,): each moving body's least principal inertia over m r², r the RMS distance from its
-    centre of mass to its joints' points (inf for a body no joint holds)."""
+def _joint_reach2(cm: CompiledModel) -> np.ndarray:
+    """(n,) m²: each moving body's mean squared distance from its centre of mass to its joints' points
+    (0 for a body no joint holds)."""
     ends = _joint_ends(cm)
     body = cm.marker_body[ends]
     held = body >= 0
     squared = np.bincount(body[held], weights=np.sum(cm.marker_r[ends[held]] ** 2, axis=1), minlength=cm.n_bodies)
-    reach2 = squared / np.maximum(np.bincount(body[held], minlength=cm.n_bodies), 1)
+    return squared / np.maximum(np.bincount(body[held], minlength=cm.n_bodies), 1)
+
+
+def point_mass_shares(cm: CompiledModel) -> np.ndarray:
+    """(n,): each moving body's least principal inertia over m r², r the RMS distance from its
+    centre of mass to its joints' points (inf for a body no joint holds)."""
+    reach2 = _joint_reach2(cm)
     least = np.linalg.eigvalsh(cm.inertia_B)[:, 0] if cm.n_bodies else np.zeros(0)
     return np.divide(least, cm.mass * reach2, out=np.full(cm.n_bodies, np.inf), where=reach2 > 0.0)
 
@@ -2067,13 +2073,8 @@ def point_mass_shares(cm: CompiledModel) -> np.ndarray:
 def floored_inverse_inertia(cm: CompiledModel) -> np.ndarray:
     """(n, 3, 3) 1/(kg m²): each moving body's inverse inertia, body axes, with its principal values
     floored at POINT_MASS_REFINE m r² (r as :func:`point_mass_shares`)."""
-    ends = _joint_ends(cm)
-    body = cm.marker_body[ends]
-    held = body >= 0
-    squared = np.bincount(body[held], weights=np.sum(cm.marker_r[ends[held]] ** 2, axis=1), minlength=cm.n_bodies)
-    reach2 = squared / np.maximum(np.bincount(body[held], minlength=cm.n_bodies), 1)
     values, axes = np.linalg.eigh(cm.inertia_B)
-    values = np.maximum(values, (POINT_MASS_REFINE * cm.mass * reach2)[:, None])
+    values = np.maximum(values, (POINT_MASS_REFINE * cm.mass * _joint_reach2(cm))[:, None])
     return (axes / values[:, None, :]) @ axes.transpose(0, 2, 1)
 
 
