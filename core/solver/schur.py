@@ -789,10 +789,12 @@ class BlockSchur:
         """
         Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
         J = _BlockTranspose(self, Jg)
-        weights = self._weights(Jg, JM, inv_mass, regularise_as)
         if self.banded.banded:
-            factor = self.banded.factored_band(A.reshape(self.m, -1), beta, J, low_rank, without, weights)
+            factor = self.banded.factored_band(A.reshape(self.m, -1), beta, J, low_rank, without,
+                                               self._weights(Jg, JM, inv_mass, regularise_as))
         else:
+            # SuperLU's pattern (no narrow band: a hub carrying many arms) keeps the plain β: 20 point-mass
+            # arms on a hub stalled Radau either way, and a review measured it worse with the weights
             factor = self.banded.factored(A, beta, J, low_rank, without)
 
         def apply(lam):
