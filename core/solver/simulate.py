@@ -1054,7 +1054,8 @@ class _Run:
         """Redundant rows must agree: two motions and a gear pair, or two gear pairs, on the same
         joints can ask for rates no motion has (the run would fail at the first step that cannot
         reconcile them, blamed on a singular position)."""
-        residual = np.abs(self.sys.velocity_residual(0.0, y0))
+        signed = self.sys.velocity_residual(0.0, y0)
+        residual = np.abs(signed)
         worst = float(np.max(residual, initial=0.0))
         if worst <= _CONFLICT_RATE:
             return
@@ -1066,11 +1067,64 @@ class _Run:
                 f"cannot move at the rate the motion sets at t = 0 (they disagree by {worst:.3g} m/s or rad/s); "
                 "build it away from the dead point, or start the motion from rest there")
         # the least-squares projection spreads the contradiction over the rows that make it
-        names = dict.fromkeys(self._row_name(int(r)) for r in np.flatnonzero(residual > 1e-3 * worst))
+        rows = np.flatnonzero(residual > 1e-3 * worst)
+        names = dict.fromkeys(self._row_name(int(r)) for r in rows)
+        joints = self.joints_left_free(y0, signed)
+        if joints:
+            first = self.sys.layout.n_rows
+            drivers = [self._row_name(int(r)) for r in rows if r >= first]
+            leave = (f"{' and '.join(drivers)} leave{'s' if len(drivers) == 1 else ''}" if drivers
+                     else "the motions leave")
+            there = (" (the motions' values at t = 0 moved it there: start them at 0, or draw it at the position "
+                     "they start at, off the singular one)"
+                     if any(w.code == "motion-starts-away" for w in self.warnings) else "")
+            raise SolverError(
+                "the mechanism is at a singular position at t = 0, or so near one that its joints hold the rates "
+                f"there too weakly to solve (a parallelogram within 1e-4 rad of flat), where {', '.join(joints)} lose "
+                "a degree of freedom (a linkage folded flat or stretched straight, as a parallelogram with all its "
+                f"links on one line): nothing contradicts, but {leave} the rates of its other parts undetermined "
+                "there, where it can leave on either branch (a parallelogram as a parallelogram or crossed), and the "
+                "run cannot choose. Build it further off the singular position (a parallelogram 1e-3 rad off flat "
+                f"runs), on the branch it is to follow{there}; or drive a second joint of the loop with a motion "
+                "too (a parallelogram's rocker, as its crank); or add a gear pair that keeps the branch")
         raise SolverError(
             f"the motions and couplers contradict each other at t = 0: {', '.join(names)} ask for joint rates "
             f"that no motion has (they disagree by up to {worst:.3g} m/s or rad/s); remove one of the motions "
             "or correct a ratio")
+
+    def joints_left_free(self, y0, residual) -> list[str]:
+        """The joints that lose a degree of freedom at y0 (t = 0) which the motions leave free, where
+        that, and no contradiction, is what leaves the velocity ``residual`` (J u − v*): J is short of
+        the rank its redundancies leave it by more at _NEAR_SINGULAR of its size (a singular position,
+        the motions' rows counted), and a finer cut (_SINGULAR_START_RANK) takes the residual into J's
+        span. The regularised velocity projection counts a direction J holds that weakly as lost: a
+        parallelogram whose crank's motion starts it at its flat position, assembled there with its rocker
+        2.2e-4 rad off along its branch swap (a gap of 3e-9 m, second order in that turn), leaves 5.6e-5
+        m/s, 1.3e-11 of it outside J's span at the finer cut; a contradiction (two motions on a gear pair)
+        leaves it along a redundancy's rows, outside at any cut. Else none."""
+        sysm = self.sys
+        lost = sysm.redundancy(0.0, y0, _NEAR_SINGULAR) - sysm.redundancies
+        if lost <= 0:
+            return []
+        rows = sysm.constraint_rows(0.0, y0)
+        row_scale, column_scale = sysm.rank_row_scale, sysm.rank_column_scale
+        if sysm.sparse:
+            J = sparse.coo_matrix(rows.J)
+            outside, _ = _split_regularised(sparse.coo_matrix(
+                (J.data * row_scale[J.row] * column_scale[J.col], (J.row, J.col)), shape=J.shape), _SINGULAR_START_RANK)
+        else:
+            outside, _ = _split_by_svd(sysm.rank_scaled(rows.J), _SINGULAR_START_RANK)
+        scaled = row_scale * residual
+        if np.linalg.norm(outside(scaled)) > 1e-3 * np.linalg.norm(scaled):
+            return []
+        return self._weakly_held_joints(0.0, y0, lost)
+
+    def _weakly_held_joints(self, t, y, lost) -> list[str]:
+        """The joints whose rows make J's ``lost`` weakest combinations after its redundancies' at (t, y)."""
+        sysm, r = self.sys, self.sys.redundancies
+        vectors = sysm._least_gram(t, y, r + lost)[0][:, r:r + lost]
+        return list(dict.fromkeys(self._row_name(int(row)) for row in np.flatnonzero(
+            np.max(np.abs(vectors), axis=1) > 1e-6) if row < sysm.layout.n_rows))
 
     def check_singular_start(self, y0):
         """Rows redundant at t = 0 where the joints keep no such redundancy as they move are a singular

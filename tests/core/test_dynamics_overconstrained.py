@@ -1064,6 +1064,69 @@ def test_a_parallelogram_drawn_nearly_flat_falls_along_its_branch(angle):
     assert np.max(np.abs(res.angular_velocity[:, res.body("coupler")])) < 1e-8
 
 
+def _driven_parallelogram(angle, motions, couplers=(), end_time=0.1, integrator="DOP853"):
+    """Cranks A and D of 150 mm, 200 mm apart, under a 200 mm coupler (joints B, C), drawn ``angle`` rad
+    above flat, with ``motions`` on its joints, under gravity."""
+    from test_dynamics_mechanisms import Planar
+    a, d = 150.0, 200.0
+    tip = (a * np.cos(angle), a * np.sin(angle))
+    p = Planar()
+    p.bar("crank", (0.0, 0.0), tip, mass=1.0)
+    p.bar("rocker", (d, 0.0), (d + tip[0], tip[1]), mass=2.0)
+    p.bar("coupler", tip, (d + tip[0], tip[1]), mass=1.0)
+    p.hinge("A", None, "crank", (0.0, 0.0))
+    p.hinge("D", None, "rocker", (d, 0.0))
+    p.hinge("B", "crank", "coupler", tip)
+    p.hinge("C", "coupler", "rocker", (d + tip[0], tip[1]))
+    return p.model(motions=tuple(motions), couplers=tuple(couplers),
+                   settings=SolverSettings(end_time=end_time, output_rate=100, gravity=(0.0, -9810.0, 0.0),
+                                           integrator=integrator))
+
+
+@pytest.mark.parametrize("angle, value, sparse_path", [
+    (0.3, "-0.3 + 2*pi*t", False), (0.3, "-0.3 + 2*pi*t", True), (1e-5, "2*pi*t", False), (1e-4, "2*pi*t", False)])
+def test_a_parallelogram_whose_crank_motion_starts_it_flat_is_told_its_rates_are_undetermined(angle, value, sparse_path,
+                                                                                            monkeypatch):
+    """Drawn 0.3 rad above flat, its crank's motion −0.3 + 2π t starts it flat: the assembly lands there
+    (its rocker 2.2e-4 rad off, along the swap to the crossed branch), and the velocity projection, which
+    counts that weakly held direction as lost, leaves 5.6e-5 m/s of J u − v*. It was told "the motions
+    and couplers contradict each other": nothing does (a rate of the coupler takes the residual up, 1.3e-11
+    of it outside J's span at a finer cut), but the crank's rate leaves the others undetermined there. So
+    drawn 1e-5 and 1e-4 rad above flat, its motion from 0 (3e-4 rad runs, 1e-6 rad is refused as drawn at
+    a singular position). The message names the joints that lose the degree of freedom, the motion, and
+    the fixes, which run (test_a_parallelogram_started_flat_keeps_its_branch_with_a_second_motion_or_a_gear_pair)."""
+    if sparse_path:
+        from core.solver import schur
+        monkeypatch.setattr(schur, "SPARSE_ABOVE", 0)
+    model = _driven_parallelogram(angle, [Motion(name="drive", joint="A", value=value)])
+    with pytest.raises(core.SolverError) as refused:
+        core.simulate(model)
+    message = str(refused.value)
+    assert message.startswith("the mechanism is at a singular position at t = 0, or so near one that its joints "
+                              "hold the rates there too weakly to solve (a parallelogram within 1e-4 rad of flat), "
+                              "where joint 'A', joint 'D', joint 'B', joint 'C' lose a degree of freedom"), message
+    assert "nothing contradicts, but motion 'drive' leaves the rates of its other parts undetermined" in message
+    assert ("the motions' values at t = 0 moved it there" in message) == (angle == 0.3)
+    assert "contradict each other" not in message
+
+
+@pytest.mark.parametrize("fix", ["rocker motion", "gear pair"])
+def test_a_parallelogram_started_flat_keeps_its_branch_with_a_second_motion_or_a_gear_pair(fix):
+    """The fixes the message above names: the rocker driven as the crank, or an internal gear pair of
+    ratio 1 between the cranks' hinges, fix the rocker's rate at the flat start, and it follows the
+    parallelogram: the rocker turns with the crank and the coupler translates (its spin measured under 1e-13 rad/s)."""
+    from core.model import GearPair
+    drive = Motion(name="drive", joint="A", value="-0.3 + 2*pi*t")
+    second = ([drive, Motion(name="rock", joint="D", value="-0.3 + 2*pi*t")], ()) if fix == "rocker motion" else (
+        [drive], (GearPair(name="keep", joint_i="A", joint_j="D", ratio=1.0, internal=True),))
+    res = core.simulate(_driven_parallelogram(0.3, *second, end_time=0.5))
+    assert res.status == "success", res.message
+    w = res.angular_velocity[:, :, 2]
+    np.testing.assert_allclose(w[:, res.body("crank")], 2 * np.pi, atol=1e-9)
+    np.testing.assert_allclose(w[:, res.body("rocker")], 2 * np.pi, atol=1e-9)
+    np.testing.assert_allclose(w[:, res.body("coupler")], 0.0, atol=1e-9)
+
+
 def test_a_stall_at_a_singular_position_without_redundant_joints_is_not_blamed_on_them():
     """Two bars drawn 1 um off straight between ground points stalled BDF at 1.1 ms, told "redundant
     joints that do not quite meet lock or swap branch there (e.g. a parallelogram ...)": the chain has
