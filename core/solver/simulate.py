@@ -2795,6 +2795,19 @@ class _Run:
                           "singular position (a chain with some slack), or give it compliance (a bushing in place "
                           "of a joint); DOP853 projects every step onto the joints and passes near such a position "
                           "best")
+        if self.cm.motions and not any(w.code == "redundant-joints-apart" for w in self.warnings):
+            # joints that meet exactly, driven through a position where they lose a degree of freedom the
+            # motions leave free: a parallelogram's crank driven through flat (DOP853 stalled there in 2 of 14
+            # runs at 1 to 3.1 turns/s, BDF in 8; the stepper passed all on the branch, 4e-14 rad at 1 turn/s)
+            joints = ", ".join(self._weakly_held_joints(t, y, lost - self.redundant))
+            drivers = ", ".join(f"motion {m['name']!r}" for m in self.cm.motions)
+            leave = "leaves" if len(self.cm.motions) == 1 else "leave"
+            raise _Failed(f"{collapse}, where {joints} lose a degree of freedom that {drivers} {leave} free: "
+                          "a singular position the motions drive the mechanism "
+                          "through (a parallelogram going flat, where it can go on as a parallelogram or crossed), "
+                          "its joints meeting exactly. Run it with the stepper, which passes it keeping the branch; "
+                          "or drive a second joint of the loop with a motion too (a parallelogram's rocker, as its "
+                          "crank), or add a gear pair that keeps the branch")
         raise _Failed(f"{collapse}, which the mechanism cannot pass as drawn: redundant joints that do not quite "
                       "meet lock or swap branch there (e.g. a parallelogram whose ground link is a float32 "
                       "rounding, 1e-4 mm, longer or shorter than its coupler, as a mechanism drawn in a tilted "
