@@ -1823,7 +1823,9 @@ class System:
         The derivative's kinematic part (ẋ = v, q̇) is updated; its accelerations stay those
         of the unprojected state, off by the drift times ∂u̇/∂y, far below the step's own
         error (re-evaluating them cost one more evaluation per step and gained nothing
-        measurable). Uses the rows of the integrator's evaluation at (t, y) when it made one.
+        measurable; the run re-evaluates them where the move exceeds the tolerance,
+        simulate._moved_beyond_tolerance). Uses the rows of the integrator's evaluation at
+        (t, y) when it made one.
         """
         n = self.n
         last = self._evaluated(t, y)
