@@ -600,6 +600,15 @@ def _split_by_svd(J, share):
     return (lambda g: g - span @ (span.T @ g)), (lambda p: null.T @ (null @ p))
 
 
+def _largest_singular(J) -> float:
+    """A sparse J's largest singular value, by power iteration on JᵀJ (no dense SVD)."""
+    x = np.random.default_rng(0).standard_normal(J.shape[1])
+    for _ in range(_POWER_STEPS):
+        x = J.T @ (J @ x)
+        x /= np.linalg.norm(x)
+    return float(np.linalg.norm(J @ x))
+
+
 def _split_regularised(J, share):
     """:func:`_split_by_svd`'s (outside, free) for a sparse J (COO, rank-scaled), with no dense SVD, from
     one LU of :func:`_regularised`'s system, α at ``share`` of a bound on J's largest singular value.
@@ -617,12 +626,7 @@ def _split_regularised(J, share):
     if lu is None:
         return None
     m, cols = J.shape
-    # J's largest singular value by power iteration on JᵀJ (the SVD cuts relative to it)
-    x = np.random.default_rng(0).standard_normal(cols)
-    for _ in range(_POWER_STEPS):
-        x = J.T @ (J @ x)
-        x /= np.linalg.norm(x)
-    cut = share * np.linalg.norm(J @ x)
+    cut = share * _largest_singular(J)     # the SVD cuts relative to it
 
     def outside(g):
         images = [g]
@@ -1136,15 +1140,8 @@ class _Run:
         _NEAR_SINGULAR, the rank cut), s counting as nought below _NEAR_SINGULAR of J's largest singular
         value, as the rank test counts."""
         sysm, first = self.sys, self.sys.layout.n_rows
-        J = sparse.coo_matrix(J)
-        scaled = sparse.csr_matrix((J.data * sysm.rank_row_scale[J.row] * sysm.rank_column_scale[J.col],
-                                    (J.row, J.col)), shape=J.shape)
-        # J's largest singular value by power iteration on JᵀJ, as _split_regularised takes it
-        x = np.random.default_rng(0).standard_normal(J.shape[1])
-        for _ in range(_POWER_STEPS):
-            x = scaled.T @ (scaled @ x)
-            x /= np.linalg.norm(x)
-        tol = _NEAR_SINGULAR * np.linalg.norm(scaled @ x)
+        scaled = sysm.rank_scaled_sparse(J).tocsr()
+        tol = _NEAR_SINGULAR * _largest_singular(scaled)
         lu, alpha = _regularised(scaled[:first].tocoo(), _NEAR_SINGULAR)
         power = scaled[motion_rows].toarray().T
         if lu is None:
@@ -1229,14 +1226,11 @@ class _Run:
         if lost <= 0:
             return []
         rows = sysm.constraint_rows(0.0, y0)
-        row_scale, column_scale = sysm.rank_row_scale, sysm.rank_column_scale
         if sysm.sparse:
-            J = sparse.coo_matrix(rows.J)
-            outside, _ = _split_regularised(sparse.coo_matrix(
-                (J.data * row_scale[J.row] * column_scale[J.col], (J.row, J.col)), shape=J.shape), _SINGULAR_START_RANK)
+            outside, _ = _split_regularised(sysm.rank_scaled_sparse(rows.J), _SINGULAR_START_RANK)
         else:
             outside, _ = _split_by_svd(sysm.rank_scaled(rows.J), _SINGULAR_START_RANK)
-        scaled = row_scale * residual
+        scaled = sysm.rank_row_scale * residual
         if np.linalg.norm(outside(scaled)) > 1e-3 * np.linalg.norm(scaled):
             return []
         return self._weakly_held_joints(0.0, y0, lost)
@@ -1264,10 +1258,7 @@ class _Run:
         row_scale, column_scale = sysm.rank_row_scale, sysm.rank_column_scale
         if sysm.sparse:
             # a dense SVD of a large model's rows (thousands) would cost more than its start
-            J = sparse.coo_matrix(rows.J)
-            scaled = sparse.coo_matrix((J.data * row_scale[J.row] * column_scale[J.col], (J.row, J.col)),
-                                       shape=J.shape)
-            split = partial(_split_regularised, scaled)
+            split = partial(_split_regularised, sysm.rank_scaled_sparse(rows.J))
         else:
             split = partial(_split_by_svd, sysm.rank_scaled(rows.J))
         spans = split(_SINGULAR_START_RANK)

@@ -1962,6 +1962,13 @@ class System:
         Jf = J.toarray() if sparse.issparse(J) else np.asarray(J)
         return Jf * self.rank_row_scale[:Jf.shape[0], None] * self.rank_column_scale
 
+    def rank_scaled_sparse(self, J) -> sparse.coo_matrix:
+        """:meth:`rank_scaled` of a sparse J, kept sparse (COO): a dense copy of a large model's rows
+        would cost more than its start."""
+        J = sparse.coo_matrix(J)
+        return sparse.coo_matrix((J.data * self.rank_row_scale[J.row] * self.rank_column_scale[J.col],
+                                  (J.row, J.col)), shape=J.shape)
+
     def redundant_rows(self, t, y, count) -> np.ndarray:
         """The constraint rows taking part in ``count`` redundancies at (t, y) (see :meth:`redundancy`):
         those with a share in the combinations of rows that vanish, the ``count`` least
