@@ -120,7 +120,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
             # rounding by their steps (√ε relative)
             lam, du = schur.refine_accelerations_batch(
                 factor, lambda du: b - (J @ du[:, :, None])[:, :, 0],
-                lambda d: (d[:, None, :] @ JM)[:, 0], lam, du, b)
+                lambda d: (d[:, None, :] @ JM)[:, 0], lam, du, b, sysm.least_point_mass_share)
         udot = u0 + du
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))

@@ -31,10 +31,13 @@ _STALLED2 = (1e-6) ** 2
 KRYLOV_DIRECTIONS = 4
 #: a refined residual this small (relative, squared) is at rounding level: stop
 _ROUNDING2 = (1e-15) ** 2
-#: an acceleration residual above this (Jacobi-scaled, relative to the right-hand side, squared) is
-#: refined (:func:`refine_accelerations`): normal models' evaluations stay below (measured median /
-#: 99th percentile: the pendulum's 1e-14 / 1.2e-13, the flyball governor's 3.2e-13 / 3e-12), a
-#: point mass's is 3 ε m L²/I (3e-8 at I/(m L²) = 1e-8)
+#: an acceleration residual above this (Jacobi-scaled, relative to the right-hand side, squared)
+#: times the model's least point-mass share is refined (:func:`refine_accelerations`): the error it
+#: leaves in u̇ (M-norm) is at most the residual over √μ, μ the scaled Schur matrix's least
+#: eigenvalue, about that share I/(m L²), so this bounds it near 1e-11 of u̇. Held at 1e-11 alone
+#: (not divided by √μ) three point-mass bobs (1e-9) on a hub stopped refining with u̇ 1e-9 to 3e-9
+#: off, five (floored regularisation) refined none with 2e-7 off, and Radau crawled (32,313
+#: evaluations and 590 Jacobians in 40 s, not past its first frame)
 _ACCELERATION_ROUNDING2 = (1e-11) ** 2
 #: most acceleration refinement passes
 _ACCELERATION_PASSES = 3
@@ -155,7 +158,7 @@ def regularisation_weights(J, JM, inv_mass, regularise_as):
     return np.minimum(np.divide(floored, diag, out=np.ones_like(diag), where=diag > 0.0), 1.0)
 
 
-def refine_accelerations(factor: Factored, residual, apply, lam, du, b):
+def refine_accelerations(factor: Factored, residual, apply, lam, du, b, least_share=1.0):
     """(λ, M⁻¹Jᵀλ) refined so that the accelerations u̇ = u_free + M⁻¹Jᵀλ meet the rows.
 
     λ meets the Schur system A λ = b to rounding, but u̇ formed from the whole λ need not: on a
@@ -170,15 +173,16 @@ def refine_accelerations(factor: Factored, residual, apply, lam, du, b):
     and adds δ and M⁻¹Jᵀδ (``apply``), whose rounding is ε of the small correction. (Aλ − J du,
     the rounding of u̇ alone, would spare redundant rows' unmet part, but holds A λ's own rounding,
     as large: refined against it the swing took 8033 evaluations.) Passes are taken while the
-    residual, Jacobi-scaled, is above the square root of :data:`_ACCELERATION_ROUNDING2` of b, and
-    each is kept only while it shrinks it fourfold (what redundant rows cannot meet stays), at
-    most :data:`_ACCELERATION_PASSES`.
+    residual, Jacobi-scaled, is above √(:data:`_ACCELERATION_ROUNDING2` ``least_share``) of b
+    (``least_share``: the model's least I/(m L²), :func:`.system.point_mass_shares`), and each is
+    kept only while it shrinks it fourfold (what redundant rows cannot meet stays), at most
+    :data:`_ACCELERATION_PASSES`.
     """
     inv_d = factor.inv_d
     r = residual(du) * inv_d
     rn = r @ r
     bs = b * inv_d
-    small = _ACCELERATION_ROUNDING2 * (bs @ bs)
+    small = _ACCELERATION_ROUNDING2 * least_share * (bs @ bs)
     for _ in range(_ACCELERATION_PASSES):
         if not rn > small:
             break
@@ -776,14 +780,15 @@ class BlockSchur:
                            minlength=self.m * k).reshape(self.m, k)
 
     def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None, without=0, refine=False,
-              regularise_as=None):
+              regularise_as=None, least_share=1.0):
         """λ of (J M⁻¹ Jᵀ + βD) λ = rhs (as :func:`solve`) and M⁻¹ Jᵀ λ (6n,), split layout.
 
         ``inv_mass`` (n,) 1/kg, ``I_W_inv`` (n, 3, 3) world-axes inverse inertias. With
         ``low_rank`` = (U, K) the matrix is J M⁻¹ Jᵀ − U K⁻¹ Uᵀ (:func:`solve_low_rank`); the
         second result stays M⁻¹ Jᵀ λ. ``without``: the redundancies left out of rhs and λ
         (:meth:`BandedSchur.solve_band`). ``refine``: M⁻¹ Jᵀ λ refined against the rows with the
-        same factor (:func:`refine_accelerations`; nearly point masses, no ``low_rank``).
+        same factor (:func:`refine_accelerations` with ``least_share``; nearly point masses, no
+        ``low_rank``).
         ``regularise_as`` (n, 3, 3): the inverse inertias (world axes) each row's regularisation
         is relative to (:func:`regularisation_weights`).
         """
@@ -804,7 +809,8 @@ class BlockSchur:
         lam = factor.solve(rhs)
         du = apply(lam)
         if refine:
-            lam, du = refine_accelerations(factor, lambda du: rhs - self.product(blocks, du), apply, lam, du, rhs)
+            lam, du = refine_accelerations(factor, lambda du: rhs - self.product(blocks, du), apply, lam, du, rhs,
+                                           least_share)
         return lam, du
 
     def _weights(self, Jg, JM, inv_mass, regularise_as):
@@ -1094,14 +1100,14 @@ def _solve_batch_with(S, As, inv_d, beta, J, rhs):
     return x * inv_d
 
 
-def refine_accelerations_batch(factor: Factored, residual, apply, lam, du, b):
+def refine_accelerations_batch(factor: Factored, residual, apply, lam, du, b, least_share=1.0):
     """:func:`refine_accelerations` for a batch: λ, b (k, m), du (k, c); ``residual`` and ``apply``
     take and give arrays with the batch axis first; each item takes its own passes."""
     inv_d = factor.inv_d
     r = residual(du) * inv_d
     rn = np.einsum("ki,ki->k", r, r)
     bs = b * inv_d
-    small = _ACCELERATION_ROUNDING2 * np.einsum("ki,ki->k", bs, bs)
+    small = _ACCELERATION_ROUNDING2 * least_share * np.einsum("ki,ki->k", bs, bs)
     active = rn > small
     for _ in range(_ACCELERATION_PASSES):
         if not active.any():

@@ -344,8 +344,11 @@ class System:
         self._rank_scales(cm)
         #: whether the accelerations are refined against the rows (schur.refine_accelerations): only
         #: models with a nearly point mass need it, and it cost the examples' evaluations 4-11 %
-        point_masses = int(np.sum(point_mass_shares(cm) < POINT_MASS_REFINE))
+        shares = point_mass_shares(cm)
+        point_masses = int(np.sum(shares < POINT_MASS_REFINE))
         self.refine_accelerations = point_masses > 0
+        #: the least I/(m L²), which sets how far the refinement goes (schur.refine_accelerations)
+        self.least_point_mass_share = float(min(np.min(shares, initial=1.0), 1.0))
         #: whether the regularisation is relative to the inertias floored (:meth:`floored_inverse_inertia`)
         self.floored_regularisation = point_masses >= POINT_MASSES_FLOORED
         self._I_B_floor_inv = floored_inverse_inertia(cm) if self.floored_regularisation else None
@@ -1621,14 +1624,16 @@ class System:
             lam = factor.solve(b)
             du = JM.T @ lam
             if self.refine_accelerations:
-                lam, du = schur.refine_accelerations(factor, lambda du: b - J @ du, JM.T.dot, lam, du, b)
+                lam, du = schur.refine_accelerations(factor, lambda du: b - J @ du, JM.T.dot, lam, du, b,
+                                                     self.least_point_mass_share)
             return u_free + du, lam
         bs = self._block_schur
         # as the dense solve above: with the regularised solve six float32 Bennett linkages side by
         # side (120 rows) lost 2.3e-4 J over 2 s on DOP853 in 3.8 times the evaluations
         lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target - bs.product(rows.blocks, u_free),
                            self.beta, without=self.inconsistent_redundancies, refine=self.refine_accelerations,
-                           regularise_as=self.floored_inverse_inertia(B.R) if self.floored_regularisation else None)
+                           regularise_as=self.floored_inverse_inertia(B.R) if self.floored_regularisation else None,
+                           least_share=self.least_point_mass_share)
         return u_free + du, lam
 
     def _evaluated(self, t, y):
