@@ -350,7 +350,8 @@ class System:
         #: the least I/(m L²), which sets how far the refinement goes (schur.refine_accelerations)
         self.least_point_mass_share = float(min(np.min(shares, initial=1.0), 1.0))
         #: whether the regularisation is relative to the inertias floored (:meth:`floored_inverse_inertia`)
-        self.floored_regularisation = point_masses >= POINT_MASSES_FLOORED
+        self.floored_regularisation = (point_masses > 0
+                                       and self.least_point_mass_share < POINT_MASS_FLOORED_BELOW * self.beta)
         self._I_B_floor_inv = floored_inverse_inertia(cm) if self.floored_regularisation else None
         self._angles = AngleRows(self.coord_mi[self.angle_coords], self.coord_mj[self.angle_coords],
                                  cm.marker_body, cm.marker_axes)
@@ -2056,14 +2057,15 @@ def mechanism_size(cm: CompiledModel) -> float:
 #: evaluations and 3805 Jacobians unrefined, at 1e-7 65 Jacobians, at 1e-6 and above as a real bob;
 #: a slender rod about its own axis (10 mm thick, 1 m long: 5e-5) stays above it
 POINT_MASS_REFINE = 1e-5
-#: with more nearly point masses than the refinement's Krylov step has directions, the constraint
-#: solve's regularisation is relative to their inertias floored (:func:`.schur.regularisation_weights`):
-#: each adds a small eigenvalue (its rod's tension) that the step resolves only a few at a time. Chains
-#: of point-mass bobs at I/(m L²) = 1e-9, 0.5 s of DOP853 without it: 2 bobs 296 evaluations, 4 bobs
-#: 359, 8 bobs not done in 100 s. With fewer the floored regularisation is not taken: a single such
-#: bob hinged to a 10 kg hub then made Radau crawl (70,501 evaluations and 1753 Jacobians in 30 s, not
-#: past its first frame, against 1111 and 12): its accelerations carried noise of 1e-7 of them
-POINT_MASSES_FLOORED = schur.KRYLOV_DIRECTIONS + 1
+#: with a nearly point mass below this many times β (I/(m L²)), the constraint solve's
+#: regularisation is relative to the inertias floored (:func:`.schur.regularisation_weights`): each
+#: such body adds small eigenvalues (its rod's tension, I/(m L²)), which a refinement pass shrinks
+#: only by β/(β + μ), so that the Krylov step, four directions at a time, takes over below about β.
+#: Evaluations (ms, plain / floored) of a bob on 1 m and of three on a spun hub: I/(m L²) = 1e-6
+#: 0.085 / 0.110 and 0.133 / 0.157, 1e-7 0.114 / 0.107 and 0.134 / 0.154, 1e-8 0.240 / 0.121 and
+#: 0.614 / 0.146. Chains of bobs at 1e-9, 0.5 s of DOP853 plain: 2 bobs 296 evaluations, 4 bobs 359,
+#: 8 bobs not done in 100 s
+POINT_MASS_FLOORED_BELOW = 10.0
 
 
 def _joint_reach2(cm: CompiledModel) -> np.ndarray:

@@ -489,6 +489,23 @@ def test_only_a_nearly_point_mass_has_its_accelerations_refined(inertia, refined
     assert System(cm).refine_accelerations is refined
 
 
+
+@pytest.mark.parametrize("inertia, regularization, floored", [
+    (400.0, 1e-8, False), (1.0, 1e-8, False), (0.05, 1e-8, True), (1e-3, 1e-8, True), (1.0, 1e-6, True)])
+def test_the_regularisation_is_floored_where_a_point_mass_is_below_the_reach_of_the_refinement(
+        inertia, regularization, floored):
+    """I/(m L²) 4e-4, 1e-6, 5e-8, 1e-9: a refinement pass shrinks the error along a point mass's
+    tension by β/(β + μ), μ ~ I/(m L²), and below about 10 β the Krylov step takes over, costing
+    two to four times an evaluation (three bobs on a hub at 1e-8: 0.61 ms against 0.15 ms floored),
+    so the regularisation is floored there, for a single bob too (the hub test above: 1111
+    evaluations and 12 Jacobians unfloored). Above it the floor only costs the weights (the flyball
+    governor's balls, 1e-6: 0.156 against 0.194 ms an evaluation). A refined run of the bob
+    swings the same either way (the tests above), so the gate changes cost, not results."""
+    from core.model.compile import compile_model
+    from core.solver.system import System
+    assert System(compile_model(pendulum(0.3, inertia=inertia, regularization=regularization))
+                  ).floored_regularisation is floored
+
 def point_mass_chain(n, inertia, theta0, *, L=100.0, **settings):
     """n bobs of 1 kg, each ``inertia`` kg·mm² about every axis, hung in a line from a hinge at the
     origin by links of L mm (each bob hinged to the one above at its own centre), drawn straight
@@ -558,11 +575,11 @@ def test_a_chain_of_twenty_point_masses_on_the_sparse_solve_costs_what_real_bobs
 def test_a_point_mass_bob_hinged_to_a_heavy_hub_costs_radau_what_a_real_one_does():
     """A 1 kg bob with I/(m L²) = 1e-9 on a 100 mm arm, hinged (axis across its swing) to a 10 kg hub
     that turns about Z on the ground, released at 30°, 0.3 s of Radau. The regularisation relative to
-    the floored inertias (taken for every model with a nearly point mass) left its accelerations noisy
-    by 1e-7 of them, and Radau crawled: 70,501 evaluations and 1753 Jacobians in 30 s without passing
-    its first frame. It is now taken only with more point masses than the Krylov step resolves: 1111
-    evaluations and 12 Jacobians, as a bob of real inertia (1023 and 8; 1.5 and 2 times allowed), and
-    within 1e-8 m of the simple pendulum's swing (measured 6.6e-11 m: the hub takes no torque)."""
+    the floored inertias left its accelerations noisy by 1e-7 of them (the refinement stopped at a
+    residual of 1e-11, not 1e-11 √(I/(m L²))), and Radau crawled: 70,501 evaluations and 1753
+    Jacobians in 30 s without passing its first frame. Now 1024 evaluations and 8 Jacobians, as a bob
+    of real inertia (1023 and 8; 1.5 and 2 times allowed), and within 1e-8 m of the simple pendulum's
+    swing (measured 6.6e-11 m: the hub takes no torque)."""
     theta0, arm, pivot = np.radians(30.0), 100.0, np.array([200.0, 0.0, 0.0])
     bob = pivot + arm * np.array([np.sin(theta0), 0.0, -np.cos(theta0)])
     across = (np.cos(-np.pi / 4), np.sin(-np.pi / 4), 0.0, 0.0)     # frame Z along world Y
