@@ -573,12 +573,13 @@ class BandedSchur:
         (with ``low_rank`` see :func:`solve_low_rank`, with ``without`` :meth:`solve_band`)."""
         return self.factored(data, beta, J, low_rank, without).solve(rhs)
 
-    def factored(self, data, beta, J=None, low_rank=None, without=0) -> Factored:
-        """:class:`Factored` of :meth:`solve`: one factor of the pattern's values ``data`` for any rhs."""
+    def factored(self, data, beta, J=None, low_rank=None, without=0, weights=None) -> Factored:
+        """:class:`Factored` of :meth:`solve`: one factor of the pattern's values ``data`` for any rhs
+        (``weights`` as :func:`factored`'s, taken where there is no low-rank update or redundancy)."""
         if not self.banded:
             A = self.matrix(data)
             if low_rank is None and not without:
-                return factored(A, beta, J)
+                return factored(A, beta, J, weights)
             return Factored(lambda rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without),
                             _jacobi_scale(A.diagonal()))
         band = np.zeros((self.m, self.bandwidth + 1))
@@ -798,9 +799,7 @@ class BlockSchur:
             factor = self.banded.factored_band(A.reshape(self.m, -1), beta, J, low_rank, without,
                                                self._weights(Jg, JM, inv_mass, regularise_as))
         else:
-            # SuperLU's pattern (no narrow band: a hub carrying many arms) keeps the plain β: 20 point-mass
-            # arms on a hub stalled Radau either way, and a review measured it worse with the weights
-            factor = self.banded.factored(A, beta, J, low_rank, without)
+            factor = self.banded.factored(A, beta, J, low_rank, without, self._weights(Jg, JM, inv_mass, regularise_as))
 
         def apply(lam):
             du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),

@@ -679,3 +679,29 @@ def test_three_point_mass_bobs_on_a_spinning_hub_cost_radau_what_real_ones_do():
     momentum = 0.4 * point.angular_velocity[:, 0, 2] + sum(np.cross(point.com[:, k], point.velocity[:, k])[:, 2]
                                                            + 1e-11 * point.angular_velocity[:, k, 2] for k in (1, 2, 3))
     assert np.ptp(momentum) < 1e-8 * momentum[0], f"{np.ptp(momentum):.3g} of {momentum[0]:.3g} N·m·s"
+
+
+def test_twenty_point_mass_arms_on_a_hub_resolve_their_tensions_without_the_krylov_step(monkeypatch):
+    """Twenty bobs at I/(m L²) = 1e-9 round a spun hub: the block solve's pattern has no narrow band
+    (every arm's rows meet the hub's), and its sparse LU kept the plain β, which the tensions' 40
+    small eigenvalues sent through the Krylov step on every solve (7 at the start; an evaluation
+    6.3 ms against 2.5 ms for bobs of real inertia). With the floored regularisation as the banded
+    and dense solves take it, plain passes resolve them (2.5 ms), and u̇ is the dense solve's."""
+    from core.model.compile import compile_model
+    from core.solver import schur
+    from core.solver.system import System
+    model = spun_hub(20, 1e-5, 10.0, np.radians(30.0))
+    steps = []
+    krylov = schur._krylov_step
+    monkeypatch.setattr(schur, "_krylov_step", lambda *a, **k: steps.append(1) or krylov(*a, **k))
+    block = System(compile_model(model))
+    assert block.sparse and not block._block_schur.banded.banded and block.floored_regularisation
+    y = block.project_start()[0]
+    udot = block.rhs(0.0, y)
+    assert not steps
+    monkeypatch.setattr(schur, "SPARSE_ABOVE", 10 ** 9)
+    dense = System(compile_model(model))
+    assert not dense.sparse
+    # the largest rate is a bob's angular acceleration, 167 rad/s²: 1e-9 of it leaves the two refined
+    # solves' rounding room (measured 2.6e-14 of it apart), far below the 1e-7 that stalled Radau
+    np.testing.assert_allclose(udot, dense.rhs(0.0, y), rtol=0, atol=1e-9 * np.max(np.abs(udot)))
