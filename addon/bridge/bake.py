@@ -4,7 +4,9 @@ Every scene frame from ``frame_start`` gets a key, frame ``frame_start + k``
 being ``t = k / fps``; results sampled at another rate are interpolated
 (linearly; quaternions normalised). Keys are written in bulk through
 ``keys.key`` (Blender 4.4+ layered actions, legacy actions on 4.2–4.3).
-Besides the bodies' location and rotation, bake adds an arrow per force or
+A body under a parent (which holds still: scene_to_model checks it) is keyed
+with its own location and rotation, its world pose taken back through the
+parent. Besides the bodies' location and rotation, bake adds an arrow per force or
 torque, optionally one per contact, and the telemetry empty (``telemetry.py``).
 A body's keys go into a copy of its own action without its location and
 rotation channels, so the rest of its animation (a keyed colour) plays on.
@@ -31,9 +33,10 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
+from ..corelink import core
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, rest_of
+from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, parent_matrix, rest_of
 from .telemetry import bake as bake_telemetry
 from .telemetry import telemetry_object
 
@@ -70,6 +73,21 @@ def _continuous(q):
     s = np.sign(np.einsum("ij,ij->i", q[1:], q[:-1]))
     s[s == 0] = 1.0
     return q * np.concatenate([[1.0], np.cumprod(s)])[:, None]
+
+
+def _under_parent(obj, position, orientation):
+    """A body's world poses (n, 3) in scene units and (n, 4) as its own location and rotation keys:
+    under its parent (which scene_to_model checked holds still and scales evenly) they are taken
+    back through the parent's matrix, so that the parent does not move the body a second time."""
+    if obj.parent is None:
+        return position, orientation
+    matrix = parent_matrix(obj)
+    inverse = np.array(matrix.inverted_safe())
+    _, turn, _ = matrix.decompose()
+    turn.normalize()
+    # the inverse's linear part holds 1/scale: the location keys are in the parent's units
+    location = position @ inverse[:3, :3].T + inverse[:3, 3]
+    return location, core.spatial.quat_mul(np.array(turn.conjugated()), orientation)
 
 
 def z_to(vectors):
@@ -441,8 +459,9 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
             # a library override saves none of its own custom properties: the record goes along on
             # the bake's action, a local data-block, and comes back at load (restore_override_records)
             obj.animation_data.action[REST_KEY] = obj[REST_KEY].to_dict()
-        key(fcurves, "location", frames, position[:, k])
-        key(fcurves, "rotation_quaternion", frames, _continuous(orientation[:, k]))
+        location, rotation = _under_parent(obj, position[:, k], orientation[:, k])
+        key(fcurves, "location", frames, location)
+        key(fcurves, "rotation_quaternion", frames, _continuous(rotation))
         report.bodies.append(obj.name)
     scales = {}
     if arrows and len(results.force_names):

@@ -406,9 +406,9 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             out.error(path, wrong_type + hint)
             continue
         if obj.mbd.role == "BODY":
-            if obj.parent is not None:
-                out.error(path, f"a body must not have a parent, it is parented to {obj.parent.name!r}; "
-                                "clear the parent and keep the transform (Alt+P)")
+            problem = _parent_problem(obj)
+            if problem:
+                out.error(path, problem)
                 continue
             if _has_deltas(obj):
                 # baking keys location/rotation, which deltas would offset
@@ -776,6 +776,50 @@ def _mirroring(obj) -> list[str]:
             names.append(obj.name)
         obj = obj.parent
     return names
+
+
+def parent_matrix(obj) -> Matrix:
+    """The matrix that places ``obj``'s own transform in the world: its parent's world matrix and its
+    parent inverse (identity for an object without a parent). Bake keys a body's pose through it."""
+    if obj.parent is None:
+        return Matrix.Identity(4)
+    return obj.parent.matrix_world @ obj.matrix_parent_inverse
+
+
+def _parent_problem(obj) -> str:
+    """Why a body's parents keep it from being baked ('' when they do not, or it has none): Bake keys
+    the body's own location and rotation under them, so they must hold still (no body, nothing
+    keyed, driven or constrained, parented by object) and only turn, move and scale evenly."""
+    chain = _ancestors(obj)
+    if not chain:
+        return ""
+    unparent = "clear the parent and keep the transform (Alt+P)"
+    bodies = [p.name for p in chain if p.mbd.role == "BODY"]
+    if bodies:
+        # its keys would be taken relative to a moving body: it would move twice
+        return (f"its parent {bodies[0]!r} is a body, which moves on its own; {unparent} and fix the two "
+                "bodies together with a Fixed joint (a frame on each)")
+    if any(o.parent_type != "OBJECT" for o in (obj, *chain[:-1])):
+        return f"it is parented to a vertex or a bone, under which Bake cannot key it; {unparent}"
+    moving = [p.name for p in chain if animated(p) or _active_constraints(p)]
+    if moving:
+        # its baked keys are its own transform, which the parent's motion would move again
+        return (f"its parent {moving[0]!r} is animated (keys, drivers or constraints), which would move the "
+                f"baked body a second time; remove them, or {unparent}")
+    matrix = parent_matrix(obj)
+    lengths = [c.length for c in matrix.to_3x3().col]
+    if matrix.to_3x3().determinant() < 0:
+        # (by the parent inverse alone when no parent's own transform mirrors)
+        by = _mirroring(obj.parent) or [obj.parent.name]
+        return (f"its parent {', '.join(map(repr, by))} is mirrored (negative scale), "
+                f"which no rotation of the body gives; {unparent}")
+    # (1e-5 as in _sheared: float32 matrices leave about 1e-7)
+    if max(lengths) - min(lengths) > 1e-5 * max(lengths) or _sheared(matrix):
+        # a body turning under it would be sheared, which its rotation keys cannot show
+        by = [o.name for o in chain if len(set(round(abs(x), 6) for x in o.scale)) > 1]
+        return (f"its parent {', '.join(map(repr, by)) or repr(obj.parent.name)} is scaled unevenly, which "
+                f"would shear the body as it turns; {unparent}")
+    return ""
 
 
 def _transform_problem(matrix, own_scale) -> str:

@@ -1,0 +1,132 @@
+"""A body under a parent, as a CAD import gives it (every part under a rotated, scaled root empty): it is
+simulated where the viewport shows it and baked so that it follows the simulated body once, not twice."""
+import math
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Matrix
+
+import mbd_scenes as ms
+
+
+def results_of(scene):
+    from addon import runner
+    return runner.RESULTS[runner.key(scene)].results
+
+
+def under_root(obj, name="CADRoot", location=(0.2, 0.1, -0.3), rotation=(math.pi / 2, 0.0, 0.3), scale=0.5):
+    """Parent ``obj`` to a new empty (a glTF import's root: turned to Z up, scaled) with the parent
+    inverse left at identity, as importers leave it; ``obj`` keeps its world transform."""
+    root = bpy.data.objects.new(name, None)
+    bpy.context.scene.collection.objects.link(root)
+    root.location, root.rotation_euler, root.scale = location, rotation, (scale,) * 3
+    bpy.context.view_layer.update()
+    world = obj.matrix_world.copy()
+    obj.parent = root
+    obj.matrix_world = world
+    bpy.context.view_layer.update()
+    return root
+
+
+def under_sub_assembly(obj):
+    """``obj`` two levels down, as Ctrl+P leaves it: root > sub-assembly > obj, each keeping its world
+    transform through its parent inverse."""
+    root = bpy.data.objects.new("CADRoot", None)
+    sub = bpy.data.objects.new("SubAssembly", None)
+    for empty in (root, sub):
+        bpy.context.scene.collection.objects.link(empty)
+    root.location, root.rotation_euler, root.scale = (0.0, 0.5, 0.0), (0.0, 0.0, 1.0), (2.0,) * 3
+    sub.location, sub.rotation_euler, sub.scale = (0.1, 0.0, 0.2), (0.4, 0.0, 0.0), (0.25,) * 3
+    bpy.context.view_layer.update()
+    for child, parent in ((sub, root), (obj, sub)):
+        child.parent = parent
+        child.matrix_parent_inverse = parent.matrix_world.inverted()
+    bpy.context.view_layer.update()
+    return sub
+
+
+@pytest.mark.parametrize("parenting", [under_root, under_sub_assembly], ids=["import root", "Ctrl+P, nested"])
+def test_a_body_under_a_turned_scaled_root_swings_and_bakes_as_an_unparented_one(addon, parenting):
+    from addon.bridge.scene_to_model import scene_to_model
+    from addon.runner import Job
+
+    scene, bob = ms.pendulum(1.0)
+    alone = Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
+    root = parenting(bob)
+    assert bob.matrix_basis != bob.matrix_world          # the local transform is not the world one
+    gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert not gathered.warnings
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    assert res.success and len(res.t) == 25
+    # the same pendulum: its local transform goes through a float32 parent matrix (~1e-7 of a metre)
+    np.testing.assert_allclose(res.position, alone.position, atol=2e-6)
+    np.testing.assert_allclose(res.orientation, alone.orientation, atol=2e-6)
+    # the baked bob follows the simulated one in the world, moved once (not again by its parent),
+    # at its parents' scale times its own
+    still = np.array(root.matrix_world)
+    for f in (1, 7, 13, 25):
+        scene.frame_set(f)
+        loc, rot, scale = bob.matrix_world.decompose()
+        np.testing.assert_allclose(loc, res.position[f - 1, 0], atol=2e-6)
+        assert abs(np.dot(rot, res.orientation[f - 1, 0])) == pytest.approx(1.0, abs=1e-6)
+        np.testing.assert_allclose(scale, (1.0, 1.0, 1.0), atol=1e-6)
+        assert math.hypot(loc[0], loc[2]) == pytest.approx(1.0, abs=1e-5)
+    assert res.position[12, 0, 2] < -0.5                  # it really fell
+    np.testing.assert_array_equal(np.array(root.matrix_world), still)
+    # simulating the baked scene again starts from the stored pose: the same run
+    scene.frame_set(9)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, res.position, atol=1e-9)
+    # Clear puts the bob back under its root where it was: at (1, 0, 0), unturned, unscaled
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    assert bob.parent == root
+    np.testing.assert_allclose(np.array(bob.matrix_world), np.array(Matrix.Translation((1.0, 0.0, 0.0))), atol=1e-6)
+
+
+def test_a_body_under_a_scaled_root_in_a_mm_scene_has_the_mass_it_shows(addon):
+    """A part imported in metres into a mm scene: its root scaled 1000, its density mass that of the part shown."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, bob = ms.pendulum(0.001)
+    bob.mbd.mass_mode, bob.mbd.density = "DENSITY", 1000.0
+    alone = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled
+    under_root(bob, location=(0.0, 0.0, 0.0), rotation=(0.0, 0.0, 0.0), scale=1000.0)
+    compiled = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled
+    assert bob.scale[0] == pytest.approx(0.001)
+    # the same 50 mm sphere (about 0.52 kg): the float32 mesh and matrices differ by ~1e-7
+    np.testing.assert_allclose(compiled.mass, alone.mass, rtol=1e-6)
+    np.testing.assert_allclose(compiled.inertia_B, alone.inertia_B, rtol=0, atol=1e-6 * alone.inertia_B.max())
+
+
+@pytest.mark.parametrize("how, told", [
+    ("body", "its parent 'Holder' is a body"),
+    ("uneven", "scaled unevenly"),
+    ("keyed", "its parent 'Holder' is animated"),
+    ("mirror", "mirrored"),
+    ("vertex", "parented to a vertex"),
+])
+def test_a_parent_that_would_move_or_deform_the_baked_body_is_refused_naming_it(addon, how, told):
+    scene, bob = ms.pendulum(1.0)
+    holder = ms.uv_sphere("Holder", 0.1, (0.0, 2.0, 0.0))
+    if how == "body":
+        holder.mbd.role = "BODY"
+    elif how == "uneven":
+        holder.scale = (1.0, 2.0, 1.0)
+    elif how == "keyed":
+        holder.keyframe_insert("location", frame=1)
+    elif how == "mirror":
+        holder.scale = (-1.0, 1.0, 1.0)
+    bpy.context.view_layer.update()
+    world = bob.matrix_world.copy()
+    bob.parent = holder
+    if how == "vertex":
+        bob.parent_type, bob.parent_vertices[0] = "VERTEX", 0
+    bob.matrix_world = world
+    bpy.context.view_layer.update()
+    with pytest.raises(RuntimeError) as info:
+        bpy.ops.mbd.validate()
+    assert "object 'Bob'" in str(info.value) and told in str(info.value), str(info.value)
+    assert "Alt+P" in str(info.value)
