@@ -433,13 +433,17 @@ _CONTACT_PACES = 0.05
 #: ... and the ω h below which a touching contact's own time scales cannot explain the steps
 #: (1000 times shorter): its force is likely discontinuous, chased by the error control
 _CONTACT_TIE_PACES = 5e-5
-#: the range of ρ h (a contact's fastest rate times the mean step since the previous look) in which
-#: it holds an explicit method's steps (check_contact_held): it keeps them near ω h = 1 (RK45) or 3
-#: (DOP853) on its oscillation (ContactSet.explicit_step_bound) and ρ h = 3-6 on a decay (their
-#: stability); the cam's follower ran at ω h 0.44-0.75 (DOP853), a 10 g block resting at ρ h 5.9 on its damping.
-#: Above it the steps were not the contact's (a bounce after long steps in flight), or its effective
-#: mass, from the parts' farthest vertices, is far too light: a ball resting centrally read 15.6
-_CONTACT_HELD_PACES = (0.3, 50.0)
+#: the share of the step a touching contact allows an explicit method (check_contact_held) from which
+#: the mean step since the previous look is held by it: its bound on its oscillation, ω h = 1 (RK45) or
+#: 3 (DOP853) (ContactSet.explicit_step_bound), or the methods' stability on a decay, ρ h = 3.3 or 6
+#: (_STABLE_H_RHO). Held, the steps sit at that step: a ball resting on a floor at 1.0 of it, a 10 g block
+#: resting on its damping at 1.09, a ball in a corner recovering from its rattle at 0.36-0.72. Below a
+#: quarter the error control holds them, not the contact: the parts bin's friction at rtol 1e-8, ρ h
+#: 0.31, is 0.05 of DOP853's 6, and was blamed; a cam's follower 0.1 of the bound
+#: ... up to twice it: longer steps than the contact lets them be while it touches were taken in flight
+#: (a cap dropped 5 mm onto a block, 3.3 times its friction's; a bouncing ball, ω h 249 on the mean step,
+#: 83 times its bound's)
+_CONTACT_HELD_BOUND = (0.25, 2.0)
 #: ... at this many looks at least (_CONTACT_CHECK_EVERY steps apart) ...
 _CONTACT_HELD_LOOKS = 3
 #: ... and at least this share of them ...
@@ -2440,8 +2444,9 @@ class _Run:
         to go): a 47 g follower pressed onto a cam by a spring (k 1e5 N/mm^1.5, C 10 N·s/mm) held
         DOP853 to steps of 7.5e-5 s, 2,683 steps and 31 s for 0.2 s, where the stepper at 1e-4 s
         took 2.5 s. Raised at a look (every :data:`_CONTACT_CHECK_EVERY` steps, ``fastest`` that
-        look's :meth:`fastest_contact`) where a contact holds the steps (its rate times the mean
-        step since the previous look within :data:`_CONTACT_HELD_PACES`), as it has at :data:`_CONTACT_HELD_LOOKS` looks
+        look's :meth:`fastest_contact`) where a contact holds the steps (the mean step since the previous
+        look is within :data:`_CONTACT_HELD_BOUND` of the step its bound or the method's stability allows
+        it: steps the tolerance holds far below that, or taken in flight far above it, are not its doing), as it has at :data:`_CONTACT_HELD_LOOKS` looks
         or more and :data:`_CONTACT_HELD_SHARE` of them, and the run at its pace so far takes
         :data:`_CONTACT_HELD_RUN` steps or more, or :data:`_CONTACT_HELD_FEWEST` and
         :data:`_CONTACT_HELD_OVER` times the stepper's at its step (a 30 mm ball dropped into a
@@ -2455,8 +2460,17 @@ class _Run:
         h, self.held_since = (t - self.held_since) / _CONTACT_CHECK_EVERY, t
         self.held_looks[0] += 1
         best = fastest()
-        if best is None or not _CONTACT_HELD_PACES[0] <= best[0] * h <= _CONTACT_HELD_PACES[1]:
+        if best is None:
             return
+        # the share of the step the contact allows that the steps took: its oscillation's bound, or the
+        # stability on its damping's or friction's decay, whichever holds them more
+        rate, cause, c, depth, stiffness, m_red, omega, damping, slope, load = best
+        bound = TOUCHING_STEP_OMEGA[s.integrator]
+        share = max(omega * h / bound, 0.0 if cause == "stiffness" else rate * h / _STABLE_H_RHO[s.integrator])
+        if not _CONTACT_HELD_BOUND[0] <= share <= _CONTACT_HELD_BOUND[1]:
+            return
+        if cause != "stiffness" and omega * h / bound >= rate * h / _STABLE_H_RHO[s.integrator]:
+            best = (omega, "stiffness", c, depth, stiffness, stiffness / (omega * omega), omega, damping, slope, load)
         self.held_looks[1] += 1
         looks, held = self.held_looks
         t_end = float(self.t_out[-1])
