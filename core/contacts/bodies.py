@@ -68,6 +68,11 @@ MANY_WARNINGS = 3
 _MAX_STEP_SAMPLES = 64
 #: J: an implicit loss below this is rounding, not an impact (the run's energy checks' floor too)
 IMPLICIT_LOSS_FLOOR = 1e-9
+#: degrees: the spread of the normals of a vertex's faces (the largest angle between two of them) within
+#: which the vertex samples a curved surface (:meth:`ContactSet.curved`): above rounding (a flat face's
+#: vertices, 0), and at most the facets of a coarse ball (an icosphere of 1 subdivision 36.7-41.8, of
+#: 3 9.3-10.8), short of a corner or an edge (a box's 90, an icosahedron's 70.5)
+CURVED_SPREAD = (1e-3, 60.0)
 
 
 def _levers(wrench, reach):
@@ -679,6 +684,35 @@ class ContactSet:
         else:
             out.append((0.0, 0.0))
         return tuple(out)
+
+    def curved(self, c: int, x, R, v, w) -> bool:
+        """Whether every touching point of contact ``c`` at the state x, R, v, w (as for :meth:`evaluate`)
+        is a vertex on a curved part of its mesh, the normals of its faces spread within
+        :data:`CURVED_SPREAD` (a ball's, a roller's or a rounded edge's, where Hertz's law holds),
+        not on a flat face, an edge or a corner (a box resting on its face or its corners, where a
+        linear law is as apt); False where none touches. Each point lies half its depth along the
+        other part's outward normal from its vertex. For warnings: the counters are left as they were."""
+        det, pose_i, pose_j = self._details(c, x, R, v, w)
+        if not len(det.depths):
+            return False
+        pair = self.pairs[c]
+        for p, (geom, (Rp, xp)) in enumerate(((pair.geom_i, pose_i[:2]), (pair.geom_j, pose_j[:2]))):
+            on = det.penetrator == p
+            if not on.any():
+                continue
+            # body i's vertex in j goes out along j's outward normal (det.normals), body j's along −det.normals
+            sign = -0.5 if p == 0 else 0.5
+            local = (det.points[on] + sign * det.depths[on, None] * det.normals[on] - xp) @ np.asarray(Rp)
+            gap = local[:, None, :] - geom.vertices[None, :, :]
+            for k in np.argmin(np.einsum("ijk,ijk->ij", gap, gap), axis=1):
+                f = geom.faces[np.any(geom.faces == k, axis=1)]
+                n = np.cross(geom.vertices[f[:, 1]] - geom.vertices[f[:, 0]], geom.vertices[f[:, 2]] - geom.vertices[f[:, 0]])
+                size = np.linalg.norm(n, axis=1)
+                n = n[size > 0.0] / size[size > 0.0, None]
+                spread = math.degrees(math.acos(min(1.0, max(-1.0, float((n @ n.T).min())))))
+                if not CURVED_SPREAD[0] < spread <= CURVED_SPREAD[1]:
+                    return False
+        return True
 
     def mode_masses(self, held, bodies, mass, rest: bool = False) -> np.ndarray:
         """(k,) kg: each contact's effective mass at its deepest accepted state (:attr:`deep_state`):

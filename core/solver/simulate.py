@@ -2319,7 +2319,7 @@ class _Run:
                 best.append(self.fastest_contact(t, y, depths))
             return best[0]
         self.check_contact_steps(t, fastest)
-        self.check_contact_held(t, fastest)
+        self.check_contact_held(t, y, fastest)
 
     def check_contact_steps(self, t, fastest):
         """Once a run, while an adaptive method crawls: a warning when a touching contact holds
@@ -2434,7 +2434,7 @@ class _Run:
                     best = (rate, cause, int(c), float(depths[c]), stiffness, m_red, omega, damping, slope, load)
         return best
 
-    def check_contact_held(self, t, fastest):
+    def check_contact_held(self, t, y, fastest):
         """Once a run, on an adaptive explicit method (RK45, DOP853): a warning, and the progress
         note, when a touching contact of sound values holds a long run's steps to its own time
         scale, where its stability (:data:`_STABLE_H_RHO`) and the explicit contact bound
@@ -2540,9 +2540,13 @@ class _Run:
                      f"{depth * 1e3:.2g} mm: its damping is then reached there, {full:.2g} times its critical "
                      "damping (the full damping then acts within impacts too: they rebound less), and its ringing "
                      "dies out within a period; BDF or Radau then take long steps.")
-        if cause == "stiffness" and prm.exponent == 1.0 and load > 0.0:
+        B = self.sys.bodies(y)
+        if (cause == "stiffness" and prm.exponent == 1.0 and load > 0.0
+                and self.sys.contacts.curved(c, B.x, B.R, B.v, B.w)):
             # the linear law is as stiff at any load; Hertz's with the same k (N/mm^1.5) softens at a light
-            # one: its n = stiffness / k touching points sharing the load, each at (F / (n k))^(2/3)
+            # one: its n = stiffness / k touching points sharing the load, each at (F / (n k))^(2/3). Only
+            # where the touching vertices lie on curved parts, whose contact Hertz's law describes: a box on
+            # its face or corners was told of it
             points = stiffness / prm.k
             k_hertz = contact_stiffness_to_si(contact_stiffness_from_si(prm.k, 1.0), 1.5)
             sunk = (load / (points * k_hertz)) ** (2.0 / 3.0)
