@@ -283,6 +283,11 @@ class ContactSet:
         #: step beyond its stability limit where the parts rest throws them off by itself
         self.resting = np.ones(k, bool)
         self.rested = np.zeros(k, bool)
+        #: (k,) bool: each pair's parts met from apart, touching at an accepted state (:meth:`note_accepted`)
+        #: after one at which they did not, since the fixed steps started (:meth:`start_steps`): struck.
+        #: Parts that touched throughout were pressed or slid on each other, with no impact
+        self.struck = np.zeros(k, bool)
+        self._was_touching = None
         #: the records of :meth:`note_accepted` (:attr:`deepest`, :attr:`lever`, :attr:`stiffness`,
         #: :attr:`deep_wrench`, :attr:`deep_state`, :attr:`load`) as they were when each pair left its
         #: rest (zero, None where it never did)
@@ -442,6 +447,8 @@ class ContactSet:
         self.travel[:] = 0.0
         self.resting[:] = True
         self.rested[:] = False
+        self.struck[:] = False
+        self._was_touching = None
 
     def note_step(self, t: float, h: float, x, R) -> None:
         """Keep in :attr:`jumps` each pair that one fixed step of ``h`` s from ``t`` to the state
@@ -555,6 +562,9 @@ class ContactSet:
         np.maximum(self.deepest, depths, out=self.deepest)
         np.maximum(self.approach, self.last_closing, out=self.approach)
         touching = depths > 0.0
+        if self._was_touching is not None:
+            self.struck |= touching & ~self._was_touching
+        self._was_touching = touching
         self.load[touching] += np.c_[np.linalg.norm(self.last_force[touching], axis=1), np.ones(touching.sum())]
 
     def note_trial(self, depths) -> None:
@@ -956,8 +966,18 @@ class ContactSet:
                           "an oscillation bounded, so even parts at rest can be thrown off"
                           + (f": these were, and struck each other after, {deepest * 1e3:.3g} mm deep at most"
                              if thrown else ""))
-            else:
+            elif self.struck[c] or deepest <= 0.0:
                 effect = "so impacts can gain energy, bounce away or fall through"
+            elif h * omega > RK4_STABLE_STEP_OMEGA:
+                effect = (f"h·ω {h * omega:.3g}, past the 2√2 = {RK4_STABLE_STEP_OMEGA:.4g} within which RK4 keeps an "
+                          "oscillation bounded, so parts pressed on each other can be thrown off, with no impact")
+            else:
+                # parts that touched throughout (a block sliding on a plate at h·ω 0.77 kept to 8e-10 m of
+                # DOP853's path): RK4 within its stability limit damps their contact's ringing a little and
+                # shortens its period by about (h·ω)⁴/120
+                effect = (f"its parts touched throughout, with no impact: at h·ω {h * omega:.3g}, within the 2√2 = "
+                          f"{RK4_STABLE_STEP_OMEGA:.4g} up to which RK4 keeps an oscillation bounded, the step only "
+                          "damps the contact's ringing about its load a little and shifts its period")
             # a loss as above is news even below STEP_OMEGA at the deepest point, where the touching
             # points were taken implicitly together (a ball rolling at 5e-4 s, h·ω 0.29, rolled 2.1 %
             # slow), while the step advised is shorter than this one
