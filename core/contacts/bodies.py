@@ -257,6 +257,10 @@ class ContactSet:
         #: takes, where the depth a step too long reached is its own overshoot
         self.last_closing = np.zeros(k)
         self.approach = np.zeros(k)
+        #: J: the kinetic energy a run whose energy rose had before (:meth:`depth_issues`' ``kinetic``), and
+        #: (k,) m/s each pair's approach as its step advice takes it (:meth:`_impact_depth`)
+        self._kinetic = None
+        self.speed = np.zeros(k)
         #: (k, 2): the sum of each pair's force (N) over the accepted states at which it touched, and
         #: their count: its mean load, whose static depth its step advice takes at least
         self.load = np.zeros((k, 2))
@@ -795,6 +799,12 @@ class ContactSet:
         static = (total / max(count, 1.0) / prm.k) ** (1.0 / e)
         # (a contact that touched carried a load: zero only where its force underflowed)
         depth = min(cap, max(impact, static)) or cap
+        bound = ((e + 1.0) * self._kinetic / prm.k) ** (1.0 / (e + 1.0)) if self._kinetic is not None else depth
+        if 0.0 < bound < depth:
+            # a run gone unstable (its loads and its trial stages too): at most as deep as all the kinetic
+            # energy it had before presses it, an impact at the speed that gives against its effective mass
+            depth = bound
+            self.speed[c] = math.sqrt(2.0 * self._kinetic / m_red)
         all_points = self.stiffness[c, 0] * (depth / deepest) ** (e - 1.0) if deepest > 0.0 else 0.0
         return depth, self.oscillation(c, depth, mass, free_turn, lever, all_points, held)[2]
 
@@ -816,7 +826,7 @@ class ContactSet:
                 + turned[self.bi] * self.reach[:, 0] + turned[self.bj] * self.reach[:, 1])
 
     def depth_issues(self, h: float | None, mass, free_turn, integrator: str, implicit=None,
-                     run_time: float = 0.0, travel=None, held=None, rest_held=None) -> list:
+                     run_time: float = 0.0, travel=None, held=None, rest_held=None, kinetic=None) -> list:
         """Warnings after a run from each contact's deepest penetration at an accepted
         state (:attr:`deepest`, see :meth:`note_accepted`).
 
@@ -859,6 +869,15 @@ class ContactSet:
           deepest state (:meth:`mode_masses` with ``rest``; None: ``held``). (The 10 g ball on its pole
           thrown off at 5.26e-4 s was advised the impact rule's 1.6e-5 s, 26 times shorter than the
           4.2e-4 s at which it rests.)
+        * ``kinetic`` J: the most kinetic energy a run whose energy rose (RK4 gone unstable) had before
+          it rose, else None. Its fastest approaches and deepest states are then the instability's (a
+          cradle's balls at 1 ms met at 19.9 m/s after the first impact threw them, where they had
+          been released at 0.73 m/s, and one read an effective mass of 10.4 kg, its 0.26 kg balls
+          held along their strings: its advice, 6.1e-5 s, was warned of again at 3e-5 s). Each
+          struck contact's approach is held to the speed that energy gives against its effective
+          mass (all of it stored in the contact), and that effective mass to its free bodies'
+          at the force's levers (joints and motions only add to it), so that the step advised is
+          short enough at once.
         * ``implicit`` (loss (k,), damped (k,), scale, fall J): the stepper took the
           stiffness of such contact points implicitly (System._implicit_elements),
           so the run stayed stable; per contact, the energy that took out and what
@@ -882,6 +901,8 @@ class ContactSet:
           or a block creeping down an incline at 1-5 ms steps: no warning.
         """
         out, steps = [], []     # steps: (ω, name, the contact's step warning)
+        self._kinetic = kinetic
+        self.speed = self.approach.copy()
         for c, (name, pair, band) in enumerate(zip(self.names, self.pairs, self.band)):
             deepest = float(self.deepest[c])
             # (RK4's trial stages alone can meet a contact a step is far too long for: judged below)
@@ -935,6 +956,11 @@ class ContactSet:
             if settled:
                 judged, all_points = self._settled(c)
             elif not thrown:
+                if kinetic is not None and held_c is not None and not np.isnan(held_c):
+                    # the free bodies' effective mass at the force's levers bounds it from below (joints
+                    # and motions only add to it)
+                    held_c = min(held_c, self.oscillation(c, deepest, mass, free_turn,
+                                                          self.lever[c] if deepest > 0.0 else self.trial_lever[c])[1])
                 judged, all_points, lever = self._struck(c, mass, free_turn, held_c)
             stiffness, m_red, omega = self.oscillation(c, judged, mass, free_turn, lever, all_points, held_c)
             if not omega > 0.0:
@@ -991,7 +1017,7 @@ class ContactSet:
                 depth, advice = self.advice_oscillation(c, mass, free_turn, held_c, judged, lever)
                 step = STEP_OMEGA_ADVISED / advice
                 reached = "" if depth >= judged else (
-                    f" (the {depth * 1e3:.3g} mm its impacts at {self.approach[c]:.3g} m/s reach by its law; "
+                    f" (the {depth * 1e3:.3g} mm its impacts at {self.speed[c]:.3g} m/s reach by its law; "
                     "this step overshot them)")
             if h * omega > STEP_OMEGA or step < h:
                 steps.append((advice, name, Issue(
@@ -999,7 +1025,7 @@ class ContactSet:
                     f"the {integrator} step of {h:.3g} s is too large for this contact: "
                     + (f"resting under its mean load ({judged * 1e3:.3g} mm deep)" if settled or thrown else
                        f"at its deepest penetration ({deepest * 1e3:.3g} mm)" if judged <= TRIAL_NOTED * deepest else
-                       f"at the {judged * 1e3:.3g} mm its impacts at {self.approach[c]:.3g} m/s reach by its law "
+                       f"at the {judged * 1e3:.3g} mm its impacts at {self.speed[c]:.3g} m/s reach by its law "
                        f"(its steps' trial stages went {self.trial_deepest[c] * 1e3:.3g} mm deep, their ends "
                        f"{deepest * 1e3:.3g} mm)" if judged < self.trial_deepest[c] else
                        f"at the {judged * 1e3:.3g} mm its steps' trial stages went to (their ends "
@@ -1031,7 +1057,12 @@ class ContactSet:
         Hertz's closed form, δ = ((e+1) m_eff v² / (2k))^(1/(e+1)), ``m_red`` kg its effective mass."""
         prm = self.pairs[c].params
         e = prm.exponent
-        return ((e + 1.0) * m_red * self.approach[c] ** 2 / (2.0 * prm.k)) ** (1.0 / (e + 1.0))
+        speed = self.approach[c]
+        if self._kinetic is not None:
+            # at most all the kinetic energy the run had before it went unstable, stored in the contact
+            speed = min(speed, math.sqrt(2.0 * self._kinetic / m_red))
+        self.speed[c] = speed
+        return ((e + 1.0) * m_red * speed ** 2 / (2.0 * prm.k)) ** (1.0 / (e + 1.0))
 
     def _struck(self, c: int, mass, free_turn, held=None) -> tuple[float, float, np.ndarray]:
         """(depth m, stiffness N/m of all its touching points, levers (2,) m) at which contact ``c``, struck under

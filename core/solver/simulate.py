@@ -1460,13 +1460,36 @@ class _Run:
         # (at the rest of parts that left theirs: the ones RK4 throws off are judged there)
         rest_held = (sysm.contacts.mode_masses(joints, sysm.bodies, sysm.mass, rest=True)
                      if fixed and implicit is None and (sysm.contacts.rested & ~sysm.contacts.resting).any() else None)
+        kinetic = self.kinetic_before_rise(out, T, contact_energy) if fixed and implicit is None else None
         for issue in sysm.contacts.depth_issues(s.fixed_step() if fixed else None,
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
                                                 run_time=float(self.t_out[-1]), travel=travel, held=held,
-                                                rest_held=rest_held) + \
+                                                rest_held=rest_held, kinetic=kinetic) + \
                 sysm.contacts.jump_issues(s.integrator) + self._buried(out, T):
             self.warnings.append(issue)
             log.warning("%s", issue)
+
+    def kinetic_before_rise(self, out, T, contact_energy=None):
+        """J: the most kinetic energy a run had before its total energy (:meth:`energy_balance`, the
+        contacts' left out) first rose by more than ``_ENERGY_GAIN`` of the energy that had changed form
+        up to that frame, an explicit run gone unstable: its largest total less its least potential
+        energy over the frames before; None where it never rose (or at its first frame). For the
+        contacts' step advice (ContactSet.depth_issues), which the unstable part's approaches and
+        depths would mislead."""
+        balance = self.energy_balance(out, T, contact_energy)
+        if balance is None:
+            return None
+        e, e0, _ = balance
+        # the energy that changed form up to each frame (_energy_swing's, running)
+        swing = np.max([np.maximum.accumulate(x) - np.minimum.accumulate(x)
+                        for x in (out[key][:T] for key in ("kinetic_energy", "potential_energy", "elastic_energy"))],
+                       axis=0)
+        rose = np.flatnonzero((e - e0 > _ENERGY_GAIN * swing) & (e - e0 > _ENERGY_NOISE))
+        if not len(rose) or rose[0] < 1:
+            return None
+        before = slice(0, int(rose[0]))
+        kinetic = float(np.max(e[before]) - np.min(e[before] - out["kinetic_energy"][before]))
+        return kinetic if kinetic > 0.0 else None
 
     def _buried(self, out, T):
         """ContactSet.buried_issues at the output frames (the moving bodies' COM frames)."""

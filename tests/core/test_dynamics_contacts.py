@@ -2040,6 +2040,58 @@ def test_a_block_sliding_under_rk4_is_not_told_of_impacts_it_never_had():
     assert "its parts touched throughout, with no impact: at h·ω 0.775, within the 2√2 = 2.828" in w
 
 
+def _pendulum_cradle(step, end_time=0.45):
+    """The bundled Newton's cradle: three 20 mm steel balls (0.263 kg, icospheres of one subdivision, the
+    middle one with a face on ±X, the outer ones a vertex: the line of centres is the normal) hung 200 mm
+    from hinges 0.5 mm apart, the first lifted 30° (0.725 m/s at the bottom), k 1e4 N/mm^1.5; RK4."""
+    from core.contacts.shapes import icosphere_mesh
+
+    def onto_x(d):      # the rotation taking the unit vector d onto +X (Rodrigues)
+        v, c = np.cross(d, (1.0, 0.0, 0.0)), d[0]
+        K = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+        return np.eye(3) + K + K @ K / (1.0 + c)
+    r, L, half = 20.0, 200.0, np.sqrt(0.5)
+    v, f = icosphere_mesh(r, 1)
+    n = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    n = n[np.argmax(n[:, 0] / np.linalg.norm(n, axis=1))]
+    meshes = [v @ onto_x(d / np.linalg.norm(d)).T for d in (v[np.argmax(v[:, 0])], n)]
+    bodies, frames, joints = [], [], []
+    for k in range(3):
+        pivot = np.array([(k - 1) * (2 * r + 0.5), 0.0, 300.0])
+        a = -np.radians(30.0) if k == 0 else 0.0
+        at = pivot + L * np.array([np.sin(a), 0.0, -np.cos(a)])
+        bodies.append(Body(name=f"Ball{k + 1}", geometry=TriangleMesh(vertices=meshes[k == 1].tolist(), faces=f.tolist()),
+                           mass=7850e-9 * 4.0 / 3.0 * np.pi * r ** 3, position=tuple(at)))
+        frames += [Frame(name=f"p{k + 1}", position=tuple(pivot), orientation=(half, -half, 0, 0)),
+                   Frame(name=f"e{k + 1}", body=f"Ball{k + 1}", position=tuple(pivot - at), orientation=(half, -half, 0, 0))]
+        joints.append(Joint(name=f"Pivot{k + 1}", type="revolute", frame_i=f"p{k + 1}", frame_j=f"e{k + 1}"))
+    return core.simulate(Model(
+        bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints),
+        contacts=tuple(Contact(name=f"C{n}{n + 1}", body_i=f"Ball{n}", body_j=f"Ball{n + 1}", stiffness=1e4)
+                       for n in (1, 2)),
+        settings=SolverSettings(end_time=end_time, output_rate=50, integrator="RK4", step=step)))
+
+
+def test_a_cradle_thrown_apart_by_rk4_is_advised_from_the_energy_it_had_before_in_one_round():
+    """The cradle at 1 ms gains energy at its first impact and throws its balls apart; its step advice
+    read the unstable part's approaches (4.15-19.9 m/s against the 0.725 m/s they were released at) and
+    deepest states (an effective mass of 10.4 kg for 0.26 kg balls in the bundled example, whose advice,
+    6.1e-5 s, was warned of again at 3e-5 s; here 8.9e-6 and 1.4e-5 s, three times shorter than needed).
+    It now takes the run's kinetic energy before its energy rose (0.06 J, frames 20 ms apart): each
+    approach at most √(2 K / m_eff), 1.02 m/s (√2 times the release speed: all of it into the contact),
+    and the free bodies' effective mass. Its advice is short enough at once: a run at the longest step it
+    names draws no step warning, and it is not needlessly short: the true impact (0.725 m/s, m/2, 0.149 mm
+    by Hertz, ω 6,640 rad/s) asks 0.2/ω = 3.0e-5 s, the energy's bound on the speed 2^0.1 less (2.8e-5 s;
+    the other contact's, from its deepest state's touching points, 1.8e-5 s)."""
+    import re
+    advised = [float(re.search(r"Use a step of at most ([0-9.e+-]+) s", w).group(1))
+               for w in _pendulum_cradle(1e-3).warnings if "too large for this contact" in w]
+    assert len(advised) == 2, advised
+    again = _pendulum_cradle(max(advised))
+    assert again.success and not [w for w in again.warnings if "step" in w], again.warnings
+    assert min(advised) >= 0.5 * max(advised) and max(advised) >= 2.5e-5, advised
+
+
 def _ball_dropped_on_a_plate(gap, h):
     """The 10 g ball of :func:`_ball_resting_on_its_pole`, dropped from ``gap`` mm above the plate."""
     ball = Body(name="Ball", geometry=Sphere(radius=10.0, subdivisions=2), mass=0.01, position=(0, 0, 10.0 + gap))
@@ -2054,12 +2106,16 @@ def test_a_contact_met_only_within_rk4s_stages_is_judged_with_its_levers_there()
     carry it 0.05 mm a step, and each landing's stages throw it back): no step's end saw it touch, and
     its levers were taken as its farthest vertex's, 2.8 g of its 10 g. At the stages' pole vertex, under
     its centre: its mass. Its impact reaches 4.33 µm (0.2/ω: 2.0e-5 s); judged at the stages' 13.2 µm,
-    no approach having been seen, it is told 1.5e-5 s."""
+    no approach having been seen, it was told 1.5e-5 s; its run having gone unstable (its energy rose),
+    it is told the step for the depth all the kinetic energy it had before presses it (4.9e-5 J, 0.098 m/s
+    g × 10 ms, at its last frame before it lands at 10.2 ms, against the 0.100 m/s of its 0.51 mm
+    fall; 10.8 µm), 1.6e-5 s."""
     r = _ball_dropped_on_a_plate(0.51, 5.3e-4)
     assert r.stats["contact_deepest"] == 0.0
     (w,) = [w for w in r.warnings if "too large for this contact" in w]
     assert "at the 0.0132 mm its steps' trial stages went to (their ends 0 mm)" in w
-    assert "an effective mass of 0.01 kg" in w and "Use a step of at most 1.5e-05 s" in w
+    assert "an effective mass of 0.01 kg" in w and "Use a step of at most 1.6e-05 s" in w
+    assert "(the 0.0108 mm its impacts at 0.0981 m/s reach by its law" in w
 
 
 def test_rk4_warns_of_an_impact_at_a_step_above_the_advised_one_and_not_at_it():
