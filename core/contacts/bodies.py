@@ -7,6 +7,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from ..errors import Issue
 from ..model.validate import STIFFEST
@@ -717,13 +718,19 @@ class ContactSet:
             # body i's vertex in j goes out along j's outward normal (det.normals), body j's along −det.normals
             sign = -0.5 if p == 0 else 0.5
             local = (det.points[on] + sign * det.depths[on, None] * det.normals[on] - xp) @ np.asarray(Rp)
-            gap = local[:, None, :] - geom.vertices[None, :, :]
-            for k in np.argmin(np.einsum("ijk,ijk->ij", gap, gap), axis=1):
-                f = geom.faces[np.any(geom.faces == k, axis=1)]
-                n = np.cross(geom.vertices[f[:, 1]] - geom.vertices[f[:, 0]], geom.vertices[f[:, 2]] - geom.vertices[f[:, 0]])
-                size = np.linalg.norm(n, axis=1)
-                n = n[size > 0.0] / size[size > 0.0, None]
-                spread = math.degrees(math.acos(min(1.0, max(-1.0, float((n @ n.T).min())))))
+            # (a tree and one sort of the faces, not a points × vertices table: a 100k-vertex gear with
+            # hundreds of touching points)
+            vertices, faces = geom.vertices, geom.faces
+            touching = np.unique(cKDTree(vertices).query(local)[1])
+            n = np.cross(vertices[faces[:, 1]] - vertices[faces[:, 0]], vertices[faces[:, 2]] - vertices[faces[:, 0]])
+            size = np.linalg.norm(n, axis=1)
+            n = np.divide(n, size[:, None], out=np.zeros_like(n), where=size[:, None] > 0.0)
+            corners = np.argsort(faces.ravel(), kind="stable")
+            bounds = np.searchsorted(faces.ravel()[corners], np.c_[touching, touching + 1])
+            for lo, hi in bounds:
+                around = n[corners[lo:hi] // 3]
+                around = around[np.any(around != 0.0, axis=1)]
+                spread = math.degrees(math.acos(min(1.0, max(-1.0, float((around @ around.T).min())))))
                 if not CURVED_SPREAD[0] < spread <= CURVED_SPREAD[1]:
                     return False
         return True
