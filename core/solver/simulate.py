@@ -25,6 +25,7 @@ from scipy import integrate, sparse
 from scipy.interpolate import KroghInterpolator
 from scipy.integrate._ivp import bdf as _bdf, radau as _radau
 from scipy.sparse.linalg import splu
+from scipy.spatial.distance import pdist
 
 from ..contacts.bodies import (ABSURD_STEPS, IMPLICIT_LOSS, IMPLICIT_LOSS_FLOOR, TOUCHING_STEP_OMEGA,
                                STIFFNESS_HINT)
@@ -372,6 +373,10 @@ _HELD_STILL = 1e-6
 #: a chain drawn stretched ~0.7 over J's least singular share, below _SINGULAR_START_RANK (a chain 1e-5 mm
 #: off straight: 1.7e7; exactly straight: 1e15)
 _ROUNDING_ORDER = 1e3
+#: links in line whose lengths add up to more than this share beyond their whole extent lie folded over
+#: each other (a parallelogram drawn flat: 0.43), not end to end (a chain with a sag of 1e-4 of its
+#: length: 2e-8, one of 1e-2 still 2e-4)
+_FOLDED_SHARE = 1e-3
 #: m/s or rad/s: redundant constraint rows disagreeing by more at t = 0 contradict each other
 #: (the velocity projection leaves ~1e-12 where they agree)
 _CONFLICT_RATE = 1e-6
@@ -1290,7 +1295,7 @@ class _Run:
             return
         udot = np.where(jointed, sysm.evaluate(0.0, y0)[0], 0.0)
         at_fault = self._stretched(y0, rows, udot, pushed, outside, free)
-        nearly = ""
+        nearly = False
         if not len(at_fault) and sysm.singular_at_start:
             # J short of rank at the rank tests' cut at t = 0 only, a chain whose sag is under about 1e-4 of
             # its length (its least singular value ~0.1 of the sag's share at 2 to 30 bars): left to run,
@@ -1310,18 +1315,75 @@ class _Run:
             # carries the parts through (a Scotch yoke built 1e-6 rad off its dead point and pushed from
             # rest turns its crank at 2π rad/s; a four-bar 1e-9 rad short of its crank's limit runs)
             if np.all(near < sysm.layout.n_rows):
-                at_fault = near
-                nearly = (f", or so nearly straight that the joints are short of rank at {_REDUNDANT_SINGULAR:g} of "
-                          "their size, a sag of about 1e-4 of its length or less, within a rounding of the drawing")
+                at_fault, nearly = near, True
         if len(at_fault):
-            joints = dict.fromkeys(self._row_name(int(r)) for r in at_fault)
-            raise SolverError(
-                f"the mechanism is drawn at a singular position: {', '.join(joints)} are drawn stretched (pulled "
-                f"straight between fixed points{nearly}) or at a dead point, where the forces at t = 0 push the "
-                "parts along a direction the joints allow only to first order. Rigid, the parts cannot move that "
-                "way at all, and the joint forces needed to hold them grow without bound (a chain pulled straight "
-                "under a load across it); draw it with some slack (a sag of 1e-3 of its length) or away from the "
-                "dead point, or give it compliance (a bushing in place of a joint)")
+            raise SolverError(self._singular_start_message(y0, at_fault, nearly))
+
+    def _singular_start_message(self, y0, at_fault, nearly) -> str:
+        """check_singular_start's refusal, worded for what the joints owning the rows ``at_fault`` are
+        (:meth:`_links_in_line`): a chain pulled straight, its links end to end between fixed points,
+        with a tension along the line holding a load across it; a linkage folded flat, its links in line
+        over each other (a parallelogram drawn flat), at a branch point; else either (or a dead point)."""
+        joints = ", ".join(dict.fromkeys(self._row_name(int(r)) for r in at_fault))
+        folded = self._links_in_line(y0, at_fault)
+        singular = "the mechanism is drawn at a singular position: "
+        if folded is None or not folded:
+            near = (f", or so nearly straight that the joints are short of rank at {_REDUNDANT_SINGULAR:g} of their "
+                    "size, a sag of about 1e-4 of its length or less, within a rounding of the drawing"
+                    if nearly else "")
+            if folded is None:
+                return (f"{singular}{joints} are drawn stretched (pulled straight between fixed points{near}) or at "
+                        "a dead point, where the forces at t = 0 push the parts along a direction the joints allow "
+                        "only to first order. Rigid, the parts cannot move that way at all, and the joint forces "
+                        "needed to hold them grow without bound (a chain pulled straight under a load across it); "
+                        "draw it with some slack (a sag of 1e-3 of its length) or away from the dead point, or give "
+                        "it compliance (a bushing in place of a joint)")
+            return (f"{singular}{joints} are drawn stretched (pulled straight between fixed points{near}): a chain "
+                    "whose links lie end to end in line, where the forces at t = 0 push the parts across the line, "
+                    "a direction the joints allow only to first order. Rigid, the links cannot stretch to let them "
+                    "move that way at all, and the tension along the line needed to hold a load across it grows "
+                    "without bound; draw it with some slack (a sag of 1e-3 of its length), or give it compliance "
+                    "(a bushing in place of a joint)")
+        near = (f", or so nearly flat that the joints are short of rank at {_REDUNDANT_SINGULAR:g} of their size, "
+                "within a rounding of the drawing" if nearly else "")
+        owners = self.sys.layout.row_owner()
+        held = {int(owners[r]) for r in at_fault if r < len(owners)}
+        driven = [f"motion {m['name']!r}" for m in self.cm.motions if m["joint"] in held]
+        by = (f"the forces and {' and '.join(driven)} at t = 0 move the parts" if driven else
+              "the forces at t = 0 push the parts")
+        second = ("; or drive a second joint of the loop with a motion too (a parallelogram's rocker, as its "
+                  "crank)" if driven else "")
+        return (f"{singular}{joints} are drawn folded flat (a linkage whose links lie in line, folded back over "
+                f"each other, as a parallelogram drawn flat{near}): a branch point, where it can leave on either "
+                "branch (a parallelogram as a parallelogram or crossed), and "
+                f"{by} along a direction the joints allow only to first order, on neither branch. Rigid, the "
+                "parts cannot move that way at all, and the joint forces needed to hold them grow without bound. "
+                "Draw it off flat (a parallelogram 1e-3 rad off), on the branch it is to follow"
+                f"{second}; or add a gear pair that keeps the branch")
+
+    def _links_in_line(self, y0, rows) -> bool | None:
+        """Whether the joints owning ``rows`` join links folded back over each other at y0 (True: a
+        parallelogram drawn flat, whose crank, coupler and rocker of 150, 200 and 150 mm span 350 mm) or
+        laid end to end (False: a chain pulled straight between fixed points spans the sum of its
+        links, or within 2 sag² of it drawn nearly straight): the moving bodies' extents over the joints'
+        points, and the joints' own (a distance joint's rod), against the points' whole extent. None
+        where a motion's or coupler's row is among them (its dead point, maybe) or no body carries two
+        of those points (no links to tell)."""
+        cm, owners = self.cm, self.sys.layout.row_owner()
+        rows = np.asarray(rows, int)
+        if not len(rows) or np.any(rows >= len(owners)):
+            return None
+        joints = np.unique(owners[rows])
+        markers = np.array([[cm.joints[j]["mi"], cm.joints[j]["mj"]] for j in joints], int)
+        points = self.sys.kinematics(self.sys.bodies(y0)).p[markers]
+        body = cm.marker_body[markers].ravel()
+        flat = points.reshape(-1, 3)
+        carried = [flat[body == k] for k in np.unique(body[body >= 0])]
+        if not any(len(p) > 1 for p in carried):
+            return None
+        links = np.sum(np.linalg.norm(points[:, 0] - points[:, 1], axis=1)) + sum(
+            np.max(pdist(p), initial=0.0) for p in carried if len(p) > 1)
+        return bool(links > (1.0 + _FOLDED_SHARE) * np.max(pdist(flat), initial=0.0))
 
     def _stretched(self, y0, rows, udot, pushed, outside, free) -> np.ndarray:
         """The rows at fault where the accelerations ``udot`` at t = 0 push the parts along a direction J

@@ -655,7 +655,8 @@ def test_a_chain_drawn_pulled_straight_between_fixed_points_fails_at_the_start_n
     assert res.status == "failed", res.message
     assert res.message.startswith("the mechanism is drawn at a singular position: joint 'G1', joint 'K', joint "
                                   "'G2' are drawn stretched"), res.message
-    assert "give it compliance" in res.message
+    assert "a chain whose links lie end to end in line" in res.message, res.message
+    assert "give it compliance" in res.message and "folded" not in res.message and "dead point" not in res.message
     np.testing.assert_array_equal(res.t, [0.0])
     np.testing.assert_allclose(res.position[0, :, 2], 0.0, atol=1e-12)
 
@@ -1013,7 +1014,7 @@ def test_a_chain_drawn_nearly_straight_is_refused_at_the_start_as_the_straight_o
     assert str(refused.value).startswith(start) and "or so nearly straight" in str(refused.value), refused.value
     res = core.simulate(model, progress=lambda p: p.wall_time < 15.0)
     assert res.status == "failed" and res.message == str(refused.value), res.message
-    assert "draw it with some slack" in res.message
+    assert "draw it with some slack" in res.message and "folded" not in res.message
     np.testing.assert_array_equal(res.t, [0.0])
 
 
@@ -1112,16 +1113,41 @@ def test_a_parallelogram_whose_crank_motion_starts_it_flat_is_told_its_rates_are
     assert "contradict each other" not in message
 
 
+@pytest.mark.parametrize("motions", [(), ("drive",)])
+def test_a_parallelogram_drawn_exactly_flat_is_told_it_is_folded_at_a_branch_point_not_a_chain_pulled_straight(
+        motions):
+    """The parallelogram drawn exactly flat, its crank's motion driving it or under its weight alone, is
+    refused at t = 0 (the motion or the load asks for a direction on neither branch). It was told it was
+    "drawn stretched (pulled straight between fixed points) ... draw it with some slack", a chain's
+    words: its crank, coupler and rocker (150, 200 and 150 mm) lie folded over each other in 350 mm, not
+    end to end. It is now told it is folded flat at a branch point, with the fixes that run (the test
+    below): drawn off flat on its branch, its rocker driven too (where a motion drives it), a gear pair."""
+    drive = [Motion(name="drive", joint="A", value="2*pi*t")] if motions else []
+    with pytest.raises(core.SolverError) as refused:
+        core.check(_driven_parallelogram(0.0, drive))
+    message = str(refused.value)
+    assert message.startswith("the mechanism is drawn at a singular position: joint 'A', joint 'D', joint 'B', "
+                              "joint 'C' are drawn folded flat (a linkage whose links lie in line, folded back over "
+                              "each other, as a parallelogram drawn flat): a branch point"), message
+    assert "Draw it off flat (a parallelogram 1e-3 rad off), on the branch it is to follow" in message, message
+    assert message.endswith("or add a gear pair that keeps the branch"), message
+    assert ("the forces and motion 'drive' at t = 0 move the parts" in message) == bool(motions), message
+    assert ("drive a second joint of the loop with a motion too" in message) == bool(motions), message
+    assert "stretched" not in message and "slack" not in message and "dead point" not in message, message
+
+
+@pytest.mark.parametrize("angle, start", [(0.3, "-0.3"), (0.0, "0")])
 @pytest.mark.parametrize("fix", ["rocker motion", "gear pair"])
-def test_a_parallelogram_started_flat_keeps_its_branch_with_a_second_motion_or_a_gear_pair(fix):
-    """The fixes the message above names: the rocker driven as the crank, or an internal gear pair of
-    ratio 1 between the cranks' hinges, fix the rocker's rate at the flat start, and it follows the
-    parallelogram: the rocker turns with the crank and the coupler translates (its spin measured under 1e-13 rad/s)."""
+def test_a_parallelogram_started_flat_keeps_its_branch_with_a_second_motion_or_a_gear_pair(fix, angle, start):
+    """The fixes the messages above name: the rocker driven as the crank, or an internal gear pair of
+    ratio 1 between the cranks' hinges, fix the rocker's rate at the flat start (the motion's, or the
+    drawing's), and it follows the parallelogram: the rocker turns with the crank and the coupler
+    translates (its spin measured under 1e-13 rad/s)."""
     from core.model import GearPair
-    drive = Motion(name="drive", joint="A", value="-0.3 + 2*pi*t")
-    second = ([drive, Motion(name="rock", joint="D", value="-0.3 + 2*pi*t")], ()) if fix == "rocker motion" else (
+    drive = Motion(name="drive", joint="A", value=f"{start} + 2*pi*t")
+    second = ([drive, Motion(name="rock", joint="D", value=f"{start} + 2*pi*t")], ()) if fix == "rocker motion" else (
         [drive], (GearPair(name="keep", joint_i="A", joint_j="D", ratio=1.0, internal=True),))
-    res = core.simulate(_driven_parallelogram(0.3, *second, end_time=0.5))
+    res = core.simulate(_driven_parallelogram(angle, *second, end_time=0.5))
     assert res.status == "success", res.message
     w = res.angular_velocity[:, :, 2]
     np.testing.assert_allclose(w[:, res.body("crank")], 2 * np.pi, atol=1e-9)
