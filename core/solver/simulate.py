@@ -1246,10 +1246,30 @@ class _Run:
 
     def _weakly_held_joints(self, t, y, lost) -> list[str]:
         """The joints whose rows make J's ``lost`` weakest combinations after its redundancies' at (t, y)."""
+        return list(dict.fromkeys(self._row_name(int(row)) for row in self._weakly_held_rows(t, y, lost)))
+
+    def _weakly_held_rows(self, t, y, lost) -> np.ndarray:
+        """The joints' rows in J's ``lost`` weakest combinations after its redundancies' at (t, y)."""
         sysm, r = self.sys, self.sys.redundancies
         vectors = sysm._least_gram(t, y, r + lost)[0][:, r:r + lost]
-        return list(dict.fromkeys(self._row_name(int(row)) for row in np.flatnonzero(
-            np.max(np.abs(vectors), axis=1) > 1e-6) if row < sysm.layout.n_rows))
+        rows = np.flatnonzero(np.max(np.abs(vectors), axis=1) > 1e-6)
+        return rows[rows < sysm.layout.n_rows]
+
+    def chain_gone_taut(self, k) -> list[str]:
+        """The joints of a chain pulled (nearly) straight between fixed points at output frame k: those
+        short of rank at :data:`_NEAR_SINGULAR` of J's size beyond its redundancies, where their links lie
+        end to end (:meth:`_links_in_line`); else none (a parallelogram folding flat, no rank lost)."""
+        sysm = self.sys
+        if not sysm.n_rows or k >= len(self.states):
+            return []
+        t, y = self.t_out[k], self.states[k]
+        lost = sysm.redundancy(t, y, _NEAR_SINGULAR) - sysm.redundancies
+        if lost <= 0:
+            return []
+        rows = self._weakly_held_rows(t, y, lost)
+        if self._links_in_line(y, rows) is not False:
+            return []
+        return list(dict.fromkeys(self._row_name(int(row)) for row in rows))
 
     def check_singular_start(self, y0):
         """Rows redundant at t = 0 where the joints keep no such redundancy as they move are a singular
@@ -1773,12 +1793,25 @@ class _Run:
                 "positions: DOP853, or a smaller projection_tolerance.")
         elif fell:
             k = int(np.argmax(e0 - e))
+            fell_by = (f"the total energy fell by up to {fall:.4g} J (at t = {self.t_out[k]:.4g} s; {fall / scale:.1%} "
+                       f"of the {scale:.4g} J that changes form) "
+                       + (f"below {_net_work(work[k])}, though nothing else in "
+                          "the model takes energy: " if driven else "though nothing in the model takes energy: "))
+            # a chain hanging nearly taut snaps taut: the projections onto the rigid joints take out the
+            # speed its parts had along the line (30 bars at a sag of 2e-4 of their length: 90 % of what
+            # their fall released, DOP853 at rtol 1e-8 as at 1e-10), which no tolerance brings back
+            taut = [] if stepper else self.chain_gone_taut(k)
             issue = Issue(
                 "warning", "energy-loss", "model",
-                f"the total energy fell by up to {fall:.4g} J (at t = {self.t_out[k]:.4g} s; {fall / scale:.1%} of "
-                f"the {scale:.4g} J that changes form) "
-                + (f"below {_net_work(work[k])}, though nothing else in "
-                   "the model takes energy: " if driven else "though nothing in the model takes energy: ")
+                fell_by + f"{', '.join(taut)} went taut, a chain pulled nearly straight between fixed points "
+                f"(its joints short of rank at {_NEAR_SINGULAR:g} of their size at t = {self.t_out[k]:.4g} s): "
+                "rigid, its links cannot stretch, and the speed its parts had along the line as it snapped "
+                "taut was taken out at once, an inelastic jerk, so the motion is not to be trusted",
+                "Draw the chain with more sag (1e-3 of its length), or give it compliance (bushings in place "
+                "of its joints), which takes the jerk up and gives it back; tighter tolerances lose as much."
+            ) if taut else Issue(
+                "warning", "energy-loss", "model",
+                fell_by
                 + ("the stepper's step is too coarse for the motion, which it damps (a first-order implicit "
                    "method), so the motion dies out sooner than it should" if stepper else
                    "the integration is too coarse, or the mechanism left its assembly branch at a singular "
