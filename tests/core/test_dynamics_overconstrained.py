@@ -809,6 +809,58 @@ def test_the_motions_at_a_dead_point_are_the_same_on_the_sparse_path_without_a_d
     assert run.motions_at_a_dead_point(0.0, run.sys.y0) == expected
 
 
+def _drivers_model(case):
+    """Models whose motions and couplers set a degree of freedom twice, or do not."""
+    from dataclasses import replace
+    from core.model import GearPair
+    from test_dynamics_mechanisms import cardan
+    if case.startswith("cardan"):
+        model = cardan(np.radians(30.0), 10.0)
+        return model if case == "cardan" else replace(model, motions=model.motions + (
+            Motion(name="drive_out", joint="out", value=f"{10.0 / np.cos(np.radians(30.0))!r}*t"),))
+    if case == "slider-crank":
+        return _slider_crank_on_its_dead_point(Motion(name="turn", joint="O", value="t"),
+                                               Motion(name="push", joint="S", value="-100*t*t"))
+    drive = Motion(name="drive", joint="A", value="2*pi*t")
+    if case == "parallelogram, two motions":
+        return _driven_parallelogram(0.3, [drive, Motion(name="rock", joint="D", value="2*pi*t")])
+    return _driven_parallelogram(0.3, [drive], (GearPair(name="keep", joint_i="A", joint_j="D", ratio=1.0,
+                                                          internal=True),))
+
+
+@pytest.mark.parametrize("case, clashing", [
+    ("cardan, both ends driven", ["motion 'drive'", "motion 'drive_out'"]),
+    ("cardan", []),
+    ("slider-crank", []),           # its slider's motion at its dead point: in the joints' span
+    ("parallelogram, two motions", ["motion 'drive'", "motion 'rock'"]),
+    ("parallelogram, gear pair", []),   # its joints turn its cranks alike: the gear's row is in their span
+])
+def test_the_drivers_in_conflict_are_the_same_on_the_sparse_path_without_a_dense_svd(case, clashing, monkeypatch):
+    """The drivers that set a degree of freedom another one sets (named by a failed run or assembly):
+    the sparse path took a dense SVD of J and one of J less each motion's and coupler's row for it
+    (95 s on the N-four-bar of 200 loops beside the Cardan shaft driven at both ends, J 3021 × 2418);
+    one sparse LU of the whole J reads each row's singular value against the others' rows, as
+    _motion_rows_in_joints_span against the joints', and names the same drivers with no dense SVD
+    (0.04 s there)."""
+    from importlib import import_module
+    from core.model.compile import compile_model
+    schur = import_module("core.solver.schur")
+    simulate = import_module("core.solver.simulate")
+    model = compile_model(_drivers_model(case))
+    dense = simulate._Run(model, None)
+    assert not dense.sys.sparse
+    assert dense.drivers_in_conflict(0.0, dense.sys.y0) == clashing
+    monkeypatch.setattr(schur, "SPARSE_ABOVE", 0)
+    run = simulate._Run(model, None)
+    assert run.sys.sparse
+
+    def no_dense_svd(*args, **kwargs):
+        raise AssertionError("a dense SVD on the sparse path")
+    monkeypatch.setattr(np.linalg, "svd", no_dense_svd)
+    monkeypatch.setattr(np.linalg, "matrix_rank", no_dense_svd)
+    assert run.drivers_in_conflict(0.0, run.sys.y0) == clashing
+
+
 _TILT = np.concatenate([[np.cos(np.radians(20.0))], np.sin(np.radians(20.0)) * np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)])
 
 
