@@ -3071,11 +3071,17 @@ class _Run:
         if not self.redundant:
             # no redundant joints to blame: the joints themselves lose a degree of freedom there (two bars
             # drawn 1 um off straight between ground points stalled BDF at 1.1 ms, blamed on redundant joints)
-            joints = dict.fromkeys(self._row_name(int(r)) for r in self.sys.redundant_rows(t, y, lost))
-            raise _Failed(f"{collapse}, where {', '.join(joints)} lose a degree of freedom (a chain nearly "
-                          "stretched straight between fixed points, a linkage nearly folded flat) and rigid parts "
-                          "need joint forces without bound to move on: draw the mechanism further from the "
-                          "singular position (a chain with some slack), or give it compliance (a bushing in place "
+            rows = self.sys.redundant_rows(t, y, lost)
+            joints = dict.fromkeys(self._row_name(int(r)) for r in rows)
+            shape = {False: ("a chain nearly stretched straight between fixed points, its links end to end",
+                             "a chain with some slack"),
+                     True: ("a linkage nearly folded flat, its links back over each other in line",
+                            "a linkage kept off flat")}.get(
+                self._links_in_line(y, rows), ("a chain nearly stretched straight between fixed points, a linkage "
+                                               "nearly folded flat", "a chain with some slack"))
+            raise _Failed(f"{collapse}, where {', '.join(joints)} lose a degree of freedom ({shape[0]}) and rigid "
+                          "parts need joint forces without bound to move on: draw the mechanism further from the "
+                          f"singular position ({shape[1]}), or give it compliance (a bushing in place "
                           "of a joint); DOP853 projects every step onto the joints and passes near such a position "
                           "best")
         if self.cm.motions and not any(w.code == "redundant-joints-apart" for w in self.warnings):

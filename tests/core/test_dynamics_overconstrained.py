@@ -1267,6 +1267,9 @@ def test_a_stall_at_a_singular_position_without_redundant_joints_is_not_blamed_o
                               "position"), message
     assert "where joint 'G1', joint 'K1', joint 'G2' lose a degree of freedom" in message, message
     assert "redundant" not in message and "some slack" in message, message
+    # its links lie end to end: told as a chain, not as a linkage folded flat
+    assert "(a chain nearly stretched straight between fixed points, its links end to end)" in message, message
+    assert "folded" not in message, message
 
 
 def test_a_tilted_parallelogram_a_float32_rounding_apart_is_still_taken_as_built_as_redundant():
