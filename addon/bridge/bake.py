@@ -32,11 +32,12 @@ from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
+from mathutils import Matrix
 
 from ..corelink import core
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, parent_matrix, rest_of
+from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, parent_changed, parent_matrix, rest_of
 from .telemetry import bake as bake_telemetry
 from .telemetry import telemetry_object
 
@@ -324,6 +325,9 @@ def _remember(obj, scene, start=None):
         "slot": slot,
         "bake": scene[BAKE_ID],
         "name": obj.name,   # a copy (Shift-D) carries this record along: rest_of tells them apart
+        # what placed its own transform in the world (parent and parent inverse): Clear puts it back
+        # in the world where it was, should it be parented anew since
+        "parent": [x for row in parent_matrix(obj) for x in row],
     }
     if anim is not None:
         rest.update({name: getattr(anim, name) for name in NLA_PLAY})
@@ -365,7 +369,22 @@ def _restore(obj, rest):
     obj.rotation_quaternion = rest["rotation_quaternion"]
     obj.rotation_euler = rest["rotation_euler"]
     obj.rotation_axis_angle = rest["rotation_axis_angle"]
+    _back_in_the_world(obj, rest)
     del obj[REST_KEY]
+
+
+def _back_in_the_world(obj, rest):
+    """Give ``obj``, its own location and rotation restored, the world location and rotation they gave
+    it under its parent at the bake (a record without one: baked unparented, as all bodies were then)
+    when its parent has changed since: parented anew (a script or an importer leaves the parent
+    inverse at identity), or the parent moved. Its scale stays: Bake never keyed it."""
+    if not parent_changed(obj, rest):
+        return      # (the restored fields as typed: an Euler angle keeps its digits)
+    then = np.reshape(rest.get("parent", np.eye(4).ravel()), (4, 4))
+    scale = obj.scale.copy()
+    loc, rot, _ = (parent_matrix(obj).inverted_safe() @ Matrix(then.tolist()) @ obj.matrix_basis).decompose()
+    obj.matrix_basis = Matrix.LocRotScale(loc, rot.normalized(), scale)
+    obj.scale = scale       # (exactly: matrix_basis decomposes it again in float32)
 
 
 def _carry_users_keys(obj, baked):

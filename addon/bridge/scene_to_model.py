@@ -440,6 +440,14 @@ def scene_to_model(scene, depsgraph) -> Gathered:
             if problem:
                 out.error(path, problem)
                 continue
+            rest = rest_of(obj)
+            if rest is not None and parent_changed(obj, rest):
+                # its keys are its own transform, which now goes elsewhere in the world than simulated
+                parent = f"its parent {obj.parent.name!r}" if obj.parent is not None else "its parent"
+                out.warnings.append(
+                    f"{path}: {parent} moved or changed since the bake, which takes the baked body along; the run "
+                    "starts it where it was in the world before the bake (its stored pose), and Clear Bake puts it "
+                    "back there; to move the mechanism with the parent, Clear Bake first, then move the parent")
             active = _active_constraints(obj)
             if active:
                 # they act after the baked keys, so the viewport would not show what was simulated
@@ -809,6 +817,15 @@ def parent_matrix(obj) -> Matrix:
     if obj.parent is None:
         return Matrix.Identity(4)
     return obj.parent.matrix_world @ obj.matrix_parent_inverse
+
+
+def parent_changed(obj, rest) -> bool:
+    """Whether what places ``obj``'s own transform in the world (:func:`parent_matrix`) is not what
+    it was when Bake stored ``rest`` (a record without it: baked unparented, as every body was then):
+    parented anew, or its parent moved since."""
+    then = np.reshape(rest.get("parent", np.eye(4).ravel()), (4, 4))
+    # (float32 matrices: one computed again from the same transform is the same to ~1e-7)
+    return not np.allclose(np.array(parent_matrix(obj)), then, rtol=0.0, atol=1e-6 * np.abs(then).max())
 
 
 def _parent_problem(obj) -> str:

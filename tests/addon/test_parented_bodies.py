@@ -130,3 +130,48 @@ def test_a_parent_that_would_move_or_deform_the_baked_body_is_refused_naming_it(
         bpy.ops.mbd.validate()
     assert "object 'Bob'" in str(info.value) and told in str(info.value), str(info.value)
     assert "Alt+P" in str(info.value)
+
+
+@pytest.mark.parametrize("change", ["parented anew", "parent moved"])
+def test_clear_puts_a_body_whose_parent_changed_since_the_bake_back_where_it_was_in_the_world(addon, change):
+    """A script or an importer parents a baked body anew with the parent inverse at identity (its world
+    place is then its own transform under the new parent), or the user moves its parent: Simulate starts
+    from the pose stored at the bake, in the world, and says so naming the body; Clear puts it back there."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, bob = ms.pendulum(1.0)
+    root = under_root(bob)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    first = results_of(scene).position.copy()
+    scene.frame_set(10)
+    if change == "parented anew":
+        importer = bpy.data.objects.new("Imported", None)
+        scene.collection.objects.link(importer)
+        # (at the root's scale: the bob shows its size, and the mechanism its shape)
+        importer.location, importer.rotation_euler, importer.scale = (3.0, 0.0, 0.0), (0.0, 0.0, 0.5), (0.5,) * 3
+        bob.parent = importer
+        assert bob.matrix_parent_inverse == Matrix.Identity(4)
+        told = "its parent 'Imported' moved or changed since the bake"
+    else:
+        root.location.x += 0.7
+        told = "its parent 'CADRoot' moved or changed since the bake"
+    bpy.context.view_layer.update()
+    warnings = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+    assert any(w.startswith("object 'Bob': " + told) and "Clear Bake" in w for w in warnings), warnings
+    scale = tuple(bob.scale)
+    # the same run as before the change: it starts from the stored world pose
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, first, atol=1e-9)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    # at (1, 0, 0) unturned as before the bake (its own transform under the new parent: 3.3 m off, turned
+    # 0.5 rad; under the root moved: 0.7 m off), its scale kept (Bake never keys it)
+    loc, rot, _ = bob.matrix_world.decompose()
+    np.testing.assert_allclose(loc, (1.0, 0.0, 0.0), atol=1e-6)
+    assert abs(rot.w) == pytest.approx(1.0, abs=1e-6)
+    assert tuple(bob.scale) == scale
+    # and simulating now (nothing baked) starts from there: the same run again
+    assert not scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, first, atol=2e-6)
+
