@@ -191,8 +191,17 @@ def relative_to_body(obj, body) -> Matrix:
     matrices, so that it does not depend on the frame the body is animated
     at (a baked scene re-simulates from exactly the same model).
     """
-    _, _, scale = rest_matrix(body).decompose()
-    return Matrix.Diagonal((*scale, 1.0)) @ _in_body(obj, body)
+    return shape(body).to_4x4() @ _in_body(obj, body)
+
+
+def shape(body) -> Matrix:
+    """The 3x3 matrix from ``body``'s local (mesh) space to its unscaled frame: its scale, or for a
+    fixed body sheared by a rotation under an unevenly scaled parent (allowed: it never turns) all of
+    its world matrix's but the rotation of its pose, so that its mesh and its frames keep the shape shown."""
+    matrix = rest_matrix(body)
+    if _sheared(matrix):
+        return _pose(matrix)[1].to_matrix().transposed() @ matrix.to_3x3()
+    return Matrix.Diagonal(matrix.decompose()[2])
 
 
 def _in_body(obj, body) -> Matrix:
@@ -243,8 +252,7 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
     # drop loose vertices: only the triangles bound the solid
     used, tris = np.unique(tris, return_inverse=True)
     tris = tris.reshape(-1, 3)
-    _, _, scale = rest_matrix(obj).decompose()
-    return verts[used] * np.array(scale) * scale_mm, tris
+    return verts[used] @ np.array(shape(obj)).T * scale_mm, tris
 
 
 def _float32_rounding(verts) -> str:
@@ -856,11 +864,12 @@ def _parent_problem(obj) -> str:
         return (f"its parent {', '.join(map(repr, by))} is mirrored (negative scale), "
                 f"which no rotation of the body gives; {unparent}")
     # (1e-5 as in _sheared: float32 matrices leave about 1e-7)
-    if max(lengths) - min(lengths) > 1e-5 * max(lengths) or _sheared(matrix):
+    # (a fixed body is never keyed: it only keeps the shape shown, see shape())
+    if not obj.mbd.fixed and (max(lengths) - min(lengths) > 1e-5 * max(lengths) or _sheared(matrix)):
         # a body turning under it would be sheared, which its rotation keys cannot show
         by = [o.name for o in chain if len(set(round(abs(x), 6) for x in o.scale)) > 1]
         return (f"its parent {', '.join(map(repr, by)) or repr(obj.parent.name)} is scaled unevenly, which "
-                f"would shear the body as it turns; {unparent}")
+                f"would shear the body as it turns (a fixed body may sit under it: it never turns); {unparent}")
     return ""
 
 

@@ -175,3 +175,33 @@ def test_clear_puts_a_body_whose_parent_changed_since_the_bake_back_where_it_was
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     np.testing.assert_allclose(results_of(scene).position, first, atol=2e-6)
 
+
+def test_a_fixed_body_under_an_unevenly_scaled_parent_keeps_the_shape_shown(addon):
+    """A fixed body is never keyed, so a parent scaled unevenly (a floor under a root squashed on Z) only
+    gives it its shape, sheared when it is turned under the parent: its mesh and a frame on it are taken
+    where the viewport shows them (their float32 vertices, ~2e-5 mm at 400 mm)."""
+    from mathutils import Quaternion
+
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, ball, floor = ms.ball_on_floor()
+    root = bpy.data.objects.new("Root", None)
+    scene.collection.objects.link(root)
+    root.scale = (1.0, 1.0, 0.5)
+    floor.parent = root
+    floor.location, floor.rotation_euler, floor.scale = (0.0, 0.0, -100.0), (0.0, 0.3, 0.0), (400.0, 400.0, 200.0)
+    mark = ms.frame("Mark", (100.0, 50.0, -20.0), (0.2, 0.0, 0.4), parent=floor)
+    bpy.context.view_layer.update()
+    m = np.array(floor.matrix_world)[:3, :3]
+    assert abs(np.dot(m[:, 0], m[:, 2])) > 0.1 * np.linalg.norm(m[:, 0]) * np.linalg.norm(m[:, 2])   # sheared
+    gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    body = next(b for b in gathered.model.bodies if b.name == "Floor")
+    turn = np.array(Quaternion(body.orientation).to_matrix())
+    shown = np.array([floor.matrix_world @ v.co for v in floor.data.vertices])
+    taken = np.array(body.geometry.vertices) @ turn.T + body.position
+    np.testing.assert_allclose(np.sort(taken, axis=0), np.sort(shown, axis=0), atol=1e-4)
+    frame = next(f for f in gathered.model.frames if f.name == "Mark")
+    assert frame.body == "Floor"
+    np.testing.assert_allclose(turn @ frame.position + body.position, mark.matrix_world.translation, atol=1e-4)
+    # and the run goes through
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
