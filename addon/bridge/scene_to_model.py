@@ -233,6 +233,12 @@ def _local(obj, body) -> Matrix:
 
 def mesh_arrays(obj, depsgraph, scale_mm: float):
     """(vertices mm, triangles) of an object's evaluated mesh in its local frame, object scale applied."""
+    verts, tris = _triangles(obj, depsgraph)
+    return verts @ np.array(shape(obj)).T * scale_mm, tris
+
+
+def _triangles(obj, depsgraph):
+    """(vertices, triangles) of an object's evaluated mesh in its own (mesh) space, loose vertices dropped."""
     evaluated = obj.evaluated_get(depsgraph)
     mesh = evaluated.to_mesh()
     try:
@@ -251,8 +257,55 @@ def mesh_arrays(obj, depsgraph, scale_mm: float):
     tris = tris.reshape(-1, 3)
     # drop loose vertices: only the triangles bound the solid
     used, tris = np.unique(tris, return_inverse=True)
-    tris = tris.reshape(-1, 3)
-    return verts[used] @ np.array(shape(obj)).T * scale_mm, tris
+    return verts[used], tris.reshape(-1, 3)
+
+
+def _closed_volume(verts, tris) -> float:
+    """The volume a triangle mesh encloses, 0 when it encloses none (an open sheet, a label, a curve):
+    by the divergence theorem, once its split vertices (an import's, at sharp edges) are merged and
+    every edge is found between two triangles."""
+    if len(tris) < 4:
+        return 0.0
+    _, merged = np.unique(verts, axis=0, return_inverse=True)
+    merged = merged.ravel()[tris]
+    edges = np.sort(merged[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    _, count = np.unique(edges, axis=0, return_counts=True)
+    if np.any(count != 2):
+        return 0.0
+    a, b, c = (verts[tris[:, k]] for k in range(3))
+    return abs(float(np.einsum("ij,ij->", a, np.cross(b, c)))) / 6.0
+
+
+#: share of a body's volume above which a closed mesh parented to it, not a body itself, is said to
+#: be left out of its mass and contacts (a mass 1 % off is beyond what the run is trusted to)
+LOOSE_SHARE = 0.01
+
+
+def _loose_parts(body, depsgraph, verts, tris, unit, in_scene) -> list[str]:
+    """A warning for each closed mesh under ``body`` (its mesh ``verts``, mm, and ``tris``) that is no
+    body and encloses at least :data:`LOOSE_SHARE` of its volume: a CAD part split into several meshes
+    under one moves with the body when baked, but only the body's own mesh weighs and touches."""
+    own = _closed_volume(verts, tris)
+    if own <= 0.0:
+        return []
+    left_out = "contacts" if body.mbd.fixed or body.mbd.mass_mode == "EXPLICIT" else "mass properties and contacts"
+    told = []
+    for child in body.children_recursive:
+        if child.mbd.role != "NONE" or child.type not in _MESH_TYPES or child.name not in in_scene:
+            continue
+        linear = np.array(child.matrix_world.to_3x3()) * unit
+        # its bounding box holds it: a screw or a label is passed over without reading its mesh
+        box = np.ptp(np.array(child.evaluated_get(depsgraph).bound_box), axis=0)
+        if np.prod(box) * abs(np.linalg.det(linear)) < LOOSE_SHARE * own:
+            continue
+        v, t = _triangles(child, depsgraph)
+        share = _closed_volume(v @ linear.T, t) / own
+        if share >= LOOSE_SHARE:
+            told.append(f"mesh {child.name!r} under it, not a body, encloses {100 * share:.3g} % of its volume: it "
+                        f"moves with it when baked, but its {left_out} leave it out; join it to {body.name!r} "
+                        f"(select {child.name!r}, then {body.name!r}, Ctrl+J), or mark it a Body and fix it to "
+                        f"{body.name!r} with a Fixed joint")
+    return told
 
 
 def _float32_rounding(verts) -> str:
@@ -480,6 +533,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                     "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
                     "and Fill in its Object Data properties)"))
                 continue
+            out.warnings.extend(f"{path}: {w}" for w in _loose_parts(obj, depsgraph, verts, tris, unit, in_scene))
             # (the mesh gives no mass to a fixed body or to explicit mass properties)
             rounding = _float32_rounding(verts) if p.mass_mode != "EXPLICIT" and not p.fixed else ""
             if rounding:

@@ -205,3 +205,48 @@ def test_a_fixed_body_under_an_unevenly_scaled_parent_keeps_the_shape_shown(addo
     np.testing.assert_allclose(turn @ frame.position + body.position, mark.matrix_world.translation, atol=1e-4)
     # and the run goes through
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
+
+
+def test_a_closed_mesh_under_a_body_that_is_no_body_is_named_as_left_out_of_its_mass(addon):
+    """A CAD part split into meshes under one: a 40 mm cube under the 50 mm bob encloses 12.6 % of its
+    volume, moves with it when baked, but weighs nothing: Validate says so naming both. An open sheet
+    (a label), an open box (a shell without its lid) and a box of 0.5 % are decorations, passed over."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, bob = ms.pendulum(1.0)
+    corners = [(x, y, z) for x in (-0.02, 0.02) for y in (-0.02, 0.02) for z in (-0.02, 0.02)]
+    sides = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+
+    def cube(name, faces):
+        """A 40 mm cube of ``faces`` of ``sides``, each with vertices of its own (an import's split
+        vertices: closed only by their positions)."""
+        mesh = bpy.data.meshes.new(name)
+        mesh.from_pydata([corners[i] for f in faces for i in f], [], [range(4 * k, 4 * k + 4) for k in range(len(faces))])
+        obj = bpy.data.objects.new(name, mesh)
+        scene.collection.objects.link(obj)
+        obj.location = (1.0, 0.0, 0.06)
+        return obj
+    pieces = {"Housing": cube("Housing", sides), "Shell": cube("Shell", sides[:5])}
+    bpy.ops.mesh.primitive_cube_add(size=0.01, location=(1.0, 0.0, 0.06))
+    pieces["Screw"] = bpy.context.active_object
+    pieces["Screw"].name = "Screw"
+    bpy.ops.mesh.primitive_plane_add(size=0.2, location=(1.0, 0.0, 0.1))
+    pieces["Label"] = bpy.context.active_object
+    pieces["Label"].name = "Label"
+    bpy.context.view_layer.update()
+    for piece in pieces.values():
+        piece.parent = bob
+        piece.matrix_parent_inverse = bob.matrix_world.inverted()
+    pieces["Screw"].scale = (1.0, 1.0, 2.5)    # 0.25 l, 0.48 %
+    bpy.context.view_layer.update()
+    warnings = [w for w in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings if "mesh '" in w]
+    # the 24 x 12 UV sphere: bands between parallel regular 24-gons, prismatoids of volume
+    # h/6 (A1 + 4 Am + A2), an n-gon of circumradius r holding n/2 r^2 sin(2 pi/n)
+    rings = [(0.05 * math.cos(math.pi * k / 12), 0.05 * math.sin(math.pi * k / 12)) for k in range(13)]
+    sphere = sum((z1 - z2) / 6 * 12 * math.sin(2 * math.pi / 24) * (r1 ** 2 + (r1 + r2) ** 2 + r2 ** 2)
+                 for (z1, r1), (z2, r2) in zip(rings, rings[1:]))
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith(f"object 'Bob': mesh 'Housing' under it, not a body, encloses "
+                                  f"{100 * 0.04 ** 3 / sphere:.3g} % of its volume"), warnings
+    assert "mass properties and contacts leave it out" in warnings[0] and "Ctrl+J" in warnings[0]
+    assert "Fixed joint" in warnings[0]
