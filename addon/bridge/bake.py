@@ -37,7 +37,7 @@ from mathutils import Matrix
 from ..corelink import core
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, parent_changed, parent_matrix, rest_of
+from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, parent_matrix, reparented, rest_of
 from .telemetry import bake as bake_telemetry
 from .telemetry import telemetry_object
 
@@ -325,10 +325,13 @@ def _remember(obj, scene, start=None):
         "slot": slot,
         "bake": scene[BAKE_ID],
         "name": obj.name,   # a copy (Shift-D) carries this record along: rest_of tells them apart
-        # what placed its own transform in the world (parent and parent inverse): Clear puts it back
-        # in the world where it was, should it be parented anew since
+        # what placed its own transform in the world (parent and parent inverse): the stored pose moves
+        # as the parent does, and stays in the world should the body be parented anew
         "parent": [x for row in parent_matrix(obj) for x in row],
+        "parent_inverse": [x for row in obj.matrix_parent_inverse for x in row],
     }
+    if obj.parent is not None:
+        rest["parent_object"] = obj.parent      # (the object, not its name: found when renamed)
     if anim is not None:
         rest.update({name: getattr(anim, name) for name in NLA_PLAY})
     if action is not None:
@@ -376,9 +379,9 @@ def _restore(obj, rest):
 def _back_in_the_world(obj, rest):
     """Give ``obj``, its own location and rotation restored, the world location and rotation they gave
     it under its parent at the bake (a record without one: baked unparented, as all bodies were then)
-    when its parent has changed since: parented anew (a script or an importer leaves the parent
-    inverse at identity), or the parent moved. Its scale stays: Bake never keyed it."""
-    if not parent_changed(obj, rest):
+    when it was parented anew since (:func:`reparented`). Under a parent that only moved it goes
+    along, as any child. Its scale stays: Bake never keyed it."""
+    if not reparented(obj, rest):
         return      # (the restored fields as typed: an Euler angle keeps its digits)
     then = np.reshape(rest.get("parent", np.eye(4).ravel()), (4, 4))
     scale = obj.scale.copy()

@@ -104,7 +104,8 @@ def rest_matrix(obj) -> Matrix:
     """The world matrix a body had before it was baked (else its current one).
 
     Once baked, an object's transform follows the animation, so simulating
-    again must start from the stored pose, not from the current frame's.
+    again must start from the stored pose, not from the current frame's
+    (moved along with its parent if that moved since: :func:`_moved_along`).
     """
     rest = rest_of(obj)
     now = obj.matrix_world.copy()
@@ -112,7 +113,7 @@ def rest_matrix(obj) -> Matrix:
         # the stored location and rotation, the scale as it is now: Bake keys no scale, so one set
         # since shows at once (and the mass and the frames on the body go with it)
         # (each axis rescaled in float64: the stored pose is kept to the digit)
-        stored = np.reshape(rest["matrix"], (4, 4))
+        stored = _moved_along(obj, rest, np.reshape(rest["matrix"], (4, 4)))
         axes = stored[:3, :3]
         factor = np.array([c.length for c in now.to_3x3().col]) / np.linalg.norm(axes, axis=0)
         # a turned body's float32 matrix has axes 1 ± 1e-7 long at every frame: that is no scale set
@@ -502,13 +503,13 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                 out.error(path, problem)
                 continue
             rest = rest_of(obj)
-            if rest is not None and parent_changed(obj, rest):
-                # its keys are its own transform, which now goes elsewhere in the world than simulated
-                parent = f"its parent {obj.parent.name!r}" if obj.parent is not None else "its parent"
+            if rest is not None and reparented(obj, rest):
+                # its keys are its own transform, which its new parent puts elsewhere in the world
+                now = f"under {obj.parent.name!r}" if obj.parent is not None else "without a parent"
                 out.warnings.append(
-                    f"{path}: {parent} moved or changed since the bake, which takes the baked body along; the run "
-                    "starts it where it was in the world before the bake (its stored pose), and Clear Bake puts it "
-                    "back there; to move the mechanism with the parent, Clear Bake first, then move the parent")
+                    f"{path}: it was parented anew since the bake (now {now}), which shows its baked motion "
+                    "elsewhere; the run starts it where it was in the world before the bake (its stored pose), "
+                    "and Clear Bake puts it back there")
             active = _active_constraints(obj)
             if active:
                 # they act after the baked keys, so the viewport would not show what was simulated
@@ -881,13 +882,33 @@ def parent_matrix(obj) -> Matrix:
     return obj.parent.matrix_world @ obj.matrix_parent_inverse
 
 
-def parent_changed(obj, rest) -> bool:
-    """Whether what places ``obj``'s own transform in the world (:func:`parent_matrix`) is not what
-    it was when Bake stored ``rest`` (a record without it: baked unparented, as every body was then):
-    parented anew, or its parent moved since."""
-    then = np.reshape(rest.get("parent", np.eye(4).ravel()), (4, 4))
+def reparented(obj, rest) -> bool:
+    """Whether ``obj`` was parented anew since Bake stored ``rest``: to another object or to none (a
+    record without one: baked unparented, as every body was then), or with another parent inverse (a
+    script or an importer leaves it at identity, Ctrl+P sets it). Its parent moved is no new parent."""
+    if obj.parent is None:
+        # unparented since, or its parent deleted (which leaves the record's reference empty)
+        return not np.allclose(np.reshape(rest.get("parent", np.eye(4).ravel()), (4, 4)), np.eye(4),
+                               rtol=0.0, atol=1e-6)
+    if rest.get("parent_object") != obj.parent:
+        return True
+    then = np.reshape(rest.get("parent_inverse", np.eye(4).ravel()), (4, 4))
+    # (float32, as the parent matrices below)
+    return not np.allclose(np.array(obj.matrix_parent_inverse), then, rtol=0.0, atol=1e-6 * np.abs(then).max())
+
+
+def _moved_along(obj, rest, stored):
+    """``stored``, the world matrix Bake stored for ``obj``, moved as its parent moved since (its
+    pose is its own transform under its parent, as any child's); as stored when the parent holds
+    still (to the digit) or ``obj`` was parented anew (:func:`reparented`: its world pose stays)."""
+    if obj.parent is None or "parent" not in rest or reparented(obj, rest):
+        return stored
+    then = np.reshape(rest["parent"], (4, 4))
+    now = np.array(parent_matrix(obj))
     # (float32 matrices: one computed again from the same transform is the same to ~1e-7)
-    return not np.allclose(np.array(parent_matrix(obj)), then, rtol=0.0, atol=1e-6 * np.abs(then).max())
+    if np.allclose(now, then, rtol=0.0, atol=1e-6 * np.abs(then).max()):
+        return stored
+    return now @ np.linalg.inv(then) @ stored
 
 
 def _parent_problem(obj) -> str:

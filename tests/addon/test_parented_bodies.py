@@ -5,7 +5,7 @@ import math
 import bpy
 import numpy as np
 import pytest
-from mathutils import Matrix
+from mathutils import Matrix, Vector
 
 import mbd_scenes as ms
 
@@ -132,11 +132,12 @@ def test_a_parent_that_would_move_or_deform_the_baked_body_is_refused_naming_it(
     assert "Alt+P" in str(info.value)
 
 
-@pytest.mark.parametrize("change", ["parented anew", "parent moved"])
-def test_clear_puts_a_body_whose_parent_changed_since_the_bake_back_where_it_was_in_the_world(addon, change):
-    """A script or an importer parents a baked body anew with the parent inverse at identity (its world
-    place is then its own transform under the new parent), or the user moves its parent: Simulate starts
-    from the pose stored at the bake, in the world, and says so naming the body; Clear puts it back there."""
+@pytest.mark.parametrize("change", ["imported anew", "root deleted"])
+def test_clear_puts_a_body_parented_anew_since_the_bake_back_where_it_was_in_the_world(addon, change):
+    """A script or an importer parents a baked body anew with the parent inverse at identity, or its
+    parent is deleted: its world place is then its own transform under the new parent, or alone. Simulate
+    starts from the pose stored at the bake, in the world, and says so naming the body and the parent;
+    Clear puts it back there."""
     from addon.bridge.scene_to_model import scene_to_model
 
     scene, bob = ms.pendulum(1.0)
@@ -144,28 +145,31 @@ def test_clear_puts_a_body_whose_parent_changed_since_the_bake_back_where_it_was
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     first = results_of(scene).position.copy()
     scene.frame_set(10)
-    if change == "parented anew":
+    if change == "imported anew":
         importer = bpy.data.objects.new("Imported", None)
         scene.collection.objects.link(importer)
         # (at the root's scale: the bob shows its size, and the mechanism its shape)
         importer.location, importer.rotation_euler, importer.scale = (3.0, 0.0, 0.0), (0.0, 0.0, 0.5), (0.5,) * 3
         bob.parent = importer
         assert bob.matrix_parent_inverse == Matrix.Identity(4)
-        told = "its parent 'Imported' moved or changed since the bake"
+        told = "(now under 'Imported')"
     else:
-        root.location.x += 0.7
-        told = "its parent 'CADRoot' moved or changed since the bake"
+        bpy.data.objects.remove(root)
+        # (the bob shows at its own scale of 2: its hinge frame is off the pivot by as much)
+        bob.scale = (1.0, 1.0, 1.0)
+        told = "(now without a parent)"
     bpy.context.view_layer.update()
     warnings = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
-    assert any(w.startswith("object 'Bob': " + told) and "Clear Bake" in w for w in warnings), warnings
+    assert any(w.startswith(f"object 'Bob': it was parented anew since the bake {told}")
+               and "Clear Bake puts it back there" in w for w in warnings), warnings
     scale = tuple(bob.scale)
-    # the same run as before the change: it starts from the stored world pose
+    # the same run as before: it starts from the stored world pose
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     np.testing.assert_allclose(results_of(scene).position, first, atol=1e-9)
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     scene.frame_set(1)
-    # at (1, 0, 0) unturned as before the bake (its own transform under the new parent: 3.3 m off, turned
-    # 0.5 rad; under the root moved: 0.7 m off), its scale kept (Bake never keys it)
+    # at (1, 0, 0) unturned as before the bake (its own transform under the new parent put it 3.3 m
+    # off, turned 0.5 rad), its scale kept (Bake never keys it)
     loc, rot, _ = bob.matrix_world.decompose()
     np.testing.assert_allclose(loc, (1.0, 0.0, 0.0), atol=1e-6)
     assert abs(rot.w) == pytest.approx(1.0, abs=1e-6)
@@ -174,6 +178,32 @@ def test_clear_puts_a_body_whose_parent_changed_since_the_bake_back_where_it_was
     assert not scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     np.testing.assert_allclose(results_of(scene).position, first, atol=2e-6)
+
+
+def test_a_baked_body_goes_along_when_its_parent_is_moved_as_every_child_of_it(addon):
+    """An import's root moved by hand after the bake takes all its children along, the baked arm's
+    motion included (its keys are its own transform under the root): Simulate starts the arm moved
+    along too, the mechanism whole (its base and hinge moved with the root), and Clear leaves it there."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene = ms.setup_scene(1.0, 24, 25)
+    root, arm = gltf_like_arm(scene)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    first = results_of(scene).position.copy()
+    before = {o.name: o.matrix_world.copy() for o in scene.objects}
+    scene.frame_set(10)
+    offset = np.array((0.7, 0.0, 0.2))
+    root.location += Vector(offset)
+    bpy.context.view_layer.update()
+    assert not scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    # the same swing 0.7 m along and 0.2 m up, without any correction of the hinge (float32 ~1e-7 m)
+    np.testing.assert_allclose(results_of(scene).position, first + offset, atol=2e-6)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    for name in ("Assembly", "Base", "Arm", "Bolt", "Hinge_Base", "Hinge_Arm"):
+        np.testing.assert_allclose(np.array(bpy.data.objects[name].matrix_world.translation),
+                                   np.array(before[name].translation) + offset, atol=1e-6, err_msg=name)
 
 
 def test_a_fixed_body_under_an_unevenly_scaled_parent_keeps_the_shape_shown(addon):
@@ -250,3 +280,108 @@ def test_a_closed_mesh_under_a_body_that_is_no_body_is_named_as_left_out_of_its_
                                   f"{100 * 0.04 ** 3 / sphere:.3g} % of its volume"), warnings
     assert "mass properties and contacts leave it out" in warnings[0] and "Ctrl+J" in warnings[0]
     assert "Fixed joint" in warnings[0]
+
+
+def gltf_like_arm(scene):
+    """An import as glTF leaves it: a root empty turned +90 deg about X (Y up to Z up) and scaled 0.001
+    (parts in mm), the parts its children with the parent inverse at identity: a fixed 60 mm base
+    block, a 200 x 20 x 20 mm arm of 2 kg from the root's origin along its X, a 5 mm bolt under the arm
+    (not a body). Frames added with Add Frame on each body at the hinge, Z along world +Y; a hinge."""
+    import bmesh
+
+    def box(name, size, location, parent):
+        mesh = bpy.data.meshes.new(name)
+        bm = bmesh.new()
+        bmesh.ops.create_cube(bm, size=1.0)
+        bmesh.ops.scale(bm, vec=size, verts=bm.verts)
+        bm.to_mesh(mesh)
+        bm.free()
+        obj = bpy.data.objects.new(name, mesh)
+        scene.collection.objects.link(obj)
+        obj.parent, obj.location = parent, location
+        return obj
+
+    root = bpy.data.objects.new("Assembly", None)
+    scene.collection.objects.link(root)
+    root.location, root.rotation_euler, root.scale = (0.3, -0.2, 1.0), (math.pi / 2, 0.0, 0.0), (0.001,) * 3
+    base = box("Base", (60.0, 40.0, 60.0), (0.0, -30.0, 0.0), root)
+    arm = box("Arm", (200.0, 20.0, 20.0), (100.0, 0.0, 0.0), root)
+    box("Bolt", (5.0, 5.0, 5.0), (90.0, 12.5, 0.0), arm)
+    base.mbd.role, base.mbd.fixed = "BODY", True
+    arm.mbd.role, arm.mbd.mass_mode, arm.mbd.mass = "BODY", "MASS", 2.0
+    bpy.context.view_layer.update()
+    frames = []
+    for body in (base, arm):
+        scene.cursor.location, scene.cursor.rotation_euler = root.matrix_world.translation, (-math.pi / 2, 0.0, 0.0)
+        bpy.context.view_layer.objects.active = body
+        assert bpy.ops.mbd.add_frame() == {"FINISHED"}
+        frames.append(bpy.context.active_object)
+        frames[-1].name = f"Hinge_{body.name}"
+    joint = scene.mbd.joints.add()
+    joint.name, joint.type, joint.frame_i, joint.frame_j = "Hinge", "REVOLUTE", *frames
+    bpy.context.view_layer.update()
+    return root, arm
+
+
+def test_a_gltf_like_import_simulates_bakes_clears_and_simulates_again_where_the_viewport_shows_it(addon):
+    """The arm, a compound pendulum released level about world Y through (0.3, -0.2, 1) m, swings as
+    I θ'' = m g d cos θ (I = m (L² + w²)/12 + m d², d = L/2) at every step: Simulate, Bake (its world pose
+    keyed through the turned, scaled root), Simulate on the baked scene, Clear (back where it was, every
+    object kept), Simulate again."""
+    from scipy.integrate import solve_ivp
+
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene = ms.setup_scene(1.0, 24, 25)
+    root, arm = gltf_like_arm(scene)
+    objects = {o.name: (o.parent, o.matrix_world.copy()) for o in scene.objects}
+    gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert not gathered.warnings, gathered.warnings       # the 5 mm bolt is 0.16 % of the arm
+    np.testing.assert_allclose(gathered.compiled.inertia_B[0], np.diag([2 * 0.0008 / 12, 2 * 0.0404 / 12,
+                                                                        2 * 0.0404 / 12]), rtol=1e-6)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    res = results_of(scene)
+    d, g = 0.1, 9.81
+    inertia = 2.0 * 0.0404 / 12 + 2.0 * d ** 2
+    swing = solve_ivp(lambda t, y: (y[1], 2.0 * g * d * math.cos(y[0]) / inertia), (0.0, 1.0), (0.0, 0.0),
+                      t_eval=res.t, rtol=1e-12, atol=1e-12)
+    theta = swing.y[0]
+    expected = np.column_stack([0.3 + d * np.cos(theta), np.full_like(theta, -0.2), 1.0 - d * np.sin(theta)])
+    # (the run's rtol 1e-8; float32 frames and matrices ~1e-7 m)
+    np.testing.assert_allclose(res.position[:, 0], expected, atol=1e-6)
+    assert theta.max() > 2.0                                # it swung past the bottom
+
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    for f in (1, 9, 17, 25):
+        scene.frame_set(f)
+        loc, rot, scale = arm.matrix_world.decompose()
+        np.testing.assert_allclose(loc, expected[f - 1], atol=2e-6)
+        # turned about world Y by θ from its start (its root's turn), shown at its size
+        start = objects["Arm"][1].to_quaternion()
+        turn = rot @ start.inverted()
+        assert turn.angle == pytest.approx(theta[f - 1], abs=2e-6)
+        if f > 1:
+            np.testing.assert_allclose(np.abs(turn.axis), (0.0, 1.0, 0.0), atol=1e-5)
+        np.testing.assert_allclose(scale, (0.001,) * 3, rtol=1e-6)
+        # the bolt and the arm's frame go with it; the root, the base and its frame stay
+        np.testing.assert_allclose(bpy.data.objects["Bolt"].matrix_world.translation,
+                                   arm.matrix_world @ Vector((90.0, 12.5, 0.0)), atol=1e-6)
+        np.testing.assert_allclose(bpy.data.objects["Hinge_Arm"].matrix_world.translation, (0.3, -0.2, 1.0),
+                                   atol=1e-6)
+        for name in ("Assembly", "Base", "Hinge_Base"):
+            assert bpy.data.objects[name].matrix_world == objects[name][1]
+
+    scene.frame_set(13)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, res.position, atol=1e-9)
+
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    scene.frame_set(13)
+    assert {o.name for o in scene.objects} == set(objects)   # the bake's telemetry gone, nothing else
+    for o in scene.objects:
+        assert o.parent == objects[o.name][0], o.name
+        np.testing.assert_allclose(np.array(o.matrix_world), np.array(objects[o.name][1]), atol=1e-6, err_msg=o.name)
+    assert arm.animation_data is None or arm.animation_data.action is None
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, res.position, atol=1e-9)
