@@ -103,6 +103,8 @@ def gather(op, context):
     PROBLEMS[runner.key(scene)] = []
     for warning in gathered.warnings:
         op.report({"WARNING"}, warning)
+    for note in gathered.notes:
+        op.report({"INFO"}, note)
     return gathered
 
 

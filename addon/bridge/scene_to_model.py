@@ -54,6 +54,8 @@ class Gathered:
     warnings: list[str] = field(default_factory=list)
     #: each body's and frame's object by its session id, which a rename keeps (Bake finds a body so)
     objects: dict[str, int] = field(default_factory=dict)
+    #: what is worth knowing but may be meant (Validate and Simulate report it as information)
+    notes: list[str] = field(default_factory=list)
 
 
 def typed(value):
@@ -283,13 +285,13 @@ LOOSE_SHARE = 0.01
 
 
 def _loose_parts(body, depsgraph, verts, tris, unit, in_scene) -> list[str]:
-    """A warning for each closed mesh under ``body`` (its mesh ``verts``, mm, and ``tris``) that is no
-    body and encloses at least :data:`LOOSE_SHARE` of its volume: a CAD part split into several meshes
-    under one moves with the body when baked, but only the body's own mesh weighs and touches."""
+    """The closed meshes under ``body`` (its mesh ``verts``, mm, and ``tris``) that are not bodies but
+    enclose at least :data:`LOOSE_SHARE` of its volume, each as "'mesh' under 'body' (share)": a CAD
+    part split into meshes under one moves with the body when baked, but only its own mesh weighs
+    and touches."""
     own = _closed_volume(verts, tris)
     if own <= 0.0:
         return []
-    left_out = "contacts" if body.mbd.fixed or body.mbd.mass_mode == "EXPLICIT" else "mass properties and contacts"
     told = []
     for child in body.children_recursive:
         if child.mbd.role != "NONE" or child.type not in _MESH_TYPES or child.name not in in_scene:
@@ -302,10 +304,7 @@ def _loose_parts(body, depsgraph, verts, tris, unit, in_scene) -> list[str]:
         v, t = _triangles(child, depsgraph)
         share = _closed_volume(v @ linear.T, t) / own
         if share >= LOOSE_SHARE:
-            told.append(f"mesh {child.name!r} under it, not a body, encloses {100 * share:.3g} % of its volume: it "
-                        f"moves with it when baked, but its {left_out} leave it out; join it to {body.name!r} "
-                        f"(select {child.name!r}, then {body.name!r}, Ctrl+J), or mark it a Body and fix it to "
-                        f"{body.name!r} with a Fixed joint")
+            told.append(f"{child.name!r} under {body.name!r} ({100 * share:.3g} % of its volume)")
     return told
 
 
@@ -402,6 +401,8 @@ class _Collector:
         self.warnings: list[str] = []
         #: frames on the world under a parent that is not a body: frame name -> that parent
         self.world_parents: dict[str, object] = {}
+        #: closed meshes under bodies, not bodies themselves (see _loose_parts)
+        self.loose: list[str] = []
 
     def error(self, path: str, message: str):
         self.problems.append(f"{path}: {message}")
@@ -534,7 +535,7 @@ def scene_to_model(scene, depsgraph) -> Gathered:
                     "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
                     "and Fill in its Object Data properties)"))
                 continue
-            out.warnings.extend(f"{path}: {w}" for w in _loose_parts(obj, depsgraph, verts, tris, unit, in_scene))
+            out.loose.extend(_loose_parts(obj, depsgraph, verts, tris, unit, in_scene))
             # (the mesh gives no mass to a fixed body or to explicit mass properties)
             rounding = _float32_rounding(verts) if p.mass_mode != "EXPLICIT" and not p.fixed else ""
             if rounding:
@@ -744,9 +745,14 @@ def scene_to_model(scene, depsgraph) -> Gathered:
         out.warnings.append(f"scene: gravity: {g:g} scene units/s² is {g * unit / 1000.0:.3g} m/s² here (Unit Scale "
                             f"{unit / 1000.0:g}): Blender stores gravity in scene units per s²; "
                             f"{earth_gravity_advice(scene)}")
+    # (information, not a warning: a mesh shown on a body without mass is also a way to model, as
+    # the examples' "Rod (look, no mass)"; a CAD part split into meshes under one is not)
+    notes = [f"Meshes under a body that are not bodies move with it but are left out of its mass and contacts: "
+             f"{', '.join(out.loose)}; one that is part of its body: join it to it (select it, then the body, "
+             "Ctrl+J), or make it a Body fixed to it with a Fixed joint"] if out.loose else []
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)),
                     {e.name: o.session_uid for e in (*model.bodies, *model.frames)
-                     if (o := scene.objects.get(e.name)) is not None})
+                     if (o := scene.objects.get(e.name)) is not None}, notes)
 
 
 def press(role, what="it") -> str:

@@ -239,9 +239,11 @@ def test_a_fixed_body_under_an_unevenly_scaled_parent_keeps_the_shape_shown(addo
 
 def test_a_closed_mesh_under_a_body_that_is_no_body_is_named_as_left_out_of_its_mass(addon):
     """A CAD part split into meshes under one: a 40 mm cube under the 50 mm bob encloses 12.6 % of its
-    volume, moves with it when baked, but weighs nothing: Validate says so naming both. An open sheet
-    (a label), an open box (a shell without its lid) and a box of 0.5 % are decorations, passed over."""
+    volume, moves with it when baked, but weighs nothing: Validate and Simulate say so, as information
+    (a mesh shown without mass may be meant), naming both. An open sheet (a label), an open box (a
+    shell without its lid) and a box of 0.5 % are decorations, passed over."""
     from addon.bridge.scene_to_model import scene_to_model
+    from addon.operators import gather
 
     scene, bob = ms.pendulum(1.0)
     corners = [(x, y, z) for x in (-0.02, 0.02) for y in (-0.02, 0.02) for z in (-0.02, 0.02)]
@@ -269,17 +271,21 @@ def test_a_closed_mesh_under_a_body_that_is_no_body_is_named_as_left_out_of_its_
         piece.matrix_parent_inverse = bob.matrix_world.inverted()
     pieces["Screw"].scale = (1.0, 1.0, 2.5)    # 0.25 l, 0.48 %
     bpy.context.view_layer.update()
-    warnings = [w for w in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings if "mesh '" in w]
+    gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert not gathered.warnings, gathered.warnings
     # the 24 x 12 UV sphere: bands between parallel regular 24-gons, prismatoids of volume
     # h/6 (A1 + 4 Am + A2), an n-gon of circumradius r holding n/2 r^2 sin(2 pi/n)
     rings = [(0.05 * math.cos(math.pi * k / 12), 0.05 * math.sin(math.pi * k / 12)) for k in range(13)]
     sphere = sum((z1 - z2) / 6 * 12 * math.sin(2 * math.pi / 24) * (r1 ** 2 + (r1 + r2) ** 2 + r2 ** 2)
                  for (z1, r1), (z2, r2) in zip(rings, rings[1:]))
-    assert len(warnings) == 1, warnings
-    assert warnings[0].startswith(f"object 'Bob': mesh 'Housing' under it, not a body, encloses "
-                                  f"{100 * 0.04 ** 3 / sphere:.3g} % of its volume"), warnings
-    assert "mass properties and contacts leave it out" in warnings[0] and "Ctrl+J" in warnings[0]
-    assert "Fixed joint" in warnings[0]
+    (note,) = gathered.notes
+    assert note == ("Meshes under a body that are not bodies move with it but are left out of its mass and "
+                    f"contacts: 'Housing' under 'Bob' ({100 * 0.04 ** 3 / sphere:.3g} % of its volume); one that is "
+                    "part of its body: join it to it (select it, then the body, Ctrl+J), or make it a Body fixed "
+                    "to it with a Fixed joint"), note
+    op = ms.Reports()
+    assert gather(op, bpy.context) is not None
+    assert ("INFO", note) in op.reports
 
 
 def gltf_like_arm(scene):
@@ -336,7 +342,7 @@ def test_a_gltf_like_import_simulates_bakes_clears_and_simulates_again_where_the
     root, arm = gltf_like_arm(scene)
     objects = {o.name: (o.parent, o.matrix_world.copy()) for o in scene.objects}
     gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
-    assert not gathered.warnings, gathered.warnings       # the 5 mm bolt is 0.16 % of the arm
+    assert not gathered.warnings and not gathered.notes, gathered.warnings   # the 5 mm bolt: 0.16 % of the arm
     np.testing.assert_allclose(gathered.compiled.inertia_B[0], np.diag([2 * 0.0008 / 12, 2 * 0.0404 / 12,
                                                                         2 * 0.0404 / 12]), rtol=1e-6)
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
