@@ -935,8 +935,10 @@ def _parent_problem(obj) -> str:
     moving = [p.name for p in chain if animated(p) or _active_constraints(p)]
     if moving:
         # its baked keys are its own transform, which the parent's motion would move again
+        # (a fixed body is not baked: the parent would move it in the viewport, the run would hold it still)
+        moved = "fixed body, which the run holds still" if obj.mbd.fixed else "baked body a second time"
         return (f"its parent {moving[0]!r} is animated (keys, drivers or constraints), which would move the "
-                f"baked body a second time; remove them, or {unparent}")
+                f"{moved}; remove them, or {unparent}")
     matrix = parent_matrix(obj)
     lengths = [c.length for c in matrix.to_3x3().col]
     if matrix.to_3x3().determinant() < 0:

@@ -105,6 +105,8 @@ def test_a_body_under_a_scaled_root_in_a_mm_scene_has_the_mass_it_shows(addon):
     ("body", "its parent 'Holder' is a body"),
     ("uneven", "scaled unevenly"),
     ("keyed", "its parent 'Holder' is animated"),
+    ("keyed fixed", "its parent 'Holder' is animated (keys, drivers or constraints), which would move the fixed "
+                    "body, which the run holds still"),
     ("mirror", "mirrored"),
     ("vertex", "parented to a vertex"),
 ])
@@ -115,8 +117,9 @@ def test_a_parent_that_would_move_or_deform_the_baked_body_is_refused_naming_it(
         holder.mbd.role = "BODY"
     elif how == "uneven":
         holder.scale = (1.0, 2.0, 1.0)
-    elif how == "keyed":
+    elif how.startswith("keyed"):
         holder.keyframe_insert("location", frame=1)
+        bob.mbd.fixed = how == "keyed fixed"
     elif how == "mirror":
         holder.scale = (-1.0, 1.0, 1.0)
     bpy.context.view_layer.update()
