@@ -244,7 +244,7 @@ def test_a_closed_mesh_under_a_body_that_is_no_body_is_named_as_left_out_of_its_
     """A CAD part split into meshes under one: a 40 mm cube under the 50 mm bob encloses 12.6 % of its
     volume, moves with it when baked, but weighs nothing: Validate and Simulate say so, as information
     (a mesh shown without mass may be meant), naming both. An open sheet (a label), an open box (a
-    shell without its lid) and a box of 0.5 % are decorations, passed over."""
+    shell without its lid) and a box of 0.5 % are decorations, passed over, as is a mesh not shown."""
     from addon.bridge.scene_to_model import scene_to_model
     from addon.operators import gather
 
@@ -261,7 +261,8 @@ def test_a_closed_mesh_under_a_body_that_is_no_body_is_named_as_left_out_of_its_
         scene.collection.objects.link(obj)
         obj.location = (1.0, 0.0, 0.06)
         return obj
-    pieces = {"Housing": cube("Housing", sides), "Shell": cube("Shell", sides[:5])}
+    pieces = {"Housing": cube("Housing", sides), "Shell": cube("Shell", sides[:5]), "Spare": cube("Spare", sides)}
+    pieces["Spare"].hide_viewport = True        # disabled in viewports: neither evaluated nor shown
     bpy.ops.mesh.primitive_cube_add(size=0.01, location=(1.0, 0.0, 0.06))
     pieces["Screw"] = bpy.context.active_object
     pieces["Screw"].name = "Screw"
