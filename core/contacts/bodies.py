@@ -293,6 +293,12 @@ class ContactSet:
         #: Parts that touched throughout were pressed or slid on each other, with no impact
         self.struck = np.zeros(k, bool)
         self._was_touching = None
+        #: (t s, y): the last state the fixed steps accepted before any pair touched, at a step's end or
+        #: in its trial stages (None: none kept, or touching from the start); the run is free of the
+        #: contacts' forces up to it, and its kinetic energy bounds theirs where a run went unstable
+        #: before its frames saw the parts meet (Run.kinetic_before_rise)
+        self.untouched = None
+        self._untouched = True
         #: the records of :meth:`note_accepted` (:attr:`deepest`, :attr:`lever`, :attr:`stiffness`,
         #: :attr:`deep_wrench`, :attr:`deep_state`, :attr:`load`) as they were when each pair left its
         #: rest (zero, None where it never did)
@@ -454,6 +460,7 @@ class ContactSet:
         self.rested[:] = False
         self.struck[:] = False
         self._was_touching = None
+        self.untouched, self._untouched = None, True
 
     def note_step(self, t: float, h: float, x, R) -> None:
         """Keep in :attr:`jumps` each pair that one fixed step of ``h`` s from ``t`` to the state
@@ -567,6 +574,10 @@ class ContactSet:
         np.maximum(self.deepest, depths, out=self.deepest)
         np.maximum(self.approach, self.last_closing, out=self.approach)
         touching = depths > 0.0
+        if self._untouched and state is not None:
+            self._untouched = not touching.any()
+            if self._untouched:
+                self.untouched = (state[0], state[1].copy())
         if self._was_touching is not None:
             self.struck |= touching & ~self._was_touching
         self._was_touching = touching
@@ -578,6 +589,7 @@ class ContactSet:
         rests, had its stages 1.23e-3 mm deep, 2.06 times its steps' starts and 1.45 times the
         deepest its settling swing reaches, 2.5^(2/3) times its static depth."""
         deeper = depths > self.trial_deepest
+        self._untouched &= not deeper.any()
         self.trial_lever[deeper] = self.last_lever[deeper]
         np.maximum(self.trial_deepest, depths, out=self.trial_deepest)
 
