@@ -1574,11 +1574,13 @@ class _Run:
         rest_held = (sysm.contacts.mode_masses(joints, sysm.bodies, sysm.mass, rest=True)
                      if fixed and implicit is None and (sysm.contacts.rested & ~sysm.contacts.resting).any() else None)
         kinetic = self.kinetic_before_rise(out, T, contact_energy) if fixed and implicit is None else None
+        # (RK4's passed-through advice is held to its impacts too; the stepper takes them implicitly)
+        explicit = (sysm.mass, sysm.free_turn()) if fixed and s.integrator != "stepper" else ()
         for issue in sysm.contacts.depth_issues(s.fixed_step() if fixed else None,
                                                 sysm.mass, sysm.free_turn(), s.integrator, implicit,
                                                 run_time=float(self.t_out[-1]), travel=travel, held=held,
                                                 rest_held=rest_held, kinetic=kinetic) + \
-                sysm.contacts.jump_issues(s.integrator) + self._buried(out, T):
+                sysm.contacts.jump_issues(s.integrator, *explicit, kinetic=kinetic) + self._buried(out, T):
             self.warnings.append(issue)
             log.warning("%s", issue)
 
@@ -1594,7 +1596,7 @@ class _Run:
         the step on to the touch: dK/dt = Σ m g·v ≤ |g| √(2 M K) (M the moving bodies' mass; the joints
         do no work), so √K grows by |g| h √(M/2) at most (springs, forces and motions are taken at
         what they had given by then); None where it never rose. For the contacts' step advice
-        (ContactSet.depth_issues), which the unstable part's approaches and depths would
+        (ContactSet.depth_issues, jump_issues), which the unstable part's approaches and depths would
         mislead."""
         balance = self.energy_balance(out, T, contact_energy)
         if balance is None:
