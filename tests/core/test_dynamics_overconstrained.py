@@ -1383,6 +1383,33 @@ def test_a_long_chain_snapping_taut_is_told_so_naming_its_joints():
     assert "parallelogram" not in lost and "Tighten rtol" not in lost, lost
 
 
+def test_radaus_newton_iteration_without_a_probe_is_scipys(monkeypatch):
+    """_solve_collocation_system is scipy's solve_collocation_system (the same from scipy 1.11, the
+    floor, to 1.17) with the rounding probe added: without a probe it must give scipy's answers
+    bit for bit, converged or not, so that a scipy whose iteration changes is caught here. Van der Pol
+    at mu = 1000 fails Newton iterations on its fast transitions (counted: some must)."""
+    from importlib import import_module
+    from scipy.integrate._ivp import radau
+    ours, scipys = import_module("core.solver.simulate")._solve_collocation_system, radau.solve_collocation_system
+    seen = {"calls": 0, "failed": 0}
+
+    def both(*args):
+        theirs = scipys(*args)
+        mine = ours(*args, probe=None)
+        assert mine[:2] == theirs[:2] and mine[3] == theirs[3]
+        np.testing.assert_array_equal(mine[2], theirs[2])
+        seen["calls"] += 1
+        seen["failed"] += not theirs[0]
+        return theirs
+
+    monkeypatch.setattr(radau, "solve_collocation_system", both)
+    mu = 1000.0
+    sol = solve_ivp(lambda t, y: [y[1], mu * (1.0 - y[0] ** 2) * y[1] - y[0]], (0.0, 3000.0), [2.0, 0.0],
+                    method="Radau", rtol=1e-6, atol=1e-9)
+    assert sol.success
+    assert seen["calls"] > 100 and seen["failed"] > 0, seen
+
+
 def test_a_newton_correction_beyond_the_error_tolerance_is_never_rounding():
     """The implicit methods' rounding probe takes a failing Newton correction within 4 times the
     rounding a few ulps' change of the state gives as converged, but never one beyond the error test's
