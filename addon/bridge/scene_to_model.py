@@ -816,6 +816,25 @@ def _not_evaluated(obj, view_layer) -> str:
     return found[0] if found else f"it is in no collection of view layer {view_layer.name!r}"
 
 
+#: the channels that place an object: a parent keyed or driven on any of them moves its children
+_PLACING = POSE_PATHS | {"scale", "delta_location", "delta_rotation_euler", "delta_rotation_quaternion",
+                         "delta_scale"}
+
+
+def _moves(obj) -> bool:
+    """Whether keys, drivers or NLA strips may move a parent ``obj``: its placing channels only (a root
+    keyed on its visibility or colour moves no child)."""
+    from .keys import slot_fcurves
+    anim = obj.animation_data
+    if anim is None:
+        return False
+    if len(anim.nla_tracks):
+        return True
+    if any(not d.mute and d.data_path in _PLACING for d in anim.drivers):
+        return True
+    return anim.action is not None and any(fc.data_path in _PLACING for fc in slot_fcurves(anim) or ())
+
+
 def animated(obj) -> bool:
     """Whether the user's keys or drivers may move ``obj`` or change its mesh from frame to frame:
     on the object (a bake's pose keys do not count: a baked body starts from the pose stored
@@ -933,7 +952,7 @@ def _parent_problem(obj) -> str:
                 "bodies together with a Fixed joint (a frame on each)")
     if any(o.parent_type != "OBJECT" for o in (obj, *chain[:-1])):
         return f"it is parented to a vertex or a bone, under which Bake cannot key it; {unparent}"
-    moving = [p.name for p in chain if animated(p) or _active_constraints(p)]
+    moving = [p.name for p in chain if _moves(p) or _active_constraints(p)]
     if moving:
         # its baked keys are its own transform, which the parent's motion would move again
         # (a fixed body is not baked: the parent would move it in the viewport, the run would hold it still)

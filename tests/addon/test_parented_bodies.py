@@ -135,6 +135,18 @@ def test_a_parent_that_would_move_or_deform_the_baked_body_is_refused_naming_it(
     assert "Alt+P" in str(info.value)
 
 
+def test_a_parent_keyed_only_on_what_does_not_place_it_is_no_moving_parent(addon):
+    """A root keyed on its visibility (or driven on it) moves no child: its body simulates, where a root
+    keyed on its location is refused (above)."""
+    scene, bob = ms.pendulum(1.0)
+    root = under_root(bob)
+    root.keyframe_insert("hide_viewport", frame=1)
+    driver = root.driver_add("hide_render").driver
+    driver.expression = "0"
+    bpy.context.view_layer.update()
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
 @pytest.mark.parametrize("change", ["imported anew", "root deleted"])
 def test_clear_puts_a_body_parented_anew_since_the_bake_back_where_it_was_in_the_world(addon, change):
     """A script or an importer parents a baked body anew with the parent inverse at identity, or its
