@@ -742,9 +742,10 @@ class ContactSet:
     def curved(self, c: int, x, R, v, w) -> bool:
         """Whether every touching point of contact ``c`` at the state x, R, v, w (as for :meth:`evaluate`)
         is a vertex on a curved part of its mesh, the normals of its faces spread within
-        :data:`CURVED_SPREAD` (a ball's, a roller's or a rounded edge's, where Hertz's law holds),
-        not on a flat face, an edge or a corner (a box resting on its face or its corners, where a
-        linear law is as apt); False where none touches. Each point lies half its depth along the
+        :data:`CURVED_SPREAD` (a ball's or a rounded edge's, where Hertz's law holds), not on a flat
+        face, an edge or a corner (a box resting on its face or its corners, where a linear law is as
+        apt; a plain cylinder's vertices all lie on its rims, between a flat cap and its side, so a
+        roller on its side reads as edges: its line contact is nearly linear anyway); False where none touches. Each point lies half its depth along the
         other part's outward normal from its vertex. For warnings: the counters are left as they were."""
         det, pose_i, pose_j = self._details(c, x, R, v, w)
         if not len(det.depths):
