@@ -1224,7 +1224,8 @@ class _Run:
             raise SolverError(
                 f"the mechanism is built at a singular position, a dead point of {', '.join(locked)}: the joints "
                 f"cannot move at the rate the motion sets at t = 0 (they disagree by {worst:.3g} m/s or rad/s); "
-                "build it away from the dead point, or start the motion from rest there")
+                "build it away from the dead point, or start the motion from rest there, the mechanism drawn a "
+                "little away from it on the side it is to go (exactly at it, the joints could leave it either way)")
         # the least-squares projection spreads the contradiction over the rows that make it
         rows = np.flatnonzero(residual > 1e-3 * worst)
         names = dict.fromkeys(self._row_name(int(r)) for r in rows)

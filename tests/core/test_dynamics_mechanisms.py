@@ -480,6 +480,9 @@ def test_a_mechanism_built_at_the_dead_point_of_its_motion_is_told_so():
                                           r"'drive' \(joint 'A'\): the joints cannot move at the rate the motion "
                                           r"sets at t = 0"):
         core.simulate(non_grashof_four_bar(at_limit, "-t"))
+    with pytest.raises(SolverError, match=r"start the motion from rest there, the mechanism drawn a little away from "
+                                          r"it on the side it is to go \(exactly at it, the joints could leave it"):
+        core.simulate(non_grashof_four_bar(at_limit, "-t"))
     assert core.simulate(non_grashof_four_bar(at_limit, "-t^2")).success
 
 
