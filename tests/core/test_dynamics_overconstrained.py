@@ -789,24 +789,31 @@ def test_the_motions_at_a_dead_point_are_the_same_on_the_sparse_path_without_a_d
     not (750 of the cut). The sparse
     path took three dense SVDs of J for this (44.6 s on the N-four-bar of 200 loops beside it, J 3023 ×
     2418); its sparse LU reads the same motions, with none (0.028 s there)."""
+    expected = [f"motion {name!r} (joint {'S' if name == 'push' else 'O'!r})" for name in locked]
+    assert _on_both_paths(_slider_crank_on_its_dead_point(*motions), monkeypatch,
+                          lambda run: run.motions_at_a_dead_point(0.0, run.sys.y0)) == (expected, expected)
+
+
+def _on_both_paths(model, monkeypatch, ask):
+    """``ask``'s answers of a run of ``model`` (a small one) up to its start on the dense path and,
+    forced, on the sparse path, where a dense SVD then fails."""
     from importlib import import_module
     from core.model.compile import compile_model
     schur = import_module("core.solver.schur")
     simulate = import_module("core.solver.simulate")
-    model = compile_model(_slider_crank_on_its_dead_point(*motions))
-    dense = simulate._Run(model, None)
+    compiled = compile_model(model)
+    dense = simulate._Run(compiled, None)
     assert not dense.sys.sparse
-    expected = [f"motion {name!r} (joint {'S' if name == 'push' else 'O'!r})" for name in locked]
-    assert dense.motions_at_a_dead_point(0.0, dense.sys.y0) == expected
+    on_dense = ask(dense)
     monkeypatch.setattr(schur, "SPARSE_ABOVE", 0)
-    run = simulate._Run(model, None)
-    assert run.sys.sparse
+    sparse = simulate._Run(compiled, None)
+    assert sparse.sys.sparse
 
     def no_dense_svd(*args, **kwargs):
         raise AssertionError("a dense SVD on the sparse path")
     monkeypatch.setattr(np.linalg, "svd", no_dense_svd)
     monkeypatch.setattr(np.linalg, "matrix_rank", no_dense_svd)
-    assert run.motions_at_a_dead_point(0.0, run.sys.y0) == expected
+    return on_dense, ask(sparse)
 
 
 def _drivers_model(case):
@@ -842,23 +849,8 @@ def test_the_drivers_in_conflict_are_the_same_on_the_sparse_path_without_a_dense
     one sparse LU of the whole J reads each row's singular value against the others' rows, as
     _motion_rows_in_joints_span against the joints', and names the same drivers with no dense SVD
     (0.04 s there)."""
-    from importlib import import_module
-    from core.model.compile import compile_model
-    schur = import_module("core.solver.schur")
-    simulate = import_module("core.solver.simulate")
-    model = compile_model(_drivers_model(case))
-    dense = simulate._Run(model, None)
-    assert not dense.sys.sparse
-    assert dense.drivers_in_conflict(0.0, dense.sys.y0) == clashing
-    monkeypatch.setattr(schur, "SPARSE_ABOVE", 0)
-    run = simulate._Run(model, None)
-    assert run.sys.sparse
-
-    def no_dense_svd(*args, **kwargs):
-        raise AssertionError("a dense SVD on the sparse path")
-    monkeypatch.setattr(np.linalg, "svd", no_dense_svd)
-    monkeypatch.setattr(np.linalg, "matrix_rank", no_dense_svd)
-    assert run.drivers_in_conflict(0.0, run.sys.y0) == clashing
+    assert _on_both_paths(_drivers_model(case), monkeypatch,
+                          lambda run: run.drivers_in_conflict(0.0, run.sys.y0)) == (clashing, clashing)
 
 
 _TILT = np.concatenate([[np.cos(np.radians(20.0))], np.sin(np.radians(20.0)) * np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)])
