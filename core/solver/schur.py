@@ -665,7 +665,7 @@ class BandedSchur:
     def factored_band(self, band, beta, J=None, low_rank=None, without=0, weights=None) -> Factored:
         """:class:`Factored` of :meth:`solve_band`: one banded Cholesky for any rhs (original order);
         the rare fallbacks (not positive definite, a singular update) solve afresh each time."""
-        m, kd = self.m, self.bandwidth
+        kd = self.bandwidth
         ab, inv_d = self.scaled_band(band)
         scale = inv_d[self.inv]
 

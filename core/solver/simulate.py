@@ -131,22 +131,32 @@ def _solve_bdf_system(fun, t_new, y_predict, c, psi, LU, solve_lu, scale, tol, p
     return False, k + 1, y, d
 
 
-class _BDF(integrate.BDF):
-    """scipy's BDF with :func:`_solve_bdf_system` as its Newton iteration (swapped in for the
-    step only: scipy's module keeps its own for everyone else), its rounding probed by one
-    :class:`_RoundingProbe` for the solver's run."""
+class _ProbedNewton:
+    """A scipy implicit method with its module's Newton iteration (``_newton``: the module, the
+    function's name there, and ours) swapped for ours for the step only (scipy's module keeps its
+    own for everyone else), its rounding probed by one :class:`_RoundingProbe` for the solver's run."""
+
+    _newton: tuple
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.rounding_probe = _RoundingProbe()
 
     def _step_impl(self):
-        with _BDF_SWAP:
-            _bdf.solve_bdf_system = partial(_solve_bdf_system, probe=self.rounding_probe)
+        module, name, ours = self._newton
+        with _NEWTON_SWAP:
+            scipys = getattr(module, name)
+            setattr(module, name, partial(ours, probe=self.rounding_probe))
             try:
                 return super()._step_impl()
             finally:
-                _bdf.solve_bdf_system = _SCIPY_SOLVE_BDF_SYSTEM
+                setattr(module, name, scipys)
+
+
+class _BDF(_ProbedNewton, integrate.BDF):
+    """scipy's BDF with :func:`_solve_bdf_system` as its Newton iteration."""
+
+    _newton = (_bdf, "solve_bdf_system", _solve_bdf_system)
 
 
 def _solve_collocation_system(fun, t, y, h, Z0, scale, tol, LU_real, LU_complex, solve_lu, probe=None):
@@ -196,27 +206,14 @@ def _solve_collocation_system(fun, t, y, h, Z0, scale, tol, LU_real, LU_complex,
     return converged, k + 1, Z, rate
 
 
-class _Radau(integrate.Radau):
-    """scipy's Radau with :func:`_solve_collocation_system` as its Newton iteration, swapped in for
-    the step only as :class:`_BDF` swaps its own."""
+class _Radau(_ProbedNewton, integrate.Radau):
+    """scipy's Radau with :func:`_solve_collocation_system` as its Newton iteration."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.rounding_probe = _RoundingProbe()
-
-    def _step_impl(self):
-        with _RADAU_SWAP:
-            _radau.solve_collocation_system = partial(_solve_collocation_system, probe=self.rounding_probe)
-            try:
-                return super()._step_impl()
-            finally:
-                _radau.solve_collocation_system = _SCIPY_SOLVE_COLLOCATION_SYSTEM
+    _newton = (_radau, "solve_collocation_system", _solve_collocation_system)
 
 
-_SCIPY_SOLVE_COLLOCATION_SYSTEM = _radau.solve_collocation_system
-_RADAU_SWAP = threading.Lock()
-_SCIPY_SOLVE_BDF_SYSTEM = _bdf.solve_bdf_system
-_BDF_SWAP = threading.Lock()
+#: held while a step runs with scipy's module's Newton iteration swapped for ours (threads share it)
+_NEWTON_SWAP = threading.Lock()
 
 SCIPY_METHODS = {"RK45": integrate.RK45, "DOP853": integrate.DOP853, "BDF": _BDF,
                  "Radau": _Radau, "LSODA": integrate.LSODA}
