@@ -37,7 +37,8 @@ from mathutils import Matrix
 from ..corelink import core
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import POSE_PATHS, REST_KEY, animated, mm_per_unit, parent_matrix, reparented, rest_of
+from .scene_to_model import (POSE_PATHS, REST_KEY, animated, body_of, in_body_matrix, mm_per_unit, reparented, rest_of,
+                             rest_parent_matrix)
 from .telemetry import bake as bake_telemetry
 from .telemetry import telemetry_object
 
@@ -76,13 +77,25 @@ def _continuous(q):
     return q * np.concatenate([[1.0], np.cumprod(s)])[:, None]
 
 
-def _under_parent(obj, position, orientation):
+def _under_parent(obj, position, orientation, moving):
     """A body's world poses (n, 3) in scene units and (n, 4) as its own location and rotation keys:
-    under its parent (which scene_to_model checked holds still and scales evenly) they are taken
-    back through the parent's matrix, so that the parent does not move the body a second time."""
+    under its parent they are taken back through the parent's matrix (scene_to_model checked that it
+    scales evenly), so that the parent does not move the body a second time. ``moving``: {body
+    object: its world poses, as these}; under such a body (the nearest among its parents) the
+    parent's matrix at each frame is that body's pose there, its shape and the static objects
+    between (their own transforms) and the parent inverse."""
     if obj.parent is None:
         return position, orientation
-    matrix = parent_matrix(obj)
+    body = body_of(obj)
+    if body in moving:
+        at, turned = moving[body]
+        matrix = in_body_matrix(obj, body)
+        # in the body's unscaled frame, which turns and moves with it
+        turned = core.spatial.quat_conj(turned)
+        position = core.spatial.quat_rotate(turned, position - at)
+        orientation = core.spatial.quat_mul(turned, orientation)
+    else:
+        matrix = rest_parent_matrix(obj)
     inverse = np.array(matrix.inverted_safe())
     _, turn, _ = matrix.decompose()
     turn.normalize()
@@ -297,6 +310,14 @@ def _start_matrices(scene, bodies) -> dict:
         scene.frame_set(now[0], subframe=now[1])
 
 
+def _depth(obj) -> int:
+    """How many parents ``obj`` has."""
+    depth = 0
+    while obj.parent is not None:
+        obj, depth = obj.parent, depth + 1
+    return depth
+
+
 def _remember(obj, scene, start=None):
     """Store what baking changes on a body, for clear(); ``start``: its world matrix at the start
     frame, where the run started (default: the current one)."""
@@ -327,7 +348,7 @@ def _remember(obj, scene, start=None):
         "name": obj.name,   # a copy (Shift-D) carries this record along: rest_of tells them apart
         # what placed its own transform in the world (parent and parent inverse): the stored pose moves
         # as the parent does, and stays in the world should the body be parented anew
-        "parent": [x for row in parent_matrix(obj) for x in row],
+        "parent": [x for row in rest_parent_matrix(obj) for x in row],
         "parent_inverse": [x for row in obj.matrix_parent_inverse for x in row],
     }
     if obj.parent is not None:
@@ -385,7 +406,7 @@ def _back_in_the_world(obj, rest):
         return      # (the restored fields as typed: an Euler angle keeps its digits)
     then = np.reshape(rest.get("parent", np.eye(4).ravel()), (4, 4))
     scale = obj.scale.copy()
-    loc, rot, _ = (parent_matrix(obj).inverted_safe() @ Matrix(then.tolist()) @ obj.matrix_basis).decompose()
+    loc, rot, _ = (rest_parent_matrix(obj).inverted_safe() @ Matrix(then.tolist()) @ obj.matrix_basis).decompose()
     obj.matrix_basis = Matrix.LocRotScale(loc, rot.normalized(), scale)
     obj.scale = scale       # (exactly: matrix_basis decomposes it again in float32)
 
@@ -466,12 +487,16 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     report.frames = len(frames)
     position = resample(t, results.position[:count], times) * 1000.0 / mm_per_unit(scene)
     orientation = _normalized(resample(t, results.orientation[:count], times))
+    baked = [(k, found[name]) for k, name in enumerate(results.body_names) if found[name] is not None]
+    # parents first: a body under a body stores its parent matrix with that body at its stored rest pose
+    for _, obj in sorted(baked, key=lambda item: _depth(item[1])):
+        _remember(obj, scene, start.get(obj.name))
+    moving = {obj: (position[:, k], orientation[:, k]) for k, obj in baked}
     for k, name in enumerate(results.body_names):
         obj = found[name]
         if obj is None:
             report.missing.append(name)
             continue
-        _remember(obj, scene, start.get(obj.name))
         obj.rotation_mode = "QUATERNION"
         fcurves = over_own_action_fcurves(scene, obj, f"MBD_{obj.name}", POSE_PATHS)
         for name, value in NLA_PLAY.items():
@@ -481,7 +506,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
             # a library override saves none of its own custom properties: the record goes along on
             # the bake's action, a local data-block, and comes back at load (restore_override_records)
             obj.animation_data.action[REST_KEY] = obj[REST_KEY].to_dict()
-        location, rotation = _under_parent(obj, position[:, k], orientation[:, k])
+        location, rotation = _under_parent(obj, position[:, k], orientation[:, k], moving)
         key(fcurves, "location", frames, location)
         key(fcurves, "rotation_quaternion", frames, _continuous(rotation))
         report.bodies.append(obj.name)
@@ -525,7 +550,9 @@ def clear(scene, keep=None) -> int:
     originals = {o: rest for o in scene.objects if (rest := _rest_ours(o, scene)) is not None}
     copies = [o for o in scene.objects if o not in originals and _rest_ours(o, scene, copied=True) is not None]
     _refuse_tweak_mode([*originals, *copies], "Clear Bake")
-    for obj, rest in originals.items():
+    # children first: one parented anew is put back through its parent body's stored rest pose, which
+    # restoring that body takes (its matrix_world is the bake's until the scene is evaluated again)
+    for obj, rest in sorted(originals.items(), key=lambda item: -_depth(item[0])):
         _restore(obj, rest)
     for obj in copies:
         # a copy of a baked body: the bake's copy goes as the original's does (its own action

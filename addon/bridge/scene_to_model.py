@@ -127,6 +127,9 @@ def rest_matrix(obj) -> Matrix:
         matrix = stored.copy()
         matrix[:3, :3] = axes * factor
         return Matrix(matrix.tolist())
+    if _baked_above(obj):
+        # a baked body among its parents shows its motion at this frame: placed by that body's rest pose
+        return rest_parent_matrix(obj) @ obj.matrix_basis
     return now
 
 
@@ -908,6 +911,28 @@ def parent_matrix(obj) -> Matrix:
     return obj.parent.matrix_world @ obj.matrix_parent_inverse
 
 
+def rest_parent_matrix(obj) -> Matrix:
+    """:func:`parent_matrix` with the nearest body among ``obj``'s parents at its rest pose
+    (:func:`rest_matrix`), placing the objects in between by their own transforms (they hold still:
+    :func:`_parent_problem`): a baked body shows its motion at the current frame, where ``obj`` is
+    not at rest. Without a baked body among its parents, :func:`parent_matrix`."""
+    body = body_of(obj)
+    if body is None or not _baked_above(obj):
+        return parent_matrix(obj)
+    return rest_matrix(body) @ _in_body(obj.parent, body) @ obj.matrix_parent_inverse
+
+
+def in_body_matrix(obj, body) -> Matrix:
+    """The matrix that places ``obj``'s own transform in the unscaled frame of its ancestor ``body``:
+    :func:`parent_matrix` with the body's pose (location and rotation) taken out."""
+    return shape(body).to_4x4() @ _in_body(obj.parent, body) @ obj.matrix_parent_inverse
+
+
+def _baked_above(obj) -> bool:
+    """Whether a body among the parents of ``obj`` was baked (its keys move it from frame to frame)."""
+    return any(p.mbd.role == "BODY" and rest_of(p) is not None for p in _ancestors(obj))
+
+
 def reparented(obj, rest) -> bool:
     """Whether ``obj`` was parented anew since Bake stored ``rest``: to another object or to none (a
     record without one: baked unparented, as every body was then), or with another parent inverse (a
@@ -925,12 +950,13 @@ def reparented(obj, rest) -> bool:
 
 def _moved_along(obj, rest, stored):
     """``stored``, the world matrix Bake stored for ``obj``, moved as its parent moved since (its
-    pose is its own transform under its parent, as any child's); as stored when the parent holds
-    still (to the digit) or ``obj`` was parented anew (:func:`reparented`: its world pose stays)."""
+    pose is its own transform under its parent, as any child's; a parent body at its rest pose, not
+    at the frame its bake shows); as stored when the parent holds still (to the digit) or ``obj`` was
+    parented anew (:func:`reparented`: its world pose stays)."""
     if obj.parent is None or "parent" not in rest or reparented(obj, rest):
         return stored
     then = np.reshape(rest["parent"], (4, 4))
-    now = np.array(parent_matrix(obj))
+    now = np.array(rest_parent_matrix(obj))
     # (float32 matrices: one computed again from the same transform is the same to ~1e-7)
     if np.allclose(now, then, rtol=0.0, atol=1e-6 * np.abs(then).max()):
         return stored
@@ -939,27 +965,31 @@ def _moved_along(obj, rest, stored):
 
 def _parent_problem(obj) -> str:
     """Why a body's parents keep it from being baked ('' when they do not, or it has none): Bake keys
-    the body's own location and rotation under them, so they must hold still (no body, nothing
-    keyed, driven or constrained, parented by object) and only turn, move and scale evenly."""
+    the body's own location and rotation under them, taken back through the simulated pose of a
+    moving body among them, so the rest must hold still (nothing keyed, driven or constrained,
+    parented by object) and all only turn, move and scale evenly. A fixed body may sit under no
+    moving body (it is never keyed) but under an uneven scale (it never turns)."""
     chain = _ancestors(obj)
     if not chain:
         return ""
     unparent = "clear the parent and keep the transform (Alt+P)"
-    bodies = [p.name for p in chain if p.mbd.role == "BODY"]
-    if bodies:
-        # its keys would be taken relative to a moving body: it would move twice
-        return (f"its parent {bodies[0]!r} is a body, which moves on its own; {unparent} and fix the two "
-                "bodies together with a Fixed joint (a frame on each)")
     if any(o.parent_type != "OBJECT" for o in (obj, *chain[:-1])):
         return f"it is parented to a vertex or a bone, under which Bake cannot key it; {unparent}"
-    moving = [p.name for p in chain if _moves(p) or _active_constraints(p)]
+    # a moving body's own keys are the bake's (its drivers and constraints are told at it)
+    movers = [p.name for p in chain if p.mbd.role == "BODY" and not p.mbd.fixed]
+    moving = [p.name for p in chain if (p.mbd.role != "BODY" or p.mbd.fixed) and (_moves(p) or _active_constraints(p))]
     if moving:
         # its baked keys are its own transform, which the parent's motion would move again
         # (a fixed body is not baked: the parent would move it in the viewport, the run would hold it still)
         moved = "fixed body, which the run holds still" if obj.mbd.fixed else "baked body a second time"
         return (f"its parent {moving[0]!r} is animated (keys, drivers or constraints), which would move the "
                 f"{moved}; remove them, or {unparent}")
-    matrix = parent_matrix(obj)
+    if movers and obj.mbd.fixed:
+        # the run holds it still, the parent's baked keys would carry it along
+        return (f"it is fixed, but its parent {movers[0]!r} is a moving body, whose baked motion would carry it "
+                f"along while the run holds it still; to fix it to the world, {unparent}; to fix it to "
+                f"{movers[0]!r}, untick Fixed and join the two with a Fixed joint (a frame on each)")
+    matrix = rest_parent_matrix(obj)
     lengths = [c.length for c in matrix.to_3x3().col]
     if matrix.to_3x3().determinant() < 0:
         # (by the parent inverse alone when no parent's own transform mirrors)
@@ -971,7 +1001,13 @@ def _parent_problem(obj) -> str:
     if not obj.mbd.fixed and (max(lengths) - min(lengths) > 1e-5 * max(lengths) or _sheared(matrix)):
         # a body turning under it would be sheared, which its rotation keys cannot show
         by = [o.name for o in chain if len(set(round(abs(x), 6) for x in o.scale)) > 1]
-        return (f"its parent {', '.join(map(repr, by)) or repr(obj.parent.name)} is scaled unevenly, which "
+        named = ", ".join(map(repr, by)) or repr(obj.parent.name)
+        if movers:
+            # Ctrl+A keeps the children where they are: the parent inverses take the scale
+            return (f"its parent {named} is scaled unevenly, which would shear the body as it turns under it; "
+                    f"apply the scale (select {named}, Ctrl+A > Scale: the children stay where they are), "
+                    f"or {unparent}")
+        return (f"its parent {named} is scaled unevenly, which "
                 f"would shear the body as it turns (a fixed body may sit under it: it never turns); {unparent}")
     return ""
 

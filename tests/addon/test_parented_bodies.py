@@ -102,30 +102,49 @@ def test_a_body_under_a_scaled_root_in_a_mm_scene_has_the_mass_it_shows(addon):
 
 
 @pytest.mark.parametrize("how, told", [
-    ("body", "its parent 'Holder' is a body"),
     ("uneven", "scaled unevenly"),
     ("keyed", "its parent 'Holder' is animated"),
     ("keyed fixed", "its parent 'Holder' is animated (keys, drivers or constraints), which would move the fixed "
                     "body, which the run holds still"),
     ("mirror", "mirrored"),
     ("vertex", "parented to a vertex"),
+    # under a body: a fixed one under a moving one, a turning one under an uneven scale, a fixed parent
+    # body keyed (never baked: its keys play), an empty between keyed, a vertex of the body
+    ("fixed under body", ("it is fixed, but its parent 'Holder' is a moving body, whose baked motion would "
+                          "carry it along while the run holds it still; to fix it to the world, clear the parent "
+                          "and keep the transform (Alt+P); to fix it to 'Holder', untick Fixed and join the two "
+                          "with a Fixed joint (a frame on each)")),
+    ("uneven body", ("its parent 'Holder' is scaled unevenly, which would shear the body as it turns under it; "
+                     "apply the scale (select 'Holder', Ctrl+A > Scale: the children stay where they are), or "
+                     "clear the parent and keep the transform (Alt+P)")),
+    ("keyed fixed body", ("its parent 'Holder' is animated (keys, drivers or constraints), which would move the "
+                          "baked body a second time")),
+    ("keyed between", ("its parent 'Mount' is animated (keys, drivers or constraints), which would move the "
+                       "baked body a second time")),
+    ("vertex of body", "it is parented to a vertex or a bone, under which Bake cannot key it"),
 ])
 def test_a_parent_that_would_move_or_deform_the_baked_body_is_refused_naming_it(addon, how, told):
     scene, bob = ms.pendulum(1.0)
     holder = ms.uv_sphere("Holder", 0.1, (0.0, 2.0, 0.0))
-    if how == "body":
-        holder.mbd.role = "BODY"
-    elif how == "uneven":
+    if how.endswith("body") or how == "keyed between":
+        holder.mbd.role, holder.mbd.fixed = "BODY", how == "keyed fixed body"
+    bob.mbd.fixed = how in ("keyed fixed", "fixed under body")
+    if how.startswith("uneven"):
         holder.scale = (1.0, 2.0, 1.0)
+    elif how == "keyed between":
+        mount = bpy.data.objects.new("Mount", None)
+        scene.collection.objects.link(mount)
+        mount.parent = holder
+        mount.keyframe_insert("location", frame=1)
+        holder = mount
     elif how.startswith("keyed"):
         holder.keyframe_insert("location", frame=1)
-        bob.mbd.fixed = how == "keyed fixed"
     elif how == "mirror":
         holder.scale = (-1.0, 1.0, 1.0)
     bpy.context.view_layer.update()
     world = bob.matrix_world.copy()
     bob.parent = holder
-    if how == "vertex":
+    if how.startswith("vertex"):
         bob.parent_type, bob.parent_vertices[0] = "VERTEX", 0
     bob.matrix_world = world
     bpy.context.view_layer.update()
@@ -407,3 +426,324 @@ def test_a_gltf_like_import_simulates_bakes_clears_and_simulates_again_where_the
     assert arm.animation_data is None or arm.animation_data.action is None
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     np.testing.assert_allclose(results_of(scene).position, res.position, atol=1e-9)
+
+
+#: a hinge frame's axes: its Z along world +Y
+HINGE = (-math.pi / 2, 0.0, 0.0)
+
+
+def pendulum_chain(links):
+    """``links`` 1 kg bobs (radius 50 mm) on massless 1 m rods, released level along world X, none
+    parented yet: 'Bob' (the pendulum's) hinged at the origin, 'Bob2', 'Bob3' at 2 m, 3 m each hinged
+    at the centre of the one before, all about world Y."""
+    scene, bob = ms.pendulum(1.0)
+    bobs = [bob]
+    for n in range(2, links + 1):
+        link = ms.uv_sphere(f"Bob{n}", ms.R_M, (float(n), 0.0, 0.0))
+        link.mbd.role, link.mbd.mass_mode, link.mbd.mass = "BODY", "MASS", 1.0
+        joint = scene.mbd.joints.add()
+        joint.name, joint.type = f"Elbow{n}", "REVOLUTE"
+        joint.frame_i = ms.frame(f"Elbow{n}_i", (n - 1.0, 0.0, 0.0), HINGE, parent=bobs[-1])
+        joint.frame_j = ms.frame(f"Elbow{n}_j", (n - 1.0, 0.0, 0.0), HINGE, parent=link)
+        bobs.append(link)
+    bpy.context.view_layer.update()
+    return scene, bobs
+
+
+def keep_world(child, parent):
+    """Parent as Ctrl+P (Object, Keep Transform) does: the parent inverse takes the parent's matrix."""
+    bpy.context.view_layer.update()
+    child.parent = parent
+    child.matrix_parent_inverse = parent.matrix_world.inverted()
+    bpy.context.view_layer.update()
+
+
+def under_mount(child, body):
+    """``child`` under an empty 'Mount' under ``body``, turned and scaled 3 evenly, the parent inverses at
+    identity as an importer leaves them; ``child`` keeps its world transform."""
+    mount = bpy.data.objects.new("Mount", None)
+    bpy.context.scene.collection.objects.link(mount)
+    mount.parent = body
+    mount.location, mount.rotation_euler, mount.scale = (0.3, -0.1, 0.2), (0.4, -0.7, 1.1), (3.0,) * 3
+    bpy.context.view_layer.update()
+    world = child.matrix_world.copy()
+    child.parent = mount
+    child.matrix_world = world
+    bpy.context.view_layer.update()
+    return mount
+
+
+def turn_off(matrix, quaternion) -> float:
+    """The angle (rad) between the rotation of ``matrix`` (scale divided out) and ``quaternion``, from
+    the skew part of their ratio: sin of the angle, well conditioned where the angle is small."""
+    from core.spatial import quat_to_matrix
+    shown = np.array(matrix.to_3x3(), float)
+    shown /= np.linalg.norm(shown, axis=0)
+    ratio = quat_to_matrix(np.asarray(quaternion, float)).T @ shown
+    return float(np.linalg.norm(ratio - ratio.T) / (2.0 * math.sqrt(2.0)))
+
+
+def shows_the_run(bobs, results, frames):
+    """Each of ``bobs`` shows, at each of ``frames``, the world pose ``results`` give it: the bake's
+    float32 keys, through float32 parent matrices, hold it to 1e-5 m and 1e-5 rad; its scale stays."""
+    scene = bpy.context.scene
+    for f in frames:
+        scene.frame_set(f)
+        for k, obj in enumerate(bobs):
+            loc, _, scale = obj.matrix_world.decompose()
+            np.testing.assert_allclose(loc, results.position[f - 1, k], atol=1e-5, err_msg=f"{obj.name} at {f}")
+            assert turn_off(obj.matrix_world, results.orientation[f - 1, k]) < 1e-5, (obj.name, f)
+            np.testing.assert_allclose(scale, (1.0, 1.0, 1.0), atol=1e-5)
+
+
+@pytest.mark.parametrize("parenting", ["Ctrl+P", "turned root, empty between"])
+def test_a_link_under_the_previous_link_swings_on_its_own_joint_and_bakes_where_the_run_puts_it(addon, parenting):
+    """A double pendulum whose second link is parented to the first (a robot arm as an import leaves it):
+    the hierarchy only places it. The run is the unparented one's; after Bake each link shows the simulated
+    world pose, the second taken back through the first's baked pose (and a turned root, scaled evenly,
+    and an empty between); its frames go with it. Simulate again on the baked scene gives the same run,
+    neither Bake nor Export CSV says the mechanism changed, and Clear puts every object back."""
+    from addon import operators, runner
+    from addon.bridge.scene_to_model import body_of, scene_to_model
+    from addon.runner import Job
+
+    scene, (bob, bob2) = pendulum_chain(2)
+    alone = Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
+    if parenting == "Ctrl+P":
+        keep_world(bob2, bob)
+    else:
+        under_root(bob)
+        under_mount(bob2, bob)
+    assert body_of(bob2) == bob
+    objects = {o.name: (o.parent, o.matrix_world.copy()) for o in scene.objects}
+    gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert not gathered.warnings and not gathered.notes, (gathered.warnings, gathered.notes)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    assert res.success and len(res.t) == 25
+    # the same double pendulum: float32 parent matrices move the start by ~1e-7 m
+    np.testing.assert_allclose(res.position, alone.position, atol=2e-6)
+    assert res.position[24, 1, 2] < -0.5                  # the second link fell too
+    shows_the_run((bob, bob2), alone, (1, 7, 13, 19, 25))
+    # the elbow's frame on the second link stays on the first link's centre
+    for f in (5, 17):
+        scene.frame_set(f)
+        np.testing.assert_allclose(bpy.data.objects["Elbow2_j"].matrix_world.translation, res.position[f - 1, 0],
+                                   atol=1e-5)
+    # on the baked scene, at another frame: the same mechanism and the same run
+    scene.frame_set(9)
+    entry = runner.RESULTS[runner.key(scene)]
+    assert operators._stale(scene, bpy.context, entry) == ""
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, res.position, atol=1e-9)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    shows_the_run((bob, bob2), alone, (13,))
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    scene.frame_set(13)
+    assert {o.name for o in scene.objects} == set(objects)
+    for o in scene.objects:
+        assert o.parent == objects[o.name][0], o.name
+        np.testing.assert_allclose(np.array(o.matrix_world), np.array(objects[o.name][1]), atol=1e-6, err_msg=o.name)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, res.position, atol=2e-6)
+
+
+def test_a_three_link_chain_each_under_the_one_before_bakes_each_link_where_the_run_puts_it(addon):
+    """Link 3 under link 2 under link 1, each by Ctrl+P: every link shows its simulated world pose, taken
+    back through the baked pose of the link above only (not of every ancestor), and Clear puts all back."""
+    from addon.bridge.scene_to_model import scene_to_model
+    from addon.runner import Job
+
+    scene, bobs = pendulum_chain(3)
+    alone = Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
+    for child, parent in ((bobs[1], bobs[0]), (bobs[2], bobs[1])):
+        keep_world(child, parent)
+    before = {o.name: o.matrix_world.copy() for o in scene.objects}
+    gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert not gathered.warnings, gathered.warnings
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    np.testing.assert_allclose(res.position, alone.position, atol=2e-6)
+    shows_the_run(bobs, alone, (1, 9, 17, 25))
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    scene.frame_set(13)
+    for o in scene.objects:
+        np.testing.assert_allclose(np.array(o.matrix_world), np.array(before[o.name]), atol=1e-6, err_msg=o.name)
+
+
+def test_a_link_parented_to_a_baked_link_by_a_script_goes_back_where_it_was_in_the_world(addon):
+    """The second link, baked unparented, is parented to the baked first link by a script (the parent
+    inverse at identity) at a frame where the first has swung: Simulate says so and starts it from its
+    stored world pose (the same run); Clear puts it back there, at (2, 0, 0) unturned, taken through the
+    first link's pose from before the bake, not the one its keys show at that frame."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, (bob, bob2) = pendulum_chain(2)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    first = results_of(scene).position.copy()
+    scene.frame_set(10)
+    bob2.parent = bob
+    assert bob2.matrix_parent_inverse == Matrix.Identity(4)
+    bpy.context.view_layer.update()
+    warnings = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+    assert any(w.startswith("object 'Bob2': it was parented anew since the bake (now under 'Bob')") for w in warnings)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, first, atol=1e-9)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    scene.frame_set(10)
+    for obj, at in ((bob, (1.0, 0.0, 0.0)), (bob2, (2.0, 0.0, 0.0))):
+        loc, rot, _ = obj.matrix_world.decompose()
+        np.testing.assert_allclose(loc, at, atol=1e-6, err_msg=obj.name)
+        assert abs(rot.w) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_link_made_a_body_under_a_baked_link_starts_where_it_was_put_not_where_the_keys_carry_it(addon):
+    """A mesh under the baked first link, made the second link after the bake: at a frame where the first
+    link has swung it shows carried along, but the run starts it from its place under the first link at
+    rest, as if nothing were baked."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, (bob, bob2) = pendulum_chain(2)
+    keep_world(bob2, bob)
+    bob2.mbd.role = "NONE"
+    scene.mbd.joints.remove(scene.mbd.joints.find("Elbow2"))
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(12)
+    assert bob2.matrix_world.translation.z < -0.5           # carried along by the first link's keys
+    bob2.mbd.role = "BODY"
+    joint = scene.mbd.joints.add()
+    joint.name, joint.type = "Elbow2", "REVOLUTE"
+    joint.frame_i, joint.frame_j = bpy.data.objects["Elbow2_i"], bpy.data.objects["Elbow2_j"]
+    model = scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model
+    body = next(b for b in model.bodies if b.name == "Bob2")
+    np.testing.assert_allclose(body.position, (2000.0, 0.0, 0.0), atol=1e-3)     # mm
+    np.testing.assert_allclose(np.abs(body.orientation), (1.0, 0.0, 0.0, 0.0), atol=1e-6)
+
+
+def test_a_body_under_a_body_without_a_joint_falls_freely_as_an_unparented_one(addon):
+    """The hierarchy is placement only: a bob parented to a free 'Holder' body (no joint) is not welded
+    to it; each moves as when unparented, the holder in free fall (z = 2 - g t²/2) and the bob on its
+    hinge, and each is shown so after Bake."""
+    from addon.bridge.scene_to_model import scene_to_model
+    from addon.runner import Job
+
+    scene, bob = ms.pendulum(1.0)
+    holder = ms.uv_sphere("Holder", 0.1, (0.0, 0.0, 2.0))
+    holder.mbd.role, holder.mbd.mass_mode, holder.mbd.mass = "BODY", "MASS", 3.0
+    bpy.context.view_layer.update()
+    alone = Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
+    keep_world(bob, holder)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    np.testing.assert_allclose(res.position, alone.position, atol=2e-6)
+    k = res.body_names.index("Holder")
+    # (the run's rtol 1e-8 on a fall of 4.9 m)
+    np.testing.assert_allclose(res.position[:, k, 2], 2.0 - 9.81 * res.t ** 2 / 2, atol=1e-6)
+    shows_the_run([bpy.data.objects[name] for name in res.body_names], alone, (1, 13, 25))
+
+
+def test_a_body_under_a_fixed_body_bakes_as_under_a_static_parent(addon):
+    """A fixed body that no motion moves is a static parent: the bob under a fixed 'Stand' (turned, scaled
+    evenly) swings and bakes as unparented, and a fixed plate may sit under the stand too."""
+    from addon.bridge.scene_to_model import scene_to_model
+    from addon.runner import Job
+
+    scene, bob = ms.pendulum(1.0)
+    stand = ms.uv_sphere("Stand", 0.1, (0.0, 0.0, 2.0))
+    plate = ms.uv_sphere("Plate", 0.1, (0.0, 1.0, 2.0))
+    for part in (stand, plate):
+        part.mbd.role, part.mbd.fixed = "BODY", True
+    stand.rotation_euler, stand.scale = (0.3, 0.2, 0.9), (2.0,) * 3
+    bpy.context.view_layer.update()
+    alone = Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
+    keep_world(bob, stand)
+    keep_world(plate, stand)
+    assert not scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, alone.position, atol=2e-6)
+    shows_the_run([bob], alone, (1, 13, 25))
+
+
+@pytest.mark.parametrize("outer_under_inner", [True, False], ids=["link 2 under link 1", "link 1 under link 2"])
+def test_a_link_under_a_link_the_user_keyed_starts_from_the_start_frame(addon, outer_under_inner):
+    """One link keyed by the user (frame 1 where it hangs on its hinge, frame 20 half a metre up) with the
+    other under it, baked at frame 10: both start from frame 1's pose, the run is the one without keys,
+    each link shows it; Simulate at frame 10 gives the same run and Clear gives the user's keys back, both
+    links where they were at frame 1. (The hierarchy only places: the child may be the link nearer the
+    hinge, listed first in the run.)"""
+    from addon.bridge.scene_to_model import scene_to_model
+    from addon.runner import Job
+
+    scene, (bob, bob2) = pendulum_chain(2)
+    alone = Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
+    parent, child = (bob, bob2) if outer_under_inner else (bob2, bob)
+    keep_world(child, parent)
+    home = np.array(child.matrix_world.translation)
+    parent.keyframe_insert("location", frame=1)
+    parent.location.z += 0.5
+    parent.keyframe_insert("location", frame=20)
+    scene.frame_set(10)
+    assert child.matrix_world.translation.z > 0.2
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    np.testing.assert_allclose(res.position, alone.position, atol=2e-6)
+    shows_the_run((bob, bob2), alone, (1, 13, 25))
+    scene.frame_set(10)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, res.position, atol=1e-9)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    for obj, at in ((bob, (1.0, 0.0, 0.0)), (bob2, (2.0, 0.0, 0.0))):
+        np.testing.assert_allclose(obj.matrix_world.translation, at, atol=1e-6, err_msg=obj.name)
+    scene.frame_set(20)
+    np.testing.assert_allclose(child.matrix_world.translation, home + (0.0, 0.0, 0.5), atol=1e-6)
+
+
+def test_a_linked_arm_overridden_baked_and_reopened_simulates_again_and_clears_back(addon, tmp_path):
+    """The double pendulum, link 2 under link 1, linked from a library and made a library override (as
+    Bake asks for): baked, saved at a frame where both links have swung and opened again (an override
+    keeps its bake record on its action), it simulates the same run from where both were, and Clear puts
+    both back there."""
+    scene, (bob, bob2) = pendulum_chain(2)
+    keep_world(bob2, bob)
+    parts = bpy.data.collections.new("Parts")
+    scene.collection.children.link(parts)
+    for obj in list(scene.collection.objects):
+        parts.objects.link(obj)
+        scene.collection.objects.unlink(obj)
+    joints = [(j.name, j.frame_i.name, j.frame_j.name) for j in scene.mbd.joints]
+    scene.mbd.joints.clear()
+    library = tmp_path / "arm.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = ms.setup_scene()
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.collections = ["Parts"]
+    scene.collection.children.link(linked.collections[0])
+    overridden = linked.collections[0].override_hierarchy_create(scene, bpy.context.view_layer)
+    scene.collection.children.unlink(linked.collections[0])
+    for name, frame_i, frame_j in joints:
+        joint = scene.mbd.joints.add()
+        joint.name, joint.type = name, "REVOLUTE"
+        joint.frame_i, joint.frame_j = overridden.objects[frame_i], overridden.objects[frame_j]
+    assert overridden.objects["Bob2"].parent == overridden.objects["Bob"]
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    first = results_of(scene).position.copy()
+    scene.frame_set(10)
+    path = tmp_path / "assembly.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    scene = bpy.context.scene
+    links = [next(o for o in scene.objects if o.name == name and o.override_library is not None)
+             for name in ("Bob", "Bob2")]
+    assert links[1].matrix_world.translation.z < -0.5
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    np.testing.assert_allclose(results_of(scene).position, first, atol=1e-9)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    for obj, at in zip(links, ((1.0, 0.0, 0.0), (2.0, 0.0, 0.0))):
+        np.testing.assert_allclose(obj.matrix_world.translation, at, atol=1e-6, err_msg=obj.name)
+        assert obj.animation_data is None
