@@ -297,8 +297,9 @@ def _loose_parts(body, depsgraph, verts, tris, unit, in_scene) -> list[str]:
         return []
     told = []
     for child in body.children_recursive:
+        # (a mesh under a body under this one is that body's)
         if (child.mbd.role != "NONE" or child.type not in _MESH_TYPES or child.name not in in_scene
-                or _not_evaluated(child, depsgraph.view_layer)):     # (not shown either)
+                or body_of(child) != body or _not_evaluated(child, depsgraph.view_layer)):     # (not shown either)
             continue
         linear = np.array(child.matrix_world.to_3x3()) * unit
         # its bounding box holds it: a screw or a label is passed over without reading its mesh

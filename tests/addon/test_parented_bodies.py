@@ -551,17 +551,23 @@ def test_a_link_under_the_previous_link_swings_on_its_own_joint_and_bakes_where_
 
 def test_a_three_link_chain_each_under_the_one_before_bakes_each_link_where_the_run_puts_it(addon):
     """Link 3 under link 2 under link 1, each by Ctrl+P: every link shows its simulated world pose, taken
-    back through the baked pose of the link above only (not of every ancestor), and Clear puts all back."""
+    back through the baked pose of the link above only (not of every ancestor); a closed mesh under the
+    last link is named as that link's decoration alone, and Clear puts all back."""
     from addon.bridge.scene_to_model import scene_to_model
     from addon.runner import Job
 
     scene, bobs = pendulum_chain(3)
     alone = Job(scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).compiled).run().results
-    for child, parent in ((bobs[1], bobs[0]), (bobs[2], bobs[1])):
+    bpy.ops.mesh.primitive_cube_add(size=0.06, location=(3.0, 0.0, 0.06))
+    cap = bpy.context.active_object
+    cap.name = "Cap"
+    for child, parent in ((bobs[1], bobs[0]), (bobs[2], bobs[1]), (cap, bobs[2])):
         keep_world(child, parent)
     before = {o.name: o.matrix_world.copy() for o in scene.objects}
     gathered = scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
     assert not gathered.warnings, gathered.warnings
+    (note,) = gathered.notes
+    assert "'Cap' under 'Bob3' (" in note and "under 'Bob'" not in note and "under 'Bob2'" not in note, note
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     res = results_of(scene)
     np.testing.assert_allclose(res.position, alone.position, atol=2e-6)
