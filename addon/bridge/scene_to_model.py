@@ -102,7 +102,23 @@ def rest_of(obj):
 SCALE_NOISE = 1e-6
 
 
+#: :func:`rest_matrix` by object while :func:`scene_to_model` reads the scene (None otherwise): a body
+#: under a chain of baked bodies is placed through the rest pose of each, which read again for every
+#: body and frame below took a baked chain of 30 links 2730 readings where 30 do (0.38 s a gather, not 0.25)
+_rests: dict | None = None
+
+
 def rest_matrix(obj) -> Matrix:
+    """The world matrix a body had before it was baked (else its current one): :func:`_rest_matrix`,
+    read once per object while the scene is read."""
+    if _rests is None:
+        return _rest_matrix(obj)
+    if obj.session_uid not in _rests:
+        _rests[obj.session_uid] = _rest_matrix(obj)
+    return _rests[obj.session_uid].copy()
+
+
+def _rest_matrix(obj) -> Matrix:
     """The world matrix a body had before it was baked (else its current one).
 
     Once baked, an object's transform follows the animation, so simulating
@@ -448,6 +464,16 @@ class _Collector:
 
 def scene_to_model(scene, depsgraph) -> Gathered:
     """Build, check and compile the scene's mechanism; raises SceneError listing every problem."""
+    global _rests
+    _rests = {}
+    try:
+        return _read_scene(scene, depsgraph)
+    finally:
+        _rests = None
+
+
+def _read_scene(scene, depsgraph) -> Gathered:
+    """:func:`scene_to_model`, each body's rest pose read once."""
     spec = core.model.spec
     out = _Collector()
     unit = mm_per_unit(scene)

@@ -549,7 +549,7 @@ def test_a_link_under_the_previous_link_swings_on_its_own_joint_and_bakes_where_
     np.testing.assert_allclose(results_of(scene).position, res.position, atol=2e-6)
 
 
-def test_a_three_link_chain_each_under_the_one_before_bakes_each_link_where_the_run_puts_it(addon):
+def test_a_three_link_chain_each_under_the_one_before_bakes_each_link_where_the_run_puts_it(addon, monkeypatch):
     """Link 3 under link 2 under link 1, each by Ctrl+P: every link shows its simulated world pose, taken
     back through the baked pose of the link above only (not of every ancestor); a closed mesh under the
     last link is named as that link's decoration alone, and Clear puts all back."""
@@ -572,6 +572,12 @@ def test_a_three_link_chain_each_under_the_one_before_bakes_each_link_where_the_
     res = results_of(scene)
     np.testing.assert_allclose(res.position, alone.position, atol=2e-6)
     shows_the_run(bobs, alone, (1, 9, 17, 25))
+    # reading the baked scene, each link's rest pose is read once, not again through every link below it
+    from addon.bridge import scene_to_model as module
+    read, rest_matrix = [], module._rest_matrix
+    monkeypatch.setattr(module, "_rest_matrix", lambda obj: read.append(obj.name) or rest_matrix(obj))
+    assert scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model == gathered.model
+    assert sorted(read) == ["Bob", "Bob2", "Bob3"], read
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     scene.frame_set(1)
     scene.frame_set(13)
