@@ -4,6 +4,7 @@ Problems are reported with ``self.report`` and ``{'CANCELLED'}``, never as a
 traceback. The scene is not changed until Bake.
 """
 import ast
+import math
 import os
 import re
 import shlex
@@ -13,11 +14,12 @@ import bpy
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
+from mathutils import Matrix
 
 from . import runner
 from .bridge import bake as baking
 from .bridge.scene_to_model import SceneError, body_of, in_panel_words, mm_per_unit, role_refused, start_model
-from .properties import GROUPS, LABELS, ROLES, active_index_name, remember_joint_names
+from .properties import GROUPS, JOINT_TYPES, LABELS, ROLES, active_index_name, remember_joint_names
 
 
 @dataclass(frozen=True)
@@ -847,6 +849,28 @@ def _takes_objects(collection) -> bool:
     return collection.library is None and collection.override_library is None
 
 
+def new_frame(context, name, body, matrix, size):
+    """A frame (an empty, role Frame) named ``name`` (Blender makes it unique) at the world pose
+    ``matrix``, its arrows ``size`` scene units long, on ``body`` with that pose kept (None: on the
+    world)."""
+    frame = bpy.data.objects.new(name, None)
+    frame.empty_display_type = "ARROWS"
+    frame.empty_display_size = size
+    frame.mbd.role = "FRAME"
+    frame.matrix_world = matrix
+    # beside the body in this scene: a body linked into other scenes has their collections too;
+    # Blender adds no object to a linked or overridden collection: then the active one, or the scene's
+    here = {context.scene.collection, *context.scene.collection.children_recursive}
+    home = next((c for c in body.users_collection if c in here and _takes_objects(c)), None) if body else None
+    if home is None:
+        home = context.collection if _takes_objects(context.collection) else context.scene.collection
+    home.objects.link(frame)
+    if body is not None:
+        frame.parent = body
+        frame.matrix_parent_inverse = body.matrix_world.inverted()
+    return frame
+
+
 class MBD_OT_add_frame(bpy.types.Operator):
     """Add a reference frame (an empty) at the 3D cursor, on the active body if there is one"""
     bl_idname = "mbd.add_frame"
@@ -860,26 +884,133 @@ class MBD_OT_add_frame(bpy.types.Operator):
     def execute(self, context):
         body = context.active_object if context.active_object and \
             context.active_object.mbd.role == "BODY" else None
-        frame = bpy.data.objects.new("RF", None)
-        frame.empty_display_type = "ARROWS"
-        frame.empty_display_size = new_frame_size(context.scene, body, context.active_object)
-        frame.mbd.role = "FRAME"
-        frame.matrix_world = context.scene.cursor.matrix
-        # beside the body in this scene: a body linked into other scenes has their collections too;
-        # Blender adds no object to a linked or overridden collection: then the active one, or the scene's
-        here = {context.scene.collection, *context.scene.collection.children_recursive}
-        home = next((c for c in body.users_collection if c in here and _takes_objects(c)), None) if body else None
-        if home is None:
-            home = context.collection if _takes_objects(context.collection) else context.scene.collection
-        home.objects.link(frame)
-        if body is not None:
-            frame.parent = body
-            frame.matrix_parent_inverse = body.matrix_world.inverted()
+        frame = new_frame(context, "RF", body, context.scene.cursor.matrix,
+                          new_frame_size(context.scene, body, context.active_object))
         for obj in context.selected_objects:
             obj.select_set(False)
         if context.view_layer.objects.get(frame.name) is not None:  # not when its collection is excluded
             frame.select_set(True)
             context.view_layer.objects.active = frame
+        return {"FINISHED"}
+
+
+#: Joint at Cursor's axis choices: the frames' Z
+JOINT_AXES = (
+    ("CURSOR", "Cursor Z", "Z of the 3D cursor's rotation: placed on a face with the Cursor tool's Orientation "
+                           "set to Geometry, the face's normal"),
+    ("X", "World X", "The world X axis"),
+    ("Y", "World Y", "The world Y axis: a mechanism drawn in the front view (X right, Z up) turns about it"),
+    ("Z", "World Z", "The world Z axis"),
+)
+#: the frames' rotation for each world axis: the one turn that brings Z onto it (Rotation Y 90°, X −90°),
+#: so X stays the world's X where it can
+_WORLD_TURNS = {"X": Matrix.Rotation(math.pi / 2, 4, "Y"), "Y": Matrix.Rotation(-math.pi / 2, 4, "X"),
+                "Z": Matrix.Identity(4)}
+#: objects a refusal names at most
+_NAMED = 5
+
+
+def _mm(values, scene) -> str:
+    """"(0, 100, -2.5)": scene lengths in mm, as the add-on reports them."""
+    return "(" + ", ".join(f"{v * mm_per_unit(scene) + 0.0:.6g}" for v in values) + ")"
+
+
+def joint_bodies(context):
+    """Joint at Cursor's bodies from the selection: (the body of Frame I, None for the world; the body
+    of Frame J), or why the selection is not one or two bodies."""
+    selected = list(context.selected_objects)
+    bodies = [o for o in selected if o.mbd.role == "BODY"]
+    others = [o for o in selected if o.mbd.role != "BODY"]
+    ask = "select one body (jointed to the world) or two (the active one, clicked last, takes Frame J)"
+    if others:
+        what = [f"{o.name!r} is a frame (to join frames already placed: Elements > Joints > +)"
+                if o.mbd.role == "FRAME" else f"{o.name!r} is not a body (MBD > Object > Body marks it)"
+                for o in others[:_NAMED]]
+        more = f" and {len(others) - _NAMED} more not bodies" if len(others) > _NAMED else ""
+        return f"{ask}; {', '.join(what)}{more}"
+    if not bodies:
+        return f"{ask}; nothing is selected"
+    if len(bodies) > 2:
+        return f"{ask}; {len(bodies)} bodies are selected"
+    if len(bodies) == 1:
+        return None, bodies[0]
+    active = context.active_object
+    if active not in bodies:
+        return f"{ask}; neither selected body is active: shift-click the one that takes Frame J"
+    return bodies[bodies.index(active) - 1], active
+
+
+def free_joint_name(scene, base) -> str:
+    """A new joint's name: ``base``, or ``base`` with the first .001, .002, … that no joint has and
+    that names no object with _I or _J (object names are the file's, not the scene's)."""
+    joints = {j.name for j in scene.mbd.joints}
+    objects = {o.name for o in bpy.data.objects}
+    names = (base, *(f"{base}.{i:03d}" for i in range(1, len(joints) + len(objects) + 2)))
+    return next(n for n in names if n not in joints and not {f"{n}_I", f"{n}_J"} & objects)
+
+
+class MBD_OT_joint_at_cursor(bpy.types.Operator):
+    """Joint the selected body to the world, or the two selected bodies, at the 3D cursor: a frame on each
+    (Z along the axis) and the joint between them, Frame J on the active body"""
+    bl_idname = "mbd.joint_at_cursor"
+    bl_label = "Joint at Cursor"
+    bl_options = {"REGISTER", "UNDO"}
+
+    # the joint's own name: not remembered, or the next joint would be called after this one
+    name: StringProperty(name="Name", default=LABELS["joints"], options={"SKIP_SAVE"},
+                         description="The joint's name; its frames are <name>_I and <name>_J. "
+                                     "Made unique (.001, …) when it or a frame name is taken")
+    # both frames start at the one point: a Distance joint would hold them at distance 0
+    type: EnumProperty(name="Type", items=tuple(t for t in JOINT_TYPES if t[0] != "DISTANCE"), default="REVOLUTE",
+                       description="The joint's type (Distance, which joins two points apart, is added with "
+                                   "Elements > Joints > +)")
+    axis: EnumProperty(name="Axis", items=JOINT_AXES, default="Y",
+                       description="The frames' Z axis: the hinge's or slider's axis")
+
+    @classmethod
+    def poll(cls, context):
+        return context.scene is not None and context.view_layer is not None
+
+    def execute(self, context):
+        scene = context.scene
+        bodies = joint_bodies(context)
+        if isinstance(bodies, str):
+            self.report({"ERROR"}, f"Joint at Cursor: {bodies}")
+            return {"CANCELLED"}
+        body_i, body_j = bodies
+        # a frame parented to a linked body is lost on its next reload, and its role is not saved
+        linked = [b for b in bodies if b is not None and b.library is not None]
+        if linked:
+            self.report({"ERROR"}, "Joint at Cursor: linked from a library, no frame put on it (make it local or "
+                                   "a library override first): " + ", ".join(repr(b.name) for b in linked))
+            return {"CANCELLED"}
+        name = free_joint_name(scene, self.name.strip() or LABELS["joints"])
+        cursor = scene.cursor
+        if self.axis == "CURSOR":
+            pose = cursor.matrix
+            # (rounded: the cursor's rotation is single precision, and 90° leaves -4.4e-08 for 0)
+            about = "the cursor's Z, world (" + ", ".join(f"{round(c, 4) + 0.0:.4g}" for c in pose.col[2][:3]) + ")"
+        else:
+            pose = Matrix.Translation(cursor.location) @ _WORLD_TURNS[self.axis]
+            about = f"world {self.axis}"
+        frame_j = new_frame(context, f"{name}_J", body_j, pose, new_frame_size(scene, body_j, None))
+        frame_i = new_frame(context, f"{name}_I", body_i, pose, new_frame_size(scene, body_i, frame_j))
+        if (frame_i.name, frame_j.name) != (f"{name}_I", f"{name}_J"):     # cut short by Blender's name limit
+            for frame in (frame_i, frame_j):
+                bpy.data.objects.remove(frame)
+            self.report({"ERROR"}, f"Joint at Cursor: the name {name[:20]!r}… ({len(name.encode())} bytes) is "
+                                   f"too long for its frames' names (<name>_I), which Blender cuts short; "
+                                   "give a shorter one")
+            return {"CANCELLED"}
+        joints = scene.mbd.joints
+        joint = joints.add()
+        joint.name, joint.type, joint.frame_i, joint.frame_j = name, self.type, frame_i, frame_j
+        scene.mbd.active_joint = len(joints) - 1
+        scene.mbd.group = "joints"
+        label = next(label for key, label, _ in JOINT_TYPES if key == self.type)
+        on = "the world" if body_i is None else repr(body_i.name)
+        self.report({"INFO"}, f"Joint {name!r} ({label}) at {_mm(cursor.location, scene)} mm about {about}: "
+                              f"Frame I on {on}, Frame J on {body_j.name!r}")
         return {"FINISHED"}
 
 
@@ -1086,4 +1217,4 @@ def remove_handlers():
 
 CLASSES = (MBD_OT_validate, MBD_OT_simulate, MBD_OT_bake, MBD_OT_clear, MBD_OT_export_csv, MBD_OT_export_model,
            MBD_OT_element_add, MBD_OT_contacts_between, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame,
-           MBD_OT_select_object, MBD_OT_spline_file)
+           MBD_OT_joint_at_cursor, MBD_OT_select_object, MBD_OT_spline_file)

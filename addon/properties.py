@@ -108,21 +108,24 @@ def remember_joint_names(scene):
             joint.previous_name = joint.name
 
 
+JOINT_TYPES = (
+    ("REVOLUTE", "Revolute", "Hinge about Z of Frame I"),
+    ("PRISMATIC", "Prismatic", "Slider along Z of Frame I"),
+    ("CYLINDRICAL", "Cylindrical", "Slides along and turns about Z of Frame I"),
+    ("SPHERICAL", "Spherical", "Ball joint at the frame origins"),
+    ("UNIVERSAL", "Universal",
+                  "Cardan cross at the frame origins: its arms are X of Frame I (on body I) and Y of Frame I "
+                  "as carried by body J; the shafts run along Z"),
+    ("PLANAR", "Planar", "Frame J's origin stays in the XY plane of Frame I"),
+    ("FIXED", "Fixed", "Welds the two bodies"),
+    ("DISTANCE", "Distance", "Keeps the distance between the frame origins"),
+)
+
+
 class MBD_PG_joint(PropertyGroup):
     name: StringProperty(name="Name", update=_joint_renamed)
     previous_name: StringProperty(options={"HIDDEN"}, description="The name that references were made with")
-    type: EnumProperty(name="Type", items=(
-        ("REVOLUTE", "Revolute", "Hinge about Z of Frame I"),
-        ("PRISMATIC", "Prismatic", "Slider along Z of Frame I"),
-        ("CYLINDRICAL", "Cylindrical", "Slides along and turns about Z of Frame I"),
-        ("SPHERICAL", "Spherical", "Ball joint at the frame origins"),
-        ("UNIVERSAL", "Universal",
-                      "Cardan cross at the frame origins: its arms are X of Frame I (on body I) and Y of Frame I "
-                      "as carried by body J; the shafts run along Z"),
-        ("PLANAR", "Planar", "Frame J's origin stays in the XY plane of Frame I"),
-        ("FIXED", "Fixed", "Welds the two bodies"),
-        ("DISTANCE", "Distance", "Keeps the distance between the frame origins"),
-    ), default="REVOLUTE")
+    type: EnumProperty(name="Type", items=JOINT_TYPES, default="REVOLUTE")
     frame_i: _frame_pointer("Frame I", "First reference frame; its Z axis is the joint axis")
     frame_j: _frame_pointer("Frame J", "Second reference frame, on the other body")
     use_length: BoolProperty(name="Set Length", description="Off: the initial distance")

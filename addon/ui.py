@@ -302,7 +302,10 @@ class VIEW3D_PT_mbd_object(_Panel, bpy.types.Panel):
         row.operator("mbd.set_role", text="Body").role = "BODY"
         row.operator("mbd.set_role", text="Frame").role = "FRAME"
         row.operator("mbd.set_role", text="None").role = "NONE"
-        layout.operator("mbd.add_frame", icon="EMPTY_ARROWS")
+        # both act at the 3D cursor: a frame on the active body, or a joint with its two frames
+        row = layout.row(align=True)
+        row.operator("mbd.add_frame", icon="EMPTY_ARROWS")
+        row.operator("mbd.joint_at_cursor", icon="PIVOT_CURSOR")
         if obj is None:
             return
         p = obj.mbd
@@ -348,7 +351,9 @@ class VIEW3D_PT_mbd_elements(_Panel, bpy.types.Panel):
         col = row.column(align=True)
         col.operator("mbd.element_add", text="", icon="ADD").group = group
         col.operator("mbd.element_remove", text="", icon="REMOVE").group = group
-        if group == "contacts":
+        if group == "joints":
+            layout.operator("mbd.joint_at_cursor", icon="PIVOT_CURSOR")
+        elif group == "contacts":
             layout.operator("mbd.contacts_between", icon="LINKED")
         collection = getattr(data, group)
         index = getattr(data, attr)

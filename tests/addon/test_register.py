@@ -40,7 +40,7 @@ def test_register_unregister_twice_leaves_nothing_behind():
 
 def test_operators_are_named_mbd(addon):
     assert {"validate", "simulate", "bake", "clear", "export_csv", "element_add", "element_remove",
-            "set_role", "add_frame", "select_object", "spline_file"} <= set(dir(bpy.ops.mbd))
+            "set_role", "add_frame", "joint_at_cursor", "select_object", "spline_file"} <= set(dir(bpy.ops.mbd))
 
 
 def test_the_docs_name_the_operators_there_are(addon):

@@ -130,6 +130,8 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
         assert not operators(log, "mbd.spline_file")
     if group == "contacts":
         assert operators(log, "mbd.contacts_between") == [{}]
+    # Joint at Cursor beside Add Frame in the Object panel, and under the list while it shows the joints
+    assert operators(log, "mbd.joint_at_cursor") == [{}] * (2 if group == "joints" else 1)
     if group == "motions":
         assert operators(log, "mbd.spline_file") == [{"target": "mbd.motions[0].value"}]
         assert any(text.startswith("t -0.2 … 2.2 s, value 0 … 3") for text in labels(log))

@@ -1,0 +1,291 @@
+"""Joint at Cursor: a joint and its two frames placed in one action at the 3D cursor."""
+import math
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Euler
+
+import mbd_scenes as ms
+
+
+def select(*objects, active=None):
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj in objects)
+    bpy.context.view_layer.objects.active = active or (objects[-1] if objects else None)
+
+
+def box(name, location, dimensions, rotation=(0.0, 0.0, 0.0)):
+    """A body: a cube of the given dimensions, turned by ``rotation`` (Euler XYZ, rad)."""
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=location)
+    obj = bpy.context.active_object
+    obj.name, obj.scale, obj.rotation_euler = name, dimensions, Euler(rotation)
+    obj.mbd.role = "BODY"
+    bpy.context.view_layer.update()
+    return obj
+
+
+def the_joint(scene):
+    return scene.mbd.joints[scene.mbd.active_joint]
+
+
+def rotation(obj) -> np.ndarray:
+    return np.array(obj.matrix_world.to_3x3())
+
+
+#: each axis option -> the frames' rotation in world axes (columns: the frames' X, Y, Z), the cursor turned by
+#: CURSOR_TURN: its Z is the face normal a snapped cursor has
+CURSOR_TURN = (0.3, 0.7, -1.1)
+EXPECTED = {"CURSOR": np.array(Euler(CURSOR_TURN).to_matrix()),
+            "X": np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]),     # Rotation Y 90°
+            "Y": np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]]),     # Rotation X −90°
+            "Z": np.eye(3)}
+
+
+@pytest.mark.parametrize("axis", ["CURSOR", "X", "Y", "Z"])
+def test_the_frames_are_at_the_cursor_with_z_along_the_axis_chosen(addon, axis):
+    ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    scene = bpy.context.scene
+    scene.cursor.location = (12.5, -3.0, 40.0)
+    scene.cursor.rotation_mode = "XYZ"
+    scene.cursor.rotation_euler = CURSOR_TURN
+    select(bar)
+    assert bpy.ops.mbd.joint_at_cursor(axis=axis) == {"FINISHED"}
+    bpy.context.view_layer.update()
+    joint = the_joint(scene)
+    for frame in (joint.frame_i, joint.frame_j):
+        np.testing.assert_allclose(frame.matrix_world.translation, (12.5, -3.0, 40.0), rtol=0, atol=1e-6)
+        np.testing.assert_allclose(rotation(frame), EXPECTED[axis], rtol=0, atol=1e-6)
+    # Z along the world axis named: the rotation a user would type (X kept where it can be)
+    if axis != "CURSOR":
+        np.testing.assert_array_equal(EXPECTED[axis][:, 2], np.eye(3)[:, "XYZ".index(axis)])
+
+
+def test_frame_j_is_on_the_active_body_frame_i_on_the_other_both_keep_their_world_pose(addon):
+    """Two turned bodies scaled unevenly (one under an empty, as a CAD import leaves it): each frame
+    is parented to its body at the cursor's pose, and moves with it."""
+    ms.setup_scene(0.001)
+    root = bpy.data.objects.new("Import", None)
+    bpy.context.scene.collection.objects.link(root)
+    root.rotation_euler, root.scale = (0.0, 0.0, 0.4), (1.5, 1.5, 1.5)
+    base = box("Base", (0.0, 0.0, -50.0), (300.0, 60.0, 10.0), (0.2, -0.1, 0.5))
+    base.parent = root                  # its world pose then changes: read it after the update
+    arm = box("Arm", (60.0, 10.0, 5.0), (120.0, 15.0, 8.0), (0.9, 0.4, -0.3))
+    bpy.context.view_layer.update()
+    scene = bpy.context.scene
+    scene.cursor.location = (40.0, 5.0, -20.0)
+    select(base, arm, active=arm)
+    assert bpy.ops.mbd.joint_at_cursor(name="Pin", type="CYLINDRICAL", axis="Z") == {"FINISHED"}
+    bpy.context.view_layer.update()
+    joint = scene.mbd.joints["Pin"]
+    assert (joint.type, joint.frame_i.name, joint.frame_j.name) == ("CYLINDRICAL", "Pin_I", "Pin_J")
+    assert (joint.frame_i.parent, joint.frame_j.parent) == (base, arm)
+    # Blender's matrices are single precision: the pose comes back through the body's world matrix and
+    # its inverse, a few ulps (6e-8) of the 40 mm times the Base's 30:1 scale ratio: 1e-5 mm (measured 3.8e-6)
+    for frame in (joint.frame_i, joint.frame_j):
+        assert frame.mbd.role == "FRAME" and frame.type == "EMPTY"
+        np.testing.assert_allclose(frame.matrix_world.translation, (40.0, 5.0, -20.0), rtol=0, atol=1e-5)
+        np.testing.assert_allclose(rotation(frame), np.eye(3), rtol=0, atol=1e-6)
+    # they ride on their bodies: Arm moved by 10 mm in X carries Pin_J, not Pin_I
+    arm.location.x += 10.0
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(joint.frame_j.matrix_world.translation, (50.0, 5.0, -20.0), rtol=0, atol=1e-5)
+    np.testing.assert_allclose(joint.frame_i.matrix_world.translation, (40.0, 5.0, -20.0), rtol=0, atol=1e-5)
+    # arrows 3/4 of each body's largest dimension, as Add Frame sizes them
+    assert joint.frame_j.empty_display_size == pytest.approx(0.75 * 120.0, rel=1e-6)
+    assert joint.frame_i.empty_display_size == pytest.approx(0.75 * 300.0 * 1.5, rel=1e-6)
+
+
+def test_the_frames_go_where_add_frame_puts_them_the_bodys_collection_in_this_scene(addon):
+    """A body in a collection "Parts", linked into another scene as well: Frame J goes in "Parts" beside
+    it and stays out of the other scene; Frame I, on the world, in the active collection."""
+    ms.setup_scene(0.001)
+    scene = bpy.context.scene
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    parts = bpy.data.collections.new("Parts")
+    scene.collection.children.link(parts)
+    parts.objects.link(bar)
+    scene.collection.objects.unlink(bar)
+    other = bpy.data.scenes.new("Other")
+    other.collection.objects.link(bar)
+    bpy.context.view_layer.update()
+    select(bar)
+    assert bpy.ops.mbd.joint_at_cursor() == {"FINISHED"}
+    joint = the_joint(scene)
+    assert joint.frame_j.users_collection == (parts,) and joint.frame_i.users_collection == (scene.collection,)
+    assert joint.frame_j.name not in other.objects
+
+
+def test_a_fixed_body_counts_as_a_body(addon):
+    ms.setup_scene(0.001)
+    ground = box("Ground", (0.0, 0.0, -10.0), (100.0, 100.0, 10.0))
+    ground.mbd.fixed = True
+    select(ground)
+    assert bpy.ops.mbd.joint_at_cursor(type="FIXED") == {"FINISHED"}
+    joint = the_joint(bpy.context.scene)
+    assert (joint.type, joint.frame_i.parent, joint.frame_j.parent) == ("FIXED", None, ground)
+    # on the world, Frame I takes Frame J's size (the frames of a joint side by side)
+    assert joint.frame_i.empty_display_size == joint.frame_j.empty_display_size == pytest.approx(75.0)
+    link = box("Link", (50.0, 0.0, 0.0), (100.0, 10.0, 10.0))
+    select(link, ground, active=ground)
+    assert bpy.ops.mbd.joint_at_cursor() == {"FINISHED"}
+    joint = the_joint(bpy.context.scene)
+    assert (joint.frame_i.parent, joint.frame_j.parent) == (link, ground)
+
+
+def test_names_are_unique_the_joint_is_active_and_the_panel_shows_the_joints(addon):
+    scene = ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    scene.mbd.group = "forces"
+    select(bar)
+    assert bpy.ops.mbd.joint_at_cursor(name="Hinge") == {"FINISHED"}
+    assert bpy.ops.mbd.joint_at_cursor(name="Hinge") == {"FINISHED"}
+    # a frame left over from a joint since removed keeps its name: the next joint is named past it
+    bpy.data.objects.new("Joint_J", None)
+    assert bpy.ops.mbd.joint_at_cursor() == {"FINISHED"}
+    names = [(j.name, j.frame_i.name, j.frame_j.name) for j in scene.mbd.joints]
+    assert names == [("Hinge", "Hinge_I", "Hinge_J"), ("Hinge.001", "Hinge.001_I", "Hinge.001_J"),
+                     ("Joint.001", "Joint.001_I", "Joint.001_J")]
+    assert (scene.mbd.group, scene.mbd.active_joint) == ("joints", 2)
+    # the mechanism is valid as built: three hinges on one bar about one axis (redundant, not wrong)
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
+def test_the_report_names_the_joint_point_axis_and_bodies_in_mm(addon):
+    from addon.operators import MBD_OT_joint_at_cursor
+    ms.setup_scene(1.0)                           # a metre scene: the report is still in mm
+    bar = box("Bar", (0.1, 0.0, 0.0), (0.2, 0.02, 0.02))
+    scene = bpy.context.scene
+    scene.cursor.location = (0.0, 0.25, -0.0)
+    select(bar)
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Hinge", "REVOLUTE", "Y"
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    assert op.reports == [("INFO", "Joint 'Hinge' (Revolute) at (0, 250, 0) mm about world Y: "
+                                   "Frame I on the world, Frame J on 'Bar'")]
+    scene.cursor.rotation_mode = "XYZ"
+    scene.cursor.rotation_euler = (math.pi / 2, 0.0, 0.0)        # Z turned onto −Y
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Slide", "PRISMATIC", "CURSOR"
+    other = box("Other", (0.0, 0.5, 0.0), (0.1, 0.1, 0.1))
+    select(other, bar, active=bar)
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    assert op.reports == [("INFO", "Joint 'Slide' (Prismatic) at (0, 250, 0) mm about the cursor's Z, "
+                                   "world (0, -1, 0): Frame I on 'Other', Frame J on 'Bar'")]
+
+
+def refusal_scenes():
+    """(what is selected, the message's end) for each selection the operator refuses."""
+    return {
+        "nothing": (lambda o: select(), "nothing is selected"),
+        "a frame": (lambda o: select(o["bar"], o["rf"], active=o["bar"]),
+                    "'RF' is a frame (to join frames already placed: Elements > Joints > +)"),
+        "not a body": (lambda o: select(o["plain"]), "'Plain' is not a body (MBD > Object > Body marks it)"),
+        "three bodies": (lambda o: select(o["bar"], o["base"], o["third"]), "3 bodies are selected"),
+        "two, neither active": (lambda o: select(o["bar"], o["base"], active=o["third"]),
+                                "neither selected body is active: shift-click the one that takes Frame J"),
+    }
+
+
+@pytest.mark.parametrize("case", list(refusal_scenes()))
+def test_a_selection_other_than_one_or_two_bodies_is_refused_naming_what_to_select_nothing_changed(addon, case):
+    ms.setup_scene(0.001)
+    objects = {"bar": box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0)),
+               "base": box("Base", (0.0, 0.0, -50.0), (50.0, 50.0, 10.0)),
+               "third": box("Third", (0.0, 200.0, 0.0), (10.0, 10.0, 10.0)),
+               "rf": ms.frame("RF"), "plain": ms.uv_sphere("Plain", 5.0, (0.0, -100.0, 0.0))}
+    pick, reason = refusal_scenes()[case]
+    pick(objects)
+    scene = bpy.context.scene
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match=r"Joint at Cursor: select one body \(jointed to the world\) or two "
+                                           r"\(the active one, clicked last, takes Frame J\); "):
+        bpy.ops.mbd.joint_at_cursor()
+    from addon.operators import MBD_OT_joint_at_cursor
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Joint", "REVOLUTE", "Y"
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"CANCELLED"}
+    assert op.reports[0][1].endswith("; " + reason)
+    assert ms.snapshot() == before and len(scene.mbd.joints) == 0
+
+
+def test_a_body_linked_from_a_library_is_refused(addon, tmp_path):
+    part = box("Part", (0.0, 0.0, 0.0), (10.0, 10.0, 10.0))
+    assert part.mbd.role == "BODY"
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.objects = ["Part"]
+    part = linked.objects[0]
+    bpy.context.scene.collection.objects.link(part)
+    local = box("Local", (50.0, 0.0, 0.0), (10.0, 10.0, 10.0))
+    select(part, local, active=local)
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match=r"Joint at Cursor: linked from a library, no frame put on it \(make it "
+                                           r"local or a library override first\): 'Part'"):
+        bpy.ops.mbd.joint_at_cursor()
+    assert ms.snapshot() == before and len(bpy.context.scene.mbd.joints) == 0
+
+
+def test_a_name_too_long_for_the_frames_is_refused_and_nothing_is_left_behind(addon):
+    ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    select(bar)
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match="is too long for its frames' names"):
+        bpy.ops.mbd.joint_at_cursor(name="H" * 300)       # past Blender's limit of an object name
+    assert ms.snapshot() == before and len(bpy.context.scene.mbd.joints) == 0
+
+
+def test_undo_removes_the_joint_and_its_frames(addon):
+    ms.setup_scene(0.001)
+    box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    select(bpy.context.scene.objects["Bar"])
+    bpy.ops.ed.undo_push(message="built")
+    before = ms.snapshot()
+    assert bpy.ops.mbd.joint_at_cursor("EXEC_DEFAULT", True, name="Hinge") == {"FINISHED"}   # True: an undo step
+    assert len(bpy.context.scene.mbd.joints) == 1
+    bpy.ops.ed.undo()
+    assert ms.snapshot() == before and len(bpy.context.scene.mbd.joints) == 0
+
+
+def test_the_tutorials_bar_hinged_with_one_click_swings_as_a_compound_pendulum(addon):
+    """docs/tutorial.md's steel bar (200 x 20 x 20 mm, hinged at its end at the cursor, the origin),
+    released horizontal: with Joint at Cursor's defaults (Revolute about world Y) and nothing else, it
+    reaches its lowest point after a quarter period T/4 = sqrt(I / (m g d)) K(sin² 45°) with
+    ω = sqrt(2 m g d / I), d = L/2 the centre's distance from the hinge."""
+    from scipy.special import ellipk
+    from addon import runner
+    scene = ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    scene.cursor.location = (0.0, 0.0, 0.0)
+    select(bar)
+    from addon.operators import MBD_OT_joint_at_cursor
+    op = ms.Reports()
+    rna = bpy.ops.mbd.joint_at_cursor.get_rna_type().properties
+    assert (rna["type"].default, rna["axis"].default) == ("REVOLUTE", "Y")
+    assert "DISTANCE" not in rna["type"].enum_items.keys()       # its two frames would be one point
+    op.name, op.type, op.axis = "Hinge", "REVOLUTE", "Y"          # the name typed in, the defaults
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    # samples dense enough to catch the lowest point: one lies within dt/2 of it, where |ω| is below
+    # its peak by at most (ω dt/2)²/4 = 6e-6 of it (|ω| ∝ sqrt(cos δθ) there)
+    rate = 1200.0
+    solver = scene.mbd.solver
+    solver.use_scene_range, solver.end_time = False, 0.3
+    solver.use_scene_fps, solver.output_rate = False, rate
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    res = runner.RESULTS[runner.key(scene)].results
+    length, height, mass, g = 0.2, 0.02, 7850.0 * 0.2 * 0.02 * 0.02, 9.81
+    inertia = mass * ((length ** 2 + height ** 2) / 12.0 + (length / 2.0) ** 2)      # about the hinge
+    omega = math.sqrt(2.0 * mass * g * (length / 2.0) / inertia)
+    assert omega == pytest.approx(12.115, abs=5e-4)                                   # the tutorial's number
+    quarter = math.sqrt(inertia / (mass * g * length / 2.0)) * ellipk(0.5)
+    spin = res.angular_velocity[:, 0, 1]                                              # about world Y
+    k = int(np.argmax(np.abs(spin)))
+    dt = 1.0 / rate
+    assert abs(res.t[k] - quarter) <= dt
+    assert abs(spin[k]) == pytest.approx(omega, rel=1e-5)
+    # the joint angle (Frame J about Frame I's Z, world +Y) is 90° there: the bar hangs straight down
+    assert res.joint_angle[k, 0] == pytest.approx(math.pi / 2, abs=omega * dt)
