@@ -5,7 +5,7 @@ Run: ``.venv/bin/python tools/make_docs_images.py`` (the ``bpy`` module and Pill
 
 - ``docs/img/tutorial_<frame>.png``: the mechanism of ``docs/tutorial.md``,
   built by the same steps the tutorial gives (the add-on's own operators:
-  Body, Add Frame, the Elements panel's +), simulated, baked and rendered at
+  Body, Joint at Cursor, Add Frame, the Elements panel's +), simulated, baked and rendered at
   a few frames with its force arrow;
 - ``docs/img/tutorial_telemetry.png``: two of its telemetry channels against
   time, drawn from the results (what the Graph Editor shows);
@@ -77,21 +77,12 @@ def build_tutorial_scene():
     bar.name = "Bar"
     bar.dimensions = BAR_MM
     bpy.ops.mbd.set_role(role="BODY")            # density 7850 kg/m³ is the default
-    # 3. the hinge's two frames at the 3D cursor (the origin), Z along world Y (rotate X by 90°)
+    # 3. the hinge at the 3D cursor (the origin): Joint at Cursor with the bar selected, named Hinge in its
+    # redo panel; Revolute about world Y are its defaults (given here: a script's earlier call with others
+    # would be remembered). 4. tells what it made: Hinge_I on the world, Hinge_J on the bar
     scene.cursor.location = (0.0, 0.0, 0.0)
     select_only(bar)
-    bpy.ops.mbd.add_frame()                      # on the active body: the bar
-    bar_frame = bpy.context.active_object
-    bpy.ops.mbd.add_frame()                      # the active object is a frame: on the world
-    world_frame = bpy.context.active_object
-    bar_frame.name, world_frame.name = "Hinge_Bar", "Hinge_World"
-    for frame in (bar_frame, world_frame):
-        frame.rotation_euler = (math.pi / 2, 0.0, 0.0)
-    # 4. the joint: select the world frame, shift-click the bar's frame (Frame J), Elements > Joints > +
-    select_only(world_frame, bar_frame)
-    scene.mbd.group = "joints"
-    bpy.ops.mbd.element_add(group="joints")      # a revolute joint by default
-    scene.mbd.joints[-1].name = "Hinge"
+    bpy.ops.mbd.joint_at_cursor(name="Hinge", type="REVOLUTE", axis="Y")
     # 5. the wind: a frame at the bar's tip, then Elements > Forces > +, space fixed along X
     scene.cursor.location = (BAR_MM[0], 0.0, 0.0)
     select_only(bar)

@@ -1,5 +1,6 @@
 """Joint at Cursor: a joint and its two frames placed in one action at the 3D cursor."""
 import math
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -7,6 +8,8 @@ import pytest
 from mathutils import Euler
 
 import mbd_scenes as ms
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def select(*objects, active=None):
@@ -269,6 +272,9 @@ def test_the_tutorials_bar_hinged_with_one_click_swings_as_a_compound_pendulum(a
     assert "DISTANCE" not in rna["type"].enum_items.keys()       # its two frames would be one point
     op.name, op.type, op.axis = "Hinge", "REVOLUTE", "Y"          # the name typed in, the defaults
     assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    # the report the tutorial quotes, as it quotes it (its lines wrapped)
+    tutorial = " ".join((ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8").split())
+    assert f"`{op.reports[0][1]}`" in tutorial
     # samples dense enough to catch the lowest point: one lies within dt/2 of it, where |ω| is below
     # its peak by at most (ω dt/2)²/4 = 6e-6 of it (|ω| ∝ sqrt(cos δθ) there)
     rate = 1200.0

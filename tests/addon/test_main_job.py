@@ -203,7 +203,8 @@ def test_the_tutorials_steps_build_a_pendulum_that_keeps_its_energy(addon, tmp_p
         assert f"`{text}`" in tutorial, text
     (hinge,) = scene.mbd.joints
     assert (hinge.name, hinge.type, hinge.frame_i.name, hinge.frame_j.name) == \
-        ("Hinge", "REVOLUTE", "Hinge_World", "Hinge_Bar")
+        ("Hinge", "REVOLUTE", "Hinge_I", "Hinge_J")
+    assert (hinge.frame_i.parent, hinge.frame_j.parent) == (None, scene.objects["Bar"])
     (wind,) = scene.mbd.forces
     assert (wind.body.name, wind.frame.name, wind.direction) == ("Bar", "Tip", "SPACE_FIXED")
     csv_path = tmp_path / "tutorial.csv"
