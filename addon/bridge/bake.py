@@ -552,14 +552,18 @@ def clear(scene, keep=None) -> int:
     _refuse_tweak_mode([*originals, *copies], "Clear Bake")
     # children first: one parented anew is put back through its parent body's stored rest pose, which
     # restoring that body takes (its matrix_world is the bake's until the scene is evaluated again)
+    # a copy of a baked body: the bake's copy goes as the original's does (its own action back), but the
+    # copy stays where it is shown, not on the original's pose (read before a baked parent body goes back)
+    shown = {obj: obj.matrix_world.copy() for obj in copies}
     for obj, rest in sorted(originals.items(), key=lambda item: -_depth(item[0])):
         _restore(obj, rest)
+    if any(obj.parent is not None for obj in copies):
+        # a copy under a baked body is placed under that body put back, not under its last baked pose
+        for layer in scene.view_layers:
+            layer.update()
     for obj in copies:
-        # a copy of a baked body: the bake's copy goes as the original's does (its own action
-        # back), but the copy stays where it is shown, not on the original's pose
-        matrix = obj.matrix_world.copy()
         _restore(obj, obj[REST_KEY])
-        obj.matrix_world = matrix
+        obj.matrix_world = shown[obj]
     tag = scene.get(BAKE_ID)
     others = [s for s in bpy.data.scenes if s != scene and not (tag and s.get(BAKE_ID) == tag)]
     elsewhere = {c for s in others for c in s.collection.children_recursive}

@@ -143,8 +143,10 @@ def _rest_matrix(obj) -> Matrix:
         matrix = stored.copy()
         matrix[:3, :3] = axes * factor
         return Matrix(matrix.tolist())
-    if _baked_above(obj):
+    if _baked_above(obj) and REST_KEY not in obj:
         # a baked body among its parents shows its motion at this frame: placed by that body's rest pose
+        # (a copy of a baked body, Shift-D, starts where it is shown, as one without a parent: its own
+        # transform is the bake's keys, which under that body's rest pose put it nowhere it was shown)
         return rest_parent_matrix(obj) @ obj.matrix_basis
     return now
 

@@ -759,3 +759,57 @@ def test_a_linked_arm_overridden_baked_and_reopened_simulates_again_and_clears_b
     for obj, at in zip(links, ((1.0, 0.0, 0.0), (2.0, 0.0, 0.0))):
         np.testing.assert_allclose(obj.matrix_world.translation, at, atol=1e-6, err_msg=obj.name)
         assert obj.animation_data is None
+
+
+@pytest.mark.parametrize("linked", [False, True], ids=["shift-d", "alt-d"])
+def test_a_copy_of_a_baked_link_under_a_baked_link_starts_and_stays_where_it_is_shown(addon, linked):
+    """Shift-D of the second link, under the first, at frame 12 (both swung down): the copy plays the
+    bake's keys under the first link, shown on the second link. It was started at the first link's pose
+    from before the bake times those keys (0.59 m up, 1.62 m from where it was shown), and Clear left it
+    there; as a copy of an unparented body it now starts where it is shown, Bake shows it where the run
+    puts it, and Clear leaves it where it was shown."""
+    from addon.bridge.scene_to_model import scene_to_model
+
+    scene, (bob, bob2) = pendulum_chain(2)
+    keep_world(bob2, bob)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(12)
+    bpy.ops.object.select_all(action="DESELECT")
+    bob2.select_set(True)
+    bpy.context.view_layer.objects.active = bob2
+    bpy.ops.object.duplicate(linked=linked)
+    copy = bpy.context.active_object
+    assert copy.parent == bob
+    bpy.context.view_layer.update()
+    shown = np.array(copy.matrix_world.translation)
+    np.testing.assert_allclose(shown, bob2.matrix_world.translation, atol=1e-6)
+    assert shown[2] < -0.5
+    start = {b.name: b.position for b in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies}
+    np.testing.assert_allclose(start[copy.name], shown * 1000.0, atol=1e-3)       # mm
+    np.testing.assert_allclose(start["Bob2"], (2000.0, 0.0, 0.0), atol=1e-3)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"} and bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    np.testing.assert_allclose(res.position[0, res.body_names.index(copy.name)], shown, atol=1e-6)
+    shows_the_run([bpy.data.objects[name] for name in res.body_names], res, (1, 12, 25))
+    scene.frame_set(1)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(12)
+    np.testing.assert_allclose(copy.matrix_world.translation, shown, atol=1e-6)
+    np.testing.assert_allclose(bob2.matrix_world.translation, (2.0, 0.0, 0.0), atol=1e-6)
+
+    # Clear straight after the copy (not simulated): it stays where it was shown, under the first link at rest
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(12)
+    bpy.ops.object.select_all(action="DESELECT")
+    bob2.select_set(True)
+    bpy.context.view_layer.objects.active = bob2
+    bpy.ops.object.duplicate(linked=linked)
+    second = bpy.context.active_object
+    bpy.context.view_layer.update()
+    shown = np.array(second.matrix_world.translation)
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    scene.frame_set(1)
+    scene.frame_set(12)
+    assert second.animation_data is None and "_mbd_rest" not in second
+    np.testing.assert_allclose(second.matrix_world.translation, shown, atol=1e-6)
+    np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
