@@ -1006,12 +1006,17 @@ def _parent_problem(obj) -> str:
         return f"it is parented to a vertex or a bone, under which Bake cannot key it; {unparent}"
     # a moving body's own keys are the bake's (its drivers and constraints are told at it)
     movers = [p.name for p in chain if p.mbd.role == "BODY" and not p.mbd.fixed]
-    moving = [p.name for p in chain if (p.mbd.role != "BODY" or p.mbd.fixed) and (_moves(p) or _active_constraints(p))]
+    moving = [p for p in chain if (p.mbd.role != "BODY" or p.mbd.fixed) and (_moves(p) or _active_constraints(p))]
     if moving:
         # its baked keys are its own transform, which the parent's motion would move again
         # (a fixed body is not baked: the parent would move it in the viewport, the run would hold it still)
         moved = "fixed body, which the run holds still" if obj.mbd.fixed else "baked body a second time"
-        return (f"its parent {moving[0]!r} is animated (keys, drivers or constraints), which would move the "
+        if rest_of(moving[0]) is not None:
+            # a baked body made None or Fixed since: its keys are the bake's, not the user's to remove
+            return (f"its parent {moving[0].name!r} still plays the keys of the last Bake, but is no moving body "
+                    f"now (None or Fixed), so they would move the {moved}; Clear Bake (sidebar, tab MBD) puts "
+                    f"{moving[0].name!r} back where it was before the bake, or make it a moving Body again")
+        return (f"its parent {moving[0].name!r} is animated (keys, drivers or constraints), which would move the "
                 f"{moved}; remove them, or {unparent}")
     if movers and obj.mbd.fixed:
         # the run holds it still, the parent's baked keys would carry it along

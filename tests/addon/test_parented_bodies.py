@@ -813,3 +813,42 @@ def test_a_copy_of_a_baked_link_under_a_baked_link_starts_and_stays_where_it_is_
     assert second.animation_data is None and "_mbd_rest" not in second
     np.testing.assert_allclose(second.matrix_world.translation, shown, atol=1e-6)
     np.testing.assert_allclose(bob.matrix_world.translation, (1.0, 0.0, 0.0), atol=1e-6)
+
+
+@pytest.mark.parametrize("change", ["role None", "ticked Fixed"])
+def test_a_baked_parent_made_no_moving_body_since_is_named_with_the_fixes_that_work(addon, change):
+    """The bob under a free 'Holder' body, both baked; then the holder is made no body (None) or a fixed one
+    (no joint: it stays in the mechanism), keeping the bake's keys. The bob was refused as under a parent
+    'animated (keys, drivers or constraints)' to be removed, with nothing said of the bake whose keys they
+    are; the message now says so and names the two fixes, each of which lets it simulate from where it was
+    before the bake: Clear Bake, or making the holder a moving body again."""
+    from addon.bridge.scene_to_model import SceneError, scene_to_model
+
+    scene, bob = ms.pendulum(1.0)
+    holder = ms.uv_sphere("Holder", 0.1, (0.0, 0.0, 2.0))
+    holder.mbd.role, holder.mbd.mass_mode, holder.mbd.mass = "BODY", "MASS", 3.0
+    keep_world(bob, holder)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(13)
+
+    def leave():
+        if change == "role None":
+            holder.mbd.role = "NONE"
+        else:
+            holder.mbd.fixed = True
+    leave()
+    with pytest.raises(SceneError) as info:
+        scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    (message,) = info.value.messages
+    assert message.startswith("object 'Bob': its parent 'Holder' still plays the keys of the last Bake"), message
+    assert "Clear Bake" in message and "moving Body again" in message, message
+    # a moving body again: the bake's keys are its own
+    holder.mbd.role, holder.mbd.fixed = "BODY", False
+    start = {b.name: b.position for b in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies}
+    np.testing.assert_allclose(start["Bob"], (1000.0, 0.0, 0.0), atol=1e-3)
+    np.testing.assert_allclose(start["Holder"], (0.0, 0.0, 2000.0), atol=1e-3)
+    # Clear Bake: the holder holds still where it was
+    leave()
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    start = {b.name: b.position for b in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies}
+    np.testing.assert_allclose(start["Bob"], (1000.0, 0.0, 0.0), atol=1e-3)
