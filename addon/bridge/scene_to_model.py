@@ -1037,7 +1037,12 @@ def _parent_problem(obj) -> str:
         by = [o.name for o in chain if len(set(round(abs(x), 6) for x in o.scale)) > 1]
         named = ", ".join(map(repr, by)) or repr(obj.parent.name)
         if movers:
-            # Ctrl+A keeps the children where they are: the parent inverses take the scale
+            if _sheared(obj.matrix_world):
+                # turned under the scale: no transform of its own gives the shear shown, which either fix drops
+                return (f"its parent {named} is scaled unevenly, which would shear the body as it turns under it; "
+                        f"apply the scale (select {named}, Ctrl+A > Scale), or {unparent}: {obj.name!r}, shown "
+                        "sheared by it now, loses the shear (it keeps its place; its axes change)")
+            # Ctrl+A keeps the children where they are: each takes the scale in its own
             return (f"its parent {named} is scaled unevenly, which would shear the body as it turns under it; "
                     f"apply the scale (select {named}, Ctrl+A > Scale: the children stay where they are), "
                     f"or {unparent}")

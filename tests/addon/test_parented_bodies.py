@@ -852,3 +852,43 @@ def test_a_baked_parent_made_no_moving_body_since_is_named_with_the_fixes_that_w
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     start = {b.name: b.position for b in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies}
     np.testing.assert_allclose(start["Bob"], (1000.0, 0.0, 0.0), atol=1e-3)
+
+
+@pytest.mark.parametrize("turned", [False, True], ids=["axes along the scale", "turned under it"])
+def test_a_link_under_an_unevenly_scaled_mount_on_a_link_is_told_what_ctrl_a_keeps(addon, turned):
+    """The second link under a 'Mount' empty on the first, scaled (3, 1, 2), the parent inverse at identity.
+    With the link's axes along the mount's, its scale made up for it (shown round), Ctrl+A > Scale on the
+    mount keeps it where it is, as the message says (measured 2.4e-7). Turned under the mount, it is shown
+    sheared, which no transform of its own gives: Ctrl+A (or Alt+P) keeps its place but changes its axes by
+    0.56; the message said the children stay where they are, and now says the shear is lost."""
+    from addon.bridge.scene_to_model import SceneError, scene_to_model
+
+    scene, (bob, bob2) = pendulum_chain(2)
+    mount = bpy.data.objects.new("Mount", None)
+    scene.collection.objects.link(mount)
+    mount.parent = bob
+    mount.location, mount.rotation_euler, mount.scale = (0.3, -0.1, 0.2), (0.4, -0.7, 1.1), (3.0, 1.0, 2.0)
+    bpy.context.view_layer.update()
+    bob2.parent = mount
+    if turned:
+        bob2.matrix_world = Matrix.Translation((2.0, 0.0, 0.0))
+    else:
+        bob2.location = mount.matrix_world.inverted() @ bob2.location
+        bob2.scale = (1.0 / 3.0, 1.0, 0.5)
+    bpy.context.view_layer.update()
+    shown = np.array(bob2.matrix_world)
+    with pytest.raises(SceneError) as info:
+        scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    (message,) = info.value.messages
+    assert message.startswith("object 'Bob2': its parent 'Mount' is scaled unevenly"), message
+    assert ("the children stay where they are" in message) != turned, message
+    assert ("'Bob2', shown sheared by it now, loses the shear" in message) == turned, message
+    bpy.ops.object.select_all(action="DESELECT")
+    mount.select_set(True)
+    bpy.context.view_layer.objects.active = mount
+    assert bpy.ops.object.transform_apply(location=False, rotation=False, scale=True) == {"FINISHED"}
+    bpy.context.view_layer.update()
+    scene_to_model(scene, bpy.context.evaluated_depsgraph_get())        # no problem now
+    np.testing.assert_allclose(np.array(bob2.matrix_world.translation), shown[:3, 3], atol=1e-6)
+    moved = np.abs(np.array(bob2.matrix_world) - shown).max()
+    assert (moved > 0.5) if turned else (moved < 1e-6), moved
