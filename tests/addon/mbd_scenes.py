@@ -196,3 +196,39 @@ class Reports:
     def properties(self):
         """As an operator's: the options given to the stand-in (its attributes) are set."""
         return SimpleNamespace(is_property_set=lambda name: name in vars(self))
+
+
+def linked_from_library(tmp_path, names):
+    """Save the file as ``tmp_path``/parts.blend, start an empty one and link the objects ``names``
+    from it into its scene; returns them (linked: Blender saves no change a script makes to them)."""
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.objects = list(names)
+    for obj in linked.objects:
+        bpy.context.scene.collection.objects.link(obj)
+    return linked.objects
+
+
+def overridden_parts(tmp_path, setup=True):
+    """Move the scene's objects into a collection "Parts", save the file as ``tmp_path``/parts.blend
+    and start a new one (its scene set up by :func:`setup_scene`, or Blender's empty one) holding a
+    library override of that collection, as an assembly linked in and made editable; returns (scene,
+    the overridden collection)."""
+    scene = bpy.context.scene
+    parts = bpy.data.collections.new("Parts")
+    scene.collection.children.link(parts)
+    for obj in list(scene.collection.objects):
+        parts.objects.link(obj)
+        scene.collection.objects.unlink(obj)
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = setup_scene() if setup else bpy.context.scene
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.collections = ["Parts"]
+    scene.collection.children.link(linked.collections[0])
+    overridden = linked.collections[0].override_hierarchy_create(scene, bpy.context.view_layer)
+    scene.collection.children.unlink(linked.collections[0])
+    return scene, overridden

@@ -465,14 +465,8 @@ def _pendulum_linked_from_a_library(tmp_path):
     """A new file whose scene links the pendulum's bob, its frame and the pivot from a saved library,
     with the hinge between them; returns the scene."""
     ms.pendulum(1.0)
-    lib = str(tmp_path / "parts.blend")
-    bpy.ops.wm.save_as_mainfile(filepath=lib)
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    with bpy.data.libraries.load(lib, link=True) as (_src, dst):
-        dst.objects = ["Bob", "Bob_pivot", "Pivot"]
+    ms.linked_from_library(tmp_path, ["Bob", "Bob_pivot", "Pivot"])
     scene = ms.setup_scene(1.0)
-    for obj in dst.objects:
-        scene.collection.objects.link(obj)
     joint = scene.mbd.joints.add()
     joint.name, joint.frame_i, joint.frame_j = "Hinge", bpy.data.objects["Pivot"], bpy.data.objects["Bob_pivot"]
     return scene

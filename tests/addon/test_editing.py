@@ -22,13 +22,7 @@ def test_set_role_marks_the_selection(addon):
 
 def test_set_role_leaves_linked_objects_whose_change_would_not_be_saved(addon, tmp_path):
     ms.uv_sphere("Part", 0.1, (0.0, 0.0, 0.0))
-    library = tmp_path / "parts.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(library))
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
-        linked.objects = ["Part"]
-    part = linked.objects[0]
-    bpy.context.scene.collection.objects.link(part)
+    part, = ms.linked_from_library(tmp_path, ["Part"])
     local = ms.uv_sphere("Local", 0.1, (1.0, 0.0, 0.0))
     select(part, local)
     assert bpy.ops.mbd.set_role(role="BODY") == {"FINISHED"}
@@ -276,21 +270,7 @@ def test_add_frame_on_a_body_in_an_overridden_collection_goes_in_the_scene(addon
     """A linked assembly made a library override (as Bake asks for): Blender adds no object to an
     overridden or linked collection, so the new frame goes in the scene's own, still on the body."""
     ms.pendulum()
-    parts = bpy.data.collections.new("Parts")
-    scene = bpy.context.scene
-    scene.collection.children.link(parts)
-    for obj in list(scene.collection.objects):
-        parts.objects.link(obj)
-        scene.collection.objects.unlink(obj)
-    library = tmp_path / "parts.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(library))
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = bpy.context.scene
-    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
-        linked.collections = ["Parts"]
-    scene.collection.children.link(linked.collections[0])
-    overridden = linked.collections[0].override_hierarchy_create(scene, bpy.context.view_layer)
-    scene.collection.children.unlink(linked.collections[0])
+    scene, overridden = ms.overridden_parts(tmp_path, setup=False)
     # the view layer's object list is rebuilt lazily: read before that, its bases may point at the
     # unlinked collection's (a segfault in select(), once in 18 runs)
     bpy.context.view_layer.update()

@@ -216,13 +216,7 @@ def test_a_selection_other_than_one_or_two_bodies_is_refused_naming_what_to_sele
 def test_a_body_linked_from_a_library_is_refused(addon, tmp_path):
     part = box("Part", (0.0, 0.0, 0.0), (10.0, 10.0, 10.0))
     assert part.mbd.role == "BODY"
-    library = tmp_path / "parts.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(library))
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
-        linked.objects = ["Part"]
-    part = linked.objects[0]
-    bpy.context.scene.collection.objects.link(part)
+    part, = ms.linked_from_library(tmp_path, ["Part"])
     local = box("Local", (50.0, 0.0, 0.0), (10.0, 10.0, 10.0))
     select(part, local, active=local)
     before = ms.snapshot()

@@ -15,11 +15,13 @@ def results_of(scene):
     return runner.RESULTS[runner.key(scene)].results
 
 
-def under_root(obj, name="CADRoot", location=(0.2, 0.1, -0.3), rotation=(math.pi / 2, 0.0, 0.3), scale=0.5):
-    """Parent ``obj`` to a new empty (a glTF import's root: turned to Z up, scaled) with the parent
-    inverse left at identity, as importers leave it; ``obj`` keeps its world transform."""
+def under_root(obj, name="CADRoot", location=(0.2, 0.1, -0.3), rotation=(math.pi / 2, 0.0, 0.3), scale=0.5,
+               parent=None):
+    """Parent ``obj`` to a new empty (a glTF import's root: turned to Z up, scaled; under ``parent``)
+    with the parent inverses left at identity, as importers leave them; ``obj`` keeps its world transform."""
     root = bpy.data.objects.new(name, None)
     bpy.context.scene.collection.objects.link(root)
+    root.parent = parent
     root.location, root.rotation_euler, root.scale = location, rotation, (scale,) * 3
     bpy.context.view_layer.update()
     world = obj.matrix_world.copy()
@@ -461,16 +463,7 @@ def keep_world(child, parent):
 def under_mount(child, body):
     """``child`` under an empty 'Mount' under ``body``, turned and scaled 3 evenly, the parent inverses at
     identity as an importer leaves them; ``child`` keeps its world transform."""
-    mount = bpy.data.objects.new("Mount", None)
-    bpy.context.scene.collection.objects.link(mount)
-    mount.parent = body
-    mount.location, mount.rotation_euler, mount.scale = (0.3, -0.1, 0.2), (0.4, -0.7, 1.1), (3.0,) * 3
-    bpy.context.view_layer.update()
-    world = child.matrix_world.copy()
-    child.parent = mount
-    child.matrix_world = world
-    bpy.context.view_layer.update()
-    return mount
+    return under_root(child, "Mount", (0.3, -0.1, 0.2), (0.4, -0.7, 1.1), 3.0, parent=body)
 
 
 def turn_off(matrix, quaternion) -> float:
@@ -721,22 +714,9 @@ def test_a_linked_arm_overridden_baked_and_reopened_simulates_again_and_clears_b
     both back there."""
     scene, (bob, bob2) = pendulum_chain(2)
     keep_world(bob2, bob)
-    parts = bpy.data.collections.new("Parts")
-    scene.collection.children.link(parts)
-    for obj in list(scene.collection.objects):
-        parts.objects.link(obj)
-        scene.collection.objects.unlink(obj)
     joints = [(j.name, j.frame_i.name, j.frame_j.name) for j in scene.mbd.joints]
     scene.mbd.joints.clear()
-    library = tmp_path / "arm.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(library))
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = ms.setup_scene()
-    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
-        linked.collections = ["Parts"]
-    scene.collection.children.link(linked.collections[0])
-    overridden = linked.collections[0].override_hierarchy_create(scene, bpy.context.view_layer)
-    scene.collection.children.unlink(linked.collections[0])
+    scene, overridden = ms.overridden_parts(tmp_path)
     for name, frame_i, frame_j in joints:
         joint = scene.mbd.joints.add()
         joint.name, joint.type = name, "REVOLUTE"
@@ -772,16 +752,20 @@ def test_a_copy_of_a_baked_link_under_a_baked_link_starts_and_stays_where_it_is_
 
     scene, (bob, bob2) = pendulum_chain(2)
     keep_world(bob2, bob)
-    assert bpy.ops.mbd.bake() == {"FINISHED"}
-    scene.frame_set(12)
-    bpy.ops.object.select_all(action="DESELECT")
-    bob2.select_set(True)
-    bpy.context.view_layer.objects.active = bob2
-    bpy.ops.object.duplicate(linked=linked)
-    copy = bpy.context.active_object
+
+    def baked_and_copied():
+        """Bake, go to frame 12 and copy the second link: (the copy, where it is shown)."""
+        assert bpy.ops.mbd.bake() == {"FINISHED"}
+        scene.frame_set(12)
+        bpy.ops.object.select_all(action="DESELECT")
+        bob2.select_set(True)
+        bpy.context.view_layer.objects.active = bob2
+        bpy.ops.object.duplicate(linked=linked)
+        bpy.context.view_layer.update()
+        return bpy.context.active_object, np.array(bpy.context.active_object.matrix_world.translation)
+
+    copy, shown = baked_and_copied()
     assert copy.parent == bob
-    bpy.context.view_layer.update()
-    shown = np.array(copy.matrix_world.translation)
     np.testing.assert_allclose(shown, bob2.matrix_world.translation, atol=1e-6)
     assert shown[2] < -0.5
     start = {b.name: b.position for b in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).model.bodies}
@@ -798,15 +782,7 @@ def test_a_copy_of_a_baked_link_under_a_baked_link_starts_and_stays_where_it_is_
     np.testing.assert_allclose(bob2.matrix_world.translation, (2.0, 0.0, 0.0), atol=1e-6)
 
     # Clear straight after the copy (not simulated): it stays where it was shown, under the first link at rest
-    assert bpy.ops.mbd.bake() == {"FINISHED"}
-    scene.frame_set(12)
-    bpy.ops.object.select_all(action="DESELECT")
-    bob2.select_set(True)
-    bpy.context.view_layer.objects.active = bob2
-    bpy.ops.object.duplicate(linked=linked)
-    second = bpy.context.active_object
-    bpy.context.view_layer.update()
-    shown = np.array(second.matrix_world.translation)
+    second, shown = baked_and_copied()
     assert bpy.ops.mbd.clear() == {"FINISHED"}
     scene.frame_set(1)
     scene.frame_set(12)

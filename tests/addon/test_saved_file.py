@@ -57,22 +57,8 @@ def test_a_baked_library_override_reopened_clears_back_to_its_pose(addon, tmp_pa
     pose before it included: Clear then left the bake in place, and said it had cleared it."""
     from addon.bridge.scene_to_model import start_model
     ms.pendulum()
-    scene = bpy.context.scene
-    parts = bpy.data.collections.new("Parts")
-    scene.collection.children.link(parts)
-    for obj in list(scene.collection.objects):
-        parts.objects.link(obj)
-        scene.collection.objects.unlink(obj)
-    scene.mbd.joints.clear()
-    library = tmp_path / "parts.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(library))
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = ms.setup_scene()
-    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
-        linked.collections = ["Parts"]
-    scene.collection.children.link(linked.collections[0])
-    overridden = linked.collections[0].override_hierarchy_create(scene, bpy.context.view_layer)
-    scene.collection.children.unlink(linked.collections[0])
+    bpy.context.scene.mbd.joints.clear()
+    scene, overridden = ms.overridden_parts(tmp_path)
     joint = scene.mbd.joints.add()
     joint.name, joint.type = "Hinge", "REVOLUTE"
     joint.frame_i, joint.frame_j = overridden.objects["Pivot"], overridden.objects["Bob_pivot"]
