@@ -487,6 +487,12 @@ _NEWTON_CONTRACTION = 1.0
 #: singular values of the constraint Jacobian below this fraction of the largest
 #: mark a (nearly) singular position when a run fails
 _NEAR_SINGULAR = 1e-4
+#: a regularisation (settings.regularization, relative to each row of J M⁻¹ Jᵀ) above this share is as
+#: large as the eigenvalue of a chain short of rank at _NEAR_SINGULAR (about its square) and holds the
+#: chain there as a spring: thirty bars at a sag of 2e-4 lost 96 to 98 % of the energy that changes form
+#: over 0.2 s at 1e-8 on DOP853, Radau and BDF (BDF's joints 1.3e-7 m apart, its chain 1.7 mm low); at
+#: 1e-10 they keep it to 4e-8 J (DOP853, 29,968 evaluations against 29,146) and 3e-7 J (BDF)
+_TAUT_REGULARISATION = 1e-2 * _NEAR_SINGULAR ** 2
 
 
 def _lsoda_state(solver) -> np.ndarray | None:
@@ -1842,18 +1848,26 @@ class _Run:
                        f"of the {scale:.4g} J that changes form) "
                        + (f"below {_net_work(work[k])}, though nothing else in "
                           "the model takes energy: " if driven else "though nothing in the model takes energy: "))
-            # a chain hanging nearly taut snaps taut: the projections onto the rigid joints take out the
-            # speed its parts had along the line (30 bars at a sag of 2e-4 of their length: 90 % of what
-            # their fall released, DOP853 at rtol 1e-8 as at 1e-10), which no tolerance brings back
+            # a chain hanging nearly taut, its joints short of rank: the regularised joint-force solve
+            # holds it along its nearly straight direction as a spring (_TAUT_REGULARISATION), whose
+            # energy the joints' stabilisation takes out, at rtol 1e-8 as at 1e-10
             taut = [] if stepper else self.chain_gone_taut(k)
+            sprung = self.s.regularization > _TAUT_REGULARISATION
             issue = Issue(
                 "warning", "energy-loss", "model",
                 fell_by + f"{', '.join(taut)} went taut, a chain pulled nearly straight between fixed points "
                 f"(its joints short of rank at {_NEAR_SINGULAR:g} of their size at t = {self.t_out[k]:.4g} s): "
-                "rigid, its links cannot stretch, and the speed its parts had along the line as it snapped "
-                "taut was taken out at once, an inelastic jerk, so the motion is not to be trusted",
-                "Draw the chain with more sag (1e-3 of its length), or give it compliance (bushings in place "
-                "of its joints), which takes the jerk up and gives it back; tighter tolerances lose as much."
+                + (f"the joint forces' regularization ({self.s.regularization:g} of each joint row's scale) is "
+                   "as large as the chain's own hold along its nearly straight direction (J M⁻¹ Jᵀ's eigenvalue "
+                   f"there, below {_NEAR_SINGULAR ** 2:g} of its largest), so the chain stretched there as on a "
+                   "spring, whose energy the joints' stabilisation took out" if sprung else
+                   "rigid, its links cannot stretch, and the speed its parts had along the line as it snapped "
+                   "taut was taken out at once, an inelastic jerk") + "; the motion is not to be trusted",
+                (f"Lower the regularization to {_TAUT_REGULARISATION:g} (thirty bars at a sag of 2e-4 of their "
+                 "length then keep their energy to 4e-8 J), draw the chain with more sag (1e-3 of its length), "
+                 "or give it compliance (bushings in place of its joints)" if sprung else
+                 "Draw the chain with more sag (1e-3 of its length), or give it compliance (bushings in place "
+                 "of its joints), which takes the jerk up and gives it back") + "; tighter tolerances lose as much."
             ) if taut else Issue(
                 "warning", "energy-loss", "model",
                 fell_by
