@@ -550,11 +550,11 @@ def clear(scene, keep=None) -> int:
     originals = {o: rest for o in scene.objects if (rest := _rest_ours(o, scene)) is not None}
     copies = [o for o in scene.objects if o not in originals and _rest_ours(o, scene, copied=True) is not None]
     _refuse_tweak_mode([*originals, *copies], "Clear Bake")
-    # children first: one parented anew is put back through its parent body's stored rest pose, which
-    # restoring that body takes (its matrix_world is the bake's until the scene is evaluated again)
     # a copy of a baked body: the bake's copy goes as the original's does (its own action back), but the
     # copy stays where it is shown, not on the original's pose (read before a baked parent body goes back)
     shown = {obj: obj.matrix_world.copy() for obj in copies}
+    # children first: one parented anew is put back through its parent body's stored rest pose, which
+    # restoring that body takes (its matrix_world is the bake's until the scene is evaluated again)
     for obj, rest in sorted(originals.items(), key=lambda item: -_depth(item[0])):
         _restore(obj, rest)
     if any(obj.parent is not None for obj in copies):
