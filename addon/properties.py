@@ -311,6 +311,10 @@ class MBD_PG_display(PropertyGroup):
         name="Bake When Done", default=False,
         description="The Simulate button bakes the results as soon as the run ends (as Bake does, with the "
                     "Solver panel's arrow and telemetry settings)")
+    show_plot: BoolProperty(
+        name="Plot", default=False,
+        description="Plot the active motion's or force's value over the run's time range under its field, "
+                    "before simulating")
     show_arrows: BoolProperty(name="Force Arrows", default=True, description="Bake an arrow per force/torque")
     force_scale: FloatProperty(name="Force Arrow (mm/N)", default=1.0, min=0.0)
     torque_scale: FloatProperty(name="Torque Arrow (mm/(N·mm))", default=0.01, min=0.0)

@@ -7,9 +7,9 @@ import bpy
 import bpy.utils.previews
 import numpy as np
 
-from . import runner
+from . import plot, runner
 from .corelink import core
-from .bridge.scene_to_model import mm_per_unit, role_refused
+from .bridge.scene_to_model import mm_per_unit, role_refused, run_end_time
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
 from .properties import LABELS, SPRING_LABELS, active_index_name
@@ -79,81 +79,7 @@ def formula_error(text: str, base_dir: str, allow_spline: bool) -> str:
     return check_formula(text, base_dir, allow_spline).error
 
 
-# --------------------------------------------------------------------------- spline preview
-PREVIEW_SIZE = (192, 96)       # pixels (width, height)
-_BACKGROUND = (0.09, 0.09, 0.09, 1.0)
-_AXIS = (0.35, 0.35, 0.35, 1.0)
-_CURVE = (1.0, 0.55, 0.1, 1.0)
-_KNOT = (1.0, 1.0, 1.0, 1.0)
-
-
-@dataclass(frozen=True)
-class Curve:
-    """What the preview shows: the formula over the time span of its spline files."""
-
-    t: np.ndarray          # sample times, s
-    value: np.ndarray      # the formula at t
-    knots: tuple           # (times, formula at those times) of the spline files' rows
-    span: tuple            # (t_min, t_max, value_min, value_max)
-
-
-def spline_curve(expression, samples: int = PREVIEW_SIZE[0]) -> Curve:
-    """The formula (which reads spline files) sampled over their time span, 10 % margin each side."""
-    tables = [core.expressions.spline.load_spline(path) for path in expression.spline_paths]
-    lo = min(float(s.times[0]) for s in tables)
-    hi = max(float(s.times[-1]) for s in tables)
-    pad = 0.1 * (hi - lo)
-    t = np.linspace(lo - pad, hi + pad, samples)
-    value = np.broadcast_to(np.asarray(expression(t), float), t.shape)
-    finite = value[np.isfinite(value)]
-    span = (float(t[0]), float(t[-1]), float(finite.min()) if finite.size else 0.0,
-            float(finite.max()) if finite.size else 0.0)
-    knot_t = np.unique(np.concatenate([s.times for s in tables]))
-    knot_v = np.broadcast_to(np.asarray(expression(knot_t), float), knot_t.shape)
-    return Curve(t, value, (knot_t, knot_v), span)
-
-
-def plot_pixels(curve: Curve, size=PREVIEW_SIZE) -> np.ndarray:
-    """(height, width, 4) float32 RGBA, row 0 at the bottom (Blender's order).
-
-    The formula's curve (orange), the line value = 0 when in range (grey) and,
-    when there are few enough to tell apart, the table's rows on the curve
-    (white dots).
-    """
-    w, h = size
-    img = np.empty((h, w, 4), np.float32)
-    img[:] = _BACKGROUND
-    t0, t1, v0, v1 = curve.span
-    margin = 4
-    if v1 - v0 < 1e-12 * max(abs(v0), abs(v1), 1e-300):
-        v0, v1 = v0 - 1.0, v1 + 1.0      # a constant: a flat line in the middle
-
-    def row(v):
-        return np.rint(margin + (np.asarray(v, float) - v0) / (v1 - v0) * (h - 1 - 2 * margin)).astype(int)
-
-    def col(t):
-        return np.rint((np.asarray(t, float) - t0) / (t1 - t0) * (w - 1)).astype(int)
-
-    if v0 < 0.0 < v1:
-        img[row(0.0), :] = _AXIS
-    ok = np.isfinite(curve.value)
-    rows = row(np.where(ok, curve.value, v0))
-    cols = col(curve.t)
-    for k in range(len(cols)):
-        if not ok[k]:
-            continue
-        # a vertical run joins this sample to the previous one: steep parts stay connected
-        a = rows[k - 1] if k and ok[k - 1] else rows[k]
-        lo, hi = sorted((a, rows[k]))
-        img[np.clip(lo, 0, h - 1):np.clip(hi, 0, h - 1) + 1, np.clip(cols[k], 0, w - 1)] = _CURVE
-    knot_t, knot_v = curve.knots
-    good = np.isfinite(knot_v)
-    if len(knot_t) <= w // 4:
-        for r, c in zip(row(knot_v[good]), col(knot_t[good])):
-            img[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2] = _KNOT
-    return img
-
-
+# --------------------------------------------------------------------------- the formula's plot
 _previews = None     # the add-on's bpy.utils.previews collection (icons, not saved in the .blend)
 
 
@@ -165,72 +91,95 @@ def open_previews():
 
 def close_previews():
     global _previews
-    _CURVES.clear()
+    _PLOTS.clear()
     if _previews is not None:
         bpy.utils.previews.remove(_previews)
         _previews = None
 
 
-#: preview key -> its curve, so that a redraw reads no file
-_CURVES: dict[str, Curve] = {}
+@dataclass(frozen=True)
+class Shown:
+    """A formula's plot as the panel draws it."""
+
+    name: str             # its icon's in the previews collection ('' with none: an error)
+    lines: tuple          # the text under it
+    error: str = ""       # why there is no plot
 
 
-def preview_icon(checked: Checked):
-    """(icon id of the spline preview, the curve); (0, None) when there is nothing to show.
+#: (formula, its spline files' stamps, end time, unit, size) -> what the panel shows: a redraw
+#: evaluates and rasterises nothing
+_PLOTS: dict[tuple, Shown] = {}
 
-    The icon id is 0 without a window (background mode makes no icons).
-    """
-    if checked.expression is None or not checked.expression.spline_paths:
-        return 0, None
-    key = str(hash((checked.expression.text, checked.stamps)))
-    curve = _CURVES.get(key)
-    if curve is None:
-        try:
-            curve = spline_curve(checked.expression)
-        except core.ExpressionError:
-            return 0, None      # the file changed since the check; the next check reports it
-        if len(_CURVES) >= 64:
-            _CURVES.clear()
+
+def formula_plot(checked: Checked, end_time: float, unit: str, size=plot.SIZE) -> Shown | None:
+    """The plot of a formula that compiles over the run's 0 … ``end_time`` s; cached, its pixels in
+    an icon of the previews collection (whose id is 0 without a window: background mode makes none).
+    None while a spline file it reads is being changed."""
+    key = (checked.expression.text, checked.stamps, end_time, unit, tuple(size))
+    hit = _PLOTS.get(key)
+    if hit is not None:
+        return hit
+    expression = checked.expression
+    try:
+        tables = [core.expressions.spline.load_spline(path).times for path in expression.spline_paths]
+    except core.ExpressionError:
+        return None      # the file changed since the check; the next check reports it
+    try:
+        sampled = plot.sample(expression, 0.0, end_time, size, tables)
+    except core.ExpressionError as exc:
+        shown = Shown("", (), exc.reason)
+    else:
+        if len(_PLOTS) >= 64:
+            _PLOTS.clear()
             if _previews is not None:
                 _previews.clear()
-        _CURVES[key] = curve
-    if _previews is None:
-        return 0, curve
-    if key not in _previews:
-        preview = _previews.new(key)
-        preview.image_size = PREVIEW_SIZE
-        preview.image_pixels_float.foreach_set(plot_pixels(curve).ravel())
-    return _previews[key].icon_id, curve
+        shown = Shown(str(len(_PLOTS)), plot.describe(sampled, unit))
+        if _previews is not None:
+            preview = _previews.new(shown.name)
+            preview.image_size = size
+            preview.image_pixels_float.foreach_set(plot.rasterise(sampled).ravel())
+    _PLOTS[key] = shown
+    return shown
 
 
-def draw_formula(layout, item, prop="value", allow_spline=True, unit=""):
-    """The formula field, a Spline button (file browser), the error under it or the spline's curve.
-    ``unit``: the field's, in its label (numbers in a formula carry none, whatever the scene's units)."""
+def draw_formula(layout, item, prop="value", allow_spline=True, unit="", quantity=""):
+    """The formula field, a Spline button (file browser), the plot toggle; under them the error or, when
+    the toggle is on, the plot. ``unit``: the field's, in its label (numbers in a formula carry none,
+    whatever the scene's units) after ``quantity`` (T_max of an e-motor), and in the plot's text."""
+    label = ", ".join(x for x in (quantity, unit) if x)
     row = layout.row(align=True)
-    row.prop(item, prop, text=f"Value ({unit})" if unit else "Value")
+    row.prop(item, prop, text=f"Value ({label})" if label else "Value")
     if allow_spline:
         row.operator("mbd.spline_file", text="", icon="FILEBROWSER").target = item.path_from_id(prop)
+    scene = item.id_data
+    display = scene.mbd.display
+    row.prop(display, "show_plot", text="", icon="GRAPH")
     checked = check_formula(getattr(item, prop), formula_base_dir(), allow_spline)
     if checked.error:
         row = layout.row()
         row.alert = True   # red, as the docs describe it: a label alone is drawn in the normal text colour
         row.label(text=checked.error, icon="ERROR")
         return
-    icon, curve = preview_icon(checked)
-    if curve is not None:
-        box = layout.box()
-        if icon:
-            box.template_icon(icon_value=icon, scale=6.0)
-        t0, t1, v0, v1 = curve.span
-        bad = int(np.count_nonzero(~np.isfinite(curve.value)))
-        if bad == len(curve.value):
-            box.label(text=f"t {t0:.4g} … {t1:.4g} s: not finite anywhere (inf or nan)", icon="ERROR")
-        else:
-            box.label(text=f"t {t0:.4g} … {t1:.4g} s, value {v0:.4g} … {v1:.4g}", icon="GRAPH")
-            if bad:
-                # where the formula is nan or inf the curve has a gap: say so, not only the range
-                box.label(text=f"not finite at {bad} of {len(curve.value)} samples (a gap in the curve)",
-                          icon="ERROR")
+    if not display.show_plot:
+        return
+    end_time = run_end_time(scene)
+    if not end_time > 0.0:     # (only the scene's range can be empty: End Time is at least 1 µs)
+        layout.label(text=f"No plot: frames {scene.frame_start}..{scene.frame_end} hold no time to simulate",
+                     icon="INFO")
+        return
+    shown = formula_plot(checked, end_time, unit)
+    if shown is None:
+        return
+    if shown.error:
+        row = layout.row()
+        row.alert = True
+        row.label(text=shown.error, icon="ERROR")
+        return
+    box = layout.box()
+    if _previews is not None and shown.name in _previews and _previews[shown.name].icon_id:
+        box.template_icon(icon_value=_previews[shown.name].icon_id, scale=6.0)
+    for k, line in enumerate(shown.lines):
+        box.label(text=line, icon="GRAPH" if k == 0 else "ERROR" if "not finite" in line else "INFO")
 
 
 class _Panel:
@@ -548,9 +497,8 @@ def _draw_force(layout, f, data):
     layout.prop(f, "frame")
     layout.prop(f, "axis", expand=True)
     layout.prop(f, "direction", expand=True)
-    unit = "N·mm" if f.type == "TORQUE" else "N"
-    draw_formula(layout, f, allow_spline=not f.actuator,
-                 unit=f"{'T' if f.type == 'TORQUE' else 'F'}_max, {unit}" if f.actuator else unit)
+    draw_formula(layout, f, allow_spline=not f.actuator, unit="N·mm" if f.type == "TORQUE" else "N",
+                 quantity=("T_max" if f.type == "TORQUE" else "F_max") if f.actuator else "")
     layout.prop(f, "actuator")
     if f.actuator:
         torque = f.type == "TORQUE"

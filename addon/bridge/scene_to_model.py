@@ -1105,6 +1105,22 @@ def _gravity_advice(scene, issue):
                    hint="It is in mm/s² whatever the scene's units: set Gravity Z to -9810 for 9.81 m/s².")
 
 
+def run_end_time(scene) -> float:
+    """The time a run of the scene ends at (s; it starts at 0 on the scene's first frame), as the Solver
+    panel sets it: 0 or less when the scene's frame range holds no time."""
+    s = scene.mbd.solver
+    fps = scene_fps(scene)
+    if not s.use_scene_range:
+        return typed(s.end_time)
+    end_time = (scene.frame_end - scene.frame_start) / fps
+    output_rate = fps if s.use_scene_fps else typed(s.output_rate)
+    if not s.use_scene_fps and output_rate > 0 and end_time > 0:
+        # output frames fall at multiples of 1/output_rate: run on to the first one at or past the
+        # scene's last frame, or the bake would have no state to key that frame with
+        end_time = math.ceil(end_time * output_rate - 1e-9) / output_rate
+    return end_time
+
+
 def solver_settings(scene, out: _Collector):
     """The core's SolverSettings from the scene's solver panel."""
     s = scene.mbd.solver
@@ -1116,11 +1132,7 @@ def solver_settings(scene, out: _Collector):
             "Set End after Start (Output properties > Frame Range), or switch Use Scene Range off in the "
             "Solver panel.")])
     output_rate = fps if s.use_scene_fps else typed(s.output_rate)
-    end_time = (scene.frame_end - scene.frame_start) / fps if s.use_scene_range else typed(s.end_time)
-    if s.use_scene_range and not s.use_scene_fps and output_rate > 0:
-        # output frames fall at multiples of 1/output_rate: run on to the first one at or past the
-        # scene's last frame, or the bake would have no state to key that frame with
-        end_time = math.ceil(end_time * output_rate - 1e-9) / output_rate
+    end_time = run_end_time(scene)
     if s.use_scene_gravity:
         # Blender keeps scene gravity in scene units per s² (its own rigid
         # bodies read it so), hence the unit scale

@@ -40,8 +40,9 @@ class Layout:
 
     row = column = box = split = _child
 
-    def prop(self, data, name, **kwargs):
+    def prop(self, data, name, icon="NONE", **kwargs):
         assert name in data.bl_rna.properties, f"{data.bl_rna.identifier} has no property {name!r}"
+        assert icon in bpy.types.UILayout.bl_rna.functions["prop"].parameters["icon"].enum_items, icon
         self.log.append(("prop", name))
         if "text" in kwargs:
             self.log.append(("prop text", name, kwargs["text"]))
@@ -117,9 +118,9 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
     scene.mbd.motions[0].value = f"spline({a_table(tmp_path / 'm.csv')})"
     plain = ms.uv_sphere("Plain", 0.1, (0.0, 3.0, 0.0))
     scene.mbd.group = group
-    for display in (False, True):   # the display options' sub-fields, hidden and shown
+    for display in (True, False):   # the display options' sub-fields (and the plot), shown and hidden
         d = scene.mbd.display
-        d.show_arrows = d.show_contact_arrows = d.bake_telemetry = display
+        d.show_arrows = d.show_contact_arrows = d.bake_telemetry = d.show_plot = display
         for obj in (bob, scene.objects["Pivot"], plain, None):
             log = draw_all(obj)
             assert {"mbd.validate", "mbd.simulate", "mbd.bake", "mbd.clear"} <= {n for n, _ in operators(log)}
@@ -134,7 +135,10 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
     assert operators(log, "mbd.joint_at_cursor") == [{}] * (2 if group == "joints" else 1)
     if group == "motions":
         assert operators(log, "mbd.spline_file") == [{"target": "mbd.motions[0].value"}]
-        assert any(text.startswith("t -0.2 … 2.2 s, value 0 … 3") for text in labels(log))
+        assert not any(" s: min " in text for text in labels(log))     # the plot is off unless asked
+        scene.mbd.display.show_plot = True
+        # Akima's curve through the rows (0, 0), (0.5, 2), (1, 1) rises past 2 after 0.5 s
+        assert "0 … 1 s: min 0 rad (at 0 s), max 2.003 rad (at 0.5145 s)" in labels(draw_all(bob))
     # the problems of a check, and a running job, are drawn too
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
@@ -360,28 +364,107 @@ def test_spline_button_refuses_actuators_and_other_fields(addon, tmp_path):
     assert force.value == "5" and scene.mbd.joints[0].name == "Hinge"
 
 
-def test_spline_preview_draws_the_curve(addon, tmp_path):
-    from addon import ui
-    table = a_table(tmp_path / "t.csv")
-    checked = ui.check_formula(f"2*spline({table}) + 1", "", True)
-    curve = ui.spline_curve(checked.expression)
-    assert curve.span == pytest.approx((-0.2, 2.2, 1.0, 7.0))
-    px = ui.plot_pixels(curve)
-    w, h = ui.PREVIEW_SIZE
-    assert px.shape == (h, w, 4) and px.dtype == np.float32
-    curve_px = np.all(np.isclose(px, ui._CURVE), axis=2)
-    knot_px = np.all(np.isclose(px, ui._KNOT), axis=2)
-    rows = [np.nonzero(curve_px[:, c] | knot_px[:, c])[0] for c in range(w)]
-    assert all(len(r) for r in rows)                    # a connected curve: every column has a pixel
-    # held before the first row (value 1: the bottom) and after the last (value 7: the top)
-    assert rows[0].min() <= 5 and rows[-1].max() >= h - 6
-    assert np.all(px[..., 3] == 1.0)
-    assert knot_px.sum() >= 4 * 4           # the four rows of the table as dots
-    icon, shown = ui.preview_icon(checked)              # the icon is 0 without a window; the pixels are set
-    assert shown.span == curve.span and len(ui._previews) == 1
-    preview = next(iter(ui._previews.values()))
-    assert tuple(preview.image_size) == (w, h)
-    np.testing.assert_allclose(np.array(preview.image_pixels_float), px.ravel(), atol=1 / 255)
+def plotted(group, value, **fields):
+    """The pendulum (0 … 1 s; built by the first call) with a new, active motion or force of ``value``,
+    the plot on: the scene, the element and the labels drawn."""
+    scene, bob = (bpy.context.scene, bpy.data.objects["Bob"]) if "Bob" in bpy.data.objects else ms.pendulum()
+    if group == "motions":
+        bpy.ops.mbd.element_add(group="motions")
+        item = scene.mbd.motions[-1]
+        item.joint = "Hinge"
+    else:
+        item = ms.add_force(scene, bob, name=f"Push{len(scene.mbd.forces)}")
+    item.value = value
+    for name, v in fields.items():
+        setattr(item, name, v)
+    scene.mbd.group = group
+    from addon.properties import active_index_name
+    setattr(scene.mbd, active_index_name(group), len(getattr(scene.mbd, group)) - 1)
+    scene.mbd.display.show_plot = True
+    return scene, item, labels(draw_all(None))
+
+
+def test_the_plot_is_drawn_under_the_field_in_its_unit(addon, tmp_path):
+    """The value over the run's 0 … 1 s (frames 1 … 25 at 24 fps), its extremes in the field's unit;
+    an actuator's T_max too (no spline there); a spline's rows as dots; off, no plot."""
+    from addon import plot, ui
+    scene, motion, shown = plotted("motions", "step(t; 0.2; 0; 0.6; 10) + if(t - 0.8; 0; -15)")
+    # 190 columns of 8 samples over 1 s: 0.6 s is one, the first after 0.8 s is 0.8007 s
+    assert "0 … 1 s: min -5 rad (at 0.8007 s), max 10 rad (at 0.6 s)" in shown
+    motion.mode = "VELOCITY"
+    assert "0 … 1 s: min -5 rad/s (at 0.8007 s), max 10 rad/s (at 0.6 s)" in labels(draw_all(None))
+    # the icon's pixels are the plot's (its id is 0 without a window, so no icon is drawn here)
+    assert len(ui._previews) == 2
+    preview = ui._previews[ui.formula_plot(ui.check_formula(motion.value, "", True), 1.0, "rad/s").name]
+    assert tuple(preview.image_size) == plot.SIZE
+    expected = plot.rasterise(plot.sample(ui.check_formula(motion.value, "", True).expression, 0.0, 1.0))
+    np.testing.assert_allclose(np.array(preview.image_pixels_float), expected.ravel(), atol=1 / 255)
+    scene.mbd.display.show_plot = False
+    assert not any(" s: min " in text for text in labels(draw_all(None)))
+
+    _, force, shown = plotted("forces", "1000 - 500*t", type="TORQUE", actuator=True)
+    assert "Value (T_max, N·mm)" in [e[2] for e in draw_all(None) if e[0] == "prop text"]
+    assert "0 … 1 s: min 500 N·mm (at 1 s), max 1000 N·mm (at 0 s)" in shown
+
+    # a rise to 4 N held from 0.5 s (Akima's curve flat there), a row after the run's end
+    table = a_table(tmp_path / "t.csv", rows=((0.0, 1.0), (0.5, 4.0), (1.0, 4.0), (2.0, 4.0)))
+    _, force, shown = plotted("forces", f"spline({table})")
+    assert "0 … 1 s: min 1 N (at 0 s), max 4 N (at 0.5 s)" in shown
+    assert "1 of 4 spline table rows lie outside 0 … 1 s (not drawn)" in shown
+    name = ui.formula_plot(ui.check_formula(force.value, "", True), 1.0, "N").name
+    img = np.array(ui._previews[name].image_pixels_float).reshape(plot.SIZE[1], plot.SIZE[0], 4)
+    # 0.5 s; 0 s and 1 s at the frame's columns
+    assert np.all(np.isclose(img, plot.DOT), axis=2).sum() == 3 * 3 + 2 * (2 * 3)
+
+
+def test_drawing_an_unchanged_plot_evaluates_and_rasterises_nothing(addon, monkeypatch, tmp_path):
+    """Panels redraw on every mouse move: the plot is made once per formula, spline file, time range,
+    unit and size; a formula with an error has none (its red error stays)."""
+    from addon import plot
+    calls = {"sample": 0, "rasterise": 0}
+
+    def counted(name):
+        real = getattr(plot, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(plot, "sample", counted("sample"))
+    monkeypatch.setattr(plot, "rasterise", counted("rasterise"))
+    table = a_table(tmp_path / "t.csv", rows=((0.0, 0.0), (1.0, 1.5), (2.0, 3.0)))    # a straight line
+    scene, force, shown = plotted("forces", f"spline({table}) * 2")
+    for _ in range(5):
+        assert labels(draw_all(None)) == shown
+    assert calls == {"sample": 1, "rasterise": 1}
+    scene.frame_end = 49                                        # another time range
+    assert "0 … 2 s: min 0 N (at 0 s), max 6 N (at 2 s)" in labels(draw_all(None))
+    force.type = "TORQUE"                                       # another unit
+    assert "0 … 2 s: min 0 N·mm (at 0 s), max 6 N·mm (at 2 s)" in labels(draw_all(None))
+    a_table(table, rows=((0.0, 0.0), (2.0, 5.0), (3.0, 5.0)))   # the file changed (its size too)
+    assert "0 … 2 s: min 0 N·mm (at 0 s), max 10 N·mm (at 2 s)" in labels(draw_all(None))
+    assert calls == {"sample": 4, "rasterise": 4}
+    force.value = "2 * * t"
+    shown = labels(draw_all(None))
+    assert any("column" in text for text in red_labels(draw_all(None)))
+    assert not any(" s: min " in text for text in shown) and calls == {"sample": 4, "rasterise": 4}
+
+
+def test_no_plot_when_the_run_has_no_time_or_the_formula_cannot_be_evaluated(addon, monkeypatch):
+    from addon import plot
+    from addon.corelink import core
+    scene, _, _ = plotted("forces", "t")
+    scene.frame_end = 1
+    assert "No plot: frames 1..1 hold no time to simulate" in labels(draw_all(None))
+    scene.mbd.solver.use_scene_range = False     # End Time instead, 1 s by default
+    assert "0 … 1 s: min 0 N (at 0 s), max 1 N (at 1 s)" in labels(draw_all(None))
+
+    def fails(expression, *args):
+        raise core.ExpressionError("cannot evaluate the formula: OverflowError: too big", expression.text)
+    monkeypatch.setattr(plot, "sample", fails)     # (the core's evaluation errors are its own tests')
+    plotted("forces", "2*t")
+    assert "cannot evaluate the formula: OverflowError: too big" in red_labels(draw_all(None))
 
 
 def test_an_actuators_rated_power_is_computed_from_its_fields(addon):
@@ -633,19 +716,16 @@ def test_the_body_fields_follow_where_its_mass_comes_from(addon):
     assert {"mass", "com", "inertia"} <= drawn["EXPLICIT"] and "mass_fallback" not in drawn["EXPLICIT"]
 
 
-def test_spline_preview_says_where_the_formula_is_not_finite(addon, tmp_path):
+def test_the_plot_says_where_the_formula_is_not_finite(addon, tmp_path):
     """spline(...)/0 drew "value 0 … 0" (the range of no finite sample), and a formula nan on
     part of the span only its finite range."""
-    scene, bob = ms.pendulum()
-    bpy.ops.mbd.element_add(group="motions")
-    scene.mbd.group = "motions"
     table = a_table(tmp_path / "m.csv")
-    scene.mbd.motions[0].value = f"spline({table})/0"
-    assert any(text.endswith("s: not finite anywhere (inf or nan)") for text in labels(draw_all(bob)))
-    scene.mbd.motions[0].value = f"np.sqrt(spline({table}) - 1)"
-    shown = labels(draw_all(bob))
+    _, motion, shown = plotted("motions", f"spline({table})/0")
+    assert "0 … 1 s: not finite anywhere (inf or nan)" in shown
+    motion.value = f"np.sqrt(spline({table}) - 1)"
+    shown = labels(draw_all(None))
     assert any(text.startswith("not finite at ") and text.endswith("samples (a gap in the curve)") for text in shown)
-    assert any(text.startswith("t -0.2 … 2.2 s, value 0") for text in shown)
+    assert any(text.startswith("0 … 1 s: min 0 rad (at ") for text in shown)
 
 
 def test_the_solver_panel_says_when_the_scenes_gravity_box_switches_gravity_off(addon):
