@@ -1131,6 +1131,8 @@ class MBD_OT_spline_file(bpy.types.Operator, ImportHelper):
             self.report({"ERROR"}, f"{self._subject(item)}: {exc}")
             return {"CANCELLED"}
         setattr(item, prop, text)
+        # the table just chosen is shown at once, as the manual's Spline dialog plots its points and curve
+        context.scene.mbd.display.show_plot = True
         # a file the core refuses is still written: the error shows under the field until it is fixed
         error = check_formula(text, base_dir, True).error
         if error:

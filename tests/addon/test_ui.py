@@ -315,8 +315,10 @@ def test_spline_button_writes_a_path_relative_to_the_saved_blend(addon, tmp_path
     force = ms.add_force(scene, bob, value="1")
     table = a_table(tmp_path / "push.csv")
     # unsaved: an absolute path (the current directory would be anybody's guess)
+    assert not scene.mbd.display.show_plot
     assert bpy.ops.mbd.spline_file(target="mbd.forces[0].value", filepath=str(table)) == {"FINISHED"}
     assert force.value == f"spline({table})"
+    assert scene.mbd.display.show_plot      # the table chosen is plotted at once
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "model.blend"))
     force = scene.mbd.forces[0]
     (tmp_path / "data").mkdir()
