@@ -464,6 +464,113 @@ class _Collector:
             return None
 
 
+def _refused(obj, depsgraph, out) -> bool:
+    """Whether ``obj``, marked as a body or a frame, is left out of the mechanism (Blender does not
+    evaluate it, or it is of a type its role cannot take), after recording why in ``out``."""
+    path = f"object {obj.name!r}"
+    hidden = _not_evaluated(obj, depsgraph.view_layer)
+    if hidden and not _placed_by_parents(obj):
+        # Blender leaves it as last evaluated: the mesh without its modifiers, the transform
+        # from before any change typed since
+        out.error(path, f"Blender does not evaluate it ({hidden}), so its modifiers and its transform as "
+                        "typed now are not applied; enable it in the viewports (hide it with the eye icon "
+                        "instead), or, to leave it out of the mechanism, "
+                        + ("make it active in the outliner and press None in the sidebar, tab MBD > Object"
+                           if obj.name in depsgraph.view_layer.objects else
+                           "tick its collection's checkbox in the outliner, select it and press None in the "
+                           "sidebar, tab MBD > Object"))
+        return True
+    wrong_type = role_refused(obj, obj.mbd.role)
+    if wrong_type:
+        # a part marked Frame by mistake would be left out of the mechanism, its mass unsaid
+        hint = "" if obj.mbd.role == "BODY" else (
+            f"; select it and press {'Body (a part) or ' if obj.type in _MESH_TYPES else ''}None in the "
+            "sidebar, tab MBD > Object, and use an empty as the frame (Add Frame)")
+        out.error(path, wrong_type + hint)
+        return True
+    return False
+
+
+def read_body(obj, depsgraph, unit, out, in_scene):
+    """The core Body of body ``obj`` as Simulate reads it (``unit``: mm per Blender unit; ``in_scene``:
+    the names of the scene's objects), or None after recording in ``out`` why it cannot be one; its
+    warnings and the meshes under it left out of its mass go to ``out`` too."""
+    spec = core.model.spec
+    path = f"object {obj.name!r}"
+    problem = _parent_problem(obj)
+    if problem:
+        out.error(path, problem)
+        return None
+    if _has_deltas(obj):
+        # baking keys location/rotation, which deltas would offset
+        out.error(path, "a body must not have delta transforms; clear them in "
+                        "Object properties > Transform > Delta Transform")
+        return None
+    problem = _transform_problem(rest_matrix(obj), obj.scale)
+    if problem:
+        out.error(path, problem)
+        return None
+    rest = rest_of(obj)
+    if rest is not None and reparented(obj, rest):
+        # its keys are its own transform, which its new parent puts elsewhere in the world
+        now = f"under {obj.parent.name!r}" if obj.parent is not None else "without a parent"
+        out.warnings.append(
+            f"{path}: it was parented anew since the bake (now {now}), which shows its baked motion "
+            "elsewhere; the run starts it where it was in the world before the bake (its stored pose), "
+            "and Clear Bake puts it back there")
+    active = _active_constraints(obj)
+    if active:
+        # they act after the baked keys, so the viewport would not show what was simulated
+        out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} override the "
+                            "baked motion; mute or remove them (Object Constraint properties)")
+    driven = _driven(obj)
+    if driven:
+        # drivers are evaluated after the keys, so the baked motion would not show
+        out.warnings.append(f"{path}: drivers on {', '.join(driven)} override the baked motion; "
+                            "remove them (right-click the field > Delete Drivers)")
+    instances = instance_count(obj, depsgraph)
+    if instances:
+        # the mass and the contacts would be the mesh's alone, less than the viewport shows
+        out.error(path, f"its geometry nodes output {instances} instance(s), which are not part of its "
+                        "mesh: its mass and contacts would leave them out; add a Realize Instances node "
+                        "before the Group Output")
+        return None
+    verts, tris = mesh_arrays(obj, depsgraph, unit)
+    p = obj.mbd
+    if len(tris) == 0 and p.mass_mode != "EXPLICIT" and not p.fixed:
+        out.error(path, "the mesh has no faces; a body needs a closed mesh, or Mass From Explicit" + (
+            "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
+            "and Fill in its Object Data properties)"))
+        return None
+    out.loose.extend(_loose_parts(obj, depsgraph, verts, tris, unit, in_scene))
+    # (the mesh gives no mass to a fixed body or to explicit mass properties)
+    rounding = _float32_rounding(verts) if p.mass_mode != "EXPLICIT" and not p.fixed else ""
+    if rounding:
+        out.warnings.append(f"{path}: {rounding}")
+    loc, rot = _pose(rest_matrix(obj))
+    try:
+        # a sheet (fewer than 4 triangles) given its mass and inertia has no volume to
+        # collide or to weigh: the model takes it without geometry
+        # (so does a fixed one without faces: a ground needs none unless a contact uses it)
+        geometry = None if (p.mass_mode == "EXPLICIT" and len(tris) < 4) or not len(tris) else spec.TriangleMesh(
+            vertices=verts.tolist(), faces=tris.tolist())
+    except core.ModelError as exc:    # its own paths say "mesh: ...": name the body
+        out.issues(core.ModelError([replace(i, path=f"body {obj.name!r}: geometry: {i.path.split(': ', 1)[-1]}")
+                                    for i in exc.issues]))
+        return None
+    return out.build(lambda: spec.Body(
+        name=obj.name,
+        geometry=geometry,
+        # a fixed body needs no mass properties (a density of 0 there was refused)
+        density=typed(p.density) if p.mass_mode == "DENSITY" and not p.fixed else None,
+        mass=typed(p.mass) if p.mass_mode in ("MASS", "EXPLICIT") and not p.fixed else None,
+        com=typed(p.com) if p.mass_mode == "EXPLICIT" and not p.fixed else None,
+        inertia=typed(p.inertia) if p.mass_mode == "EXPLICIT" and not p.fixed else None,
+        mass_fallback=p.mass_fallback.lower(), fixed=p.fixed,
+        position=tuple(loc * unit), orientation=tuple(rot),
+        velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity)))
+
+
 def scene_to_model(scene, depsgraph) -> Gathered:
     """Build, check and compile the scene's mechanism; raises SceneError listing every problem."""
     global _rests
@@ -501,100 +608,11 @@ def _read_scene(scene, depsgraph) -> Gathered:
 
     bodies, frames = [], []
     for obj in marked:
+        if _refused(obj, depsgraph, out):
+            continue
         path = f"object {obj.name!r}"
-        hidden = _not_evaluated(obj, depsgraph.view_layer)
-        if hidden and not _placed_by_parents(obj):
-            # Blender leaves it as last evaluated: the mesh without its modifiers, the transform
-            # from before any change typed since
-            out.error(path, f"Blender does not evaluate it ({hidden}), so its modifiers and its transform as "
-                            "typed now are not applied; enable it in the viewports (hide it with the eye icon "
-                            "instead), or, to leave it out of the mechanism, "
-                            + ("make it active in the outliner and press None in the sidebar, tab MBD > Object"
-                               if obj.name in depsgraph.view_layer.objects else
-                               "tick its collection's checkbox in the outliner, select it and press None in the "
-                               "sidebar, tab MBD > Object"))
-            continue
-        wrong_type = role_refused(obj, obj.mbd.role)
-        if wrong_type:
-            # a part marked Frame by mistake would be left out of the mechanism, its mass unsaid
-            hint = "" if obj.mbd.role == "BODY" else (
-                f"; select it and press {'Body (a part) or ' if obj.type in _MESH_TYPES else ''}None in the "
-                "sidebar, tab MBD > Object, and use an empty as the frame (Add Frame)")
-            out.error(path, wrong_type + hint)
-            continue
         if obj.mbd.role == "BODY":
-            problem = _parent_problem(obj)
-            if problem:
-                out.error(path, problem)
-                continue
-            if _has_deltas(obj):
-                # baking keys location/rotation, which deltas would offset
-                out.error(path, "a body must not have delta transforms; clear them in "
-                                "Object properties > Transform > Delta Transform")
-                continue
-            problem = _transform_problem(rest_matrix(obj), obj.scale)
-            if problem:
-                out.error(path, problem)
-                continue
-            rest = rest_of(obj)
-            if rest is not None and reparented(obj, rest):
-                # its keys are its own transform, which its new parent puts elsewhere in the world
-                now = f"under {obj.parent.name!r}" if obj.parent is not None else "without a parent"
-                out.warnings.append(
-                    f"{path}: it was parented anew since the bake (now {now}), which shows its baked motion "
-                    "elsewhere; the run starts it where it was in the world before the bake (its stored pose), "
-                    "and Clear Bake puts it back there")
-            active = _active_constraints(obj)
-            if active:
-                # they act after the baked keys, so the viewport would not show what was simulated
-                out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} override the "
-                                    "baked motion; mute or remove them (Object Constraint properties)")
-            driven = _driven(obj)
-            if driven:
-                # drivers are evaluated after the keys, so the baked motion would not show
-                out.warnings.append(f"{path}: drivers on {', '.join(driven)} override the baked motion; "
-                                    "remove them (right-click the field > Delete Drivers)")
-            instances = instance_count(obj, depsgraph)
-            if instances:
-                # the mass and the contacts would be the mesh's alone, less than the viewport shows
-                out.error(path, f"its geometry nodes output {instances} instance(s), which are not part of its "
-                                "mesh: its mass and contacts would leave them out; add a Realize Instances node "
-                                "before the Group Output")
-                continue
-            verts, tris = mesh_arrays(obj, depsgraph, unit)
-            p = obj.mbd
-            if len(tris) == 0 and p.mass_mode != "EXPLICIT" and not p.fixed:
-                out.error(path, "the mesh has no faces; a body needs a closed mesh, or Mass From Explicit" + (
-                    "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
-                    "and Fill in its Object Data properties)"))
-                continue
-            out.loose.extend(_loose_parts(obj, depsgraph, verts, tris, unit, in_scene))
-            # (the mesh gives no mass to a fixed body or to explicit mass properties)
-            rounding = _float32_rounding(verts) if p.mass_mode != "EXPLICIT" and not p.fixed else ""
-            if rounding:
-                out.warnings.append(f"{path}: {rounding}")
-            loc, rot = _pose(rest_matrix(obj))
-            try:
-                # a sheet (fewer than 4 triangles) given its mass and inertia has no volume to
-                # collide or to weigh: the model takes it without geometry
-                # (so does a fixed one without faces: a ground needs none unless a contact uses it)
-                geometry = None if (p.mass_mode == "EXPLICIT" and len(tris) < 4) or not len(tris) else spec.TriangleMesh(
-                    vertices=verts.tolist(), faces=tris.tolist())
-            except core.ModelError as exc:    # its own paths say "mesh: ...": name the body
-                out.issues(core.ModelError([replace(i, path=f"body {obj.name!r}: geometry: {i.path.split(': ', 1)[-1]}")
-                                            for i in exc.issues]))
-                continue
-            bodies.append(out.build(lambda: spec.Body(
-                name=obj.name,
-                geometry=geometry,
-                # a fixed body needs no mass properties (a density of 0 there was refused)
-                density=typed(p.density) if p.mass_mode == "DENSITY" and not p.fixed else None,
-                mass=typed(p.mass) if p.mass_mode in ("MASS", "EXPLICIT") and not p.fixed else None,
-                com=typed(p.com) if p.mass_mode == "EXPLICIT" and not p.fixed else None,
-                inertia=typed(p.inertia) if p.mass_mode == "EXPLICIT" and not p.fixed else None,
-                mass_fallback=p.mass_fallback.lower(), fixed=p.fixed,
-                position=tuple(loc * unit), orientation=tuple(rot),
-                velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity))))
+            bodies.append(read_body(obj, depsgraph, unit, out, in_scene))
         else:
             body = body_of(obj)
             if body is not None and body.name not in in_scene:
