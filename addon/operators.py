@@ -16,7 +16,7 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 from mathutils import Matrix
 
-from . import runner
+from . import massprops, runner
 from .bridge import bake as baking
 from .bridge.scene_to_model import SceneError, body_of, in_panel_words, mm_per_unit, role_refused, start_model
 from .properties import GROUPS, JOINT_TYPES, LABELS, ROLES, active_index_name, remember_joint_names
@@ -1014,6 +1014,24 @@ class MBD_OT_joint_at_cursor(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class MBD_OT_mass_properties(bpy.types.Operator):
+    """Compute the active body's mass properties as Simulate would use them (a large mesh takes a moment)"""
+    bl_idname = "mbd.mass_properties"
+    bl_label = "Compute"
+    bl_options = {"REGISTER"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return obj is not None and obj.mbd.role == "BODY" and not obj.mbd.fixed
+
+    def execute(self, context):
+        shown = massprops.report(context.active_object, context.scene, compute=True)
+        if shown.problem:
+            self.report({"WARNING"}, shown.problem)
+        return {"FINISHED"}
+
+
 class MBD_OT_select_object(bpy.types.Operator):
     """Select the object this problem names and make it active (and its element the list's active one)"""
     bl_idname = "mbd.select_object"
@@ -1151,6 +1169,7 @@ def _forget_on_load(_dummy):
     runner.JOBS.clear()
     runner.RESULTS.clear()
     PROBLEMS.clear()
+    massprops.REPORTS.clear()
 
 
 @persistent
@@ -1202,7 +1221,8 @@ def _after_save(saved_path, *_args):
 
 _HANDLERS = (("load_post", _forget_on_load), ("load_post", _track_joint_renames),
              ("load_post", _restore_override_records),
-             ("save_pre", _rebase_splines), ("save_post", _after_save), ("save_post_fail", _after_save))
+             ("save_pre", _rebase_splines), ("save_post", _after_save), ("save_post_fail", _after_save),
+             ("depsgraph_update_post", massprops.forget_changed))
 
 
 def add_handlers():
@@ -1219,4 +1239,4 @@ def remove_handlers():
 
 CLASSES = (MBD_OT_validate, MBD_OT_simulate, MBD_OT_bake, MBD_OT_clear, MBD_OT_export_csv, MBD_OT_export_model,
            MBD_OT_element_add, MBD_OT_contacts_between, MBD_OT_element_remove, MBD_OT_set_role, MBD_OT_add_frame,
-           MBD_OT_joint_at_cursor, MBD_OT_select_object, MBD_OT_spline_file)
+           MBD_OT_joint_at_cursor, MBD_OT_mass_properties, MBD_OT_select_object, MBD_OT_spline_file)

@@ -7,7 +7,7 @@ import bpy
 import bpy.utils.previews
 import numpy as np
 
-from . import plot, runner
+from . import massprops, plot, runner
 from .corelink import core
 from .bridge.scene_to_model import mm_per_unit, role_refused, run_end_time
 from .bridge.telemetry import telemetry_object
@@ -278,6 +278,7 @@ class VIEW3D_PT_mbd_object(_Panel, bpy.types.Panel):
                     layout.prop(p, "mass_fallback")
                 layout.prop(p, "velocity")
                 layout.prop(p, "angular_velocity")
+                massprops.draw(layout, obj, context.scene)
         elif p.role == "FRAME":
             from .bridge.scene_to_model import body_of
             body = body_of(obj)

@@ -571,6 +571,26 @@ def read_body(obj, depsgraph, unit, out, in_scene):
         velocity=typed(p.velocity), angular_velocity=typed(p.angular_velocity)))
 
 
+def compile_body(obj, scene, depsgraph):
+    """Body ``obj`` read and compiled alone, as :func:`scene_to_model` reads and compiles it with the
+    rest of ``scene``: (the compiled one-body model, []), or (None, the problems Validate lists for it,
+    in its words). Its mass properties are the run's: the same Body, through the same compile."""
+    global _rests
+    out = _Collector()
+    _rests = {}
+    try:
+        body = None if _refused(obj, depsgraph, out) else read_body(
+            obj, depsgraph, mm_per_unit(scene), out, {o.name for o in scene.objects})
+    finally:
+        _rests = None
+    if body is not None:
+        try:
+            return core.compile_model(core.model.spec.Model(name=scene.name, bodies=(body,))), []
+        except core.ModelError as exc:
+            out.issues(exc)
+    return None, out.problems
+
+
 def scene_to_model(scene, depsgraph) -> Gathered:
     """Build, check and compile the scene's mechanism; raises SceneError listing every problem."""
     global _rests

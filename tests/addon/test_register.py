@@ -11,7 +11,7 @@ def mbd_leftovers():
     names = [n for n in dir(bpy.types) if n.startswith(("MBD_", "VIEW3D_PT_mbd"))]
     names += [n for n in PROPERTY_GROUPS if bpy.types.PropertyGroup.bl_rna_get_subclass_py(n)]
     props = [t for t in ("Scene", "Object") if hasattr(getattr(bpy.types, t), "mbd")]
-    handlers = [h for kind in ("load_post", "save_pre", "save_post", "save_post_fail")
+    handlers = [h for kind in ("load_post", "save_pre", "save_post", "save_post_fail", "depsgraph_update_post")
                 for h in getattr(bpy.app.handlers, kind) if h.__module__.startswith("addon")]
     from addon import ui
     if ui._previews is not None:    # the spline previews' icon collection
@@ -30,8 +30,8 @@ def test_register_unregister_twice_leaves_nothing_behind():
             names, props, handlers = mbd_leftovers()
             assert {"MBD_OT_simulate", "MBD_PG_scene", "MBD_UL_elements", "VIEW3D_PT_mbd_main"} <= set(names)
             # load_post: results forgotten, joint names, overrides' bake records; saves: spline paths (3);
-            # the previews
-            assert props == ["Scene", "Object"] and len(handlers) == 7
+            # depsgraph updates: mass properties forgotten; the previews
+            assert props == ["Scene", "Object"] and len(handlers) == 8
             assert bpy.context.scene.mbd.solver.integrator == "DOP853"
         finally:
             addon.unregister()

@@ -40,6 +40,14 @@ class Layout:
 
     row = column = box = split = _child
 
+    #: the layout panels (layout.panel) the user has closed: their body is None, their content undrawn
+    closed = ()
+
+    def panel(self, idname, default_closed=False):
+        assert {"idname", "default_closed"} <= set(bpy.types.UILayout.bl_rna.functions["panel"].parameters.keys())
+        self.log.append(("panel", idname))
+        return self._child(), None if idname in self.closed else self._child()
+
     def prop(self, data, name, icon="NONE", **kwargs):
         assert name in data.bl_rna.properties, f"{data.bl_rna.identifier} has no property {name!r}"
         assert icon in bpy.types.UILayout.bl_rna.functions["prop"].parameters["icon"].enum_items, icon
