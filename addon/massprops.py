@@ -46,10 +46,12 @@ REPORTS: dict[int, Report] = {}
 
 def stamp(obj, scene) -> tuple:
     """What a body's report depends on besides its mesh, read without reading the mesh (a redraw
-    compares it): a change of the add-on's settings updates no depsgraph."""
+    compares it): a change of the add-on's settings, or of whether Blender evaluates the body, updates
+    no depsgraph; the role of a parent decides whether the body may sit under it."""
     p = obj.mbd
-    return (obj.name, mm_per_unit(scene), tuple(map(tuple, obj.matrix_world)), p.role, p.fixed, p.mass_mode,
-            p.density, p.mass, tuple(p.com), tuple(p.inertia), p.mass_fallback)
+    return (obj.name, mm_per_unit(scene), tuple(map(tuple, obj.matrix_world)), p.mass_mode, p.density, p.mass,
+            tuple(p.com), tuple(p.inertia), p.mass_fallback,
+            tuple((o.mbd.role, o.mbd.fixed, o.hide_viewport) for o in _with_parents(obj)))
 
 
 def report(obj, scene, compute=False) -> Report:

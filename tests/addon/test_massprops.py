@@ -53,7 +53,7 @@ def counted(monkeypatch):
 
 
 def test_a_steel_bar_moved_and_turned_has_its_analytic_mass_properties(addon):
-    scene, obj = bar(location=(120.0, -40.0, 35.0))
+    _scene, obj = bar(location=(120.0, -40.0, 35.0))
     r = shown(obj)
     assert not r.problem and r.source == "From the closed mesh"
     # a scale of 200 and 20 and the cube's ±0.5 are exact in float32: the mesh is the bar to the digit
@@ -169,7 +169,7 @@ def test_the_convex_hull_fallback_says_why_it_was_used(addon):
 
 
 def test_explicit_values_are_shown_as_typed(addon):
-    scene, obj = bar(location=(0.0, 0.0, 100.0))
+    _scene, obj = bar(location=(0.0, 0.0, 100.0))
     p = obj.mbd
     p.mass_mode, p.mass, p.com, p.inertia = "EXPLICIT", 2.0, (0.0, 0.0, 5.0), (300.0, 200.0, 100.0, 0.0, 0.0, 0.0)
     r = shown(obj)
@@ -204,10 +204,22 @@ def test_a_redraw_reads_no_mesh_and_a_change_is_seen(addon, counted):
     scene.unit_settings.scale_length = 0.01      # the unit scale: ten times the size
     draw_all(obj)
     assert counted == ["Bar"] * 5
+    # no depsgraph update either: disabled in viewports (Blender stops evaluating it), a parent made a body
+    obj.hide_viewport = True
+    assert "Blender does not evaluate it" in shown(obj).problem
+    obj.hide_viewport = False
+    parent = bpy.data.objects.new("Parent", bpy.data.meshes.new("Parent"))
+    scene.collection.objects.link(parent)
+    obj.parent = parent
+    parent.keyframe_insert("location")
+    bpy.context.view_layer.update()
+    assert "its parent 'Parent' is animated" in shown(obj).problem     # its keys would move the baked body
+    parent.mbd.role = "BODY"                                            # its keys are the bake's
+    assert shown(obj).problem == "" and shown(obj).mass > 0.0
 
 
 def test_no_box_without_a_moving_body_nor_when_closed(addon, counted, monkeypatch):
-    scene, obj = bar()
+    _scene, obj = bar()
     empty = ms.frame("F", parent=obj)
     for active in (None, empty):
         assert ("panel", "MBD_PT_mass_properties") not in draw_all(active)
@@ -222,7 +234,7 @@ def test_no_box_without_a_moving_body_nor_when_closed(addon, counted, monkeypatc
 def test_a_large_mesh_waits_for_the_compute_button(addon, counted, monkeypatch):
     from addon import massprops
     monkeypatch.setattr(massprops, "AUTO_TRIANGLES", 10)      # the bar has 12
-    scene, obj = bar()
+    _scene, obj = bar()
     log = draw_all(obj)
     assert "12 triangles: computing takes a moment" in labels(log)
     assert operators(log, "mbd.mass_properties") == [{}] and counted == []
