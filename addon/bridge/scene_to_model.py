@@ -553,7 +553,7 @@ def read_body(obj, depsgraph, unit, out, in_scene):
         # collide or to weigh: the model takes it without geometry
         # (so does a fixed one without faces: a ground needs none unless a contact uses it)
         geometry = None if (p.mass_mode == "EXPLICIT" and len(tris) < 4) or not len(tris) else spec.TriangleMesh(
-            vertices=verts.tolist(), faces=tris.tolist())
+            vertices=verts, faces=tris)
     except core.ModelError as exc:    # its own paths say "mesh: ...": name the body
         out.issues(core.ModelError([replace(i, path=f"body {obj.name!r}: geometry: {i.path.split(': ', 1)[-1]}")
                                     for i in exc.issues]))

@@ -401,6 +401,26 @@ def test_triangle_mesh_rejects_fractional_indices():
         model_from_dict(data)
 
 
+def test_triangle_mesh_takes_lists_and_arrays_alike_and_still_refuses_bools_and_text():
+    """Arrays of numbers are converted by NumPy at once: the same floats and ints, in tuples, as lists
+    element by element; anything else still goes element by element and is reported as before."""
+    import numpy as np
+    from core.model.spec import TriangleMesh
+    vertices = [[0, 0, 0], [1.5, 0, 0], [0, 1, 0], [0, 0, np.float32(0.1)]]
+    faces = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]
+    element_wise = TriangleMesh(vertices=[tuple(v) for v in vertices], faces=[tuple(f) for f in faces])
+    for v, f in ((vertices, faces), (np.array(vertices, np.float32), np.array(faces, np.uint32)),
+                 (np.array(vertices), [[np.int64(i) for i in row] for row in faces])):
+        mesh = TriangleMesh(vertices=v, faces=f)
+        assert mesh == element_wise
+        assert all(type(x) is float for row in mesh.vertices for x in row)
+        assert all(type(i) is int for row in mesh.faces for i in row)
+    assert TriangleMesh(vertices=vertices, faces=[[0, 2, 1.0], *faces[1:]]) == element_wise   # a whole 1.0
+    for bad in ([[True, 2, 1], *faces[1:]], np.array(faces, bool), [["0", 2, 1], *faces[1:]]):
+        with pytest.raises(ModelError, match=r"faces \[i, j, k\] whole numbers"):
+            TriangleMesh(vertices=vertices, faces=bad)
+
+
 def test_triangle_mesh_names_a_face_that_is_not_a_triangle():
     data = _base()
     data["bodies"][0]["geometry"] = {"type": "mesh", "vertices": [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]],
