@@ -1,17 +1,18 @@
 """A body's mass properties as Simulate uses them, for the Object panel's Mass Properties box.
 
 The body is read and compiled alone by the scene reader and the core (:func:`compile_body`), so the
-numbers are the run's. A report is kept per object until its mesh changes (a depsgraph update of
-its geometry or transform: :func:`forget_changed`) or what it was computed from differs (its
-settings, name, world matrix, the scene's unit scale: :func:`stamp`), so a redraw reads no mesh.
+numbers are the run's. A report is kept per object, in the body's own frame, until its mesh changes (a
+depsgraph update of its geometry: :func:`forget_changed`) or what it was computed from differs (its
+settings, name, scale, the scene's unit scale: :func:`stamp`), so a redraw reads no mesh: moving or
+turning the body (dragging it, playing its bake) only places the kept numbers at its new pose.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from .bridge.scene_to_model import animated, compile_body, mm_per_unit
+from .bridge.scene_to_model import animated, compile_body, mm_per_unit, start_pose
 from .corelink import core
 
 #: triangles up to which a report is computed as the box is drawn: reading and checking a body of
@@ -33,9 +34,11 @@ class Report:
     mass: float = 0.0          # kg
     volume: float = 0.0        # cm³ (nan: Mass From Explicit)
     density: str = ""          # "7850 kg/m³ (typed)" ('' for explicit values)
-    com: tuple = ()            # centre of mass, world, mm
+    com: tuple = ()            # centre of mass, world, mm (at the pose :func:`report` was asked at)
     moments: tuple = ()        # principal moments about it, kg·mm², ascending
     axes: tuple = ()           # their axes, world: axes[k] goes with moments[k]
+    own_com: tuple = ()        # the centre of mass in the body's own (unscaled) frame, mm
+    own_axes: tuple = ()       # the principal axes there (rows)
     triangles: int = 0         # > AUTO_TRIANGLES: not computed yet, the Compute button does it
     #: the frame it was computed at, where the body or a parent is animated (Simulate reads the start frame)
     frame: int | None = None
@@ -47,9 +50,16 @@ REPORTS: dict[int, Report] = {}
 def stamp(obj, scene) -> tuple:
     """What a body's report depends on besides its mesh, read without reading the mesh (a redraw
     compares it): a change of the add-on's settings, or of whether Blender evaluates the body, updates
-    no depsgraph; the role of a parent decides whether the body may sit under it."""
+    no depsgraph; the role of a parent decides whether the body may sit under it. Of its transform only
+    what shapes it: the lengths and angles of its axes (MᵀM, to 6 digits: a turned body's float32 matrix
+    has axes 1 ± 1e-7 long at every pose), and whether it is finite; not where it is nor how it is turned."""
     p = obj.mbd
-    return (obj.name, mm_per_unit(scene), tuple(map(tuple, obj.matrix_world)), p.mass_mode, p.density, p.mass,
+    linear = np.array(obj.matrix_world.to_3x3())
+    gram = linear.T @ linear
+    finite = bool(np.isfinite(gram).all() and np.isfinite(np.array(obj.matrix_world.translation)).all())
+    size = float(np.abs(gram).max()) if finite else 0.0
+    shape = (float(f"{size:.6g}"), *np.round(gram.ravel() / (size or 1.0), 6).tolist()) if finite else ()
+    return (obj.name, mm_per_unit(scene), finite, shape, p.mass_mode, p.density, p.mass,
             tuple(p.com), tuple(p.inertia), p.mass_fallback,
             tuple((o.mbd.role, o.mbd.fixed, o.hide_viewport) for o in _with_parents(obj)))
 
@@ -62,7 +72,7 @@ def report(obj, scene, compute=False) -> Report:
     # (a frame change updates no depsgraph in the background: an animated mesh may have changed)
     if hit is not None and hit.stamp == now and hit.frame in (None, scene.frame_current) \
             and not (compute and hit.triangles):
-        return hit
+        return _placed(hit, obj, scene)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     evaluated = obj.evaluated_get(depsgraph)
     # (other types' faces are counted only by making a mesh of them, as costly as reading it)
@@ -74,7 +84,18 @@ def report(obj, scene, compute=False) -> Report:
     if len(REPORTS) >= 64:
         REPORTS.clear()
     REPORTS[obj.session_uid] = hit
-    return hit
+    return _placed(hit, obj, scene)
+
+
+def _placed(hit: Report, obj, scene) -> Report:
+    """``hit`` with its centre of mass and axes in the world at the pose Simulate starts the body from
+    now (as the scene reader places it: its rest pose, unscaled)."""
+    if not hit.own_com:
+        return hit
+    loc, rot = start_pose(obj)
+    turn = core.spatial.quat_to_matrix(np.array(rot) / np.linalg.norm(rot))
+    com = np.array(loc) * mm_per_unit(scene) + turn @ np.array(hit.own_com)
+    return replace(hit, com=tuple(com), axes=tuple(map(tuple, np.array(hit.own_axes) @ turn.T)))
 
 
 def _computed(obj, scene, depsgraph, now) -> Report:
@@ -93,9 +114,8 @@ def _computed(obj, scene, depsgraph, now) -> Report:
         density = f"{mp.mass / mp.volume:.6g} kg/m³ ({'typed' if mode == 'DENSITY' else 'from the mass'})"
     moves = any(animated(o) for o in _with_parents(obj))
     return Report(now, source=source, mass=mp.mass, volume=mp.volume * 1e6, density=density,
-                  com=tuple(core.units.from_si(compiled.x0[0], "length")),
                   moments=tuple(core.units.from_si(mp.principal_moments, "inertia")),
-                  axes=tuple(map(tuple, (core.spatial.quat_to_matrix(compiled.q0[0]) @ mp.principal_axes).T)),
+                  own_com=tuple(core.units.from_si(mp.com, "length")), own_axes=tuple(map(tuple, mp.principal_axes.T)),
                   frame=scene.frame_current if moves else None)
 
 
@@ -160,8 +180,8 @@ def draw(layout, obj, scene):
 
 @persistent
 def forget_changed(_scene, depsgraph):
-    """Drop the reports of objects whose mesh or transform the update changed (a modifier, an edit,
-    a parent moved or keyed)."""
+    """Drop the reports of objects whose mesh the update changed (a modifier, an edit); a transform
+    changed (moved, turned, a bake played) keeps them: :func:`stamp` sees a new scale."""
     for update in depsgraph.updates:
-        if isinstance(update.id, bpy.types.Object) and (update.is_updated_geometry or update.is_updated_transform):
+        if isinstance(update.id, bpy.types.Object) and update.is_updated_geometry:
             REPORTS.pop(update.id.original.session_uid, None)

@@ -158,6 +158,12 @@ def _pose(matrix: Matrix):
     return loc, rot
 
 
+def start_pose(body):
+    """(location, unit quaternion) the run starts ``body`` from, in scene units: its rest pose
+    (:func:`rest_matrix`), scale dropped."""
+    return _pose(rest_matrix(body))
+
+
 def _sheared(matrix: Matrix) -> bool:
     """Whether the axes of ``matrix`` are not perpendicular (a rotated child of a non-uniform scale)."""
     cols = [matrix.col[i].to_3d() for i in range(3)]
@@ -547,7 +553,7 @@ def read_body(obj, depsgraph, unit, out, in_scene):
     rounding = _float32_rounding(verts) if p.mass_mode != "EXPLICIT" and not p.fixed else ""
     if rounding:
         out.warnings.append(f"{path}: {rounding}")
-    loc, rot = _pose(rest_matrix(obj))
+    loc, rot = start_pose(obj)
     try:
         # a sheet (fewer than 4 triangles) given its mass and inertia has no volume to
         # collide or to weigh: the model takes it without geometry

@@ -189,15 +189,21 @@ def test_a_redraw_reads_no_mesh_and_a_change_is_seen(addon, counted):
     assert counted == ["Bar"]
     obj.mbd.density = 2700.0                     # no depsgraph update: the stamp sees it
     assert shown(obj).mass == pytest.approx(MASS * 2700.0 / 7850.0, rel=1e-6)
-    obj.location.x += 0.5                        # moved
+    # moved and turned (dragged, or a bake played): the kept numbers placed at the new pose, no mesh read
+    obj.location.x += 0.5
+    obj.rotation_euler.z += math.pi / 2
+    bpy.context.view_layer.update()
+    assert "Centre of mass (0.5, 0, 0) mm, world" in labels(draw_all(obj))     # (a millimetre scene)
+    assert np.allclose(np.abs(shown(obj).axes[0]), (0.0, 1.0, 0.0), atol=1e-7)       # the long axis, now along Y
+    obj.scale.x *= 2.0                           # scaled: read again
     bpy.context.view_layer.update()
     draw_all(obj)
-    assert counted == ["Bar"] * 3
+    assert counted == ["Bar"] * 3 and shown(obj).mass == pytest.approx(2.0 * MASS * 2700.0 / 7850.0, rel=1e-6)
     obj.modifiers.new("Bevel", "BEVEL").width = 1.0    # the mesh changed: the depsgraph handler
     bpy.context.view_layer.update()
     draw_all(obj)
     draw_all(obj)
-    assert counted == ["Bar"] * 4 and shown(obj).mass < MASS * 2700.0 / 7850.0
+    assert counted == ["Bar"] * 4 and shown(obj).mass < 2.0 * MASS * 2700.0 / 7850.0
     other.location.x += 1.0                      # another body's change keeps this one's
     bpy.context.view_layer.update()
     draw_all(obj)
