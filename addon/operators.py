@@ -984,6 +984,13 @@ class MBD_OT_joint_at_cursor(bpy.types.Operator):
             self.report({"ERROR"}, "Joint at Cursor: linked from a library, no frame put on it (make it local or "
                                    "a library override first): " + ", ".join(repr(b.name) for b in linked))
             return {"CANCELLED"}
+        # Validate refuses such a joint ('connects nothing that moves'): not made, as Contacts Between
+        # Selected skips two fixed bodies
+        if all(b is None or b.mbd.fixed for b in bodies):
+            on = " and ".join("the world" if b is None else f"fixed body {b.name!r}" for b in bodies)
+            self.report({"ERROR"}, f"Joint at Cursor: both frames would be on the ground ({on}), the joint "
+                                   "connecting nothing that moves; untick Fixed on the body that moves (MBD > Object)")
+            return {"CANCELLED"}
         name = free_joint_name(scene, self.name.strip() or LABELS["joints"])
         cursor = scene.cursor
         if self.axis == "CURSOR":

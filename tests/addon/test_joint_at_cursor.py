@@ -124,17 +124,40 @@ def test_a_fixed_body_counts_as_a_body(addon):
     ms.setup_scene(0.001)
     ground = box("Ground", (0.0, 0.0, -10.0), (100.0, 100.0, 10.0))
     ground.mbd.fixed = True
-    select(ground)
-    assert bpy.ops.mbd.joint_at_cursor(type="FIXED") == {"FINISHED"}
-    joint = the_joint(bpy.context.scene)
-    assert (joint.type, joint.frame_i.parent, joint.frame_j.parent) == ("FIXED", None, ground)
-    # on the world, Frame I takes Frame J's size (the frames of a joint side by side)
-    assert joint.frame_i.empty_display_size == joint.frame_j.empty_display_size == pytest.approx(75.0)
     link = box("Link", (50.0, 0.0, 0.0), (100.0, 10.0, 10.0))
     select(link, ground, active=ground)
     assert bpy.ops.mbd.joint_at_cursor() == {"FINISHED"}
     joint = the_joint(bpy.context.scene)
     assert (joint.frame_i.parent, joint.frame_j.parent) == (link, ground)
+    select(link)
+    assert bpy.ops.mbd.joint_at_cursor(type="FIXED") == {"FINISHED"}
+    joint = the_joint(bpy.context.scene)
+    assert (joint.type, joint.frame_i.parent, joint.frame_j.parent) == ("FIXED", None, link)
+    # on the world, Frame I takes Frame J's size (the frames of a joint side by side)
+    assert joint.frame_i.empty_display_size == joint.frame_j.empty_display_size == pytest.approx(75.0)
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
+@pytest.mark.parametrize("case", ["fixed body to the world", "two fixed bodies"])
+def test_a_joint_that_would_connect_nothing_that_moves_is_refused_nothing_changed(addon, case):
+    """Validate refuses a joint whose frames are both on the ground ('connects nothing that moves'):
+    Joint at Cursor does not make one, as Contacts Between Selected skips two fixed bodies."""
+    ms.setup_scene(0.001)
+    ground = box("Ground", (0.0, 0.0, -10.0), (100.0, 100.0, 10.0))
+    base = box("Base", (50.0, 0.0, 0.0), (100.0, 10.0, 10.0))
+    ground.mbd.fixed = base.mbd.fixed = True
+    if case == "fixed body to the world":
+        select(ground)
+        on = "the world and fixed body 'Ground'"
+    else:
+        select(base, ground, active=ground)
+        on = "fixed body 'Base' and fixed body 'Ground'"
+    before = ms.snapshot()
+    with pytest.raises(RuntimeError, match=r"Joint at Cursor: both frames would be on the ground \(" + on
+                       + r"\), the joint connecting nothing that moves; untick Fixed on the body that moves "
+                       r"\(MBD > Object\)"):
+        bpy.ops.mbd.joint_at_cursor()
+    assert ms.snapshot() == before and len(bpy.context.scene.mbd.joints) == 0
 
 
 def test_names_are_unique_the_joint_is_active_and_the_panel_shows_the_joints(addon):
