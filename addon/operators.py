@@ -18,7 +18,8 @@ from mathutils import Matrix
 
 from . import massprops, runner
 from .bridge import bake as baking
-from .bridge.scene_to_model import SceneError, body_of, in_panel_words, mm_per_unit, role_refused, start_model
+from .bridge.scene_to_model import (SceneError, body_of, in_panel_words, mm_per_unit, rest_matrix, role_refused,
+                                    start_model)
 from .properties import GROUPS, JOINT_TYPES, LABELS, ROLES, active_index_name, remember_joint_names
 
 
@@ -949,6 +950,46 @@ def free_joint_name(scene, base) -> str:
     return next(n for n in names if n not in joints and not {f"{n}_I", f"{n}_J"} & objects)
 
 
+def _apart_at_start(scene, bodies, pose) -> str:
+    """Why the frames just placed at world ``pose`` on ``bodies`` (None: the world) as shown do not
+    coincide where Simulate starts the bodies (a baked body shown at another frame: each frame starts
+    where its body's rest pose takes it), with the gap and what to do; '' when they do."""
+    shown = [b for b in bodies if b is not None
+             and not _same_pose(rest_matrix(b), b.matrix_world, b.matrix_world.translation.length)]
+    if not shown:
+        return ""
+    # a frame on a body keeps its place in the body as shown: at the start it is moved as the body is
+    start = [pose if b is None else rest_matrix(b) @ b.matrix_world.inverted_safe() @ pose for b in bodies]
+    gap = (start[0].translation - start[1].translation).length
+    z = [m.col[2].to_3d().normalized() for m in start]
+    angle = z[0].angle(z[1], 0.0)
+    # (Z alone: a turn about the joint axis is a revolute's angle, not a joint apart; lengths to the
+    # single precision of the bodies' places and sizes, with room)
+    size = max(pose.translation.length, 1.0,
+               *(b.matrix_world.translation.length + max(b.dimensions) for b in bodies if b is not None))
+    if gap <= 1e-5 * size and angle <= 1e-5:
+        return ""           # bodies that moved together (welded), or a joint at a pivot they turn about
+    gap, angle = gap * mm_per_unit(scene), math.degrees(angle)
+    names = " and ".join(repr(b.name) for b in shown)
+    it, its, is_ = ("it", "its bake", "is") if len(shown) == 1 else ("them", "their bakes", "are")
+    now, first = scene.frame_current, scene.frame_start
+    # (at the start frame too where the bake's first pose is not the one stored: Validate moved it to join)
+    return (f"{names} {is_} shown where {its} put {it} at frame {now}, not where Simulate starts {it} (the pose "
+            f"from before the bake): there the joint's frames lie {gap:.4g} mm apart"
+            + (f" with their Z axes {angle:.3g}° apart" if angle > 1e-3 else "")
+            + ", and Validate moves the bodies to join them; undo (Ctrl+Z), "
+            + (f"go to frame {first} (or Clear the bake)" if now != first else "Clear the bake")
+            + " and place the joint again")
+
+
+def _same_pose(a, b, size) -> bool:
+    """Whether world matrices ``a`` and ``b`` agree to 1e-5, far above Blender's single precision (``size``: the
+    distance from the origin they hold, in scene units)."""
+    return (a.translation - b.translation).length <= 1e-5 * max(size, 1.0) and \
+        all((a.col[k].to_3d() - b.col[k].to_3d()).length <= 1e-5 * max(b.col[k].to_3d().length, 1e-30)
+            for k in range(3))
+
+
 class MBD_OT_joint_at_cursor(bpy.types.Operator):
     """Joint the selected body to the world, or the two selected bodies, at the 3D cursor: a frame on each
     (Z along the axis) and the joint between them, Frame J on the active body"""
@@ -1012,6 +1053,9 @@ class MBD_OT_joint_at_cursor(bpy.types.Operator):
         joints = scene.mbd.joints
         joint = joints.add()
         joint.name, joint.type, joint.frame_i, joint.frame_j = name, self.type, frame_i, frame_j
+        apart = _apart_at_start(scene, bodies, pose)
+        if apart:
+            self.report({"WARNING"}, f"Joint at Cursor: {apart}")
         scene.mbd.active_joint = len(joints) - 1
         scene.mbd.group = "joints"
         label = next(label for key, label, _ in JOINT_TYPES if key == self.type)

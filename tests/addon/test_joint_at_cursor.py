@@ -5,7 +5,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 import pytest
-from mathutils import Euler
+from mathutils import Euler, Vector
 
 import mbd_scenes as ms
 
@@ -312,3 +312,71 @@ def test_the_tutorials_bar_hinged_with_one_click_swings_as_a_compound_pendulum(a
     assert abs(spin[k]) == pytest.approx(omega, rel=1e-5)
     # the joint angle (Frame J about Frame I's Z, world +Y) is 90° there: the bar hangs straight down
     assert res.joint_angle[k, 0] == pytest.approx(math.pi / 2, abs=omega * dt)
+
+
+def test_a_body_shown_at_a_baked_frame_is_warned_of_with_the_gap_its_frames_start_at(addon):
+    """The bar hinged at the origin, baked and shown at frame 12 (swung through to -X); a link added at
+    its tip as shown and jointed there: Frame I sits on the bar at its tip, which Simulate starts at
+    (200, 0, 0) mm, Frame J on the unbaked link at the cursor. The call says how far apart the frames
+    start and what to do (Validate then moves the link by as much); at the start frame it says nothing."""
+    from addon.operators import MBD_OT_joint_at_cursor
+    scene = ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    select(bar)
+    assert bpy.ops.mbd.joint_at_cursor(name="Hinge") == {"FINISHED"}
+    assert bpy.ops.mbd.simulate(bake=True) == {"FINISHED"}
+    scene.frame_set(12)
+    tip = bar.matrix_world @ Vector((0.5, 0.0, 0.0))
+    assert tip.x < -150.0                                    # swung through: far from where it starts
+    scene.cursor.location = tip
+    link = box("Link", tip + Vector((50.0, 0.0, 0.0)), (100.0, 10.0, 10.0))
+    select(bar, link, active=link)
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Knee", "REVOLUTE", "Y"
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    gap = (tip - Vector((200.0, 0.0, 0.0))).length
+    level, text = op.reports[0]
+    assert level == "WARNING" and text.startswith(
+        f"Joint at Cursor: 'Bar' is shown where its bake put it at frame 12, not where Simulate starts it (the "
+        f"pose from before the bake): there the joint's frames lie {gap:.4g} mm apart, and Validate moves")
+    assert text.endswith("undo (Ctrl+Z), go to frame 1 (or Clear the bake) and place the joint again")
+    assert op.reports[1][0] == "INFO"
+    # jointed to the world alike: Frame I at the cursor, Frame J on the bar's tip as shown
+    select(bar)
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Pin", "REVOLUTE", "Y"
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    assert op.reports[0][0] == "WARNING" and f"lie {gap:.4g} mm apart" in op.reports[0][1]
+    # at the hinge, about its axis: the bar turns about it, the frames start together (at another angle)
+    scene.cursor.location = (0.0, 0.0, 0.0)
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Pivot", "REVOLUTE", "Y"
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    assert [level for level, _ in op.reports] == ["INFO"]
+    scene.frame_set(1)
+    scene.cursor.location = bar.matrix_world @ Vector((0.5, 0.0, 0.0))
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Tip", "REVOLUTE", "Y"
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    assert [level for level, _ in op.reports] == ["INFO"]
+
+
+def test_two_baked_bodies_that_moved_together_are_jointed_without_a_warning(addon):
+    """A link welded to the swinging bar (a Fixed joint), both baked, shown at frame 12: their frames,
+    each placed on its body as shown, coincide at the start pose too; nothing to warn of."""
+    from addon.operators import MBD_OT_joint_at_cursor
+    scene = ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    link = box("Link", (250.0, 0.0, 0.0), (100.0, 10.0, 10.0))
+    select(bar)
+    assert bpy.ops.mbd.joint_at_cursor(name="Hinge") == {"FINISHED"}
+    scene.cursor.location = (200.0, 0.0, 0.0)
+    select(bar, link, active=link)
+    assert bpy.ops.mbd.joint_at_cursor(name="Weld", type="FIXED") == {"FINISHED"}
+    assert bpy.ops.mbd.simulate(bake=True) == {"FINISHED"}
+    scene.frame_set(12)
+    scene.cursor.location = link.matrix_world @ Vector((0.5, 0.0, 0.0))      # the link's tip as shown
+    op = ms.Reports()
+    op.name, op.type, op.axis = "Tip", "REVOLUTE", "Y"
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    assert [level for level, _ in op.reports] == ["INFO"]
