@@ -47,20 +47,43 @@ class Report:
 REPORTS: dict[int, Report] = {}
 
 
+class _Shape:
+    """What a transform does to a body's shape: the lengths of its axes and the cosines of the angles
+    between them (from its linear part's MᵀM, ``gram``). Equal within 1e-6 (relative lengths, cosines):
+    a turned body's float32 matrix gives them to about 1e-7, different digits at each pose, so digits
+    rounded to compare flipped at 6.7 % of poses (each a mesh read) and missed a change of 1e-5 in a
+    short axis."""
+
+    __slots__ = ("cosines", "lengths")
+
+    def __init__(self, gram):
+        lengths = np.sqrt(np.diag(gram))
+        outer = np.outer(lengths, lengths)
+        cosines = np.divide(gram, outer, out=np.zeros_like(gram), where=outer > 0.0)     # (an axis scaled to 0)
+        c = cosines.tolist()
+        self.lengths, self.cosines = tuple(lengths.tolist()), (c[0][1], c[0][2], c[1][2])
+
+    def __eq__(self, other):
+        # (six floats: plain Python compares them faster than NumPy)
+        return isinstance(other, _Shape) and \
+            all(abs(a - b) <= 1e-6 * abs(b) for a, b in zip(self.lengths, other.lengths)) and \
+            all(abs(a - b) <= 1e-6 for a, b in zip(self.cosines, other.cosines))
+
+    __hash__ = None
+
+
 def stamp(obj, scene) -> tuple:
     """What a body's report depends on besides its mesh, read without reading the mesh (a redraw
     compares it): a change of the add-on's settings, or of whether Blender evaluates the body, updates
     no depsgraph; the role of a parent decides whether the body may sit under it. Of its transform only
-    what shapes it: the lengths and angles of its axes (MᵀM, to 6 digits: a turned body's float32 matrix
-    has axes 1 ± 1e-7 long at every pose), and whether it is finite; not where it is nor how it is turned."""
+    what shapes it (:class:`_Shape`), and whether it is finite; not where it is nor how it is turned."""
     p = obj.mbd
     linear = np.array(obj.matrix_world.to_3x3())
-    gram = linear.T @ linear
+    with np.errstate(over="ignore", invalid="ignore"):     # (a scale of 1e38 overflows: not finite)
+        gram = linear.T @ linear
     finite = bool(np.isfinite(gram).all() and np.isfinite(np.array(obj.matrix_world.translation)).all())
-    size = float(np.abs(gram).max()) if finite else 0.0
-    shape = (float(f"{size:.6g}"), *np.round(gram.ravel() / (size or 1.0), 6).tolist()) if finite else ()
-    return (obj.name, mm_per_unit(scene), finite, shape, p.mass_mode, p.density, p.mass,
-            tuple(p.com), tuple(p.inertia), p.mass_fallback,
+    return (obj.name, mm_per_unit(scene), finite, _Shape(gram) if finite else None, p.mass_mode, p.density,
+            p.mass, tuple(p.com), tuple(p.inertia), p.mass_fallback,
             tuple((o.mbd.role, o.mbd.fixed, o.hide_viewport) for o in _with_parents(obj)))
 
 
