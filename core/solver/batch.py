@@ -112,8 +112,10 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
         weights = (schur.regularisation_weights(J, JM, sysm._inv_mass, sysm.floored_inverse_inertia(R))
                    if sysm.floored_regularisation else None)
         factor = schur.factored_batch(JM @ J.transpose(0, 2, 1), sysm.beta, J, weights)
-        b = gamma - (J @ u0[:, :, None])[:, :, 0]
-        lam = factor.solve(b)
+        # as System._constrained: the demand resolved where it leans on rows that nearly cancel
+        load = -(J @ u0[:, :, None])[:, :, 0]
+        b = gamma + load
+        lam = factor.solve(b, load - quad if sysm.leaning else None)
         du = (lam[:, None, :] @ JM)[:, 0]
         if sysm.refine_accelerations:
             # as System._constrained: the finite-difference Jacobians of BDF and Radau divide this

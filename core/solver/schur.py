@@ -49,6 +49,24 @@ _ACCELERATION_PASSES = 3
 _NULL = 1e-13
 #: ... and directions whose rows nearly cancel (:func:`dependence` below this multiple of β)
 _DEPENDENT = 1.0
+#: ... unless the motion's demand leans on them (:func:`_leans`): its terms along such a direction add
+#: up to at least the square root of this share of their magnitudes (a chain hanging nearly taut: 1,
+#: always; the N-four-bar passing flat, its rows cancelling to no less than _SHORT_OF_RANK: at most
+#: 1.2e-5 over 20 s on Radau)
+_LEANED = 1e-2
+#: ... and its rows cancel to no less than this (:func:`dependence`), the square of the rank tests'
+#: cut (system._REDUNDANT_SINGULAR): nearer, the run counts the joints at a singular position (the
+#: N-four-bar crossing flat, its rows cancelling to 1e-13: the demand left there is its drift's, up to
+#: 1e-5 of b, which resolved gives accelerations as large as gravity's)
+_SHORT_OF_RANK = 1e-10
+#: ... and only along Ritz vectors that are eigenvectors of the scaled matrix to this share of their
+#: eigenvalue (the chain's: at most 3.4e-3; a Ritz pair the N-four-bar's rounding-level residual gave,
+#: 1e-15 of b: 3.1e5, its ν 8.5e-10 and demand ratio 0.55 those of a mixture)
+_SHARP = 0.1
+#: ... where a refinement stopped short with its residual above this (relative, squared): below it a
+#: pass shrinks it by chance (the bundled pendulum on BDF: 1e-15 to 1.4e-13 of b, 644 steps for nothing,
+#: 20 % of its time), above it the chain's and the toggle's (9.6e-8 and 3.5e-7)
+_SHRINKING2 = (1e-10) ** 2
 _POTRF, _POTRS, _PBTRF, _PBTRS = lapack.get_lapack_funcs(("potrf", "potrs", "pbtrf", "pbtrs"), (np.zeros((1, 1)),))
 _SBMV = blas.get_blas_funcs("sbmv", (np.zeros((1, 1)),))
 #: banded storage is used while it holds at most this share of the dense matrix
@@ -93,7 +111,10 @@ def solve(A, rhs, beta, J=None):
 class Factored(NamedTuple):
     """One factor of a Schur matrix A, for any number of right-hand sides."""
 
-    #: rhs ↦ λ as :func:`solve` (or :func:`solve_without_null`) gives it: refined, Krylov step and all
+    #: (rhs, demand=None) ↦ λ as :func:`solve` (or :func:`solve_without_null`) gives it: refined,
+    #: Krylov step and all; ``demand``, an acceleration solve's rhs without its stabilisation terms,
+    #: is resolved where it leans on rows that nearly cancel (:func:`_refine`; the rare fallbacks
+    #: without a factor and the least-squares solve take none)
     solve: Callable
     #: A's Jacobi scale 1/sqrt(diag A)
     inv_d: np.ndarray
@@ -128,12 +149,18 @@ def factored(A, beta, J=None, weights=None) -> Factored:
             return _least_squares(As, inv_d)
         S, product = (lambda v: _POTRS(c, v, lower=False)[0]), As.dot
     judge = _judge(J, inv_d)
-    return Factored(lambda rhs: _refine(S, product, rhs * inv_d, beta, dependence=judge) * inv_d, inv_d)
+    return Factored(lambda rhs, demand=None: _refine(S, product, rhs * inv_d, beta, dependence=judge,
+                                                     demand=_times(demand, inv_d)) * inv_d, inv_d)
+
+
+def _times(demand, inv_d):
+    """``demand`` (or None) Jacobi-scaled as the rhs."""
+    return None if demand is None else demand * inv_d
 
 
 def _least_squares(As, inv_d) -> Factored:
     """:class:`Factored` of a scaled matrix As singular even with β (β = 0): least squares."""
-    def solve_for(rhs):
+    def solve_for(rhs, demand=None):
         return np.linalg.lstsq(As, rhs * inv_d, rcond=None)[0] * inv_d
     return Factored(solve_for, inv_d)
 
@@ -260,16 +287,19 @@ def factored_without_null(A, count, beta, J=None, cache=None, weights=None) -> F
     factor = factored(A, beta, J, weights)
     if null is None:
         return factor
-    return Factored(lambda rhs: _left_out(null, inv_d, factor.solve, rhs), inv_d)
+    return Factored(lambda rhs, demand=None: _left_out(null, inv_d, factor.solve, rhs, demand), inv_d)
 
 
-def _left_out(null, inv_d, solve_for, rhs):
+def _left_out(null, inv_d, solve_for, rhs, demand=None):
     """λ = ``solve_for(rhs')`` with rhs' and λ free of the redundancies: ``null`` (m, k), orthonormal
     columns spanning the near-null space of the matrix Jacobi-scaled by ``inv_d``. In that scaling,
     rhs' is orthogonal to the span (what the rows can meet) and λ has no part along it. (Scaled by
     the rows' groups instead, as :func:`least_norm` splits the reactions, five float32 Bennett
-    linkages on DOP853 over 4 s lost 3.3e-6 J in 8750 evaluations, against 7.7e-7 J in 5363.)"""
-    lam = solve_for((rhs * inv_d - null @ (null.T @ (rhs * inv_d))) / inv_d)
+    linkages on DOP853 over 4 s lost 3.3e-6 J in 8750 evaluations, against 7.7e-7 J in 5363.)
+    ``demand`` (:class:`Factored`) is taken off the span alike."""
+    def off(v):
+        return (v * inv_d - null @ (null.T @ (v * inv_d))) / inv_d
+    lam = solve_for(off(rhs)) if demand is None else solve_for(off(rhs), off(demand))
     return (lam / inv_d - null @ (null.T @ (lam / inv_d))) * inv_d
 
 
@@ -583,7 +613,7 @@ class BandedSchur:
             A = self.matrix(data)
             if low_rank is None and not without:
                 return factored(A, beta, J, weights)
-            return Factored(lambda rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without),
+            return Factored(lambda rhs, demand=None: solve_without_null_sparse(A, rhs, beta, low_rank, J, without),
                             _jacobi_scale(A.diagonal()))
         band = np.zeros((self.m, self.bandwidth + 1))
         band.flat[self._band_at] = data[self._upper]
@@ -671,7 +701,7 @@ class BandedSchur:
 
         def afresh(solver):
             A = self.matrix_of_band(band)
-            return Factored(lambda rhs: solver(A, rhs), scale)
+            return Factored(lambda rhs, demand=None: solver(A, rhs), scale)
         if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
             return afresh(lambda A, rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without))
         if without:
@@ -679,7 +709,7 @@ class BandedSchur:
             if null is None:
                 return afresh(lambda A, rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without))
             inner = self.factored_band(band, beta, J, low_rank, weights=weights)
-            return Factored(lambda rhs: _left_out(null[self.inv], scale, inner.solve, rhs), scale)
+            return Factored(lambda rhs, demand=None: _left_out(null[self.inv], scale, inner.solve, rhs, demand), scale)
         regularised = ab.copy(order="F")
         regularised[kd] += beta if weights is None else beta * weights[self.perm]
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
@@ -694,8 +724,9 @@ class BandedSchur:
                 return afresh(lambda A, rhs: _singular_low_rank(A, rhs, U, K))
         judge = _judge(J, inv_d, self.inv)
 
-        def solve_for(rhs):
-            return (_refine(S, product, rhs[self.perm] * inv_d, beta, dependence=judge) * inv_d)[self.inv]
+        def solve_for(rhs, demand=None):
+            return (_refine(S, product, rhs[self.perm] * inv_d, beta, dependence=judge,
+                            demand=None if demand is None else demand[self.perm] * inv_d) * inv_d)[self.inv]
         return Factored(solve_for, scale)
 
 
@@ -784,7 +815,7 @@ class BlockSchur:
                            minlength=self.m * k).reshape(self.m, k)
 
     def solve(self, blocks, inv_mass, I_W_inv, rhs, beta, low_rank=None, without=0, refine=False,
-              regularise_as=None, least_share=1.0):
+              regularise_as=None, least_share=1.0, demand=None):
         """λ of (J M⁻¹ Jᵀ + βD) λ = rhs (as :func:`solve`) and M⁻¹ Jᵀ λ (6n,), split layout.
 
         ``inv_mass`` (n,) 1/kg, ``I_W_inv`` (n, 3, 3) world-axes inverse inertias. With
@@ -794,7 +825,8 @@ class BlockSchur:
         same factor (:func:`refine_accelerations` with ``least_share``; nearly point masses, no
         ``low_rank``).
         ``regularise_as`` (n, 3, 3): the inverse inertias (world axes) each row's regularisation
-        is relative to (:func:`regularisation_weights`).
+        is relative to (:func:`regularisation_weights`). ``demand``: rhs without its
+        stabilisation terms, of an acceleration solve (:class:`Factored`).
         """
         Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
         J = _BlockTranspose(self, Jg)
@@ -808,7 +840,7 @@ class BlockSchur:
             du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
                              minlength=6 * self.n).reshape(self.n, 6)
             return np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
-        lam = factor.solve(rhs)
+        lam = factor.solve(rhs, demand)
         du = apply(lam)
         if refine:
             lam, du = refine_accelerations(factor, lambda du: rhs - self.product(blocks, du), apply, lam, du, rhs,
@@ -943,7 +975,7 @@ class _BlockTranspose:
         return np.bincount(self.bs._g_row, weights=np.einsum("gj,gj->g", self.Jg, self.Jg), minlength=self.bs.m)
 
 
-def _refine(S, product, b, beta, x=None, dependence=None):
+def _refine(S, product, b, beta, x=None, dependence=None, demand=None, passes=_REFINEMENTS):
     """Iterative refinement of As x = b (``product(x)`` = As x) with the regularised inverse S
     (see :func:`solve`), from x = S(b).
 
@@ -954,32 +986,101 @@ def _refine(S, product, b, beta, x=None, dependence=None):
     minimised over a few Krylov directions S r, (S As) S r, … instead (GMRES with S as the
     preconditioner), which resolves those few small eigenvalues at once; a part of b that no
     direction reduces (the null space) leaves it unchanged.
+
+    ``demand``: of an acceleration solve, b without the stabilisation's terms (−J M⁻¹ f − J̇u,
+    scaled as b), or None. The Krylov step leaves a direction z regularised where the rows nearly
+    cancel along it (:func:`_krylov_step`), as a mechanism passing a singular position asks: its
+    motion exists there, so the demand cancels along z too, and what is left of it is its drift's.
+    Where the demand does not cancel (:func:`_leans`: the loads and the motion lean on z, which the
+    rows, short of rank, meet only with a large λ), z is a load path, a chain hanging nearly taut
+    (its tension m g / (2 tan θ) holds its weight; regularised, it was held as on a spring and lost
+    the energy its swing exchanges). There the demand is resolved, apart from the rest of b, whose
+    stabilisation terms stay regularised. ``passes``: at most so many.
     """
+    leans = None if demand is None or dependence is None else partial(_leans, demand)
+    x, weak = _refined(S, product, b, beta, x, dependence, leans, passes=passes)
+    if leans is not None and any(leans(z, nu) for z, nu in weak):
+        # the demand resolved to rounding: its residual along μ ≪ β is μ times the error (two bars
+        # 3e-5 rad off straight: stopped at 2.5e-10 of b, their tension was 1e-5 short)
+        x = (_refined(S, product, b - demand, beta, None, dependence)[0]
+             + _refined(S, product, demand, beta, stalled2=_ROUNDING2, finish=True)[0])
+    return x
+
+
+def _leans(demand, z, nu):
+    """Whether the demand leans on the scaled multipliers z whose rows cancel to ``nu``
+    (:func:`dependence`): its terms z_i d_i add up to at least √:data:`_LEANED` of their
+    magnitudes, and the rows are no nearer a singular position than the rank tests'
+    cut (:data:`_SHORT_OF_RANK`)."""
+    return nu >= _SHORT_OF_RANK and (z @ demand) ** 2 >= _LEANED * np.sum(np.abs(z * demand)) ** 2
+
+
+def _refined(S, product, b, beta, x=None, dependence=None, leans=None, stalled2=_STALLED2, passes=_REFINEMENTS,
+             finish=False):
+    """(x, [(z, ν)]: the Ritz vectors (unit, scaled) above :data:`_NULL` that a Krylov step left
+    regularised for their rows' cancelling, and that cancelling) of :func:`_refine` without its
+    demand; ``leans`` (z, ν) ↦ bool (:func:`_leans`) or None; a stalled pass tries a Krylov step
+    while the residual is above ``stalled2`` of b (relative, squared); at most ``passes`` passes, after
+    which ``finish`` takes a Krylov step as ``leans`` does."""
+    weak = []
     if x is None:
         x = S(b)
     r = b - product(x)
     rn = r @ r
     bb = b @ b
     small = _ROUNDING2 * bb
-    for _ in range(_REFINEMENTS):
+    for _ in range(passes):
         if not rn > small:
             break
         x_new = x + S(r)
         r_new = b - product(x_new)
         rn_new = r_new @ r_new
         if not rn_new < 0.25 * rn:
-            if not rn > _STALLED2 * bb:
+            if rn > stalled2 * bb:
+                x_new, r_new, rn_new, left = _krylov_step(S, product, b, x, r, beta, dependence)
+            elif leans is not None and rn_new < rn and rn > _SHRINKING2 * bb:
+                # near the solution by the residual, but a pass still shrinking it, by less than four, has
+                # met an eigenvalue about β, along which the error is the residual over it (thirty bars
+                # 2e-4 off straight, stopping so here and there, took 2.7 times the evaluations); one
+                # that does not is at rounding or in the rows' null space, where no step helps (nor one
+                # within _SHRINKING2 of b, where a pass shrinks it by chance)
+                x_new, r_new, rn_new, left = _lean_step(S, product, b, x, r, beta, dependence, leans, stalled2)
+            else:
                 break
-            x_new, r_new, rn_new = _krylov_step(S, product, b, x, r, beta, dependence)
+            weak += left
             if not rn_new < 0.25 * rn:
                 break
         x, r, rn = x_new, r_new, rn_new
-    return x
+    else:
+        # every pass quartered the residual, yet it is not at rounding: an eigenvalue about β, which a
+        # pass shrinks by β/(β + μ) only (two bars 1e-4 rad off straight, μ = 1.5 β: 0.4 a pass, their
+        # tension 1.6e-3 short after the six, its residual 3.5e-7 of b); resolved where the demand
+        # leans on it
+        if (finish and rn > small) or (leans is not None and rn > _SHRINKING2 * bb):
+            x_new, _, rn_new, left = (_krylov_step(S, product, b, x, r, beta, dependence) if finish else
+                                      _lean_step(S, product, b, x, r, beta, dependence, leans, stalled2))
+            weak += left
+            if rn_new < rn:
+                x = x_new
+    return x, weak
 
 
-def _krylov_step(S, product, b, x, r, beta, dependence=None):
-    """(x, b − As x, its squared norm) with x moved by the combination of the directions
-    S r, (S As) S r, … that minimises the residual.
+def _lean_step(S, product, b, x, r, beta, dependence, leans, stalled2):
+    """:func:`_krylov_step` resolving only the directions the demand leans on (``leans``), where the
+    refinement stopped near the solution by the residual: taken only where it moves x by more than
+    √``stalled2`` of itself, the precision the residual's test asks (the N-four-bar passing flat, had
+    it no redundancy, moved 1.5e-8 of itself in 5 of its 2314 such steps over 20 s on Radau)."""
+    x_new, r_new, rn_new, left = _krylov_step(S, product, b, x, r, beta, dependence, leans)
+    dx = x_new - x
+    if not dx @ dx > stalled2 * (x @ x):
+        return x, r, r @ r, left
+    return x_new, r_new, rn_new, left
+
+
+def _krylov_step(S, product, b, x, r, beta, dependence=None, only=None):
+    """(x, b − As x, its squared norm, [(z, ν)] the Ritz vectors above :data:`_NULL` left for their
+    rows' cancelling, ν (:func:`dependence`)) with x moved by the combination of the directions
+    S r, (S As) S r, … that minimises the residual; ``only`` (z, ν) ↦ bool: those alone resolved.
 
     Only Ritz vectors of those directions take part, and not those that the regularisation
     must keep: constraint rows that nearly cancel along it (``dependence`` below β, see
@@ -1004,15 +1105,25 @@ def _krylov_step(S, product, b, x, r, beta, dependence=None):
     Q, AQ = U[:, keep], W @ (Vt[keep].T / s[keep])
     theta, Y = np.linalg.eigh(0.5 * (Q.T @ AQ + AQ.T @ Q))
     resolved = theta >= (_NULL if dependence is None else 0.0)
+    left = []
     if dependence is not None and resolved.any():
-        resolved[resolved] = dependence(Q @ Y[:, resolved]) >= _DEPENDENT * beta
+        Z = Q @ Y[:, resolved]
+        nu = dependence(Z)
+        apart = nu >= _DEPENDENT * beta
+        # the demand's test reads the direction itself: a Ritz pair that is no eigenpair (its residual
+        # beyond _SHARP of its value) mixes directions, and its ν and demand with them
+        sharp = np.linalg.norm(AQ @ Y[:, resolved] - Z * theta[resolved], axis=0) <= _SHARP * theta[resolved]
+        left = [(z, v) for z, v, a, t, k in zip(Z.T, nu, apart, theta[resolved], sharp) if not a and k and t >= _NULL]
+        if only is not None:
+            apart &= sharp & np.array([only(z, v) for z, v in zip(Z.T, nu)], bool)
+        resolved[resolved] = apart
     if not resolved.any():
-        return x, r, r @ r
+        return x, r, r @ r, left
     Y = Y[:, resolved]
     c = np.linalg.lstsq(AQ @ Y, r, rcond=None)[0]
     x = x + Q @ (Y @ c)
     r = b - product(x)
-    return x, r, r @ r
+    return x, r, r @ r, left
 
 
 def dependence(J, inv_d=None, order=None):
@@ -1068,21 +1179,24 @@ def factored_batch(A, beta, J=None, weights=None) -> Factored:
         S = np.linalg.inv(As + (beta_eye(A.shape[1], beta) if weights is None
                                 else beta * weights[:, :, None] * np.eye(A.shape[1])))
     except np.linalg.LinAlgError:
-        def each(rhs):
+        def each(rhs, demand=None):
             return np.array([factored(a, beta, None if J is None else J[i], None if weights is None else weights[i])
-                             .solve(r) for i, (a, r) in enumerate(zip(A, rhs))]).reshape(rhs.shape)
+                             .solve(r, None if demand is None else demand[i])
+                             for i, (a, r) in enumerate(zip(A, rhs))]).reshape(rhs.shape)
         return Factored(each, inv_d)
     return Factored(partial(_solve_batch_with, S, As, inv_d, beta, J), inv_d)
 
 
-def _solve_batch_with(S, As, inv_d, beta, J, rhs):
-    """λ (k, m) of :func:`solve_batch` from the inverses S (k, m, m) of the scaled, regularised As."""
+def _solve_batch_with(S, As, inv_d, beta, J, rhs, demand=None):
+    """λ (k, m) of :func:`solve_batch` from the inverses S (k, m, m) of the scaled, regularised As;
+    ``demand`` (k, m) as :class:`Factored`'s."""
     b = rhs * inv_d
     x = np.einsum("kij,kj->ki", S, b)
     r = b - np.einsum("kij,kj->ki", As, x)
     rn = np.einsum("ki,ki->k", r, r)
     small = _ROUNDING2 * np.einsum("ki,ki->k", b, b)
     active = rn > small
+    slow = np.zeros(len(b), bool)
     for _ in range(_REFINEMENTS):
         if not active.any():
             break
@@ -1090,15 +1204,19 @@ def _solve_batch_with(S, As, inv_d, beta, J, rhs):
         r_new = b - np.einsum("kij,kj->ki", As, x_new)
         rn_new = np.einsum("ki,ki->k", r_new, r_new)
         better = active & (rn_new < 0.25 * rn)
+        slow |= active & ~better & (rn_new < rn)
         x = np.where(better[:, None], x_new, x)
         r = np.where(better[:, None], r_new, r)
         rn = np.where(better, rn_new, rn)
         active = better & (rn > small)
-    # stalled far from the solution (an ill-conditioned item, see _refine): the Krylov step
-    stalled = np.flatnonzero(rn > _STALLED2 * np.einsum("ki,ki->k", b, b))
-    for i in stalled:
+    # stalled far from the solution (an ill-conditioned item, see _refine): the Krylov step; with a
+    # demand, stopped while a pass still shrinks the residual or out of passes: the one _refine takes then
+    stalled = rn > _STALLED2 * np.einsum("ki,ki->k", b, b)
+    leaning = (demand is not None) & (slow | active) & (rn > _SHRINKING2 * np.einsum("ki,ki->k", b, b))
+    for i in np.flatnonzero(stalled | leaning):
         x[i] = _refine(lambda v: S[i] @ v, As[i].dot, b[i], beta, x[i],
-                       None if J is None else _judge(J[i], inv_d[i]))
+                       None if J is None else _judge(J[i], inv_d[i]),
+                       None if demand is None else demand[i] * inv_d[i], _REFINEMENTS if stalled[i] else 0)
     return x * inv_d
 
 

@@ -1348,7 +1348,11 @@ class _Run:
             # nothing pushes, moves or drives the parts: they stay at rest, their accelerations are rounding
             # (a 10 mm parallelogram drawn flat on a boom, no gravity: 8.8e-16, refused as stretched)
             return
-        udot = np.where(jointed, sysm.evaluate(0.0, y0)[0], 0.0)
+        # as the regularised solve gives them: a chain drawn nearly straight holds its load across the
+        # line only by a tension that the rows short of rank meet through their small eigenvalue, resolved
+        # where the load leans on it (schur._refine: two bars at a sag of 1e-5, 2.45e5 N holding 9.8 N),
+        # and that drawing, whose rounding makes or unmakes its sag, is what this refuses
+        udot = np.where(jointed, sysm.evaluate(0.0, y0, leaning=False)[0], 0.0)
         at_fault = self._stretched(y0, rows, udot, pushed, outside, free)
         nearly = False
         if not len(at_fault) and sysm.singular_at_start:

@@ -751,18 +751,19 @@ class System:
                        bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b,
                        contact_force=contact_force)
 
-    def evaluate(self, t, y, details=False):
+    def evaluate(self, t, y, details=False, leaning=True):
         """Accelerations u̇ (6n,) split layout, the bodies and the coordinates. With ``details``
         instead a dict of what an output frame reports without the constraint solve: the
         forces' per-element outputs, C, J u − v*, the bodies and the coordinates
-        (:meth:`reactions` gives the rest)."""
+        (:meth:`reactions` gives the rest). ``leaning=False``: rows that nearly cancel are left
+        regularised even where the motion's demand leans on them (:meth:`_accelerations`)."""
         B, rows, F, extra, coords = self._state(t, y, details)
         m = self.n_rows
         if details:
             return dict(extra, C=rows.C if m else np.zeros(0),
                         vel_error=(self._J_dot(rows, y[self.sl_u]) - rows.vel_target) if m else np.zeros(0),
                         bodies=B, coords=coords)
-        udot, lam = self._accelerations(y, B, rows, F)
+        udot, lam = self._accelerations(y, B, rows, F, leaning)
         if self.track_supplied_power:
             # only the motions' rows' λ enters the power: without motions its redundant part needs no
             # taking out (a least_norm each evaluation took a forced N-four-bar's run from 0.8 s to 5.1 s)
@@ -826,6 +827,18 @@ class System:
             motions = slice(len(owner), len(owner) + self.n_motions)
             self.motions_in_redundancy = bool(self.redundancies and self.n_motions and np.max(
                 np.abs(vectors[motions, :self.redundancies]), initial=0.0) > _MOTION_SHARE)
+
+    @property
+    def leaning(self) -> bool:
+        """Whether the accelerations' solve resolves the demand where it leans on rows that nearly
+        cancel (:func:`.schur._refine`): only with no redundancy, where such rows are a mechanism at
+        or near a singular position (passing it, or a chain hanging nearly taut). Among redundant
+        joints they may be a redundancy a drawing's rounding left unmet: a parallelogram in a tilted
+        plane, its ground link a float32 rounding off its coupler, has its demand lean on such a
+        direction at its flat position (the rows cancelling to 2.8e-9 to 1e-8, the demand's terms
+        adding to up to 0.92 of their magnitudes), and resolved there it locks (DOP853 stalled at
+        0.71 s where the regularised solve passes, losing energy, warned)."""
+        return not self.redundancies
 
     def moved_along_free_motion(self, y):
         """y with its bodies moved a little (turns of :data:`_FREE_MOTION_TURN` rad at most) along a
@@ -894,13 +907,16 @@ class System:
             K = self.kinematics(B)
         return self._coordinates(B.packed, K, y[self.sl_a])
 
-    def _accelerations(self, y, B: Bodies, rows: Rows | None, F):
-        """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y."""
+    def _accelerations(self, y, B: Bodies, rows: Rows | None, F, leaning=True):
+        """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y; the
+        demand resolved where it leans on rows that nearly cancel (:meth:`_constrained`), unless
+        not ``leaning`` or not :attr:`leaning`."""
         if rows is None:   # per body: a dense M⁻¹ of 200 free bodies cost 1.5 ms an evaluation
             return self._minv_dot(B, F.ravel()), self._zeros_m
         Mi = None if self.sparse else self._minv(B)
         u0 = self._minv_dot(B, F.ravel(), Mi)
-        return self._constrained(B, rows, u0, self._gamma(rows, y[self.sl_u]), Mi)
+        return self._constrained(B, rows, u0, self._gamma(rows, y[self.sl_u]), Mi,
+                                 rows.quad if leaning and self.leaning else None)
 
     def _supplied_power(self, lam, rows: Rows | None, u) -> float:
         """W: the power the motions' rows (λᵀv*, v* their rates at the rows' time) and the
@@ -1601,11 +1617,15 @@ class System:
             return self._block_schur.product(rows.blocks, u)
         return rows.J @ u
 
-    def _constrained(self, B: Bodies, rows: Rows, u_free, target, Mi=None):
+    def _constrained(self, B: Bodies, rows: Rows, u_free, target, Mi=None, quad=None):
         """``(u_free + M⁻¹Jᵀλ, λ)`` with (J M⁻¹ Jᵀ + βD) λ = target − J u_free.
 
         Small models use the dense J and M⁻¹ (``Mi``); large ones J's blocks
-        (:class:`.schur.BlockSchur`).
+        (:class:`.schur.BlockSchur`). ``quad``: J̇u of an acceleration solve (u_free the loads'
+        M⁻¹f), whose demand −J u_free − J̇u is then resolved where it leans on rows that nearly
+        cancel (:func:`.schur._refine`): a chain hanging nearly taut, held there by the
+        regularisation as on a spring, lost the energy its swing exchanges (thirty bars at a sag of
+        2e-4: 96 % over 0.2 s).
         """
         if not self.sparse or Mi is not None:
             J = rows.J
@@ -1621,8 +1641,9 @@ class System:
                                                      self._null_cache, weights)
             else:
                 factor = schur.factored(JM @ J.T, self.beta, J, weights)
-            b = target - J @ u_free
-            lam = factor.solve(b)
+            load = -(J @ u_free)
+            b = target + load
+            lam = factor.solve(b, None if quad is None else load - quad)
             du = JM.T @ lam
             if self.refine_accelerations:
                 lam, du = schur.refine_accelerations(factor, lambda du: b - J @ du, JM.T.dot, lam, du, b,
@@ -1631,10 +1652,12 @@ class System:
         bs = self._block_schur
         # as the dense solve above: with the regularised solve six float32 Bennett linkages side by
         # side (120 rows) lost 2.3e-4 J over 2 s on DOP853 in 3.8 times the evaluations
-        lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target - bs.product(rows.blocks, u_free),
+        load = -bs.product(rows.blocks, u_free)
+        lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target + load,
                            self.beta, without=self.inconsistent_redundancies, refine=self.refine_accelerations,
                            regularise_as=self.floored_inverse_inertia(B.R) if self.floored_regularisation else None,
-                           least_share=self.least_point_mass_share)
+                           least_share=self.least_point_mass_share,
+                           demand=None if quad is None else load - quad)
         return u_free + du, lam
 
     def _evaluated(self, t, y):

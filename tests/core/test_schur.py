@@ -327,3 +327,27 @@ def test_a_row_with_no_jacobian_keeps_its_whole_regularisation_beside_a_point_ma
     floored = np.eye(3)[None] * 1e5                       # floored at 1e-5 kg m²
     w = schur.regularisation_weights(J, J @ Mi, inv_mass, floored)
     np.testing.assert_allclose(w, [1.0, 1e-3, 1.0])
+
+
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_a_direction_whose_rows_nearly_cancel_is_resolved_only_where_the_demand_leans_on_it(as_sparse):
+    """Two rows that nearly cancel along z = (1, 1)/√2 (Jᵀz of 2.1e-5 of their size: ν = 4.5e-10,
+    between the rank tests' 1e-10 and β = 1e-8), so that the Krylov step leaves z to the
+    regularisation, which takes 96 % off λ's part there (a mechanism passing a singular position).
+    Given as the acceleration solve's demand, a right-hand side whose terms along z add up (1, 1)
+    or (1, 0.5), a chain's tension, is resolved there: within 6e-9 of the exact λ (the solve's
+    rounding, ε over that eigenvalue, 2.5e-7); one whose terms nearly cancel, (1, −0.9) (their sum
+    0.05 of their magnitudes), stays regularised as without a demand."""
+    J = np.array([[1.0, 0.0], [-1.0, 3e-5]])
+    A = J @ J.T
+    factor = schur.factored(sparse.csr_matrix(A) if as_sparse else A, 1e-8, sparse.csr_matrix(J) if as_sparse else J)
+    for demand, leans in (([1.0, 1.0], True), ([1.0, 0.5], True), ([1.0, -0.9], False)):
+        b = np.array(demand)
+        exact = np.linalg.solve(A, b)
+        regularised = factor.solve(b)
+        assert np.max(np.abs(regularised - exact)) > 0.5 * np.max(np.abs(exact))
+        lam = factor.solve(b, b)
+        if leans:
+            np.testing.assert_allclose(lam, exact, rtol=2.5e-7)
+        else:
+            np.testing.assert_array_equal(lam, regularised)
