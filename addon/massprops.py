@@ -188,9 +188,8 @@ def draw(layout, obj, scene):
         body.operator("mbd.mass_properties", icon="FILE_REFRESH")
         return
     if shown.problem:
-        row = body.row()
-        row.alert = True
-        row.label(text=shown.problem, icon="ERROR")
+        from .ui import red_label      # (here: ui imports this module)
+        red_label(body, shown.problem)
         return
     body.label(text=shown.source, icon="INFO")
     col = body.column(align=True)

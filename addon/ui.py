@@ -142,6 +142,13 @@ def formula_plot(checked: Checked, end_time: float, unit: str, size=plot.SIZE) -
     return shown
 
 
+def red_label(layout, text):
+    """A problem's line in red, as the docs describe it (a label alone is drawn in the normal text colour)."""
+    row = layout.row()
+    row.alert = True
+    row.label(text=text, icon="ERROR")
+
+
 def draw_formula(layout, item, prop="value", allow_spline=True, unit="", quantity=""):
     """The formula field, a Spline button (file browser), the plot toggle; under them the error or, when
     the toggle is on, the plot. ``unit``: the field's, in its label (numbers in a formula carry none,
@@ -156,9 +163,7 @@ def draw_formula(layout, item, prop="value", allow_spline=True, unit="", quantit
     row.prop(display, "show_plot", text="", icon="GRAPH")
     checked = check_formula(getattr(item, prop), formula_base_dir(), allow_spline)
     if checked.error:
-        row = layout.row()
-        row.alert = True   # red, as the docs describe it: a label alone is drawn in the normal text colour
-        row.label(text=checked.error, icon="ERROR")
+        red_label(layout, checked.error)
         return
     if not display.show_plot:
         return
@@ -171,9 +176,7 @@ def draw_formula(layout, item, prop="value", allow_spline=True, unit="", quantit
     if shown is None:
         return
     if shown.error:
-        row = layout.row()
-        row.alert = True
-        row.label(text=shown.error, icon="ERROR")
+        red_label(layout, shown.error)
         return
     box = layout.box()
     if _previews is not None and shown.name in _previews and _previews[shown.name].icon_id:
