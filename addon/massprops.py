@@ -42,6 +42,8 @@ class Report:
     triangles: int = 0         # > AUTO_TRIANGLES: not computed yet, the Compute button does it
     #: the frame it was computed at, where the body or a parent is animated (Simulate reads the start frame)
     frame: int | None = None
+    #: closed meshes under the body, not bodies, that its mass leaves out ("'Cap' under 'Bar' (12 % ...)")
+    left_out: tuple = ()
 
 
 REPORTS: dict[int, Report] = {}
@@ -84,7 +86,9 @@ def stamp(obj, scene) -> tuple:
     finite = bool(np.isfinite(gram).all() and np.isfinite(np.array(obj.matrix_world.translation)).all())
     return (obj.name, mm_per_unit(scene), finite, _Shape(gram) if finite else None, p.mass_mode, p.density,
             p.mass, tuple(p.com), tuple(p.inertia), p.mass_fallback,
-            tuple((o.mbd.role, o.mbd.fixed, o.hide_viewport) for o in _with_parents(obj)))
+            tuple((o.mbd.role, o.mbd.fixed, o.hide_viewport) for o in _with_parents(obj)),
+            # the meshes under it that its mass may leave out (:attr:`Report.left_out`)
+            tuple(c.name for c in obj.children_recursive if c.mbd.role == "NONE" and c.type != "EMPTY"))
 
 
 def report(obj, scene, compute=False) -> Report:
@@ -122,7 +126,7 @@ def _placed(hit: Report, obj, scene) -> Report:
 
 
 def _computed(obj, scene, depsgraph, now) -> Report:
-    compiled, problems = compile_body(obj, scene, depsgraph)
+    compiled, problems, left_out = compile_body(obj, scene, depsgraph)
     if compiled is None:
         more = f" (and {len(problems) - 1} more: Validate lists them)" if len(problems) > 1 else ""
         return Report(now, problem=problems[0] + more)
@@ -139,7 +143,7 @@ def _computed(obj, scene, depsgraph, now) -> Report:
     return Report(now, source=source, mass=mp.mass, volume=mp.volume * 1e6, density=density,
                   moments=tuple(core.units.from_si(mp.principal_moments, "inertia")),
                   own_com=tuple(core.units.from_si(mp.com, "length")), own_axes=tuple(map(tuple, mp.principal_axes.T)),
-                  frame=scene.frame_current if moves else None)
+                  frame=scene.frame_current if moves else None, left_out=tuple(left_out))
 
 
 def lines(shown: Report) -> list[str]:
@@ -195,6 +199,9 @@ def draw(layout, obj, scene):
     col = body.column(align=True)
     for line in lines(shown):
         col.label(text=line)
+    if shown.left_out:
+        # as Validate's note: a CAD part split into meshes weighs only what is the body's own mesh
+        body.label(text=f"Left out of its mass and contacts (not bodies): {', '.join(shown.left_out)}", icon="INFO")
     if shown.frame is not None and shown.frame != scene.frame_start:
         body.label(text=f"Animated: the centre of mass is at frame {shown.frame}; Simulate starts from frame "
                         f"{scene.frame_start}", icon="TIME")

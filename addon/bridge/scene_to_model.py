@@ -579,8 +579,9 @@ def read_body(obj, depsgraph, unit, out, in_scene):
 
 def compile_body(obj, scene, depsgraph):
     """Body ``obj`` read and compiled alone, as :func:`scene_to_model` reads and compiles it with the
-    rest of ``scene``: (the compiled one-body model, []), or (None, the problems Validate lists for it,
-    in its words). Its mass properties are the run's: the same Body, through the same compile."""
+    rest of ``scene``: (the compiled one-body model, [], the closed meshes under it that its mass leaves
+    out, as Validate's note names them), or (None, the problems Validate lists for it, in its words, []).
+    Its mass properties are the run's: the same Body, through the same compile."""
     global _rests
     out = _Collector()
     _rests = {}
@@ -591,10 +592,10 @@ def compile_body(obj, scene, depsgraph):
         _rests = None
     if body is not None:
         try:
-            return core.compile_model(core.model.spec.Model(name=scene.name, bodies=(body,))), []
+            return core.compile_model(core.model.spec.Model(name=scene.name, bodies=(body,))), [], out.loose
         except core.ModelError as exc:
             out.issues(exc)
-    return None, out.problems
+    return None, out.problems, []
 
 
 def scene_to_model(scene, depsgraph) -> Gathered:

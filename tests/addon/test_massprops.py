@@ -294,6 +294,26 @@ def test_an_animated_body_says_simulate_starts_elsewhere(addon):
     assert not any(t.startswith("Animated") for t in labels(draw_all(obj)))
 
 
+def test_a_closed_mesh_under_the_body_is_named_as_left_out_as_validate_names_it(addon):
+    """A CAD part split into meshes under one body: the box's mass is the body's own mesh, and it says
+    which meshes under it that mass leaves out (Validate's note said so, the box did not)."""
+    scene, obj = bar()
+    bpy.ops.mesh.primitive_cube_add(size=20.0, location=(110.0, 0.0, 0.0))   # mm: a 20 mm cap on its end
+    cap = bpy.context.active_object
+    cap.name = "Cap"
+    ms.frame("Pin", parent=obj)                  # (an empty under it is no mesh: not named)
+    cap.parent = obj
+    cap.matrix_parent_inverse = obj.matrix_world.inverted()
+    bpy.context.view_layer.update()
+    drawn = labels(draw_all(obj))
+    assert "Left out of its mass and contacts (not bodies): 'Cap' under 'Bar' (10 % of its volume)" in drawn
+    assert shown(obj).mass == pytest.approx(MASS, rel=1e-9)
+    from addon.bridge.scene_to_model import scene_to_model
+    assert "'Cap' under 'Bar' (10 % of its volume)" in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).notes[0]
+    bpy.data.objects.remove(cap)                 # gone: the line goes with it
+    assert not any(t.startswith("Left out") for t in labels(draw_all(obj)))
+
+
 def test_a_sphere_has_any_principal_axes(addon):
     ms.setup_scene(0.001)
     bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, radius=10.0)   # an icosahedron: isotropic
