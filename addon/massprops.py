@@ -12,7 +12,7 @@ import bpy
 import numpy as np
 from bpy.app.handlers import persistent
 
-from .bridge.scene_to_model import animated, compile_body, mm_per_unit, start_pose
+from .bridge.scene_to_model import ancestors, animated, compile_body, mm_per_unit, start_pose
 from .corelink import core
 
 #: triangles up to which a report is computed as the box is drawn: reading and checking an icosphere
@@ -86,7 +86,7 @@ def stamp(obj, scene) -> tuple:
     finite = bool(np.isfinite(gram).all() and np.isfinite(np.array(obj.matrix_world.translation)).all())
     return (obj.name, mm_per_unit(scene), finite, _Shape(gram) if finite else None, p.mass_mode, p.density,
             p.mass, tuple(p.com), tuple(p.inertia), p.mass_fallback,
-            tuple((o.mbd.role, o.mbd.fixed, o.hide_viewport) for o in _with_parents(obj)),
+            tuple((o.mbd.role, o.mbd.fixed, o.hide_viewport) for o in (obj, *ancestors(obj))),
             # the meshes under it that its mass may leave out (:attr:`Report.left_out`)
             tuple(c.name for c in obj.children_recursive if c.mbd.role == "NONE" and c.type != "EMPTY"))
 
@@ -139,7 +139,7 @@ def _computed(obj, scene, depsgraph, now) -> Report:
                   else "From the closed mesh")
         # (Mass From Mass: the density that makes the mesh weigh the mass typed)
         density = f"{mp.mass / mp.volume:.6g} kg/m³ ({'typed' if mode == 'DENSITY' else 'from the mass'})"
-    moves = any(animated(o) for o in _with_parents(obj))
+    moves = any(animated(o) for o in (obj, *ancestors(obj)))
     return Report(now, source=source, mass=mp.mass, volume=mp.volume * 1e6, density=density,
                   moments=tuple(core.units.from_si(mp.principal_moments, "inertia")),
                   own_com=tuple(core.units.from_si(mp.com, "length")), own_axes=tuple(map(tuple, mp.principal_axes.T)),
@@ -172,11 +172,6 @@ def lines(shown: Report) -> list[str]:
         return out + [axis(0), "Axes 2 and 3: any perpendicular to axis 1"]
     return out + [axis(k) for k in range(3)]
 
-
-def _with_parents(obj):
-    while obj is not None:
-        yield obj
-        obj = obj.parent
 
 
 def draw(layout, obj, scene):

@@ -37,8 +37,8 @@ from mathutils import Matrix
 from ..corelink import core
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
-from .scene_to_model import (POSE_PATHS, REST_KEY, animated, body_of, in_body_matrix, mm_per_unit, reparented, rest_of,
-                             rest_parent_matrix)
+from .scene_to_model import (POSE_PATHS, REST_KEY, ancestors, animated, body_of, in_body_matrix, mm_per_unit,
+                             reparented, rest_of, rest_parent_matrix)
 from .telemetry import bake as bake_telemetry
 from .telemetry import telemetry_object
 
@@ -310,14 +310,6 @@ def _start_matrices(scene, bodies) -> dict:
         scene.frame_set(now[0], subframe=now[1])
 
 
-def _depth(obj) -> int:
-    """How many parents ``obj`` has."""
-    depth = 0
-    while obj.parent is not None:
-        obj, depth = obj.parent, depth + 1
-    return depth
-
-
 def _remember(obj, scene, start=None):
     """Store what baking changes on a body, for clear(); ``start``: its world matrix at the start
     frame, where the run started (default: the current one)."""
@@ -489,7 +481,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     orientation = _normalized(resample(t, results.orientation[:count], times))
     baked = [(k, found[name]) for k, name in enumerate(results.body_names) if found[name] is not None]
     # parents first: a body under a body stores its parent matrix with that body at its stored rest pose
-    for _, obj in sorted(baked, key=lambda item: _depth(item[1])):
+    for _, obj in sorted(baked, key=lambda item: len(ancestors(item[1]))):
         _remember(obj, scene, start.get(obj.name))
     moving = {obj: (position[:, k], orientation[:, k]) for k, obj in baked}
     for k, name in enumerate(results.body_names):
@@ -555,7 +547,7 @@ def clear(scene, keep=None) -> int:
     shown = {obj: obj.matrix_world.copy() for obj in copies}
     # children first: one parented anew is put back through its parent body's stored rest pose, which
     # restoring that body takes (its matrix_world is the bake's until the scene is evaluated again)
-    for obj, rest in sorted(originals.items(), key=lambda item: -_depth(item[0])):
+    for obj, rest in sorted(originals.items(), key=lambda item: -len(ancestors(item[0]))):
         _restore(obj, rest)
     if any(obj.parent is not None for obj in copies):
         # a copy under a baked body is placed under that body put back, not under its last baked pose

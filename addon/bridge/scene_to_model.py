@@ -656,7 +656,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
                                     f"frame is placed on body {body.name!r} by its parent and its own transform, "
                                     "not where the viewport shows it; mute or remove them, or apply them "
                                     "(Apply Visual Transform)")
-            between = [] if body is None else _ancestors(obj)[:_ancestors(obj).index(body)]
+            between = [] if body is None else ancestors(obj)[:ancestors(obj).index(body)]
             held = [(o.name, _active_constraints(o)) for o in between]
             held = [f"{', '.join(map(repr, names))} of {name!r}" for name, names in held if names]
             if held:
@@ -685,7 +685,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
             if _sheared(matrix):
                 # a rotated frame under a non-uniform scale: its axes are not perpendicular, no rotation
                 # gives them; the model keeps the Z axis (the joint axis) as shown
-                by = [o.name for o in _ancestors(obj) if len(set(round(abs(x), 6) for x in o.scale)) > 1]
+                by = [o.name for o in ancestors(obj) if len(set(round(abs(x), 6) for x in o.scale)) > 1]
                 out.warnings.append(f"{path}: its axes are not perpendicular (sheared by the non-uniform scale "
                                     f"of {', '.join(map(repr, by)) or 'a parent'}); the model uses its Z axis as "
                                     "shown and an X axis made perpendicular to it. Apply the scale of the "
@@ -943,7 +943,7 @@ def start_model(scene, depsgraph) -> Gathered:
     in the scene, and would undo what the user moved by hand and did not key."""
     now = scene.frame_current, scene.frame_subframe
     marked = [o for o in scene.objects if o.mbd.role != "NONE"]
-    if now == (scene.frame_start, 0.0) or not any(animated(o) for m in marked for o in (m, *_ancestors(m))):
+    if now == (scene.frame_start, 0.0) or not any(animated(o) for m in marked for o in (m, *ancestors(m))):
         return scene_to_model(scene, depsgraph)
     scene.frame_set(scene.frame_start)
     try:
@@ -957,7 +957,7 @@ def _active_constraints(obj) -> list[str]:
     return [c.name for c in obj.constraints if not c.mute and c.influence > 0 and c.is_valid]
 
 
-def _ancestors(obj) -> list:
+def ancestors(obj) -> list:
     """The parents of ``obj``, nearest first."""
     found = []
     while obj.parent is not None:
@@ -1004,7 +1004,7 @@ def in_body_matrix(obj, body) -> Matrix:
 
 def _baked_above(obj) -> bool:
     """Whether a body among the parents of ``obj`` was baked (its keys move it from frame to frame)."""
-    return any(p.mbd.role == "BODY" and rest_of(p) is not None for p in _ancestors(obj))
+    return any(p.mbd.role == "BODY" and rest_of(p) is not None for p in ancestors(obj))
 
 
 def reparented(obj, rest) -> bool:
@@ -1043,7 +1043,7 @@ def _parent_problem(obj) -> str:
     moving body among them, so the rest must hold still (nothing keyed, driven or constrained,
     parented by object) and all only turn, move and scale evenly. A fixed body may sit under no
     moving body (it is never keyed) but under an uneven scale (it never turns)."""
-    chain = _ancestors(obj)
+    chain = ancestors(obj)
     if not chain:
         return ""
     unparent = "clear the parent and keep the transform (Alt+P)"
