@@ -6,6 +6,7 @@ depsgraph update of its geometry: :func:`forget_changed`) or what it was compute
 settings, name, scale, the scene's unit scale: :func:`stamp`), so a redraw reads no mesh: moving or
 turning the body (dragging it, playing its bake) only places the kept numbers at its new pose.
 """
+import textwrap
 from dataclasses import dataclass, replace
 
 import bpy
@@ -22,6 +23,9 @@ AUTO_TRIANGLES = 20_000
 #: principal moments this close (relative) are one, their axes any in their plane: Blender's float32
 #: vertices leave an icosphere's 1.6e-5 apart, and axes that close are the rounding's, not the part's
 _SAME_MOMENT = 1e-4
+
+#: characters a warning's lines are wrapped at: about what the sidebar shows at its default width
+WRAP = 60
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,9 @@ class Report:
     frame: int | None = None
     #: closed meshes under the body, not bodies, that its mass leaves out ("'Cap' under 'Bar' (12 % ...)")
     left_out: tuple = ()
+    #: what Blender's float32 vertices cost its mass, far from its origin: Validate's warning, wrapped at
+    #: :data:`WRAP` (a paragraph on one label runs off the panel; wrapping it took 60 µs, here once)
+    rounding: tuple = ()
 
 
 REPORTS: dict[int, Report] = {}
@@ -126,7 +133,7 @@ def _placed(hit: Report, obj, scene) -> Report:
 
 
 def _computed(obj, scene, depsgraph, now) -> Report:
-    compiled, problems, left_out = compile_body(obj, scene, depsgraph)
+    compiled, problems, left_out, rounding = compile_body(obj, scene, depsgraph)
     if compiled is None:
         more = f" (and {len(problems) - 1} more: Validate lists them)" if len(problems) > 1 else ""
         return Report(now, problem=problems[0] + more)
@@ -143,7 +150,8 @@ def _computed(obj, scene, depsgraph, now) -> Report:
     return Report(now, source=source, mass=mp.mass, volume=mp.volume * 1e6, density=density,
                   moments=tuple(core.units.from_si(mp.principal_moments, "inertia")),
                   own_com=tuple(core.units.from_si(mp.com, "length")), own_axes=tuple(map(tuple, mp.principal_axes.T)),
-                  frame=scene.frame_current if moves else None, left_out=tuple(left_out))
+                  frame=scene.frame_current if moves else None, left_out=tuple(left_out),
+                  rounding=tuple(textwrap.wrap(rounding[:1].upper() + rounding[1:], WRAP)))
 
 
 def lines(shown: Report) -> list[str]:
@@ -194,6 +202,11 @@ def draw(layout, obj, scene):
     col = body.column(align=True)
     for line in lines(shown):
         col.label(text=line)
+    if shown.rounding:
+        # a warning, not red: Simulate takes the body
+        col = body.column(align=True)
+        for k, line in enumerate(shown.rounding):
+            col.label(text=line, icon="ERROR" if k == 0 else "BLANK1")
     if shown.left_out:
         # as Validate's note: a CAD part split into meshes weighs only what is the body's own mesh
         body.label(text=f"Left out of its mass and contacts (not bodies): {', '.join(shown.left_out)}", icon="INFO")

@@ -432,6 +432,8 @@ class _Collector:
         self.world_parents: dict[str, object] = {}
         #: closed meshes under bodies, not bodies themselves (see _loose_parts)
         self.loose: list[str] = []
+        #: body name -> what float32 vertices cost its mass (:func:`_float32_rounding`), also a warning
+        self.rounding: dict[str, str] = {}
 
     def error(self, path: str, message: str):
         self.problems.append(f"{path}: {message}")
@@ -552,6 +554,7 @@ def read_body(obj, depsgraph, unit, out, in_scene):
     # (the mesh gives no mass to a fixed body or to explicit mass properties)
     rounding = _float32_rounding(verts) if p.mass_mode != "EXPLICIT" and not p.fixed else ""
     if rounding:
+        out.rounding[obj.name] = rounding
         out.warnings.append(f"{path}: {rounding}")
     loc, rot = start_pose(obj)
     try:
@@ -580,7 +583,8 @@ def read_body(obj, depsgraph, unit, out, in_scene):
 def compile_body(obj, scene, depsgraph):
     """Body ``obj`` read and compiled alone, as :func:`scene_to_model` reads and compiles it with the
     rest of ``scene``: (the compiled one-body model, [], the closed meshes under it that its mass leaves
-    out, as Validate's note names them), or (None, the problems Validate lists for it, in its words, []).
+    out, as Validate's note names them, what Blender's float32 vertices cost its mass as Validate warns
+    of it after the object's name, or ''), or (None, the problems Validate lists for it, in its words, [], '').
     Its mass properties are the run's: the same Body, through the same compile."""
     global _rests
     out = _Collector()
@@ -592,10 +596,11 @@ def compile_body(obj, scene, depsgraph):
         _rests = None
     if body is not None:
         try:
-            return core.compile_model(core.model.spec.Model(name=scene.name, bodies=(body,))), [], out.loose
+            return (core.compile_model(core.model.spec.Model(name=scene.name, bodies=(body,))), [], out.loose,
+                    out.rounding.get(obj.name, ""))
         except core.ModelError as exc:
             out.issues(exc)
-    return None, out.problems, []
+    return None, out.problems, [], ""
 
 
 def scene_to_model(scene, depsgraph) -> Gathered:

@@ -325,3 +325,46 @@ def test_a_sphere_has_any_principal_axes(addon):
     assert 1e-9 * max(r.moments) < np.ptp(r.moments) <= 1e-4 * max(r.moments)
     assert "Principal axes: any (the same moment about every axis)" in labels(draw_all(obj))
     assert math.isfinite(r.volume)
+
+
+def rod(offset):
+    """test_far_origin's 20 mm thick steel rod, 1 m long, drawn ``offset`` metres from its object's
+    origin, the object moved back: the part sits at the world origin either way."""
+    scene = ms.setup_scene(1.0)
+    mesh = bpy.data.meshes.new("Rod")
+    lo, hi = np.array([offset - 0.01, -0.01, -1.0]), np.array([offset + 0.01, 0.01, 0.0])
+    corners = [tuple(np.where([i & 1, i & 2, i & 4], hi, lo)) for i in range(8)]
+    mesh.from_pydata(corners, [], [(0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2), (1, 3, 7, 5)])
+    obj = bpy.data.objects.new("Rod", mesh)
+    scene.collection.objects.link(obj)
+    obj.location = (-offset, 0.0, 0.0)
+    obj.mbd.role, obj.mbd.density = "BODY", 7850.0
+    bpy.context.view_layer.update()
+    return scene, obj
+
+
+@pytest.mark.parametrize("offset, warned", [(5.0, False), (5000.0, True)])
+def test_a_mesh_drawn_far_from_its_origin_shows_validates_warning(addon, counted, offset, warned):
+    """Validate warns of a part drawn 5 km from its origin (float32 vertices rounded to 0.3 mm, 1.5 % of
+    its thickness: test_far_origin); the box showed its mass without a word. It now shows Validate's
+    warning, wrapped, not in red (the body is simulated), kept with the numbers: a redraw computes
+    nothing again. 5 m away (rounded to 3e-4 mm): no line."""
+    from addon.bridge.scene_to_model import scene_to_model
+    scene, obj = rod(offset)
+    validate = [w.split(": ", 1)[1] for w in scene_to_model(scene, bpy.context.evaluated_depsgraph_get()).warnings
+                if w.startswith("object 'Rod': its vertices lie")]
+    assert bool(validate) == warned
+    log = draw_all(obj)
+    drawn = labels(log)
+    start = next((k for k, t in enumerate(drawn) if t.startswith("Its vertices lie")), None)
+    assert (start is not None) == warned, drawn
+    if warned:
+        end = next(k for k, t in enumerate(drawn) if k >= start and t.endswith("already done)"))
+        assert " ".join(drawn[start:end + 1]) == validate[0][0].upper() + validate[0][1:]
+        assert shown(obj).rounding == tuple(drawn[start:end + 1])
+        assert "5e+06 mm" in drawn[start] and all(len(t) <= 60 for t in drawn[start:end + 1])
+        assert red_labels(log) == []
+    else:
+        assert shown(obj).rounding == ()
+    draw_all(obj)
+    assert counted == ["Rod"]
