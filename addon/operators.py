@@ -14,12 +14,13 @@ import bpy
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
-from mathutils import Matrix
+from mathutils import Euler, Matrix, Quaternion
 
 from . import massprops, runner
 from .bridge import bake as baking
-from .bridge.scene_to_model import (SceneError, body_of, in_panel_words, mm_per_unit, rest_matrix, role_refused,
-                                    start_model)
+from .bridge.keys import slot_fcurves
+from .bridge.scene_to_model import (_PLACING, REST_KEY, SceneError, _active_constraints, ancestors, body_of,
+                                    in_panel_words, mm_per_unit, rest_matrix, role_refused, start_model)
 from .properties import GROUPS, JOINT_TYPES, LABELS, ROLES, active_index_name, remember_joint_names
 
 
@@ -950,16 +951,73 @@ def free_joint_name(scene, base) -> str:
     return next(n for n in names if n not in joints and not {f"{n}_I", f"{n}_J"} & objects)
 
 
+#: the channels of an object's own transform whose keys :func:`_keyed_matrix` reads (deltas are refused on a body)
+_OWN = ("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale")
+
+
+def _keyed_matrix(obj, frame):
+    """The world matrix the user's keys give ``obj`` at ``frame``, from the fcurves of it and of its parents
+    (evaluated there: going to the frame would re-apply every key in the scene and undo what the user moved
+    by hand); its ``matrix_world`` when none of them is keyed; None when more than keys place them (drivers,
+    NLA strips, constraints, keyed deltas, a parent by vertex or bone), which are not read."""
+    chain = (obj, *ancestors(obj))
+    bags = [slot_fcurves(o.animation_data) or () for o in chain]
+    keyed = [[fc for fc in bag if fc.data_path in _PLACING and not fc.mute] for bag in bags]
+    if not any(keyed):
+        return obj.matrix_world.copy()
+    for o, own in zip(chain, keyed):
+        anim = o.animation_data
+        if (_active_constraints(o) or any(fc.data_path not in _OWN for fc in own)
+                or (o.parent is not None and o.parent_type != "OBJECT")
+                or anim is not None and (len(anim.nla_tracks) or any(not d.mute and d.data_path in _PLACING
+                                                                      for d in anim.drivers))):
+            return None
+    world = Matrix.Identity(4)
+    for k in reversed(range(len(chain))):
+        o = chain[k]
+        if not any(keyed[k:]):      # (nothing keyed at or above it: as shown)
+            world = o.matrix_world.copy()
+            continue
+        values = {path: list(getattr(o, path)) for path in _OWN}
+        for fc in keyed[k]:
+            values[fc.data_path][fc.array_index] = fc.evaluate(frame)
+        mode = o.rotation_mode
+        if mode == "QUATERNION":
+            turn = Quaternion(values["rotation_quaternion"]).normalized()     # (as Blender composes it)
+        elif mode == "AXIS_ANGLE":
+            angle, *axis = values["rotation_axis_angle"]
+            turn = Quaternion(axis, angle)
+        else:
+            turn = Euler(values["rotation_euler"], mode)
+        basis = Matrix.LocRotScale(values["location"], turn, values["scale"])
+        world = (world @ o.matrix_parent_inverse if o.parent is not None else Matrix.Identity(4)) @ basis
+    return world
+
+
+def _start_matrix(scene, body):
+    """(the world matrix Simulate starts ``body`` from, 'bake' or 'keys' or '' for what moved it from
+    there): a baked body (or one under a baked body) from its rest pose; a body the user keyed (or under a
+    keyed parent), shown at another frame than the start, from where its keys put it at the start frame
+    (:func:`start_model` reads it there); else, or where :func:`_keyed_matrix` cannot tell, as shown."""
+    if any(REST_KEY in o for o in (body, *ancestors(body))):
+        return rest_matrix(body), "bake"
+    if (scene.frame_current, scene.frame_subframe) == (scene.frame_start, 0.0):
+        return body.matrix_world, ""
+    keyed = _keyed_matrix(body, scene.frame_start)
+    return (body.matrix_world, "") if keyed is None else (keyed, "keys")
+
+
 def _apart_at_start(scene, bodies, pose) -> str:
     """Why the frames just placed at world ``pose`` on ``bodies`` (None: the world) as shown do not
-    coincide where Simulate starts the bodies (a baked body shown at another frame: each frame starts
-    where its body's rest pose takes it), with the gap and what to do; '' when they do."""
-    shown = [b for b in bodies if b is not None
-             and not _same_pose(rest_matrix(b), b.matrix_world, b.matrix_world.translation.length)]
+    coincide where Simulate starts the bodies (:func:`_start_matrix`: each frame starts where its body's
+    start pose takes it), with the gap and what to do; '' when they do."""
+    starts = [None if b is None else _start_matrix(scene, b) for b in bodies]
+    shown = [(b, s[1]) for b, s in zip(bodies, starts) if b is not None
+             and not _same_pose(s[0], b.matrix_world, b.matrix_world.translation.length)]
     if not shown:
         return ""
     # a frame on a body keeps its place in the body as shown: at the start it is moved as the body is
-    start = [pose if b is None else rest_matrix(b) @ b.matrix_world.inverted_safe() @ pose for b in bodies]
+    start = [pose if b is None else s[0] @ b.matrix_world.inverted_safe() @ pose for b, s in zip(bodies, starts)]
     gap = (start[0].translation - start[1].translation).length
     z = [m.col[2].to_3d().normalized() for m in start]
     angle = z[0].angle(z[1], 0.0)
@@ -970,16 +1028,27 @@ def _apart_at_start(scene, bodies, pose) -> str:
     if gap <= 1e-5 * size and angle <= 1e-5:
         return ""           # bodies that moved together (welded), or a joint at a pivot they turn about
     gap, angle = gap * mm_per_unit(scene), math.degrees(angle)
-    names = " and ".join(repr(b.name) for b in shown)
-    it, its, is_ = ("it", "its bake", "is") if len(shown) == 1 else ("them", "their bakes", "are")
     now, first = scene.frame_current, scene.frame_start
+    baked = [b for b, how in shown if how == "bake"]
+    keyed = [b for b, how in shown if how == "keys"]
+    it, is_ = ("it", "is") if len(shown) == 1 else ("them", "are")
+    if not keyed:
+        where = (f"{' and '.join(repr(b.name) for b in baked)} {is_} shown where "
+                 f"{'its bake' if len(baked) == 1 else 'their bakes'} put {it} at frame {now}")
+        starts_from = "the pose from before the bake"
+    elif not baked:
+        where = (f"{' and '.join(repr(b.name) for b in keyed)} {is_} shown where "
+                 f"{'its' if len(keyed) == 1 else 'their'} keys put {it} at frame {now}")
+        starts_from = f"where they put {it} at frame {first}, the start"
+    else:
+        where = f"{baked[0].name!r} is shown where its bake put it and {keyed[0].name!r} where its keys put it " \
+                f"at frame {now}"
+        starts_from = f"the pose from before the bake, and where the keys put {keyed[0].name!r} at frame {first}"
     # (at the start frame too where the bake's first pose is not the one stored: Validate moved it to join)
-    return (f"{names} {is_} shown where {its} put {it} at frame {now}, not where Simulate starts {it} (the pose "
-            f"from before the bake): there the joint's frames lie {gap:.4g} mm apart"
-            + (f" with their Z axes {angle:.3g}° apart" if angle > 1e-3 else "")
-            + ", and Validate moves the bodies to join them; undo (Ctrl+Z), "
-            + (f"go to frame {first} (or Clear the bake)" if now != first else "Clear the bake")
-            + " and place the joint again")
+    fix = (f"go to frame {first}" + (" (or Clear the bake)" if baked else "")) if now != first else "Clear the bake"
+    return (f"{where}, not where Simulate starts {it} ({starts_from}): there the joint's frames lie {gap:.4g} mm "
+            "apart" + (f" with their Z axes {angle:.3g}° apart" if angle > 1e-3 else "")
+            + f", and Validate moves the bodies to join them; undo (Ctrl+Z), {fix} and place the joint again")
 
 
 def _same_pose(a, b, size) -> bool:

@@ -380,3 +380,127 @@ def test_two_baked_bodies_that_moved_together_are_jointed_without_a_warning(addo
     op.name, op.type, op.axis = "Tip", "REVOLUTE", "Y"
     assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
     assert [level for level, _ in op.reports] == ["INFO"]
+
+
+def frames_apart_at_start(scene, joint):
+    """How far apart (mm) the joint's frames are where the start frame shows them, and where it is current."""
+    now = scene.frame_current
+    scene.frame_set(scene.frame_start)
+    gap = (joint.frame_i.matrix_world.translation - joint.frame_j.matrix_world.translation).length
+    scene.frame_set(now)
+    return gap
+
+
+def place(scene, name, *bodies):
+    select(*bodies)
+    op = ms.Reports()
+    op.name, op.type, op.axis = name, "REVOLUTE", "Y"
+    from addon.operators import MBD_OT_joint_at_cursor
+    assert MBD_OT_joint_at_cursor.execute(op, bpy.context) == {"FINISHED"}
+    return op.reports
+
+
+def test_a_body_the_user_keyed_shown_away_from_the_start_frame_is_warned_of_with_the_gap(addon):
+    """The bar keyed by the user (not baked) to slide and turn from frame 1 to 24, shown at frame 12 of a
+    run starting at frame 1: Simulate starts it where its keys put it at frame 1 (start_model reads it
+    there), so a joint placed at its tip as shown starts with its frames apart, by as much as the start
+    frame shows them; the call says so and what to do, as for a baked body. Read from the keys of the
+    body, of a keyed parent body above it, in Euler, quaternion and axis-angle rotations alike."""
+    scene = ms.setup_scene(0.001)
+    scene.frame_start, scene.frame_end = 1, 24
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    bar.keyframe_insert("location", frame=1)
+    bar.keyframe_insert("rotation_euler", frame=1)
+    bar.location, bar.rotation_euler = (150.0, 0.0, 80.0), (0.0, -0.6, 0.0)
+    bar.keyframe_insert("location", frame=24)
+    bar.keyframe_insert("rotation_euler", frame=24)
+    scene.frame_set(12)
+    scene.cursor.location = bar.matrix_world @ Vector((0.5, 0.0, 0.0))      # its tip as shown
+    reports = place(scene, "Tip", bar)
+    gap = frames_apart_at_start(scene, the_joint(scene))
+    assert gap > 50.0
+    level, text = reports[0]
+    assert level == "WARNING" and text == (
+        "Joint at Cursor: 'Bar' is shown where its keys put it at frame 12, not where Simulate starts it "
+        f"(where they put it at frame 1, the start): there the joint's frames lie {gap:.4g} mm apart, and "
+        "Validate moves the bodies to join them; undo (Ctrl+Z), go to frame 1 and place the joint again"), text
+    assert reports[1][0] == "INFO"
+    # keys in quaternions and in axis-angle (interpolated otherwise: another gap)
+    for mode in ("QUATERNION", "AXIS_ANGLE"):
+        bar.rotation_mode = mode
+        path = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}[mode]
+        bar.animation_data_clear()
+        scene.frame_set(1)
+        bar.location = (100.0, 0.0, 0.0)
+        bar.keyframe_insert("location", frame=1)
+        bar.keyframe_insert(path, frame=1)
+        bar.location = (150.0, 0.0, 80.0)
+        # the same turn, -0.6 rad about Y
+        setattr(bar, path, Euler((0.0, -0.6, 0.0)).to_quaternion() if mode == "QUATERNION" else (-0.6, 0.0, 1.0, 0.0))
+        bar.keyframe_insert("location", frame=24)
+        bar.keyframe_insert(path, frame=24)
+        scene.frame_set(12)
+        scene.cursor.location = bar.matrix_world @ Vector((0.5, 0.0, 0.0))
+        reports = place(scene, "Tip", bar)
+        gap = frames_apart_at_start(scene, the_joint(scene))
+        assert gap > 20.0 and f"lie {gap:.4g} mm apart" in reports[0][1], (mode, reports)
+    # a body not keyed under a keyed parent body
+    link = box("Link", (0.0, 0.0, 0.0), (50.0, 10.0, 10.0))
+    link.parent = bar
+    link.matrix_parent_inverse = bar.matrix_world.inverted()
+    link.location = (300.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    scene.cursor.location = link.matrix_world.translation
+    reports = place(scene, "On the link", link)
+    gap = frames_apart_at_start(scene, the_joint(scene))
+    assert gap > 50.0 and reports[0][1].startswith("Joint at Cursor: 'Link' is shown where its keys put it at "
+                                                   "frame 12") and f"lie {gap:.4g} mm apart" in reports[0][1]
+
+
+def test_a_keyed_body_at_the_start_frame_or_keyed_still_is_jointed_without_a_warning(addon):
+    """The keyed bar at frame 1, where the run starts it; keyed at frames 1 and 24 in one place, shown at
+    frame 12: its frames start together, nothing to warn of. So too a joint at the point it turns about."""
+    scene = ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    bar.keyframe_insert("location", frame=1)
+    bar.keyframe_insert("rotation_euler", frame=1)
+    bar.rotation_euler = (0.0, -0.6, 0.0)
+    bar.keyframe_insert("rotation_euler", frame=24)
+    scene.frame_set(1)
+    scene.cursor.location = bar.matrix_world @ Vector((0.5, 0.0, 0.0))
+    assert [level for level, _ in place(scene, "Tip", bar)] == ["INFO"]
+    scene.frame_set(12)
+    scene.cursor.location = bar.location                # its origin, which it turns about
+    assert [level for level, _ in place(scene, "Pivot", bar)] == ["INFO"]
+    bar.animation_data_clear()
+    bar.rotation_euler = (0.0, 0.3, 0.0)
+    for frame in (1, 24):
+        bar.keyframe_insert("location", frame=frame)
+        bar.keyframe_insert("rotation_euler", frame=frame)
+    scene.frame_set(12)
+    scene.cursor.location = bar.matrix_world @ Vector((0.5, 0.0, 0.0))
+    assert [level for level, _ in place(scene, "Still", bar)] == ["INFO"]
+
+
+def test_a_baked_body_jointed_to_a_keyed_one_away_from_the_start_names_both(addon):
+    """The bar baked (swung through at frame 12), a link added since and keyed by the user to rise: jointed
+    at the bar's tip as shown, the frames start apart by what the start frame shows, and the call names
+    what put each body where it is shown and both fixes."""
+    scene = ms.setup_scene(0.001)
+    bar = box("Bar", (100.0, 0.0, 0.0), (200.0, 20.0, 20.0))
+    select(bar)
+    assert bpy.ops.mbd.joint_at_cursor(name="Hinge") == {"FINISHED"}
+    assert bpy.ops.mbd.simulate(bake=True) == {"FINISHED"}
+    link = box("Link", (300.0, 0.0, 0.0), (100.0, 10.0, 10.0))
+    link.keyframe_insert("location", frame=1)
+    link.location.z = 120.0
+    link.keyframe_insert("location", frame=24)
+    scene.frame_set(12)
+    scene.cursor.location = bar.matrix_world @ Vector((0.5, 0.0, 0.0))
+    reports = place(scene, "Knee", bar, link)
+    gap = frames_apart_at_start(scene, the_joint(scene))
+    assert reports[0] == ("WARNING", (
+        "Joint at Cursor: 'Bar' is shown where its bake put it and 'Link' where its keys put it at frame 12, not "
+        "where Simulate starts them (the pose from before the bake, and where the keys put 'Link' at frame 1): "
+        f"there the joint's frames lie {gap:.4g} mm apart, and Validate moves the bodies to join them; undo "
+        "(Ctrl+Z), go to frame 1 (or Clear the bake) and place the joint again"))
