@@ -18,6 +18,7 @@ from mathutils import Euler, Matrix, Quaternion
 
 from . import massprops, runner
 from .bridge import bake as baking
+from .bridge import trace as tracing
 from .bridge.keys import slot_fcurves
 from .bridge.scene_to_model import (_PLACING, REST_KEY, SceneError, _active_constraints, ancestors, body_of,
                                     in_panel_words, mm_per_unit, rest_matrix, role_refused, start_model)
@@ -281,6 +282,11 @@ class MBD_OT_validate(bpy.types.Operator):
         for text in dict.fromkeys(str(in_panel_words(issue)) for issue in issues):
             if text not in gathered.warnings:
                 self.report({"WARNING"}, text)
+        for frame in tracing.traced_frames(context.scene):
+            # Bake refuses the one, draws no curve for the other
+            error, point = tracing.check(frame, context.scene)
+            if error or point:
+                self.report({"WARNING"}, f"{error} (Bake refuses it until then)" if error else point)
         m = gathered.model
         moving = sum(not b.fixed for b in m.bodies)
         others = ", ".join(_count(len(group), word) for group, word in (
@@ -463,7 +469,8 @@ class MBD_OT_bake(bpy.types.Operator):
         try:
             report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
                                  torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
-                                 contact_scale=d.contact_scale, telemetry=telemetry, objects=entry.objects)
+                                 contact_scale=d.contact_scale, telemetry=telemetry, objects=entry.objects,
+                                 trace_width=d.trace_width)
         except baking.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -479,6 +486,8 @@ class MBD_OT_bake(bpy.types.Operator):
                                      + ", ".join(map(repr, replaced)) + "; run Simulate again, then Bake")
         if gone:
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(map(repr, gone)))
+        for point in report.points:
+            self.report({"WARNING"}, point)
         if not entry.results.success:
             self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")
         old, new = scene.render.frame_map_old, scene.render.frame_map_new
@@ -498,8 +507,10 @@ class MBD_OT_bake(bpy.types.Operator):
                                      f"{(last - scene.frame_start) / fps:.4g} s run; raise End to {last} to see it all")
         telemetry = (f" and {_count(report.channels, 'telemetry channel')} ({report.telemetry})"
                      if report.telemetry else "")
+        traces = f", {_count(len(report.traces), 'trace curve')}" if report.traces else ""
         self.report({"INFO"}, f"Baked {_count(len(report.bodies), 'body', 'bodies')}, "
-                              f"{_count(len(report.arrows), 'arrow')}{telemetry} on frames {scene.frame_start}..{last}")
+                              f"{_count(len(report.arrows), 'arrow')}{traces}{telemetry} on frames "
+                              f"{scene.frame_start}..{last}")
         return {"FINISHED"}
 
 

@@ -78,6 +78,14 @@ class MBD_PG_object(PropertyGroup):
                    override=_OVERRIDABLE)
     angular_velocity: _vec("Angular Velocity (rad/s)", "Initial angular velocity, world axes. Kept where the "
                            "joints allow; left at zero, the joints set it", override=_OVERRIDABLE)
+    trace_path: BoolProperty(
+        name="Trace Path", default=False, override=_OVERRIDABLE,
+        description="Bake draws the path of the frame's origin at every output sample as a curve, "
+                    "MBD_Trace_<frame>, growing with time (a coupler curve)")
+    relative_to: PointerProperty(
+        type=bpy.types.Object, name="Relative To", poll=_is_body, override=_OVERRIDABLE,
+        description="Trace Path: the body the path is drawn in, the curve riding with it (the path of a "
+                    "follower's roller on its cam); empty or a fixed body: the world")
 
 
 # --------------------------------------------------------------------------- scene elements
@@ -323,6 +331,8 @@ class MBD_PG_display(PropertyGroup):
         description="Bake an orange arrow per contact: the force on Body_I at the contact point, "
                     "hidden while the bodies do not touch")
     contact_scale: FloatProperty(name="Contact Arrow (mm/N)", default=1.0, min=0.0)
+    trace_width: FloatProperty(name="Trace Width (mm)", default=1.0, min=0.0,
+                               description="The thickness of the baked trace curves (frames with Trace Path on)")
     bake_telemetry: BoolProperty(
         name="Telemetry", default=True,
         description="Bake every result channel (kinematics, reactions, forces, energies, constraint error) "

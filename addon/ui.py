@@ -9,6 +9,7 @@ import numpy as np
 
 from . import massprops, plot, runner
 from .corelink import core
+from .bridge import trace as tracing
 from .bridge.scene_to_model import mm_per_unit, role_refused, run_end_time
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
@@ -287,6 +288,25 @@ class VIEW3D_PT_mbd_object(_Panel, bpy.types.Panel):
             body = body_of(obj)
             layout.label(text=f"On body {body.name!r}" if body else "On the world (parent it to a body)",
                          icon="OBJECT_DATA" if body else "WORLD")
+            _draw_trace(layout, obj, context.scene)
+
+
+def _draw_trace(layout, frame, scene):
+    """A frame's Trace Path and Relative To; under them why Bake would draw no curve or refuse."""
+    p = frame.mbd
+    layout.prop(p, "trace_path")
+    row = layout.row()
+    row.active = p.trace_path
+    row.prop(p, "relative_to")
+    if not p.trace_path:
+        return
+    error, point = tracing.check(frame, scene)
+    # (the messages' "frame 'P': Trace Path: " is what the panel shows above them)
+    text = (error or point).removeprefix(f"frame {frame.name!r}: Trace Path: ")
+    if error:
+        red_label(layout, text[:1].upper() + text[1:])
+    elif point:
+        layout.label(text=text[:1].upper() + text[1:], icon="INFO")
 
 
 class VIEW3D_PT_mbd_elements(_Panel, bpy.types.Panel):
@@ -649,6 +669,9 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
         layout.prop(d, "show_contact_arrows")
         if d.show_contact_arrows:
             layout.prop(d, "contact_scale")
+        # the trace curves' thickness: only where a frame is traced
+        if tracing.traced_frames(scene):
+            layout.prop(d, "trace_width")
         layout.prop(d, "bake_telemetry")
 
 

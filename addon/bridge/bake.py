@@ -7,12 +7,13 @@ being ``t = k / fps``; results sampled at another rate are interpolated
 A body under a parent (which holds still: scene_to_model checks it) is keyed
 with its own location and rotation, its world pose taken back through the
 parent. Besides the bodies' location and rotation, bake adds an arrow per force or
-torque, optionally one per contact, and the telemetry empty (``telemetry.py``).
+torque, optionally one per contact, a curve per traced frame (``trace.py``) and the
+telemetry empty (``telemetry.py``).
 A body's keys go into a copy of its own action without its location and
 rotation channels, so the rest of its animation (a keyed colour) plays on.
 
-Everything bake creates (actions, arrow objects, their meshes, materials and
-collection, the telemetry empty) carries the custom property ``mbd_bake`` =
+Everything bake creates (actions, arrow and trace objects, their meshes, curves,
+materials and collection, the telemetry empty) carries the custom property ``mbd_bake`` =
 the scene's name (``keys.tagged``; all that files baked before this had), and
 ``mbd_bake_tag`` = the scene's bake id, a random string kept in the scene's
 own ``mbd_bake_tag``, so that renaming the scene keeps its bake (the
@@ -35,6 +36,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ..corelink import core
+from . import trace
 from .keys import (BAKE_ID, TAG, copy_fcurve, frame_times, key, new_action_fcurves, over_own_action_fcurves, resample,
                    same_keys, slot_fcurves, tagged)
 from .scene_to_model import (POSE_PATHS, REST_KEY, ancestors, animated, body_of, in_body_matrix, mm_per_unit,
@@ -58,6 +60,8 @@ class BakeReport:
     frames: int = 0
     bodies: list[str] = field(default_factory=list)
     arrows: list[str] = field(default_factory=list)
+    traces: list[str] = field(default_factory=list)     # the trace curves' objects
+    points: list[str] = field(default_factory=list)     # why a traced frame has none: it is one point
     missing: list[str] = field(default_factory=list)   # bodies in the results not in the scene
     telemetry: str = ""     # the telemetry empty's name ("" when not baked)
     channels: int = 0       # telemetry channels (custom properties) keyed
@@ -242,10 +246,8 @@ def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, lengt
     report.arrows.append(obj.name)
 
 
-def _bake_arrows(scene, results, count, frames, times, scales, report):
+def _bake_arrows(scene, results, count, frames, times, scales, collection, report):
     """An arrow per force/torque and per contact, for the kinds in ``scales`` (mm per N, N·mm or N)."""
-    collection = _tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
-    scene.collection.children.link(collection)
     meshes = {}
     t = results.t[:count]
     for k, name in enumerate(results.force_names if "force" in scales else ()):
@@ -433,10 +435,11 @@ def _carry_users_keys(obj, baked):
 
 
 def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, contact_arrows=False,
-         contact_scale=1.0, telemetry=True, objects=None) -> BakeReport:
-    """Key every moving body on the scene frames, an arrow per force/torque (and contact) and the telemetry.
+         contact_scale=1.0, telemetry=True, objects=None, trace_width=1.0) -> BakeReport:
+    """Key every moving body on the scene frames, an arrow per force/torque (and contact), a curve per
+    traced frame (``trace.py``) and the telemetry.
 
-    Scales: mm of arrow per N (forces, contacts) or per N·mm (torques).
+    Scales: mm of arrow per N (forces, contacts) or per N·mm (torques); ``trace_width`` mm.
     ``objects``: each body's object's ``session_uid`` when it was simulated, so that a body
     renamed since is still found (else by name).
     Replaces a previous bake of the scene.
@@ -459,7 +462,11 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
                         "the previous bake is kept; run Simulate again, then Bake")
     _refuse_tweak_mode([o for o in found.values() if o is not None], "Bake")
     _refuse_solo_tracks([o for o in found.values() if o is not None])
-    report = BakeReport()
+    try:
+        traces, points = trace.plan(scene, found)
+    except trace.TraceError as exc:
+        raise BakeError(f"{exc}; nothing baked, the previous bake is kept") from None
+    report = BakeReport(points=points)
     # only samples present in every array: a run cancelled at its first frame
     # has an empty orientation array (core.spatial.quat_unwrap of one sample)
     count = min(len(results.t), len(results.position), len(results.orientation))
@@ -507,8 +514,13 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         scales.update(force=force_scale, torque=torque_scale)
     if contact_arrows and len(results.contact_names):
         scales["contact"] = contact_scale
-    if scales:
-        _bake_arrows(scene, results, count, frames, times, scales, report)
+    if scales or traces:
+        collection = _tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
+        scene.collection.children.link(collection)
+        if scales:
+            _bake_arrows(scene, results, count, frames, times, scales, collection, report)
+        report.traces = trace.bake(scene, results, count, frames, times, traces, collection, trace_width,
+                                   lambda block: _tagged(block, scene))
     if telemetry:
         obj, report.channels = bake_telemetry(scene, results, count, frames, times, reused)
         # the empty's own custom properties are its channels (and mbd_bake): its action carries the id
@@ -569,8 +581,9 @@ def clear(scene, keep=None) -> int:
             data.remove(block)
             removed += 1
     # then whatever nothing uses, in dependency order: a collection uses its
-    # objects, an object its action and mesh, a mesh its materials
-    for kind in ("collections", "objects", "actions", "meshes", "materials"):
+    # objects, an object its action and mesh (a trace: its curve, which uses an action), a mesh or curve
+    # its materials
+    for kind in ("collections", "objects", "curves", "actions", "meshes", "materials"):
         data = getattr(bpy.data, kind)
         blocks = [b for b in data if _ours(b, scene)]
         counted = [b for b in blocks if b.users]

@@ -1,0 +1,375 @@
+"""Trace paths: a frame's Trace Path bakes the path of its origin as a curve, in the world or relative to a body."""
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+import mbd_scenes as ms
+from test_ui import draw_all, labels, red_labels
+
+#: the traced point: 1.1 m from the hinge, 0.1 m beyond the bob's centre along the rod
+TIP_M = 1.1
+
+
+def results_of(scene):
+    from addon import runner
+    return runner.RESULTS[runner.key(scene)].results
+
+
+def traced_pendulum(scale=0.001, rate=100.0):
+    """The pendulum (1 s, 24 fps) with frame "Tip" on the bob traced, output at ``rate`` per second."""
+    scene, bob = ms.pendulum(scale)
+    tip = ms.frame("Tip", (TIP_M / scale, 0.0, 0.0), parent=bob)
+    tip.mbd.trace_path = True
+    scene.mbd.solver.use_scene_fps = False
+    scene.mbd.solver.output_rate = rate
+    bpy.context.view_layer.update()
+    return scene, bob, tip
+
+
+def points_of(obj):
+    """(N, 3) the local coordinates of a curve object's one POLY spline (Blender units)."""
+    spline, = obj.data.splines
+    co = np.empty(4 * len(spline.points), np.float32)
+    spline.points.foreach_get("co", co)
+    return co.reshape(-1, 4)[:, :3].astype(float)
+
+
+def world_points(obj):
+    m = np.array(obj.matrix_world)
+    return points_of(obj) @ m[:3, :3].T + m[:3, 3]
+
+
+def drawn_rings(obj):
+    """The centres of the bevel's rings of the evaluated curve at the current frame (world, Blender units):
+    the points the drawn part passes through, its end among them."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    evaluated = obj.evaluated_get(depsgraph)
+    mesh = evaluated.to_mesh()
+    try:
+        v = np.array([tuple(x.co) for x in mesh.vertices])
+    finally:
+        evaluated.to_mesh_clear()
+    ring = 4 + 2 * obj.data.bevel_resolution
+    centres = v.reshape(-1, ring, 3).mean(axis=1)
+    m = np.array(obj.matrix_world)
+    return centres @ m[:3, :3].T + m[:3, 3]
+
+
+def trace_bakes(scene):
+    return sorted(o.name for o in scene.objects if o.name.startswith("MBD_Trace_"))
+
+
+# --------------------------------------------------------------------------- the computation
+def rotation(q):
+    """The rotation matrix of a unit quaternion (w, x, y, z), in float64 (mathutils works in float32)."""
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def test_trace_points_are_the_points_of_each_pose_and_relative_to_another_body(addon):
+    """p = x + R r at every sample, and R_b^T (p − x_b) relative to body b, against the matrices."""
+    from addon.bridge.trace import trace_points
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(5, 2, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    x = rng.normal(size=(5, 2, 3))
+    r = np.array([0.3, -0.2, 0.5])
+    world = trace_points(x, q, r, body=0)
+    relative = trace_points(x, q, r, body=0, relative=1)
+    fixed = trace_points(x, q, r, relative=1)       # a world point seen from body 1
+    for k in range(5):
+        p = x[k, 0] + rotation(q[k, 0]) @ r
+        np.testing.assert_allclose(world[k], p, atol=1e-14)
+        np.testing.assert_allclose(relative[k], rotation(q[k, 1]).T @ (p - x[k, 1]), atol=1e-14)
+        np.testing.assert_allclose(fixed[k], rotation(q[k, 1]).T @ (r - x[k, 1]), atol=1e-14)
+    np.testing.assert_array_equal(trace_points(x, q, r), np.tile(r, (5, 1)))
+
+
+def test_grow_factors_reach_each_sample_at_its_time():
+    from addon.bridge.trace import grow_factors
+    t = np.linspace(0.0, 1.0, 101)
+    np.testing.assert_allclose(grow_factors(t, [0.0, 0.25, 0.255, 1.0]), [0.0, 0.25, 0.255, 1.0], atol=1e-15)
+    np.testing.assert_array_equal(grow_factors([0.0], [0.0, 1.0]), [1.0, 1.0])
+
+
+# --------------------------------------------------------------------------- the pendulum's tip
+@pytest.mark.parametrize("scale", [1.0, 0.001], ids=["m", "mm"])
+def test_a_pendulums_traced_tip_lies_on_its_circle_with_a_point_per_output_sample(addon, scale):
+    scene, bob, tip = traced_pendulum(scale)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    res = results_of(scene)
+    assert len(res.t) == 101 and trace_bakes(scene) == ["MBD_Trace_Tip"]     # 100 Hz over 1 s, 25 frames
+    curve = scene.objects["MBD_Trace_Tip"]
+    assert curve.parent is None and curve.data.splines[0].type == "POLY"
+    assert [c.name for c in curve.users_collection] == ["MBD Arrows"]     # where the arrows go
+    p = points_of(curve) * scale            # m
+    assert len(p) == 101
+    # the hinge holds the bob's pivot frame to the run's constraint error (a gap up to √3 times it);
+    # the tip is rigidly 1.1 m from that frame; Blender keeps the points in float32 (6e-8 relative)
+    tol = math.sqrt(3) * res.constraint_error.max() + 4 * TIP_M * 2.0 ** -24
+    np.testing.assert_allclose(np.hypot(p[:, 0], p[:, 2]), TIP_M, rtol=0, atol=tol)
+    np.testing.assert_allclose(p[:, 1], 0.0, atol=tol)
+    assert p[50, 2] < -0.5 and p[0, 0] == pytest.approx(TIP_M)      # it swung down from the horizontal
+    # and each point is where Blender shows the tip at the frames that fall on a sample (24 fps, 100 Hz:
+    # every 6th frame, t = 0.25 s); the bake's keys and the frame's matrix are float32 too
+    for frame, sample in ((7, 25), (13, 50), (19, 75), (25, 100)):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(np.array(tip.matrix_world.translation) * scale, p[sample], atol=4e-6)
+    assert curve.data.bevel_depth * 1000.0 * scale == pytest.approx(0.5)      # 1 mm wide by default
+    assert curve.data.materials[0].name == "MBD_Trace_Tip"
+
+
+def test_the_curve_grows_with_time_to_the_current_frames_point(addon):
+    """The drawn part ends at the frame's point: at a frame on a sample exactly there, between samples on
+    the chord between the two, at the fraction of time (the bevel's 'RESOLUTION' mapping)."""
+    scene, bob, tip = traced_pendulum(0.001, rate=100.0)
+    bpy.ops.mbd.bake()
+    res = results_of(scene)
+    curve = scene.objects["MBD_Trace_Tip"]
+    p = points_of(curve)
+    tol = 1e-3          # mm: the evaluated mesh is float32 on coordinates up to 1100 mm (1.2e-4 mm a step)
+    for frame in (2, 7, 10, 13, 19, 24, 25):
+        scene.frame_set(frame)
+        index = (frame - 1) / 24 * 100      # the sample at this frame's time, fractional between samples
+        below = int(math.floor(index + 1e-9))
+        end = p[below] if index - below < 1e-9 else p[below] + (index - below) * (p[below + 1] - p[below])
+        rings = drawn_rings(curve)
+        # the end is drawn, and nothing beyond it: every ring is a sample up to it, or the end
+        assert np.min(np.linalg.norm(rings - end, axis=1)) < tol, frame
+        shown = np.concatenate([p[:below + 1], [end]])
+        assert max(np.min(np.linalg.norm(shown - r, axis=1)) for r in rings) < tol, frame
+        if index == below:
+            np.testing.assert_allclose(np.array(tip.matrix_world.translation), end, atol=tol)
+    assert len(res.t) == 101
+
+
+def test_at_the_frame_rate_every_frame_ends_at_the_tip(addon):
+    scene, bob, tip = traced_pendulum(0.001, rate=24.0)
+    bpy.ops.mbd.bake()
+    curve = scene.objects["MBD_Trace_Tip"]
+    assert len(points_of(curve)) == 25
+    for frame in range(2, 26, 3):
+        scene.frame_set(frame)
+        rings = drawn_rings(curve)
+        at = np.array(tip.matrix_world.translation)
+        # the ring farthest along is the tip's: its distance from the start is the largest drawn
+        assert np.min(np.linalg.norm(rings - at, axis=1)) < 1e-3
+        assert np.min(np.linalg.norm(points_of(curve)[frame:] - rings[:, None], axis=2)) > 1.0
+
+
+# --------------------------------------------------------------------------- relative to a body
+def test_relative_to_its_own_body_the_trace_is_a_point_and_no_curve(addon):
+    from addon.operators import MBD_OT_validate
+    scene, bob, tip = traced_pendulum()
+    tip.mbd.relative_to = bob
+    reports = ms.Reports()
+    assert MBD_OT_validate.execute(reports, bpy.context) == {"FINISHED"}
+    said = [text for level, text in reports.reports if level == "WARNING"]
+    assert any(t.startswith("frame 'Tip': Trace Path: relative to its own body 'Bob'") and "no curve" in t
+               for t in said)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert trace_bakes(scene) == [] and "MBD_Trace_Tip" not in bpy.data.curves
+    assert scene.objects["Bob"].animation_data.action is not None       # the rest is baked
+
+
+def test_a_frame_on_the_world_traced_in_the_world_is_a_point(addon):
+    scene, bob, tip = traced_pendulum()
+    tip.mbd.trace_path = False
+    pivot = scene.objects["Pivot"]
+    pivot.mbd.trace_path = True
+    from addon.bridge import trace
+    assert trace.check(pivot, scene)[1].startswith("frame 'Pivot': Trace Path: on the world")
+    bpy.ops.mbd.bake()
+    assert trace_bakes(scene) == []
+
+
+def test_a_world_point_relative_to_a_turned_scaled_body_rides_on_it(addon):
+    """The ground point (500, 0, 0) mm seen from the bob, whose object is turned and unevenly scaled: the
+    curve is parented to the bob and the point lies on it at every frame; the curve is not scaled."""
+    scene, bob, tip = traced_pendulum(0.001, rate=24.0)
+    pivot_frame = scene.objects["Bob_pivot"]
+    keep = {o: o.matrix_world.copy() for o in (pivot_frame, tip)}
+    bob.rotation_euler = (0.3, 0.7, -0.4)
+    bob.scale = (1.5, 0.5, 2.0)
+    bpy.context.view_layer.update()
+    for obj, matrix in keep.items():       # the frames stay where they were: the same mechanism
+        obj.matrix_world = matrix
+    ground = ms.frame("Ground", (500.0, 0.0, 0.0))
+    ground.mbd.trace_path, ground.mbd.relative_to = True, bob
+    tip.mbd.trace_path = False
+    bpy.context.view_layer.update()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    curve = scene.objects["MBD_Trace_Ground"]
+    assert curve.parent == bob
+    for frame in (1, 5, 12, 18, 25):
+        scene.frame_set(frame)
+        # a float32 world matrix of a 1000 mm swing and a float32 point: 1e-3 mm
+        np.testing.assert_allclose(world_points(curve)[frame - 1], (500.0, 0.0, 0.0), atol=1e-3)
+        _, _, size = curve.matrix_world.decompose()
+        np.testing.assert_allclose(size, 1.0, atol=1e-6)
+    # relative to the bob the ground point moves: a real curve (the arc of the swing's 1 rad or so)
+    p = points_of(curve)
+    assert np.linalg.norm(p[-1] - p[0]) > 100.0
+
+
+def test_relative_to_a_fixed_body_is_as_the_world(addon):
+    scene, bob, tip = traced_pendulum(0.001, rate=24.0)
+    bpy.ops.mesh.primitive_cube_add(size=50.0, location=(0.0, 0.0, 300.0), rotation=(0.4, 0.0, 0.2))
+    base = bpy.context.active_object
+    base.name, base.mbd.role, base.mbd.fixed = "Base", "BODY", True
+    bpy.ops.mbd.bake()
+    world = points_of(scene.objects["MBD_Trace_Tip"])
+    tip.mbd.relative_to = base
+    bpy.ops.mbd.bake()
+    curve = scene.objects["MBD_Trace_Tip"]
+    assert curve.parent is None
+    np.testing.assert_array_equal(points_of(curve), world)
+
+
+def test_a_frame_added_since_the_run_is_traced_without_running_again(addon):
+    """Its place on its body is read at Bake; the body's motion is the run's (Bake warns of the change)."""
+    from addon.operators import MBD_OT_bake
+    scene, bob, tip = traced_pendulum(0.001, rate=24.0)
+    tip.mbd.trace_path = False
+    bpy.ops.mbd.simulate()
+    mid = ms.frame("Mid", (500.0, 0.0, 0.0), parent=bob)
+    mid.mbd.trace_path = True
+    reports = ms.Reports()
+    assert MBD_OT_bake.execute(reports, bpy.context) == {"FINISHED"}
+    assert any("frame 'Mid' added" in text for level, text in reports.reports if level == "WARNING")
+    assert any("1 trace curve" in text for level, text in reports.reports if level == "INFO")
+    p = points_of(scene.objects["MBD_Trace_Mid"])
+    np.testing.assert_allclose(np.hypot(p[:, 0], p[:, 2]), 500.0, atol=1e-3)
+
+
+# --------------------------------------------------------------------------- clear, re-bake, refusals
+def test_clear_removes_every_trace_data_block_and_rebake_replaces_them(addon):
+    scene, bob, tip = traced_pendulum()
+    bpy.ops.mbd.simulate()
+
+    def blocks():
+        return (ms.snapshot(), sorted(c.name for c in bpy.data.curves), sorted(m.name for m in bpy.data.materials))
+    before = blocks()
+    bpy.ops.mbd.bake()
+    bpy.ops.mbd.bake()
+    assert trace_bakes(scene) == ["MBD_Trace_Tip"] and list(bpy.data.curves.keys()) == ["MBD_Trace_Tip"]
+    tip.name = "Coupler point"          # renamed: the next bake names the curve anew, the old one goes
+    bpy.ops.mbd.bake()
+    assert trace_bakes(scene) == ["MBD_Trace_Coupler point"] and len(bpy.data.curves) == 1
+    assert len([a for a in bpy.data.actions if a.name.startswith("MBD_Trace_")]) == 1
+    bpy.data.objects.remove(tip)        # deleted: no curve
+    bpy.ops.mbd.bake()
+    assert trace_bakes(scene) == [] and len(bpy.data.curves) == 0
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    after = blocks()
+    assert after[1:] == before[1:]
+    assert after[0][0] == [n for n in before[0][0] if n != "Tip"]
+
+
+def test_clear_leaves_nothing_of_a_trace(addon):
+    scene, bob, tip = traced_pendulum()
+    bpy.ops.mbd.simulate()
+    names = lambda: [sorted(getattr(bpy.data, kind).keys()) for kind in    # noqa: E731
+                     ("objects", "curves", "materials", "actions", "collections", "meshes")]
+    before = names()
+    bpy.ops.mbd.bake()
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    assert names() == before
+
+
+def refused(*patterns):
+    """Bake refuses with every pattern in its message; the previous bake (one trace) is kept as it was."""
+    before = (ms.snapshot(), sorted(bpy.data.curves.keys()))
+    with pytest.raises(RuntimeError) as info:
+        bpy.ops.mbd.bake()
+    for pattern in patterns:
+        assert pattern in str(info.value)
+    assert "nothing baked, the previous bake is kept" in str(info.value)
+    assert (ms.snapshot(), sorted(bpy.data.curves.keys())) == before
+    return str(info.value)
+
+
+def test_relative_to_an_object_no_longer_a_body_is_refused_naming_the_frame_and_field(addon):
+    scene, bob, tip = traced_pendulum()
+    bpy.ops.mesh.primitive_cube_add(size=50.0, location=(0.0, 0.0, 300.0))
+    cube = bpy.context.active_object
+    cube.name, cube.mbd.role = "Cube", "BODY"
+    cube.mbd.fixed = True
+    bpy.ops.mbd.bake()
+    tip.mbd.relative_to = cube
+    cube.mbd.role = "NONE"
+    refused("frame 'Tip': Trace Path: Relative To 'Cube' is not a body")
+    assert "MBD_Trace_Tip" in scene.objects
+    from addon.operators import MBD_OT_validate
+    reports = ms.Reports()
+    MBD_OT_validate.execute(reports, bpy.context)
+    assert any("Relative To 'Cube' is not a body" in t and "Bake refuses" in t for _, t in reports.reports)
+
+
+def test_a_body_the_run_did_not_move_is_refused(addon):
+    """A traced frame on a body made since the run, and a Relative To body made since: Bake cannot place them."""
+    scene, bob, tip = traced_pendulum()
+    bpy.ops.mbd.bake()
+    arm = ms.uv_sphere("Arm", 50.0, (0.0, 0.0, 500.0))
+    arm.mbd.role, arm.mbd.mass_mode = "BODY", "MASS"
+    on_arm = ms.frame("On arm", (0.0, 0.0, 500.0), parent=arm)
+    on_arm.mbd.trace_path = True
+    refused("frame 'On arm': Trace Path: its body 'Arm' did not move in the last Simulate", "Simulate again")
+    on_arm.mbd.trace_path = False
+    tip.mbd.relative_to = arm
+    refused("frame 'Tip': Trace Path: Relative To 'Arm' did not move in the last Simulate")
+
+
+def test_relative_to_an_object_of_another_scene_is_refused(addon):
+    scene, bob, tip = traced_pendulum()
+    other = bpy.data.scenes.new("Other")
+    lone = ms.uv_sphere("Lone", 50.0, (0.0, 0.0, 0.0), use_ops=False)
+    scene.collection.objects.unlink(lone)
+    other.collection.objects.link(lone)
+    lone.mbd.role = "BODY"
+    bpy.ops.mbd.bake()
+    tip.mbd.relative_to = lone
+    refused("frame 'Tip': Trace Path: Relative To 'Lone' is not in scene 'Scene'")
+
+
+# --------------------------------------------------------------------------- the panels
+def test_the_frame_panel_shows_trace_path_and_why_it_draws_no_curve(addon):
+    scene, bob, tip = traced_pendulum()
+    pivot = scene.objects["Pivot"]
+    log = draw_all(tip)
+    assert ("prop", "trace_path") in log and ("prop", "relative_to") in log and ("prop", "trace_width") in log
+    assert not [t for t in labels(log) if "no curve" in t]
+    tip.mbd.relative_to = bob
+    assert "Relative to its own body 'Bob' the frame's origin is one point, no curve" in labels(draw_all(tip))
+    pivot.mbd.trace_path = True
+    assert any(t.startswith("On the world, traced in the world") for t in labels(draw_all(pivot)))
+    bpy.ops.mesh.primitive_cube_add(size=50.0)
+    cube = bpy.context.active_object
+    cube.name = "Cube"
+    tip.mbd.relative_to = cube      # (a script; the field's poll offers bodies only)
+    assert red_labels(draw_all(tip)) == ["Relative To 'Cube' is not a body; set Relative To to a body, or empty "
+                                         "for the world"]
+    # off: the fields are drawn, no line under them; the width is drawn only while a frame is traced
+    tip.mbd.trace_path = pivot.mbd.trace_path = False
+    log = draw_all(tip)
+    assert ("prop", "relative_to") in log and ("prop", "trace_width") not in log
+    assert not red_labels(log)
+    # a body has no trace of its own (a frame at its origin or centre of mass traces it)
+    assert ("prop", "trace_path") not in draw_all(bob)
+
+
+def test_the_trace_width_sets_the_bevel_in_mm_in_a_metre_scene(addon):
+    scene, bob, tip = traced_pendulum(1.0)
+    scene.mbd.display.trace_width = 4.0
+    bpy.ops.mbd.bake()
+    assert scene.objects["MBD_Trace_Tip"].data.bevel_depth == pytest.approx(0.002)
+
+
+def test_a_library_override_keeps_the_trace_settings(addon):
+    from addon.properties import MBD_PG_object
+    for name in ("trace_path", "relative_to"):
+        assert MBD_PG_object.bl_rna.properties[name].is_overridable
