@@ -27,7 +27,7 @@ import numpy as np
 
 from ..corelink import core
 from .keys import key, slot_fcurves
-from .scene_to_model import body_of, mm_per_unit, relative_to_body, shape
+from .scene_to_model import body_of, mm_per_unit, relative_to_body, shape, start_pose
 
 PREFIX = "MBD_Trace_"
 #: RGBA of the traces, one per traced frame in name order, repeated past the last: apart from the arrows'
@@ -134,11 +134,14 @@ def plan(scene, bodies) -> tuple[list[Trace], list[str]]:
             errors.append(f"frame {frame.name!r}: Trace Path: {' and '.join(missing)} did not move in the last "
                           "Simulate (made a moving body since); run Simulate again, then Bake")
             continue
-        if _fixed(body):
-            # a world point: where the run held it, as shown (a fixed body is never baked)
+        # its origin in its body's unscaled frame, as scene_to_model places the frame on the body
+        if body is None:
             offset, k = np.array(frame.matrix_world.translation) * unit, -1
+        elif body.mbd.fixed:
+            # a world point: on the fixed body where the run started it (from before a bake, if moving then)
+            at, turn = start_pose(body)
+            offset, k = np.array(at + turn @ relative_to_body(frame, body).translation) * unit, -1
         else:
-            # in the body's unscaled frame, as scene_to_model places the frame on it
             offset, k = np.array(relative_to_body(frame, body).translation) * unit, index[body]
         moving = None if _fixed(relative) else relative
         traces.append(Trace(frame, offset, k, moving, index.get(moving, -1)))

@@ -216,6 +216,30 @@ def test_a_world_point_relative_to_a_turned_scaled_body_rides_on_it(addon):
     assert np.linalg.norm(p[-1] - p[0]) > 100.0
 
 
+def test_a_point_on_a_fixed_body_is_where_the_run_held_it_also_after_a_bake_moved_that_body(addon):
+    """Seen from the bob, a frame on a fixed, turned and scaled base; the base fell in an earlier bake and
+    is shown fallen at the current frame: the run starts it, and the trace takes it, from before that bake."""
+    scene, bob, tip = traced_pendulum(0.001, rate=24.0)
+    tip.mbd.trace_path = False
+    bpy.ops.mesh.primitive_cube_add(size=50.0, location=(300.0, 0.0, -200.0), rotation=(0.4, 0.0, 0.2))
+    base = bpy.context.active_object
+    base.name, base.mbd.role, base.mbd.mass_mode = "Base", "BODY", "MASS"
+    base.scale = (2.0, 1.0, 0.5)
+    bpy.context.view_layer.update()
+    mark = ms.frame("Mark", (320.0, 0.0, -190.0), parent=base)
+    mark.mbd.trace_path, mark.mbd.relative_to = True, bob
+    start = np.array(mark.matrix_world.translation)
+    bpy.ops.mbd.bake()                  # the base falls freely
+    scene.frame_set(20)
+    assert np.array(mark.matrix_world.translation)[2] < start[2] - 100.0
+    base.mbd.fixed = True
+    bpy.ops.mbd.bake()
+    curve = scene.objects["MBD_Trace_Mark"]
+    for frame in (1, 9, 20, 25):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(world_points(curve)[frame - 1], start, atol=1e-3)
+
+
 def test_relative_to_a_fixed_body_is_as_the_world(addon):
     scene, bob, tip = traced_pendulum(0.001, rate=24.0)
     bpy.ops.mesh.primitive_cube_add(size=50.0, location=(0.0, 0.0, 300.0), rotation=(0.4, 0.0, 0.2))
