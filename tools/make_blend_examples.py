@@ -505,7 +505,9 @@ never above N_max = T_max omega_max / 4 = {p['T_max'] * p['w_max'] / 4e3:g} W.
 
 
 # --------------------------------------------------------------------------- crank-rocker
-CRANK_ROCKER = dict(crank=60.0, coupler=180.0, rocker=140.0, ground=160.0, rev_per_s=1.0, seconds=2.0)  # mm
+CRANK_ROCKER = dict(crank=60.0, coupler=180.0, rocker=140.0, ground=160.0, rev_per_s=1.0, seconds=2.0,  # mm
+                    # the traced coupler point: along B->C, and square to it on its left (above the coupler)
+                    point_along=90.0, point_across=40.0)
 
 
 def four_bar_rocker_angle(theta, a, b, c, d):
@@ -522,6 +524,16 @@ def four_bar_rocker_angle(theta, a, b, c, d):
     gamma = np.arccos((c * c + e * e - b * b) / (2 * c * e))
     phi_DB = np.arctan2(-BD[..., 1], -BD[..., 0])
     return np.mod(phi_DB - gamma + np.pi, 2 * np.pi) - np.pi   # in [-pi, pi)
+
+
+def four_bar_coupler_point(theta, a, b, c, d, along, across):
+    """(..., 2) the coupler point at ``along`` from B towards C and ``across`` square to B->C on its left,
+    A at the origin and D at (d, 0), the crank at angle theta, on the branch of four_bar_rocker_angle."""
+    psi = four_bar_rocker_angle(theta, a, b, c, d)
+    B = np.stack([a * np.cos(theta), a * np.sin(theta)], axis=-1)
+    C = np.stack([d + c * np.cos(psi), c * np.sin(psi)], axis=-1)
+    e = (C - B) / b
+    return B + along * e + across * np.stack([-e[..., 1], e[..., 0]], axis=-1)
 
 
 @example
@@ -551,6 +563,10 @@ def crank_rocker():
     hinge("B", at(B), links["Crank"], links["Coupler"], "+Y", 25.0)
     hinge("C", at(C), links["Coupler"], links["Rocker"], "+Y", 25.0)
     hinge("D", at(D), None, links["Rocker"], "+Y", 25.0)
+    # a coupler point traced: Bake draws its coupler curve
+    P = four_bar_coupler_point(theta0, a, b, c, d, p["point_along"], p["point_across"])
+    frame("Coupler point", at(P), "+Y", links["Coupler"], 15.0).mbd.trace_path = True
+    bpy.context.scene.mbd.display.trace_width = 3.0     # seen from the camera's 800 mm
     # the crank turns clockwise seen from the camera (-Y): positive about +Y
     motion("Drive", "A", f"{2 * p['rev_per_s']:g}*pi*t")
     mesh_object("Frame", merge(box((d + 60.0, 10.0, 20.0), (d / 2, 30.0, z0 - 25.0)),
@@ -568,14 +584,18 @@ the crank the shortest link: it turns fully while the rocker swings). The motion
 {p['rev_per_s']:g} revolution per second; gravity acts but the drive imposes the motion.
 
 What to look at: Bake and play; the green rocker swings back and forth between two dead-centre
-positions. The telemetry's Drive.effort is the torque the drive needs (gravity and inertia).
+positions, and the frame "Coupler point" ({p['point_along']:g} mm along the coupler from B, {p['point_across']:g} mm
+above it; Trace Path on) draws its coupler curve, MBD_Trace_Coupler point, growing as it goes. The
+telemetry's Drive.effort is the torque the drive needs (gravity and inertia).
 Validate warns that 3 constraint equations are redundant: four hinges each hold the loop in its
 plane, which three would do; the motion is exact, only the split of the reactions across the plane
 among the hinges is not unique.
 
 Claim (checked): the rocker angle at every frame is the closed-form four-bar position (law of cosines)
 to 1e-6 rad, and it swings between {math.degrees(lo):.2f} and {math.degrees(hi):.2f} degrees (from +X
-towards +Z), the two dead centres where crank and coupler are in line (|AC| = b - a and b + a).
+towards +Z), the two dead centres where crank and coupler are in line (|AC| = b - a and b + a). The
+coupler curve's points, one per output sample, are the coupler point's closed-form position (the same
+loop closure) to 1e-3 mm.
 """
 
 

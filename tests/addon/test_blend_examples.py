@@ -256,6 +256,19 @@ def test_crank_rocker_follows_the_closed_form(registered):
     assert dense.min() == pytest.approx(lo, abs=1e-9) and dense.max() == pytest.approx(hi, abs=1e-9)
     # the sampled swing reaches both ends (15° of crank per frame: within 0.05 rad of each)
     assert lo - 1e-6 < psi.min() < lo + 0.05 and hi - 0.05 < psi.max() < hi + 1e-6
+    # the traced coupler point's curve: a point per output sample, each the closed-form position (the
+    # loop closure of four_bar_rocker_angle's branch), in the mechanism's plane (x, z) about hinge A
+    curve = scene.objects["MBD_Trace_Coupler point"]
+    spline, = curve.data.splines
+    co = np.empty(4 * len(spline.points), np.float32)
+    spline.points.foreach_get("co", co)
+    traced = co.reshape(-1, 4)[:, :3] - np.array(scene.objects["A_I"].matrix_world.translation)   # mm
+    expected = mk.four_bar_coupler_point(theta, a, b, c, d, p["point_along"], p["point_across"])
+    assert len(traced) == len(res.t)
+    # the run holds each hinge's gap under its projection tolerance (1e-6 m = 1e-3 mm) and the crank to
+    # 1e-9 rad; the points are float32 mm (3e-5 mm at 300 mm)
+    np.testing.assert_allclose(traced[:, [0, 2]], expected, rtol=0, atol=1e-3)
+    np.testing.assert_allclose(traced[:, 1], 0.0, atol=1e-3)
 
 
 def test_gear_and_rack_ratios(registered):
