@@ -132,7 +132,7 @@ def plan(scene, bodies) -> tuple[list[Trace], list[str]]:
                    for o in (body, relative) if not _fixed(o) and o not in index]
         if missing:
             errors.append(f"frame {frame.name!r}: Trace Path: {' and '.join(missing)} did not move in the last "
-                          "Simulate (made a moving body since); run Simulate again, then Bake")
+                          "Simulate (a body made moving, added or replaced since); run Simulate again, then Bake")
             continue
         # its origin in its body's unscaled frame, as scene_to_model places the frame on the body
         if body is None:
