@@ -5,6 +5,8 @@ import bpy
 import numpy as np
 import pytest
 
+from mathutils import Matrix
+
 import mbd_scenes as ms
 from test_ui import draw_all, labels, red_labels
 
@@ -187,12 +189,22 @@ def test_a_frame_on_the_world_traced_in_the_world_is_a_point(addon):
     assert trace_bakes(scene) == []
 
 
-def test_a_world_point_relative_to_a_turned_scaled_body_rides_on_it(addon):
-    """The ground point (500, 0, 0) mm seen from the bob, whose object is turned and unevenly scaled: the
-    curve is parented to the bob and the point lies on it at every frame; the curve is not scaled."""
+@pytest.mark.parametrize("parented", [False, True], ids=["own", "under-a-scaled-parent"])
+def test_a_world_point_relative_to_a_turned_scaled_body_rides_on_it(addon, parented):
+    """The ground point (500, 0, 0) mm seen from the bob, whose object is turned and unevenly scaled (or
+    under a turned parent scaled 1.5 times besides): the curve is parented to the bob and the point lies
+    on it at every frame; the curve is not scaled."""
     scene, bob, tip = traced_pendulum(0.001, rate=24.0)
     pivot_frame = scene.objects["Bob_pivot"]
     keep = {o: o.matrix_world.copy() for o in (pivot_frame, tip)}
+    if parented:
+        root = bpy.data.objects.new("Root", None)
+        scene.collection.objects.link(root)
+        root.location, root.rotation_euler, root.scale = (200.0, -50.0, 30.0), (0.0, 0.0, 0.9), (1.5, 1.5, 1.5)
+        bpy.context.view_layer.update()
+        at = bob.matrix_world.translation.copy()
+        bob.parent = root       # no parent inverse: the parent's scale shows
+        bob.matrix_world = Matrix.Translation(at)
     bob.rotation_euler = (0.3, 0.7, -0.4)
     bob.scale = (1.5, 0.5, 2.0)
     bpy.context.view_layer.update()
