@@ -189,6 +189,19 @@ def test_a_frame_on_the_world_traced_in_the_world_is_a_point(addon):
     assert trace_bakes(scene) == []
 
 
+def test_a_frame_whose_parent_is_no_longer_a_body_is_on_the_world_and_bake_says_it_draws_no_curve(addon):
+    from addon.operators import MBD_OT_bake
+    scene, bob, tip = traced_pendulum()
+    bpy.ops.mbd.simulate()
+    bob.mbd.role = "NONE"
+    reports = ms.Reports()
+    assert MBD_OT_bake.execute(reports, bpy.context) == {"FINISHED"}
+    assert ("WARNING", "frame 'Tip': Trace Path: on the world, traced in the world (Relative To empty or a fixed "
+                       "body), the frame's origin is one point, no curve; set Relative To to a moving body") \
+        in reports.reports
+    assert trace_bakes(scene) == []
+
+
 @pytest.mark.parametrize("parented", [False, True], ids=["own", "under-a-scaled-parent"])
 def test_a_world_point_relative_to_a_turned_scaled_body_rides_on_it(addon, parented):
     """The ground point (500, 0, 0) mm seen from the bob, whose object is turned and unevenly scaled (or
