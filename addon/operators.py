@@ -20,7 +20,7 @@ from . import massprops, runner
 from .bridge import bake as baking
 from .bridge import trace as tracing
 from .bridge.keys import slot_fcurves
-from .bridge.scene_to_model import (_PLACING, REST_KEY, SceneError, _active_constraints, ancestors, body_of,
+from .bridge.scene_to_model import (PLACING, REST_KEY, SceneError, active_constraints, ancestors, body_of,
                                     in_panel_words, mm_per_unit, rest_matrix, role_refused, start_model)
 from .properties import GROUPS, JOINT_TYPES, LABELS, ROLES, active_index_name, remember_joint_names
 
@@ -973,14 +973,14 @@ def _keyed_matrix(obj, frame):
     NLA strips, constraints, keyed deltas, a parent by vertex or bone), which are not read."""
     chain = (obj, *ancestors(obj))
     bags = [slot_fcurves(o.animation_data) or () for o in chain]
-    keyed = [[fc for fc in bag if fc.data_path in _PLACING and not fc.mute] for bag in bags]
+    keyed = [[fc for fc in bag if fc.data_path in PLACING and not fc.mute] for bag in bags]
     if not any(keyed):
         return obj.matrix_world.copy()
     for o, own in zip(chain, keyed):
         anim = o.animation_data
-        if (_active_constraints(o) or any(fc.data_path not in _OWN for fc in own)
+        if (active_constraints(o) or any(fc.data_path not in _OWN for fc in own)
                 or (o.parent is not None and o.parent_type != "OBJECT")
-                or anim is not None and (len(anim.nla_tracks) or any(not d.mute and d.data_path in _PLACING
+                or anim is not None and (len(anim.nla_tracks) or any(not d.mute and d.data_path in PLACING
                                                                       for d in anim.drivers))):
             return None
     world = Matrix.Identity(4)

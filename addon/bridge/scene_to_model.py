@@ -526,7 +526,7 @@ def read_body(obj, depsgraph, unit, out, in_scene):
             f"{path}: it was parented anew since the bake (now {now}), which shows its baked motion "
             "elsewhere; the run starts it where it was in the world before the bake (its stored pose), "
             "and Clear Bake puts it back there")
-    active = _active_constraints(obj)
+    active = active_constraints(obj)
     if active:
         # they act after the baked keys, so the viewport would not show what was simulated
         out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} override the "
@@ -654,7 +654,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
                 continue
             if body is None and obj.parent is not None:
                 out.world_parents[obj.name] = obj.parent
-            active = _active_constraints(obj) if body is not None else ()
+            active = active_constraints(obj) if body is not None else ()
             if active:
                 # its pose on the body comes from the parent chain, which constraints do not enter
                 out.warnings.append(f"{path}: its constraints {', '.join(map(repr, active))} are ignored: the "
@@ -662,7 +662,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
                                     "not where the viewport shows it; mute or remove them, or apply them "
                                     "(Apply Visual Transform)")
             between = [] if body is None else ancestors(obj)[:ancestors(obj).index(body)]
-            held = [(o.name, _active_constraints(o)) for o in between]
+            held = [(o.name, active_constraints(o)) for o in between]
             held = [f"{', '.join(map(repr, names))} of {name!r}" for name, names in held if names]
             if held:
                 # the parents between the frame and its body are taken by their own transforms too
@@ -670,7 +670,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
                                     f"placed on body {body.name!r} by its parents' own transforms, not where "
                                     "the viewport shows it; mute or remove them, or apply them (Apply Visual "
                                     "Transform)")
-            world_active = _active_constraints(obj) if body is None else ()
+            world_active = active_constraints(obj) if body is None else ()
             if world_active:
                 # a Child Of a body looks like a parent, but the frame stays on the world
                 out.warnings.append(f"{path}: the frame is on the world (no parent is a body), fixed where it "
@@ -899,8 +899,8 @@ def _not_evaluated(obj, view_layer) -> str:
 
 
 #: the channels that place an object: a parent keyed or driven on any of them moves its children
-_PLACING = POSE_PATHS | {"scale", "delta_location", "delta_rotation_euler", "delta_rotation_quaternion",
-                         "delta_scale"}
+PLACING = POSE_PATHS | {"scale", "delta_location", "delta_rotation_euler", "delta_rotation_quaternion",
+                        "delta_scale"}
 
 
 def _moves(obj) -> bool:
@@ -912,9 +912,9 @@ def _moves(obj) -> bool:
         return False
     if len(anim.nla_tracks):
         return True
-    if any(not d.mute and d.data_path in _PLACING for d in anim.drivers):
+    if any(not d.mute and d.data_path in PLACING for d in anim.drivers):
         return True
-    return anim.action is not None and any(fc.data_path in _PLACING for fc in slot_fcurves(anim) or ())
+    return anim.action is not None and any(fc.data_path in PLACING for fc in slot_fcurves(anim) or ())
 
 
 def animated(obj) -> bool:
@@ -957,7 +957,7 @@ def start_model(scene, depsgraph) -> Gathered:
         scene.frame_set(now[0], subframe=now[1])
 
 
-def _active_constraints(obj) -> list[str]:
+def active_constraints(obj) -> list[str]:
     """The names of the object's constraints that act: not muted, influence above 0, valid."""
     return [c.name for c in obj.constraints if not c.mute and c.influence > 0 and c.is_valid]
 
@@ -1056,7 +1056,7 @@ def _parent_problem(obj) -> str:
         return f"it is parented to a vertex or a bone, under which Bake cannot key it; {unparent}"
     # a moving body's own keys are the bake's (its drivers and constraints are told at it)
     movers = [p.name for p in chain if p.mbd.role == "BODY" and not p.mbd.fixed]
-    moving = [p for p in chain if (p.mbd.role != "BODY" or p.mbd.fixed) and (_moves(p) or _active_constraints(p))]
+    moving = [p for p in chain if (p.mbd.role != "BODY" or p.mbd.fixed) and (_moves(p) or active_constraints(p))]
     if moving:
         # its baked keys are its own transform, which the parent's motion would move again
         # (a fixed body is not baked: the parent would move it in the viewport, the run would hold it still)
