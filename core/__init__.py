@@ -5,6 +5,7 @@ The front door::
     model = core.load_model("pendulum.json")    # user units: mm, N, N·mm, s, rad, kg
     warnings = core.check(model)                # what a run warns about before its first step
     results = core.simulate(model)              # -> Results (SI arrays)
+    rest = core.static_equilibrium(model)       # -> Equilibrium: where it comes to rest
     results.to_csv("out.csv")                   # user units, units in the header
 """
 import os as _os
@@ -30,8 +31,8 @@ from .expressions import compile_expression
 from .model import load_model, model_from_dict, model_to_dict, save_model
 from .model.compile import compile_model
 from .results import Results, load_results
-from .solver import Progress, check, simulate
+from .solver import Equilibrium, Progress, check, simulate, static_equilibrium
 
 __all__ = ["ExpressionError", "Issue", "MeshError", "ModelError", "SolverError", "compile_expression",
            "load_model", "save_model", "model_from_dict", "model_to_dict", "compile_model", "check", "simulate",
-           "Progress", "Results", "load_results"]
+           "static_equilibrium", "Equilibrium", "Progress", "Results", "load_results"]

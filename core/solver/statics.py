@@ -1,0 +1,638 @@
+"""Static equilibrium: where the mechanism comes to rest under its loads, joints and motions held.
+
+At rest (every velocity zero) the loads are a function of the positions alone: gravity, the
+forces and torques at ``time``, the spring-dampers, torsion springs and bushings, the actuators
+and e-motors at zero speed (F_max, T_max), the contacts' Hertz law k δ^e (no damping or friction
+at zero velocity). The equilibrium solves
+
+    F(q) + Jᵀλ = 0,   C(q, time) = 0
+
+(the joints held, the displacement motions at their value at ``time``, a velocity motion holding
+its joint where it is). The iterates stay on the constraints: each step moves along the motions
+J allows (its null space N, J's columns weighed as the rank tests weigh them, the house cut
+:data:`.system._REDUNDANT_SINGULAR`) and is put back on C = 0 by :meth:`.System.project`. In
+those coordinates the unbalanced load is g = Nᵀ F and its Jacobian the reduced tangent stiffness
+Nᵀ K N, K = ∂(F + Jᵀλ)/∂q at fixed λ by central differences over groups of bodies that share no
+element (the colouring of :mod:`.jacobian`). With the reduced mass Nᵀ M N its modes μ (1/s², ω² of
+the small oscillations) decide the step:
+
+* all stiff (μ > 0): Newton's step, accepted where the M⁻¹-weighted residual falls;
+* some soft or unstable (μ ≤ 0, a body resting on nothing yet, a hanging arm started upright):
+  along those modes the step goes down the load (|μ| in place of μ, "saddle-free"), at most the
+  trust length, and is accepted where the loads did positive work over it (the potential energy
+  fell) or the residual fell. A body that nothing holds (free fall) then moves off farther and
+  farther: :data:`_RUN_OFF` sizes of the mechanism stop it with an error naming it.
+
+A rejected step is halved; the trust length grows after a full step. The result's stability is
+the least mode at the end: negative is unstable, about zero (:data:`_NEUTRAL` of the loads' own
+scale) is a direction with nothing resisting it (the equilibrium is not unique).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from scipy import linalg, sparse
+
+from ..errors import Issue, SolverError
+from ..model import spec
+from ..units import from_si
+from . import jacobian
+from .reactions import frame_dynamics
+from .system import _REDUNDANT_SINGULAR, System, rotated
+
+#: default convergence: the largest unbalanced force below this share of the loads' scale (the
+#: largest load on a body, its weight at least), the torque below it times the mechanism's size
+TOLERANCE = 1e-9
+#: default iteration limit (Newton converges in a few near the equilibrium)
+ITERATIONS = 200
+#: the first step's largest move, in sizes of the mechanism (m) or rad; it doubles after each
+#: step it held back, up to where a body runs off (:data:`_RUN_OFF`), a turn staying below
+#: _MAX_TURN rad (the tracked angles follow a turn of less than π)
+_START_TRUST = 0.25
+_MAX_TURN = 1.0
+#: a step shorter than this share of the mechanism's size, rejected, ends the iterations
+_LEAST_STEP = 1e-14
+#: a body moved this many sizes of the mechanism from its start has run off (free fall), or
+#: turned this many times about one axis (a crank that its motor turns for ever)
+_RUN_OFF = 1e3
+_RUN_OFF_TURNS = 2.0
+#: a mode whose μ is within this share of the loads' own rate (their largest acceleration per
+#: length) of zero is free: central differences leave ~1e-10 of it there
+_NEUTRAL = 1e-6
+#: central differences' step, in sizes of the mechanism (m) or rad
+_FD_STEP = 1e-6
+#: a step along soft modes may raise the M⁻¹-weighted residual (squared) by this factor at most
+_SOFT_GROWTH = 4.0
+#: modes named in a warning at most
+_NAMED_MODES = 3
+
+
+def _direction(v) -> str:
+    """'(x, y, z)': the unit vector along v, rounding-level components shown as 0."""
+    v = v / np.linalg.norm(v)
+    return f"({', '.join(f'{c:.3g}' for c in np.where(np.abs(v) < 5e-4, 0.0, v) + 0.0)})"
+
+
+@dataclass(frozen=True)
+class Equilibrium:
+    """The static equilibrium of a model at ``time`` (:func:`static_equilibrium`); arrays in SI.
+
+    ``com`` (n, 3) m and ``orientation`` (n, 4) (w, x, y, z) of the moving bodies (``body_names``);
+    ``joint_force``, ``joint_torque`` (joints, 3) N, N·m in world axes, as :class:`~core.results.Results`
+    reports them (on frame_j's body, the torque about frame_j's point); ``motion_effort``
+    (motions,) N or N·m; ``coupler_effort`` (couplers, 2); ``residual_force`` N and
+    ``residual_torque`` N·m, the largest unbalanced load left on a body (``residual_body``);
+    ``constraint_error`` (m, rad); ``iterations``; ``converged``; ``stable`` (every mode stiff);
+    ``lowest_eigenvalue`` 1/s², the least μ of the reduced stiffness against the reduced mass (ω² of
+    the slowest small oscillation; negative: unstable); ``warnings``; ``model``: the model with its
+    bodies placed at the equilibrium and at rest, which :func:`core.simulate` runs from.
+    """
+
+    model: spec.Model
+    time: float
+    body_names: tuple[str, ...]
+    com: np.ndarray
+    orientation: np.ndarray
+    joint_names: tuple[str, ...]
+    joint_force: np.ndarray
+    joint_torque: np.ndarray
+    motion_effort: np.ndarray
+    coupler_effort: np.ndarray
+    residual_force: float
+    residual_torque: float
+    residual_body: str
+    constraint_error: tuple[float, float]
+    iterations: int
+    converged: bool
+    stable: bool
+    lowest_eigenvalue: float
+    warnings: list = field(default_factory=list)
+    state: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def poses(self) -> dict:
+        """{body name: (com (3,) m, orientation (4,))}."""
+        return {name: (self.com[k], self.orientation[k]) for k, name in enumerate(self.body_names)}
+
+    def summary(self) -> str:
+        head = ("static equilibrium found" if self.converged else "static equilibrium NOT found") + (
+            f" at t = {self.time:g} s in {self.iterations} iteration(s)")
+        if self.converged:
+            head += ": stable" if self.stable else (": unstable" if self.lowest_eigenvalue < 0 else ": not unique")
+        lowest = "none (nothing is free to move)" if self.lowest_eigenvalue == np.inf else (
+            f"{self.lowest_eigenvalue:.6g} 1/s^2")
+        lines = [head,
+                 f"  residual: {self.residual_force:.3g} N, {from_si(self.residual_torque, 'torque'):.3g} N*mm "
+                 f"(largest on body {self.residual_body!r}); constraint error "
+                 f"{from_si(self.constraint_error[0], 'length'):.3g} mm / {self.constraint_error[1]:.3g} rad",
+                 f"  lowest eigenvalue of the reduced stiffness: {lowest}"]
+        for k, name in enumerate(self.body_names):
+            x = from_si(self.com[k], "length")
+            lines.append(f"  body {name!r}: centre of mass ({x[0]:.6g}, {x[1]:.6g}, {x[2]:.6g}) mm, "
+                         f"orientation ({', '.join(f'{v:.6g}' for v in self.orientation[k])})")
+        for j, name in enumerate(self.joint_names):
+            f, t = self.joint_force[j], from_si(self.joint_torque[j], "torque")
+            lines.append(f"  joint {name!r}: force ({f[0]:.6g}, {f[1]:.6g}, {f[2]:.6g}) N, "
+                         f"torque ({t[0]:.6g}, {t[1]:.6g}, {t[2]:.6g}) N*mm")
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def static_equilibrium(model, *, time: float = 0.0, tolerance: float = TOLERANCE,
+                       iterations: int = ITERATIONS, settings: spec.SolverSettings | None = None) -> Equilibrium:
+    """The static equilibrium of ``model`` (a Model, CompiledModel or model file path) at ``time`` (s):
+    the loads evaluated at that time (a time-varying force as it is then), the displacement motions
+    held at their value then, from the mechanism as built and assembled.
+
+    ``tolerance``: the largest unbalanced force on a body relative to the loads' scale (the torque
+    relative to it times the mechanism's size); ``iterations``: the most Newton iterations.
+    An equilibrium not reached in them is returned as the best point found, ``converged`` False, with
+    a warning naming the body with the largest unbalanced force. Raises SolverError where there is
+    none (a body nothing holds falls for ever) and what :func:`core.simulate` raises before its first step.
+    """
+    from .simulate import _compiled, _Run
+    from .threads import one_blas_thread
+    if not (isinstance(time, (int, float)) and np.isfinite(time)):
+        raise ValueError(f"static_equilibrium(): time must be a finite number of seconds, got {time!r}")
+    if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
+        raise ValueError(f"static_equilibrium(): tolerance must be between 0 and 1, got {tolerance!r}")
+    if not (isinstance(iterations, int) and iterations >= 1):
+        raise ValueError(f"static_equilibrium(): iterations must be a whole number of at least 1, got {iterations!r}")
+    cm = _compiled(model, settings, "static_equilibrium")
+    with one_blas_thread(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        run = _Run(cm, None)
+        y0, _, _ = run.assemble()
+        run.sys.contacts.prepare()
+        solver = Statics(run, float(time), tolerance, iterations)
+        y = solver.solve(y0)
+        return solver.result(y)
+
+
+def relax(run, y0):
+    """The start of a run with ``start = "static_equilibrium"``: ``y0`` (the assembled state at t = 0)
+    moved to its equilibrium at t = 0 and at rest, the solver's warnings added to the run's. Its
+    springs' and bushings' rests stay those measured as built: the run starts where the loaded
+    mechanism as built comes to rest."""
+    given = [name for name, v, w in zip(run.cm.body_names, run.cm.v0, run.cm.w0) if np.any(v) or np.any(w)]
+    if given:
+        run.warnings.append(Issue(
+            "warning", "equilibrium-start-at-rest", "settings: start",
+            f"the run starts at static equilibrium, at rest: the initial velocities given to "
+            f"{', '.join(repr(b) for b in given)} are not used",
+            "Start as built (start 'as_built') to keep them."))
+    solver = Statics(run, 0.0, TOLERANCE, ITERATIONS)
+    y = solver.solve(y0)
+    run.warnings.extend(solver.warnings)
+    return y
+
+
+@dataclass
+class _At:
+    """One evaluation at a state on the constraints."""
+    y: np.ndarray
+    B: object
+    rows: object
+    F: np.ndarray        # (6n,) applied loads, split layout [forces, torques]
+    lam: np.ndarray      # (m,) multipliers of the least M⁻¹-weighted residual
+    r: np.ndarray        # (6n,) F + Jᵀλ, the unbalanced load
+    merit: float         # rᵀ M⁻¹ r
+
+
+class Statics:
+    """The equilibrium iterations of a run's system (:class:`~core.solver.simulate._Run`), at time t."""
+
+    def __init__(self, run, t, tolerance, iterations):
+        self.run, self.sys, self.cm, self.t = run, run.sys, run.cm, t
+        self.tolerance, self.iterations = tolerance, iterations
+        sysm = self.sys
+        n = self.n = sysm.n
+        self.size = sysm.extent if sysm.extent > 0.0 else 1.0
+        self.warnings: list[Issue] = []
+        self.done = 0
+        self.converged = False
+        self.lowest = np.inf
+        self.stable = False
+        # bodies coloured so that none of one colour shares an element with another's neighbour:
+        # perturbed together, each moves only its neighbours' loads
+        near = jacobian._couplings(sysm, self.cm)
+        self.near = [np.array(sorted(b), int) for b in near]
+        self.colour = jacobian._colours(near) if n else np.zeros(0, int)
+        self.scale = np.max(self.cm.mass) * float(np.linalg.norm(sysm.gravity)) if n else 0.0
+
+    # ------------------------------------------------------------------ evaluations
+    def loads(self, y):
+        """(bodies, rows or None, F (6n,)) at the state y (at rest)."""
+        B, rows, F, _, _ = self.sys._state(self.t, y, False)
+        return B, rows, np.concatenate([F[0].ravel(), F[1].ravel()])
+
+    def _jt(self, rows, lam):
+        """Jᵀλ (6n,) from the rows' blocks."""
+        sysm = self.sys
+        return np.bincount(sysm._end_cols.ravel(), weights=(rows.blocks * lam[sysm._end_row, None]).ravel(),
+                           minlength=6 * self.n)
+
+    def _whiten(self, B, v):
+        """L⁻¹ v for M = L Lᵀ (block diagonal), v (6n,) or (6n, k)."""
+        n = self.n
+        lin = v[:3 * n] / np.sqrt(np.repeat(self.sys.mass, 3)).reshape((-1,) + (1,) * (v.ndim - 1))
+        Linv = np.linalg.inv(np.linalg.cholesky(B.I_W))
+        ang = np.einsum("bij,bj...->bi...", Linv, v[3 * n:].reshape((n, 3) + v.shape[1:]))
+        return np.concatenate([lin, ang.reshape((3 * n,) + v.shape[1:])])
+
+    def at(self, y) -> _At:
+        B, rows, F = self.loads(y)
+        lam = np.zeros(self.sys.n_rows)
+        if rows is not None:
+            J = rows.J.toarray() if sparse.issparse(rows.J) else rows.J
+            A = self._whiten(B, J.T)
+            # the least M⁻¹-weighted unbalanced load: J's rows a rounding from redundant cut as the rank tests cut
+            lam = linalg.lstsq(A, -self._whiten(B, F), cond=_REDUNDANT_SINGULAR ** 2, lapack_driver="gelsd")[0]
+            r = F + self._jt(rows, lam)
+        else:
+            r = F
+        w = self._whiten(B, r)
+        return _At(y, B, rows, F, lam, r, float(w @ w))
+
+    def null_space(self, a: _At) -> np.ndarray:
+        """(6n, d): the motions the rows allow at ``a`` (J N = 0), J's columns weighed as the rank
+        tests weigh them (a turn by its body's lever), a singular value below
+        :data:`_REDUNDANT_SINGULAR` of the largest counting as zero."""
+        n = self.n
+        if a.rows is None:
+            return np.eye(6 * n)
+        J = a.rows.J.toarray() if sparse.issparse(a.rows.J) else a.rows.J
+        S = self.sys.rank_column_scale
+        _, sv, Vt = np.linalg.svd(J * S, full_matrices=True)
+        rank = int(np.sum(sv > _REDUNDANT_SINGULAR * sv[0])) if len(sv) and sv[0] > 0 else 0
+        return S[:, None] * Vt[rank:].T
+
+    def mass_matrix(self, B) -> np.ndarray:
+        n = self.n
+        M = np.diag(np.concatenate([np.repeat(self.sys.mass, 3), np.zeros(3 * n)]))
+        np.put(M, self.sys._Mi_ang, B.I_W)
+        return M
+
+    def moved(self, y, delta):
+        """y moved by the tangent step delta (6n,: COM moves, then world rotation vectors), at rest."""
+        n, sysm = self.n, self.sys
+        y = y.copy()
+        y[sysm.sl_x] += delta[:3 * n]
+        q = y[sysm.sl_q].reshape(n, 4)
+        y[sysm.sl_q] = rotated(q / np.linalg.norm(q, axis=1, keepdims=True), delta[3 * n:].reshape(n, 3)).ravel()
+        y[sysm.sl_u] = 0.0
+        sysm._resync_angles(self.t, y)
+        return y
+
+    def placed(self, y):
+        """y put on the constraints at t (None where the projection fails), at rest."""
+        if not self.sys.n_rows:
+            return y
+        y2, _, _, ok = self.sys.project(self.t, y)
+        y2[self.sys.sl_u] = 0.0
+        if not ok and max(self.sys.constraint_error(self.t, y2)[:2]) > self.run.s.projection_tolerance:
+            return None
+        return y2
+
+    def within_contact_band(self, before, after) -> bool:
+        """Whether no contact pair whose boxes overlap at ``after`` has its surfaces moved by more
+        than half its depth band (:attr:`~core.contacts.pair.ContactPair.depth_limit`) from
+        ``before``: deeper, a penetration is not measured as one (a ball 2 mm into a plate read
+        no force, 8 mm into it a spurious balance between the plate's faces), so a step must not
+        skip the band."""
+        cs = self.sys.contacts
+        if not len(cs):
+            return True
+        x, R = self.sys.poses(after)
+        pairs = cs.overlapping(x, R)
+        if not len(pairs):
+            return True
+        dx, turn = self.sys.moves(before, after)
+        for k in pairs:
+            move = sum(dx[b] + turn[b] * cs.reach[k, side] for side, b in enumerate((cs.bi[k], cs.bj[k]))
+                       if 0 <= b < self.n)
+            if move > 0.5 * cs.pairs[k].depth_limit:
+                return False
+        return True
+
+    def stiffness(self, a: _At) -> np.ndarray:
+        """K = ∂(F + Jᵀλ)/∂δ (6n, 6n) at ``a``'s state and fixed λ, central differences over the
+        colour groups (a body's step moves only its neighbours' loads)."""
+        n = self.n
+        K = np.zeros((6 * n, 6 * n))
+        steps = np.array([_FD_STEP * self.size] * 3 + [_FD_STEP] * 3)
+        for c in range(int(self.colour.max(initial=-1)) + 1):
+            bodies = np.flatnonzero(self.colour == c)
+            for k in range(6):
+                cols = (3 * bodies + k) if k < 3 else (3 * n + 3 * bodies + k - 3)
+                delta = np.zeros(6 * n)
+                delta[cols] = steps[k]
+                out = []
+                for sign in (1.0, -1.0):
+                    _, rows, F = self.loads(self.moved(a.y, sign * delta))
+                    out.append(F if rows is None else F + self._jt(rows, a.lam))
+                diff = (out[0] - out[1]) / (2.0 * steps[k])
+                for b, col in zip(bodies, cols):
+                    nb = self.near[b]
+                    rws = np.concatenate([3 * nb[:, None] + np.arange(3), 3 * n + 3 * nb[:, None] + np.arange(3)]).ravel()
+                    K[rws, col] = diff[rws]
+        return K
+
+    def modes(self, a: _At):
+        """(N, Kr, g, μ ascending, Φ (Φᵀ Mr Φ = I), the loads' rate scale) at ``a``."""
+        N = self.null_space(a)
+        Kr = N.T @ self.stiffness(a) @ N
+        Mr = N.T @ self.mass_matrix(a.B) @ N
+        if not N.shape[1]:
+            return N, Kr, np.zeros(0), np.zeros(0), np.zeros((0, 0)), 0.0
+        mu, Phi = linalg.eigh(-0.5 * (Kr + Kr.T), Mr)
+        return N, Kr, N.T @ a.F, mu, Phi, self.rate(a)
+
+    def rate(self, a: _At) -> float:
+        """1/s²: the loads' largest acceleration per mechanism size (gravity's at least), the scale
+        against which a mode's μ counts as zero."""
+        n = self.n
+        lin = np.linalg.norm(a.F[:3 * n].reshape(n, 3), axis=1) / self.sys.mass
+        # a torque over the body's least principal inertia
+        least = np.linalg.eigvalsh(a.B.I_W)[:, 0]
+        ang = np.linalg.norm(a.F[3 * n:].reshape(n, 3), axis=1) / np.maximum(least, 1e-300)
+        g = float(np.linalg.norm(self.sys.gravity))
+        return max(float(np.max(lin, initial=0.0)) / self.size, float(np.max(ang, initial=0.0)), g / self.size)
+
+    # ------------------------------------------------------------------ the iterations
+    def unbalanced(self, a: _At):
+        """(largest force N, largest torque N·m, body index) of the unbalanced load."""
+        n = self.n
+        f = np.linalg.norm(a.r[:3 * n].reshape(n, 3), axis=1)
+        tq = np.linalg.norm(a.r[3 * n:].reshape(n, 3), axis=1)
+        worst = int(np.argmax(np.maximum(f, tq / self.size))) if n else 0
+        return float(np.max(f, initial=0.0)), float(np.max(tq, initial=0.0)), worst
+
+    def balanced(self, a: _At) -> bool:
+        f, tq, _ = self.unbalanced(a)
+        limit = self.tolerance * self.load_scale
+        return f <= limit and tq <= limit * self.size
+
+    def step_size(self, delta) -> float:
+        """The step's largest move in mechanism sizes, or turn in rad."""
+        n = self.n
+        return max(float(np.max(np.linalg.norm(delta[:3 * n].reshape(n, 3), axis=1), initial=0.0)) / self.size,
+                   self.turn(delta))
+
+    def turn(self, delta) -> float:
+        """The step's largest turn of a body (rad)."""
+        n = self.n
+        return float(np.max(np.linalg.norm(delta[3 * n:].reshape(n, 3), axis=1), initial=0.0))
+
+    def solve(self, y0):
+        """The equilibrium state from the assembled y0 (kept in ``self``: iterations, warnings)."""
+        sysm, n = self.sys, self.n
+        y = y0.copy()
+        y[sysm.sl_u] = 0.0
+        if self.t != 0.0 and sysm.n_rows:
+            y = self.placed(y)
+            if y is None:
+                raise SolverError(f"the mechanism cannot be assembled at t = {self.t:g} s with its motions "
+                                  "at their values then; check that they stay within the mechanism's reach")
+        a = self.at(y)
+        self.start = a
+        self.load_scale = max(self.scale, float(np.max(np.abs(a.F), initial=0.0)))
+        if self.load_scale == 0.0:
+            self.load_scale = 1.0       # no load at all: balanced where the residual is exactly nought
+        best, trust, ran_off, spun = a, _START_TRUST, False, None
+        turned = np.zeros((n, 3))        # each body's steps' rotation vectors, summed
+        while not self.balanced(a) and self.done < self.iterations and n:
+            self.done += 1
+            self.load_scale = max(self.load_scale, float(np.max(np.abs(a.F), initial=0.0)))
+            N, Kr, g, mu, Phi, rate = self.modes(a)
+            if not len(mu):
+                break
+            soft = mu <= _NEUTRAL * rate
+            if not soft.any():
+                z_stiff, z_soft = linalg.solve(-Kr, g), np.zeros_like(g)
+            else:
+                # saddle-free: each mode towards lower potential, the soft ones as far as trusted
+                modal = Phi.T @ g
+                z_stiff = Phi[:, ~soft] @ (modal[~soft] / mu[~soft])
+                z_soft = Phi[:, soft] @ (modal[soft] / np.maximum(np.abs(mu[soft]), _NEUTRAL * rate))
+                size = self.step_size(N @ z_soft)
+                if size > trust:
+                    z_soft *= trust / size
+            delta, soft_delta = N @ (z_stiff + z_soft), N @ z_soft
+            size, turn = self.step_size(delta), self.turn(delta)
+            alpha = min(1.0, trust / size if size > 0 else 1.0, _MAX_TURN / turn if turn > 0 else 1.0)
+            full, slope = alpha, float(a.r @ delta)
+            while True:
+                trial = self.placed(self.moved(a.y, alpha * delta))
+                if trial is not None and self.within_contact_band(a.y, trial):
+                    b = self.at(trial)
+                    # the loads' work over the step (trapezoid): the potential energy's fall, where there is one
+                    work = 0.5 * float((a.r + b.r) @ delta) * alpha
+                    if not soft.any():
+                        # Newton's step lowers the potential where the modes are stiff (−g·z < 0), yet
+                        # far from the rest its residual need not fall (the model leaves out the turn of
+                        # the free motions with the residual: a flyball governor's spin, 200 steps)
+                        if (b.merit < (1.0 - 1e-4 * alpha) * a.merit
+                                or (slope > 0.0 and work >= 1e-4 * alpha * slope)):
+                            break
+                    # a step along soft modes stops short of where their load turns against it, and
+                    # of a jump in the residual: past them lies what holds the body (a contact's thin
+                    # layer) or a spurious balance beyond it (a ball through its plate, pushed up and
+                    # down by its two faces: a 20 mm step from 5 mm above it landed 15 mm deep)
+                    elif (b.r @ soft_delta >= 0.0 and b.merit <= _SOFT_GROWTH * a.merit
+                          and (b.merit < a.merit or work > 0.0)):
+                        break
+                alpha *= 0.5
+                if alpha * size < _LEAST_STEP:
+                    b = None
+                    break
+            if b is None:
+                break           # no step lowers the residual or the potential: the best point stands
+            if alpha < full:
+                trust = max(alpha * size, _LEAST_STEP)      # shrunk to the step that was taken
+            elif alpha * size >= 0.99 * trust:
+                trust = min(_RUN_OFF, 2.0 * trust)          # the trust held a full step back: widen it
+            a = b
+            if a.merit < best.merit:
+                best = a
+            turned += alpha * delta[3 * n:].reshape(n, 3)
+            dx, _ = sysm.moves(self.start.y, a.y)
+            if np.max(dx, initial=0.0) > _RUN_OFF * self.size:
+                ran_off = True
+                break
+            if np.max(np.linalg.norm(turned, axis=1)) > 2.0 * np.pi * _RUN_OFF_TURNS:
+                ran_off, spun = True, turned      # (the body that turned most is named)
+                break
+        self.converged = self.balanced(a)
+        if self.converged or ran_off:
+            best = a            # (a body that ran off is diagnosed where it went)
+        self.final = best
+        self.diagnose(best, ran_off, spun)
+        return best.y
+
+    # ------------------------------------------------------------------ verdicts
+    def describe_mode(self, N, phi, B, g=None):
+        """(body index, its name with its joints, 'move along (x, y, z)' or 'turn about (…)') of the
+        mode's largest share (world axes), pointed the way the reduced load ``g`` pushes where given,
+        else with its largest component positive."""
+        n = self.n
+        d = N @ phi
+        dx, dth = d[:3 * n].reshape(n, 3), d[3 * n:].reshape(n, 3)
+        lin = self.sys.mass * np.einsum("bi,bi->b", dx, dx)
+        ang = np.einsum("bi,bij,bj->b", dth, B.I_W, dth)
+        b = int(np.argmax(lin + ang))
+        v, verb = (dx[b], "move along") if lin[b] >= ang[b] else (dth[b], "turn about")
+        if (phi @ g < 0.0) if g is not None else v[np.argmax(np.abs(v))] < 0.0:
+            v = -v
+        return b, self.named(b), f"{verb} {_direction(v)}"
+
+    def named(self, b) -> str:
+        """'body 'x' (joints 'a', 'b')': body b with the joints on it."""
+        mb = self.cm.marker_body
+        joints = [j["name"] for j in self.cm.joints if b in (mb[j["mi"]], mb[j["mj"]])]
+        return f"body {self.cm.body_names[b]!r}" + (
+            f" (joint{'s' if len(joints) > 1 else ''} {', '.join(repr(j) for j in joints)})" if joints else "")
+
+    def diagnose(self, a: _At, ran_off, spun=None):
+        """The verdicts at the end point: no equilibrium (SolverError), not reached, unstable, not unique."""
+        names = self.cm.body_names
+        if not self.n:
+            self.stable, self.lowest = True, np.inf
+            return
+        N, _, g, mu, Phi, rate = self.modes(a)
+        self.lowest = float(mu[0]) if len(mu) else np.inf
+        zero = _NEUTRAL * rate
+        f, tq, worst = self.unbalanced(a)
+        if not self.converged:
+            # the modes nothing holds that the load pushes along: |Φᵀg| of the whole's (Φ M-orthonormal)
+            modal = Phi.T @ g
+            pushed = [k for k in np.flatnonzero(np.abs(mu) <= zero) if abs(modal[k]) > 0.1 * np.linalg.norm(modal)]
+            if ran_off:
+                _, who, how = self.describe_mode(N, Phi[:, (pushed or [0])[0]], a.B, g)
+                if spun is not None:
+                    b = int(np.argmax(np.linalg.norm(spun, axis=1)))
+                    axis = spun[b] / np.linalg.norm(spun[b])
+                    who, how = self.named(b), f"turn about {_direction(axis)}"
+                raise SolverError(
+                    f"no static equilibrium: {who} is free to {how} and its loads push it that way "
+                    f"({f:.4g} N, {from_si(tq, 'torque'):.4g} N*mm unbalanced) with nothing to stop it: looking "
+                    f"for one, it moved more than {_RUN_OFF * self.size * 1e3:.4g} mm or turned more than "
+                    f"{_RUN_OFF_TURNS:g} times round. Fix the body, hold it with a joint, motion, spring, bushing "
+                    "or contact along that direction, or balance its load")
+            moving = ""
+            if pushed:
+                _, who, how = self.describe_mode(N, Phi[:, pushed[0]], a.B, g)
+                moving = f"; nothing holds {who} yet as its load makes it {how}"
+            self.warnings.append(Issue(
+                "warning", "equilibrium-not-found", f"body {names[worst]!r}",
+                f"static equilibrium not reached in {self.done} iteration(s): the largest unbalanced load is "
+                f"{f:.4g} N / {from_si(tq, 'torque'):.4g} N*mm on body {names[worst]!r} (tolerance "
+                f"{self.tolerance * self.load_scale:.3g} N){moving}; the closest point found is returned",
+                "Allow more iterations, start the mechanism nearer its rest, or look for a load that flips "
+                "(a contact that only touches on one side, a formula with a jump)."))
+            return
+        stiff = mu > zero
+        self.stable = bool(np.all(stiff))
+        if self.stable:
+            return
+        unstable = np.flatnonzero(mu < -zero)[:_NAMED_MODES]
+        if len(unstable):
+            said = [self.describe_mode(N, Phi[:, k], a.B) for k in unstable]
+            self.warnings.append(Issue(
+                "warning", "equilibrium-unstable", f"body {names[said[0][0]]!r}",
+                f"the static equilibrium found is unstable: the smallest eigenvalue of the reduced stiffness is "
+                f"{mu[0]:.4g} 1/s^2 (against the mass: a disturbance grows as exp({np.sqrt(-mu[0]):.3g} t)), "
+                + "; ".join(f"{who} would {how}" for _, who, how in said),
+                "A run from here leaves it at the least disturbance; build the mechanism nearer the stable rest "
+                "(a pendulum hanging, not upright) to find that one."))
+        free = np.flatnonzero(np.abs(mu) <= zero)[:_NAMED_MODES]
+        if len(free):
+            said = [self.describe_mode(N, Phi[:, k], a.B) for k in free]
+            self.warnings.append(Issue(
+                "warning", "equilibrium-not-unique", f"body {names[said[0][0]]!r}",
+                "the static equilibrium is not unique: nothing resists "
+                + "; ".join(f"{who} as it would {how}" for _, who, how in said)
+                + ", and no load acts that way: any position along it balances as well",
+                "Add a spring, a motion or a force along that direction, or fix the body, for one definite rest."))
+
+    # ------------------------------------------------------------------ the result
+    def result(self, y) -> Equilibrium:
+        sysm, cm, n = self.sys, self.cm, self.n
+        a = self.final
+        out = frame_dynamics(sysm, np.array([self.t]), y[None], run_states=y[None],
+                             steps=([(np.zeros(6 * n), a.lam)], 1.0)) if sysm.n_rows else None
+        f, tq, worst = self.unbalanced(a) if n else (0.0, 0.0, 0)
+        x, q = y[sysm.sl_x].reshape(n, 3), y[sysm.sl_q].reshape(n, 4)
+        nj = len(cm.joints)
+        model = self.placed_model(y)        # (its warnings first)
+        return Equilibrium(
+            model=model, time=self.t, body_names=tuple(cm.body_names), com=x.copy(),
+            orientation=q / np.linalg.norm(q, axis=1, keepdims=True),
+            joint_names=tuple(j["name"] for j in cm.joints),
+            joint_force=out["joint_force"][0] if out else np.zeros((nj, 3)),
+            joint_torque=out["joint_torque"][0] if out else np.zeros((nj, 3)),
+            motion_effort=out["motion_effort"][0] if out else np.zeros(len(cm.motions)),
+            coupler_effort=out["coupler_effort"][0] if out else np.zeros((len(cm.couplers), 2)),
+            residual_force=f, residual_torque=tq, residual_body=cm.body_names[worst] if n else "",
+            constraint_error=tuple(sysm.constraint_error(self.t, y)[:2]), iterations=self.done,
+            converged=self.converged, stable=self.stable, lowest_eigenvalue=self.lowest,
+            warnings=list(self.run.warnings) + self.warnings, state=y)
+
+    def placed_model(self, y) -> spec.Model:
+        """The model with its moving bodies at y and at rest. What a model measures from its bodies
+        as built is carried over, so that its run starts loaded as here: a spring-damper's free
+        length measured as built is written, a torsion spring's free angle and a displacement
+        motion's value less the turn or slide they made from the build (both measure from it).
+        A bushing's rest has no field: one loaded here is warned of."""
+        sysm, cm, model = self.sys, self.cm, self.cm.model
+        n = self.n
+        x, R = sysm.poses(y)
+        q = y[sysm.sl_q].reshape(n, 4)
+        q = q / np.linalg.norm(q, axis=1, keepdims=True)
+        index = {name: k for k, name in enumerate(cm.body_names)}
+        bodies = []
+        for body in model.bodies:
+            k = index.get(body.name)
+            if k is None:
+                bodies.append(body)
+                continue
+            origin = x[k] - R[k] @ cm.com_B[k]
+            bodies.append(replace(body, position=tuple(float(v) for v in from_si(origin, "length")),
+                                  orientation=tuple(float(v) for v in q[k]), velocity=(0.0, 0.0, 0.0),
+                                  angular_velocity=(0.0, 0.0, 0.0)))
+        B, rows, _, _, coords = sysm._state(self.t, y, True)
+        free = dict(zip(sysm.tsprings.names, sysm.tsprings.free))
+        turned = dict(zip(sysm.rsprings.names, coords[0][sysm.rsprings.coord])) if len(sysm.rsprings.names) else {}
+        springs = []
+        for s in model.springs:
+            if s.type == "translational" and s.free_length is None:
+                s = replace(s, free_length=float(from_si(free[s.name], "length")))
+            elif s.type == "rotational" and turned.get(s.name, 0.0) != 0.0:
+                s = replace(s, free_length=float((s.free_length or 0.0) - turned[s.name]))
+            springs.append(s)
+        motions = []
+        if sysm.n_motions:
+            made = sysm.combo_W[:sysm.n_motions] @ coords[0]         # each motion's coordinate at y
+        for k, m in enumerate(model.motions):
+            c = cm.motions[k]
+            if c["mode"] == "displacement" and made[k] != 0.0:
+                shift = made[k] if c["dof"] == "rotation" else float(from_si(made[k], "length"))
+                m = replace(m, value=f"({m.value}) - ({shift!r})")
+            motions.append(m)
+        loaded = [b for b, f, t in zip(sysm.bushings.names, *self.bushing_loads(B))
+                  if f > self.tolerance * self.load_scale or t > self.tolerance * self.load_scale * self.size]
+        if loaded:
+            self.warnings.append(Issue(
+                "warning", "equilibrium-model-bushing", f"bushing {loaded[0]!r}",
+                f"the equilibrium's model measures the rest of bushing(s) {', '.join(repr(b) for b in loaded)} "
+                "where its bodies are placed, where they are loaded here: a run of it starts with them unloaded, "
+                "away from this equilibrium",
+                "Run the model itself with settings start 'static_equilibrium' to start loaded at rest."))
+        return replace(model, bodies=tuple(bodies), springs=tuple(springs), motions=tuple(motions))
+
+    def bushing_loads(self, B):
+        """(|force| N, |torque| N·m) of each bushing at the bodies B."""
+        if not len(self.sys.bushings.names):
+            return np.zeros(0), np.zeros(0)
+        _, force, torque, _ = self.sys.bushings.evaluate(self.sys.kinematics(B), self.n, True)
+        return np.linalg.norm(force, axis=1), np.linalg.norm(torque, axis=1)

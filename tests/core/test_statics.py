@@ -1,0 +1,251 @@
+"""Static equilibrium (core.static_equilibrium) against closed-form statics.
+
+The solver stops where the largest unbalanced force on a body is below ``tolerance`` (1e-9) of
+the loads' scale (the largest load on a body, its weight at least), the torque below that times
+the mechanism's size. A position is then off by that residual over the stiffness holding it:
+1e-9 of the static deflection (the spring's m g / k, the Hertz depth), 1e-9 rad of an angle
+held by a torsion spring against gravity. The tests allow 1e-8 relative (ten times that), and
+the eigenvalues, from central differences of step 1e-6 of the mechanism's size (error ~1e-12 of
+the loads' scale per unit step), 1e-6 relative.
+"""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+import core
+from core.errors import SolverError
+from core.model import (Body, Box, Contact, Force, Frame, Joint, Model, Motion, SolverSettings, Sphere,
+                        SpringDamper)
+from core.spatial import axis_angle_to_quat
+
+G = 9.81
+#: turns a frame's Z onto world Y: the hinges below turn in the XZ plane
+ABOUT_Y = tuple(axis_angle_to_quat(np.array([1.0, 0.0, 0.0]), -np.pi / 2))
+
+
+def hanging_block(*, mass=2.0, k=1.0, force=None):
+    """A block on a vertical slider hung from a spring (k N/mm, free length 100 mm) from the origin."""
+    return Model(
+        bodies=(Body(name="block", mass=mass, inertia=(500.0, 500.0, 500.0, 0, 0, 0), position=(0, 0, -100.0)),),
+        frames=(Frame(name="rail"), Frame(name="shoe", body="block"), Frame(name="anchor")),
+        joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe"),),
+        springs=(SpringDamper(name="spring", frame_i="anchor", frame_j="shoe", stiffness=k, free_length=100.0),),
+        forces=() if force is None else (Force(name="pull", body="block", frame="shoe", value=force, axis="Z",
+                                               direction="space_fixed"),))
+
+
+def arm(tilt, k, *, mass=2.0, length=500.0, inertia=1000.0):
+    """A bar hinged at the origin about world Y, its centre of mass ``length`` mm from the hinge,
+    built ``tilt`` rad from upright, with a torsion spring of k N·mm/rad unloaded as built."""
+    return Model(
+        bodies=(Body(name="arm", mass=mass, inertia=(inertia, inertia, inertia, 0, 0, 0), com=(0, 0, length),
+                     orientation=tuple(axis_angle_to_quat(np.array([0.0, 1.0, 0.0]), tilt))),),
+        frames=(Frame(name="pivot", orientation=ABOUT_Y), Frame(name="hub", body="arm", orientation=ABOUT_Y)),
+        joints=(Joint(name="hinge", type="revolute", frame_i="pivot", frame_j="hub"),),
+        springs=(SpringDamper(name="torsion", type="rotational", frame_i="pivot", frame_j="hub", stiffness=k),))
+
+
+def test_a_mass_on_a_spring_settles_m_g_over_k_below_its_free_length():
+    eq = core.static_equilibrium(hanging_block(mass=2.0, k=1.0))
+    assert eq.converged and eq.stable and not eq.warnings, eq.summary()
+    # k = 1 N/mm = 1000 N/m: m g / k = 19.62 mm below the free length's 100 mm
+    assert eq.com[0, 2] == pytest.approx(-0.100 - 2.0 * G / 1000.0, rel=1e-8)
+    assert eq.residual_force <= 1e-9 * 2.0 * G
+    # the one mode: the block on its spring, ω² = k / m
+    assert eq.lowest_eigenvalue == pytest.approx(1000.0 / 2.0, rel=1e-6)
+    np.testing.assert_allclose(eq.joint_force[0], 0.0, atol=1e-8)      # the spring carries it all
+
+
+def test_a_torsion_spring_holds_a_bar_where_k_theta_balances_m_g_l_sin_theta_at_one_radian():
+    # built 0.2 rad from upright, the spring unloaded there: k (θ − 0.2) = m g L sin θ, k set for θ = 1
+    m, L = 2.0, 0.5
+    k = m * G * L * np.sin(1.0) / 0.8                      # N·m/rad
+    eq = core.static_equilibrium(arm(0.2, k * 1e3, mass=m, length=L * 1e3))
+    assert eq.converged and eq.stable, eq.summary()
+    x = eq.com[0]
+    assert np.arctan2(x[0], x[2]) == pytest.approx(1.0, rel=1e-8)
+    assert np.hypot(x[0], x[2]) == pytest.approx(L, rel=1e-12)           # on its hinge
+    # the hinge carries the weight; the spring's torque balances gravity's about the hinge
+    np.testing.assert_allclose(eq.joint_force[0], [0.0, 0.0, m * G], atol=1e-8)
+    # the small oscillation about it: (k − m g L cos θ) / (m L² + I_c)
+    assert eq.lowest_eigenvalue == pytest.approx((k - m * G * L * np.cos(1.0)) / (m * L * L + 1e-3), rel=1e-6)
+
+
+def test_a_two_bar_linkage_with_torsion_springs_rests_where_its_potential_energy_is_stationary():
+    """Two bars hinged end to end (the first at the world), built upright, torsion springs at both
+    hinges; against the angles where the derivative of V = ½k1 θ1² + ½k2 (θ2 − θ1)² + gravity's
+    vanishes (virtual work), solved by scipy on the two angles alone."""
+    m1, m2, L1, L2, k1, k2 = 1.5, 1.0, 0.4, 0.3, 9.0, 2.5          # kg, m, N·m/rad
+    tilt = 0.1
+    q = tuple(axis_angle_to_quat(np.array([0.0, 1.0, 0.0]), tilt))
+    top = (L1 * np.sin(tilt) * 1e3, 0.0, L1 * np.cos(tilt) * 1e3)
+    model = Model(
+        bodies=(Body(name="lower", mass=m1, inertia=(1e3, 1e3, 1e3, 0, 0, 0), com=(0, 0, L1 * 500), orientation=q),
+                Body(name="upper", mass=m2, inertia=(1e3, 1e3, 1e3, 0, 0, 0), com=(0, 0, L2 * 500), orientation=q,
+                     position=top)),
+        frames=(Frame(name="base", orientation=ABOUT_Y), Frame(name="foot", body="lower", orientation=ABOUT_Y),
+                Frame(name="knee_i", body="lower", position=(0, 0, L1 * 1e3), orientation=ABOUT_Y),
+                Frame(name="knee_j", body="upper", orientation=ABOUT_Y)),
+        joints=(Joint(name="ankle", type="revolute", frame_i="base", frame_j="foot"),
+                Joint(name="knee", type="revolute", frame_i="knee_i", frame_j="knee_j")),
+        springs=(SpringDamper(name="s1", type="rotational", frame_i="base", frame_j="foot", stiffness=k1 * 1e3),
+                 SpringDamper(name="s2", type="rotational", frame_i="knee_i", frame_j="knee_j", stiffness=k2 * 1e3)))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable, eq.summary()
+
+    def gradient(th):      # absolute tilts from upright; the springs unloaded at the tilt as built
+        t1, t2 = th
+        return [k1 * (t1 - tilt) - k2 * (t2 - t1) - (m1 * L1 / 2 + m2 * L1) * G * np.sin(t1),
+                k2 * (t2 - t1) - m2 * L2 / 2 * G * np.sin(t2)]
+    t1, t2 = optimize.fsolve(gradient, [0.5, 0.8], xtol=1e-14)
+    assert np.max(np.abs(gradient([t1, t2]))) < 1e-12
+    x1, x2 = eq.com
+    assert np.arctan2(x1[0], x1[2]) == pytest.approx(t1, rel=1e-8)
+    knee = x1 + (x1 / np.linalg.norm(x1)) * L1 / 2
+    assert np.arctan2(x2[0] - knee[0], x2[2] - knee[2]) == pytest.approx(t2, rel=1e-8)
+
+
+def test_joint_reactions_at_rest_are_the_statics_of_a_bar_on_a_hinge_and_a_vertical_spring():
+    """A horizontal 600 mm bar, 3 kg, hinged at one end, held by a vertical spring 400 mm along it,
+    its free length set so that the bar rests as built: the spring carries m g 300/400, the hinge
+    the rest of the weight; the reported reaction is the hinge's on the bar."""
+    m, k, a, hang = 3.0, 50.0, 400.0, 300.0
+    tension = m * G * 300.0 / a
+    model = Model(
+        bodies=(Body(name="bar", mass=m, inertia=(10.0, 9e4, 9e4, 0, 0, 0), com=(300.0, 0, 0)),),
+        frames=(Frame(name="pivot", orientation=ABOUT_Y), Frame(name="hub", body="bar", orientation=ABOUT_Y),
+                Frame(name="hook", position=(a, 0, hang)), Frame(name="eye", body="bar", position=(a, 0, 0))),
+        joints=(Joint(name="hinge", type="revolute", frame_i="pivot", frame_j="hub"),),
+        springs=(SpringDamper(name="spring", frame_i="hook", frame_j="eye", stiffness=k,
+                              free_length=hang - tension / k),))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable, eq.summary()
+    np.testing.assert_allclose(eq.com[0], [0.3, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(eq.joint_force[0], [0.0, 0.0, m * G - tension], atol=1e-8)
+    np.testing.assert_allclose(eq.joint_torque[0], 0.0, atol=1e-9)      # about the hinge's own point
+
+
+def test_a_ball_dropped_onto_a_plate_rests_at_the_hertz_depth():
+    """A sphere on a vertical guide 15 mm above a fixed plate (its top at z = 5 mm): on its lowest
+    vertex k δ^e = m g. Its steps down stop short of skipping the contact's depth band."""
+    k, e = 1000.0, 1.5
+    model = Model(
+        bodies=(Body(name="Ball", geometry=Sphere(radius=20.0, subdivisions=2), mass=1.0, position=(0, 0, 40.0)),
+                Body(name="Plate", geometry=Box(size=(400, 400, 10)), fixed=True)),
+        frames=(Frame(name="guide"), Frame(name="shoe", body="Ball")),
+        joints=(Joint(name="rod", type="prismatic", frame_i="guide", frame_j="shoe"),),
+        contacts=(Contact(name="C", body_i="Ball", body_j="Plate", stiffness=k, damping=5.0, exponent=e,
+                          max_penetration=0.1),))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable, eq.summary()
+    depth = (1.0 * G / k) ** (1 / e)                       # mm
+    assert 25.0 - eq.com[0, 2] * 1e3 == pytest.approx(depth, rel=1e-8)
+    np.testing.assert_allclose(eq.joint_force[0], 0.0, atol=1e-8)      # the plate carries it
+
+
+def test_a_run_started_from_the_equilibrium_stays_there():
+    """The equilibrium's model starts a run at rest there (its torsion spring's free angle moved
+    by the turn from the build): over 1 s the bar moves by what the residual (1e-9 of m g) and the
+    integrator's tolerance (rtol 1e-10) allow, below 1e-9 m (measured: 1.1e-14 m)."""
+    model = arm(0.2, 2.0 * G * 0.5 * np.sin(1.0) / 0.8 * 1e3)
+    model = replace(model, settings=SolverSettings(end_time=1.0, output_rate=50, rtol=1e-10, atol=1e-12))
+    eq = core.static_equilibrium(model)
+    for start in (eq.model,):
+        r = core.simulate(start)
+        assert r.success, r.message
+        assert np.max(np.abs(r.com[:, 0] - eq.com[0])) < 1e-9
+        np.testing.assert_allclose(r.joint_force[0, 0], eq.joint_force[0], atol=1e-8)
+
+
+def test_a_body_nothing_holds_has_no_equilibrium_and_is_named():
+    model = Model(bodies=(Body(name="rock", mass=1.0, inertia=(100.0, 100.0, 100.0, 0, 0, 0)),))
+    with pytest.raises(SolverError, match=r"no static equilibrium: body 'rock' is free to move along \(0, 0, -1\)"):
+        core.static_equilibrium(model)
+
+
+S2 = np.sqrt(0.5)
+ALONG_X = (S2, 0.0, S2, 0.0)       # turns Z onto world X
+
+
+def horizontal_slider(gravity):
+    return Model(
+        bodies=(Body(name="block", mass=1.0, inertia=(500.0, 500.0, 500.0, 0, 0, 0), position=(200.0, 0, 0)),),
+        frames=(Frame(name="rail", orientation=ALONG_X), Frame(name="shoe", body="block", orientation=ALONG_X)),
+        joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe"),),
+        settings=SolverSettings(gravity=gravity))
+
+
+def test_a_frictionless_slider_with_no_load_along_it_is_not_unique_and_its_joint_is_named():
+    eq = core.static_equilibrium(horizontal_slider((0.0, 0.0, -9810.0)))
+    assert eq.converged and not eq.stable
+    assert abs(eq.lowest_eigenvalue) <= 1e-9          # exactly nought: nothing along the rail
+    [w] = eq.warnings
+    assert w.code == "equilibrium-not-unique"
+    assert "body 'block'" in w.message and "(1, 0, 0)" in w.message and "'slide'" in w.message
+    np.testing.assert_allclose(eq.joint_force[0], [0.0, 0.0, G], atol=1e-12)
+
+
+def test_a_slider_pushed_along_its_rail_has_no_equilibrium():
+    with pytest.raises(SolverError, match=r"body 'block' \(joint 'slide'\) is free to move along \(-1, 0, 0\)"):
+        core.static_equilibrium(horizontal_slider((-1000.0, 0.0, -9810.0)))
+
+
+def test_an_inverted_pendulum_started_upright_is_found_and_reported_unstable():
+    m, L, k = 2.0, 0.5, 0.5 * 2.0 * G * 0.5              # the spring half of what would hold it up
+    eq = core.static_equilibrium(arm(0.0, k * 1e3, mass=m, length=L * 1e3))
+    assert eq.converged and not eq.stable
+    np.testing.assert_allclose(eq.com[0], [0.0, 0.0, L], atol=1e-15)
+    mu = (k - m * G * L) / (m * L * L + 1e-3)
+    assert eq.lowest_eigenvalue == pytest.approx(mu, rel=1e-6)
+    [w] = eq.warnings
+    assert w.code == "equilibrium-unstable" and f"{mu:.4g} 1/s^2" in w.message and "'hinge'" in w.message
+
+
+def test_no_convergence_keeps_the_best_point_and_names_the_body():
+    eq = core.static_equilibrium(arm(0.2, 2.0 * G * 0.5 * np.sin(1.0) / 0.8 * 1e3), iterations=1)
+    assert not eq.converged and eq.iterations == 1
+    [w] = eq.warnings
+    assert w.code == "equilibrium-not-found" and "body 'arm'" in w.message and "1 iteration" in w.message
+    assert eq.residual_force > 0 and eq.residual_body == "arm"
+    # the best point is nearer the rest (1 rad) than the start (0.2 rad)
+    assert abs(np.arctan2(eq.com[0, 0], eq.com[0, 2]) - 1.0) < 0.8
+
+
+def test_a_time_varying_load_is_taken_at_the_time_asked():
+    # a pull of 5 t N down on the hanging block: at t = 2 s, 10 N more on the 1 N/mm spring
+    eq = core.static_equilibrium(hanging_block(mass=2.0, k=1.0, force="-5*t"), time=2.0)
+    assert eq.converged, eq.summary()
+    assert eq.time == 2.0
+    assert eq.com[0, 2] == pytest.approx(-0.100 - (2.0 * G + 10.0) / 1000.0, rel=1e-8)
+
+
+def test_a_motion_is_held_at_its_value_at_the_time_asked_and_its_effort_is_the_load():
+    # the block driven along the slide to 30 t mm: at t = 0.5 s 15 mm down from as built (115 mm
+    # below the anchor): its motion holds the weight less the spring's 15 N
+    model = replace(hanging_block(mass=2.0, k=1.0),
+                    motions=(Motion(name="drive", joint="slide", value="-30*t"),))
+    eq = core.static_equilibrium(model, time=0.5)
+    assert eq.converged and eq.stable, eq.summary()
+    assert eq.com[0, 2] == pytest.approx(-0.115, rel=1e-12)
+    assert abs(eq.motion_effort[0]) == pytest.approx(2.0 * G - 15.0, rel=1e-8)
+
+
+def test_bad_arguments_are_refused_by_name():
+    with pytest.raises(ValueError, match="time"):
+        core.static_equilibrium(hanging_block(), time=float("nan"))
+    with pytest.raises(ValueError, match="tolerance"):
+        core.static_equilibrium(hanging_block(), tolerance=0.0)
+    with pytest.raises(ValueError, match="iterations"):
+        core.static_equilibrium(hanging_block(), iterations=0)
+
+
+def test_a_bar_its_torque_turns_past_any_balance_has_no_equilibrium_and_is_named():
+    # 1.5 m g L about the hinge: more than gravity's torque at any angle, so the bar turns for ever
+    m, L = 2.0, 0.5
+    model = replace(arm(0.2, 0.0, mass=m, length=L * 1e3), springs=(),
+                    forces=(Force(name="motor", body="arm", frame="hub", value=str(1.5 * m * G * L * 1e3),
+                                  type="torque", axis="Z"),))
+    with pytest.raises(SolverError, match=r"body 'arm' \(joint 'hinge'\) is free to turn about \(0, [-1]+, 0\)"):
+        core.static_equilibrium(model)
