@@ -52,6 +52,8 @@ PROJECTED_INTEGRATORS = ("RK45", "DOP853", "Radau")
 SLOW_BAUMGARTE_INTEGRATORS = ("RK45", "DOP853")
 #: the integrators of fixed ``step`` (the others adapt theirs to ``rtol`` and ``atol``)
 FIXED_STEP_INTEGRATORS = ("RK4", "stepper")
+#: where a run starts: the bodies as placed, or the static equilibrium of the mechanism as built
+STARTS = ("as_built", "static_equilibrium")
 #: the Baumgarte rate (1/s) when the settings leave it automatic: a slow one for the
 #: explicit integrators that project every step, whose steps a fast one would shorten
 #: (docs/solvers.md, "Drift control"), and 20 1/s for the others
@@ -763,6 +765,9 @@ class SolverSettings:
     onto the constraints during the run. Unlike the other fields it is in SI
     (m for position rows, rad for angle rows), as the solver compares it with
     its SI constraint errors; ``atol`` likewise applies to the SI state.
+    ``start``: ``"as_built"`` (the default) runs from the bodies as placed; ``"static_equilibrium"``
+    from where the loaded mechanism as built comes to rest at t = 0 (:func:`core.static_equilibrium`),
+    at rest.
     """
 
     integrator: str = "DOP853"
@@ -777,10 +782,12 @@ class SolverSettings:
     erp: float = 0.2
     regularization: float = 1e-8
     projection_tolerance: float = 1e-6
+    start: str = "as_built"
 
     def __post_init__(self):
         c = _Checker("settings")
         c.choice("integrator", self.integrator, INTEGRATORS)
+        c.choice("start", self.start, STARTS)
         values = dict(
             end_time=c.number("end_time", self.end_time, positive=True),
             output_rate=c.number("output_rate", self.output_rate, positive=True),

@@ -2151,6 +2151,10 @@ class _Run:
             if self.cancel_asked:
                 raise _Cancelled()
             sysm.contacts.prepare(self.preparing)
+            if s.start == "static_equilibrium":
+                from .statics import relax       # statics runs the start of a run: imported here
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    y0 = relax(self, y0)
             if len(sysm.contacts):
                 B0 = sysm.bodies(y0)
                 self.warnings.extend(sysm.contacts.overlap_issues(B0.x, B0.R))

@@ -146,13 +146,13 @@ def test_a_ball_dropped_onto_a_plate_rests_at_the_hertz_depth():
 
 
 def test_a_run_started_from_the_equilibrium_stays_there():
-    """The equilibrium's model starts a run at rest there (its torsion spring's free angle moved
-    by the turn from the build): over 1 s the bar moves by what the residual (1e-9 of m g) and the
-    integrator's tolerance (rtol 1e-10) allow, below 1e-9 m (measured: 1.1e-14 m)."""
+    """The equilibrium model and the setting start = static_equilibrium both start a run at rest
+    there: over 1 s the bar on its torsion spring moves by what the residual (1e-9 of m g) and
+    the integrator's tolerance (rtol 1e-10) allow, below 1e-9 m (measured: 1.1e-14 m and 1.7e-13 m)."""
     model = arm(0.2, 2.0 * G * 0.5 * np.sin(1.0) / 0.8 * 1e3)
     model = replace(model, settings=SolverSettings(end_time=1.0, output_rate=50, rtol=1e-10, atol=1e-12))
     eq = core.static_equilibrium(model)
-    for start in (eq.model,):
+    for start in (eq.model, replace(model, settings=replace(model.settings, start="static_equilibrium"))):
         r = core.simulate(start)
         assert r.success, r.message
         assert np.max(np.abs(r.com[:, 0] - eq.com[0])) < 1e-9
@@ -249,3 +249,25 @@ def test_a_bar_its_torque_turns_past_any_balance_has_no_equilibrium_and_is_named
                                   type="torque", axis="Z"),))
     with pytest.raises(SolverError, match=r"body 'arm' \(joint 'hinge'\) is free to turn about \(0, [-1]+, 0\)"):
         core.static_equilibrium(model)
+
+
+def test_the_start_setting_is_checked_and_kept_in_the_model_file(tmp_path):
+    with pytest.raises(core.ModelError, match=r"settings: start: must be one of 'as_built', 'static_equilibrium'"):
+        SolverSettings(start="equilibrium")
+    model = replace(hanging_block(), settings=SolverSettings(start="static_equilibrium"))
+    core.save_model(model, tmp_path / "m.json")
+    assert core.load_model(tmp_path / "m.json").settings.start == "static_equilibrium"
+    # the run starts at rest where the spring holds the block: 19.62 mm below as built
+    r = core.simulate(replace(model, settings=replace(model.settings, end_time=0.1, output_rate=10)))
+    assert r.success, r.message
+    np.testing.assert_allclose(r.com[:, 0, 2], -0.100 - 2.0 * G / 1000.0, rtol=1e-9)
+
+
+def test_a_start_at_equilibrium_says_the_given_velocities_are_not_used():
+    model = arm(0.2, 2.0 * G * 0.5 * np.sin(1.0) / 0.8 * 1e3)
+    model = replace(model, bodies=(replace(model.bodies[0], angular_velocity=(0.0, 1.0, 0.0)),),
+                    settings=SolverSettings(end_time=0.1, output_rate=10, start="static_equilibrium"))
+    r = core.simulate(model)
+    assert r.success, r.message
+    [w] = [w for w in r.warnings if "initial velocities given to" in w]
+    assert "'arm'" in w and w.startswith("settings: start:")
