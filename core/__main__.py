@@ -1,5 +1,7 @@
-"""Command line: ``python -m core simulate MODEL.json [--csv OUT.csv] [--npz OUT.npz]``
-and ``python -m core check MODEL.json`` (validate and summarise without solving).
+"""Command line: ``python -m core simulate MODEL.json [--csv OUT.csv] [--npz OUT.npz]``,
+``python -m core check MODEL.json`` (validate and summarise without solving) and
+``python -m core equilibrium MODEL.json [--time T] [--out RESTING.json]`` (where the mechanism
+comes to rest under its loads, and the model placed there).
 
 Both take the model file's solver settings unless an option overrides one for this run
 (``--integrator``, ``--end-time``, ``--output-rate``, ``--rtol``, ``--atol``, ``--max-step``,
@@ -62,6 +64,14 @@ the summary and warnings go to stdout, the progress and the errors to stderr""",
   2    wrong arguments, a model file missing, unreadable or invalid, or a setting given that the
        run cannot take
   3    the mechanism cannot be assembled (after the summary)
+  130  stopped by Ctrl-C
+the summary and warnings go to stdout, the errors to stderr""",
+    "equilibrium": """exit status:
+  0    the static equilibrium was found (the model placed there is written with --out)
+  1    it was not reached in the iterations allowed (the closest point is printed, and written)
+  2    wrong arguments, a model file missing, unreadable or invalid, or an output that cannot be
+       written (found before solving, nothing written)
+  3    the mechanism cannot be assembled, or has no equilibrium (a body nothing holds)
   130  stopped by Ctrl-C
 the summary and warnings go to stdout, the errors to stderr"""}
 
@@ -305,9 +315,20 @@ def _main(argv) -> int:
                            epilog=_STATUSES["check"], formatter_class=argparse.RawDescriptionHelpFormatter)
     p_chk.add_argument("model", help="the model file (JSON: docs/model-format.md)")
     _add_setting_options(p_chk)
+    p_eq = sub.add_parser("equilibrium", help="find where the mechanism comes to rest under its loads",
+                          epilog=_STATUSES["equilibrium"], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p_eq.add_argument("model", help="the model file (JSON: docs/model-format.md)")
+    p_eq.add_argument("--time", type=float, default=0.0,
+                      help="the time (s) at which the loads and motions are taken (default 0)")
+    p_eq.add_argument("--tolerance", type=float, default=None,
+                      help="largest unbalanced force relative to the loads' scale (default 1e-9)")
+    p_eq.add_argument("--iterations", type=int, default=None, help="most Newton iterations (default 200)")
+    p_eq.add_argument("--out", help="write the model with its bodies placed at the equilibrium to this file")
+    p_eq.set_defaults(**{field: None for field in _OPTIONS})
     args = parser.parse_args(_with_negative_values(sys.argv[1:] if argv is None else argv, _OPTIONS.values(),
                                                  p_sim._option_string_actions))
-    clash = _output_clash(args) if args.command == "simulate" else None
+    clash = (_output_clash(args) if args.command == "simulate" else
+             _model_out_clash(args) if args.command == "equilibrium" else None)
     if not args.model:      # (`simulate "$MODEL"` with MODEL unset read ".: cannot read the file: Is a directory")
         clash = "the model file's path is empty; give the model file"
     if clash:
@@ -324,6 +345,8 @@ def _main(argv) -> int:
             raise KeyboardInterrupt
         if args.command == "check":
             return _check(model, given)
+        if args.command == "equilibrium":
+            return _equilibrium(model, args)
         if nothing := _nothing_moves(model):
             raise nothing
         show = None if args.quiet or not sys.stderr.isatty() else _progress_printer(sys.stderr)
@@ -390,6 +413,44 @@ def _main(argv) -> int:
         for line in written:    # (stopped while the other was written: this one is whole)
             print(line, file=sys.stderr)
         return 128 + signum
+
+
+def _equilibrium(model, args) -> int:
+    """``equilibrium``: the summary, and the model placed there written to ``--out``."""
+    if nothing := _nothing_moves(model):
+        raise nothing
+    from .solver.statics import ITERATIONS, TOLERANCE, static_equilibrium
+    try:
+        eq = static_equilibrium(model, time=args.time,
+                                tolerance=TOLERANCE if args.tolerance is None else args.tolerance,
+                                iterations=ITERATIONS if args.iterations is None else args.iterations)
+    except ValueError as exc:
+        if not str(exc).startswith("static_equilibrium(): "):
+            raise
+        # an option out of range, named by the message
+        print(f"error: {str(exc).replace('static_equilibrium(): ', 'option --')}", file=sys.stderr)
+        return 2
+    print(f"{args.model}: {eq.summary()}")
+    if args.out:
+        from .model.io import save_model
+        try:
+            save_model(eq.model, args.out)
+        except OSError as exc:
+            print(f"error: cannot write the model to {args.out}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        print(f"  the model at rest there written to {args.out}")
+    return 0 if eq.converged else 1
+
+
+def _model_out_clash(args) -> str | None:
+    """What is wrong with ``equilibrium``'s --out: the model file itself, or a path that cannot be
+    written; None when nothing is."""
+    if args.out is None:
+        return None
+    if os.path.realpath(args.out) == os.path.realpath(args.model):
+        return f"option --out: {args.out} is the model file, which it would overwrite; give another path"
+    unwritable = files.unwritable(args.out)
+    return f"option --out: cannot write {args.out}: {unwritable}" if unwritable else None
 
 
 def _output_clash(args) -> str | None:

@@ -737,3 +737,35 @@ def test_the_installed_command_names_itself_in_its_help():
     r = subprocess.run([str(command), "--help"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("usage: mbd-core "), r.stdout
     assert run("--help").stdout.startswith("usage: python -m core ")
+
+
+def test_equilibrium_prints_the_rest_and_writes_the_model_placed_there(tiny_pendulum, tmp_path):
+    out = tmp_path / "resting.json"
+    r = run("equilibrium", tiny_pendulum, "--out", out)
+    assert r.returncode == 0, r.stderr
+    # the 1.256 kg rod hangs 200 mm below its hinge, which carries its weight; ω² = m g L / (m L² + I_c)
+    assert "static equilibrium found at t = 0 s" in r.stdout and "stable" in r.stdout
+    assert re.search(r"body 'rod': centre of mass \([-0-9.e]+, [-0-9.e]+, -200\) mm", r.stdout), r.stdout
+    assert "joint 'hinge': force (0, 0, 12.3214) N" in r.stdout
+    assert "lowest eigenvalue of the reduced stiffness: 36.76" in r.stdout
+    assert f"the model at rest there written to {out}" in r.stdout and r.stderr == ""
+    # the model written starts there: a run of it stays
+    r = run("simulate", out)
+    assert r.returncode == 0, r.stderr
+    assert "success" in r.stdout
+
+
+def test_equilibrium_exit_statuses_name_the_problem(tiny_pendulum, tmp_path):
+    r = run("equilibrium", tiny_pendulum, "--iterations", "1")
+    assert r.returncode == 1 and "static equilibrium NOT found" in r.stdout
+    assert "warning: body 'rod': static equilibrium not reached in 1 iteration(s)" in r.stdout
+    r = run("equilibrium", tiny_pendulum, "--iterations", "0")
+    assert r.returncode == 2 and "error: option --iterations must be a whole number of at least 1" in r.stderr
+    r = run("equilibrium", tiny_pendulum, "--out", tiny_pendulum)
+    assert r.returncode == 2 and "is the model file, which it would overwrite" in r.stderr
+    falling = tmp_path / "falling.json"
+    falling.write_text(json.dumps({"bodies": [{"name": "rock", "mass": 1.0, "inertia": [100, 100, 100, 0, 0, 0]}]}),
+                       encoding="utf-8")
+    r = run("equilibrium", falling)
+    assert r.returncode == 3
+    assert "error: no static equilibrium: body 'rock' is free to move along (0, 0, -1)" in r.stderr
