@@ -39,7 +39,7 @@ from ..model import spec
 from ..units import from_si
 from . import jacobian
 from .reactions import frame_dynamics
-from .system import _REDUNDANT_SINGULAR, System, rotated
+from .system import _REDUNDANT_SINGULAR, _START_STEP_SLIDE, _START_STEP_TURN, _START_STEPS, rotated
 
 #: default convergence: the largest unbalanced force below this share of the loads' scale (the
 #: largest load on a body, its weight at least), the torque below it times the mechanism's size
@@ -64,6 +64,12 @@ _NEUTRAL = 1e-6
 _FD_STEP = 1e-6
 #: a step along soft modes may raise the M⁻¹-weighted residual (squared) by this factor at most
 _SOFT_GROWTH = 4.0
+#: singular values of M^(-1/2) Jᵀ below this share of the largest count as nought in the multipliers'
+#: least squares: redundant rows (exactly, to rounding) get the least-norm λ, while a long chain's
+#: least real one (7.6/n² of the largest, 2.4e-5 at 600 links) is kept whatever its masses
+_LAMBDA_CUT = 1e-10
+#: samples of the motions' way from t = 0 to the time asked (follow_motions)
+_MOTION_SAMPLES = 65
 #: modes named in a warning at most
 _NAMED_MODES = 3
 
@@ -246,8 +252,8 @@ class Statics:
         if rows is not None:
             J = rows.J.toarray() if sparse.issparse(rows.J) else rows.J
             A = self._whiten(B, J.T)
-            # the least M⁻¹-weighted unbalanced load: J's rows a rounding from redundant cut as the rank tests cut
-            lam = linalg.lstsq(A, -self._whiten(B, F), cond=_REDUNDANT_SINGULAR ** 2, lapack_driver="gelsd")[0]
+            # the least M⁻¹-weighted unbalanced load, λ of least norm along redundant rows
+            lam = linalg.lstsq(A, -self._whiten(B, F), cond=_LAMBDA_CUT, lapack_driver="gelsd")[0]
             r = F + self._jt(rows, lam)
         else:
             r = F
@@ -379,6 +385,32 @@ class Statics:
         return max(float(np.max(np.linalg.norm(delta[:3 * n].reshape(n, 3), axis=1), initial=0.0)) / self.size,
                    self.turn(delta))
 
+    def follow_motions(self, y):
+        """y (assembled at t = 0) with the displacement motions taken to their values at t along their
+        way, in steps of at most the run's start steps (0.1 rad, 10 mm; at most 200), each from the
+        last one's positions: as :meth:`.System.project_start` does at t = 0, where one jump of 3 rad
+        put a four-bar's crank on the mirror-image branch."""
+        sysm = self.sys
+        steps = 1
+        if sysm.n_motions:
+            times = np.linspace(0.0, self.t, _MOTION_SAMPLES)
+            f = np.where(sysm.motion_velocity_mode, 0.0, sysm._motion_targets(times)[0])
+            limit = np.array([_START_STEP_TURN if m["dof"] == "rotation" else _START_STEP_SLIDE
+                              for m in self.cm.motions])
+            way = np.sum(np.abs(np.diff(f, axis=0)), axis=0)        # the path each motion travels
+            if np.all(np.isfinite(way)):
+                steps = int(min(_START_STEPS, max(1, np.ceil(np.max(way / limit, initial=0.0)))))
+        for k in range(1, steps + 1):
+            t = self.t * k / steps
+            y2, _, _, ok = sysm.project(t, y)
+            y2[sysm.sl_u] = 0.0
+            if not ok and max(sysm.constraint_error(t, y2)[:2]) > self.run.s.projection_tolerance:
+                raise SolverError(f"the mechanism cannot be assembled at t = {t:.6g} s on the way to t = {self.t:g} "
+                                  "s with its motions at their values then; check that they stay within the "
+                                  "mechanism's reach")
+            y = y2
+        return y
+
     def turn(self, delta) -> float:
         """The step's largest turn of a body (rad)."""
         n = self.n
@@ -390,10 +422,7 @@ class Statics:
         y = y0.copy()
         y[sysm.sl_u] = 0.0
         if self.t != 0.0 and sysm.n_rows:
-            y = self.placed(y)
-            if y is None:
-                raise SolverError(f"the mechanism cannot be assembled at t = {self.t:g} s with its motions "
-                                  "at their values then; check that they stay within the mechanism's reach")
+            y = self.follow_motions(y)
         a = self.at(y)
         self.start = a
         self.load_scale = max(self.scale, float(np.max(np.abs(a.F), initial=0.0)))
@@ -516,9 +545,10 @@ class Statics:
                 raise SolverError(
                     f"no static equilibrium: {who} is free to {how} and its loads push it that way "
                     f"({f:.4g} N, {from_si(tq, 'torque'):.4g} N*mm unbalanced) with nothing to stop it: looking "
-                    f"for one, it moved more than {_RUN_OFF * self.size * 1e3:.4g} mm or turned more than "
-                    f"{_RUN_OFF_TURNS:g} times round. Fix the body, hold it with a joint, motion, spring, bushing "
-                    "or contact along that direction, or balance its load")
+                    "for one, it " + (f"turned more than {_RUN_OFF_TURNS:g} times round" if spun is not None else
+                                      f"moved more than {_RUN_OFF * self.size * 1e3:.4g} mm")
+                    + ". Fix the body, hold it with a joint, motion, spring, bushing or contact along that "
+                    "direction, or balance its load")
             moving = ""
             if pushed:
                 _, who, how = self.describe_mode(N, Phi[:, pushed[0]], a.B, g)

@@ -271,3 +271,19 @@ def test_a_start_at_equilibrium_says_the_given_velocities_are_not_used():
     assert r.success, r.message
     [w] = [w for w in r.warnings if "initial velocities given to" in w]
     assert "'arm'" in w and w.startswith("settings: start:")
+
+
+def test_a_motion_taken_far_by_the_time_asked_is_followed_along_its_way_on_the_branch():
+    """The slider-crank of test_dynamics_mechanisms (crank 250 mm, rod 300 mm) driven by its crank's
+    motion 3 t (rad): at t = 1 s (3 rad) it has no freedom left, so its equilibrium is the driven
+    run's pose then (to the run's tolerances, 1e-8 m asserted). In one jump of 3 rad the assembly
+    put the slider on the crank's other side (0.6 m off); followed in steps of 0.1 rad it stays on
+    the run's branch (measured 1.3e-13 m)."""
+    from test_dynamics_mechanisms import slider_crank
+    model = slider_crank(r=250.0, l=300.0, end_time=1.0, output_rate=10)
+    model = replace(model, motions=(Motion(name="drive", joint="main", value="3*t"),))
+    eq = core.static_equilibrium(model, time=1.0)
+    assert eq.converged, eq.summary()
+    r = core.simulate(model)
+    assert r.success and r.t[-1] == 1.0, r.message
+    np.testing.assert_allclose(eq.com, r.com[-1], atol=1e-8)
