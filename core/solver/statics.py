@@ -630,7 +630,7 @@ class Statics:
             bodies.append(replace(body, position=tuple(float(v) for v in from_si(origin, "length")),
                                   orientation=tuple(float(v) for v in q[k]), velocity=(0.0, 0.0, 0.0),
                                   angular_velocity=(0.0, 0.0, 0.0)))
-        B, rows, _, _, coords = sysm._state(self.t, y, True)
+        B, _, _, _, coords = sysm._state(self.t, y, True)
         free = dict(zip(sysm.tsprings.names, sysm.tsprings.free))
         turned = dict(zip(sysm.rsprings.names, coords[0][sysm.rsprings.coord])) if len(sysm.rsprings.names) else {}
         springs = []

@@ -287,3 +287,26 @@ def test_a_motion_taken_far_by_the_time_asked_is_followed_along_its_way_on_the_b
     r = core.simulate(model)
     assert r.success and r.t[-1] == 1.0, r.message
     np.testing.assert_allclose(eq.com, r.com[-1], atol=1e-8)
+
+
+def test_the_equilibrium_model_keeps_what_the_model_measured_as_built():
+    """A spring whose free length is measured as built gets it written (100 mm, not the 119.62 mm
+    at rest); a motion that starts away (−15 mm at t = 0) is shifted by the slide it made, so that
+    a run of the equilibrium's model moves as the model's own; a loaded bushing, whose rest the
+    model file cannot carry, is warned of."""
+    from core.model import Bushing
+    hung = replace(hanging_block(), springs=(replace(hanging_block().springs[0], free_length=None),))
+    eq = core.static_equilibrium(hung)
+    [spring] = eq.model.springs
+    assert spring.free_length == pytest.approx(100.0, rel=1e-12)     # measured as built, kept
+    assert eq.model.bodies[0].position[2] == pytest.approx(-119.62, rel=1e-10)     # m g / k below it
+    driven = replace(hanging_block(), motions=(Motion(name="drive", joint="slide", value="-15 - 30*t"),),
+                     settings=SolverSettings(end_time=0.1, output_rate=10))
+    eq = core.static_equilibrium(driven)
+    assert eq.model.motions[0].value == "(-15 - 30*t) - (-15.0)"
+    np.testing.assert_allclose(core.simulate(eq.model).com, core.simulate(driven).com, atol=1e-12)
+    mounted = replace(hanging_block(), springs=(),
+                      bushings=(Bushing(name="mount", frame_i="anchor", frame_j="shoe", stiffness=(1.0, 1.0, 1.0)),))
+    eq = core.static_equilibrium(mounted)
+    assert eq.converged and eq.com[0, 2] == pytest.approx(-0.100 - 2.0 * G / 1000.0, rel=1e-8)
+    assert [w.code for w in eq.warnings] == ["equilibrium-model-bushing"] and "'mount'" in eq.warnings[0].message
