@@ -62,6 +62,8 @@ _RUN_OFF_TURNS = 2.0
 _NEUTRAL = 1e-6
 #: central differences' step, in sizes of the mechanism (m) or rad
 _FD_STEP = 1e-6
+#: a soft mode whose load is below this share of the whole reduced load's is not moved along
+_SOFT_LOAD = 1e-6
 #: a step along soft modes may raise the M⁻¹-weighted residual (squared) by this factor at most
 _SOFT_GROWTH = 4.0
 #: singular values of M^(-1/2) Jᵀ below this share of the largest count as nought in the multipliers'
@@ -440,13 +442,16 @@ class Statics:
             if not soft.any():
                 z_stiff, z_soft = linalg.solve(-Kr, g), np.zeros_like(g)
             else:
-                # saddle-free: each mode towards lower potential, the soft ones as far as trusted
+                # saddle-free: each mode towards lower potential, each soft one as far as trusted, on
+                # its own: a free yaw pushed by rounding took the whole trust of a box tipping over
+                # onto its face (183 iterations); one whose load is rounding does not move
                 modal = Phi.T @ g
                 z_stiff = Phi[:, ~soft] @ (modal[~soft] / mu[~soft])
-                z_soft = Phi[:, soft] @ (modal[soft] / np.maximum(np.abs(mu[soft]), _NEUTRAL * rate))
-                size = self.step_size(N @ z_soft)
-                if size > trust:
-                    z_soft *= trust / size
+                moves = modal / np.maximum(np.abs(mu), _NEUTRAL * rate)
+                moves[~soft | (np.abs(modal) <= _SOFT_LOAD * np.linalg.norm(modal))] = 0.0
+                sizes = np.array([self.step_size(N @ Phi[:, k]) for k in range(len(mu))]) * np.abs(moves)
+                moves *= np.minimum(1.0, trust / np.maximum(sizes, 1e-300))
+                z_soft = Phi @ moves
             delta, soft_delta = N @ (z_stiff + z_soft), N @ z_soft
             size, turn = self.step_size(delta), self.turn(delta)
             alpha = min(1.0, trust / size if size > 0 else 1.0, _MAX_TURN / turn if turn > 0 else 1.0)
