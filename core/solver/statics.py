@@ -89,7 +89,7 @@ class Equilibrium:
     ``com`` (n, 3) m and ``orientation`` (n, 4) (w, x, y, z) of the moving bodies (``body_names``);
     ``joint_force``, ``joint_torque`` (joints, 3) N, N·m in world axes, as :class:`~core.results.Results`
     reports them (on frame_j's body, the torque about frame_j's point); ``motion_effort``
-    (motions,) N or N·m; ``coupler_effort`` (couplers, 2); ``residual_force`` N and
+    (motions,) N or N·m (``motion_is_rotation``); ``coupler_effort`` (couplers, 2); ``residual_force`` N and
     ``residual_torque`` N·m, the largest unbalanced load left on a body (``residual_body``);
     ``constraint_error`` (m, rad); ``iterations``; ``converged``; ``stable`` (every mode stiff);
     ``lowest_eigenvalue`` 1/s², the least μ of the reduced stiffness against the reduced mass (ω² of
@@ -105,6 +105,8 @@ class Equilibrium:
     joint_names: tuple[str, ...]
     joint_force: np.ndarray
     joint_torque: np.ndarray
+    motion_names: tuple[str, ...]
+    motion_is_rotation: np.ndarray
     motion_effort: np.ndarray
     coupler_effort: np.ndarray
     residual_force: float
@@ -143,6 +145,9 @@ class Equilibrium:
             f, t = self.joint_force[j], from_si(self.joint_torque[j], "torque")
             lines.append(f"  joint {name!r}: force ({f[0]:.6g}, {f[1]:.6g}, {f[2]:.6g}) N, "
                          f"torque ({t[0]:.6g}, {t[1]:.6g}, {t[2]:.6g}) N*mm")
+        for name, turns, effort in zip(self.motion_names, self.motion_is_rotation, self.motion_effort):
+            lines.append(f"  motion {name!r}: effort {from_si(effort, 'torque'):.6g} N*mm" if turns else
+                         f"  motion {name!r}: effort {effort:.6g} N")
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -606,6 +611,8 @@ class Statics:
             joint_names=tuple(j["name"] for j in cm.joints),
             joint_force=out["joint_force"][0] if out else np.zeros((nj, 3)),
             joint_torque=out["joint_torque"][0] if out else np.zeros((nj, 3)),
+            motion_names=tuple(m["name"] for m in cm.motions),
+            motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
             motion_effort=out["motion_effort"][0] if out else np.zeros(len(cm.motions)),
             coupler_effort=out["coupler_effort"][0] if out else np.zeros((len(cm.couplers), 2)),
             residual_force=f, residual_torque=tq, residual_body=cm.body_names[worst] if n else "",

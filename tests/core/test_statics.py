@@ -329,3 +329,15 @@ def test_a_box_dropped_tilted_onto_a_plate_tips_onto_its_face():
     assert 25.0 - eq.com[0, 2] * 1e3 == pytest.approx((G / 4 / k) ** (1 / e), rel=1e-8)
     w, x, y, z = eq.orientation[0]
     assert abs(x) < 1e-9 and abs(y) < 1e-9                    # flat on its face (a turn about Z is free)
+
+
+def test_a_gear_pair_held_by_its_motion_carries_its_load_in_its_teeth_and_bearings():
+    """The gear pair of test_gear_tooth_forces (ratio 2, gear j braked by 5 N·m, gear i held by its
+    motion) at rest: the motion holds 5/2 N·m, the teeth push with F_t = 5 / 0.06 m and F_r = F_t
+    tan 20° at the pitch point, each bearing takes them and its gear's weight (2 kg, gravity −Y)."""
+    from test_gear_tooth_forces import F_R, F_T, MASS, _gears
+    eq = core.static_equilibrium(_gears())
+    assert eq.converged and eq.stable, eq.summary()
+    assert eq.motion_effort[0] == pytest.approx(2.5, rel=1e-10) and eq.motion_is_rotation[0]
+    np.testing.assert_allclose(eq.joint_force, [[F_R, F_T + MASS * G, 0.0], [-F_R, -F_T + MASS * G, 0.0]], atol=1e-9)
+    assert "motion 'M': effort 2500 N*mm" in eq.summary()
