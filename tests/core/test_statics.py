@@ -341,3 +341,20 @@ def test_a_gear_pair_held_by_its_motion_carries_its_load_in_its_teeth_and_bearin
     assert eq.motion_effort[0] == pytest.approx(2.5, rel=1e-10) and eq.motion_is_rotation[0]
     np.testing.assert_allclose(eq.joint_force, [[F_R, F_T + MASS * G, 0.0], [-F_R, -F_T + MASS * G, 0.0]], atol=1e-9)
     assert "motion 'M': effort 2500 N*mm" in eq.summary()
+
+
+def test_an_actuator_pushes_with_f_max_at_rest_and_a_velocity_motion_holds_its_joint_where_it_is():
+    # an actuator's F(v) = F_max (1 − v / v_max) at v = 0: 30 N more on the 1 N/mm spring
+    pushed = replace(hanging_block(mass=2.0, k=1.0),
+                     forces=(Force(name="act", body="block", frame="shoe", value="-30", axis="Z",
+                                   direction="space_fixed", actuator=True, max_velocity=100.0),))
+    eq = core.static_equilibrium(pushed)
+    assert eq.converged and eq.stable, eq.summary()
+    assert eq.com[0, 2] == pytest.approx(-0.100 - (2.0 * G + 30.0) / 1000.0, rel=1e-8)
+    # a velocity motion has no position to go to: it holds the block as assembled, carrying its weight
+    # (the spring at its free length carries nothing)
+    held = replace(hanging_block(mass=2.0, k=1.0), motions=(Motion(name="drive", joint="slide", value="5",
+                                                                   mode="velocity"),))
+    eq = core.static_equilibrium(held)
+    assert eq.converged and eq.com[0, 2] == pytest.approx(-0.100, abs=1e-15)
+    assert abs(eq.motion_effort[0]) == pytest.approx(2.0 * G, rel=1e-12)
