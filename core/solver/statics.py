@@ -229,8 +229,12 @@ class Statics:
         # bodies coloured so that none of one colour shares an element with another's neighbour:
         # perturbed together, each moves only its neighbours' loads
         near = jacobian._couplings(sysm, self.cm)
-        self.near = [np.array(sorted(b), int) for b in near]
         self.colour = jacobian._colours(near) if n else np.zeros(0, int)
+        # per body, the load rows (6 of each body near it) its step moves
+        self.moved_rows = []
+        for b in near:
+            nb = np.array(sorted(b), int)[:, None]
+            self.moved_rows.append(np.concatenate([3 * nb + np.arange(3), 3 * n + 3 * nb + np.arange(3)]).ravel())
         self.scale = np.max(self.cm.mass) * float(np.linalg.norm(sysm.gravity)) if n else 0.0
 
     # ------------------------------------------------------------------ evaluations
@@ -346,9 +350,7 @@ class Statics:
                     out.append(F if rows is None else F + self._jt(rows, a.lam))
                 diff = (out[0] - out[1]) / (2.0 * steps[k])
                 for b, col in zip(bodies, cols):
-                    nb = self.near[b]
-                    rws = np.concatenate([3 * nb[:, None] + np.arange(3), 3 * n + 3 * nb[:, None] + np.arange(3)]).ravel()
-                    K[rws, col] = diff[rws]
+                    K[self.moved_rows[b], col] = diff[self.moved_rows[b]]
         return K
 
     def modes(self, a: _At):
