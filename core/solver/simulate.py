@@ -796,6 +796,7 @@ class _Run:
         #: summed over the steps: their net work (work_out) is known only to the precision of this
         self.cancelled_work = 0.0
         self.run_contacts: list[np.ndarray] | None = None
+        self.seeking = False     # the start's static equilibrium is being sought (settings.start)
         self.n_eval = 0
         self.n_jac = 0
         self.n_steps = 0
@@ -2178,6 +2179,7 @@ class _Run:
         except _Cancelled:
             status, message = "cancelled", (
                 f"cancelled by the user at frame {len(self.states)} of {len(self.t_out)}" if self.states else
+                "cancelled by the user while the static equilibrium was sought: no frames computed" if self.seeking else
                 "cancelled by the user while the contact geometry was prepared: no frames computed")
         except _Failed as exc:
             status, message = "failed", str(exc)

@@ -29,6 +29,7 @@ scale) is a direction with nothing resisting it (the equilibrium is not unique).
 """
 from __future__ import annotations
 
+import time as _time
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -39,6 +40,7 @@ from ..model import spec
 from ..units import from_si
 from . import jacobian
 from .reactions import frame_dynamics
+from .simulate import _PROGRESS_INTERVAL, Progress, _Cancelled, _compiled, _Run, _stop
 from .system import _REDUNDANT_SINGULAR, _START_STEP_SLIDE, _START_STEP_TURN, _START_STEPS, rotated
 
 #: default convergence: the largest unbalanced force below this share of the loads' scale (the
@@ -164,7 +166,6 @@ def static_equilibrium(model, *, time: float = 0.0, tolerance: float = TOLERANCE
     a warning naming the body with the largest unbalanced force. Raises SolverError where there is
     none (a body nothing holds falls for ever) and what :func:`core.simulate` raises before its first step.
     """
-    from .simulate import _compiled, _Run
     from .threads import one_blas_thread
     if not (isinstance(time, (int, float)) and np.isfinite(time)):
         raise ValueError(f"static_equilibrium(): time must be a finite number of seconds, got {time!r}")
@@ -195,7 +196,9 @@ def relax(run, y0):
             f"{', '.join(repr(b) for b in given)} are not used",
             "Start as built (start 'as_built') to keep them."))
     solver = Statics(run, 0.0, TOLERANCE, ITERATIONS)
+    run.seeking = True
     y = solver.solve(y0)
+    run.seeking = False
     run.warnings.extend(solver.warnings)
     return y
 
@@ -420,6 +423,19 @@ class Statics:
             y = y2
         return y
 
+    def report(self, a: _At):
+        """The run's progress callback (a run started at equilibrium: seconds on a large model), at the
+        first iteration and then at the run's interval; a cancel there stops the run before its first step."""
+        run = self.run
+        now = _time.perf_counter()
+        if run.progress is None or (self.done > 1 and now - run.last_report < _PROGRESS_INTERVAL):
+            return
+        run.last_report = now
+        f, _, _ = self.unbalanced(a)
+        stage = f"finding the static equilibrium: iteration {self.done}, {f:.3g} N unbalanced"
+        if _stop(run.progress(Progress(0.0, 0.0, 0, now - run.start, stage=stage))):
+            raise _Cancelled()
+
     def turn(self, delta) -> float:
         """The step's largest turn of a body (rad)."""
         n = self.n
@@ -441,6 +457,7 @@ class Statics:
         turned = np.zeros((n, 3))        # each body's steps' rotation vectors, summed
         while not self.balanced(a) and self.done < self.iterations and n:
             self.done += 1
+            self.report(a)
             self.load_scale = max(self.load_scale, float(np.max(np.abs(a.F), initial=0.0)))
             N, Kr, g, mu, Phi, rate = self.modes(a)
             if not len(mu):

@@ -358,3 +358,18 @@ def test_an_actuator_pushes_with_f_max_at_rest_and_a_velocity_motion_holds_its_j
     eq = core.static_equilibrium(held)
     assert eq.converged and eq.com[0, 2] == pytest.approx(-0.100, abs=1e-15)
     assert abs(eq.motion_effort[0]) == pytest.approx(2.0 * G, rel=1e-12)
+
+
+def test_a_run_seeking_its_start_reports_progress_and_can_be_cancelled_there():
+    stages = []
+
+    def progress(p):
+        stages.append(p.stage)
+        return not p.stage.startswith("finding the static equilibrium")
+    model = replace(arm(0.2, 2.0 * G * 0.5 * np.sin(1.0) / 0.8 * 1e3),
+                    settings=SolverSettings(end_time=0.1, output_rate=10, start="static_equilibrium"))
+    r = core.simulate(model, progress=progress)
+    assert r.status == "cancelled" and len(r.t) == 0
+    assert r.message == "cancelled by the user while the static equilibrium was sought: no frames computed"
+    # what its hinge cannot take of the bar's weight as built (0.2 rad from upright): 3.89 N
+    assert stages == ["finding the static equilibrium: iteration 1, 3.89 N unbalanced"]
