@@ -120,7 +120,6 @@ class Equilibrium:
     stable: bool
     lowest_eigenvalue: float
     warnings: list = field(default_factory=list)
-    state: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def poses(self) -> dict:
@@ -238,7 +237,8 @@ class Statics:
         for b in near:
             nb = np.array(sorted(b), int)[:, None]
             self.moved_rows.append(np.concatenate([3 * nb + np.arange(3), 3 * n + 3 * nb + np.arange(3)]).ravel())
-        self.scale = np.max(self.cm.mass) * float(np.linalg.norm(sysm.gravity)) if n else 0.0
+        #: N: the heaviest body's weight, the least scale of the loads
+        self.weight = np.max(self.cm.mass) * float(np.linalg.norm(sysm.gravity)) if n else 0.0
 
     # ------------------------------------------------------------------ evaluations
     def loads(self, y):
@@ -386,9 +386,18 @@ class Statics:
         worst = int(np.argmax(np.maximum(f, tq / self.size))) if n else 0
         return float(np.max(f, initial=0.0)), float(np.max(tq, initial=0.0)), worst
 
+    def load_scale(self, a: _At) -> float:
+        """N: the loads' scale at ``a``, which the tolerance is relative to: the largest load on a body
+        (a torque over the mechanism's size), the heaviest weight at least. At the point itself, not the
+        largest met on the way (a stack started 1 mm into itself met 4 kN)."""
+        n = self.n
+        f = np.linalg.norm(a.F[:3 * n].reshape(n, 3), axis=1)
+        tq = np.linalg.norm(a.F[3 * n:].reshape(n, 3), axis=1) / self.size
+        return max(self.weight, float(np.max(f, initial=0.0)), float(np.max(tq, initial=0.0)))
+
     def balanced(self, a: _At) -> bool:
         f, tq, _ = self.unbalanced(a)
-        limit = self.tolerance * self.load_scale
+        limit = self.tolerance * self.load_scale(a)
         return f <= limit and tq <= limit * self.size
 
     def step_size(self, delta) -> float:
@@ -450,15 +459,11 @@ class Statics:
             y = self.follow_motions(y)
         a = self.at(y)
         self.start = a
-        self.load_scale = max(self.scale, float(np.max(np.abs(a.F), initial=0.0)))
-        if self.load_scale == 0.0:
-            self.load_scale = 1.0       # no load at all: balanced where the residual is exactly nought
         best, trust, ran_off, spun = a, _START_TRUST, False, None
         turned = np.zeros((n, 3))        # each body's steps' rotation vectors, summed
         while not self.balanced(a) and self.done < self.iterations and n:
             self.done += 1
             self.report(a)
-            self.load_scale = max(self.load_scale, float(np.max(np.abs(a.F), initial=0.0)))
             N, Kr, g, mu, Phi, rate = self.modes(a)
             if not len(mu):
                 break
@@ -586,7 +591,7 @@ class Statics:
                 "warning", "equilibrium-not-found", f"body {names[worst]!r}",
                 f"static equilibrium not reached in {self.done} iteration(s): the largest unbalanced load is "
                 f"{f:.4g} N / {from_si(tq, 'torque'):.4g} N*mm on body {names[worst]!r} (tolerance "
-                f"{self.tolerance * self.load_scale:.3g} N){moving}; the closest point found is returned",
+                f"{self.tolerance * self.load_scale(a):.3g} N){moving}; the closest point found is returned",
                 "Allow more iterations, start the mechanism nearer its rest, or look for a load that flips "
                 "(a contact that only touches on one side, a formula with a jump)."))
             return
@@ -637,7 +642,7 @@ class Statics:
             residual_force=f, residual_torque=tq, residual_body=cm.body_names[worst] if n else "",
             constraint_error=tuple(sysm.constraint_error(self.t, y)[:2]), iterations=self.done,
             converged=self.converged, stable=self.stable, lowest_eigenvalue=self.lowest,
-            warnings=list(self.run.warnings) + self.warnings, state=y)
+            warnings=list(self.run.warnings) + self.warnings)
 
     def placed_model(self, y) -> spec.Model:
         """The model with its moving bodies at y and at rest. What a model measures from its bodies
@@ -680,8 +685,9 @@ class Statics:
                 shift = made[k] if c["dof"] == "rotation" else float(from_si(made[k], "length"))
                 m = replace(m, value=f"({m.value}) - ({shift!r})")
             motions.append(m)
+        limit = self.tolerance * self.load_scale(self.final)
         loaded = [b for b, f, t in zip(sysm.bushings.names, *self.bushing_loads(B))
-                  if f > self.tolerance * self.load_scale or t > self.tolerance * self.load_scale * self.size]
+                  if f > limit or t > limit * self.size]
         if loaded:
             self.warnings.append(Issue(
                 "warning", "equilibrium-model-bushing", f"bushing {loaded[0]!r}",
