@@ -16,14 +16,17 @@ Nᵀ K N, K = ∂(F + Jᵀλ)/∂q at fixed λ by central differences over group
 element (the colouring of :mod:`.jacobian`). With the reduced mass Nᵀ M N its modes μ (1/s², ω² of
 the small oscillations) decide the step:
 
-* all stiff (μ > 0): Newton's step, accepted where the M⁻¹-weighted residual falls;
+* all stiff (μ > 0): Newton's step, accepted where the M⁻¹-weighted residual falls or the loads
+  did work over it (the potential energy fell, as Newton's step makes it where the modes are stiff);
 * some soft or unstable (μ ≤ 0, a body resting on nothing yet, a hanging arm started upright):
-  along those modes the step goes down the load (|μ| in place of μ, "saddle-free"), at most the
-  trust length, and is accepted where the loads did positive work over it (the potential energy
-  fell) or the residual fell. A body that nothing holds (free fall) then moves off farther and
-  farther: :data:`_RUN_OFF` sizes of the mechanism stop it with an error naming it.
+  along those modes the step goes down the load (|μ| in place of μ, "saddle-free"), each at most
+  the trust length, short of where their load turns against it and of a jump of the residual, and
+  is accepted where the loads did positive work over it or the residual fell. A body that nothing
+  holds (free fall) then moves off farther and farther: :data:`_RUN_OFF` sizes of the mechanism (or
+  two turns) stop it with an error naming it.
 
-A rejected step is halved; the trust length grows after a full step. The result's stability is
+No step skips a touching contact's depth band. A rejected step is halved; the trust length grows
+after a step it held back. The result's stability is
 the least mode at the end: negative is unstable, about zero (:data:`_NEUTRAL` of the loads' own
 scale) is a direction with nothing resisting it (the equilibrium is not unique).
 """
@@ -42,6 +45,7 @@ from . import jacobian
 from .reactions import frame_dynamics
 from .simulate import _PROGRESS_INTERVAL, Progress, _Cancelled, _compiled, _Run, _stop
 from .system import _REDUNDANT_SINGULAR, _START_STEP_SLIDE, _START_STEP_TURN, _START_STEPS, rotated
+from .threads import one_blas_thread
 
 #: default convergence: the largest unbalanced force below this share of the loads' scale (the
 #: largest load on a body, its weight at least), the torque below it times the mechanism's size
@@ -165,7 +169,6 @@ def static_equilibrium(model, *, time: float = 0.0, tolerance: float = TOLERANCE
     a warning naming the body with the largest unbalanced force. Raises SolverError where there is
     none (a body nothing holds falls for ever) and what :func:`core.simulate` raises before its first step.
     """
-    from .threads import one_blas_thread
     if not (isinstance(time, (int, float)) and np.isfinite(time)):
         raise ValueError(f"static_equilibrium(): time must be a finite number of seconds, got {time!r}")
     if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
@@ -195,7 +198,7 @@ def relax(run, y0):
             f"{', '.join(repr(b) for b in given)} are not used",
             "Start as built (start 'as_built') to keep them."))
     solver = Statics(run, 0.0, TOLERANCE, ITERATIONS)
-    run.seeking = True
+    run.seeking = True      # (left so where it raises: a cancel then names the search)
     y = solver.solve(y0)
     run.seeking = False
     run.warnings.extend(solver.warnings)
