@@ -852,7 +852,7 @@ class SolverSettings:
 
     def describe(self) -> str:
         """The settings a run uses, in one line, e.g. ``DOP853 (rtol 1e-08, atol 1e-10,
-        projected every step), 2 s at 24 frames/s``."""
+        projected every step), 2 s at 24 frames/s`` (``, from static equilibrium`` where it starts there)."""
         if self.integrator in FIXED_STEP_INTEGRATORS:
             used = self.fixed_step()
             how = f"step {used:g} s" + ("" if abs(used - self.step) <= 1e-12 * self.step else
@@ -862,7 +862,8 @@ class SolverSettings:
                                                                if self.max_step else "")
             if self.integrator in PROJECTED_INTEGRATORS:
                 how += ", projected every step"
-        return f"{self.integrator} ({how}), {self.end_time:g} s at {self.output_rate:g} frames/s"
+        return (f"{self.integrator} ({how}), {self.end_time:g} s at {self.output_rate:g} frames/s"
+                + (", from static equilibrium" if self.start == "static_equilibrium" else ""))
 
     def unused(self, names) -> dict[str, str]:
         """Of the settings ``names`` (fields), those the integrator does not use, each with why:

@@ -257,6 +257,9 @@ def test_the_start_setting_is_checked_and_kept_in_the_model_file(tmp_path):
     model = replace(hanging_block(), settings=SolverSettings(start="static_equilibrium"))
     core.save_model(model, tmp_path / "m.json")
     assert core.load_model(tmp_path / "m.json").settings.start == "static_equilibrium"
+    # the run's one line of settings (the command line's summary) says where it starts
+    assert model.settings.describe().endswith("1 s at 24 frames/s, from static equilibrium")
+    assert SolverSettings().describe().endswith("1 s at 24 frames/s")
     # the run starts at rest where the spring holds the block: 19.62 mm below as built
     r = core.simulate(replace(model, settings=replace(model.settings, end_time=0.1, output_rate=10)))
     assert r.success, r.message
