@@ -266,6 +266,14 @@ def test_the_start_setting_is_checked_and_kept_in_the_model_file(tmp_path):
     np.testing.assert_allclose(r.com[:, 0, 2], -0.100 - 2.0 * G / 1000.0, rtol=1e-9)
 
 
+def test_a_run_to_start_at_an_equilibrium_there_is_none_of_fails_before_its_first_step():
+    model = Model(bodies=(Body(name="rock", mass=1.0, inertia=(100.0, 100.0, 100.0, 0, 0, 0)),),
+                  settings=SolverSettings(start="static_equilibrium"))
+    r = core.simulate(model)
+    assert r.status == "failed" and len(r.t) == 0
+    assert r.message.startswith("no static equilibrium: body 'rock' is free to move along (0, 0, -1)")
+
+
 def test_a_start_at_equilibrium_says_the_given_velocities_are_not_used():
     model = arm(0.2, 2.0 * G * 0.5 * np.sin(1.0) / 0.8 * 1e3)
     model = replace(model, bodies=(replace(model.bodies[0], angular_velocity=(0.0, 1.0, 0.0)),),
