@@ -121,10 +121,13 @@ def conclude(op, job, scene_key):
         op.report({"ERROR"}, f"Simulation failed: {job.error}")
         return {"CANCELLED"}
     if not len(job.results.t):
-        # cancelled before the first frame (while contact geometry was prepared): nothing to keep,
-        # and the scene's previous results stay
+        # cancelled before the first frame (while contact geometry was prepared), or failed there (no
+        # static equilibrium to start from): nothing to keep, and the scene's previous results stay
         kept = "; the previous results are kept" if scene_key in runner.RESULTS else ""
-        op.report({"WARNING"}, f"Simulation {job.results.message}{kept}")
+        if job.results.status == "failed":
+            op.report({"ERROR"}, f"Simulation failed before its first frame: {job.results.message}{kept}")
+        else:
+            op.report({"WARNING"}, f"Simulation {job.results.message}{kept}")
         return {"CANCELLED"}
     entry = job.store(scene_key)
     for warning in entry.warnings:

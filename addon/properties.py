@@ -278,6 +278,12 @@ class MBD_PG_solver(PropertyGroup):
         ("stepper", "Stepper", "Fast velocity-level fixed-step stepper; stiff contacts, springs, bushings and "
                                "actuators are taken implicitly, so long steps stay stable (impacts then lose energy)"),
     ), default="DOP853")
+    start: EnumProperty(name="Start From", items=(
+        ("as_built", "As Built", "The bodies as placed, with their initial velocities"),
+        ("static_equilibrium", "Static Equilibrium",
+         "Where the loaded mechanism as built comes to rest at the start (found before the first step; the "
+         "springs keep the rests measured as built, initial velocities are not used)"),
+    ), default="as_built")
     use_scene_range: BoolProperty(name="Use Scene Range", default=True,
                                   description="End time from the scene's frame range and frame rate")
     end_time: FloatProperty(name="End Time (s)", default=1.0, min=1e-6)

@@ -624,6 +624,7 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
         scene = context.scene
         s = scene.mbd.solver
         layout.prop(s, "integrator")
+        layout.prop(s, "start")
         fps = scene.render.fps / scene.render.fps_base
         layout.prop(s, "use_scene_range")
         if s.use_scene_range:

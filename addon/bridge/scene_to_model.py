@@ -1201,4 +1201,5 @@ def solver_settings(scene, out: _Collector):
         max_step=typed(s.max_step) if s.use_max_step and not fixed else None,
         gravity=gravity, baumgarte=typed(s.baumgarte) if s.use_baumgarte and not stepper else None,
         erp=typed(s.erp) if stepper else default.erp,
-        projection_tolerance=typed(s.projection_tolerance), regularization=typed(s.regularization))
+        projection_tolerance=typed(s.projection_tolerance), regularization=typed(s.regularization),
+        start=s.start)
