@@ -3,9 +3,9 @@
 ``python -m core equilibrium MODEL.json [--time T] [--out RESTING.json]`` (where the mechanism
 comes to rest under its loads, and the model placed there).
 
-Both take the model file's solver settings unless an option overrides one for this run
-(``--integrator``, ``--end-time``, ``--output-rate``, ``--rtol``, ``--atol``, ``--max-step``,
-``--step``; the file is not changed): compare integrators or tolerances on a model without
+simulate and check take the model file's solver settings unless an option overrides one for this
+run (``--integrator``, ``--end-time``, ``--output-rate``, ``--rtol``, ``--atol``, ``--max-step``,
+``--step``, ``--start``; the file is not changed): compare integrators or tolerances on a model without
 editing it."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import numpy as np
 
 from . import Issue, ModelError, SolverError, _stopped_while_importing, compile_model, \
     files, load_model, simulate
-from .model.spec import INTEGRATORS, SolverSettings
+from .model.spec import INTEGRATORS, STARTS, SolverSettings
 from .model.validate import unused_settings
 from .units import from_si, unit
 
@@ -38,7 +38,10 @@ _SETTING_OPTIONS = (
     ("--atol", "atol", float, "absolute tolerance of the adaptive integrators (on the SI state)"),
     ("--max-step", "max_step", float, "longest step of the adaptive integrators, s"),
     ("--step", "step", float, "fixed step of RK4 and the stepper, s"),
+    ("--start", "start", str, f"where the run starts: {', '.join(STARTS)}"),
 )
+#: the settings an option takes one word of
+_CHOICES = {"integrator": INTEGRATORS, "start": STARTS}
 
 #: the quantity of a motion's value, by (mode, dof): its formula's number alone says not whether 30 is rad or mm
 _MOTION_KINDS = {("displacement", "rotation"): "angle", ("displacement", "translation"): "length",
@@ -88,7 +91,7 @@ def _add_setting_options(parser) -> None:
     group = parser.add_argument_group("solver settings for this run (default: the model file's)")
     for option, field, kind, text in _SETTING_OPTIONS:
         group.add_argument(option, dest=field, type=kind, metavar=field.upper(),
-                           choices=INTEGRATORS if field == "integrator" else None, help=text)
+                           choices=_CHOICES.get(field), help=text)
 
 
 def _with_negative_values(argv, options, known=()):

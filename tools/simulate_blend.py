@@ -81,7 +81,7 @@ def parse_args(argv):
     group = parser.add_argument_group("solver settings for this run (default: the scene's)")
     for option, field, kind, text in SETTING_OPTIONS:
         group.add_argument(option, dest=field, type=kind, metavar=field.upper(), help=text,
-                           choices=INTEGRATORS if field == "integrator" else None)
+                           choices=_CHOICES.get(field))
     return parser.parse_args(with_negative_values(script_args(argv), [o for o, _, _, _ in SETTING_OPTIONS],
                                                   parser._option_string_actions))
 
@@ -118,7 +118,10 @@ SETTING_OPTIONS = (
     ("--atol", "atol", float, "absolute tolerance of the adaptive integrators (on the SI state)"),
     ("--max-step", "max_step", float, "longest step of the adaptive integrators, s"),
     ("--step", "step", float, "fixed step of RK4 and the stepper, s"),
+    ("--start", "start", str, "where the run starts: as_built or static_equilibrium (its Start From)"),
 )
+#: the options that take one word of the Solver panel's choices
+_CHOICES = {"integrator": INTEGRATORS, "start": ("as_built", "static_equilibrium")}
 #: the Solver panel's switch that an option turns, and to what
 _SWITCHES = {"end_time": ("use_scene_range", False), "output_rate": ("use_scene_fps", False),
              "max_step": ("use_max_step", True)}
@@ -178,7 +181,7 @@ def override_settings(scene, args):
     problems = []
     for field, value in given.items():
         prop = panel.bl_rna.properties[field]
-        if field != "integrator" and math.isfinite(value) and not prop.hard_min <= value <= prop.hard_max:
+        if field not in _CHOICES and math.isfinite(value) and not prop.hard_min <= value <= prop.hard_max:
             problems.append(f"option {OPTIONS[field]}: {value:g} is outside what the Solver panel's "
                             f"{prop.name} takes ({prop.hard_min:g} to {prop.hard_max:g})")
     try:

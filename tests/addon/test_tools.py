@@ -533,3 +533,26 @@ def test_simulate_blend_writes_no_model_file_of_a_bad_model(addon, tmp_path):
     proc = run(SCRIPT, blend, "--model", tmp_path / "never.json")
     assert proc.returncode == 1 and "force 'Push': Value" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "never.json").exists()
+
+
+def test_simulate_blend_starts_the_run_from_static_equilibrium(addon, tmp_path, capsys):
+    """--start static_equilibrium: the pendulum, drawn horizontal, hangs at rest under its hinge (1 m
+    down, the bob's centre) the whole run; a saved copy keeps the Start From used."""
+    ms.pendulum(0.001)
+    model = tmp_path / "pendulum.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(model))
+    out_csv, out_blend = tmp_path / "hanging.csv", tmp_path / "hanging.blend"
+    status = simulate_blend().main(["simulate_blend.py", str(model), "--start", "static_equilibrium",
+                                    "--end-time", "0.5", "--csv", str(out_csv), "--save", str(out_blend)])
+    out = capsys.readouterr()
+    assert status == 0, out.err
+    assert "0.5 s at 24 frames/s, from static equilibrium" in out.out
+    rows = csv_rows(out_csv)
+    table = np.array(rows[1:], float)
+    x, z = (table[:, rows[0].index(f"Bob.position.{c} [mm]")] for c in "xz")
+    # the equilibrium to 1e-9 of the loads, the run after it to rtol 1e-8; the mesh bob's centre of mass is
+    # its origin to float32 rounding of its vertices (1e-7 of its 50 mm radius)
+    np.testing.assert_allclose(x, 0.0, atol=1e-4)
+    np.testing.assert_allclose(z, -1000.0, atol=1e-4)
+    bpy.ops.wm.open_mainfile(filepath=str(out_blend))
+    assert bpy.context.scene.mbd.solver.start == "static_equilibrium"

@@ -769,3 +769,26 @@ def test_equilibrium_exit_statuses_name_the_problem(tiny_pendulum, tmp_path):
     r = run("equilibrium", falling)
     assert r.returncode == 3
     assert "error: no static equilibrium: body 'rock' is free to move along (0, 0, -1)" in r.stderr
+
+
+def test_start_from_static_equilibrium_on_the_command_line(tiny_pendulum, tmp_path):
+    """--start static_equilibrium: the rod, released horizontal in the file, hangs at rest below its
+    hinge for the whole run (the file keeps its own start)."""
+    before = tiny_pendulum.read_bytes()
+    out_csv = tmp_path / "hanging.csv"
+    r = run("simulate", tiny_pendulum, "--start", "static_equilibrium", "--csv", out_csv)
+    assert r.returncode == 0, r.stderr
+    assert "  settings: DOP853 (rtol 1e-08, atol 1e-10, projected every step), 0.2 s at 50 frames/s, " \
+        "from static equilibrium" in r.stdout.splitlines()
+    with open(out_csv, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    table = np.array(rows[1:], float)
+    column = {name: k for k, name in enumerate(rows[0])}
+    # straight below the hinge (at the origin), its centre 200 mm down; at rest to the run's tolerances
+    np.testing.assert_allclose(table[:, column["rod.position.x [mm]"]], 0.0, atol=1e-6)
+    np.testing.assert_allclose(table[:, column["rod.position.z [mm]"]], -200.0, atol=1e-6)
+    assert np.max(np.abs(table[:, column["rod.angular_velocity.y [rad/s]"]])) < 1e-8
+    assert tiny_pendulum.read_bytes() == before
+    r = run("check", tiny_pendulum, "--start", "upright")
+    assert r.returncode == 2
+    assert "invalid choice: 'upright' (choose from 'as_built', 'static_equilibrium')" in r.stderr
