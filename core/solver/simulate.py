@@ -2903,7 +2903,7 @@ class _Run:
         # the solver's end (t_end, a jump, or a contact's change the run is taken up to), and the
         # time the run goes on from after it
         t_stop, resume = next_stop(t)
-        relocated = 0           # changes located since the last step that had none
+        relocated, changed = 0, None     # changes located since the last step that had none, and the last one
 
         def step_cap(solver, depths):
             """The longest next step (s) the contacts and the Newton iteration allow."""

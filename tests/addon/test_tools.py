@@ -160,12 +160,12 @@ def test_simulate_blend_refuses_an_output_it_cannot_write_before_the_run(addon, 
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
     out_blend = tmp_path / "out.blend"
-    for csv, says in ((str(not_a_dir / "out.csv"), f"{not_a_dir} is a file, not a folder"),
+    for path, says in ((str(not_a_dir / "out.csv"), f"{not_a_dir} is a file, not a folder"),
                       ("", "the path is empty; give a file name")):
-        status = simulate_blend().main(["simulate_blend.py", str(model), "--bake", "--csv", csv,
+        status = simulate_blend().main(["simulate_blend.py", str(model), "--bake", "--csv", path,
                                         "--save", str(out_blend)])
         err = capsys.readouterr().err
-        assert status == 2 and f"simulate_blend: --csv: cannot write {csv!r}: {says}" in err, err
+        assert status == 2 and f"simulate_blend: --csv: cannot write {path!r}: {says}" in err, err
         assert not out_blend.exists()
 
 

@@ -208,7 +208,7 @@ def test_not_marked_messages_name_the_buttons_and_tab_the_user_sees(addon):
 def test_the_problem_list_says_it_is_the_last_checks_while_the_user_fixes_the_scene(addon):
     """A new user's first Validate on an empty scene said "no object is marked as a body"; after pressing
     Body the panel still read "1 problem(s)" with that message, as if pressing Body had not worked."""
-    scene = ms.setup_scene()
+    ms.setup_scene()
     part = ms.uv_sphere("Part", 0.1, (0.0, 0.0, 0.0))
     with pytest.raises(RuntimeError, match="no object is marked as a body"):
         bpy.ops.mbd.validate()

@@ -478,7 +478,6 @@ def test_a_signal_cancels_the_run_and_writes_the_frames_so_far(tiny_pendulum, tm
     job: SIGTERM killed the run and lost its finished part without a word. Both stop the run, write
     the frames so far and say so; SIGTERM with the status of a process it ended (143)."""
     import signal
-    import time
     data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
     data["settings"].update(end_time=2000.0, output_rate=100)     # minutes of work
     path = tmp_path / "long.json"
