@@ -1,5 +1,6 @@
 """The sidebar (N panel) tab "MBD" of the 3D view."""
 import os
+import textwrap
 import time
 from dataclasses import dataclass
 
@@ -301,12 +302,16 @@ def _draw_trace(layout, frame, scene):
     if not p.trace_path:
         return
     error, point = tracing.check(frame, scene)
+    if not (error or point):
+        return
     # (the messages' "frame 'P': Trace Path: " is what the panel shows above them)
     text = (error or point).removeprefix(f"frame {frame.name!r}: Trace Path: ")
-    if error:
-        red_label(layout, text[:1].upper() + text[1:])
-    elif point:
-        layout.label(text=text[:1].upper() + text[1:], icon="INFO")
+    # wrapped as the Mass Properties box's warning: on one label the advice at its end (up to 150
+    # characters) ran off the sidebar
+    col = layout.column(align=True)
+    col.alert = bool(error)     # red: Bake refuses it
+    for k, line in enumerate(textwrap.wrap(text[:1].upper() + text[1:], massprops.WRAP)):
+        col.label(text=line, icon=("ERROR" if error else "INFO") if k == 0 else "BLANK1")
 
 
 class VIEW3D_PT_mbd_elements(_Panel, bpy.types.Panel):

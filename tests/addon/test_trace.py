@@ -8,7 +8,7 @@ import pytest
 from mathutils import Matrix
 
 import mbd_scenes as ms
-from test_ui import draw_all, labels, red_labels
+from test_ui import Layout, draw_all, labels, red_labels
 
 #: the traced point: 1.1 m from the hinge, 0.1 m beyond the bob's centre along the rod
 TIP_M = 1.1
@@ -386,6 +386,19 @@ def test_relative_to_an_object_of_another_scene_is_refused(addon):
 
 
 # --------------------------------------------------------------------------- the panels
+def trace_lines(frame):
+    """(the text of the lines the Object panel draws under a traced frame's fields, whether in red); each line
+    fits the sidebar (the Mass Properties box's width): a message on one label ran off it, its advice unread."""
+    from addon import massprops, ui
+    log = []
+    ui._draw_trace(Layout(log), frame, bpy.context.scene)
+    lines = labels(log)
+    assert lines and all(len(line) <= massprops.WRAP for line in lines), lines
+    red = red_labels(log)
+    assert red in ([], lines)
+    return " ".join(lines), bool(red)
+
+
 def test_the_frame_panel_shows_trace_path_and_why_it_draws_no_curve(addon):
     scene, bob, tip = traced_pendulum()
     pivot = scene.objects["Pivot"]
@@ -393,15 +406,16 @@ def test_the_frame_panel_shows_trace_path_and_why_it_draws_no_curve(addon):
     assert ("prop", "trace_path") in log and ("prop", "relative_to") in log and ("prop", "trace_width") in log
     assert not [t for t in labels(log) if "no curve" in t]
     tip.mbd.relative_to = bob
-    assert "Relative to its own body 'Bob' the frame's origin is one point, no curve" in labels(draw_all(tip))
+    assert trace_lines(tip) == ("Relative to its own body 'Bob' the frame's origin is one point, no curve", False)
     pivot.mbd.trace_path = True
-    assert any(t.startswith("On the world, traced in the world") for t in labels(draw_all(pivot)))
+    assert trace_lines(pivot) == ("On the world, traced in the world (Relative To empty or a fixed body), the "
+                                  "frame's origin is one point, no curve; set Relative To to a moving body", False)
     bpy.ops.mesh.primitive_cube_add(size=50.0)
     cube = bpy.context.active_object
     cube.name = "Cube"
     tip.mbd.relative_to = cube      # (a script; the field's poll offers bodies only)
-    assert red_labels(draw_all(tip)) == ["Relative To 'Cube' is not a body; set Relative To to a body, or empty "
-                                         "for the world"]
+    assert trace_lines(tip) == ("Relative To 'Cube' is not a body; set Relative To to a body, or empty for the "
+                                "world", True)
     # off: the fields are drawn, no line under them; the width is drawn only while a frame is traced
     tip.mbd.trace_path = pivot.mbd.trace_path = False
     log = draw_all(tip)
