@@ -475,6 +475,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
     reused = telemetry_object(scene) if telemetry and count else None
     if reused is not None and any(s != scene for s in reused.users_scene):
         reused = None
+    colors = trace.kept_colors(scene, lambda obj: _ours(obj, scene))    # each trace's colour stays
     clear(scene, keep=reused)
     if count == 0:
         return report
@@ -520,7 +521,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         if scales:
             _bake_arrows(scene, results, count, frames, times, scales, collection, report)
         report.traces = trace.bake(scene, results, count, frames, times, traces, collection, trace_width,
-                                   lambda block: _tagged(block, scene))
+                                   lambda block: _tagged(block, scene), colors)
     if telemetry:
         obj, report.channels = bake_telemetry(scene, results, count, frames, times, reused)
         # the empty's own custom properties are its channels (and mbd_bake): its action carries the id

@@ -30,10 +30,13 @@ from .keys import key, slot_fcurves
 from .scene_to_model import body_of, mm_per_unit, relative_to_body, shape, start_pose
 
 PREFIX = "MBD_Trace_"
-#: RGBA of the traces, one per traced frame in name order, repeated past the last: apart from the arrows'
-#: blue, red and orange
+#: RGBA of the traces, apart from the arrows' blue, red and orange: on a first bake one per curve in the
+#: frames' name order, repeated past the last; a re-bake keeps each frame's (:func:`palette`)
 COLORS = ((0.05, 0.75, 0.2, 1.0), (0.85, 0.1, 0.85, 1.0), (0.0, 0.75, 0.85, 1.0), (0.95, 0.8, 0.0, 1.0),
           (0.5, 0.25, 0.95, 1.0), (0.55, 0.35, 0.1, 1.0))
+#: on a trace curve's object: the name of the frame it traces (not the object, whose user that would be: a
+#: frame deleted stayed in the file) and its colour's index in COLORS
+FRAME_KEY, COLOR_KEY = "mbd_trace_frame", "mbd_trace_color"
 
 
 class TraceError(ValueError):
@@ -151,6 +154,31 @@ def plan(scene, bodies) -> tuple[list[Trace], list[str]]:
 
 
 # --------------------------------------------------------------------------- the curves
+def kept_colors(scene, ours) -> dict:
+    """{traced frame's name: its colour's index in COLORS} of the trace curves of ``scene`` that ``ours`` (a
+    predicate on an object) says the bake made: read before a re-bake removes them."""
+    kept = {}
+    for obj in scene.objects:
+        frame, k = obj.get(FRAME_KEY), obj.get(COLOR_KEY)
+        if isinstance(frame, str) and isinstance(k, int) and 0 <= k < len(COLORS) and ours(obj):
+            kept[frame] = k
+    return kept
+
+
+def palette(names, kept) -> list[int]:
+    """The index in COLORS of the curve of each frame named in ``names``: the one its last curve had
+    (``kept``), else the first of those fewest curves have. So a curve keeps its colour while traces come
+    and go (a frame named before it traced too changed every colour after it), a new one takes a colour no
+    other has, and a renamed frame's the first free one, its own when it is the only one renamed."""
+    chosen = [kept.get(name) for name in names]
+    used = np.bincount([k for k in chosen if k is not None], minlength=len(COLORS))
+    for i, k in enumerate(chosen):
+        if k is None:
+            chosen[i] = k = int(np.argmin(used))
+            used[k] += 1
+    return chosen
+
+
 def _material(name, color, tag):
     mat = tag(bpy.data.materials.new(name))
     mat.diffuse_color = color   # the solid-mode viewport colour
@@ -172,14 +200,14 @@ def _key_growth(curve, frames, factors, tag):
     key(slot_fcurves(anim, ensure=True, layer="MBD"), "bevel_factor_end", frames, factors[:, None])
 
 
-def bake(scene, results, count, frames, times, traces, collection, width_mm, tag) -> list[str]:
+def bake(scene, results, count, frames, times, traces, collection, width_mm, tag, kept=None) -> list[str]:
     """A curve object per trace, linked in ``collection``; ``tag`` marks each new data-block as the
-    bake's. Returns the objects' names."""
+    bake's; ``kept``: :func:`kept_colors` of the bake this one replaces. Returns the objects' names."""
     t = results.t[:count]
     unit = mm_per_unit(scene) / 1000.0
     factors = grow_factors(t, times)
     names = []
-    for k, trace in enumerate(traces):
+    for trace, k in zip(traces, palette([trace.frame.name for trace in traces], kept or {})):
         points = trace_points(results.position[:count], results.orientation[:count], trace.offset,
                               trace.body, trace.relative_index) / unit
         name = PREFIX + trace.frame.name
@@ -192,10 +220,11 @@ def bake(scene, results, count, frames, times, traces, collection, width_mm, tag
         curve.bevel_resolution = 2
         curve.use_fill_caps = True
         curve.bevel_factor_mapping_end = "RESOLUTION"
-        curve.materials.append(_material(name, COLORS[k % len(COLORS)], tag))
+        curve.materials.append(_material(name, COLORS[k], tag))
         if len(points) > 1:
             _key_growth(curve, frames, factors, tag)
         obj = tag(bpy.data.objects.new(name, curve))
+        obj[FRAME_KEY], obj[COLOR_KEY] = trace.frame.name, k
         collection.objects.link(obj)
         obj.show_in_front = True    # a coupler point's path runs through the parts
         if trace.relative is not None:

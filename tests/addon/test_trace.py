@@ -436,3 +436,37 @@ def test_a_library_override_keeps_the_trace_settings(addon):
     from addon.properties import MBD_PG_object
     for name in ("trace_path", "relative_to"):
         assert MBD_PG_object.bl_rna.properties[name].is_overridable
+
+
+def test_each_trace_keeps_its_colour_when_other_traces_come_and_go(addon):
+    """The coupler curve stays green when a frame named before it is traced, stops drawing a curve or goes, and
+    when its frame is renamed; a new trace takes the first colour no trace has (on a first bake: the palette's
+    order)."""
+    from addon.bridge.trace import COLORS
+    scene, bob, tip = traced_pendulum(0.001, rate=24.0)
+    tip.name = "Coupler point"
+    mid = ms.frame("Mid", (500.0, 0.0, 0.0), parent=bob)
+    mid.mbd.trace_path = True
+
+    def colours():
+        """{frame: its curve's colour, as its index in the palette} (Blender keeps the colour in float32)"""
+        bpy.ops.mbd.bake()
+        found = {}
+        for name in trace_bakes(scene):
+            rgba = np.array(scene.objects[name].data.materials[0].diffuse_color)
+            found[name.removeprefix("MBD_Trace_")], = np.flatnonzero(np.abs(palette - rgba).max(axis=1) < 1e-6)
+        return found
+    palette = np.array(COLORS)
+    assert colours() == {"Coupler point": 0, "Mid": 1}      # green, magenta: in name order
+    early = ms.frame("Arm", (200.0, 0.0, 0.0), parent=bob)
+    early.mbd.trace_path = True
+    assert colours() == {"Arm": 2, "Coupler point": 0, "Mid": 1}
+    early.mbd.relative_to = bob     # one point: no curve
+    assert colours() == {"Coupler point": 0, "Mid": 1}
+    early.mbd.relative_to = None
+    assert colours() == {"Arm": 2, "Coupler point": 0, "Mid": 1}
+    tip.name = "Tip"
+    assert colours() == {"Arm": 2, "Mid": 1, "Tip": 0}
+    bpy.data.objects.remove(mid)
+    assert colours() == {"Arm": 2, "Tip": 0}
+    assert colours() == {"Arm": 2, "Tip": 0}        # and again
