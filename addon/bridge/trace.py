@@ -8,7 +8,8 @@ the ground, a follower's roller relative to its cam). Relative to a moving body
 the curve is parented to that body, so it rides with it. The curve grows with
 time: its bevel's end is keyed so that the drawn part ends at the current
 frame's point (``bevel_factor_mapping_end = 'RESOLUTION'`` maps the factor to
-the point index, measured in Blender 5.0: linear along each segment).
+the point index, measured in Blender 5.0: linear along each segment; an index among
+the points Blender keeps, which are not those of a point standing still: :func:`drawn_index`).
 
 A point that never moves (a frame on the world or on a fixed body traced in the
 world, or one traced relative to its own body) draws no curve: Validate and Bake
@@ -63,14 +64,28 @@ def trace_points(position, orientation, offset, body=-1, relative=-1):
     return np.array(points)
 
 
-def grow_factors(t, times):
+def drawn_index(points, resolution):
+    """(N,) the index of each point of a POLY spline (``points`` (N, 3), local) among those Blender draws
+    its bevel through, the spline's ``resolution`` (resolution_u) given: it drops each point within
+    1e-5 / resolution of the next in every coordinate (float32; BKE_curve_bevelList_make), as every sample
+    but the last of a point standing still, and maps the bevel's factor to the points it keeps. A point
+    dropped is drawn as the next one kept, within that distance of it."""
+    p = np.asarray(points, np.float32)
+    same = np.all(np.abs(np.diff(p, axis=0)) <= np.float32(1e-5) / np.float32(resolution), axis=1)
+    kept = np.append(~same, True)
+    return np.cumsum(kept) - kept
+
+
+def grow_factors(t, times, index=None):
     """The bevel end factor (0..1) at each of ``times`` that ends the drawn part of a POLY curve
-    through points at the samples ``t`` at the point of that time: its (fractional) index over the
-    last index, which 'RESOLUTION' mapping takes to the same place along the polyline."""
+    through points at the samples ``t`` at the point of that time: its (fractional) index among the
+    points drawn (``index``, :func:`drawn_index`; default: all) over the last one's, which 'RESOLUTION'
+    mapping takes to the same place along the polyline."""
     t = np.asarray(t, float)
-    if len(t) < 2:
+    index = np.arange(len(t), dtype=float) if index is None else np.asarray(index, float)
+    if len(t) < 2 or index[-1] == 0:
         return np.ones(len(times))
-    return np.interp(times, t, np.arange(len(t), dtype=float)) / (len(t) - 1)
+    return np.interp(times, t, index) / index[-1]
 
 
 # --------------------------------------------------------------------------- what is traced
@@ -205,7 +220,6 @@ def bake(scene, results, count, frames, times, traces, collection, width_mm, tag
     bake's; ``kept``: :func:`kept_colors` of the bake this one replaces. Returns the objects' names."""
     t = results.t[:count]
     unit = mm_per_unit(scene) / 1000.0
-    factors = grow_factors(t, times)
     names = []
     for trace, k in zip(traces, palette([trace.frame.name for trace in traces], kept or {})):
         points = trace_points(results.position[:count], results.orientation[:count], trace.offset,
@@ -221,8 +235,9 @@ def bake(scene, results, count, frames, times, traces, collection, width_mm, tag
         curve.use_fill_caps = True
         curve.bevel_factor_mapping_end = "RESOLUTION"
         curve.materials.append(_material(name, COLORS[k], tag))
-        if len(points) > 1:
-            _key_growth(curve, frames, factors, tag)
+        index = drawn_index(points, spline.resolution_u)
+        if index[-1] > 0:       # (one point drawn: no curve at any factor)
+            _key_growth(curve, frames, grow_factors(t, times, index), tag)
         obj = tag(bpy.data.objects.new(name, curve))
         obj[FRAME_KEY], obj[COLOR_KEY] = trace.frame.name, k
         collection.objects.link(obj)

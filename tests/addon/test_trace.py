@@ -98,6 +98,31 @@ def test_grow_factors_reach_each_sample_at_its_time():
     np.testing.assert_array_equal(grow_factors([0.0], [0.0, 1.0]), [1.0, 1.0])
 
 
+@pytest.mark.parametrize("resolution", [12, 1])
+def test_drawn_index_counts_the_points_blender_draws_a_bevel_through(addon, resolution):
+    """Steps between consecutive points either side of Blender's 1e-5 / resolution in one coordinate, and
+    a still stretch: the rings of the evaluated bevel are the points drawn_index keeps, where they are."""
+    from addon.bridge.trace import drawn_index
+    limit = 1e-5 / resolution
+    steps = [0.0, 0.0, 0.5 * limit, 0.9 * limit, 1.1 * limit, 3.0 * limit, 0.0, 1.0, 0.0, 0.0, 2.0, 0.99 * limit]
+    points = np.zeros((len(steps) + 1, 3))
+    points[1:, 1] = np.cumsum(steps)
+    curve = bpy.data.curves.new("Steps", "CURVE")
+    curve.dimensions, curve.bevel_depth, curve.bevel_resolution = "3D", 0.1, 2
+    spline = curve.splines.new("POLY")
+    spline.points.add(len(points) - 1)
+    spline.points.foreach_set("co", np.column_stack([points, np.ones(len(points))]).ravel())
+    spline.resolution_u = resolution
+    obj = bpy.data.objects.new("Steps", curve)
+    bpy.context.scene.collection.objects.link(obj)
+    index = drawn_index(points, spline.resolution_u)
+    assert index[-1] + 1 < len(points)      # some are dropped
+    rings = drawn_rings(obj)
+    assert len(rings) == index[-1] + 1
+    kept = points[np.flatnonzero(np.diff(np.append(index, index[-1] + 1)))]     # the last point of each index
+    np.testing.assert_allclose(rings[:, 1], np.float32(kept[:, 1]), rtol=0, atol=1e-6)
+
+
 # --------------------------------------------------------------------------- the pendulum's tip
 @pytest.mark.parametrize("scale", [1.0, 0.001], ids=["m", "mm"])
 def test_a_pendulums_traced_tip_lies_on_its_circle_with_a_point_per_output_sample(addon, scale):
@@ -470,3 +495,34 @@ def test_each_trace_keeps_its_colour_when_other_traces_come_and_go(addon):
     bpy.data.objects.remove(mid)
     assert colours() == {"Arm": 2, "Tip": 0}
     assert colours() == {"Arm": 2, "Tip": 0}        # and again
+
+
+def test_a_point_that_holds_still_for_a_while_grows_in_time_with_its_frame(addon):
+    """Gear A is driven 3 rad between 0.2 s and 0.8 s (a STEP), still before and after: a tooth of gear B
+    stands still for 5 frames, moves, stands still again. Blender drops each point of a POLY spline that
+    is within 1e-5 / its resolution of the next (every still sample but the last) and maps the bevel's end
+    to the points it keeps: the drawn part's end ran ahead of the tooth, then lagged behind it, up to
+    6.95 mm off (on its 80 mm circle) at 22 of the 24 frames after the first. At every frame the drawn
+    part now ends at the tooth and holds no point beyond it."""
+    scene, gear_a, gear_b = ms.gear_pair()
+    scene.mbd.motions["Drive"].value = "step(t, 0.2, 0, 0.8, 3)"
+    tooth = ms.frame("Tooth", (80.0, 0.0, 0.0), parent=gear_b)
+    tooth.mbd.trace_path = True
+    bpy.context.view_layer.update()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    curve = scene.objects["MBD_Trace_Tooth"]
+    p = points_of(curve)
+    # still to 1e-9 mm (the solver's rounding), far within Blender's 8e-7 mm
+    assert len(p) == 25 and np.ptp(p[:5], axis=0).max() < 1e-9 and np.ptp(p[20:], axis=0).max() < 1e-9
+    for frame in range(2, 26):
+        scene.frame_set(frame)
+        at = np.array(tooth.matrix_world.translation)
+        np.testing.assert_allclose(p[frame - 1], at, atol=1e-3)
+        rings = drawn_rings(curve)
+        if not len(rings):      # nothing to draw: it has not moved yet
+            assert np.linalg.norm(at - p[0]) < 1e-3 and frame <= 6, frame
+            continue
+        assert np.min(np.linalg.norm(rings - at, axis=1)) < 1e-3, frame       # the end is drawn ...
+        # ... and nothing beyond: every ring is a point the tooth has passed (rings are 1e-4 mm apart from
+        # their points: the float32 ring vertices' mean)
+        assert np.max(np.min(np.linalg.norm(rings[:, None] - p[None, :frame], axis=2), axis=1)) < 1e-3, frame
