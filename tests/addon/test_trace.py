@@ -526,3 +526,27 @@ def test_a_point_that_holds_still_for_a_while_grows_in_time_with_its_frame(addon
         # ... and nothing beyond: every ring is a point the tooth has passed (rings are 1e-4 mm apart from
         # their points: the float32 ring vertices' mean)
         assert np.max(np.min(np.linalg.norm(rings[:, None] - p[None, :frame], axis=2), axis=1)) < 1e-3, frame
+
+
+def test_a_point_creeping_in_a_metre_scene_is_drawn_through_every_sample(addon):
+    """A ball drifting at 0.54 mm/s (no gravity), traced at 1000 Hz in a metre scene: 0.54 µm, 5.4e-7 units,
+    a sample. Blender drew no point closer than 1e-5 / 12 = 8.3e-7 units to the next (the spline's default
+    resolution): 1 of 1001, no curve; at the spline's resolution 1024 it keeps every point 1e-8 units apart."""
+    scene = ms.setup_scene(1.0)
+    scene.use_gravity = False       # (Scene properties > Gravity off: none for the run either)
+    ball = ms.uv_sphere("Ball", 0.05, (0.3, 0.2, 0.1))
+    ball.mbd.role, ball.mbd.mass_mode, ball.mbd.mass = "BODY", "MASS", 1.0
+    ball.mbd.velocity = (0.5, 0.2, 0.0)
+    mark = ms.frame("Mark", (0.35, 0.2, 0.1), parent=ball)
+    mark.mbd.trace_path = True
+    scene.mbd.solver.use_scene_fps, scene.mbd.solver.output_rate = False, 1000.0
+    bpy.context.view_layer.update()
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    curve = scene.objects["MBD_Trace_Mark"]
+    p = points_of(curve)
+    assert len(p) == 1001
+    np.testing.assert_allclose(p[-1] - p[0], (0.5e-3, 0.2e-3, 0.0), atol=1e-7)     # float32 at 0.35 m: 3e-8
+    scene.frame_set(25)
+    rings = drawn_rings(curve)
+    gap = np.linalg.norm(rings[:, None] - p[None], axis=2)      # (the caps repeat the end rings)
+    assert np.max(gap.min(axis=0)) < 1e-7 and np.max(gap.min(axis=1)) < 1e-7     # each point drawn, no other
