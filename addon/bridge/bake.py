@@ -520,8 +520,9 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         scene.collection.children.link(collection)
         if scales:
             _bake_arrows(scene, results, count, frames, times, scales, collection, report)
-        report.traces = trace.bake(scene, results, count, frames, times, traces, collection, trace_width,
-                                   lambda block: _tagged(block, scene), colors)
+        report.traces, still = trace.bake(scene, results, count, frames, times, traces, collection, trace_width,
+                                          lambda block: _tagged(block, scene), colors)
+        report.points += still
     if telemetry:
         obj, report.channels = bake_telemetry(scene, results, count, frames, times, reused)
         # the empty's own custom properties are its channels (and mbd_bake): its action carries the id

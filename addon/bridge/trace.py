@@ -13,7 +13,7 @@ the points Blender keeps, which are not those of a point standing still: :func:`
 
 A point that never moves (a frame on the world or on a fixed body traced in the
 world, or one traced relative to its own body) draws no curve: Validate and Bake
-say so. A Relative To that is not a body, and a frame or Relative To body that
+say so; nor does one the run held still, of which Bake says so. A Relative To that is not a body, and a frame or Relative To body that
 the last run did not simulate, make Bake refuse before it changes anything.
 
 :func:`trace_points` is the computation (arrays only, no bpy); the rest reads
@@ -35,6 +35,10 @@ PREFIX = "MBD_Trace_"
 #: frames' name order, repeated past the last; a re-bake keeps each frame's (:func:`palette`)
 COLORS = ((0.05, 0.75, 0.2, 1.0), (0.85, 0.1, 0.85, 1.0), (0.0, 0.75, 0.85, 1.0), (0.95, 0.8, 0.0, 1.0),
           (0.5, 0.25, 0.95, 1.0), (0.55, 0.35, 0.1, 1.0))
+#: the trace splines' resolution_u: Blender draws no point of a POLY spline within 1e-5 / it of the next
+#: (drawn_index), and takes it for nothing else there; at the default 12 a point creeping 0.8 µm a sample in
+#: a metre scene was drawn as one point, at the most Blender takes only points 1e-8 units apart are dropped
+RESOLUTION = 1024
 #: on a trace curve's object: the name of the frame it traces (not the object, whose user that would be: a
 #: frame deleted stayed in the file) and its colour's index in COLORS
 FRAME_KEY, COLOR_KEY = "mbd_trace_frame", "mbd_trace_color"
@@ -215,23 +219,28 @@ def _key_growth(curve, frames, factors, tag):
     key(slot_fcurves(anim, ensure=True, layer="MBD"), "bevel_factor_end", frames, factors[:, None])
 
 
-def bake(scene, results, count, frames, times, traces, collection, width_mm, tag, kept=None) -> list[str]:
+def bake(scene, results, count, frames, times, traces, collection, width_mm, tag, kept=None):
     """A curve object per trace, linked in ``collection``; ``tag`` marks each new data-block as the
-    bake's; ``kept``: :func:`kept_colors` of the bake this one replaces. Returns the objects' names."""
+    bake's; ``kept``: :func:`kept_colors` of the bake this one replaces. Returns (the objects' names,
+    a note per trace whose point the run held still: no curve, as :func:`check`'s points)."""
     t = results.t[:count]
     unit = mm_per_unit(scene) / 1000.0
-    names = []
+    names, still = [], []
     for trace, k in zip(traces, palette([trace.frame.name for trace in traces], kept or {})):
         points = trace_points(results.position[:count], results.orientation[:count], trace.offset,
                               trace.body, trace.relative_index) / unit
+        index = drawn_index(points, RESOLUTION)
+        if index[-1] == 0:
+            # (welded to its Relative To, or a mechanism at rest) Blender draws one point: nothing
+            where = "in the world" if trace.relative is None else f"relative to {trace.relative.name!r}"
+            still.append(f"frame {trace.frame.name!r}: Trace Path: its origin stood still in the last Simulate "
+                         f"({where}), one point, no curve")
+            continue
         name = PREFIX + trace.frame.name
         curve = tag(bpy.data.curves.new(name, "CURVE"))
         curve.dimensions = "3D"
         spline = curve.splines.new("POLY")
-        # Blender draws no point within 1e-5 / resolution_u of the next (drawn_index), which a POLY spline
-        # takes for nothing else: at the default 12, a point creeping 0.8 µm a sample in a metre scene
-        # was drawn as one point; at the most Blender takes, only points 1e-8 units apart are dropped
-        spline.resolution_u = 1024
+        spline.resolution_u = RESOLUTION
         spline.points.add(len(points) - 1)
         spline.points.foreach_set("co", np.column_stack([points, np.ones(len(points))]).ravel())
         curve.bevel_depth = width_mm / 2.0 / mm_per_unit(scene)
@@ -239,9 +248,7 @@ def bake(scene, results, count, frames, times, traces, collection, width_mm, tag
         curve.use_fill_caps = True
         curve.bevel_factor_mapping_end = "RESOLUTION"
         curve.materials.append(_material(name, COLORS[k], tag))
-        index = drawn_index(points, spline.resolution_u)
-        if index[-1] > 0:       # (one point drawn: no curve at any factor)
-            _key_growth(curve, frames, grow_factors(t, times, index), tag)
+        _key_growth(curve, frames, grow_factors(t, times, index), tag)
         obj = tag(bpy.data.objects.new(name, curve))
         obj[FRAME_KEY], obj[COLOR_KEY] = trace.frame.name, k
         collection.objects.link(obj)
@@ -252,4 +259,4 @@ def bake(scene, results, count, frames, times, traces, collection, width_mm, tag
             obj.parent = trace.relative
             obj.matrix_parent_inverse = shape(trace.relative).inverted_safe().to_4x4()
         names.append(obj.name)
-    return names
+    return names, still

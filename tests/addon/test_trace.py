@@ -550,3 +550,21 @@ def test_a_point_creeping_in_a_metre_scene_is_drawn_through_every_sample(addon):
     rings = drawn_rings(curve)
     gap = np.linalg.norm(rings[:, None] - p[None], axis=2)      # (the caps repeat the end rings)
     assert np.max(gap.min(axis=0)) < 1e-7 and np.max(gap.min(axis=1)) < 1e-7     # each point drawn, no other
+
+
+def test_a_point_the_run_held_still_draws_no_curve_and_bake_says_so(addon):
+    """Gear A driven to no angle: the tooth of gear B, on a moving body traced in the world, never moves.
+    Bake made a curve Blender drew nothing of, and said it baked 1 trace curve; it now says why there is none."""
+    from addon.operators import MBD_OT_bake
+    scene, gear_a, gear_b = ms.gear_pair()
+    scene.mbd.motions["Drive"].value = "0"
+    scene.mbd.forces["Load"].value = "0"
+    tooth = ms.frame("Tooth", (80.0, 0.0, 0.0), parent=gear_b)
+    tooth.mbd.trace_path = True
+    bpy.context.view_layer.update()
+    reports = ms.Reports()
+    assert MBD_OT_bake.execute(reports, bpy.context) == {"FINISHED"}
+    assert ("WARNING", "frame 'Tooth': Trace Path: its origin stood still in the last Simulate (in the world), "
+                       "one point, no curve") in reports.reports
+    assert not any("trace curve" in text for _, text in reports.reports)
+    assert trace_bakes(scene) == [] and "MBD_Trace_Tooth" not in bpy.data.curves
