@@ -225,17 +225,21 @@ def bake(scene, results, count, frames, times, traces, collection, width_mm, tag
     a note per trace whose point the run held still: no curve, as :func:`check`'s points)."""
     t = results.t[:count]
     unit = mm_per_unit(scene) / 1000.0
-    names, still = [], []
-    for trace, k in zip(traces, palette([trace.frame.name for trace in traces], kept or {})):
+    drawn, still = [], []
+    for trace in traces:
         points = trace_points(results.position[:count], results.orientation[:count], trace.offset,
                               trace.body, trace.relative_index) / unit
         index = drawn_index(points, RESOLUTION)
-        if index[-1] == 0:
-            # (welded to its Relative To, or a mechanism at rest) Blender draws one point: nothing
+        if index[-1] > 0:
+            drawn.append((trace, points, index))
+        else:
+            # (a mechanism at rest; not one welded to its Relative To, whose rounding moves it 1e-6 mm)
+            # Blender draws one point: nothing
             where = "in the world" if trace.relative is None else f"relative to {trace.relative.name!r}"
             still.append(f"frame {trace.frame.name!r}: Trace Path: its origin stood still in the last Simulate "
                          f"({where}), one point, no curve")
-            continue
+    names = []
+    for (trace, points, index), k in zip(drawn, palette([trace.frame.name for trace, _, _ in drawn], kept or {})):
         name = PREFIX + trace.frame.name
         curve = tag(bpy.data.curves.new(name, "CURVE"))
         curve.dimensions = "3D"

@@ -553,18 +553,24 @@ def test_a_point_creeping_in_a_metre_scene_is_drawn_through_every_sample(addon):
 
 
 def test_a_point_the_run_held_still_draws_no_curve_and_bake_says_so(addon):
-    """Gear A driven to no angle: the tooth of gear B, on a moving body traced in the world, never moves.
-    Bake made a curve Blender drew nothing of, and said it baked 1 trace curve; it now says why there is none."""
+    """A free ball left at rest without gravity beside the turning gears: a frame on it, a moving body, traced
+    in the world never moves. Bake made a curve Blender drew nothing of, said it baked 2 trace curves, and gave
+    it a colour that the gear's tooth, named after it, then did not get; it now says why there is none."""
+    from addon.bridge.trace import COLORS
     from addon.operators import MBD_OT_bake
     scene, gear_a, gear_b = ms.gear_pair()
-    scene.mbd.motions["Drive"].value = "0"
-    scene.mbd.forces["Load"].value = "0"
-    tooth = ms.frame("Tooth", (80.0, 0.0, 0.0), parent=gear_b)
-    tooth.mbd.trace_path = True
+    scene.use_gravity = False
+    ball = ms.uv_sphere("Ball", 10.0, (0.0, 100.0, 0.0))
+    ball.mbd.role, ball.mbd.mass_mode, ball.mbd.mass = "BODY", "MASS", 0.1
+    for name, at, body in (("A mark", (0.0, 105.0, 0.0), ball), ("Tooth", (80.0, 0.0, 0.0), gear_b)):
+        ms.frame(name, at, parent=body).mbd.trace_path = True
     bpy.context.view_layer.update()
     reports = ms.Reports()
     assert MBD_OT_bake.execute(reports, bpy.context) == {"FINISHED"}
-    assert ("WARNING", "frame 'Tooth': Trace Path: its origin stood still in the last Simulate (in the world), "
+    assert ("WARNING", "frame 'A mark': Trace Path: its origin stood still in the last Simulate (in the world), "
                        "one point, no curve") in reports.reports
-    assert not any("trace curve" in text for _, text in reports.reports)
-    assert trace_bakes(scene) == [] and "MBD_Trace_Tooth" not in bpy.data.curves
+    assert any("1 trace curve" in text for _, text in reports.reports)
+    assert trace_bakes(scene) == ["MBD_Trace_Tooth"] and "MBD_Trace_A mark" not in bpy.data.curves
+    # the first colour: the still point took none
+    colour = scene.objects["MBD_Trace_Tooth"].data.materials[0].diffuse_color
+    np.testing.assert_allclose(colour, COLORS[0], atol=1e-7)
