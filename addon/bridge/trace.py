@@ -28,7 +28,7 @@ import numpy as np
 
 from ..corelink import core
 from .keys import key, slot_fcurves
-from .scene_to_model import body_of, mm_per_unit, relative_to_body, shape, start_pose
+from .scene_to_model import ancestors, animated, body_of, mm_per_unit, relative_to_body, shape, start_pose
 
 PREFIX = "MBD_Trace_"
 #: RGBA of the traces, apart from the arrows' blue, red and orange: on a first bake one per curve in the
@@ -138,13 +138,27 @@ def plan(scene, bodies) -> tuple[list[Trace], list[str]]:
     """(the traces to bake, the notes on traced frames that draw none) of ``scene`` with the run whose
     bodies are ``bodies`` ({name in the results: its object or None}, in the results' order).
 
-    Raises :class:`TraceError` naming every traced frame that cannot be baked (its field, and what to do), so
+    The frames are read where the run read them: at the start frame when one of them or a parent is
+    animated (``start_model``; at another frame a keyed one was traced where that frame showed it). Raises
+    :class:`TraceError` naming every traced frame that cannot be baked (its field, and what to do), so
     that Bake refuses before it changes anything.
     """
+    frames = traced_frames(scene)
+    now = scene.frame_current, scene.frame_subframe
+    if now == (scene.frame_start, 0.0) or not any(animated(o) for f in frames for o in (f, *ancestors(f))):
+        return _plan(scene, bodies, frames)
+    scene.frame_set(scene.frame_start)
+    try:
+        return _plan(scene, bodies, frames)
+    finally:
+        scene.frame_set(now[0], subframe=now[1])
+
+
+def _plan(scene, bodies, frames):
     index = {obj: k for k, obj in enumerate(bodies.values()) if obj is not None}
     unit = mm_per_unit(scene) / 1000.0      # m per Blender unit
     traces, notes, errors = [], [], []
-    for frame in traced_frames(scene):
+    for frame in frames:
         error, point = check(frame, scene)
         if error or point:
             (errors if error else notes).append(error or point)

@@ -574,3 +574,29 @@ def test_a_point_the_run_held_still_draws_no_curve_and_bake_says_so(addon):
     # the first colour: the still point took none
     colour = scene.objects["MBD_Trace_Tooth"].data.materials[0].diffuse_color
     np.testing.assert_allclose(colour, COLORS[0], atol=1e-7)
+
+
+@pytest.mark.parametrize("on", ["world", "body"])
+def test_a_keyed_frame_is_traced_where_the_run_read_it_whatever_the_frame_baked_at(addon, on):
+    """A traced frame the user keyed (200 mm along X by frame 25), in the world relative to the bob or on the
+    bob: Simulate reads the mechanism at the start frame, and Bake read the frame where the current one showed
+    it, 178 mm along at frame 20; it now reads it at the start frame, and frame 20 stays current."""
+    scene, bob, tip = traced_pendulum(0.001, rate=24.0)
+    tip.mbd.trace_path = False
+    if on == "world":
+        mark = ms.frame("Mark", (500.0, 0.0, -300.0))
+        mark.mbd.relative_to = bob
+    else:
+        mark = ms.frame("Mark", (900.0, 0.0, 0.0), parent=bob)
+    mark.mbd.trace_path = True
+    bpy.context.view_layer.update()
+    start = np.array(mark.matrix_world.translation)
+    mark.keyframe_insert("location", frame=1)
+    mark.location.x += 200.0
+    mark.keyframe_insert("location", frame=25)
+    scene.frame_set(20)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    assert scene.frame_current == 20
+    curve = scene.objects["MBD_Trace_Mark"]
+    scene.frame_set(1)
+    np.testing.assert_allclose(world_points(curve)[0], start, atol=1e-3)
