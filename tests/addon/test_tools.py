@@ -285,11 +285,13 @@ def test_simulate_blend_reads_a_negative_exponent_or_minus_inf_as_the_options_va
     tool = simulate_blend()
     args = tool.parse_args(["simulate_blend.py", "x.blend", "--step", "-1e-3", "--max-step", "-inf", "--rtol", "-1"])
     assert (args.step, args.max_step, args.rtol) == (-1e-3, -float("inf"), -1.0)
-    # abbreviated as argparse allows ("--m" is --model's as much as --max-step's: argparse's to refuse)
-    args = tool.parse_args(["simulate_blend.py", "x.blend", "--st", "-1e-3", "--max", "-inf", "--end", "-2e-3"])
+    # abbreviated as argparse allows ("--st" is --start's as much as --step's, "--m" --model's as much as
+    # --max-step's: argparse's to refuse)
+    args = tool.parse_args(["simulate_blend.py", "x.blend", "--ste", "-1e-3", "--max", "-inf", "--end", "-2e-3"])
     assert (args.step, args.max_step, args.end_time) == (-1e-3, -float("inf"), -2e-3)
-    with pytest.raises(SystemExit):
-        tool.parse_args(["simulate_blend.py", "x.blend", "--m", "-1e-3"])
+    for ambiguous in ("--m", "--st"):
+        with pytest.raises(SystemExit):
+            tool.parse_args(["simulate_blend.py", "x.blend", ambiguous, "-1e-3"])
 
 
 def test_simulate_blend_names_the_options_behind_a_run_too_long_for_memory(addon, tmp_path, capsys, monkeypatch):
