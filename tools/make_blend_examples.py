@@ -1336,6 +1336,113 @@ Claim (checked): at rest (the last frame) the contact forces on each part add up
 """
 
 
+# --------------------------------------------------------------------------- counterbalanced boom (static equilibrium)
+#: mm, N/mm, N·s/mm, kg/m³: an aluminium boom (a slot-shaped bar `width` wide, `length` between its end
+#: centres, `depth` thick) on a hinge, a spring-damper from `anchor` above the hinge to `attach` along the
+#: boom, its free length set shorter than drawn; drawn level
+BOOM = dict(length=600.0, width=50.0, depth=20.0, attach=450.0, anchor=400.0, k=0.2, free_length=560.0,
+            damping=0.0015, density=ALUMINIUM, seconds=2.0)
+
+
+def boom_outline(length, width, segments=16):
+    """A slot (stadium), anticlockwise: half circles of diameter ``width`` about u = ``length`` and u = 0."""
+    r = width / 2
+    return [(centre + r * math.cos(a), r * math.sin(a))
+            for centre, start in ((length, -math.pi / 2), (0.0, math.pi / 2))
+            for a in (start + math.pi * k / segments for k in range(segments + 1))]
+
+
+def boom_mass(p=BOOM):
+    """kg: the slot-shaped prism's (its polygon's area by the shoelace formula, times its depth and density)."""
+    u, v = np.array(boom_outline(p["length"], p["width"])).T
+    area = 0.5 * abs(np.dot(u, np.roll(v, -1)) - np.dot(v, np.roll(u, -1)))      # mm²
+    return area * p["depth"] * 1e-9 * p["density"]
+
+
+def boom_spring_pull(elevation, hinge, attach, anchor, k, free_length):
+    """The spring's eye about the hinge (m) and its pull on the boom (N) with the boom turned up by
+    ``elevation`` (rad) about the hinge's Y from its drawn pose (points in m, drawn; k N/m, free length m)."""
+    c, s = math.cos(elevation), math.sin(elevation)
+    x, y, z = np.subtract(attach, hinge)
+    r = np.array([c * x - s * z, y, s * x + c * z])
+    towards = np.subtract(anchor, hinge) - r
+    length = np.linalg.norm(towards)
+    return r, k * (length - free_length) * towards / length
+
+
+def boom_hinge_torque(elevation, hinge, com, attach, anchor, mass, k, free_length):
+    """N·m about world Y on the boom turned up by ``elevation``: the spring's pull on its arm and the
+    weight on the centre of mass's (``com`` drawn, m)."""
+    r_p, pull = boom_spring_pull(elevation, hinge, attach, anchor, k, free_length)
+    r_c, _ = boom_spring_pull(elevation, hinge, com, anchor, 0.0, 0.0)
+    return float((np.cross(r_p, pull) + np.cross(r_c, (0.0, 0.0, -mass * G)))[1])
+
+
+def boom_rest(p=BOOM):
+    """The boom's elevation at rest (rad, negative: below level), the root of the torque about the hinge
+    (its centre of mass drawn half way between its end centres), and the spring's pull there (N)."""
+    from scipy.optimize import brentq
+    hinge, attach, anchor = (0.0, 0.0, 0.0), (p["attach"] / 1e3, 0.0, 0.0), (0.0, 0.0, p["anchor"] / 1e3)
+    k, free = p["k"] * 1e3, p["free_length"] / 1e3
+    theta = brentq(boom_hinge_torque, -1.4, 1.4, xtol=1e-15,
+                   args=(hinge, (p["length"] / 2e3, 0.0, 0.0), attach, anchor, boom_mass(p), k, free))
+    return theta, boom_spring_pull(theta, hinge, attach, anchor, k, free)[1]
+
+
+@example
+def counterbalance():
+    p = BOOM
+    new_scene(0.001, 24, p["seconds"])
+    hinge_at = Vector((0.0, 0.0, 0.0))
+    anchor = hinge_at + Vector((0.0, 0.0, p["anchor"]))
+    attach = hinge_at + Vector((p["attach"], 0.0, 0.0))
+    boom = body(mesh_object("Boom", prism(boom_outline(p["length"], p["width"]), p["depth"], "+Y"), hinge_at,
+                            "orange"), density=p["density"])
+    hinge("Hinge", hinge_at, None, boom, "+Y", 60.0)
+    s = bpy.context.scene.mbd.springs.add()
+    s.name, s.type, s.stiffness, s.damping = "Spring-damper", "TRANSLATIONAL", p["k"], p["damping"]
+    s.use_free_length, s.free_length = True, p["free_length"]
+    s.frame_i = frame("Anchor", tuple(anchor), "+Z", None, 40.0)
+    s.frame_j = frame("Eye", tuple(attach), "+Z", boom, 40.0)
+    drawn = (anchor - attach).length
+    stretched("Coil", helix(14, 16.0, 3.5, drawn), tuple(anchor), s.frame_j, "steel")
+    # the post and its top bracket behind the boom, the hinge pin through the boom's end
+    mesh_object("Post", merge(box((50.0, 30.0, 700.0), (0.0, 35.0, p["anchor"] - 300.0)),
+                              box((80.0, 50.0, 30.0), (0.0, 25.0, p["anchor"] + 15.0)),
+                              box((300.0, 200.0, 20.0), (0.0, 35.0, p["anchor"] - 660.0))), color="dark")
+    mesh_object("Pin", cylinder(8.0, 60.0, "+Y", (0.0, 10.0, 0.0), 16), color="steel")
+    solver(start="static_equilibrium")
+    camera_and_light((250.0, 0.0, 80.0), (0.0, -1.0, 0.15), 2000.0)
+    theta, pull = boom_rest(p)
+    weight = boom_mass(p) * G
+    return f"""
+COUNTERBALANCED BOOM, STARTED FROM STATIC EQUILIBRIUM (scene in millimetres)
+
+What it shows: an aluminium boom (a {p['width']:g} mm slot-shaped bar, {p['length']:g} mm between the centres of
+its round ends, {p['depth']:g} mm thick; mass and inertia from its mesh, density {p['density']:g} kg/m3:
+{boom_mass(p):.3f} kg) on the revolute joint "Hinge" at its near end, held up by the translational
+"Spring-damper" from the frame "Anchor" {p['anchor']:g} mm above the hinge to the frame "Eye" {p['attach']:g} mm
+along the boom: stiffness {p['k']:g} N/mm, damping {p['damping']:g} N*s/mm, Set Free Length {p['free_length']:g} mm
+(stretched as drawn). The boom is drawn level, which is not where it rests: drawn, the spring lifts
+less than the weight pulls down. Solver > Start From is Static Equilibrium: Simulate first finds where the
+boom rests and runs from there. The coil, the post and the pin are looks.
+
+What to look at: Simulate, Bake and play: the boom sits still from the first frame, {-math.degrees(theta):.2f}
+degrees below level. Clear Bake puts it back where it was drawn. Set Start From to As Built and
+simulate again: released level, the boom swings about that rest and slowly settles towards it.
+In the telemetry (MBD_Telemetry) see Spring-damper.force and Hinge.reaction_force.
+
+Claim (checked by tests/addon/test_blend_examples.py): at rest the torques about the hinge balance,
+the spring's tension times its lever arm = the weight times its centre of mass's lever arm. The test
+finds that angle with a root finder on the torque balance: {-math.degrees(theta):.4f} degrees below level,
+where the spring is {np.linalg.norm(pull):.2f} N in tension; the run starts there and stays, to 1e-7 rad
+at every frame. The hinge pushes on the boom with its weight less the spring's pull, to 1e-6 of the
+weight: (0, 0, {weight:.2f}) - ({pull[0]:.2f}, 0, {pull[2]:.2f}) = ({-pull[0]:.2f}, 0, {weight - pull[2]:.2f}) N.
+Started As Built it swings about that angle: its turning points fall on alternate sides of it, and
+each reaches less far than the one before on its side.
+"""
+
+
 # --------------------------------------------------------------------------- entry point
 def build(name: str):
     """A fresh file with example ``name`` built in it; returns the note."""

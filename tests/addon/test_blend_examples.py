@@ -537,3 +537,62 @@ def test_parts_bin_settles_with_every_part_carried(registered):
     # pairs that never meet give no force at any frame
     for name in ("Ball-Cap", "Ball-Block", "Block-Brick", "Cap-Die"):
         assert not res.contact_force[:, res.contact_names.index(name)].any()
+
+
+def boom_elevation(com, hinge, drawn):
+    """rad: the turn up about the hinge of the line from the hinge to the boom's centre of mass, from ``drawn``."""
+    d, d0 = com - hinge, drawn - hinge
+    return np.arctan2(d[..., 2], d[..., 0]) - math.atan2(d0[2], d0[0])
+
+
+def test_counterbalance_starts_where_the_torques_about_the_hinge_balance(registered):
+    from scipy.optimize import brentq
+    scene, res, cm = solve("counterbalance")
+    assert scene.mbd.solver.start == "static_equilibrium"
+    p, boom, hinge = mk.BOOM, res.body("Boom"), res.joint_names.index("Hinge")
+    H, A, P = np.zeros(3), np.array([0.0, 0.0, p["anchor"]]) * 1e-3, np.array([p["attach"], 0.0, 0.0]) * 1e-3
+    m, C = cm.mass[boom], cm.x0[boom]                   # the mesh's mass and its centre of mass as drawn
+    k, free = p["k"] * 1e3, p["free_length"] * 1e-3     # N/m, m
+    # the torque about the hinge is cos θ × a factor rising with the spring's stretch: one root in |θ| < π/2
+    theta = brentq(mk.boom_hinge_torque, -1.4, 1.4, args=(H, C, P, A, m, k, free), xtol=1e-15)
+    assert theta == pytest.approx(mk.boom_rest()[0], abs=1e-7)  # the note's (the mesh's float32: 9e-9 rad off)
+    assert math.radians(-12.0) < theta < math.radians(-8.0)     # drawn level, it rests clearly below
+    # the rest is solved to 1e-9 of the loads (17 N; torque × the 0.6 m size): 1e-8 N·m over the hinge's
+    # 12 N·m/rad is 1e-9 rad; a constant residual only shifts the small swing about the rest by as much,
+    # and DOP853's rtol 1e-8 adds ~1e-8 over 2 s: 1e-7 rad asserted at every frame (measured 1.2e-10)
+    elevation = boom_elevation(res.com[:, boom], H, C)
+    np.testing.assert_allclose(elevation, theta, rtol=0, atol=1e-7)
+    # that swing, 1e-7 rad at ω = 7.7 rad/s on the 0.3 m arm, is 2.3e-7 m/s: it never moves (measured 2e-10)
+    assert np.max(np.abs(res.velocity[:, boom])) < 3e-7
+    # the hinge pushes the boom up with its weight less the spring's pull, at the root's pose
+    c, s = math.cos(theta), math.sin(theta)
+    P_rest = np.array([c * P[0] - s * P[2], P[1], s * P[0] + c * P[2]])
+    length = np.linalg.norm(A - P_rest)
+    tension = k * (length - free)
+    pull = tension * (A - P_rest) / length
+    # 1e-7 rad of pose moves the spring's pull by ~6e-6 N (its 56 N/rad): 1e-6 of the 17 N weight asserted
+    # (measured 7e-9 N in the tension, 5e-9 N in the reaction)
+    np.testing.assert_allclose(res.spring_force[:, 0], tension, rtol=0, atol=1e-6 * m * G)
+    np.testing.assert_allclose(res.joint_force[:, hinge], np.broadcast_to([0.0, 0.0, m * G] - pull, (len(res.t), 3)),
+                               rtol=0, atol=1e-6 * m * G)
+    # the spring lifts 80 % of the weight and pulls the boom in against the post: the hinge carries both
+    assert 0.5 * m * G < pull[2] < m * G and pull[0] < -0.5 * m * G
+
+    # as built (the same scene): released level, it swings about the rest and its damper takes the swing
+    scene.mbd.solver.start = "as_built"
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    from addon import runner
+    swing = runner.RESULTS[runner.key(scene)].results
+    assert swing.success and not swing.warnings, swing.message
+    up = boom_elevation(swing.com[:, boom], H, C)
+    assert up[0] == pytest.approx(0.0, abs=1e-9)                  # as drawn
+    rate, acc = -swing.angular_velocity[:, boom, 1], -swing.angular_acceleration[:, boom, 1]
+    turns = hermite_roots(swing.t, rate, acc)
+    turns = turns[turns > 0.1]                                      # released from rest at t = 0
+    extremes = CubicHermiteSpline(swing.t, up, rate)(turns) - theta
+    assert len(extremes) >= 4, turns
+    # the first swing goes down through the rest and on past it, the next back up past it, ...
+    assert np.all(np.sign(extremes) == -(-1.0) ** np.arange(len(extremes))), extremes
+    # on each side each swing reaches less far than the one before (the damper's work)
+    for side in (extremes[0::2], extremes[1::2]):
+        assert np.all(np.diff(np.abs(side)) < 0), extremes
