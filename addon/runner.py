@@ -47,6 +47,11 @@ def _digest(data):
     return hashlib.blake2b(json.dumps(data, sort_keys=True, default=repr).encode(), digest_size=16)
 
 
+#: the elements' fields that name a frame
+_FRAME_FIELDS = (("joints", ("frame_i", "frame_j")), ("forces", ("frame",)), ("springs", ("frame_i", "frame_j")),
+                 ("bushings", ("frame_i", "frame_j")))
+
+
 def fingerprint(gathered) -> Fingerprint:
     """A gathered mechanism's fingerprint: the same for the same mechanism, settings, meshes and
     spline files' contents (the model's name, the scene's, is left out: renaming the scene
@@ -62,6 +67,10 @@ def fingerprint(gathered) -> Fingerprint:
         for element in data.get(group, ()):
             for k in keys:
                 element[k] = uid.get(element.get(k), element.get(k))
+    # a frame no element uses (one added only to be traced, or not yet joined) changes nothing solved
+    used = {element[k] for group, keys in _FRAME_FIELDS for element in data.get(group, ()) for k in keys}
+    if "frames" in data:
+        data["frames"] = [f for f in data["frames"] if f["name"] in used]
     for group in ("bodies", "frames"):
         data.get(group, []).sort(key=lambda element: element["name"])
     # spline paths as the files they name: saving the .blend into another folder rewrites them
