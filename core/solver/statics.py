@@ -134,7 +134,9 @@ class Equilibrium:
         head = ("static equilibrium found" if self.converged else "static equilibrium NOT found") + (
             f" at t = {self.time:g} s in {self.iterations} iteration(s)")
         if self.converged:
-            head += ": stable" if self.stable else (": unstable" if self.lowest_eigenvalue < 0 else ": not unique")
+            # the verdict of the warnings: a free mode's μ is rounding, of either sign
+            unstable = any(w.code == "equilibrium-unstable" for w in self.warnings)
+            head += ": stable" if self.stable else (": unstable" if unstable else ": not unique")
         lowest = "none (nothing is free to move)" if self.lowest_eigenvalue == np.inf else (
             f"{self.lowest_eigenvalue:.6g} 1/s^2")
         lines = [head,

@@ -405,3 +405,21 @@ def test_a_four_bar_with_a_damped_crank_spring_rests_where_a_long_damped_run_set
     assert np.max(np.abs(r.com[0] - eq.com)) > 1e-3            # it does settle from away
     np.testing.assert_allclose(r.com[-1], eq.com, atol=1e-9)
     np.testing.assert_allclose(r.joint_force[-1], eq.joint_force, atol=1e-8)
+
+
+@pytest.mark.parametrize("gap", [0.5, -0.05])
+def test_a_cube_built_just_above_or_into_a_floor_rests_on_its_corners_and_is_said_not_unique(gap):
+    """A 40 mm cube built 0.5 mm above a floor (no contact yet: its weight takes it down) or 0.05 mm
+    into it settles flat on its four corners at k δ^e = m g / 4. Free to slide and yaw on the
+    frictionless floor, it is not unique; its least μ is rounding (−2e-19 1/s² measured), which the
+    summary's verdict called 'unstable' against the warning's 'not unique'."""
+    k, e = 1000.0, 1.5
+    model = Model(
+        bodies=(Body(name="Box", geometry=Box(size=(40, 40, 40)), mass=1.0, position=(0, 0, 25.0 + gap)),
+                Body(name="Floor", geometry=Box(size=(400, 400, 10)), fixed=True)),
+        contacts=(Contact(name="C", body_i="Box", body_j="Floor", stiffness=k, exponent=e, max_penetration=0.1),))
+    eq = core.static_equilibrium(model)
+    assert eq.converged, eq.summary()
+    assert 25.0 - eq.com[0, 2] * 1e3 == pytest.approx((G / 4 / k) ** (1 / e), rel=1e-8)
+    assert [w.code for w in eq.warnings] == ["equilibrium-not-unique"]
+    assert eq.summary().splitlines()[0].endswith(": not unique")
