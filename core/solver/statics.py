@@ -437,6 +437,27 @@ class Statics:
             y = y2
         return y
 
+    def check_formulas(self):
+        """A SolverError naming the first force formula not finite at t, or displacement motion's
+        on its way from 0 to t: the model's checks scan the run's times only, and a time asked
+        beyond them met 1/(t − 2) as a bare 'array must not contain infs or NaNs'."""
+        way = np.linspace(0.0, self.t, _MOTION_SAMPLES)
+        elements = [(f"motion {m['name']!r}", m["expr"], way) for m in self.cm.motions
+                    if m["mode"] == "displacement"] + [
+            (f"{f['type']} {f['name']!r}", f["expr"], np.array([self.t])) for f in self.cm.forces]
+        for label, expr, times in elements:
+            try:
+                v = np.broadcast_to(np.asarray(expr(times), float), times.shape)
+            except (ArithmeticError, ValueError, TypeError):
+                continue            # (what the run reports, with its cause, when it evaluates it)
+            bad = np.flatnonzero(~np.isfinite(v))
+            if len(bad):
+                raise SolverError(
+                    f"{label}: its formula {expr.text!r} gives a value of {v[bad[0]]} at t = {times[bad[0]]:.6g} s"
+                    + ("" if times[bad[0]] == self.t else f" on the way to t = {self.t:g} s")
+                    + ": no equilibrium can be sought with it. Ask at another time, or change the formula to stay "
+                    "finite there")
+
     def report(self, a: _At):
         """The run's progress callback (a run started at equilibrium: seconds on a large model), at the
         first iteration and then at the run's interval; a cancel there stops the run before its first step."""
@@ -460,6 +481,7 @@ class Statics:
         sysm, n = self.sys, self.n
         y = y0.copy()
         y[sysm.sl_u] = 0.0
+        self.check_formulas()
         if self.t != 0.0 and sysm.n_rows:
             y = self.follow_motions(y)
         a = self.at(y)

@@ -423,3 +423,15 @@ def test_a_cube_built_just_above_or_into_a_floor_rests_on_its_corners_and_is_sai
     assert 25.0 - eq.com[0, 2] * 1e3 == pytest.approx((G / 4 / k) ** (1 / e), rel=1e-8)
     assert [w.code for w in eq.warnings] == ["equilibrium-not-unique"]
     assert eq.summary().splitlines()[0].endswith(": not unique")
+
+
+def test_a_formula_not_finite_at_the_time_asked_is_named():
+    """The model's own checks scan the formulas over its run (0 to end_time); a time asked beyond
+    it met a force's 1/(t − 2) as a bare 'array must not contain infs or NaNs' from the multipliers'
+    least squares. The force, or the motion on its way there, is named with its formula and time."""
+    with pytest.raises(SolverError, match=r"force 'pull': its formula '1/\(t-2\)' gives a value of inf at t = 2 s"):
+        core.static_equilibrium(hanging_block(force="1/(t-2)"), time=2.0)
+    driven = replace(hanging_block(), motions=(Motion(name="drive", joint="slide", value="10*np.sqrt(4-t) - 20"),))
+    with pytest.raises(SolverError, match=r"motion 'drive': its formula '10\*np.sqrt\(4-t\) - 20' gives a value of "
+                                          r"nan at t = 4.\d+ s"):
+        core.static_equilibrium(driven, time=5.0)
