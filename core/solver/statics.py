@@ -487,7 +487,11 @@ class Statics:
         a = self.at(y)
         self.start = a
         best, trust, ran_off, spun = a, _START_TRUST, False, None
-        turned = np.zeros((n, 3))        # each body's steps' rotation vectors, summed
+        # each body's rotation vectors summed over the steps with a soft mode: a load that turns a
+        # body for ever is periodic along the turn, so its stiffness there is nought or negative
+        # somewhere in every turn; one stiff all the way (a pinion winding a rack's spring 3.2
+        # turns) is being stopped, however far it turns
+        turned = np.zeros((n, 3))
         while not self.balanced(a) and self.done < self.iterations and n:
             self.done += 1
             self.report(a)
@@ -545,7 +549,8 @@ class Statics:
             a = b
             if a.merit < best.merit:
                 best = a
-            turned += alpha * delta[3 * n:].reshape(n, 3)
+            if soft.any():
+                turned += alpha * delta[3 * n:].reshape(n, 3)
             dx, _ = sysm.moves(self.start.y, a.y)
             if np.max(dx, initial=0.0) > _RUN_OFF * self.size:
                 ran_off = True

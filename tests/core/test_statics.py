@@ -435,3 +435,22 @@ def test_a_formula_not_finite_at_the_time_asked_is_named():
     with pytest.raises(SolverError, match=r"motion 'drive': its formula '10\*np.sqrt\(4-t\) - 20' gives a value of "
                                           r"nan at t = 4.\d+ s"):
         core.static_equilibrium(driven, time=5.0)
+
+
+def test_an_e_motor_winding_a_pinion_three_turns_against_a_rack_spring_rests_there():
+    """The rack-and-pinion of test_gear_tooth_forces (pitch radius 10 mm) with no motion: an e-motor
+    of T_max 1 N·m on the pinion (at rest it pushes T_max) against a 0.5 N/mm spring on the rack. The
+    rack comes to rest where the spring pulls T_max / r = 100 N, 200 mm along, the pinion turned
+    20 rad (3.2 turns): it was refused as 'turned more than 2 times round' with nothing to stop it,
+    the spring stiff along the turn all the way. The teeth carry the 100 N."""
+    from test_gear_tooth_forces import _rack
+    rack = _rack()
+    model = replace(rack, motions=(),
+                    forces=(Force(name="Motor", body="P", frame="Bp", value="1000", type="torque", actuator=True,
+                                  max_velocity=10.0),),
+                    frames=rack.frames + (Frame(name="A", position=(-1000.0, -50.0, 0.0)),),
+                    springs=(SpringDamper(name="K", frame_i="A", frame_j="Br", stiffness=0.5, free_length=1000.0),))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable, eq.summary()
+    assert eq.com[1, 0] == pytest.approx(0.2, rel=1e-8)
+    assert abs(eq.coupler_effort[0, 1]) == pytest.approx(100.0, rel=1e-8)
