@@ -588,6 +588,16 @@ class Statics:
         return f"body {self.cm.body_names[b]!r}" + (
             f" (joint{'s' if len(joints) > 1 else ''} {', '.join(repr(j) for j in joints)})" if joints else "")
 
+    def friction_note(self, b) -> str:
+        """Where body b has contacts with friction: that they hold nothing at rest, else ''."""
+        cs = self.sys.contacts
+        named = [repr(name) for k, name in enumerate(cs.names)
+                 if cs.pairs[k].params.friction and b in (cs.bi[k], cs.bj[k])]
+        return (f" The friction of contact {', '.join(named)} holds nothing at rest: the regularised law "
+                "μ tanh(v / v_tol) is nought at zero slip, so a part that only friction would hold slides. Hold it "
+                "with a joint, spring or stop, or run the model (a run holds it to a creep below the slip "
+                "tolerance velocity).") if named else ""
+
     def diagnose(self, a: _At, ran_off, spun=None):
         """The verdicts at the end point: no equilibrium (SolverError), not reached, unstable, not unique."""
         names = self.cm.body_names
@@ -603,29 +613,30 @@ class Statics:
             modal = Phi.T @ g
             pushed = [k for k in np.flatnonzero(np.abs(mu) <= zero) if abs(modal[k]) > 0.1 * np.linalg.norm(modal)]
             if ran_off:
-                _, who, how = self.describe_mode(N, Phi[:, (pushed or [0])[0]], a.B, g)
+                b, who, how = self.describe_mode(N, Phi[:, (pushed or [0])[0]], a.B, g)
                 if spun is not None:
                     b = int(np.argmax(np.linalg.norm(spun, axis=1)))
                     axis = spun[b] / np.linalg.norm(spun[b])
                     who, how = self.named(b), f"turn about {_direction(axis)}"
+                note = self.friction_note(b)
                 raise SolverError(
                     f"no static equilibrium: {who} is free to {how} and its loads push it that way "
                     f"({f:.4g} N, {from_si(tq, 'torque'):.4g} N*mm unbalanced) with nothing to stop it: looking "
                     "for one, it " + (f"turned more than {_RUN_OFF_TURNS:g} times round" if spun is not None else
                                       f"moved more than {_RUN_OFF * self.size * 1e3:.4g} mm")
                     + ". Fix the body, hold it with a joint, motion, spring, bushing or contact along that "
-                    "direction, or balance its load")
-            moving = ""
+                    "direction, or balance its load" + ("." + note if note else ""))
+            moving, note = "", ""
             if pushed:
-                _, who, how = self.describe_mode(N, Phi[:, pushed[0]], a.B, g)
-                moving = f"; nothing holds {who} yet as its load makes it {how}"
+                b, who, how = self.describe_mode(N, Phi[:, pushed[0]], a.B, g)
+                moving, note = f"; nothing holds {who} yet as its load makes it {how}", self.friction_note(b)
             self.warnings.append(Issue(
                 "warning", "equilibrium-not-found", f"body {names[worst]!r}",
                 f"static equilibrium not reached in {self.done} iteration(s): the largest unbalanced load is "
                 f"{f:.4g} N / {from_si(tq, 'torque'):.4g} N*mm on body {names[worst]!r} (tolerance "
                 f"{self.tolerance * self.load_scale(a):.3g} N){moving}; the closest point found is returned",
                 "Allow more iterations, start the mechanism nearer its rest, or look for a load that flips "
-                "(a contact that only touches on one side, a formula with a jump)."))
+                "(a contact that only touches on one side, a formula with a jump)." + note))
             return
         stiff = mu > zero
         self.stable = bool(np.all(stiff))

@@ -454,3 +454,24 @@ def test_an_e_motor_winding_a_pinion_three_turns_against_a_rack_spring_rests_the
     assert eq.converged and eq.stable, eq.summary()
     assert eq.com[1, 0] == pytest.approx(0.2, rel=1e-8)
     assert abs(eq.coupler_effort[0, 1]) == pytest.approx(100.0, rel=1e-8)
+
+
+def test_a_box_on_a_frictional_incline_slides_and_the_message_says_friction_holds_nothing_at_rest():
+    """A 40 mm cube on a plate, gravity tilted 0.3 rad off its normal, contact friction μ 0.8 (more
+    than tan 0.3 = 0.31: a run holds it, sticking within the slip tolerance). At rest the
+    regularised law μ tanh(v / v_tol) gives no friction, so no equilibrium holds it: the search
+    slides it down (its steps held within the contact's depth band) and ends not reached. The
+    warning said to allow more iterations or start nearer the rest; it names the friction."""
+    k, e = 1000.0, 1.5
+    model = Model(
+        bodies=(Body(name="Box", geometry=Box(size=(40, 40, 40)), mass=1.0, position=(0, 0, 25.0)),
+                Body(name="Ramp", geometry=Box(size=(400, 400, 10)), fixed=True)),
+        contacts=(Contact(name="C", body_i="Box", body_j="Ramp", stiffness=k, exponent=e, max_penetration=0.1,
+                          friction=True, friction_coefficient=0.8),),
+        settings=SolverSettings(gravity=(9810.0 * np.sin(0.3), 0.0, -9810.0 * np.cos(0.3))))
+    eq = core.static_equilibrium(model, iterations=30)
+    assert not eq.converged
+    [w] = eq.warnings
+    assert w.code == "equilibrium-not-found" and "body 'Box'" in w.message and "(1, 0, 0)" in w.message
+    assert "The friction of contact 'C' holds nothing at rest" in w.hint
+    assert eq.residual_force == pytest.approx(G * np.sin(0.3), rel=1e-6)     # its weight along the ramp
