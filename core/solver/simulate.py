@@ -553,7 +553,9 @@ def check(model, *, settings: spec.SolverSettings | None = None) -> list[Issue]:
 
     The model's own (compile), the assembly at t = 0 (a large correction, redundant joints)
     and a model too stiff for its explicit integrator (with the body and elements behind it).
-    Contacts' overlap at t = 0 is left to the run (it needs the contact meshes prepared).
+    Contacts' overlap at t = 0 is left to the run (it needs the contact meshes prepared), and so is
+    a static equilibrium to start from (``start``: seconds on a large model); the initial velocities
+    such a start drops are warned of.
     Takes what :func:`simulate` takes and raises what it raises before the first step
     (ModelError, SolverError: e.g. a mechanism that cannot be assembled).
     """
@@ -665,6 +667,9 @@ def checked_start(cm: CompiledModel) -> _Run:
             if redundant or run.sys.singular_at_start:
                 run.check_singular_start(y0)
             run.check_stiffness(y0, log_now=False)
+        if cm.settings.start == "static_equilibrium":
+            from .statics import start_issues       # (statics imports this module)
+            run.warnings.extend(start_issues(cm))
     return run
 
 

@@ -187,18 +187,22 @@ def static_equilibrium(model, *, time: float = 0.0, tolerance: float = TOLERANCE
         return solver.result(y)
 
 
+def start_issues(cm) -> list[Issue]:
+    """What a run with ``start = "static_equilibrium"`` says of the model before seeking it (and
+    :func:`core.check` with it): the initial velocities given, which it does not use."""
+    given = [name for name, v, w in zip(cm.body_names, cm.v0, cm.w0) if np.any(v) or np.any(w)]
+    return [Issue("warning", "equilibrium-start-at-rest", "settings: start",
+                  f"the run starts at static equilibrium, at rest: the initial velocities given to "
+                  f"{', '.join(repr(b) for b in given)} are not used",
+                  "Start as built (start 'as_built') to keep them.")] if given else []
+
+
 def relax(run, y0):
     """The start of a run with ``start = "static_equilibrium"``: ``y0`` (the assembled state at t = 0)
     moved to its equilibrium at t = 0 and at rest, the solver's warnings added to the run's. Its
     springs' and bushings' rests stay those measured as built: the run starts where the loaded
     mechanism as built comes to rest."""
-    given = [name for name, v, w in zip(run.cm.body_names, run.cm.v0, run.cm.w0) if np.any(v) or np.any(w)]
-    if given:
-        run.warnings.append(Issue(
-            "warning", "equilibrium-start-at-rest", "settings: start",
-            f"the run starts at static equilibrium, at rest: the initial velocities given to "
-            f"{', '.join(repr(b) for b in given)} are not used",
-            "Start as built (start 'as_built') to keep them."))
+    run.warnings.extend(start_issues(run.cm))
     solver = Statics(run, 0.0, TOLERANCE, ITERATIONS)
     run.seeking = True      # (left so where it raises: a cancel then names the search)
     y = solver.solve(y0)

@@ -282,6 +282,9 @@ def test_a_start_at_equilibrium_says_the_given_velocities_are_not_used():
     assert r.success, r.message
     [w] = [w for w in r.warnings if "initial velocities given to" in w]
     assert "'arm'" in w and w.startswith("settings: start:")
+    # core.check says so too (it did not: it seeks no equilibrium, but the velocities are the model's)
+    assert [w.code for w in core.check(model)] == ["equilibrium-start-at-rest"]
+    assert core.check(replace(model, settings=replace(model.settings, start="as_built"))) == []
 
 
 def test_a_motion_taken_far_by_the_time_asked_is_followed_along_its_way_on_the_branch():
