@@ -478,3 +478,19 @@ def test_a_box_on_a_frictional_incline_slides_and_the_message_says_friction_hold
     assert w.code == "equilibrium-not-found" and "body 'Box'" in w.message and "(1, 0, 0)" in w.message
     assert "The friction of contact 'C' holds nothing at rest" in w.hint
     assert eq.residual_force == pytest.approx(G * np.sin(0.3), rel=1e-6)     # its weight along the ramp
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "RK45", "BDF", "Radau", "RK4", "stepper"])
+def test_a_run_started_at_equilibrium_stays_at_rest_on_every_integrator(integrator):
+    """The bar on its torsion spring started with start = static_equilibrium: its residual (at most
+    1e-9 of m g, 2e-8 N) accelerates it by 1e-8 m/s² at most, ½ a t² = 2e-10 m over 0.2 s, and rtol
+    1e-10 of its 0.5 m adds 5e-11 m: 5e-10 m allowed (measured over 1 s: 4e-13 m on DOP853, 3e-25 m
+    on RK4 and the stepper)."""
+    model = arm(0.2, 2.0 * G * 0.5 * np.sin(1.0) / 0.8 * 1e3)
+    tolerances = {} if integrator in ("RK4", "stepper") else dict(rtol=1e-10, atol=1e-12)
+    model = replace(model, settings=SolverSettings(end_time=0.2, output_rate=10, integrator=integrator,
+                                                   start="static_equilibrium", **tolerances))
+    eq = core.static_equilibrium(model)
+    r = core.simulate(model)
+    assert r.success and not r.warnings, r.message
+    assert np.max(np.abs(r.com[:, 0] - eq.com[0])) < 5e-10
