@@ -494,3 +494,18 @@ def test_a_run_started_at_equilibrium_stays_at_rest_on_every_integrator(integrat
     r = core.simulate(model)
     assert r.success and not r.warnings, r.message
     assert np.max(np.abs(r.com[:, 0] - eq.com[0])) < 5e-10
+
+
+def test_a_bistable_bar_rests_on_the_side_it_is_built_leaning_to():
+    """A bar on a torsion spring too weak to hold it upright (k = 0.8 m g L, unloaded upright) has
+    two stable rests, ±θ with k θ = m g L sin θ (1.1311 rad). The search follows the loads from as
+    built: leaning 0.001 rad one way it rests at +θ, 0.3 rad the other way at −θ."""
+    m, L = 2.0, 0.5
+    k = 0.8 * m * G * L
+    theta = optimize.brentq(lambda t: k * t - m * G * L * np.sin(t), 0.1, 3.0, xtol=1e-15)
+    for tilt, side in ((1e-3, 1.0), (-0.3, -1.0)):
+        model = arm(tilt, k * 1e3, mass=m, length=L * 1e3)
+        model = replace(model, springs=(replace(model.springs[0], free_length=-tilt),))     # unloaded upright
+        eq = core.static_equilibrium(model)
+        assert eq.converged and eq.stable, eq.summary()
+        assert np.arctan2(eq.com[0, 0], eq.com[0, 2]) == pytest.approx(side * theta, rel=1e-8)
