@@ -602,6 +602,15 @@ class Statics:
                 "with a joint, spring or stop, or run the model (a run holds it to a creep below the slip "
                 "tolerance velocity).") if named else ""
 
+    def contact_note(self, b) -> str:
+        """Where body b has contacts: that they did not stop it, and the usual why, else ''."""
+        cs = self.sys.contacts
+        named = [repr(name) for k, name in enumerate(cs.names) if b in (cs.bi[k], cs.bj[k])]
+        return (f" Its contact{'s' if len(named) > 1 else ''} {', '.join(named)} did not stop it: one meant to "
+                "catch it must be in its way and find a vertex of one part inside the other (parts laid flush, "
+                "corner on corner, have every vertex on the other's rim and pass through: use the method "
+                "'fine', or offset one part)") if named else ""
+
     def diagnose(self, a: _At, ran_off, spun=None):
         """The verdicts at the end point: no equilibrium (SolverError), not reached, unstable, not unique."""
         names = self.cm.body_names
@@ -622,7 +631,7 @@ class Statics:
                     b = int(np.argmax(np.linalg.norm(spun, axis=1)))
                     axis = spun[b] / np.linalg.norm(spun[b])
                     who, how = self.named(b), f"turn about {_direction(axis)}"
-                note = self.friction_note(b)
+                note = self.friction_note(b) or ("" if spun is not None else self.contact_note(b))
                 raise SolverError(
                     f"no static equilibrium: {who} is free to {how} and its loads push it that way "
                     f"({f:.4g} N, {from_si(tq, 'torque'):.4g} N*mm unbalanced) with nothing to stop it: looking "

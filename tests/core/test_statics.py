@@ -509,3 +509,19 @@ def test_a_bistable_bar_rests_on_the_side_it_is_built_leaning_to():
         eq = core.static_equilibrium(model)
         assert eq.converged and eq.stable, eq.summary()
         assert np.arctan2(eq.com[0, 0], eq.com[0, 2]) == pytest.approx(side * theta, rel=1e-8)
+
+
+def test_a_bar_laid_flush_on_two_blocks_falls_through_and_the_error_names_its_contacts():
+    """A 100 mm bar laid on two 20 mm blocks flush with their outer faces: each block's top corners lie
+    on the bar's rim, at depth 0, so the standard contact finds no vertex inside (a run falls through
+    too, and says so). The search's 'nothing to stop it' now names the contacts it passed and why."""
+    k, e = 1000.0, 1.5
+    model = Model(
+        bodies=(Body(name="Top", geometry=Box(size=(100, 20, 10)), mass=1.0, position=(0, 0, 15.5)),
+                Body(name="L", geometry=Box(size=(20, 20, 10)), fixed=True, position=(-40, 0, 5)),
+                Body(name="R", geometry=Box(size=(20, 20, 10)), fixed=True, position=(40, 0, 5))),
+        contacts=(Contact(name="CL", body_i="Top", body_j="L", stiffness=k, exponent=e, max_penetration=0.1),
+                  Contact(name="CR", body_i="Top", body_j="R", stiffness=k, exponent=e, max_penetration=0.1)))
+    with pytest.raises(SolverError, match=r"body 'Top' is free to move along \(0, 0, -1\)") as caught:
+        core.static_equilibrium(model)
+    assert "contacts 'CL', 'CR' did not stop it" in str(caught.value) and "fine" in str(caught.value)
