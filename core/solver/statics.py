@@ -203,7 +203,7 @@ def relax(run, y0):
     springs' and bushings' rests stay those measured as built: the run starts where the loaded
     mechanism as built comes to rest."""
     run.warnings.extend(start_issues(run.cm))
-    solver = Statics(run, 0.0, TOLERANCE, ITERATIONS)
+    solver = Statics(run, 0.0, TOLERANCE, ITERATIONS, starts_run=True)
     run.seeking = True      # (left so where it raises: a cancel then names the search)
     y = solver.solve(y0)
     run.seeking = False
@@ -226,8 +226,9 @@ class _At:
 class Statics:
     """The equilibrium iterations of a run's system (:class:`~core.solver.simulate._Run`), at time t."""
 
-    def __init__(self, run, t, tolerance, iterations):
+    def __init__(self, run, t, tolerance, iterations, starts_run=False):
         self.run, self.sys, self.cm, self.t = run, run.sys, run.cm, t
+        self.starts_run = starts_run        # the start of a run (relax): its messages say so
         self.tolerance, self.iterations = tolerance, iterations
         sysm = self.sys
         n = self.n = sysm.n
@@ -599,8 +600,9 @@ class Statics:
                  if cs.pairs[k].params.friction and b in (cs.bi[k], cs.bj[k])]
         return (f" The friction of contact {', '.join(named)} holds nothing at rest: the regularised law "
                 "μ tanh(v / v_tol) is nought at zero slip, so a part that only friction would hold slides. Hold it "
-                "with a joint, spring or stop, or run the model (a run holds it to a creep below the slip "
-                "tolerance velocity).") if named else ""
+                "with a joint, spring or stop, or " + ("start as built (start 'as_built')" if self.starts_run else
+                                                       "run the model")
+                + " (a run holds it to a creep below the slip tolerance velocity).") if named else ""
 
     def contact_note(self, b) -> str:
         """Where body b has contacts: that they did not stop it, and the usual why, else ''."""
@@ -647,8 +649,11 @@ class Statics:
                 "warning", "equilibrium-not-found", f"body {names[worst]!r}",
                 f"static equilibrium not reached in {self.done} iteration(s): the largest unbalanced load is "
                 f"{f:.4g} N / {from_si(tq, 'torque'):.4g} N*mm on body {names[worst]!r} (tolerance "
-                f"{self.tolerance * self.load_scale(a):.3g} N){moving}; the closest point found is returned",
-                "Allow more iterations, start the mechanism nearer its rest, or look for a load that flips "
+                f"{self.tolerance * self.load_scale(a):.3g} N){moving}; "
+                + ("the run starts from the closest point found" if self.starts_run else
+                   "the closest point found is returned"),
+                ("Start the mechanism nearer its rest or as built (start 'as_built')" if self.starts_run else
+                 "Allow more iterations, start the mechanism nearer its rest") + ", or look for a load that flips "
                 "(a contact that only touches on one side, a formula with a jump)." + note))
             return
         stiff = mu > zero

@@ -478,6 +478,14 @@ def test_a_box_on_a_frictional_incline_slides_and_the_message_says_friction_hold
     assert w.code == "equilibrium-not-found" and "body 'Box'" in w.message and "(1, 0, 0)" in w.message
     assert "The friction of contact 'C' holds nothing at rest" in w.hint
     assert eq.residual_force == pytest.approx(G * np.sin(0.3), rel=1e-6)     # its weight along the ramp
+    # a run so started goes on from the closest point, and says so: it has no iterations to allow
+    # (the warning said 'Allow more iterations' and 'the closest point found is returned')
+    r = core.simulate(replace(model, settings=replace(model.settings, end_time=0.1, output_rate=10,
+                                                      start="static_equilibrium")))
+    assert r.success, r.message
+    [w] = [w for w in r.warnings if "not reached" in w]
+    assert "the run starts from the closest point found" in w and "iterations. Allow" not in w
+    assert "start 'as_built'" in w
 
 
 @pytest.mark.parametrize("integrator", ["DOP853", "RK45", "BDF", "Radau", "RK4", "stepper"])
