@@ -533,3 +533,34 @@ def test_a_bar_laid_flush_on_two_blocks_falls_through_and_the_error_names_its_co
     with pytest.raises(SolverError, match=r"body 'Top' is free to move along \(0, 0, -1\)") as caught:
         core.static_equilibrium(model)
     assert "contacts 'CL', 'CR' did not stop it" in str(caught.value) and "fine" in str(caught.value)
+
+
+def test_a_slider_crank_pulled_by_a_spring_on_its_slider_rests_where_virtual_work_balances():
+    """The slider-crank of test_dynamics_mechanisms (crank 100 mm, rod 300 mm; 0.5, 1 and 2 kg),
+    no motion, gravity −Y, its slider tied by a 0.5 N/mm spring (free 250 mm) to a point 300 mm
+    beyond it: the crank sags to where dV/dθ = 0, V = (m_c + m_r) g r/2 sin θ + ½ k (d − s(θ))²,
+    s = r cos θ + √(l² − r² sin² θ), solved by brentq: −0.2068723 rad. The tolerance leaves 1e-9 of
+    the 0.2 rad sag, 2e-10 rad: 1e-9 rad allowed (measured 2.4e-13). Its loop is redundant (3 rows): the
+    reactions' split is not unique, but the ground's (hinge and guide) balance the weights and the
+    spring to the residual (1e-8 N asserted)."""
+    from test_dynamics_mechanisms import slider_crank
+    model = slider_crank(r=100.0, l=300.0, gravity=(0.0, -9810.0, 0.0))
+    model = replace(model, motions=(),
+                    frames=model.frames + (Frame(name="anchor", position=(700.0, 0.0, 0.0)),
+                                           Frame(name="eye", body="slider")),
+                    springs=(SpringDamper(name="spring", frame_i="anchor", frame_j="eye", stiffness=0.5,
+                                          free_length=250.0),))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable, eq.summary()
+    r, l, k, d = 0.1, 0.3, 500.0, 0.7 - 0.25
+
+    def dV(t):
+        s = r * np.cos(t) + np.sqrt(l * l - (r * np.sin(t)) ** 2)
+        ds = -r * np.sin(t) - r * r * np.sin(t) * np.cos(t) / np.sqrt(l * l - (r * np.sin(t)) ** 2)
+        return 1.5 * G * r / 2 * np.cos(t) - k * (d - s) * ds
+    theta = optimize.brentq(dV, -1.5, -0.01, xtol=1e-15)
+    crank = eq.com[eq.body_names.index("crank")]
+    assert np.arctan2(crank[1], crank[0]) == pytest.approx(theta, abs=1e-9)
+    slider = eq.com[eq.body_names.index("slider"), 0]
+    ground = sum(eq.joint_force[eq.joint_names.index(j)] for j in ("main", "guide"))
+    np.testing.assert_allclose(ground + [k * (0.7 - slider) - k * 0.25, -3.5 * G, 0.0], 0.0, atol=1e-8)
