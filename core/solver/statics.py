@@ -23,7 +23,7 @@ the small oscillations) decide the step:
   the trust length, short of where their load turns against it and of a jump of the residual, and
   is accepted where the loads did positive work over it or the residual fell. A body that nothing
   holds (free fall) then moves off farther and farther: :data:`_RUN_OFF` sizes of the mechanism (or
-  two turns) stop it with an error naming it.
+  two turns in steps with a soft mode) stop it with an error naming it.
 
 No step skips a touching contact's depth band. A rejected step is halved; the trust length grows
 after a step it held back. The result's stability is
@@ -60,7 +60,7 @@ _MAX_TURN = 1.0
 #: a step shorter than this share of the mechanism's size, rejected, ends the iterations
 _LEAST_STEP = 1e-14
 #: a body moved this many sizes of the mechanism from its start has run off (free fall), or
-#: turned this many times about one axis (a crank that its motor turns for ever)
+#: turned this many times about one axis in steps with a soft mode (a crank that its motor turns for ever)
 _RUN_OFF = 1e3
 _RUN_OFF_TURNS = 2.0
 #: a mode whose μ is within this share of the loads' own rate (their largest acceleration per
