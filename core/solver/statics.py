@@ -645,6 +645,11 @@ class Statics:
             if pushed:
                 b, who, how = self.describe_mode(N, Phi[:, pushed[0]], a.B, g)
                 moving, note = f"; nothing holds {who} yet as its load makes it {how}", self.friction_note(b)
+            if len(mu) and mu[0] < -zero:
+                # a saddle (a frictionless stack: the part below tilts, the one above slides down it)
+                _, who, how = self.describe_mode(N, Phi[:, 0], a.B)
+                moving += (f"; the mechanism is unstable about the point reached (smallest eigenvalue of the "
+                           f"reduced stiffness {mu[0]:.4g} 1/s^2: {who} would {how})")
             self.warnings.append(Issue(
                 "warning", "equilibrium-not-found", f"body {names[worst]!r}",
                 f"static equilibrium not reached in {self.done} iteration(s): the largest unbalanced load is "
