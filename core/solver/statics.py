@@ -66,6 +66,9 @@ _RUN_OFF_TURNS = 2.0
 #: a mode whose μ is within this share of the loads' own rate (their largest acceleration per
 #: length) of zero is free: central differences leave ~1e-10 of it there
 _NEUTRAL = 1e-6
+#: with the loads' rate, this share of the stiffest mode's |μ| is the scale a mode counts as free
+#: against (_NEUTRAL of it: 1e-9 of the stiffest, which central differences resolve to ~1e-10)
+_RESOLVED = 1e-3
 #: central differences' step, in sizes of the mechanism (m) or rad
 _FD_STEP = 1e-6
 #: a soft mode whose load is below this share of the whole reduced load's is not moved along
@@ -221,6 +224,7 @@ class _At:
     lam: np.ndarray      # (m,) multipliers of the least M⁻¹-weighted residual
     r: np.ndarray        # (6n,) F + Jᵀλ, the unbalanced load
     merit: float         # rᵀ M⁻¹ r
+    gross: float | None = None      # N: the largest load of one element (Statics.gross), once asked
 
 
 class Statics:
@@ -249,6 +253,7 @@ class Statics:
             self.moved_rows.append(np.concatenate([3 * nb + np.arange(3), 3 * n + 3 * nb + np.arange(3)]).ravel())
         #: N: the heaviest body's weight, the least scale of the loads
         self.weight = np.max(self.cm.mass) * float(np.linalg.norm(sysm.gravity)) if n else 0.0
+        self.applied_torque = np.array([f["type"] == "torque" for f in self.cm.forces], bool)
 
     # ------------------------------------------------------------------ evaluations
     def loads(self, y):
@@ -374,7 +379,10 @@ class Statics:
         if not N.shape[1]:
             return N, Kr, np.zeros(0), np.zeros(0), np.zeros((0, 0)), 0.0
         mu, Phi = linalg.eigh(-0.5 * (Kr + Kr.T), Mr)
-        return N, Kr, N.T @ a.F, mu, Phi, self.rate(a)
+        # the differences resolve a mode to ~1e-10 of the stiffest: with every load nought (gravity
+        # off, springs unloaded) the loads' rate is nought too, and a free turn read μ −8e-11 1/s²
+        # against a spring's 1000: unstable
+        return N, Kr, N.T @ a.F, mu, Phi, max(self.rate(a), _RESOLVED * float(np.max(np.abs(mu))))
 
     def rate(self, a: _At) -> float:
         """1/s²: the loads' largest acceleration per mechanism size (gravity's at least), the scale
@@ -385,7 +393,9 @@ class Statics:
         least = np.linalg.eigvalsh(a.B.I_W)[:, 0]
         ang = np.linalg.norm(a.F[3 * n:].reshape(n, 3), axis=1) / np.maximum(least, 1e-300)
         g = float(np.linalg.norm(self.sys.gravity))
-        return max(float(np.max(lin, initial=0.0)) / self.size, float(np.max(ang, initial=0.0)), g / self.size)
+        # an element's load on the lightest body: the loads' own where their net vanishes at the rest
+        gross = self.gross(a) / float(np.min(self.sys.mass)) / self.size
+        return max(float(np.max(lin, initial=0.0)) / self.size, float(np.max(ang, initial=0.0)), g / self.size, gross)
 
     # ------------------------------------------------------------------ the iterations
     def unbalanced(self, a: _At):
@@ -396,14 +406,28 @@ class Statics:
         worst = int(np.argmax(np.maximum(f, tq / self.size))) if n else 0
         return float(np.max(f, initial=0.0)), float(np.max(tq, initial=0.0)), worst
 
+    def gross(self, a: _At) -> float:
+        """N: the largest load of one element at ``a`` (a force, a spring's tension, a contact's force,
+        a bushing's; a torque over the mechanism's size): the loads' own scale where their net on each
+        body vanishes at the rest (a force balanced by a spring with gravity off)."""
+        if a.gross is None:
+            d = self.sys._state(self.t, a.y, True)[3]
+            f = np.abs(d["force_magnitude"])
+            parts = [f / np.where(self.applied_torque[:len(f)], self.size, 1.0), np.abs(d["spring_tension"]),
+                     np.abs(d["torsion_torque"]) / self.size, np.linalg.norm(d["bushing_force"], axis=-1),
+                     np.linalg.norm(d["bushing_torque"], axis=-1) / self.size,
+                     np.linalg.norm(d["contact_force"], axis=-1)]
+            a.gross = max((float(np.max(v, initial=0.0)) for v in parts), default=0.0)
+        return a.gross
+
     def load_scale(self, a: _At) -> float:
         """N: the loads' scale at ``a``, which the tolerance is relative to: the largest load on a body
-        (a torque over the mechanism's size), the heaviest weight at least. At the point itself, not the
-        largest met on the way (a stack started 1 mm into itself met 4 kN)."""
+        or of one element (a torque over the mechanism's size), the heaviest weight at least. At the
+        point itself, not the largest met on the way (a stack started 1 mm into itself met 4 kN)."""
         n = self.n
         f = np.linalg.norm(a.F[:3 * n].reshape(n, 3), axis=1)
         tq = np.linalg.norm(a.F[3 * n:].reshape(n, 3), axis=1) / self.size
-        return max(self.weight, float(np.max(f, initial=0.0)), float(np.max(tq, initial=0.0)))
+        return max(self.weight, float(np.max(f, initial=0.0)), float(np.max(tq, initial=0.0)), self.gross(a))
 
     def balanced(self, a: _At) -> bool:
         f, tq, _ = self.unbalanced(a)

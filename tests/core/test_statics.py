@@ -584,3 +584,28 @@ def test_a_centred_frictionless_stack_not_reached_is_said_to_be_unstable_there()
     assert w.code == "equilibrium-not-found" and "unstable about the point reached" in w.message
     below = (1.5 * G / 4 / k) ** (1 / e)
     assert eq.com[0, 2] * 1e3 == pytest.approx(25.0 - below, abs=1e-4)
+
+
+def test_without_gravity_a_force_balanced_by_a_spring_converges_its_tolerance_on_the_loads_themselves():
+    """The block on its slider with gravity off, pushed 5 N along the rail against its 1 N/mm spring:
+    it rests 5 mm along. The loads' scale was their net on each body, which vanishes at the rest, and
+    so did the tolerance (1e-9 of it: 9e-25 N, 22 iterations, never reached); it is the loads
+    themselves (the force's 5 N, the spring's tension)."""
+    model = replace(hanging_block(mass=2.0, k=1.0, force="-5"), settings=SolverSettings(gravity=(0.0, 0.0, 0.0)))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable and not eq.warnings, eq.summary()
+    assert eq.com[0, 2] == pytest.approx(-0.105, rel=1e-8)
+    assert eq.lowest_eigenvalue == pytest.approx(1000.0 / 2.0, rel=1e-6)
+
+
+def test_without_gravity_or_load_a_free_turn_is_not_unique_not_unstable():
+    """A block tied by one unloaded spring off its centre, gravity off: every load is nought, and so
+    was the scale against which a mode counts as free, so the differences' rounding (μ −8e-11 1/s²,
+    against 1000 / 1 of the spring's) made it 'unstable'. A mode below 1e-9 of the stiffest is free."""
+    model = Model(bodies=(Body(name="blk", mass=1.0, inertia=(100, 200, 300, 0, 0, 0), position=(100, 0, 0)),),
+                  frames=(Frame(name="a"), Frame(name="e", body="blk", position=(-50, 10, 5))),
+                  springs=(SpringDamper(name="s", frame_i="a", frame_j="e", stiffness=1.0),),
+                  settings=SolverSettings(gravity=(0.0, 0.0, 0.0)))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and not eq.stable
+    assert [w.code for w in eq.warnings] == ["equilibrium-not-unique"], eq.summary()
