@@ -44,7 +44,7 @@ from ..units import from_si
 from . import jacobian
 from .reactions import frame_dynamics
 from .simulate import _PROGRESS_INTERVAL, Progress, _Cancelled, _compiled, _Run, _stop
-from .system import _REDUNDANT_SINGULAR, _START_STEP_SLIDE, _START_STEP_TURN, _START_STEPS, rotated
+from .system import _REDUNDANT_SINGULAR, _START_STEP_SLIDE, _START_STEP_TURN, rotated
 from .threads import one_blas_thread
 
 #: default convergence: the largest unbalanced force below this share of the loads' scale (the
@@ -79,8 +79,11 @@ _SOFT_GROWTH = 4.0
 #: least squares: redundant rows (exactly, to rounding) get the least-norm λ, while a long chain's
 #: least real one (7.6/n² of the largest, 2.4e-5 at 600 links) is kept whatever its masses
 _LAMBDA_CUT = 1e-10
-#: samples of the motions' way from t = 0 to the time asked (follow_motions)
+#: samples of the motions' way from t = 0 to the time asked (follow_motions): 16 an output interval,
+#: these at least and at most; and the most steps it is followed in (0.1 rad each: 160 turns)
 _MOTION_SAMPLES = 65
+_MOTION_SAMPLES_MAX = 1 << 19
+_MOTION_STEPS = 10_000
 #: modes named in a warning at most
 _NAMED_MODES = 3
 
@@ -440,23 +443,35 @@ class Statics:
         return max(float(np.max(np.linalg.norm(delta[:3 * n].reshape(n, 3), axis=1), initial=0.0)) / self.size,
                    self.turn(delta))
 
+    def way_times(self) -> np.ndarray:
+        """The times (s) from 0 to t at which the motions' way is sampled: 16 an output interval, as
+        the model's formula checks sample a run (65 at least, 2^19 at most)."""
+        count = min(max(_MOTION_SAMPLES, int(np.ceil(16 * abs(self.t) * self.run.s.output_rate))),
+                    _MOTION_SAMPLES_MAX)
+        return np.linspace(0.0, self.t, count + 1)
+
     def follow_motions(self, y):
         """y (assembled at t = 0) with the displacement motions taken to their values at t along their
-        way, in steps of at most the run's start steps (0.1 rad, 10 mm; at most 200), each from the
-        last one's positions: as :meth:`.System.project_start` does at t = 0, where one jump of 3 rad
-        put a four-bar's crank on the mirror-image branch."""
+        way, in steps of at most the run's start steps (0.1 rad, 10 mm) of it (at most
+        :data:`_MOTION_STEPS`), each from the last one's positions: as :meth:`.System.project_start`
+        does at t = 0, where one jump of 3 rad put a four-bar's crank on the mirror-image branch.
+        The way is sampled as the model's formula checks sample a run (16 an output interval), so
+        that a to-and-fro motion is followed through its swings, and the steps are spaced along it."""
         sysm = self.sys
-        steps = 1
+        stops = np.array([self.t])
         if sysm.n_motions:
-            times = np.linspace(0.0, self.t, _MOTION_SAMPLES)
+            times = self.way_times()
+            count = len(times) - 1
             f = np.where(sysm.motion_velocity_mode, 0.0, sysm._motion_targets(times)[0])
             limit = np.array([_START_STEP_TURN if m["dof"] == "rotation" else _START_STEP_SLIDE
                               for m in self.cm.motions])
-            way = np.sum(np.abs(np.diff(f, axis=0)), axis=0)        # the path each motion travels
-            if np.all(np.isfinite(way)):
-                steps = int(min(_START_STEPS, max(1, np.ceil(np.max(way / limit, initial=0.0)))))
-        for k in range(1, steps + 1):
-            t = self.t * k / steps
+            # the way so far, in start steps, of the motion that has gone farthest in each interval
+            way = np.concatenate([[0.0], np.cumsum(np.max(np.abs(np.diff(f, axis=0)) / limit, axis=1))])
+            if np.isfinite(way[-1]):
+                steps = int(min(_MOTION_STEPS, max(1, np.ceil(way[-1]))))
+                at = np.searchsorted(way, way[-1] * np.arange(1, steps) / steps)
+                stops = np.append(times[np.minimum(at, count)], self.t)
+        for t in stops:
             y2, _, _, ok = sysm.project(t, y)
             y2[sysm.sl_u] = 0.0
             if not ok and max(sysm.constraint_error(t, y2)[:2]) > self.run.s.projection_tolerance:
@@ -470,7 +485,7 @@ class Statics:
         """A SolverError naming the first force formula not finite at t, or displacement motion's
         on its way from 0 to t: the model's checks scan the run's times only, and a time asked
         beyond them met 1/(t − 2) as a bare 'array must not contain infs or NaNs'."""
-        way = np.linspace(0.0, self.t, _MOTION_SAMPLES)
+        way = self.way_times()
         elements = [(f"motion {m['name']!r}", m["expr"], way) for m in self.cm.motions
                     if m["mode"] == "displacement"] + [
             (f"{f['type']} {f['name']!r}", f["expr"], np.array([self.t])) for f in self.cm.forces]

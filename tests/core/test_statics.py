@@ -609,3 +609,19 @@ def test_without_gravity_or_load_a_free_turn_is_not_unique_not_unstable():
     eq = core.static_equilibrium(model)
     assert eq.converged and not eq.stable
     assert [w.code for w in eq.warnings] == ["equilibrium-not-unique"], eq.summary()
+
+
+def test_a_motion_taken_many_turns_is_followed_in_steps_of_its_way():
+    """The slider-crank of test_dynamics_mechanisms (crank 250 mm, rod 300 mm) driven 2π t: at
+    t = 40.25 s its crank has turned 253 rad. Followed in at most 200 even steps (1.26 rad each) the
+    slider landed on the crank's other side (x = −165.8 mm); followed in steps of at most 0.1 rad of
+    its way (2529 projections) it is where s = r cos θ + √(l² − r² sin² θ) puts it, +165.8 mm (to
+    the projection's tolerance; 1e-9 m asserted)."""
+    from test_dynamics_mechanisms import slider_crank
+    model = replace(slider_crank(r=250.0, l=300.0), motions=(Motion(name="drive", joint="main", value="2*pi*t"),))
+    T = 40.25
+    eq = core.static_equilibrium(model, time=T)
+    assert eq.converged, eq.summary()
+    th = 2 * np.pi * T
+    s = 0.25 * np.cos(th) + np.sqrt(0.09 - (0.25 * np.sin(th)) ** 2)
+    assert eq.com[eq.body_names.index("slider"), 0] == pytest.approx(s, abs=1e-9)
