@@ -67,8 +67,9 @@ _RUN_OFF_TURNS = 2.0
 #: length) of zero is free: central differences leave ~1e-10 of it there
 _NEUTRAL = 1e-6
 #: with the loads' rate, this share of the stiffest mode's |μ| is the scale a mode counts as free
-#: against (_NEUTRAL of it: 1e-9 of the stiffest, which central differences resolve to ~1e-10)
-_RESOLVED = 1e-3
+#: against (_NEUTRAL of it: 1e-12 of the stiffest, about where the differences' and the eigenvalues'
+#: rounding lie; a body's own modes are resolved far below another's stiffer ones, so no more)
+_RESOLVED = 1e-6
 #: central differences' step, in sizes of the mechanism (m) or rad
 _FD_STEP = 1e-6
 #: a soft mode whose load is below this share of the whole reduced load's is not moved along
@@ -382,9 +383,8 @@ class Statics:
         if not N.shape[1]:
             return N, Kr, np.zeros(0), np.zeros(0), np.zeros((0, 0)), 0.0
         mu, Phi = linalg.eigh(-0.5 * (Kr + Kr.T), Mr)
-        # the differences resolve a mode to ~1e-10 of the stiffest: with every load nought (gravity
-        # off, springs unloaded) the loads' rate is nought too, and a free turn read μ −8e-11 1/s²
-        # against a spring's 1000: unstable
+        # with every load nought (gravity off, springs unloaded) the loads' rate is nought too, and a
+        # free turn read μ −8e-11 1/s² (rounding) against a spring's 1000: unstable
         return N, Kr, N.T @ a.F, mu, Phi, max(self.rate(a), _RESOLVED * float(np.max(np.abs(mu))))
 
     def rate(self, a: _At) -> float:
@@ -396,9 +396,7 @@ class Statics:
         least = np.linalg.eigvalsh(a.B.I_W)[:, 0]
         ang = np.linalg.norm(a.F[3 * n:].reshape(n, 3), axis=1) / np.maximum(least, 1e-300)
         g = float(np.linalg.norm(self.sys.gravity))
-        # an element's load on the lightest body: the loads' own where their net vanishes at the rest
-        gross = self.gross(a) / float(np.min(self.sys.mass)) / self.size
-        return max(float(np.max(lin, initial=0.0)) / self.size, float(np.max(ang, initial=0.0)), g / self.size, gross)
+        return max(float(np.max(lin, initial=0.0)) / self.size, float(np.max(ang, initial=0.0)), g / self.size)
 
     # ------------------------------------------------------------------ the iterations
     def unbalanced(self, a: _At):

@@ -601,7 +601,7 @@ def test_without_gravity_a_force_balanced_by_a_spring_converges_its_tolerance_on
 def test_without_gravity_or_load_a_free_turn_is_not_unique_not_unstable():
     """A block tied by one unloaded spring off its centre, gravity off: every load is nought, and so
     was the scale against which a mode counts as free, so the differences' rounding (μ −8e-11 1/s²,
-    against 1000 / 1 of the spring's) made it 'unstable'. A mode below 1e-9 of the stiffest is free."""
+    against 1000 / 1 of the spring's) made it 'unstable'. A mode below 1e-12 of the stiffest is free."""
     model = Model(bodies=(Body(name="blk", mass=1.0, inertia=(100, 200, 300, 0, 0, 0), position=(100, 0, 0)),),
                   frames=(Frame(name="a"), Frame(name="e", body="blk", position=(-50, 10, 5))),
                   springs=(SpringDamper(name="s", frame_i="a", frame_j="e", stiffness=1.0),),
@@ -625,3 +625,19 @@ def test_a_motion_taken_many_turns_is_followed_in_steps_of_its_way():
     th = 2 * np.pi * T
     s = 0.25 * np.cos(th) + np.sqrt(0.09 - (0.25 * np.sin(th)) ** 2)
     assert eq.com[eq.body_names.index("slider"), 0] == pytest.approx(s, abs=1e-9)
+
+
+def test_a_slow_mode_is_not_called_free_beside_a_light_part_under_a_large_load():
+    """The bar hanging on its hinge under a weak torsion spring, ω² = (k + m g L) / (m L² + I) about
+    19.8 1/s², beside a 1 g block pushed 100 kN against a 1e6 N/mm spring on its own slider (ω² 1e12
+    1/s²). Neither an element's load over the lightest mass (1e8 N/kg) in the loads' rate nor 1e-9
+    of the stiffest mode may set the scale a mode counts as free against (170 and 1000 1/s²: the
+    bar's read free, 'not unique'); 1e-12 of the stiffest is the eigenvalues' own rounding."""
+    m, L, k = 2.0, 0.5, 0.01                              # kg, m, N·m/rad
+    bar = arm(np.pi, k * 1e3, mass=m, length=L * 1e3)     # built hanging
+    block = hanging_block(mass=0.001, k=1e6, force="-1e5")
+    model = replace(bar, bodies=bar.bodies + block.bodies, frames=bar.frames + block.frames,
+                    joints=bar.joints + block.joints, springs=bar.springs + block.springs, forces=block.forces)
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable and not eq.warnings, eq.summary()
+    assert eq.lowest_eigenvalue == pytest.approx((k + m * G * L) / (m * L * L + 1e-3), rel=1e-6)
