@@ -639,7 +639,8 @@ class Statics:
                 "μ tanh(v / v_tol) is nought at zero slip, so a part that only friction would hold slides. Hold it "
                 "with a joint, spring or stop, or " + ("start as built (start 'as_built')" if self.starts_run else
                                                        "run the model")
-                + " (a run holds it to a creep below the slip tolerance velocity).") if named else ""
+                + " (in a run its friction, up to μ times the normal force, holds it to a creep below the slip "
+                "tolerance velocity).") if named else ""
 
     def contact_note(self, b) -> str:
         """Where body b has contacts: that they did not stop it, and the usual why, else ''."""
