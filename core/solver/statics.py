@@ -649,7 +649,16 @@ class Statics:
         return (f" Its contact{'s' if len(named) > 1 else ''} {', '.join(named)} did not stop it: one meant to "
                 "catch it must be in its way and find a vertex of one part inside the other (parts laid flush, "
                 "corner on corner, have every vertex on the other's rim and pass through: use the method "
-                "'fine', or offset one part)") if named else ""
+                "'fine', or offset one part).") if named else ""
+
+    def slack_note(self, b) -> str:
+        """Where body b has springs of no stiffness: that they hold nothing, else ''."""
+        mb, sysm = self.cm.marker_body, self.sys
+        named = [repr(name) for springs in (sysm.tsprings, sysm.rsprings)
+                 for name, i, j, k in zip(springs.names, springs.mi, springs.mj, springs.k)
+                 if k == 0.0 and b in (mb[i], mb[j])]
+        return (f" Its spring{'s' if len(named) > 1 else ''} {', '.join(named)} "
+                f"{'have' if len(named) > 1 else 'has'} no stiffness.") if named else ""
 
     def diagnose(self, a: _At, ran_off, spun=None):
         """The verdicts at the end point: no equilibrium (SolverError), not reached, unstable, not unique."""
@@ -678,7 +687,7 @@ class Statics:
                     "for one, it " + (f"turned more than {_RUN_OFF_TURNS:g} times round" if spun is not None else
                                       f"moved more than {_RUN_OFF * self.size * 1e3:.4g} mm")
                     + ". Fix the body, hold it with a joint, motion, spring, bushing or contact along that "
-                    "direction, or balance its load" + ("." + note if note else ""))
+                    "direction, or balance its load." + note + self.slack_note(b))
             moving, note = "", ""
             if pushed:
                 b, who, how = self.describe_mode(N, Phi[:, pushed[0]], a.B, g)

@@ -641,3 +641,11 @@ def test_a_slow_mode_is_not_called_free_beside_a_light_part_under_a_large_load()
     eq = core.static_equilibrium(model)
     assert eq.converged and eq.stable and not eq.warnings, eq.summary()
     assert eq.lowest_eigenvalue == pytest.approx((k + m * G * L) / (m * L * L + 1e-3), rel=1e-6)
+
+
+def test_a_block_on_a_spring_of_no_stiffness_has_no_equilibrium_and_the_spring_is_named():
+    """The hanging block with its spring's stiffness 0: it falls along its slider, and the error's
+    advice to hold it with a spring is answered by naming the one it has, which holds nothing."""
+    with pytest.raises(SolverError, match=r"body 'block' \(joint 'slide'\) is free to move along \(0, 0, -1\)") as caught:
+        core.static_equilibrium(hanging_block(k=0.0))
+    assert "Its spring 'spring' has no stiffness" in str(caught.value)
