@@ -135,6 +135,11 @@ class Results:
     joint_frame_body: np.ndarray | None = None        # (nj,) int
     joint_frame_axes: np.ndarray | None = None        # (nj, 3, 3)
     joint_types: tuple = ()                           # the model's joint types; () in results saved before them
+    # each joint's end stops: the coordinate they limit ("rotation", "translation"; "" none, () in
+    # results saved before them) and their load on frame_j's body about/along Z of frame_i (N·m or N,
+    # positive where it pushes the coordinate up: the lower stop's; NaN without stops; None -> NaN)
+    joint_limit_dof: tuple = ()
+    joint_limit_load: np.ndarray | None = None        # (T, nj)
 
     def __post_init__(self):
         T, nc = np.shape(self.contact_force)[:2]
@@ -150,6 +155,7 @@ class Results:
                                   ("contact_peak_force", (T, nc), np.nan),
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
                                   ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan),
+                                  ("joint_limit_load", (T, nj), np.nan),
                                   ("spring_length", (T, ns), np.nan), ("spring_rate", (T, ns), np.nan),
                                   ("joint_frame_axes", (nj, 3, 3), np.nan),
                                   ("coupler_pitch_radius", (ncp,), np.nan), ("coupler_pressure_angle", (ncp,), np.nan)):
@@ -244,6 +250,11 @@ class Results:
         bearing = np.array([kind in BEARING_JOINTS for kind in self.joint_types], bool) \
             if len(self.joint_types) == len(self.joint_names) else np.zeros(len(self.joint_names), bool)
         return np.where(bearing, np.hypot(force[..., 0], force[..., 1]), np.nan)
+
+    def limit_channel(self, k) -> tuple[str, str] | None:
+        """(label, quantity kind) of joint k's end-stop load channel, None without stops."""
+        dof = self.joint_limit_dof[k] if k < len(self.joint_limit_dof) else ""
+        return {"rotation": ("limit_torque", "torque"), "translation": ("limit_force", "force")}.get(dof)
 
     @property
     def coupler_tangential_force(self) -> np.ndarray:
@@ -354,6 +365,9 @@ class Results:
             if not np.all(np.isnan(self.joint_slide[:, k])):
                 add(f"{name}.slide", self.joint_slide[:, k], "length")
                 add(f"{name}.slide_rate", self.joint_slide_rate[:, k], "velocity")
+            label = self.limit_channel(k)
+            if label:
+                add(f"{name}.{label[0]}", self.joint_limit_load[:, k], label[1])
             for a, axis in enumerate("xyz"):
                 add(f"{name}.reaction_force.{axis}", self.joint_force[:, k, a], "force")
             for a, axis in enumerate("xyz"):

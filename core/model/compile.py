@@ -79,7 +79,8 @@ class CompiledModel:
     marker_body: np.ndarray                 # (m,) int, -1 = ground
     marker_r: np.ndarray                    # (m, 3)
     marker_axes: np.ndarray                 # (m, 3, 3)
-    joints: tuple[dict, ...]                # per joint: name, type, mi, mj, length, axes_j (Frame J's, body axes)
+    joints: tuple[dict, ...]                # per joint: name, type, mi, mj, length, axes_j (Frame J's, body axes),
+                                            # limit (None, or its stops in SI: _limit_si)
     motions: tuple[dict, ...]               # per motion: name, joint, kind, mi, mj, mode, expr, scale
     couplers: tuple[dict, ...]
     forces: tuple[dict, ...]
@@ -94,6 +95,46 @@ class CompiledModel:
     @property
     def n_bodies(self) -> int:
         return len(self.body_names)
+
+
+def _limit_si(joint: spec.Joint) -> dict | None:
+    """A joint's end stops in SI (None without any): ``angle`` (the angle's, else the slide's),
+    ``lower``/``upper`` (rad or m, ±inf where none), ``k`` (N·m/rad^e or N/m^e), ``c`` (N·m·s/rad
+    or N·s/m), ``e`` and ``depth`` (rad or m, the damping's full depth)."""
+    if not joint.limited:
+        return None
+    e = joint.limit_exponent
+    angle = joint.limit_dof == "rotation"
+    # an angle's rad stay; its moments' N·mm go to N·m; a slide's mm to m, so N/mm^e to N/m^e
+    length = 1.0 if angle else to_si(1.0, "length")
+    force = to_si(1.0, "torque") if angle else 1.0
+    return dict(angle=angle,
+                lower=-math.inf if joint.lower is None else joint.lower * length,
+                upper=math.inf if joint.upper is None else joint.upper * length,
+                k=joint.limit_stiffness * force / length ** e, c=joint.limit_damping * force / length,
+                e=e, depth=joint.limit_max_penetration * length)
+
+
+def _starts_past_stop(joint: spec.Joint) -> list[Issue]:
+    """A warning where a joint is built past one of its stops (its coordinate 0 beyond it): the
+    stop pushes it back from the first instant, as it holds a joint that the static equilibrium's
+    model places resting on it; a limit typed with the wrong sign does the same."""
+    if not joint.limited:
+        return []
+    past = [(name, value) for name, value, beyond in (("lower", joint.lower, lambda v: v > 0.0),
+                                                      ("upper", joint.upper, lambda v: v < 0.0))
+            if value is not None and beyond(value)]
+    if not past:
+        return []
+    name, value = past[0]
+    unit = "rad" if joint.limit_dof == "rotation" else "mm"
+    depth = abs(value)
+    push = joint.limit_stiffness * depth ** joint.limit_exponent
+    return [Issue("warning", "built-past-stop", f"joint {joint.name!r}: {name}",
+                  f"the joint is built at 0 {unit}, {depth:.4g} {unit} past its {name} limit {value:g} {unit}: "
+                  f"the stop pushes it back from the start with {push:.4g} "
+                  f"{'N·mm' if joint.limit_dof == 'rotation' else 'N'}",
+                  "Limits are the travel from the joint as built: lower at most 0, upper at least 0.")]
 
 
 #: output times checked per batch by :func:`_not_finite`
@@ -613,7 +654,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         k_j, _, rot_j = body_pose(frames[j.frame_j].body)
         world_axes_j = frame_world(j.frame_j)[1]
         joints.append(dict(name=j.name, type=j.type, mi=mi, mj=mj, length=length,
-                           axes_j=world_axes_j if k_j < 0 else rot_j.T @ world_axes_j))
+                           axes_j=world_axes_j if k_j < 0 else rot_j.T @ world_axes_j, limit=_limit_si(j)))
+        issues += _starts_past_stop(j)
     joint_index = {j["name"]: k for k, j in enumerate(joints)}
 
     motions = []

@@ -135,6 +135,11 @@ def model_to_dict(model: spec.Model) -> dict:
     return out
 
 
+#: a joint's end-stop fields (spec.Joint)
+_LIMIT_FIELDS = ("lower", "upper", "limit_dof", "limit_stiffness", "limit_damping", "limit_exponent",
+                 "limit_max_penetration")
+
+
 def _element_to_dict(element) -> dict:
     out = {}
     if isinstance(element, (spec.GearPair, spec.RackPinion)):
@@ -143,6 +148,8 @@ def _element_to_dict(element) -> dict:
         value = getattr(element, f.name)
         if f.name == "base_dir":
             continue
+        if isinstance(element, spec.Joint) and f.name in _LIMIT_FIELDS and value == f.default:
+            continue        # a joint without stops writes none of their fields
         if f.name == "geometry" and value is not None:
             value = {"type": value.kind, **_element_to_dict(value)}
         elif isinstance(value, tuple):

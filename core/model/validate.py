@@ -167,6 +167,13 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
         if count > 1:
             _err(issues, f"joint {jn!r}", f"{count} motions drive its {dof}; keep one",
                  code="over-driven")
+    for m in model.motions:
+        j = joints.get(m.joint)
+        if j is not None and j.limited and (m.dof or MOTION_DOFS.get(j.type, (None,))[0]) == j.limit_dof:
+            _err(issues, f"joint {j.name!r}: {'lower' if j.lower is not None else 'upper'}",
+                 f"motion {m.name!r} drives its {j.limit_dof}, which its limits would push against: a motion "
+                 "goes where its formula says, through any stop", "A driven coordinate needs no stops: remove "
+                 "the joint's limits, or the motion.", code="limited-and-driven")
 
     for f in model.forces:
         path = f"{f.type} {f.name!r}"

@@ -160,6 +160,8 @@ def _elements(sysm: System, P, K, coords, t):
         w, elastic["bushing_force"], elastic["bushing_torque"], e = sysm.bushings.evaluate(K, n)
         wrench += w
         elastic["energy"] = elastic["energy"] + e
+    if len(sysm.limits):
+        wrench += sysm.limits.wrenches(P)
     return wrench, elastic, tuple(applied)
 
 

@@ -37,6 +37,7 @@ from ..spatial import quat_to_matrix, quat_unwrap
 from ..units import contact_stiffness_from_si, contact_stiffness_to_si
 from . import batch, jacobian
 from .interpolate import NODES as HERMITE_NODES, StepHermite
+from .limits import limit_loads
 from .reactions import frame_dynamics
 from .schur import split_columns
 from .system import _IMPLICIT_H_OMEGA, _REDUNDANT_SINGULAR, System, rotated, rotations
@@ -1712,8 +1713,8 @@ class _Run:
         h = self.s.fixed_step()
         issue = Issue(
             "warning", "spring-step-too-large", "model",
-            f"the stepper step of {h:.3g} s is too long for the stiffest spring-dampers, torsion springs or "
-            f"bushings (h·ω up to {sysm.spring_h_omega:.2g}; above 0.3 the stepper takes their stiffness "
+            f"the stepper step of {h:.3g} s is too long for the stiffest spring-dampers, torsion springs, "
+            f"bushings or joint stops (h·ω up to {sysm.spring_h_omega:.2g}; above 0.3 the stepper takes their stiffness "
             f"implicitly to stay stable): that took at least {loss:.3g} J out of their oscillations, more than "
             f"their own damping did ({loss / scale:.0%} of the {scale:.3g} J that changes form), so they "
             "oscillate less and die out sooner than their law gives",
@@ -1901,10 +1902,10 @@ class _Run:
         log.warning("%s", issue)
 
     def dissipates(self) -> bool:
-        """Whether a damper of the model (a spring-damper's, a bushing's) takes energy."""
+        """Whether a damper of the model (a spring-damper's, a bushing's, a joint stop's) takes energy."""
         sysm = self.sys
         return bool(np.any(sysm.tsprings.c > 0.0) or np.any(sysm.rsprings.c > 0.0) or np.any(sysm.bushings.c > 0.0)
-                    or np.any(sysm.bushings.cr > 0.0))
+                    or np.any(sysm.bushings.cr > 0.0) or np.any(sysm.limits.c > 0.0))
 
     # -------------------------------------------------------------- run
     def check_initial_state(self):
@@ -2297,8 +2298,12 @@ class _Run:
         t_end = self.t_out[-1]
         floor = limit / self.s.fixed_step() if s.integrator == "RK4" else (
             min(_STIFF_STEPS / t_end, _STIFF_DECAY_STEPS_PER_S) * limit)
-        # measured with the actuators at their strongest: a soft-started one pushes nothing at t = 0
+        # measured with the actuators at their strongest: a soft-started one pushes nothing at t = 0;
+        # and with the joints' stops pressed, as the run will press them (JointLimits.engaged)
         applied, sysm.applied = sysm.applied, sysm.applied.at_peak(self.t_out)
+        limits = sysm.limits
+        if len(limits):
+            sysm.limits = limits.engaged(sysm.bodies(y0).packed)
         try:
             with np.errstate(all="ignore"):
                 rho, v = self.fastest_rate(y0, floor)
@@ -2318,7 +2323,7 @@ class _Run:
             return   # a state the run itself will report on
         finally:
             ramped = sysm.applied is not applied
-            sysm.applied = applied
+            sysm.applied, sysm.limits = applied, limits
         h_stable = limit / rho
         mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s" + (
             ", with every actuator at its largest F_max of the run" if ramped else "")
@@ -3614,6 +3619,11 @@ class _Run:
                 out["bushing_force"][k, held], out["bushing_torque"][k, held] = step[3][held, 0], step[3][held, 1]
         out.update(joint_coordinates(cm, self.t_out[:T], out["com"], out["orientation"], out["velocity"],
                                      out["angular_velocity"], self.tracked_joint_angles()))
+        # the joints' stops at the frames' coordinates, their energy elastic as a spring's
+        out["joint_limit_load"], stop_energy = limit_loads(sysm.limits, len(cm.joints), out["joint_angle"],
+                                                           out["joint_angle_rate"], out["joint_slide"],
+                                                           out["joint_slide_rate"])
+        out["elastic_energy"] = out["elastic_energy"] + stop_energy
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
         if len(sysm.contacts):
@@ -3648,6 +3658,8 @@ class _Run:
             joint_frame_body=np.array([cm.marker_body[j["mj"]] for j in cm.joints], np.int64),
             joint_frame_axes=np.array([j["axes_j"] for j in cm.joints], float).reshape(-1, 3, 3),
             joint_types=tuple(j["type"] for j in cm.joints),
+            joint_limit_dof=tuple("" if j["limit"] is None else "rotation" if j["limit"]["angle"] else "translation"
+                                  for j in cm.joints),
             motion_names=tuple(m["name"] for m in cm.motions),
             motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
             motion_joint=np.array([m["joint"] for m in cm.motions], np.int64),

@@ -760,8 +760,8 @@ class Statics:
     def placed_model(self, y) -> spec.Model:
         """The model with its moving bodies at y and at rest. What a model measures from its bodies
         as built is carried over, so that its run starts loaded as here: a spring-damper's free
-        length measured as built is written, a torsion spring's free angle and a displacement
-        motion's value less the turn or slide they made from the build (both measure from it).
+        length measured as built is written, a torsion spring's free angle, a joint's limits and a
+        displacement motion's value less the turn or slide they made from the build (all measure from it).
         A bushing's rest has no field: one loaded here is warned of."""
         sysm, cm, model = self.sys, self.cm, self.cm.model
         n = self.n
@@ -808,7 +808,15 @@ class Statics:
                 "where its bodies are placed, where they are loaded here: a run of it starts with them unloaded, "
                 "away from this equilibrium",
                 "Run the model itself with settings start 'static_equilibrium' to start loaded at rest."))
-        return replace(model, bodies=tuple(bodies), springs=tuple(springs), motions=tuple(motions))
+        joints = list(model.joints)
+        if len(sysm.limits):        # the stops stay where they were on the joints' coordinates
+            for k, made in zip(sysm.limits.joint, sysm.limits.measure(B.packed)[0]):
+                j = joints[k]
+                shift = made if j.limit_dof == "rotation" else float(from_si(made, "length"))
+                joints[k] = replace(j, lower=None if j.lower is None else float(j.lower - shift),
+                                    upper=None if j.upper is None else float(j.upper - shift))
+        return replace(model, bodies=tuple(bodies), joints=tuple(joints), springs=tuple(springs),
+                       motions=tuple(motions))
 
     def bushing_loads(self, B):
         """(|force| N, |torque| N·m) of each bushing at the bodies B."""

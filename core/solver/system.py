@@ -36,6 +36,7 @@ from ..joints import primitives as prim
 from ..model.compile import CompiledModel
 from ..spatial import cross, quat_to_matrix, skew
 from . import schur
+from .limits import JointLimits
 from .rows import AngleRows, JointRows
 
 #: Newton iterations of the position projection before giving up
@@ -101,8 +102,9 @@ _LINE_SLOTS = 64
 #: free bodies in a line joined by stiff springs, ms a step dense / sparse: 20 bodies 1.5 / 2.5,
 #: 50 8.9 / 2.7, 100 37 / 2.3)
 _SPARSE_LINES_BODIES = 30
-#: owners of non-contact lines: springs and bushings (verdicts kept), actuators (judged every step)
-_SPRING, _ACTUATOR = -1, -2
+#: owners of non-contact lines: springs and bushings (verdicts kept), actuators and joint limits'
+#: stops (judged every step; a stop, as a contact, only pushes)
+_SPRING, _ACTUATOR, _STOP = -1, -2, -3
 _XYZ = np.arange(3)
 _ZERO33 = np.zeros((1, 3, 3))
 
@@ -371,6 +373,8 @@ class System:
         self.bushings = Bushings.from_compiled(
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
                                          np.array([b["mj"] for b in cm.bushings], int)), cm.marker_axes)
+        #: the joints' end stops (their slides measured from the bodies as built)
+        self.limits = JointLimits.from_compiled(cm, self._marker_map, B0.packed)
         self.contacts = ContactSet(cm, stop)
         #: per contact, J: energy taken out by the stepper's implicit contact stiffness, and by
         #: the contact's own damping at those points (see _tally_implicit)
@@ -435,7 +439,7 @@ class System:
         self._line_slots = {}   # _lines_matrix's index arrays by the lines' bodies
         self._actuators_h = (None, False)   # (h, whether an actuator may be too stiff for step h)
         self._gravity_only = not (len(self.applied.names) or len(self.tsprings.mi) or len(self.rsprings.mi)
-                                  or len(self.bushings.names) or len(self.contacts))
+                                  or len(self.bushings.names) or len(self.contacts) or len(self.limits))
         self.y0 = y0
 
     def rebase_rests(self, y):
@@ -676,6 +680,7 @@ class System:
         wrench = None
         fmag = fpower = tension = length = length_rate = rs_torque = rs_angle = rs_rate = np.zeros(0)
         fvec = fpoint = contact_force = bforce = btorque = np.zeros((0, 3))
+        limit_force = np.zeros(0)
         e_t = e_r = e_b = 0.0
 
         def add(w):
@@ -730,6 +735,16 @@ class System:
                 first = len(self.step_springs) + 6 * np.arange(len(self.bushings.names))[:, None]
                 lines.extend(part[:-1] + _spring_flags(len(part[0]), part[-1], (first + offset + np.arange(3)).ravel())
                              for part, offset in zip(self.bushings.lines(K), (0, 3)))
+        if len(self.limits):
+            # untouched stops add nothing (no wrench, no line): the run is as without them
+            w, limit_force, _, *line = self.limits.evaluate(B.packed, lines=lines is not None)
+            if w is not None:
+                wrench = add(w)
+                if line:
+                    b1, b2, e, a1, a2, k, c, f0, second = line[0]
+                    m = len(b1)
+                    lines.append((b1, b2, e, a1, a2, k, c, f0, np.ones(m, bool), np.full(m, _STOP),
+                                  np.full(m, -1), second, np.full(m, -1)))
         if len(self.contacts):
             points = [] if lines is not None else None
             wc, contact_force = self.contacts.evaluate(n, B.x, B.R, B.v, B.w, points)
@@ -749,6 +764,7 @@ class System:
                        spring_tension=tension, spring_length=length, spring_rate=length_rate,
                        torsion_torque=rs_torque, torsion_angle=rs_angle, torsion_rate=rs_rate,
                        bushing_force=bforce, bushing_torque=btorque, spring_energy=e_t + e_r + e_b,
+                       limit_force=limit_force,
                        contact_force=contact_force)
 
     def evaluate(self, t, y, details=False, leaning=True):
@@ -1237,6 +1253,9 @@ class System:
             self._spring_flags, self._spring_left, self._spring_h = (stiff[spring], damp[spring]), _SPRING_RECHECK, h
             if (stiff & spring).any():
                 self.spring_h_omega = max(self.spring_h_omega, float(np.sqrt(np.max(hw2[stiff & spring]))))
+        stop = stiff & (owner == _STOP)
+        if stop.any():      # the joints' stops, judged every step, report with the springs
+            self.spring_h_omega = max(self.spring_h_omega, float(np.sqrt(np.max(hw2[stop]))))
         if not len(keep):
             return None
         # a point whose normal force is implicit brings its friction lines (implicit or not):
@@ -1443,7 +1462,8 @@ class System:
         points' implicit stiffness took 0.0035 J (measured: the run's fall beyond the step's
         own drift), and the warning stayed silent while it rolled 3.7 % slow."""
         st = stiff
-        springs = st.active & (st.owner == _SPRING) & (st.D > st.C)
+        # (the joints' stops with them: their implicit stiffness takes energy out as a spring's)
+        springs = st.active & ((st.owner == _SPRING) | (st.owner == _STOP)) & (st.D > st.C)
         if springs.any():
             rate2 = (st.G[:, np.flatnonzero(springs)].T @ u) ** 2
             self.spring_implicit_loss += float(np.sum(0.5 * h * (st.D[springs] - st.C[springs]) * rate2))

@@ -1,0 +1,260 @@
+"""Joint limits (end stops) against closed-form mechanics.
+
+A pendulum: a 1 kg bob (1 kg·mm² about its centre) on a 500 mm arm, hinged at the world origin
+about world Y, released from horizontal (angle 0) and swinging down to +π/2 (the angle of a hinge
+about Y takes X to −Z). An upper stop at π/2 catches it at the bottom, where gravity's torque
+vanishes: the stop alone stores the fall's m g L. A slider: a 1 kg block on a prismatic joint
+along world X.
+
+Tolerances: DOP853 at rtol 1e-10 keeps the energy of the smooth parts of the swing to ~1e-9 of
+m g L; the stop's force is continuous (k δ from δ = 0) with a kinked rate at the touch, where
+the adaptive step shortens; 2.5e-8 J of 4.9 J was measured over 2 s, 1e-7 of m g L is allowed.
+"""
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import core
+from core.errors import ModelError
+from core.model import Body, Force, Frame, Joint, Model, Motion, SolverSettings, model_from_dict, model_to_dict
+from core.solver.simulate import _Run, _compiled
+
+S2 = math.sqrt(0.5)
+ABOUT_Y = (S2, -S2, 0.0, 0.0)     # turns Z onto world Y
+ALONG_X = (S2, 0.0, S2, 0.0)      # turns Z onto world X
+G, M, L = 9.81, 1.0, 0.5
+I_HINGE = M * L * L + 1e-6        # kg·m² about the hinge
+
+
+def pendulum(*, hanging=False, gravity=True, torque=None, end_time=2.0, output_rate=2000, integrator="DOP853",
+             step=None, **limits):
+    """The pendulum, released at rest from horizontal; ``hanging``: built at the bottom, swung at 1 m/s."""
+    at, velocity = ((0.0, 0.0, -500.0), (1000.0, 0.0, 0.0)) if hanging else ((500.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    arm = tuple(-a for a in at)
+    return Model(
+        bodies=(Body(name="bob", mass=M, inertia=(1.0, 1.0, 1.0, 0, 0, 0), position=at, velocity=velocity),),
+        frames=(Frame(name="pivot", orientation=ABOUT_Y),
+                Frame(name="arm", body="bob", position=arm, orientation=ABOUT_Y)),
+        joints=(Joint(name="hinge", type="revolute", frame_i="pivot", frame_j="arm", **limits),),
+        forces=() if torque is None else (Force(name="push", type="torque", body="bob", frame="arm",
+                                                value=repr(torque)),),
+        settings=SolverSettings(end_time=end_time, output_rate=output_rate, integrator=integrator,
+                                gravity=(0.0, 0.0, -G * 1e3 if gravity else 0.0),
+                                **(dict(step=step) if integrator == "stepper" else dict(rtol=1e-10, atol=1e-12))))
+
+
+def slider(*, push, end_time=3.0, **limits):
+    """A 1 kg block on a rail along world X, pushed by ``push`` N along it, no gravity."""
+    return Model(
+        bodies=(Body(name="block", mass=1.0, inertia=(500.0, 500.0, 500.0, 0, 0, 0)),),
+        frames=(Frame(name="rail", orientation=ALONG_X), Frame(name="shoe", body="block", orientation=ALONG_X)),
+        joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe", **limits),),
+        forces=(Force(name="push", body="block", frame="shoe", value=repr(push)),),
+        settings=SolverSettings(end_time=end_time, output_rate=200, integrator="BDF", rtol=1e-9, atol=1e-12,
+                                gravity=(0.0, 0.0, 0.0)))
+
+
+def total_energy(r):
+    return r.kinetic_energy + r.potential_energy + r.elastic_energy
+
+
+def test_an_undamped_stop_returns_the_pendulum_to_its_release_height():
+    k = 1e4                                              # N·m/rad, the default 1e7 N·mm/rad
+    r = core.simulate(pendulum(upper=math.pi / 2))
+    assert r.success, r.message
+    angle, load = r.joint_angle[:, 0], r.joint_limit_load[:, 0]
+    # the stop stores the fall: ½ k δ² + m g L (1 − cos δ) = m g L (the bob rises past the bottom)
+    delta = math.sqrt(2.0 * M * G * L / k)
+    for _ in range(5):
+        delta = math.sqrt(2.0 * M * G * L * math.cos(delta) / k)
+    # the frames sample the 16 ms contact every 0.5 ms: its peak within (ω Δt)²/2 = 0.5 %
+    assert angle.max() - math.pi / 2 == pytest.approx(delta, rel=5e-3)
+    # it pushes the angle back down (negative) and never pulls; none away from the stop
+    assert np.all(load <= 0.0)
+    np.testing.assert_array_equal(load[angle < math.pi / 2], 0.0)
+    assert -load.min() == pytest.approx(k * delta, rel=5e-3)
+    # the energy, the stop's elastic energy in it, is kept: back up at the release height
+    e = total_energy(r)
+    assert np.max(np.abs(e - e[0])) < 1e-7 * M * G * L
+    rebound = angle[r.t > 0.9]
+    assert rebound.min() > -1e-7 and rebound.min() < 1e-4     # the turning point between 0.5 ms frames
+    assert r.elastic_energy.max() == pytest.approx(0.5 * k * delta ** 2, rel=1e-2)
+
+
+def test_a_damped_stop_takes_energy_and_never_pulls():
+    # 20 N·m·s/rad, damping ratio 20 / (2 √(k I)) = 0.2: it would pull as the bob leaves, k δ + c δ̇ < 0
+    r = core.simulate(pendulum(upper=math.pi / 2, limit_damping=2e4))
+    assert r.success, r.message
+    load = r.joint_limit_load[:, 0]
+    assert np.all(load <= 0.0)
+    e = total_energy(r)
+    assert np.all(np.diff(e) < 1e-7 * M * G * L)                # never gains
+    assert e[-1] < e[0] - 0.1 * M * G * L                        # the bounce lost some of the fall
+    assert r.joint_angle[r.t > 0.9, 0].min() > 0.05             # and it rebounds lower
+
+
+def test_a_steady_torque_rests_the_static_depth_past_the_stop():
+    # the arm built level on a stop at 0 (a shelf bracket): gravity's torque T = m g L cos δ against
+    # k = 100 N·m/rad^1.5 rests it δ = (T/k)^(1/e) past the stop, 0.133 rad
+    k, e = 100.0, 1.5
+    delta = 0.1
+    for _ in range(50):
+        delta = (M * G * L * math.cos(delta) / k) ** (1.0 / e)
+    model = pendulum(upper=0.0, limit_stiffness=k * 1e3, limit_exponent=e, limit_damping=2e3, end_time=4.0,
+                     output_rate=100)
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable, eq.summary()
+    x = eq.com[0]
+    assert math.atan2(-x[2], x[0]) == pytest.approx(delta, abs=1e-9)
+    # its model, placed there, keeps the stop where it was: δ below its new 0
+    assert eq.model.joints[0].upper == pytest.approx(-delta, abs=1e-9)
+    r = core.simulate(model)
+    assert r.success, r.message
+    assert r.joint_angle[-1, 0] == pytest.approx(delta, abs=1e-7)
+    assert r.joint_limit_load[-1, 0] == pytest.approx(-M * G * L * math.cos(delta), rel=1e-6)
+    # a torque of its own, no gravity: the same depth for the same T (the run, settled by the damping)
+    T = M * G * L * math.cos(delta)
+    r = core.simulate(pendulum(gravity=False, torque=T * 1e3, upper=0.0, limit_stiffness=k * 1e3, limit_exponent=e,
+                               limit_damping=2e3, end_time=4.0, output_rate=100))
+    assert r.joint_angle[-1, 0] == pytest.approx(delta, abs=1e-7)
+
+
+def test_a_slider_rests_against_its_end_stop():
+    # 100 N into a 100 N/mm stop at 50 mm: δ = 1 mm, past the damping's depth (0.1 mm), where its
+    # 1 N·s/mm (ζ = 1.6) settles it within the run
+    kw = dict(limit_stiffness=100.0, limit_damping=1.0)
+    r = core.simulate(slider(push=100.0, upper=50.0, **kw))
+    assert r.success, r.message
+    assert r.joint_slide[-1, 0] == pytest.approx(0.050 + 0.001, abs=1e-9)
+    assert r.joint_limit_load[-1, 0] == pytest.approx(-100.0, rel=1e-6)
+    assert np.all(r.joint_limit_load[:, 0] <= 0.0)
+    # the rail holds it across, the stop along: the joint's reaction has no share along the rail
+    assert np.max(np.abs(r.joint_force[-1, 0, 0])) < 1e-6
+    # pushed the other way it stops at its lower stop, pushed up
+    r = core.simulate(slider(push=-100.0, lower=-20.0, upper=50.0, **kw))
+    assert r.joint_slide[-1, 0] == pytest.approx(-0.020 - 0.001, abs=1e-9)
+    assert r.joint_limit_load[-1, 0] == pytest.approx(100.0, rel=1e-6)
+    assert np.all(r.joint_limit_load[:, 0] >= 0.0)
+
+
+def test_the_stepper_takes_a_stiff_stop_implicitly_and_rests_on_it():
+    # the default 1e4 N/mm stop under a 1 kg slider: h·ω = 1 ms · 3162 rad/s = 3.2, far past the
+    # explicit step's 0.3; taken implicitly it holds the slider 100 N / 1e4 N/mm = 0.01 mm deep
+    model = slider(push=100.0, upper=50.0)
+    r = core.simulate(replace(model, settings=SolverSettings(end_time=1.0, output_rate=100, integrator="stepper",
+                                                             step=1e-3, gravity=(0.0, 0.0, 0.0))))
+    assert r.success, r.message
+    assert r.joint_slide[-1, 0] == pytest.approx(0.050 + 1e-5, abs=1e-12)
+    assert r.joint_limit_load[-1, 0] == pytest.approx(-100.0, rel=1e-9)
+    assert np.all(r.joint_limit_load[:, 0] <= 0.0)
+    # the impact's bounce, damped by the implicit step, is said
+    assert any("joint stops (h·ω up to 3.2" in w for w in r.warnings), r.warnings
+
+
+def test_the_stop_acts_between_its_two_bodies():
+    """Two free bodies on a prismatic joint, the cart 30 mm aside and 10 mm above the rail's centre,
+    moving apart at 1 m/s: the stops throw them back, equal and opposite, so their momentum stays
+    and (undamped) their energy, to DOP853's tolerance."""
+    model = Model(
+        bodies=(Body(name="rail", mass=2.0, inertia=(1000.0, 2000.0, 3000.0, 0, 0, 0), velocity=(-300.0, 0, 0)),
+                Body(name="cart", mass=1.0, inertia=(500.0, 400.0, 300.0, 0, 0, 0), position=(0.0, 30.0, 10.0),
+                     velocity=(700.0, 0, 0))),
+        frames=(Frame(name="guide", body="rail", position=(0.0, 30.0, 10.0), orientation=ALONG_X),
+                Frame(name="shoe", body="cart", orientation=ALONG_X)),
+        joints=(Joint(name="slide", type="prismatic", frame_i="guide", frame_j="shoe", lower=-40.0, upper=20.0,
+                      limit_stiffness=100.0),),
+        settings=SolverSettings(end_time=0.3, output_rate=1000, rtol=1e-10, atol=1e-12, gravity=(0.0, 0.0, 0.0)))
+    r = core.simulate(model)
+    assert r.success, r.message
+    load = r.joint_limit_load[:, 0]
+    assert load.min() < -200.0 and load.max() > 200.0             # both stops struck
+    momentum = np.einsum("tki,k->ti", r.velocity, [2.0, 1.0])
+    assert np.max(np.abs(momentum - momentum[0])) < 1e-12           # kg·m/s, of 0.1
+    e = r.kinetic_energy + r.elastic_energy
+    assert np.max(np.abs(e - e[0])) < 1e-6 * e[0]                  # 3.0e-8 J of 0.335 J measured
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
+def test_stops_never_touched_change_nothing(integrator):
+    """A 1 m/s swing from the bottom reaches 0.46 rad: stops at ±1 rad are never touched, and the
+    run is the one without them, bit for bit."""
+    kw = dict(hanging=True, end_time=1.0, output_rate=100, integrator=integrator,
+              step=1e-3 if integrator == "stepper" else None)
+    free, limited = core.simulate(pendulum(**kw)), core.simulate(pendulum(lower=-1.0, upper=1.0, **kw))
+    assert free.success and limited.success
+    assert np.abs(limited.joint_angle).max() < 0.5
+    for name in ("com", "orientation", "velocity", "angular_velocity", "joint_force", "elastic_energy"):
+        np.testing.assert_array_equal(getattr(limited, name), getattr(free, name), err_msg=name)
+    np.testing.assert_array_equal(limited.joint_limit_load, 0.0)
+    assert np.all(np.isnan(free.joint_limit_load))
+
+
+def test_the_stiffness_check_sees_a_stop_not_yet_touched():
+    # a 1 g bob on a stiff stop: √(1e6 / 2.5e-4) = 6.3e4 rad/s: RK45 stable below 5.2e-5 s, 1.9e5 steps
+    # over 10 s, beyond the check's 1e5
+    model = pendulum(upper=math.pi / 2, limit_stiffness=1e9, integrator="RK45", end_time=10.0, output_rate=10)
+    model = model.__class__(**{**{f: getattr(model, f) for f in model.__dataclass_fields__},
+                               "bodies": (Body(name="bob", mass=0.001, inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0),
+                                               position=(500.0, 0.0, 0.0)),)})
+    cm = _compiled(model, None, "simulate")
+    run = _Run(cm, None)
+    run.check_stiffness(run.sys.y0, log_now=False)
+    assert any(w.code == "stiff-model" for w in run.warnings), run.warnings
+
+
+def test_limits_read_and_write_as_json():
+    model = pendulum(upper=1.5, limit_damping=3.0)
+    data = json.loads(json.dumps(model_to_dict(model)))
+    joint = data["joints"][0]
+    assert (joint["lower"], joint["upper"], joint["limit_dof"], joint["limit_stiffness"]) == (None, 1.5, "rotation", 1e7)
+    assert model_from_dict(data) == model
+    # a joint without stops writes none of their fields
+    assert "upper" not in model_to_dict(pendulum())["joints"][0]
+
+
+def joint(**kw):
+    return Joint(**{**dict(name="hinge", type="revolute", frame_i="a", frame_j="b"), **kw})
+
+
+@pytest.mark.parametrize("kw, where, says", [
+    (dict(lower=0.5, upper=0.2), "upper", "must be greater than lower"),
+    (dict(upper=4.0), "upper", "within ±π"),
+    (dict(lower=-3.1, upper=3.2), "upper", "within ±π"),
+    (dict(type="spherical", upper=1.0), "lower", "a spherical joint takes no limits"),
+    (dict(type="cylindrical", upper=1.0), "limit_dof", "need limit_dof"),
+    (dict(type="prismatic", upper=1.0, limit_dof="rotation"), "limit_dof", "has no rotation to limit"),
+    (dict(upper=1.0, limit_stiffness=0.0), "limit_stiffness", "greater than 0"),
+    (dict(upper=1.0, limit_damping=-1.0), "limit_damping", "must not be negative"),
+    (dict(upper=1.0, limit_exponent=20.0), "limit_exponent", "at most 10"),
+    (dict(upper=1.0, limit_max_penetration=0.0), "limit_max_penetration", "greater than 0"),
+])
+def test_each_bad_limit_is_named(kw, where, says):
+    with pytest.raises(ModelError) as err:
+        joint(**kw)
+    assert f"joint 'hinge': {where}" in str(err.value) and says in str(err.value), str(err.value)
+
+
+def test_a_joint_built_past_its_stop_is_warned_and_pushed_back():
+    # the bob built at the bottom of a hinge whose upper stop is 0.2 rad above it (a sign typed wrong)
+    model = pendulum(hanging=True, lower=-1.0, upper=-0.2, limit_damping=5e3, end_time=0.5, output_rate=100)
+    r = core.simulate(model)
+    assert any("joint 'hinge': upper: the joint is built at 0 rad, 0.2 rad past its upper limit -0.2 rad: the "
+               "stop pushes it back from the start with 2e+06 N·mm" in w for w in r.warnings), r.warnings
+    assert r.joint_limit_load[0, 0] < -1900.0                   # k δ = 2000 N·m, less the damping's share
+    assert r.joint_angle[-1, 0] < -0.19
+
+
+def test_a_cylindrical_joint_limits_the_coordinate_it_names():
+    assert joint(type="cylindrical", limit_dof="translation", lower=-10.0, upper=5.0).limit_dof == "translation"
+    assert joint(type="cylindrical", limit_dof="rotation", upper=1.0).limit_stiffness == 1e7
+
+
+def test_a_motion_on_a_limited_coordinate_is_refused():
+    model = pendulum(upper=1.0)
+    with pytest.raises(ModelError) as err:
+        Model(**{**{f: getattr(model, f) for f in model.__dataclass_fields__},
+                 "motions": (Motion(name="drive", joint="hinge", value="t"),)})
+    assert "joint 'hinge': upper" in str(err.value) and "motion 'drive' drives its rotation" in str(err.value)
