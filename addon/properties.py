@@ -139,6 +139,37 @@ class MBD_PG_joint(PropertyGroup):
     use_length: BoolProperty(name="Set Length", description="Off: the initial distance")
     # min 0 as for a gear ratio: a 0 typed in must reach Validate as an error, not a 1e-9 mm rod
     length: FloatProperty(name="Length (mm)", default=100.0, min=0.0)
+    # end stops (revolute: the angle, prismatic: the slide, cylindrical: either), from the joint as built
+    use_limits: BoolProperty(name="Limits", description="End stops on the joint's angle or slide, measured "
+                             "from the joint as built: a one-sided penalty k·δ^e pushes it back past a stop")
+    limit_dof: EnumProperty(name="Limit", items=(
+        ("ROTATION", "Rotation", "Limit the angle (cylindrical joints)"),
+        ("TRANSLATION", "Translation", "Limit the slide (cylindrical joints)"),
+    ), default="ROTATION")
+    use_lower: BoolProperty(name="Lower", description="Off: no stop below", default=True)
+    use_upper: BoolProperty(name="Upper", description="Off: no stop above", default=True)
+    lower_angle: FloatProperty(name="Lower", description="The lower stop's angle from the joint as built "
+                               "(within ±180°)", subtype="ANGLE", default=-math.pi / 2)
+    upper_angle: FloatProperty(name="Upper", description="The upper stop's angle from the joint as built "
+                               "(within ±180°)", subtype="ANGLE", default=math.pi / 2)
+    lower_slide: FloatProperty(name="Lower (mm)", description="The lower stop's slide from the joint as built",
+                               default=-50.0)
+    upper_slide: FloatProperty(name="Upper (mm)", description="The upper stop's slide from the joint as built",
+                               default=50.0)
+    use_limit_stiffness: BoolProperty(name="Set Stiffness", description="Off: 1e7 N·mm/rad for an angle's "
+                                      "stops, 1e4 N/mm for a slide's")
+    # min 0 as for the length: a 0 must reach Validate as an error
+    limit_stiffness: FloatProperty(name="Stiffness", description="k of k·δ^e: N·mm/rad^e (angle) or N/mm^e "
+                                   "(slide)", default=1e7, min=0.0)
+    limit_damping: FloatProperty(name="Damping", description="N·mm·s/rad (angle) or N·s/mm (slide), faded in "
+                                 "over the max. penetration; 0: the stop bounces back all it took", default=0.0,
+                                 min=0.0)
+    limit_exponent: FloatProperty(name="Exponent", description="e of k·δ^e: 1 a linear stop", default=1.0,
+                                  min=0.0)
+    use_limit_max_penetration: BoolProperty(name="Set Max. Penetration", description="Off: 0.01 rad (0.57°) "
+                                            "for an angle's stops, 0.1 mm for a slide's")
+    limit_max_penetration: FloatProperty(name="Max. Penetration", description="rad (angle) or mm (slide): the "
+                                         "depth over which the damping fades in", default=0.01, min=0.0)
 
 
 class MBD_PG_motion(PropertyGroup):

@@ -349,7 +349,47 @@ def _draw_joint(layout, j, data):
         row = layout.row()
         row.prop(j, "use_length")
         row.prop(j, "length")
+    if j.type in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
+        _draw_limits(layout, j)
     _draw_sizing(layout, joint_sizing(j))
+
+
+def limit_dof(j) -> str:
+    """The coordinate a joint's limits limit: 'rotation' or 'translation'."""
+    if j.type == "CYLINDRICAL":
+        return j.limit_dof.lower()
+    return "translation" if j.type == "PRISMATIC" else "rotation"
+
+
+def _draw_limits(layout, j):
+    """A revolute, prismatic or cylindrical joint's end stops: Lower/Upper in its coordinate's
+    units (an angle in the scene's, a slide in mm) and the stop's law."""
+    layout.prop(j, "use_limits")
+    if not j.use_limits:
+        return
+    box = layout.box()
+    if j.type == "CYLINDRICAL":
+        box.prop(j, "limit_dof")
+    kind = "angle" if limit_dof(j) == "rotation" else "slide"
+    for side in ("lower", "upper"):
+        row = box.row()
+        row.prop(j, f"use_{side}", text="")
+        sub = row.row()
+        sub.active = getattr(j, f"use_{side}")
+        sub.prop(j, f"{side}_{kind}")
+    unit = "N·mm/rad" if kind == "angle" else "N/mm"
+    row = box.row()
+    row.prop(j, "use_limit_stiffness")
+    sub = row.row()
+    sub.active = j.use_limit_stiffness
+    sub.prop(j, "limit_stiffness", text=f"k ({unit})")
+    box.prop(j, "limit_damping", text=f"Damping ({'N·mm·s/rad' if kind == 'angle' else 'N·s/mm'})")
+    box.prop(j, "limit_exponent")
+    row = box.row()
+    row.prop(j, "use_limit_max_penetration")
+    sub = row.row()
+    sub.active = j.use_limit_max_penetration
+    sub.prop(j, "limit_max_penetration", text=f"Depth ({'rad' if kind == 'angle' else 'mm'})")
 
 
 def motion_unit(m, data) -> str:

@@ -67,6 +67,27 @@ def typed(value):
     return tuple(float(str(np.float32(v))) for v in value)
 
 
+def joint_limits(j) -> dict:
+    """A joint's end-stop fields of the model file (none where its Limits are off or its type takes
+    none): the angle's stops in rad as Blender stores an angle, the slide's in mm; the stiffness and
+    the damping's depth only where set, else the core's defaults for the coordinate."""
+    if not j.use_limits or j.type not in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
+        return {}
+    dof = j.limit_dof.lower() if j.type == "CYLINDRICAL" else "translation" if j.type == "PRISMATIC" else "rotation"
+    kind = "angle" if dof == "rotation" else "slide"
+    out = dict(lower=typed(getattr(j, f"lower_{kind}")) if j.use_lower else None,
+               upper=typed(getattr(j, f"upper_{kind}")) if j.use_upper else None,
+               limit_dof=dof if j.type == "CYLINDRICAL" else None,
+               limit_damping=typed(j.limit_damping), limit_exponent=typed(j.limit_exponent))
+    if j.use_limit_stiffness:
+        out["limit_stiffness"] = typed(j.limit_stiffness)
+    if j.use_limit_max_penetration:
+        out["limit_max_penetration"] = typed(j.limit_max_penetration)
+    if out["lower"] is None and out["upper"] is None:
+        return {}       # both stops off: none
+    return out
+
+
 def mm_per_unit(scene) -> float:
     """Millimetres in one Blender unit: the Unit Scale in metres, 1 m with Unit System None (where
     Blender greys the scale out and applies it nowhere)."""
@@ -719,7 +740,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
         fj = reference(path, "Frame J", j.frame_j, "FRAME")
         joints.append(element(path, j.name, None if None in (fi, fj) else lambda: spec.Joint(
             name=j.name, type=j.type.lower(), frame_i=fi, frame_j=fj,
-            length=typed(j.length) if j.type == "DISTANCE" and j.use_length else None)))
+            length=typed(j.length) if j.type == "DISTANCE" and j.use_length else None, **joint_limits(j))))
 
     motions = [element(f"motion {m.name!r}", m.name, lambda: spec.Motion(
         name=m.name, joint=m.joint, value=m.value, mode=m.mode.lower(),

@@ -4,8 +4,8 @@ One empty per scene, ``MBD_Telemetry`` (tagged like everything bake makes,
 so Clear removes it), holds one custom property per channel, keyed on the
 same scene frames as the bodies. The channels are those of the CSV export
 (``Results.to_csv``) except the orientation quaternions, which the bodies'
-own rotation keys already show: body kinematics, joint angles and slides, joint reactions (in world
-axes and in Frame J's), motion
+own rotation keys already show: body kinematics, joint angles and slides, the joints' end-stop loads,
+joint reactions (in world axes and in Frame J's), motion
 and coupler efforts (a coupler's tooth force along and across its pitch circle), applied
 forces and torques (value, vector, point, power), spring
 and bushing forces, contacts (force, point, normal and friction force,
@@ -78,6 +78,12 @@ def channels(results) -> list[Channel]:
         if not np.all(np.isnan(r.joint_slide[:, k])):
             add(g, name, "slide", "length", r.joint_slide[:, k], "Frame J's origin along Z of Frame I, 0 as built")
             add(g, name, "slide_rate", "velocity", r.joint_slide_rate[:, k], "rate of the slide")
+        label = r.limit_channel(k)
+        if label:
+            add(g, name, label[0], label[1], r.joint_limit_load[:, k],
+                f"the end stops' {label[1]} on the body of Frame J {'about' if label[1] == 'torque' else 'along'} "
+                "Z of Frame I: positive pushes the joint up off its lower stop, negative down off its upper; "
+                "0 between them")
         # which body's force on which, and about which point: a prismatic joint's frame origins part as it
         # slides, and its torque about Frame I's origin would differ by the slide times the force
         add(g, name, "reaction_force", "force", r.joint_force[:, k],

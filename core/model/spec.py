@@ -573,9 +573,10 @@ def _limits_sound(c: _Checker, lower, upper, dof) -> bool:
     """Whether the limits are numbers in order (an angle's within one turn); errors where not."""
     if not all(v is None or (_is_number(v) and math.isfinite(v)) for v in (lower, upper)):
         return False
-    unit = "rad" if dof == "rotation" else "mm"
+    def shown(value):       # an angle in degrees too: the add-on's fields may show degrees
+        return f"{value:g} rad ({math.degrees(value):g}°)" if dof == "rotation" else f"{value:g} mm"
     if lower is not None and upper is not None and not lower < upper:
-        c.error("upper", f"must be greater than lower ({lower:g} {unit}), got {upper:g} {unit}",
+        c.error("upper", f"must be greater than lower ({shown(lower)}), got {shown(upper)}",
                 "Swap them: lower is the stop the coordinate meets going down.")
         return False
     if dof == "rotation":

@@ -1,0 +1,101 @@
+"""A joint's Limits (end stops) as the add-on user sets them: the fields, the model they make,
+Validate, and a door that opens to 90° and stops there (the core's stops: tests/core/test_joint_limits.py)."""
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+import mbd_scenes as ms
+from mbd_scenes import L_M
+
+
+def door(frames=73):
+    """The pendulum as a door: no gravity, its hinge about world Y limited to 0 … 90°, opened by a
+    5 N·m torque about the hinge; the default stop (1e7 N·mm/rad) damped critically (fully from its
+    damping depth on) to settle within the 3 s."""
+    scene, bob = ms.pendulum(frames=frames)
+    scene.mbd.solver.use_scene_gravity = False
+    scene.mbd.solver.gravity = (0.0, 0.0, 0.0)
+    ms.add_force(scene, bob, "Open", "5000", kind="TORQUE", axis="Y")
+    hinge = scene.mbd.joints["Hinge"]
+    hinge.use_limits = True
+    hinge.lower_angle, hinge.upper_angle = 0.0, math.radians(90.0)
+    hinge.limit_damping = 2e5                 # N·mm·s/rad: 2 √(k I), I ≈ 1 kg·m²
+    return scene, bob, hinge
+
+
+def model_of(scene):
+    from addon.bridge.scene_to_model import scene_to_model
+    return scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+
+
+def test_the_limits_reach_the_model_in_the_joints_units(addon):
+    scene, bob, hinge = door()
+    (joint,) = model_of(scene).model.joints
+    # 90° as Blender keeps it (float32), in rad as the model file holds every angle
+    assert (joint.lower, joint.upper, joint.limit_dof) == (0.0, pytest.approx(math.pi / 2, rel=1e-7), "rotation")
+    assert (joint.limit_stiffness, joint.limit_damping, joint.limit_max_penetration) == (1e7, 2e5, 0.01)
+    hinge.use_lower, hinge.use_limit_stiffness, hinge.limit_stiffness = False, True, 2e6
+    (joint,) = model_of(scene).model.joints
+    assert (joint.lower, joint.limit_stiffness) == (None, 2e6)
+    # a slider's stops are in mm, a cylindrical joint's on the coordinate chosen
+    hinge.type, hinge.lower_slide, hinge.upper_slide = "CYLINDRICAL", -20.0, 30.0
+    hinge.limit_dof = "TRANSLATION"
+    (joint,) = model_of(scene).model.joints
+    assert (joint.lower, joint.upper, joint.limit_dof) == (None, 30.0, "translation")
+    hinge.use_limits = False
+    assert not model_of(scene).model.joints[0].limited
+
+
+def test_validate_names_the_joint_and_its_field(addon):
+    from addon import runner
+    from addon.operators import PROBLEMS
+    scene, bob, hinge = door()
+    hinge.lower_angle = math.radians(100.0)
+    with pytest.raises(RuntimeError):
+        bpy.ops.mbd.validate()
+    (p,) = PROBLEMS[runner.key(scene)]
+    assert p.message.startswith("joint 'Hinge': upper: must be greater than lower (1.74533 rad (100°)), got "
+                                "1.5708 rad (90°)"), p.message
+
+
+def test_a_door_limited_to_90_degrees_opens_and_stops_there(addon):
+    """5 N·m against k = 1e4 N·m/rad: it rests δ = 5e-4 rad past the stop; after 3 s the damped stop
+    has settled it there (the core's run: within 1e-5 of δ), and the baked door shows it."""
+    from addon import runner
+    scene, bob, hinge = door()
+    bpy.ops.mbd.simulate()
+    run = runner.RESULTS[runner.key(scene)].results
+    assert run.status == "success", run.message
+    bpy.ops.mbd.bake()
+    scene.frame_set(scene.frame_end)
+    x = np.array(bob.matrix_world.translation) * scene.unit_settings.scale_length
+    angle = math.atan2(-x[2], x[0])          # the bob at (L cos θ, 0, −L sin θ) about the hinge
+    delta = 5.0 / 1e4
+    assert math.hypot(x[0], x[2]) == pytest.approx(L_M, rel=1e-6)
+    assert angle - math.pi / 2 == pytest.approx(delta, rel=0.01)
+    # its telemetry channel: the stop holds the torque, pushing the door back
+    load = run.joint_limit_load[:, 0]
+    assert load[-1] == pytest.approx(-5.0, rel=0.01) and np.all(load <= 0.0)
+    assert not run.warnings
+    from addon.bridge.telemetry import channels
+    assert "Hinge.limit_torque" in {c.label for c in channels(run)}
+
+
+def test_the_panel_draws_the_limits(addon):
+    from test_ui import draw_all
+    scene, bob, hinge = door()
+    scene.mbd.group = "joints"
+    drawn = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
+    assert {"use_limits", "use_lower", "lower_angle", "upper_angle", "limit_stiffness", "limit_damping",
+            "limit_exponent", "limit_max_penetration"} <= drawn and "lower_slide" not in drawn
+    hinge.type = "CYLINDRICAL"
+    hinge.limit_dof = "TRANSLATION"
+    drawn = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
+    assert {"limit_dof", "lower_slide", "upper_slide"} <= drawn
+    hinge.use_limits = False
+    drawn = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
+    assert "use_limits" in drawn and "lower_slide" not in drawn
+    hinge.type = "SPHERICAL"
+    assert "use_limits" not in {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
