@@ -2766,13 +2766,16 @@ class _Run:
         self.logged = len(self.warnings)
 
     def acting_on(self, name: str) -> list[str]:
-        """The force elements (but contacts) acting on body ``name``: "force 'Push'", "spring 'S'", …"""
+        """The force elements (but contacts) acting on body ``name``: "force 'Push'", "spring 'S'", "the
+        stops of joint 'J'", …"""
         model = self.cm.model
         body_of = {f.name: f.body for f in model.frames}
         acting = [(f"{'e-motor' if f.type == 'torque' else 'actuator'} {f.name!r}" if f.actuator else
                    f"{f.type} {f.name!r}") for f in model.forces if f.body == name]
         acting += [f"spring {e.name!r}" for e in model.springs if name in (body_of[e.frame_i], body_of[e.frame_j])]
         acting += [f"bushing {e.name!r}" for e in model.bushings if name in (body_of[e.frame_i], body_of[e.frame_j])]
+        acting += [f"the stops of joint {e.name!r}" for e in model.joints
+                   if e.limited and name in (body_of[e.frame_i], body_of[e.frame_j])]
         return acting
 
     def fastest_body_name(self, y, v) -> str:
