@@ -210,10 +210,12 @@ def test_limits_read_and_write_as_json():
     model = pendulum(upper=1.5, limit_damping=3.0)
     data = json.loads(json.dumps(model_to_dict(model)))
     joint = data["joints"][0]
-    assert (joint["lower"], joint["upper"], joint["limit_dof"], joint["limit_stiffness"]) == (None, 1.5, "rotation", 1e7)
+    # the defaults the stops took are written (the stiffness and depth of the angle's stops), fields
+    # at their dataclass defaults are not: a joint without stops writes none
+    assert {k: joint[k] for k in joint if "limit" in k or k in ("lower", "upper")} == dict(
+        upper=1.5, limit_dof="rotation", limit_stiffness=1e7, limit_damping=3.0, limit_max_penetration=0.01)
     assert model_from_dict(data) == model
-    # a joint without stops writes none of their fields
-    assert "upper" not in model_to_dict(pendulum())["joints"][0]
+    assert not {"lower", "upper", "limit_dof", "limit_damping"} & set(model_to_dict(pendulum())["joints"][0])
 
 
 def joint(**kw):
@@ -248,9 +250,29 @@ def test_a_joint_built_past_its_stop_is_warned_and_pushed_back():
     assert r.joint_angle[-1, 0] < -0.19
 
 
+def sleeve(torque=0.0, **limits):
+    """A 1 kg sleeve on a vertical shaft (a cylindrical joint along world Z), falling under gravity
+    and turned by ``torque`` N·m about the shaft."""
+    return Model(
+        bodies=(Body(name="sleeve", mass=1.0, inertia=(1000.0, 1000.0, 1000.0, 0, 0, 0)),),
+        frames=(Frame(name="shaft"), Frame(name="bore", body="sleeve")),
+        joints=(Joint(name="cyl", type="cylindrical", frame_i="shaft", frame_j="bore", **limits),),
+        forces=(Force(name="twist", type="torque", body="sleeve", frame="bore", value=repr(torque * 1e3)),),
+        settings=SolverSettings(end_time=2.0, output_rate=100, integrator="BDF", rtol=1e-9, atol=1e-12))
+
+
 def test_a_cylindrical_joint_limits_the_coordinate_it_names():
-    assert joint(type="cylindrical", limit_dof="translation", lower=-10.0, upper=5.0).limit_dof == "translation"
-    assert joint(type="cylindrical", limit_dof="rotation", upper=1.0).limit_stiffness == 1e7
+    # its slide: the sleeve rests m g / k = 9.81 N / 100 N/mm = 0.0981 mm below its lower stop
+    r = core.simulate(sleeve(limit_dof="translation", lower=-30.0, limit_stiffness=100.0, limit_damping=1.0))
+    assert r.success, r.message
+    assert r.joint_slide[-1, 0] == pytest.approx(-0.030 - 9.81e-5, abs=1e-9)
+    assert r.joint_limit_load[-1, 0] == pytest.approx(9.81, rel=1e-6)
+    # its angle: 2 N·m against 100 N·m/rad rests 0.02 rad past the stop at 1 rad, sliding on down
+    r = core.simulate(sleeve(2.0, limit_dof="rotation", upper=1.0, limit_stiffness=1e5, limit_damping=1e3))
+    assert r.success, r.message
+    assert r.joint_angle[-1, 0] == pytest.approx(1.02, abs=1e-9)
+    assert r.joint_limit_load[-1, 0] == pytest.approx(-2.0, rel=1e-6)
+    assert r.joint_slide[-1, 0] == pytest.approx(-0.5 * 9.81 * 2.0 ** 2, rel=1e-6)
 
 
 def test_a_motion_on_a_limited_coordinate_is_refused():
