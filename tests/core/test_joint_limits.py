@@ -84,6 +84,20 @@ def test_an_undamped_stop_returns_the_pendulum_to_its_release_height():
     assert r.elastic_energy.max() == pytest.approx(0.5 * k * delta ** 2, rel=1e-2)
 
 
+def test_the_stops_load_is_a_result_channel(tmp_path):
+    r = core.simulate(pendulum(upper=math.pi / 2, end_time=0.6, output_rate=100))
+    r.to_csv(tmp_path / "run.csv")
+    header = (tmp_path / "run.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    column = header.index("hinge.limit_torque [N*mm]")
+    table = np.loadtxt(tmp_path / "run.csv", delimiter=",", skiprows=1)
+    np.testing.assert_allclose(table[:, column], r.joint_limit_load[:, 0] * 1e3, rtol=1e-12)
+    assert table[:, column].min() < -1e5                      # it struck the stop within the 0.6 s
+    r.save(tmp_path / "run.npz")
+    back = core.load_results(tmp_path / "run.npz")
+    assert back.joint_limit_dof == ("rotation",)
+    np.testing.assert_array_equal(back.joint_limit_load, r.joint_limit_load)
+
+
 def test_a_damped_stop_takes_energy_and_never_pulls():
     # 20 N·m·s/rad, damping ratio 20 / (2 √(k I)) = 0.2: it would pull as the bob leaves, k δ + c δ̇ < 0
     r = core.simulate(pendulum(upper=math.pi / 2, limit_damping=2e4))
