@@ -228,6 +228,14 @@ def _check(model, given) -> int:
     print(f"  settings: {model.settings.describe()}")
     for m, compiled in zip(model.motions, cm.motions):     # (compiled in the model's order, with the dof)
         print(f"  motion {m.name!r}: {m.mode} = {m.value} [{unit(_MOTION_KINDS[m.mode, compiled['dof']])}]")
+    for j in model.joints:
+        if j.limited:     # its end stops, in the file's units
+            angle = j.limit_dof == "rotation"
+            u, e = ("rad", "N*mm") if angle else ("mm", "N")
+            side = lambda v: "none" if v is None else f"{v:g}"  # noqa: E731
+            power = "" if j.limit_exponent == 1.0 else f"^{j.limit_exponent:g}"
+            print(f"  joint {j.name!r}: {'angle' if angle else 'slide'} stops {side(j.lower)} .. {side(j.upper)} [{u}], "
+                  f"k = {j.limit_stiffness:g} [{e}/{u}{power}], damping {j.limit_damping:g} [{e}*s/{u}]")
     # the run's output times, computed as the run computes them (k * (1 / rate) put its last frame of
     # 0.3 s at 10 Hz past 0.3 s, where a formula switching at 0.3 s gave another F_max)
     times = np.arange(model.settings.frame_count()) / model.settings.output_rate
