@@ -522,7 +522,7 @@ class Joint:
         dof = self.limit_dof
         if dof is not None:
             c.choice("limit_dof", dof, ("rotation", "translation"))
-        if lower is not None or upper is not None:
+        if (lower is not None or upper is not None) and dof in (None, "rotation", "translation"):
             dof = _limit_dof(c, self.type, dof)
             if dof is not None and _limits_sound(c, lower, upper, dof):
                 stiffness = LIMIT_STIFFNESS[dof] if stiffness is None else stiffness
@@ -573,6 +573,7 @@ def _limits_sound(c: _Checker, lower, upper, dof) -> bool:
     """Whether the limits are numbers in order (an angle's within one turn); errors where not."""
     if not all(v is None or (_is_number(v) and math.isfinite(v)) for v in (lower, upper)):
         return False
+
     def shown(value):       # an angle in degrees too: the add-on's fields may show degrees
         return f"{value:g} rad ({math.degrees(value):g}°)" if dof == "rotation" else f"{value:g} mm"
     if lower is not None and upper is not None and not lower < upper:

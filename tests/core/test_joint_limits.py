@@ -243,6 +243,7 @@ def joint(**kw):
     (dict(type="spherical", upper=1.0), "lower", "a spherical joint takes no limits"),
     (dict(type="cylindrical", upper=1.0), "limit_dof", "need limit_dof"),
     (dict(type="prismatic", upper=1.0, limit_dof="rotation"), "limit_dof", "has no rotation to limit"),
+    (dict(type="cylindrical", upper=1.0, limit_dof="spin"), "limit_dof", "must be one of 'rotation', 'translation'"),
     (dict(upper=1.0, limit_stiffness=0.0), "limit_stiffness", "greater than 0"),
     (dict(upper=1.0, limit_damping=-1.0), "limit_damping", "must not be negative"),
     (dict(upper=1.0, limit_exponent=20.0), "limit_exponent", "at most 10"),
@@ -252,6 +253,7 @@ def test_each_bad_limit_is_named(kw, where, says):
     with pytest.raises(ModelError) as err:
         joint(**kw)
     assert f"joint 'hinge': {where}" in str(err.value) and says in str(err.value), str(err.value)
+    assert len(err.value.issues) == 1, str(err.value)          # one problem, said once
 
 
 def test_a_joint_built_past_its_stop_is_warned_and_pushed_back():
