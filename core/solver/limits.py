@@ -8,24 +8,25 @@ as a generalized force along q: with q̇ = J_i·u_i + J_j·u_j (u = [v, ω] of t
 wrench f·J on each body, equal and opposite about (along) the joint's axis, whose power f q̇ is
 what the elastic part's energy k δ^(e+1)/(e+1) loses. The coordinate is the joint's angle or
 slide of the results (0 as built): the slide measured from the markers, the angle as the wrapped
-angle of :class:`.rows.AngleRows` taken on the branch nearest the stops' centre, so it needs no
-tracked state: a joint that never reaches its stops runs as it would without them.
+angle of :class:`.rows.AngleRows` taken within half a turn of the stops' centre
+(:func:`core.model.spec.stops_centre`), so it needs no tracked state: a joint that never reaches
+its stops runs as it would without them. A joint that turns farther than half a turn from that
+centre (a single stop's free side, 270° long) is measured a turn away, past its stop: the run
+warns of it (``stop-turned-past``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+import math
+
 import numpy as np
 
 from ..forces.elements import scatter
+from ..model.spec import stops_centre
 from ..spatial import cross
 from .rows import AngleRows
-
-#: the stops' coordinates are centred on the middle of their range; a single stop's, a quarter
-#: turn inside it (the angle's branch changes half a turn from the centre)
-_QUARTER = 0.5 * np.pi
-
 
 def _dot(a, b):
     return np.einsum("...i,...i->...", a, b)
@@ -68,8 +69,8 @@ class JointLimits:
         mj = np.array([j["mj"] for _, j in limited], int)
         angle = np.array([j["limit"]["angle"] for _, j in limited], bool)
         lower, upper = col("lower"), col("upper")
-        centre = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper),
-                          np.where(np.isfinite(upper), upper - _QUARTER, lower + _QUARTER))
+        centre = np.array([stops_centre(None if math.isinf(lo) else lo, None if math.isinf(up) else up)
+                           for lo, up in zip(lower, upper)], float)
         a, s = np.flatnonzero(angle), np.flatnonzero(~angle)
         slide_map = np.ascontiguousarray(marker_map_all[np.concatenate([mi[s], mj[s]])])
         # marker_map's columns: p 0:3, then the axes row-major from 6 (x at 6, 9, 12; y 7, 10, 13; z 8, 11, 14)

@@ -1724,6 +1724,28 @@ class _Run:
         self.warnings.append(issue)
         log.warning("%s", issue)
 
+    def check_stop_turns(self, out, T):
+        """Warn where a joint's angle went more than half a turn from its stops' centre: the stops
+        measure the angle within that turn (:mod:`.limits`, no tracked state), so beyond it the joint
+        read a turn away, past its stop, which then pushed it on round (possible on a single stop's
+        270° free side only)."""
+        lim = self.sys.limits
+        on = np.flatnonzero(lim.angle)
+        if not len(on) or not T:
+            return
+        off = np.abs(out["joint_angle"][:T, lim.joint[on]] - lim.centre[on]) >= np.pi
+        for k in np.flatnonzero(off.any(axis=0)):
+            name, first = lim.names[on[k]], int(np.argmax(off[:, k]))
+            issue = Issue("warning", "stop-turned-past", f"joint {name!r}",
+                          f"the joint turned more than half a turn from its stops' centre "
+                          f"({math.degrees(lim.centre[on[k]]):.4g}°) at t = {self.t_out[first]:.4g} s: a stop measures "
+                          "the angle within one turn, so there the joint read a turn away, past its stop, which "
+                          "pushed it on round instead of holding it; the motion from there is not to be trusted",
+                          "Give the joint both stops (a single stop leaves 270° on its free side), or check what "
+                          "turns it so far.")
+            self.warnings.append(issue)
+            log.warning("%s", issue)
+
     def energy_balance(self, out, T, contact_energy=None):
         """(e, e0, work) over the first T frames: the total energy less the work the motions and
         forces did (J, per frame), its value at the start, and that work; None where the energies
@@ -3627,6 +3649,7 @@ class _Run:
                                                            out["joint_angle_rate"], out["joint_slide"],
                                                            out["joint_slide_rate"])
         out["elastic_energy"] = out["elastic_energy"] + stop_energy
+        self.check_stop_turns(out, T)
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
         if len(sysm.contacts):

@@ -238,8 +238,10 @@ def joint(**kw):
 
 @pytest.mark.parametrize("kw, where, says", [
     (dict(lower=0.5, upper=0.2), "upper", "must be greater than lower"),
-    (dict(upper=4.0), "upper", "within ±π"),
-    (dict(lower=-3.1, upper=3.2), "upper", "within ±π"),
+    (dict(upper=4.8), "upper", "more than half a turn from the joint as built"),
+    (dict(lower=4.8), "lower", "more than half a turn from the joint as built"),
+    (dict(lower=-6.0, upper=-1.0), "upper", "more than half a turn from the joint as built"),
+    (dict(lower=-3.1, upper=3.2), "upper", "less than a turn above lower"),
     (dict(type="spherical", upper=1.0), "lower", "a spherical joint takes no limits"),
     (dict(type="cylindrical", upper=1.0), "limit_dof", "need limit_dof"),
     (dict(type="prismatic", upper=1.0, limit_dof="rotation"), "limit_dof", "has no rotation to limit"),
@@ -254,6 +256,29 @@ def test_each_bad_limit_is_named(kw, where, says):
         joint(**kw)
     assert f"joint 'hinge': {where}" in str(err.value) and says in str(err.value), str(err.value)
     assert len(err.value.issues) == 1, str(err.value)          # one problem, said once
+
+
+def test_a_joint_that_turns_round_past_a_single_stops_free_side_is_warned():
+    # a single stop at −90° below the pendulum released level: it swings down the free side, 270°
+    # long (to +180°), and over the top (released at 8 rad/s), where its angle reads a turn away
+    model = pendulum(hanging=True, lower=-0.5 * math.pi, end_time=0.5, output_rate=100)
+    spun = replace(model, bodies=(replace(model.bodies[0], velocity=(8000.0, 0.0, 0.0)),))
+    r = core.simulate(spun)
+    assert any(w.startswith("joint 'hinge': the joint turned more than half a turn from its stops' centre (0°)")
+               for w in r.warnings), r.warnings
+    # stops that hold it are not: the undamped pendulum of the first test
+    assert not any("stop-turned" in w or "half a turn" in w
+                   for w in core.simulate(pendulum(upper=math.pi / 2, end_time=0.5)).warnings)
+
+
+def test_limits_shifted_by_the_static_equilibrium_stay_valid():
+    # wide stops (±170°) on a pendulum released level: its equilibrium hangs 90° down, and the placed
+    # model's stops, measured from there, reach −260°: valid, their middle 90° from it
+    eq = core.static_equilibrium(pendulum(lower=-math.radians(170.0), upper=math.radians(170.0)))
+    assert eq.converged, eq.summary()
+    hinge = eq.model.joints[0]
+    assert hinge.lower == pytest.approx(-math.radians(260.0), abs=1e-8)
+    assert hinge.upper == pytest.approx(math.radians(80.0), abs=1e-8)
 
 
 def test_a_joint_built_past_its_stop_is_warned_and_pushed_back():
