@@ -131,9 +131,14 @@ def test_a_steady_torque_rests_the_static_depth_past_the_stop():
     assert r.joint_limit_load[-1, 0] == pytest.approx(-M * G * L * math.cos(delta), rel=1e-6)
     # a torque of its own, no gravity: the same depth for the same T (the run, settled by the damping)
     T = M * G * L * math.cos(delta)
-    r = core.simulate(pendulum(gravity=False, torque=T * 1e3, upper=0.0, limit_stiffness=k * 1e3, limit_exponent=e,
-                               limit_damping=2e3, end_time=4.0, output_rate=100))
+    pushed = pendulum(gravity=False, torque=T * 1e3, upper=0.0, limit_stiffness=k * 1e3, limit_exponent=e,
+                      limit_damping=2e3, end_time=4.0, output_rate=100)
+    r = core.simulate(pushed)
     assert r.joint_angle[-1, 0] == pytest.approx(delta, abs=1e-7)
+    # and its statics, where the only loads are the torque and the stop (no weight to set the tolerance's scale)
+    eq = core.static_equilibrium(pushed)
+    assert eq.converged and eq.stable, eq.summary()
+    assert math.atan2(-eq.com[0][2], eq.com[0][0]) == pytest.approx(delta, abs=1e-9)
 
 
 def test_a_slider_rests_against_its_end_stop():
