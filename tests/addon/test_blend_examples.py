@@ -596,3 +596,76 @@ def test_counterbalance_starts_where_the_torques_about_the_hinge_balance(registe
     # on each side each swing reaches less far than the one before (the damper's work)
     for side in (extremes[0::2], extremes[1::2]):
         assert np.all(np.diff(np.abs(side)) < 0), extremes
+
+
+def test_gate_stops_hold_it_between_them(registered):
+    from addon.bridge.telemetry import data_path, telemetry_object
+    scene, res, cm = solve("gate_stops")
+    (joint,) = gathered_model(scene).model.joints
+    # the stops as the model reads them: 100° kept in float32 reads as its shortest decimal, 1.7453293 rad,
+    # 4.8e-8 rad off, which at the open stop's 3e5 N·m/rad of law (k + c θ'/δ_max, 2 rad/s in the damping's
+    # fade) is 0.015 N·m
+    assert joint.lower == 0.0 and joint.upper == pytest.approx(math.radians(mk.GATE["upper"]), abs=1e-7)
+    p = dict(mk.GATE, upper=math.degrees(joint.upper))
+    g, h = res.body("Gate"), res.joint_names.index("Hinge")
+    theta, rate, load = res.joint_angle[:, h], res.joint_angle_rate[:, h], res.joint_limit_load[:, h]
+    # the joint's angle is the gate's turn about the world's vertical
+    np.testing.assert_allclose(turn_about(res.orientation[:, g], 2), theta, rtol=0, atol=1e-9)
+    hinge = np.array(bpy.data.objects["Hinge_I"].matrix_world.translation) * scene.unit_settings.scale_length
+    arm = (res.com[0, g] - hinge)[:2]
+    I = cm.inertia_B[g][2, 2] + cm.mass[g] * arm @ arm          # about the hinge (body Z = world Z)
+    assert I == pytest.approx(mk.gate_inertia(p), rel=1e-6)     # the slab's float32 mesh
+
+    # until it first reaches the open stop: the pushed, then free, damped oscillator's closed form. DOP853
+    # at rtol 1e-8 on angles up to 1.7 rad, the push's end inside a step: measured 4.2e-9 rad, 2e-8 rad/s
+    t1 = mk.gate_first_stop(I, p)
+    before = res.t < t1
+    closed = mk.gate_free_swing(res.t[before], I, p)
+    np.testing.assert_allclose(theta[before], closed[0], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(rate[before], closed[1], rtol=0, atol=1e-6)
+    # the open stop's first load is on the first frame after that time: none before, none between the stops
+    upper = joint.upper
+    first = int(np.argmax(load != 0.0))
+    assert res.t[first - 1] < t1 < res.t[first] and theta[first] > upper and load[first] < 0.0
+    between = (theta > 0.0) & (theta < upper)
+    assert not load[between].any() and not load[:first].any()
+
+    # the whole swing: a separate integration of the one-dof equation with the stops' law (DOP853 at
+    # rtol 1e-12, 6e-14 rad from Radau's). The run's rtol 1e-8 through both contacts (each a jump in θ'''
+    # at its touch, taken inside a step): measured 4.2e-9 rad, 3.0e-8 rad/s
+    swing, shut = mk.gate_swing(I, p)
+    ref = swing(res.t)
+    np.testing.assert_allclose(theta, ref[0], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(rate, ref[1], rtol=0, atol=1e-6)
+    # it swings back and reaches the closed stop at the integration's time: the closed stop's first load
+    # on the first frame after it, the open stop's over by then
+    shut_frame = int(np.argmax(res.t > shut))
+    assert load[shut_frame] > 0.0 and np.all(load[:shut_frame] <= 0.0)
+    assert theta[shut_frame - 1] > 0.0 > theta[shut_frame]
+
+    # the load is the stops' law at each frame's angle and rate (model-format.md; measured: bit for bit),
+    # and never pulls: the open stop only pushes the gate shut, the closed stop only open
+    np.testing.assert_allclose(load, mk.gate_stop_torque(theta, rate, p), rtol=0, atol=1e-9 * np.abs(load).max())
+    assert np.all(load[theta >= upper] <= 0.0) and np.all(load[theta <= 0.0] >= 0.0)
+    assert load.min() < -100.0      # N·m: the buffer takes the impact
+    # the buffer gives a little under the impact (measured 0.24°)
+    assert upper < theta.max() < upper + math.radians(1.0)
+
+    # at rest on the closed stop: δ = P/(k_stop + k) past it, the stop holding what the closer pushes
+    # (gravity acts along the hinge). The swing has settled to 2e-8 rad/s at 3 s: measured 1.1e-7 of δ,
+    # 1.6e-7 of the load, 1.8e-7 between the two torques
+    delta, held = mk.gate_rest(p)
+    assert -theta[-1] == pytest.approx(delta, rel=1e-6)
+    assert load[-1] == pytest.approx(held, rel=1e-6)
+    closer = res.spring_force[-1, res.spring_names.index("Closer")]     # its torque on the gate
+    assert load[-1] + closer == pytest.approx(0.0, abs=1e-6 * held)
+
+    # the bake shows it: the gate's keys turn it by the run's angle (float32 keys: measured 2.4e-7 rad),
+    # and the telemetry channel keys the stop's load in N·mm on every frame (float32: 5.8e-8 measured)
+    for k in (first, int(np.argmax(theta)), shut_frame, len(res.t) - 1):
+        scene.frame_set(scene.frame_start + k)
+        R = bpy.data.objects["Gate"].matrix_world
+        assert math.atan2(R[1][0], R[0][0]) == pytest.approx(theta[k], abs=1e-6)
+    frames = list(range(scene.frame_start, scene.frame_end + 1))
+    keyed = ms.sampled(telemetry_object(scene), data_path("Hinge.limit_torque [N*mm]"), frames)[:, 0]
+    np.testing.assert_allclose(keyed, load * 1e3, rtol=1e-6, atol=1e-9)
