@@ -226,13 +226,17 @@ class JointLimits:
 def limit_loads(limits: "JointLimits", n_joints: int, angle, angle_rate, slide, slide_rate):
     """(load (T, nj) N·m or N, NaN where the joint has no stop; energy (T,) J) from the joints'
     coordinates over frames (:func:`.simulate.joint_coordinates`): the stops' law at each frame,
-    on frame_j's body along (about) Z of frame_i, positive where it pushes the coordinate up."""
+    on frame_j's body along (about) Z of frame_i, positive where it pushes the coordinate up. The
+    frames' angle, unwrapped over the run, is taken on the branch the run's stops measured it on
+    (:meth:`JointLimits.measure`), so a joint turned past half a turn from their centre reports
+    what acted on it, not a stop a turn deep."""
     T = len(angle)
     load = np.full((T, n_joints), np.nan)
     if not len(limits):
         return load, np.zeros(T)
     j = limits.joint
-    q = np.where(limits.angle, angle[:, j], slide[:, j])
+    turned = limits.centre + (angle[:, j] - limits.centre + np.pi) % (2.0 * np.pi) - np.pi
+    q = np.where(limits.angle, turned, slide[:, j])
     rate = np.where(limits.angle, angle_rate[:, j], slide_rate[:, j])
     f, _, _, energy = limits.law(q, rate)
     load[:, j] = f
