@@ -1727,22 +1727,27 @@ class _Run:
     def check_stop_turns(self, out, T):
         """Warn where a joint's angle went more than half a turn from its stops' centre: the stops
         measure the angle within that turn (:mod:`.limits`, no tracked state), so beyond it the joint
-        read a turn away, past its stop, which then pushed it on round (possible on a single stop's
-        270° free side only)."""
+        read a turn away, past its stop, which then pushed it on round: on a single stop's 270° free
+        side, or past one of two stops by more than half the gap the turn leaves between them."""
         lim = self.sys.limits
         on = np.flatnonzero(lim.angle)
         if not len(on) or not T:
             return
         off = np.abs(out["joint_angle"][:T, lim.joint[on]] - lim.centre[on]) >= np.pi
         for k in np.flatnonzero(off.any(axis=0)):
-            name, first = lim.names[on[k]], int(np.argmax(off[:, k]))
+            s = on[k]
+            name, first = lim.names[s], int(np.argmax(off[:, k]))
+            gap = 2.0 * np.pi - (lim.upper[s] - lim.lower[s])      # inf for a single stop
+            hint = ("Give the joint both stops (a single stop leaves 270° on its free side), or check what "
+                    "turns it so far." if math.isinf(gap) else
+                    f"Stiffen its stops or leave a wider gap between them: the turn leaves {math.degrees(gap):.3g}° "
+                    "between them, and the joint went deeper than halfway into it.")
             issue = Issue("warning", "stop-turned-past", f"joint {name!r}",
                           f"the joint turned more than half a turn from its stops' centre "
-                          f"({math.degrees(lim.centre[on[k]]):.4g}°) at t = {self.t_out[first]:.4g} s: a stop measures "
+                          f"({math.degrees(lim.centre[s]):.4g}°) at t = {self.t_out[first]:.4g} s: a stop measures "
                           "the angle within one turn, so there the joint read a turn away, past its stop, which "
                           "pushed it on round instead of holding it; the motion from there is not to be trusted",
-                          "Give the joint both stops (a single stop leaves 270° on its free side), or check what "
-                          "turns it so far.")
+                          hint)
             self.warnings.append(issue)
             log.warning("%s", issue)
 

@@ -292,6 +292,9 @@ def test_a_joint_pushed_through_stops_near_half_a_turn_reports_what_acted():
     assert np.max(np.abs(e - e[0])) < 1e-7 * e[0]                 # 8 J kept within DOP853's tolerance
     k = 100.0                                                     # N·m/rad
     assert np.max(np.abs(r.joint_limit_load[:, 0])) < k * 0.5 * (2.0 * math.pi - 6.2)
+    # and it is warned of, with the way out for two stops (not: give it both)
+    (warning,) = [w for w in r.warnings if "half a turn from its stops' centre" in w]
+    assert "Stiffen its stops or leave a wider gap between them: the turn leaves 4.77° between them" in warning
 
 
 def test_limits_shifted_by_the_static_equilibrium_stay_valid():
