@@ -102,7 +102,8 @@ class Equilibrium:
     ``com`` (n, 3) m and ``orientation`` (n, 4) (w, x, y, z) of the moving bodies (``body_names``);
     ``joint_force``, ``joint_torque`` (joints, 3) N, N·m in world axes, as :class:`~core.results.Results`
     reports them (on frame_j's body, the torque about frame_j's point); ``motion_effort``
-    (motions,) N or N·m (``motion_is_rotation``); ``coupler_effort`` (couplers, 2); ``residual_force`` N and
+    (motions,) N or N·m (``motion_is_rotation``); ``coupler_effort`` (couplers, 2); ``joint_limit_load``
+    (joints,) N·m or N, the stops' load as the results' channel (NaN without stops); ``residual_force`` N and
     ``residual_torque`` N·m, the largest unbalanced load left on a body (``residual_body``);
     ``constraint_error`` (m, rad); ``iterations``; ``converged``; ``stable`` (every mode stiff);
     ``lowest_eigenvalue`` 1/s², the least μ of the reduced stiffness against the reduced mass (ω² of
@@ -122,6 +123,7 @@ class Equilibrium:
     motion_is_rotation: np.ndarray
     motion_effort: np.ndarray
     coupler_effort: np.ndarray
+    joint_limit_load: np.ndarray
     residual_force: float
     residual_torque: float
     residual_body: str
@@ -157,8 +159,11 @@ class Equilibrium:
                          f"orientation ({', '.join(f'{v:.6g}' for v in self.orientation[k])})")
         for j, name in enumerate(self.joint_names):
             f, t = self.joint_force[j], from_si(self.joint_torque[j], "torque")
+            stop = self.joint_limit_load[j]
+            stop = "" if np.isnan(stop) else (f", stop {from_si(stop, 'torque'):.6g} N*mm"
+                                              if self.model.joints[j].limit_dof == "rotation" else f", stop {stop:.6g} N")
             lines.append(f"  joint {name!r}: force ({f[0]:.6g}, {f[1]:.6g}, {f[2]:.6g}) N, "
-                         f"torque ({t[0]:.6g}, {t[1]:.6g}, {t[2]:.6g}) N*mm")
+                         f"torque ({t[0]:.6g}, {t[1]:.6g}, {t[2]:.6g}) N*mm{stop}")
         for name, turns, effort in zip(self.motion_names, self.motion_is_rotation, self.motion_effort):
             lines.append(f"  motion {name!r}: effort {from_si(effort, 'torque'):.6g} N*mm" if turns else
                          f"  motion {name!r}: effort {effort:.6g} N")
@@ -742,6 +747,9 @@ class Statics:
         x, q = y[sysm.sl_x].reshape(n, 3), y[sysm.sl_q].reshape(n, 4)
         nj = len(cm.joints)
         model = self.placed_model(y)        # (its warnings first)
+        stops = np.full(nj, np.nan)
+        if len(sysm.limits):                # the stops' law at rest, as a frame of a run reports it
+            stops[sysm.limits.joint] = sysm.limits.evaluate(sysm.bodies(y).packed)[1]
         return Equilibrium(
             model=model, time=self.t, body_names=tuple(cm.body_names), com=x.copy(),
             orientation=q / np.linalg.norm(q, axis=1, keepdims=True),
@@ -752,7 +760,7 @@ class Statics:
             motion_is_rotation=np.array([m["dof"] == "rotation" for m in cm.motions], bool),
             motion_effort=out["motion_effort"][0] if out else np.zeros(len(cm.motions)),
             coupler_effort=out["coupler_effort"][0] if out else np.zeros((len(cm.couplers), 2)),
-            residual_force=f, residual_torque=tq, residual_body=cm.body_names[worst] if n else "",
+            joint_limit_load=stops, residual_force=f, residual_torque=tq, residual_body=cm.body_names[worst] if n else "",
             constraint_error=tuple(sysm.constraint_error(self.t, y)[:2]), iterations=self.done,
             converged=self.converged, stable=self.stable, lowest_eigenvalue=self.lowest,
             warnings=list(self.run.warnings) + self.warnings)

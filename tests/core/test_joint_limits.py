@@ -141,6 +141,22 @@ def test_a_steady_torque_rests_the_static_depth_past_the_stop():
     assert math.atan2(-eq.com[0][2], eq.com[0][0]) == pytest.approx(delta, abs=1e-9)
 
 
+def test_the_static_equilibrium_reports_the_stops_load():
+    # the shelf bracket of the test above: at rest the stop carries gravity's moment about the hinge,
+    # m g L cos δ = 4.86 N·m, which the hinge cannot (its torque about its axis, world Y, is nought)
+    k, e = 100.0, 1.5
+    eq = core.static_equilibrium(pendulum(upper=0.0, limit_stiffness=k * 1e3, limit_exponent=e))
+    assert eq.converged, eq.summary()
+    delta = math.atan2(-eq.com[0][2], eq.com[0][0])
+    assert eq.joint_limit_load[0] == pytest.approx(-M * G * L * math.cos(delta), rel=1e-9)
+    assert eq.joint_limit_load[0] == pytest.approx(-k * delta ** e, rel=1e-12)
+    assert abs(eq.joint_torque[0][1]) < 1e-9
+    assert "joint 'hinge': force (" in eq.summary() and ", stop -4861.55 N*mm" in eq.summary()
+    # a joint without stops has none
+    free = core.static_equilibrium(replace(pendulum(), joints=(joint(frame_i="pivot", frame_j="arm"),)))
+    assert np.isnan(free.joint_limit_load).all() and "stop" not in free.summary()
+
+
 def test_a_slider_rests_against_its_end_stop():
     # 100 N into a 100 N/mm stop at 50 mm: δ = 1 mm, past the damping's depth (0.1 mm), where its
     # 1 N·s/mm (ζ = 1.6) settles it within the run
