@@ -174,6 +174,14 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                  f"motion {m.name!r} drives its {j.limit_dof}, which its limits would push against: a motion "
                  "goes where its formula says, through any stop", "A driven coordinate needs no stops: remove "
                  "the joint's limits, or the motion.", code="limited-and-driven")
+    for j in model.joints:      # a stop's law without a stop: most likely lower and upper left out
+        unused = [name for name, default in (("limit_dof", None), ("limit_stiffness", None), ("limit_damping", 0.0),
+                                             ("limit_exponent", 1.0), ("limit_max_penetration", None))
+                  if not j.limited and getattr(j, name) != default]
+        if unused:
+            _warn(issues, f"joint {j.name!r}: {unused[0]}", f"{', '.join(unused)} given but the joint has no stops "
+                  "(lower, upper), so not used", "Give lower and/or upper for a stop, or remove them.",
+                  code="unused-limit-fields")
 
     for f in model.forces:
         path = f"{f.type} {f.name!r}"

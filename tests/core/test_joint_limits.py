@@ -279,6 +279,16 @@ def test_each_bad_limit_is_named(kw, where, says):
     assert len(err.value.issues) == 1, str(err.value)          # one problem, said once
 
 
+def test_a_stops_law_without_a_stop_is_warned():
+    # a stiffness and damping typed, the stops themselves left out: the joint has none
+    model = replace(pendulum(), joints=(joint(frame_i="pivot", frame_j="arm", limit_stiffness=5e5, limit_damping=10.0),))
+    (warning,) = [w for w in core.compile_model(model).warnings if w.code == "unused-limit-fields"]
+    assert str(warning).startswith("joint 'hinge': limit_stiffness: limit_stiffness, limit_damping given but the "
+                                   "joint has no stops (lower, upper), so not used"), str(warning)
+    assert not [w for w in core.compile_model(pendulum(upper=1.0, limit_damping=10.0)).warnings
+                if w.code == "unused-limit-fields"]
+
+
 def test_a_joint_that_turns_round_past_a_single_stops_free_side_is_warned():
     # a single stop at −90° below the pendulum released level: it swings down the free side, 270°
     # long (to +180°), and over the top (released at 8 rad/s), where its angle reads a turn away
