@@ -11,8 +11,9 @@ slide of the results (0 as built): the slide measured from the markers, the angl
 angle of :class:`.rows.AngleRows` taken within half a turn of the stops' centre
 (:func:`core.model.spec.stops_centre`), so it needs no tracked state: a joint that never reaches
 its stops runs as it would without them. A joint that turns farther than half a turn from that
-centre (a single stop's free side, 270° long) is measured a turn away, past its stop: the run
-warns of it (``stop-turned-past``).
+centre (along a single stop's free side, 270° long, or past one of two stops by more than half
+the gap the turn leaves between them) is measured a turn away, past its stop: the run warns of
+it (``stop-turned-past``).
 """
 from __future__ import annotations
 
