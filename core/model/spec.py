@@ -524,7 +524,7 @@ class Joint:
         if dof is not None:
             c.choice("limit_dof", dof, ("rotation", "translation"))
         if (lower is not None or upper is not None) and dof in (None, "rotation", "translation"):
-            dof = _limit_dof(c, self.type, dof)
+            dof = _limit_dof(c, self.type, dof, "lower" if lower is not None else "upper")
             if dof is not None and _limits_sound(c, lower, upper, dof):
                 stiffness = LIMIT_STIFFNESS[dof] if stiffness is None else stiffness
                 depth = LIMIT_MAX_PENETRATION[dof] if depth is None else depth
@@ -562,10 +562,9 @@ LIMIT_DOFS = {"revolute": ("rotation",), "prismatic": ("translation",),
               "cylindrical": ("rotation", "translation")}
 
 
-def _limit_dof(c: _Checker, kind, dof):
-    """The coordinate a joint's limits limit, or None (an error said why)."""
+def _limit_dof(c: _Checker, kind, dof, field):
+    """The coordinate a joint's limits limit, or None (an error said why, on ``field``: the stop given)."""
     dofs = LIMIT_DOFS.get(kind)
-    field = "lower"
     if dofs is None:
         c.error(field, f"a {kind} joint takes no limits: only revolute (its angle), prismatic (its slide) "
                 "and cylindrical joints (one of them) do",
