@@ -378,18 +378,24 @@ def _draw_limits(layout, j):
         sub.active = getattr(j, f"use_{side}")
         sub.prop(j, f"{side}_{kind}")
     unit = "N·mm/rad" if kind == "angle" else "N/mm"
+    depth_unit = "rad" if kind == "angle" else "mm"
+    # unset, the core's default for the coordinate, not the field's (one field serves both: a slide's
+    # would read 1e7 N/mm and 0.01 mm greyed out where the core takes 1e4 and 0.1)
+    spec = core.model.spec
     row = box.row()
     row.prop(j, "use_limit_stiffness")
-    sub = row.row()
-    sub.active = j.use_limit_stiffness
-    sub.prop(j, "limit_stiffness", text=f"k ({unit})")
+    if j.use_limit_stiffness:
+        row.prop(j, "limit_stiffness", text=f"k ({unit})")
+    else:
+        row.label(text=f"k {spec.LIMIT_STIFFNESS[limit_dof(j)]:g} {unit} (default)")
     box.prop(j, "limit_damping", text=f"Damping ({'N·mm·s/rad' if kind == 'angle' else 'N·s/mm'})")
     box.prop(j, "limit_exponent")
     row = box.row()
     row.prop(j, "use_limit_max_penetration")
-    sub = row.row()
-    sub.active = j.use_limit_max_penetration
-    sub.prop(j, "limit_max_penetration", text=f"Depth ({'rad' if kind == 'angle' else 'mm'})")
+    if j.use_limit_max_penetration:
+        row.prop(j, "limit_max_penetration", text=f"Depth ({depth_unit})")
+    else:
+        row.label(text=f"Depth {spec.LIMIT_MAX_PENETRATION[limit_dof(j)]:g} {depth_unit} (default)")
 
 
 def motion_unit(m, data) -> str:

@@ -84,16 +84,27 @@ def test_a_door_limited_to_90_degrees_opens_and_stops_there(addon):
 
 
 def test_the_panel_draws_the_limits(addon):
-    from test_ui import draw_all
+    from test_ui import draw_all, labels
     scene, bob, hinge = door()
     scene.mbd.group = "joints"
+    log = draw_all(bob)
+    drawn = {entry[1] for entry in log if entry[0] == "prop"}
+    assert {"use_limits", "use_lower", "lower_angle", "upper_angle", "use_limit_stiffness", "limit_damping",
+            "limit_exponent", "use_limit_max_penetration"} <= drawn and "lower_slide" not in drawn
+    # unset, the stiffness and depth show the core's defaults for the coordinate, not the fields'
+    assert "limit_stiffness" not in drawn and "limit_max_penetration" not in drawn
+    assert {"k 1e+07 N·mm/rad (default)", "Depth 0.01 rad (default)"} <= set(labels(log))
+    hinge.use_limit_stiffness = hinge.use_limit_max_penetration = True
     drawn = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
-    assert {"use_limits", "use_lower", "lower_angle", "upper_angle", "limit_stiffness", "limit_damping",
-            "limit_exponent", "limit_max_penetration"} <= drawn and "lower_slide" not in drawn
+    assert {"limit_stiffness", "limit_max_penetration"} <= drawn
+    hinge.use_limit_stiffness = hinge.use_limit_max_penetration = False
     hinge.type = "CYLINDRICAL"
     hinge.limit_dof = "TRANSLATION"
-    drawn = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
+    log = draw_all(bob)
+    drawn = {entry[1] for entry in log if entry[0] == "prop"}
     assert {"limit_dof", "lower_slide", "upper_slide"} <= drawn
+    # a slide's: 1e4 N/mm and 0.1 mm (the fields, greyed out, had read 1e7 and 0.01)
+    assert {"k 10000 N/mm (default)", "Depth 0.1 mm (default)"} <= set(labels(log))
     hinge.use_limits = False
     drawn = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
     assert "use_limits" in drawn and "lower_slide" not in drawn
