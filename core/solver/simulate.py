@@ -3535,15 +3535,21 @@ class _Run:
 
     def tracked_joint_angles(self):
         """(joints,) the angle the run tracked at its first frame for each joint it measures (a
-        motion, gear or torsion spring on it), NaN for the rest and without frames."""
+        motion, gear or torsion spring on it), else the angle its stops measure there (a run started
+        at a static equilibrium more than half a turn from the build), NaN for the rest and without
+        frames."""
         sysm, joints = self.sys, self.cm.joints
         start = np.full(len(joints), np.nan)
         if not self.states:
             return start
+        lim = sysm.limits
+        if lim.angle.any():
+            on = np.flatnonzero(lim.angle)
+            start[lim.joint[on]] = lim.measure(sysm.bodies(self.states[0]).packed)[0][on]
         tracked = {(sysm.coord_mi[c], sysm.coord_mj[c]): self.states[0][sysm.sl_a][slot]
                    for slot, c in enumerate(sysm.angle_coords)}
         for k, j in enumerate(joints):
-            start[k] = tracked.get((j["mi"], j["mj"]), np.nan)
+            start[k] = tracked.get((j["mi"], j["mj"]), start[k])
         return start
 
     def off_constraints(self, C, Ju):

@@ -324,6 +324,21 @@ def test_a_joint_pushed_through_stops_near_half_a_turn_reports_what_acted():
     assert "Stiffen its stops or leave a wider gap between them: the turn leaves 4.77° between them" in warning
 
 
+def test_a_run_started_at_rest_beyond_half_a_turn_reads_its_angle_as_its_stop_does():
+    """Gravity along −X and a torque T = 0.2 m g L rest the pendulum at π + asin(0.2) = 3.343 rad,
+    inside its single lower stop's turn (−1 rad, measured within −2.57 … 3.71 rad). A run started
+    there read the angle on the branch nearest 0, −2.940 rad, and warned that the joint had turned
+    past its stop and been pushed round (stop-turned-past) while no stop touched it; the angle now
+    starts on the stops' branch."""
+    model = pendulum(gravity=False, torque=0.2 * M * G * L * 1e3, lower=-1.0, end_time=0.2, output_rate=100)
+    r = core.simulate(replace(model, settings=replace(model.settings, gravity=(-G * 1e3, 0.0, 0.0),
+                                                      start="static_equilibrium")))
+    assert r.success, r.message
+    np.testing.assert_allclose(r.joint_angle[:, 0], math.pi + math.asin(0.2), atol=1e-8)
+    np.testing.assert_array_equal(r.joint_limit_load[:, 0], 0.0)
+    assert not r.warnings, r.warnings
+
+
 def test_limits_shifted_by_the_static_equilibrium_stay_valid():
     # wide stops (±170°) on a pendulum released level: its equilibrium hangs 90° down, and the placed
     # model's stops, measured from there, reach −260°: valid, their middle 90° from it
