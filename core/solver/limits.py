@@ -167,10 +167,12 @@ class JointLimits:
         past_upper = above > below
         delta = np.where(past_upper, above, below)
         sigma = np.where(past_upper, 1.0, -1.0)
-        on = delta > 0.0
+        # the stiffness check's view is touched everywhere, at its full damping: its finite differences
+        # about the pressed coordinate would read the damping switching on as a stiffness
+        on = np.ones(np.shape(delta), bool) if self.bilateral else delta > 0.0
         depth = np.where(on, delta, 0.0)
         elastic = self.k * depth ** self.e
-        fade = np.minimum(depth, self.depth) / self.depth
+        fade = 1.0 if self.bilateral else np.minimum(depth, self.depth) / self.depth
         push = elastic + self.c * fade * sigma * rate
         if not self.bilateral:
             push = np.maximum(push, 0.0)
@@ -221,7 +223,7 @@ class JointLimits:
         not: a stop's stiffness limits an explicit step whenever the run reaches it."""
         q = self.measure(packed)[0]
         return replace(self, lower=q, upper=q, k=self.k * self.e * self.depth ** (self.e - 1.0),
-                       e=np.ones_like(self.e), depth=np.full_like(self.depth, 1e-300), bilateral=True)
+                       e=np.ones_like(self.e), bilateral=True)
 
 
 def limit_loads(limits: "JointLimits", n_joints: int, angle, angle_rate, slide, slide_rate):
