@@ -116,13 +116,15 @@ def _limit_si(joint: spec.Joint) -> dict | None:
 
 
 def _starts_past_stop(joint: spec.Joint) -> list[Issue]:
-    """A warning where a joint is built past one of its stops (its coordinate 0 beyond it): the
-    stop pushes it back from the first instant, as it holds a joint that the static equilibrium's
-    model places resting on it; a limit typed with the wrong sign does the same."""
+    """A warning where a joint is built past one of its stops (its coordinate 0 beyond it) by more
+    than the stop's damping depth ``limit_max_penetration``: the stop pushes it back from the first
+    instant, as a limit typed with the wrong sign does. A joint built resting on its stop, as the
+    static equilibrium's model places one, is pressed less deep (a stop holding its load)."""
     if not joint.limited:
         return []
-    past = [(name, value) for name, value, beyond in (("lower", joint.lower, lambda v: v > 0.0),
-                                                      ("upper", joint.upper, lambda v: v < 0.0))
+    reach = joint.limit_max_penetration
+    past = [(name, value) for name, value, beyond in (("lower", joint.lower, lambda v: v > reach),
+                                                      ("upper", joint.upper, lambda v: v < -reach))
             if value is not None and beyond(value)]
     if not past:
         return []

@@ -378,6 +378,19 @@ def test_a_joint_built_past_its_stop_is_warned_and_pushed_back():
     assert r.joint_angle[-1, 0] < -0.19
 
 
+def test_the_equilibrium_model_of_a_joint_resting_on_its_stop_is_not_warned_built_past_it():
+    # the level arm on a stop at 0 with the default 1e7 N·mm/rad: pressed m g L / k = 4.9e-4 rad, within
+    # the stop's damping depth 0.01 rad: the placed model starts resting on its stop, as it should, and
+    # says nothing; a stop typed 0.2 rad the wrong way is still warned (the test above)
+    eq = core.static_equilibrium(pendulum(upper=0.0, end_time=0.5, output_rate=100))
+    assert eq.converged and eq.stable, eq.summary()
+    assert eq.model.joints[0].upper == pytest.approx(-M * G * L / 1e4, rel=1e-6)
+    assert not [w for w in core.compile_model(eq.model).warnings if w.code == "built-past-stop"]
+    r = core.simulate(eq.model)
+    assert r.success and not [w for w in r.warnings if "past its upper limit" in w], r.warnings
+    assert np.max(np.abs(r.joint_angle[:, 0])) < 1e-9     # it stays where it rests
+
+
 def sleeve(torque=0.0, **limits):
     """A 1 kg sleeve on a vertical shaft (a cylindrical joint along world Z), falling under gravity
     and turned by ``torque`` N·m about the shaft."""
