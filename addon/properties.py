@@ -14,6 +14,8 @@ from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProp
                        FloatVectorProperty, IntProperty, PointerProperty, StringProperty)
 from bpy.types import PropertyGroup
 
+from .corelink import core
+
 ROLES = (
     ("NONE", "None", "Not part of the mechanism"),
     ("BODY", "Body", "A rigid body; mass properties from its closed mesh"),
@@ -116,6 +118,26 @@ def remember_joint_names(scene):
             joint.previous_name = joint.name
 
 
+def limit_dof(j) -> str:
+    """The coordinate a joint's limits limit: 'rotation' or 'translation'."""
+    if j.type == "CYLINDRICAL":
+        return j.limit_dof.lower()
+    return "translation" if j.type == "PRISMATIC" else "rotation"
+
+
+def _limit_default(field, defaults):
+    """An update that, when Set Stiffness or Set Max. Penetration is switched on, starts the field at
+    the core's default for the coordinate limited, where it holds the other coordinate's (one field
+    serves an angle's and a slide's stops: a slide's stiffness would start at the angle's 1e7)."""
+    def update(self, context):
+        if not getattr(self, "use_" + field):
+            return
+        own = defaults[limit_dof(self)]
+        if any(abs(getattr(self, field) - v) <= 1e-6 * v for v in defaults.values() if v != own):
+            setattr(self, field, own)
+    return update
+
+
 JOINT_TYPES = (
     ("REVOLUTE", "Revolute", "Hinge about Z of Frame I"),
     ("PRISMATIC", "Prismatic", "Slider along Z of Frame I"),
@@ -157,7 +179,8 @@ class MBD_PG_joint(PropertyGroup):
     upper_slide: FloatProperty(name="Upper (mm)", description="The upper stop's slide from the joint as built",
                                default=50.0)
     use_limit_stiffness: BoolProperty(name="Set Stiffness", description="Off: 1e7 N·mm/rad for an angle's "
-                                      "stops, 1e4 N/mm for a slide's")
+                                      "stops, 1e4 N/mm for a slide's",
+                                      update=_limit_default("limit_stiffness", core.model.spec.LIMIT_STIFFNESS))
     # min 0 as for the length: a 0 must reach Validate as an error
     limit_stiffness: FloatProperty(name="Stiffness", description="k of k·δ^e: N·mm/rad^e (angle) or N/mm^e "
                                    "(slide)", default=1e7, min=0.0)
@@ -167,7 +190,9 @@ class MBD_PG_joint(PropertyGroup):
     limit_exponent: FloatProperty(name="Exponent", description="e of k·δ^e: 1 a linear stop", default=1.0,
                                   min=0.0)
     use_limit_max_penetration: BoolProperty(name="Set Max. Penetration", description="Off: 0.01 rad (0.57°) "
-                                            "for an angle's stops, 0.1 mm for a slide's")
+                                            "for an angle's stops, 0.1 mm for a slide's",
+                                            update=_limit_default("limit_max_penetration",
+                                                                  core.model.spec.LIMIT_MAX_PENETRATION))
     limit_max_penetration: FloatProperty(name="Max. Penetration", description="rad (angle) or mm (slide): the "
                                          "depth over which the damping fades in", default=0.01, min=0.0)
 

@@ -14,7 +14,7 @@ from .bridge import trace as tracing
 from .bridge.scene_to_model import mm_per_unit, role_refused, run_end_time
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
-from .properties import LABELS, SPRING_LABELS, active_index_name
+from .properties import LABELS, SPRING_LABELS, active_index_name, limit_dof
 
 
 def formula_base_dir() -> str:
@@ -352,13 +352,6 @@ def _draw_joint(layout, j, data):
     if j.type in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
         _draw_limits(layout, j)
     _draw_sizing(layout, joint_sizing(j))
-
-
-def limit_dof(j) -> str:
-    """The coordinate a joint's limits limit: 'rotation' or 'translation'."""
-    if j.type == "CYLINDRICAL":
-        return j.limit_dof.lower()
-    return "translation" if j.type == "PRISMATIC" else "rotation"
 
 
 def _draw_limits(layout, j):

@@ -25,7 +25,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ..corelink import core
-from ..properties import SPRING_LABELS
+from ..properties import SPRING_LABELS, limit_dof
 
 #: set by bake on each animated body: its pose before baking (the "_" hides it in the UI)
 REST_KEY = "_mbd_rest"
@@ -73,7 +73,7 @@ def joint_limits(j) -> dict:
     the damping's depth only where set, else the core's defaults for the coordinate."""
     if not j.use_limits or j.type not in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
         return {}
-    dof = j.limit_dof.lower() if j.type == "CYLINDRICAL" else "translation" if j.type == "PRISMATIC" else "rotation"
+    dof = limit_dof(j)
     kind = "angle" if dof == "rotation" else "slide"
     out = dict(lower=typed(getattr(j, f"lower_{kind}")) if j.use_lower else None,
                upper=typed(getattr(j, f"upper_{kind}")) if j.use_upper else None,

@@ -110,3 +110,22 @@ def test_the_panel_draws_the_limits(addon):
     assert "use_limits" in drawn and "lower_slide" not in drawn
     hinge.type = "SPHERICAL"
     assert "use_limits" not in {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
+
+
+def test_set_stiffness_and_depth_start_at_the_limited_coordinates_defaults(addon):
+    scene, bob, hinge = door()
+    hinge.type = "PRISMATIC"
+    # one field serves both coordinates and starts at the angle's 1e7 and 0.01: a slide's starts at its own
+    hinge.use_limit_stiffness = hinge.use_limit_max_penetration = True
+    assert (hinge.limit_stiffness, hinge.limit_max_penetration) == (1e4, pytest.approx(0.1))
+    (joint,) = model_of(scene).model.joints
+    assert (joint.limit_stiffness, joint.limit_max_penetration) == (1e4, pytest.approx(0.1))
+    # back on a hinge, switched off and on, the angle's; a value the user typed is kept
+    hinge.use_limit_stiffness = hinge.use_limit_max_penetration = False
+    hinge.type = "REVOLUTE"
+    hinge.use_limit_stiffness = hinge.use_limit_max_penetration = True
+    assert (hinge.limit_stiffness, hinge.limit_max_penetration) == (1e7, pytest.approx(0.01))
+    hinge.limit_stiffness, hinge.use_limit_stiffness = 5e5, False
+    hinge.type = "PRISMATIC"
+    hinge.use_limit_stiffness = True
+    assert hinge.limit_stiffness == 5e5
