@@ -26,7 +26,7 @@ __all__ = ["Results", "load_results", "frame_bytes", "DEFERRED"]
 #: the channels a run may leave to be computed on first use (:meth:`Results.defer`): they take a
 #: constraint solve per output frame, which a run that is only baked or plotted for its motion skips
 DEFERRED = ("acceleration", "angular_acceleration", "joint_force", "joint_torque", "motion_effort",
-            "coupler_effort")
+            "coupler_effort", "joint_friction_load")
 #: a contact's largest force between the output frames over the largest the frames show, above
 #: which :meth:`Results.contact_peak_note` speaks: the frames then miss its impacts
 PEAK_MISSED = 2.0
@@ -70,6 +70,10 @@ class Results:
     joint_torque: np.ndarray            # (T, nj, 3) N·m of frame_i's body on that body, about frame_j's origin
                                         # (a gear's or rack's joint: with its coupler's tooth force, see
                                         # coupler_pitch_radius)
+    joint_friction_load: np.ndarray | None  # (T, nj, 2) N·m, N: each joint's friction, the torque about and the
+                                        # force along Z of frame_i on frame_j's body ([..., 0], [..., 1]), against its
+                                        # turn and slide (the law at the reaction the same solve gives); NaN where
+                                        # the joint has no such friction (None -> NaN)
     motion_names: tuple
     motion_effort: np.ndarray           # (T, nm) N or N·m the drive applies to frame_j's body along/about Z of frame_i
     motion_is_rotation: np.ndarray      # (nm,) bool
@@ -155,7 +159,7 @@ class Results:
                                   ("contact_peak_force", (T, nc), np.nan),
                                   ("joint_angle", (T, nj), np.nan), ("joint_angle_rate", (T, nj), np.nan),
                                   ("joint_slide", (T, nj), np.nan), ("joint_slide_rate", (T, nj), np.nan),
-                                  ("joint_limit_load", (T, nj), np.nan),
+                                  ("joint_limit_load", (T, nj), np.nan), ("joint_friction_load", (T, nj, 2), np.nan),
                                   ("spring_length", (T, ns), np.nan), ("spring_rate", (T, ns), np.nan),
                                   ("joint_frame_axes", (nj, 3, 3), np.nan),
                                   ("coupler_pitch_radius", (ncp,), np.nan), ("coupler_pressure_angle", (ncp,), np.nan)):
@@ -368,6 +372,9 @@ class Results:
             label = self.limit_channel(k)
             if label:
                 add(f"{name}.{label[0]}", self.joint_limit_load[:, k], label[1])
+            for a, (label, kind) in enumerate((("friction_torque", "torque"), ("friction_force", "force"))):
+                if not np.all(np.isnan(self.joint_friction_load[:, k, a])):
+                    add(f"{name}.{label}", self.joint_friction_load[:, k, a], kind)
             for a, axis in enumerate("xyz"):
                 add(f"{name}.reaction_force.{axis}", self.joint_force[:, k, a], "force")
             for a, axis in enumerate("xyz"):
@@ -518,7 +525,8 @@ def load_results(path: str | os.PathLike) -> Results:
             meta[key] = tuple(value)
     # channels that files of earlier versions lack: none of those elements
     T = len(arrays["t"])
-    for key, empty in (("coupler_effort", np.zeros((T, 0, 2))), ("contact_force", np.zeros((T, 0, 3)))):
+    for key, empty in (("coupler_effort", np.zeros((T, 0, 2))), ("contact_force", np.zeros((T, 0, 3))),
+                       ("joint_friction_load", None)):
         arrays.setdefault(key, empty)
     meta.setdefault("contact_names", ())
     try:

@@ -115,6 +115,19 @@ def _limit_si(joint: spec.Joint) -> dict | None:
                 e=e, depth=joint.limit_max_penetration * length)
 
 
+def _friction_si(joint: spec.Joint) -> dict | None:
+    """A joint's friction in SI (None without): ``mu``, the pin's ``radius`` m (None for a
+    prismatic joint), ``v_tol`` m/s, and the coordinates it acts on: ``rotation`` (a revolute or
+    cylindrical joint's turn) and ``translation`` (a prismatic or cylindrical joint's slide)."""
+    if not joint.friction:
+        return None
+    radius = None if joint.friction_radius is None else to_si(joint.friction_radius, "length")
+    return dict(mu=joint.friction_coefficient, radius=radius,
+                v_tol=to_si(joint.slip_tolerance_velocity, "velocity"),
+                rotation=joint.type in ("revolute", "cylindrical"),
+                translation=joint.type in ("prismatic", "cylindrical"))
+
+
 def _starts_past_stop(joint: spec.Joint) -> list[Issue]:
     """A warning where a joint is built past one of its stops (its coordinate 0 beyond it) by more
     than the stop's damping depth ``limit_max_penetration``: the stop pushes it back from the first
@@ -656,7 +669,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         k_j, _, rot_j = body_pose(frames[j.frame_j].body)
         world_axes_j = frame_world(j.frame_j)[1]
         joints.append(dict(name=j.name, type=j.type, mi=mi, mj=mj, length=length,
-                           axes_j=world_axes_j if k_j < 0 else rot_j.T @ world_axes_j, limit=_limit_si(j)))
+                           axes_j=world_axes_j if k_j < 0 else rot_j.T @ world_axes_j, limit=_limit_si(j),
+                           friction=_friction_si(j)))
         issues += _starts_past_stop(j)
     joint_index = {j["name"]: k for k, j in enumerate(joints)}
 

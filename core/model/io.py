@@ -135,9 +135,11 @@ def model_to_dict(model: spec.Model) -> dict:
     return out
 
 
-#: a joint's end-stop fields (spec.Joint)
+#: a joint's end-stop and friction fields (spec.Joint)
 _LIMIT_FIELDS = ("lower", "upper", "limit_dof", "limit_stiffness", "limit_damping", "limit_exponent",
-                 "limit_max_penetration")
+                 "limit_max_penetration",
+                 # and its friction's
+                 "friction", "friction_coefficient", "friction_radius", "slip_tolerance_velocity")
 
 
 def _element_to_dict(element) -> dict:
@@ -149,7 +151,7 @@ def _element_to_dict(element) -> dict:
         if f.name == "base_dir":
             continue
         if isinstance(element, spec.Joint) and f.name in _LIMIT_FIELDS and value == f.default:
-            continue        # a joint without stops writes none of their fields
+            continue        # a joint without stops (friction) writes none of their fields
         if f.name == "geometry" and value is not None:
             value = {"type": value.kind, **_element_to_dict(value)}
         elif isinstance(value, tuple):

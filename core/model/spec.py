@@ -467,6 +467,14 @@ class Frame:
 
 
 # --------------------------------------------------------------------------- joints
+#: a joint's friction by default: μ of a lubricated plain bearing or slide (steel on bronze or
+#: on steel, oiled: 0.05-0.2), and a slip tolerance of 1 mm/s, a tenth of the contacts': a part
+#: held by friction creeps at v_tol·atanh(tan θ/μ), 0.55 mm/s at half the friction that holds it
+#: (see docs/model-format.md, "Joint friction")
+JOINT_FRICTION_COEFFICIENT = 0.1
+JOINT_FRICTION_SLIP = 1.0
+
+
 @_frozen
 class Joint:
     """A joint between the bodies of ``frame_i`` and ``frame_j``.
@@ -489,6 +497,13 @@ class Joint:
     (N·mm·s/rad or N·s/mm), ``limit_exponent`` e, ``limit_max_penetration`` δ_max (rad or mm;
     ``None``: :data:`LIMIT_MAX_PENETRATION`). An angle is measured within one turn about its
     stops' centre (:func:`stops_centre`), which must hold the joint as built.
+
+    Friction (``friction`` true; revolute, prismatic and cylindrical joints): the contacts'
+    regularised Coulomb law driven by the joint's reaction force F, no stiction. About the axis
+    T = −μ·r·|F|·tanh(r·ω/v_tol) (a revolute joint, a cylindrical joint's turn; ``friction_radius``
+    r mm, the pin's), along it f = −μ·|F_n|·tanh(v/v_tol) (a prismatic joint, a cylindrical joint's
+    slide; F_n the force square to the axis): ``friction_coefficient`` μ,
+    ``slip_tolerance_velocity`` v_tol mm/s (:data:`JOINT_FRICTION_SLIP`).
     """
 
     name: str
@@ -503,6 +518,10 @@ class Joint:
     limit_damping: float = 0.0
     limit_exponent: float = 1.0
     limit_max_penetration: float | None = None
+    friction: bool = False
+    friction_coefficient: float = JOINT_FRICTION_COEFFICIENT
+    friction_radius: float | None = None
+    slip_tolerance_velocity: float = JOINT_FRICTION_SLIP
 
     def __post_init__(self):
         c = _Checker(_label("joint", self.name))
@@ -528,13 +547,36 @@ class Joint:
             if dof is not None and _limits_sound(c, lower, upper, dof):
                 stiffness = LIMIT_STIFFNESS[dof] if stiffness is None else stiffness
                 depth = LIMIT_MAX_PENETRATION[dof] if depth is None else depth
+        c.flag("friction", self.friction)
+        mu = c.number("friction_coefficient", self.friction_coefficient, nonneg=True)
+        radius = c.number("friction_radius", self.friction_radius, positive=True, optional=True)
+        slip = c.number("slip_tolerance_velocity", self.slip_tolerance_velocity, positive=True)
+        if self.friction is True:
+            _friction_sound(c, self.type, radius)
         _finish(self, c, length=length, lower=lower, upper=upper, limit_dof=dof, limit_stiffness=stiffness,
-                limit_damping=damping, limit_exponent=exponent, limit_max_penetration=depth)
+                limit_damping=damping, limit_exponent=exponent, limit_max_penetration=depth,
+                friction_coefficient=mu, friction_radius=radius, slip_tolerance_velocity=slip)
 
     @property
     def limited(self) -> bool:
         """Whether the joint has a stop (a lower or an upper limit)."""
         return self.lower is not None or self.upper is not None
+
+
+def _friction_sound(c: _Checker, kind, radius) -> None:
+    """Errors where a joint's friction cannot apply: a type without a sliding or turning pair of
+    surfaces, a bearing without its radius, a slide given one."""
+    if kind not in LIMIT_DOFS:
+        c.error("friction", f"a {kind} joint takes no friction: only revolute, prismatic and cylindrical "
+                "joints do (their bearing or guide)",
+                "Turn friction off, or use a revolute, prismatic or cylindrical joint.")
+    elif kind != "prismatic" and radius is None:
+        c.error("friction_radius", f"a {kind} joint's friction needs the radius (mm) of its pin, at which "
+                "the bearing's load rubs: the friction torque is μ·r·|F|",
+                "Give friction_radius, e.g. the shaft's radius.")
+    elif kind == "prismatic" and radius is not None:
+        c.error("friction_radius", "a prismatic joint's friction has no radius: it acts along the slide "
+                "as μ·|F_n|", "Leave friction_radius out.")
 
 
 #: the stops' defaults by the coordinate they limit: a stiffness (N·mm/rad, N/mm) that holds a

@@ -7,7 +7,7 @@ batch of perturbed states instead of one evaluation per state component).
 
 It covers every model on the dense Schur path without contacts: joints,
 motions, gear and rack couplers, applied forces and actuators, spring-dampers,
-torsion springs and bushings (:func:`supports`). Its numbers equal
+torsion springs and bushings, not the joints' friction (:func:`supports`). Its numbers equal
 :meth:`System.evaluate`'s to rounding (tests/core/test_dynamics_batch.py).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from .system import _QRS, Kinematics, System, marker_kinematics, quaternion_rate
 
 def supports(sysm: System) -> bool:
     """Whether :func:`evaluate` handles this system."""
-    return sysm.n > 0 and not sysm.sparse and not len(sysm.contacts)
+    return sysm.n > 0 and not sysm.sparse and not len(sysm.contacts) and not len(sysm.friction)
 
 
 def kinematics(sysm: System, P) -> Kinematics:

@@ -89,7 +89,8 @@ def column_groups(sysm: System, cm: CompiledModel):
 
 def linear_groups(sysm: System, cm: CompiledModel):
     """Groups for :func:`linearised` (as :func:`column_groups`, rows indexing
-    :meth:`.System.linear_residual`) of a jointed model whose bodies group, else None.
+    :meth:`.System.linear_residual`) of a jointed model whose bodies group, else None (also for a
+    model with joint friction, whose loads follow the solve's λ: its columns are differenced whole).
 
     Body b moves its own ẋ and q̇, the force residual of every body coupled to it, the rates
     of the angles measured at its joints and the residuals of its joints' rows. The tracked
@@ -97,7 +98,8 @@ def linear_groups(sysm: System, cm: CompiledModel):
     an angle, whose derivative is zero.
     """
     n, size = sysm.n, sysm.size
-    if not sysm.n_rows:
+    # (the joints' friction depends on the solve's λ, which the residuals hold fixed: columns then)
+    if not sysm.n_rows or len(sysm.friction):
         return None
     near = _couplings(sysm, cm)
     color = _colours(near)

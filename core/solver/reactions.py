@@ -50,7 +50,7 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progres
     T, n, nj, nm = len(states), sysm.n, len(cm.joints), sysm.n_motions
     out = dict(acceleration=np.zeros((T, n, 3)), angular_acceleration=np.zeros((T, n, 3)),
                joint_force=np.zeros((T, nj, 3)), joint_torque=np.zeros((T, nj, 3)), motion_effort=np.zeros((T, nm)),
-               coupler_effort=np.zeros((T, len(cm.couplers), 2)))
+               coupler_effort=np.zeros((T, len(cm.couplers), 2)), joint_friction_load=np.full((T, nj, 2), np.nan))
     if T == 0:
         return out
     mj_marker = np.array([j["mj"] for j in cm.joints], int)
@@ -65,6 +65,7 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progres
     coupler_rows = slice(motion_rows.stop, motion_rows.stop + len(cm.couplers))
     coeffs = np.array([c["coeffs"] for c in cm.couplers], float).reshape(-1, 2)
     states = np.asarray(states)
+    fr = sysm.friction
     r_j = np.tile(cm.marker_r[mj_marker], 3)
 
     def joints(P, wrench, coupler_lam):
@@ -101,9 +102,10 @@ def frame_dynamics(sysm: System, t, states, run_states=None, steps=None, progres
         for k in range(T):
             if steps is not None and k < len(steps[0]) and steps[0][k] is not None:
                 u_next, lam = steps[0][k][:2]
-                udot, lam, jw, B = sysm.reactions(t[k], run_states[k], (u_next, lam, steps[1]))
+                udot, lam, jw, B, friction = sysm.reactions(t[k], run_states[k], (u_next, lam, steps[1]))
             else:
-                udot, lam, jw, B = sysm.reactions(t[k], states[k] if run_states is None else run_states[k])
+                udot, lam, jw, B, friction = sysm.reactions(t[k], states[k] if run_states is None else run_states[k])
+            out["joint_friction_load"][k, fr.joint, np.where(fr.angle, 0, 1)] = friction
             out["acceleration"][k], out["angular_acceleration"][k] = udot[:, :3], udot[:, 3:]
             if nj:
                 out["joint_force"][k], out["joint_torque"][k] = joints(B.packed, jw, lam[coupler_rows])

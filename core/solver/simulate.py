@@ -789,14 +789,14 @@ class _Run:
         #: that step's end; None before it is taken), for the first frame's kinetic energy in
         #: product form (run_kinetic_energy)
         self.run_start: tuple[np.ndarray, np.ndarray | None] | None = None
-        #: J per frame: the work the motions and applied forces did up to it (System.supplied_power),
+        #: J per frame: the work the motions, applied forces and joints' friction did up to it (System.supplied_power),
         #: summed over the fixed steps or integrated by an adaptive method as one more state
         #: (:attr:`work_state`), for the energy balance of a driven run (check_energy); None where
         #: it is not kept (models without drives)
         self.work_out: list[float] | None = None
         #: a driven run on an adaptive method: its state carries the drives' work last (System.rhs),
         #: under the integrator's own error control, as RK4 sums it at its stages' weights
-        self.work_state = bool(self.s.integrator in SCIPY_METHODS and (cm.motions or cm.forces))
+        self.work_state = bool(self.s.integrator in SCIPY_METHODS and self.does_work)
         self.step_power = 0.0   # W over the last fixed step
         #: J: the work of drives working against each other at once (System.supplied_power_cancelled)
         #: summed over the steps: their net work (work_out) is known only to the precision of this
@@ -1758,7 +1758,7 @@ class _Run:
         frame): the contacts' share of the elastic energy, left out under fixed steps. See
         :meth:`check_energy`."""
         cm, sysm = self.cm, self.sys
-        driven = bool(cm.motions or cm.forces)
+        driven = self.does_work
         if T < 2 or any(w.code == "torsion-axes-parted" for w in self.warnings):
             return None
         e = out["kinetic_energy"][:T] + out["potential_energy"][:T]
@@ -1817,7 +1817,7 @@ class _Run:
         warning (ContactSet.depth_issues, from the accepted states) saw nothing.
         """
         cm, sysm = self.cm, self.sys
-        driven = bool(cm.motions or cm.forces)
+        driven = self.does_work
         balance = self.energy_balance(out, T, contact_energy)
         if balance is None:
             return
@@ -1927,6 +1927,12 @@ class _Run:
             return
         self.warnings.append(issue)
         log.warning("%s", issue)
+
+    @property
+    def does_work(self) -> bool:
+        """Whether the model has loads whose work the energy balance counts: motions, applied forces
+        and the joints' friction (whose work, never positive, is what it dissipates)."""
+        return bool(self.cm.motions or self.cm.forces or len(self.sys.friction))
 
     def dissipates(self) -> bool:
         """Whether a damper of the model (a spring-damper's, a bushing's, a joint stop's) takes energy."""
@@ -3190,7 +3196,7 @@ class _Run:
         self.states.append(y0)
         stepper = step_fn == self.stepper_step
         work = 0.0
-        if self.cm.motions or self.cm.forces:
+        if self.does_work:
             self.work_out = [work]
             self.sys.track_supplied_power = True
         if stepper:

@@ -36,6 +36,7 @@ from ..joints import primitives as prim
 from ..model.compile import CompiledModel
 from ..spatial import cross, quat_to_matrix, skew
 from . import schur
+from .friction import LOOP_RTOL, JointFriction, solve_loop
 from .limits import JointLimits
 from .rows import AngleRows, JointRows
 
@@ -102,9 +103,15 @@ _LINE_SLOTS = 64
 #: free bodies in a line joined by stiff springs, ms a step dense / sparse: 20 bodies 1.5 / 2.5,
 #: 50 8.9 / 2.7, 100 37 / 2.3)
 _SPARSE_LINES_BODIES = 30
-#: owners of non-contact lines: springs and bushings (verdicts kept), actuators and joint limits'
-#: stops (judged every step; a stop, as a contact, only pushes)
-_SPRING, _ACTUATOR, _STOP = -1, -2, -3
+#: owners of non-contact lines: springs and bushings (verdicts kept), actuators, joint limits'
+#: stops (judged every step; a stop, as a contact, only pushes) and joint friction
+_SPRING, _ACTUATOR, _STOP, _FRICTION = -1, -2, -3, -4
+#: rounds of the joint friction's loop, each a constraint solve at the loads the last found
+#: (:meth:`System._with_friction`; one is the rule, the second meets what the regularisation left)
+_FRICTION_ROUNDS = 4
+#: the stepper solves a step again with its joints' friction at the step's own reactions where they
+#: differ from those it took by more than this share (:meth:`System.velocity_step`), at most so often
+_FRICTION_RELOAD, _FRICTION_RELOADS = 0.01, 3
 _XYZ = np.arange(3)
 _ZERO33 = np.zeros((1, 3, 3))
 
@@ -375,6 +382,13 @@ class System:
                                          np.array([b["mj"] for b in cm.bushings], int)), cm.marker_axes)
         #: the joints' end stops (their slides measured from the bodies as built)
         self.limits = JointLimits.from_compiled(cm, self._marker_map, B0.packed)
+        #: the joints' friction channels, and what they applied at the last evaluation: their loads
+        #: (k,) N·m or N and wrench (n+1, 6; None while no channel slips)
+        owner = self.layout.row_owner()
+        self.friction = JointFriction.from_compiled(
+            cm, self._marker_map, np.concatenate([owner, np.full(self.n_rows - len(owner), -1)]),
+            self._end_row, self._end_body)
+        self.friction_load, self.friction_wrench = np.zeros(len(self.friction)), None
         self.contacts = ContactSet(cm, stop)
         #: per contact, J: energy taken out by the stepper's implicit contact stiffness, and by
         #: the contact's own damping at those points (see _tally_implicit)
@@ -439,7 +453,8 @@ class System:
         self._line_slots = {}   # _lines_matrix's index arrays by the lines' bodies
         self._actuators_h = (None, False)   # (h, whether an actuator may be too stiff for step h)
         self._gravity_only = not (len(self.applied.names) or len(self.tsprings.mi) or len(self.rsprings.mi)
-                                  or len(self.bushings.names) or len(self.contacts) or len(self.limits))
+                                  or len(self.bushings.names) or len(self.contacts) or len(self.limits)
+                                  or len(self.friction))
         self.y0 = y0
 
     def rebase_rests(self, y):
@@ -779,7 +794,7 @@ class System:
             return dict(extra, C=rows.C if m else np.zeros(0),
                         vel_error=(self._J_dot(rows, y[self.sl_u]) - rows.vel_target) if m else np.zeros(0),
                         bodies=B, coords=coords)
-        udot, lam = self._accelerations(y, B, rows, F, leaning)
+        udot, lam = self._accelerations(y, B, rows, F, leaning, t)
         if self.track_supplied_power:
             # only the motions' rows' λ enters the power: without motions its redundant part needs no
             # taking out (a least_norm each evaluation took a forced N-four-bar's run from 0.8 s to 5.1 s)
@@ -796,14 +811,17 @@ class System:
         (joints, n+1, 6; the ground's row zero) and the bodies. ``step``: (u_next (6n,), λ (m,), h)
         of a stepper step that started at y (:attr:`step_lam`): u̇ is then its (u_next − u)/h and λ
         the joints' impulses over it divided by h, what the motion felt, instead of the
-        accelerations' solve at y."""
+        accelerations' solve at y. Last, the joints' friction loads (k,) N·m or N: the solve's, or
+        the law's at y's velocities and the step's λ."""
         n, m = self.n, self.n_rows
         B, rows, F, _, _ = self._state(t, y, False)
         if step is None:
-            udot, lam = self._accelerations(y, B, rows, F)
+            udot, lam = self._accelerations(y, B, rows, F, t=t)
+            friction = self.friction_load.copy()
         else:
             u_next, lam, h = step
             udot = (u_next - y[self.sl_u]) / h
+            friction = self._friction_law(B, rows, lam)[0]
         if m:
             lam = self.least_norm(B, rows, lam)
         jw = np.zeros((len(self.cm.joints), n + 1, 6))
@@ -812,7 +830,19 @@ class System:
             per_end = rows.blocks[:nb] * lam[self.rows.end_row, None]
             jw[:, :n] = np.bincount(self._jw_index, weights=per_end.ravel(),
                                     minlength=self._jw_size).reshape(-1, n, 6)
-        return np.concatenate([udot[:3 * n].reshape(n, 3), udot[3 * n:].reshape(n, 3)], axis=1), lam, jw, B
+        return (np.concatenate([udot[:3 * n].reshape(n, 3), udot[3 * n:].reshape(n, 3)], axis=1), lam, jw, B,
+                friction)
+
+    def _friction_law(self, B: Bodies, rows: Rows | None, lam):
+        """(f (k,), the channels' geometry (J_i, J_j, q̇, z), |F| (k,) N): the joints' friction law
+        at the bodies' velocities and the multipliers λ (f = −g |F|, :meth:`.JointFriction.gains`)."""
+        fr = self.friction
+        geometry = fr.geometry(B.packed)
+        if rows is None or not len(fr):
+            return np.zeros(len(fr)), geometry, np.zeros(len(fr))
+        F = fr.reaction_map(rows.blocks, self.n_rows, geometry[3]) @ lam
+        mag = np.sqrt(np.einsum("kc,kc->k", F, F))
+        return -fr.gains(geometry[2]) * mag, geometry, mag
 
     def find_redundancies(self, y):
         """Count, at the assembled state y (t = 0), the combinations of constraint rows that move
@@ -923,16 +953,55 @@ class System:
             K = self.kinematics(B)
         return self._coordinates(B.packed, K, y[self.sl_a])
 
-    def _accelerations(self, y, B: Bodies, rows: Rows | None, F, leaning=True):
+    def _accelerations(self, y, B: Bodies, rows: Rows | None, F, leaning=True, t=None):
         """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y; the
         demand resolved where it leans on rows that nearly cancel (:meth:`_constrained`), unless
-        not ``leaning`` or not :attr:`leaning`."""
+        not ``leaning`` or not :attr:`leaning`; with the joints' friction (``t``, s: for its errors)."""
         if rows is None:   # per body: a dense M⁻¹ of 200 free bodies cost 1.5 ms an evaluation
             return self._minv_dot(B, F.ravel()), self._zeros_m
         Mi = None if self.sparse else self._minv(B)
         u0 = self._minv_dot(B, F.ravel(), Mi)
-        return self._constrained(B, rows, u0, self._gamma(rows, y[self.sl_u]), Mi,
-                                 rows.quad if leaning and self.leaning else None)
+        quad = rows.quad if leaning and self.leaning else None
+        if len(self.friction):
+            return self._with_friction(B, rows, u0, self._gamma(rows, y[self.sl_u]), Mi, quad, t)
+        return self._constrained(B, rows, u0, self._gamma(rows, y[self.sl_u]), Mi, quad)
+
+    def _with_friction(self, B: Bodies, rows: Rows, u0, target, Mi, quad, t=None):
+        """:meth:`_constrained` with the joints' friction, whose loads f (k,) depend on the reactions
+        λ they change (:mod:`.friction`). λ is linear in f: λ(f) = λ₀ − W f, W = (J M⁻¹ Jᵀ)⁻¹ J M⁻¹ G
+        (G the channels' generalized directions, k right-hand sides of one solve), on which Newton's
+        method finds f = law(λ(f)) (:func:`.friction.solve_loop`); the constraint solve at that f
+        then gives u̇ and λ, and where its λ (W's regularisation, the solve's refinement) leaves a
+        channel off its law by more than :data:`.friction.LOOP_RTOL` the loop goes on from there.
+        While no channel slips (at rest) the law gives nothing and this is :meth:`_constrained`."""
+        fr = self.friction
+        Ji, Jj, rate, z = fr.geometry(B.packed)
+        g = fr.gains(rate)
+        u, lam = self._constrained(B, rows, u0, target, Mi, quad)
+        self.friction_load[:] = 0.0
+        self.friction_wrench = None
+        if not g.any():
+            return u, lam
+        P = fr.reaction_map(rows.blocks, self.n_rows, z)
+        G = self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
+        if self.sparse:
+            X = np.asarray((self._minv(B, csr=True) @ G).todense())
+            W = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, rows.J @ X, self.beta)
+        else:
+            X = Mi @ G
+            JX = rows.J @ X
+            W = schur.solve_many(rows.J @ Mi @ rows.J.T, JX, self.beta)
+        f_at, lam_at = np.zeros(len(g)), lam
+        for _ in range(_FRICTION_ROUNDS):
+            f = solve_loop(fr, g, P, lam_at, f_at, W, t)
+            u, lam = self._constrained(B, rows, u0 + X @ f, target, Mi, quad)
+            off = f - fr.loads(g, P, lam)
+            if np.max(np.abs(off)) <= LOOP_RTOL * np.max(np.abs(f)):
+                break
+            f_at, lam_at = f, lam
+        self.friction_load[:] = f
+        self.friction_wrench = fr.wrench(f, Ji, Jj)
+        return u, lam
 
     def _supplied_power(self, lam, rows: Rows | None, u) -> float:
         """W: the power the motions' rows (λᵀv*, v* their rates at the rows' time) and the
@@ -952,6 +1021,11 @@ class System:
             n, w = self.n, self.applied_wrench
             power += float(w[:n, :3].ravel() @ u[:3 * n] + w[:n, 3:].ravel() @ u[3 * n:])
             gross += self.applied_gross_power
+        if self.friction_wrench is not None:      # the joints' friction: never positive
+            n, w = self.n, self.friction_wrench
+            loss = float(w[:n, :3].ravel() @ u[:3 * n] + w[:n, 3:].ravel() @ u[3 * n:])
+            power += loss
+            gross += abs(loss)
         self.supplied_power_cancelled = gross - abs(power)
         return power
 
@@ -1007,7 +1081,7 @@ class System:
     def accelerations_of(self, t, y):
         """(u̇ (6n,), λ (m,), bodies, rows) of the solve at (t, y), as :meth:`rhs` takes them."""
         B, rows, F, _, _ = self._state(t, y, False)
-        udot, lam = self._accelerations(y, B, rows, F)
+        udot, lam = self._accelerations(y, B, rows, F, t=t)
         return udot, lam, B, rows
 
     def solve_linearised(self, B: Bodies, rows: Rows, D1, D2):
@@ -1039,7 +1113,7 @@ class System:
         return (np.sum(Ji[..., idx, 3:] * w_ext[..., bi[idx], :], axis=-1) +
                 np.sum(Jj[..., idx, 3:] * w_ext[..., bj[idx], :], axis=-1))
 
-    def velocity_step(self, t, y, h, erp):
+    def velocity_step(self, t, y, h, erp, friction_lam=None, reloads=_FRICTION_RELOADS):
         """Velocity-level stepper (seeds 001/004): u* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Ju*).
 
         b = v_target + (h/2)(a_target − J̇u) − (erp/h) C: the new velocity, which
@@ -1054,6 +1128,10 @@ class System:
         the mean of the start and the new angular velocity (a heavy top on a ball
         joint, 50 rad/s, 2 s at h = 1 ms: axis 0.031 instead of 0.42 off the exact
         solution, energy +0.0069 instead of −0.14 J; at 0.25 ms 0.0012 instead of 0.16).
+        The joints' friction is taken as the contacts' is, implicitly where it is stiff, a damper of
+        its secant (:meth:`_friction_lines`), at the reactions ``friction_lam`` (None: the last
+        step's, :attr:`step_lam`); where the step's own differ from those by more than
+        :data:`_FRICTION_RELOAD` of the largest, it is solved again at its own (``reloads`` times at most).
         Returns ``(bodies, u_new (6n,) split layout, coords)``.
         """
         B = self.bodies(y)
@@ -1066,6 +1144,10 @@ class System:
         coords = self._coords_of(B, K, y, rows)
         F, _ = self.forces(t, B, K, coords, details=False, gyroscopic=False, lines=lines,
                            spring_lines=not settled, actuator_lines=self._actuators_may_be_stiff(B, h))
+        rubbing = len(self.friction) and rows is not None
+        if rubbing:
+            friction_lam = self.step_lam if friction_lam is None else friction_lam
+            self._friction_lines(B, rows, friction_lam, F, lines)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
 
@@ -1110,6 +1192,11 @@ class System:
         if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
             u, impulse = solve(u_free)
+        if rubbing and reloads > 0:
+            P = self.friction.reaction_map(rows.blocks, self.n_rows, self.friction.geometry(B.packed)[3])
+            taken, found = (np.sqrt(np.sum((P @ lam) ** 2, axis=1)) for lam in (friction_lam, impulse / h))
+            if np.max(np.abs(found - taken), initial=0.0) > _FRICTION_RELOAD * np.max(found, initial=0.0):
+                return self.velocity_step(t, y, h, erp, impulse / h, reloads - 1)
         self.step_lam = impulse / h
         self.step_supplied_power = self._step_power(rows, stiff, y[self.sl_u], u, B)
         if stiff is not None:
@@ -1117,6 +1204,28 @@ class System:
         self._contact_at_end(stiff, u)
         self._springs_at_end(stiff, u)
         return B, u, coords
+
+    def _friction_lines(self, B: Bodies, rows: Rows, lam, F, lines):
+        """Add to F (2, n, 3) the joints' friction at the multipliers λ and the bodies' velocities,
+        and to ``lines`` its lines of action for the stepper (:meth:`_implicit_elements`): each a
+        damper of the law's secant μ r |F| tanh(x)/q̇ (x = r q̇/v_tol; μ r |F| r/v_tol at rest) along
+        its coordinate, as the contacts' friction (:func:`_contact_lines`), whose end force taken
+        implicitly slows a slip and never reverses it."""
+        fr = self.friction
+        _, (Ji, Jj, rate, _), mag = self._friction_law(B, rows, lam)
+        most = fr.mu * fr.radius * mag
+        x = fr.radius * rate / fr.v_tol
+        f0 = most * np.tanh(x)
+        small = np.abs(x) < 1e-8
+        secant = most * fr.radius / fr.v_tol * np.where(small, 1.0, np.tanh(x) / np.where(small, 1.0, x))
+        wrench = fr.wrench(-f0, Ji, Jj)
+        n = self.n
+        F[0] += wrench[:n, :3]
+        F[1] += wrench[:n, 3:]
+        self.friction_wrench, self.friction_load[:] = wrench, -f0
+        k = len(f0)
+        lines.append((fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:], np.zeros(k), secant, f0,
+                      np.zeros(k, bool), np.full(k, _FRICTION), np.full(k, -1), np.zeros(k), np.full(k, -1)))
 
     def _step_power(self, rows: Rows | None, stiff: "_Stiff | None", u, u_new, B: Bodies | None = None) -> float:
         """W: :meth:`_supplied_power` over a stepper step from velocities u to u_new, with the
@@ -1130,8 +1239,8 @@ class System:
         # (only the motions' rows' λ enters the power)
         lam = self.least_norm(B, rows, self.step_lam) if rows is not None and self.motions_in_redundancy else self.step_lam
         power = self._supplied_power(lam, rows, u_mean)
-        if stiff is not None:
-            on = np.flatnonzero(stiff.active & (stiff.owner == _ACTUATOR))
+        if stiff is not None:   # (the joints' friction's end force too)
+            on = np.flatnonzero(stiff.active & ((stiff.owner == _ACTUATOR) | (stiff.owner == _FRICTION)))
             if len(on):
                 G = stiff.G[:, on]
                 change = stiff.D[on] * (G.T @ u_new) - stiff.held()[on]

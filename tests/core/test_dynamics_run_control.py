@@ -46,9 +46,9 @@ def check_consistent(r: Results):
                                                              "joint_frame_body", "joint_frame_axes"):
             assert value.shape[0] == T, f.name
             # a joint coordinate is NaN where the joint type has none (the pendulum's hinge: a slide),
-            # and a joint's stop load where it has no stops
-            assert np.all(np.isfinite(value) | (f.name in ("joint_slide", "joint_slide_rate", "joint_limit_load"))), \
-                f.name
+            # a joint's stop load where it has no stops, and its friction load where it has no friction
+            assert np.all(np.isfinite(value) | (f.name in ("joint_slide", "joint_slide_rate", "joint_limit_load",
+                                                           "joint_friction_load"))), f.name
     dt = 1.0 / 50.0
     np.testing.assert_allclose(r.t, np.arange(T) * dt, rtol=0, atol=1e-12)
 

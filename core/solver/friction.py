@@ -1,0 +1,164 @@
+"""Joint friction: the contacts' regularised Coulomb law on a joint's turn or slide, driven by the
+load the joint carries.
+
+About a bearing's axis (Z of frame_i; a revolute joint, a cylindrical joint's turn) the torque on
+frame_j's body is T = −μ r |F| tanh(r ω / v_tol), ω the joint's angle rate and F the joint's
+reaction force (all of it: a thrust rubs too, at a radius of the pin's order, as SolidWorks takes
+it); along a slide (a prismatic joint, a cylindrical joint's slide) the force f = −μ |F_n|
+tanh(v / v_tol), F_n the reaction force's part square to the axis. The joint's reaction moments
+(a guide's tilting couple, a pin's bending) are left out: their arm is the guide's length, which
+the model does not know. Each channel's load acts as a generalized force along its coordinate
+(the wrench f·J on each body, as the joint stops' of :mod:`.limits`), whose power f·q̇ ≤ 0.
+
+The reaction depends on the friction it causes: :meth:`.System._accelerations` solves that loop
+(:func:`solve_loop`). No stiction: a part held by friction creeps at the speed where the law
+balances its load (v_tol·atanh(load/(μ |F|))), and at rest (q̇ = 0) the law gives nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SolverError
+from ..forces.elements import scatter
+from ..spatial import cross
+
+#: the loop's tolerance: each channel's load meets its law to this share of the largest load
+LOOP_RTOL = 1e-10
+#: Newton iterations of the loop before it is judged to have no solution (a self-locking joint)
+LOOP_ITERATIONS = 40
+
+
+@dataclass(frozen=True)
+class JointFriction:
+    """The friction channels of the model's joints, all at once (k of them: a cylindrical joint
+    has two, its turn's and its slide's). Built by :meth:`from_compiled`."""
+
+    names: tuple[str, ...]   # (k,) the joints' names
+    joint: np.ndarray        # (k,) the joints' indices in the compiled model
+    angle: np.ndarray        # (k,) bool: a torque about the axis (else a force along it)
+    mu: np.ndarray           # (k,)
+    radius: np.ndarray       # (k,) m: the pin's (1 for a slide, whose law has none)
+    v_tol: np.ndarray        # (k,) m/s
+    body_i: np.ndarray       # (k,) body of frame_i's marker (-1: the ground)
+    body_j: np.ndarray       # (k,) body of frame_j's marker
+    map_i: np.ndarray        # (k, 22, 15) marker i's map (system.marker_map)
+    map_j: np.ndarray        # (k, 22, 15) marker j's
+    end: np.ndarray          # (e,) the Jacobian blocks (rows.blocks) on each channel's reporting body
+    end_channel: np.ndarray  # (e,) their channel
+    end_row: np.ndarray      # (e,) their row
+    n_bodies: int
+
+    @classmethod
+    def from_compiled(cls, cm, marker_map_all, owner, end_row, end_body) -> "JointFriction":
+        """From the compiled joints' ``friction`` (:func:`core.model.compile._friction_si`), the
+        markers' :func:`.system.marker_map` and the joint rows' owners (joint of each row) and
+        ends (row and body of each Jacobian block)."""
+        # (a coefficient of 0 is no friction: the joint runs as without)
+        chans = [(k, angle) for k, j in enumerate(cm.joints) if j.get("friction") is not None and j["friction"]["mu"] > 0.0
+                 for angle, on in ((True, j["friction"]["rotation"]), (False, j["friction"]["translation"])) if on]
+        joint = np.array([k for k, _ in chans], int)
+        fr = [cm.joints[k]["friction"] for k in joint]
+        angle = np.array([a for _, a in chans], bool)
+        mi = np.array([cm.joints[k]["mi"] for k in joint], int)
+        mj = np.array([cm.joints[k]["mj"] for k in joint], int)
+        body_i, body_j = cm.marker_body[mi], cm.marker_body[mj]
+        # the reaction force on frame_j's body (frame_i's where frame_j is on the ground: opposite,
+        # of the same magnitude) is its rows' blocks' force part times their multipliers
+        report = np.where(body_j >= 0, body_j, body_i)
+        ends, channel = [], []
+        for c, (k, b) in enumerate(zip(joint, report)):     # once, at the start
+            on = np.flatnonzero((owner[end_row] == k) & (end_body == b))
+            ends.append(on)
+            channel.append(np.full(len(on), c))
+        end = np.concatenate(ends) if ends else np.zeros(0, int)
+        return cls(tuple(cm.joints[k]["name"] for k in joint), joint, angle,
+                   np.array([f["mu"] for f in fr], float),
+                   np.array([f["radius"] if a else 1.0 for f, a in zip(fr, angle)], float),
+                   np.array([f["v_tol"] for f in fr], float), body_i, body_j,
+                   np.ascontiguousarray(marker_map_all[mi]).reshape(-1, 22, 15),
+                   np.ascontiguousarray(marker_map_all[mj]).reshape(-1, 22, 15),
+                   end, np.concatenate(channel) if channel else np.zeros(0, int), end_row[end], cm.n_bodies)
+
+    def __len__(self):
+        return len(self.names)
+
+    def geometry(self, packed):
+        """(J_i (k, 6), J_j (k, 6), q̇ (k,), z (k, 3)) at the packed bodies (n+1, 22): the channels'
+        coordinate Jacobians on the two bodies ([v, ω] each), their rates and the axes (Z of
+        frame_i, world)."""
+        Ai = (packed[self.body_i][:, None, :] @ self.map_i)[:, 0, :]
+        Aj = (packed[self.body_j][:, None, :] @ self.map_j)[:, 0, :]
+        z = Ai[:, 8::3]
+        zero = np.zeros_like(z)
+        # a slide's force along z at p_j, on body i at that same point (its arm from i's COM)
+        arm_i = Aj[:, :3] - Ai[:, :3] + Ai[:, 3:6]
+        slide_i = np.concatenate([-z, -cross(arm_i, z)], axis=1)
+        slide_j = np.concatenate([z, cross(Aj[:, 3:6], z)], axis=1)
+        turn = self.angle[:, None]
+        Ji = np.where(turn, np.concatenate([zero, -z], axis=1), slide_i)
+        Jj = np.where(turn, np.concatenate([zero, z], axis=1), slide_j)
+        ui, uj = packed[self.body_i, 3:9], packed[self.body_j, 3:9]
+        rate = np.einsum("ki,ki->k", Ji, ui) + np.einsum("ki,ki->k", Jj, uj)
+        return Ji, Jj, rate, z
+
+    def gains(self, rate):
+        """(k,): the load per newton of the reaction force, f = −g |F| (N·m/N or N/N)."""
+        return self.mu * self.radius * np.tanh(self.radius * rate / self.v_tol)
+
+    def reaction_map(self, blocks, m, z):
+        """P (k, 3, m): each channel's reaction force (its part square to a slide's axis) P λ from
+        the rows' blocks (the joints' first)."""
+        k = len(self.names)
+        P = np.zeros((k * 3, m))
+        np.add.at(P, (3 * self.end_channel[:, None] + np.arange(3), self.end_row[:, None]), blocks[self.end, :3])
+        P = P.reshape(k, 3, m)
+        square = ~self.angle
+        if square.any():
+            zs = z[square]
+            P[square] -= zs[:, :, None] * np.einsum("kc,kcm->km", zs, P[square])[:, None, :]
+        return P
+
+    def wrench(self, f, Ji, Jj):
+        """(n+1, 6): the loads f (k,) on the two bodies."""
+        return scatter(self.n_bodies, np.concatenate([self.body_j, self.body_i]),
+                       np.concatenate([f[:, None] * Jj, f[:, None] * Ji]))
+
+    def loads(self, g, P, lam):
+        """f (k,) of the law at the multipliers λ (m,)."""
+        F = P @ lam
+        return -g * np.sqrt(np.einsum("kc,kc->k", F, F))
+
+
+def solve_loop(fr: JointFriction, g, P, lam_at, f_at, W, t=None):
+    """f (k,) with f = law(λ(f)), λ(f) = λ_at − W (f − f_at) (W (m, k): the multipliers' change per
+    unit of each channel's load), by Newton's method from f_at: converged when every channel
+    meets its law to :data:`LOOP_RTOL` of the largest load. A SolverError naming the joint where
+    there is none (no motion consistent with the friction: a self-locking joint, its loop gain
+    μ·r·∂|F|/∂T at least 1, so that the friction it causes adds more load than it takes)."""
+    f = fr.loads(g, P, lam_at)
+    eye = np.eye(len(f))
+    H = np.zeros((len(f), W.shape[0]))
+    for _ in range(LOOP_ITERATIONS):
+        lam = lam_at - W @ (f - f_at)
+        F = P @ lam
+        mag = np.sqrt(np.einsum("kc,kc->k", F, F))
+        R = f + g * mag
+        scale = np.max(np.abs(g) * mag, initial=0.0)
+        if np.max(np.abs(R), initial=0.0) <= LOOP_RTOL * scale or scale == 0.0:
+            return f
+        unit = np.divide(F, mag[:, None], out=np.zeros_like(F), where=mag[:, None] > 0.0)
+        H = np.einsum("kc,kcm->km", unit, P)
+        f = f - np.linalg.solve(eye - g[:, None] * (H @ W), R)
+        if not np.all(np.isfinite(f)):
+            break
+    # the joint whose own loop gain (its load's change per unit of its load, through its reaction) is largest
+    worst = int(np.argmax(np.abs(g * np.einsum("km,mk->k", H, W))))
+    when = "" if t is None else f" at t = {t:.6g} s"
+    raise SolverError(
+        f"joint {fr.names[worst]!r}: friction: no motion is consistent with the joint's friction{when}: the "
+        "load its friction causes grows faster than the friction it allows (a self-locking mechanism, as a "
+        "wedge driven into its seat), so the mechanism jams; Coulomb friction without stiction has no "
+        "answer there. Lower the joint's friction_coefficient (or friction_radius), or change the "
+        "geometry that wedges it.")

@@ -1,0 +1,384 @@
+"""Joint friction (the contacts' regularised Coulomb law driven by the joint's reaction) against
+closed-form mechanics and an independent one-degree-of-freedom solution.
+
+A flywheel: 1 kg, I = 0.01 kg·m² about a horizontal axle (world Y) through its centre of mass, on
+a friction hinge of pin radius r = 10 mm, μ = 0.1, v_tol = 1 mm/s. Its bearing carries m g, so
+I ω̇ = −μ r m g tanh(ω/ω_c), ω_c = v_tol/r = 0.1 rad/s, whose exact solution is
+sinh(ω/ω_c) = sinh(ω₀/ω_c) e^(−α t/ω_c), α = μ r m g / I = 0.981 rad/s²: ω falls at α while
+r ω ≫ v_tol and stops at I ω₀/(μ r m g) but for the tanh's tail (ω_c asinh(½) there, then falling
+with time constant ω_c/α = 0.1 s).
+
+A block on a rail inclined at θ = 30° (a prismatic joint along the slope, the block's centre of
+mass on its axis, so the rail's normal force is m g cos θ).
+
+A slider-crank in the XY plane, no gravity (crank 100 mm, rod 300 mm; 1, 2, 3 kg) with friction
+at the slider, whose normal force comes from the rod, which the friction's own push along the rail
+changes: the loop. The reference is Lagrange's equation in the crank angle with the slider's
+normal force from the rod's moment balance, the friction solved at each evaluation by brentq.
+
+Tolerances: the adaptive runs at rtol 1e-10 (1e-8 for the flywheel) keep the states to about
+that share of their scale; the tanh law is smooth but stiff near zero slip (its slope μ|F|/v_tol),
+where the error control shortens the steps. The stepper is first order: exact where the friction
+is constant (ω̇ = α), within h of the tail's time scale elsewhere.
+"""
+import json
+import math
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+import core
+from core.errors import ModelError
+from core.model import Body, Force, Frame, Joint, Model, Motion, SolverSettings, model_from_dict, model_to_dict
+
+S2 = math.sqrt(0.5)
+ABOUT_Y = (S2, -S2, 0.0, 0.0)      # turns Z onto world Y
+G = 9.81
+MU, R_PIN, V_TOL = 0.1, 0.01, 1e-3  # the flywheel's bearing: μ, m, m/s
+I_WHEEL, M_WHEEL = 0.01, 1.0
+ALPHA = MU * R_PIN * M_WHEEL * G / I_WHEEL      # rad/s²
+OMEGA_C = V_TOL / R_PIN                         # rad/s
+
+
+def flywheel(integrator="DOP853", w0=3.0, end_time=3.5, step=1e-3, friction=True, mu=MU):
+    """The flywheel spinning at w0 rad/s about its axle (its angle rate positive)."""
+    return Model(
+        bodies=(Body(name="wheel", mass=M_WHEEL, inertia=(1e4, 1e4, 1e4, 0, 0, 0), angular_velocity=(0.0, w0, 0.0)),),
+        frames=(Frame(name="axle", orientation=ABOUT_Y), Frame(name="hub", body="wheel", orientation=ABOUT_Y)),
+        joints=(Joint(name="bearing", type="revolute", frame_i="axle", frame_j="hub", friction=friction,
+                      friction_coefficient=mu, friction_radius=R_PIN * 1e3 if friction else None),),
+        settings=SolverSettings(end_time=end_time, output_rate=100, integrator=integrator,
+                                **(dict(step=step) if integrator in ("stepper", "RK4") else dict(rtol=1e-8, atol=1e-10))))
+
+
+def spin_down(t, w0):
+    """ω (rad/s) of the flywheel's exact spin-down."""
+    return OMEGA_C * np.arcsinh(np.sinh(w0 / OMEGA_C) * np.exp(-ALPHA * t / OMEGA_C))
+
+
+def test_a_flywheel_spins_down_at_mu_r_m_g_over_i_and_stops_as_the_tanh_law_says():
+    w0 = 3.0
+    r = core.simulate(flywheel(w0=w0))
+    assert r.success, r.message
+    w = r.joint_angle_rate[:, 0]
+    # while r ω ≫ v_tol (ω > 20 ω_c: tanh within 1e-17 of 1) ω falls at exactly α
+    fast = w > 20 * OMEGA_C
+    np.testing.assert_allclose(w[fast], w0 - ALPHA * r.t[fast], atol=1e-7)
+    # and all the way, the tail too, as the exact solution (rtol 1e-8 on ω ~ 1: 1e-7 rad/s)
+    np.testing.assert_allclose(w, spin_down(r.t, w0), atol=2e-7)
+    # at the Coulomb stop time I ω₀ / (μ r m g) the tail is left: ω_c asinh(½) (to e^(−2ω₀/ω_c)), read
+    # between 10 ms frames (ω'' ≈ ω/(0.1 s)²: Δt²/8 of it, 1.3e-3 of ω)
+    stop = I_WHEEL * w0 / (MU * R_PIN * M_WHEEL * G)
+    assert np.interp(stop, r.t, w) == pytest.approx(OMEGA_C * math.asinh(0.5), rel=2e-3)
+    # the friction torque: μ r m g against the turn (the reaction is m g, all radial)
+    torque = r.joint_friction_load[:, 0, 0]
+    np.testing.assert_allclose(torque[fast], -MU * R_PIN * M_WHEEL * G, rtol=1e-9)
+    np.testing.assert_allclose(r.joint_friction_load[:, 0, 1], np.nan)     # a revolute joint has no slide's
+    # it never drives the turn
+    assert np.all(torque * w <= 0.0)
+
+
+def test_the_dissipated_energy_is_the_friction_torques_work_and_the_balance_closes():
+    w0 = 3.0
+    r = core.simulate(flywheel(w0=w0, end_time=2.0))
+    assert r.success, r.message
+    assert not any("energy" in w for w in r.warnings), r.warnings      # the run's own balance closes
+    w = r.joint_angle_rate[:, 0]
+    power = r.joint_friction_load[:, 0, 0] * w           # W, linear in t while ω falls at α
+    work = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(r.t))])
+    e = r.total_energy
+    # the trapezoid is exact for the linear power: what is lost is what the friction did
+    np.testing.assert_allclose(e - e[0], work, atol=1e-8 * e[0])
+    assert e[-1] - e[0] == pytest.approx(-0.5 * I_WHEEL * (w0 ** 2 - (w0 - 2.0 * ALPHA) ** 2), rel=1e-7)
+
+
+@pytest.mark.parametrize("integrator, step, tol", [
+    # the adaptive methods at rtol 1e-8: ω to about 1e-7 rad/s (measured 2.9e-9 to 1.6e-7)
+    ("DOP853", None, 1e-6), ("RK45", None, 1e-6), ("BDF", None, 1e-6), ("Radau", None, 1e-6), ("LSODA", None, 1e-6),
+    # the fixed steps at 2 ms: exact while ω falls at α (the stepper's step is; RK4's integrates a
+    # constant), in the tail within a step's share of its 0.1 s time scale (measured: the stepper,
+    # first order, 3.6e-4 rad/s; RK4 3.3e-11)
+    ("stepper", 2e-3, 5e-4), ("RK4", 2e-3, 1e-6)])
+def test_every_integrator_gives_the_same_spin_down_time(integrator, step, tol):
+    w0 = 3.0
+    r = core.simulate(flywheel(integrator, w0=w0, step=step or 1e-3))
+    assert r.success, r.message
+    w = r.joint_angle_rate[:, 0]
+    # ω along the exact spin-down, so the time it passes ω_c (r ω = v_tol) within tol/ω'(there) = 1.3 tol/α
+    assert np.max(np.abs(w - spin_down(r.t, w0))) < tol
+    assert np.all(r.joint_friction_load[:, 0, 0] * w <= 0.0)
+
+
+def incline(theta, mu, v0=0.0, integrator="BDF", end_time=0.5):
+    """A 1 kg block on a rail down a slope of theta rad (the slide positive downhill), at v0 mm/s."""
+    beta = 0.5 * math.pi + theta        # about Y: Z onto (cos θ, 0, −sin θ)
+    turn = (math.cos(0.5 * beta), 0.0, math.sin(0.5 * beta), 0.0)
+    down = (v0 * math.cos(theta), 0.0, -v0 * math.sin(theta))
+    return Model(
+        bodies=(Body(name="block", mass=1.0, inertia=(500.0, 500.0, 500.0, 0, 0, 0), velocity=down),),
+        frames=(Frame(name="rail", orientation=turn), Frame(name="shoe", body="block", orientation=turn)),
+        joints=(Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe", friction=True,
+                      friction_coefficient=mu),),
+        settings=SolverSettings(end_time=end_time, output_rate=200, integrator=integrator, rtol=1e-10, atol=1e-12))
+
+
+def test_a_block_slides_down_an_incline_steeper_than_its_friction_at_g_sin_minus_mu_cos():
+    theta, mu, v0 = math.radians(30.0), 0.2, 100.0      # tan θ = 0.58 > μ; sliding at 100 mm/s ≫ v_tol
+    r = core.simulate(incline(theta, mu, v0, integrator="DOP853"))
+    assert r.success, r.message
+    a = G * 1e3 * (math.sin(theta) - mu * math.cos(theta))      # mm/s²
+    np.testing.assert_allclose(r.joint_slide[:, 0] * 1e3, v0 * r.t + 0.5 * a * r.t ** 2, rtol=1e-8, atol=1e-8)
+    # against it μ m g cos θ, the rail's normal force m g cos θ
+    np.testing.assert_allclose(r.joint_friction_load[:, 0, 1], -mu * G * math.cos(theta), rtol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(r.joint_force[:, 0], axis=1), G * math.cos(theta), rtol=1e-9)
+
+
+def test_a_block_held_by_friction_creeps_no_faster_than_the_tanh_law_allows():
+    theta, mu = math.radians(30.0), 1.0                  # tan θ = 0.58 < μ: Coulomb holds it
+    r = core.simulate(incline(theta, mu))
+    assert r.success, r.message
+    creep = 1.0 * math.atanh(math.tan(theta) / mu)       # mm/s: m g sin θ = μ m g cos θ tanh(v/v_tol)
+    v = r.joint_slide_rate[:, 0] * 1e3
+    assert creep == pytest.approx(0.6585, abs=1e-4)
+    # from rest it speeds up to the creep and never past it
+    assert np.all(v <= creep * (1 + 1e-6))
+    np.testing.assert_allclose(v[r.t > 0.1], creep, rtol=1e-6)
+    assert np.all(r.joint_friction_load[:, 0, 1] * v <= 0.0)
+
+
+# --- the slider-crank: the loop between the slider's normal force and its friction
+A_CRANK, B_ROD = 0.1, 0.3                       # m
+M1, M2, M3 = 1.0, 2.0, 3.0                      # kg: crank, rod, slider
+I1, I2 = 2e-3, 2e-2                             # kg·m² about their centres of mass
+
+
+def _kinematics(th):
+    """The slider-crank's positions and their first and second derivatives in the crank angle."""
+    s, c = math.sin(th), math.cos(th)
+    d = math.sqrt(B_ROD ** 2 - A_CRANK ** 2 * s * s)
+    xb = A_CRANK * c + d
+    xb1 = -A_CRANK * s - A_CRANK ** 2 * s * c / d
+    xb2 = -A_CRANK * c - A_CRANK ** 2 * (c * c - s * s) / d - A_CRANK ** 4 * s * s * c * c / d ** 3
+    return dict(s=s, c=c, xb=xb, xb1=xb1, xb2=xb2, ph1=-A_CRANK * c / d,
+                ph2=A_CRANK * s / d - A_CRANK ** 3 * s * c * c / d ** 3,
+                G=np.array([(A_CRANK * c + xb) / 2, A_CRANK * s / 2]),
+                G1=np.array([(-A_CRANK * s + xb1) / 2, A_CRANK * c / 2]),
+                G2=np.array([(-A_CRANK * c + xb2) / 2, -A_CRANK * s / 2]))
+
+
+def _inertia(k):
+    """M(θ) and dM/dθ of T = ½ M θ̇²."""
+    M = I1 + M1 * (A_CRANK / 2) ** 2 + M2 * k["G1"] @ k["G1"] + I2 * k["ph1"] ** 2 + M3 * k["xb1"] ** 2
+    dM = 2 * (M2 * k["G1"] @ k["G2"] + I2 * k["ph1"] * k["ph2"] + M3 * k["xb1"] * k["xb2"])
+    return M, dM
+
+
+def _normal(k, w, acc, f):
+    """N: the rail's force on the slider across the rail, from the rod's moment balance about its
+    centre of mass (the rod's force on the slider F_B, F_Bx = m₃ ẍ_B − f) at θ̈ = acc."""
+    aG = k["G2"] * w * w + k["G1"] * acc
+    phdd = k["ph2"] * w * w + k["ph1"] * acc
+    xdd = k["xb2"] * w * w + k["xb1"] * acc
+    ab = np.array([A_CRANK * k["c"] - k["xb"], A_CRANK * k["s"]])
+    ag = np.array([A_CRANK * k["c"], A_CRANK * k["s"]]) - k["G"]
+    moment = I2 * phdd - M2 * (ag[0] * aG[1] - ag[1] * aG[0])
+    return -(moment + ab[1] * (M3 * xdd - f)) / ab[0]
+
+
+def _friction(mu, k, w, acc_of):
+    """f (N) along the rail with f = −μ |N(f)| tanh(v/v_tol), by brentq."""
+    slip = math.tanh(k["xb1"] * w / V_TOL)
+    if slip == 0.0:
+        return 0.0
+    return brentq(lambda f: f + mu * abs(_normal(k, w, acc_of(f), f)) * slip,
+                  *((-1e4, 0.0) if slip > 0 else (0.0, 1e4)), xtol=1e-14, rtol=1e-14)
+
+
+def slider_crank(th0, w0, mu, torque=None, speed=None, end_time=0.5):
+    """The slider-crank at crank angle th0 rad turning at w0 rad/s (each body's velocity set
+    from it), driven by ``torque`` N·m or at ``speed`` rad/s by a motion; friction at the slider."""
+    k = _kinematics(th0)
+    a = np.array([A_CRANK * k["c"], A_CRANK * k["s"], 0.0]) * 1e3
+    b = np.array([k["xb"], 0.0, 0.0]) * 1e3
+    mm = lambda v: tuple(float(x) for x in np.append(v, 0.0) * 1e3)    # noqa: E731
+    bodies = (Body(name="crank", mass=M1, inertia=(I1 * 1e6,) * 3 + (0, 0, 0), position=tuple(a / 2),
+                   velocity=mm(np.array([-k["s"], k["c"]]) * A_CRANK / 2 * w0), angular_velocity=(0, 0, w0)),
+              Body(name="rod", mass=M2, inertia=(I2 * 1e6,) * 3 + (0, 0, 0), position=tuple((a + b) / 2),
+                   velocity=mm(k["G1"] * w0), angular_velocity=(0, 0, k["ph1"] * w0)),
+              Body(name="slider", mass=M3, inertia=(1e3,) * 3 + (0, 0, 0), position=tuple(b),
+                   velocity=(k["xb1"] * w0 * 1e3, 0.0, 0.0)))
+    frames = (Frame(name="O"), Frame(name="crank_O", body="crank", position=tuple(-a / 2)),
+              Frame(name="crank_A", body="crank", position=tuple(a / 2)),
+              Frame(name="rod_A", body="rod", position=tuple((a - b) / 2)),
+              Frame(name="rod_B", body="rod", position=tuple((b - a) / 2)), Frame(name="slider_B", body="slider"),
+              Frame(name="rail", orientation=(S2, 0.0, S2, 0.0)),
+              Frame(name="shoe", body="slider", orientation=(S2, 0.0, S2, 0.0)))
+    joints = (Joint(name="main", type="revolute", frame_i="O", frame_j="crank_O"),
+              Joint(name="crankpin", type="revolute", frame_i="crank_A", frame_j="rod_A"),
+              Joint(name="wristpin", type="revolute", frame_i="rod_B", frame_j="slider_B"),
+              Joint(name="slide", type="prismatic", frame_i="rail", frame_j="shoe", friction=mu > 0.0,
+                    friction_coefficient=mu))
+    return Model(bodies=bodies, frames=frames, joints=joints,
+                 forces=() if torque is None else (Force(name="drive", type="torque", body="crank", frame="crank_O",
+                                                         value=repr(torque * 1e3)),),
+                 motions=() if speed is None else (Motion(name="turn", joint="main", value=f"{speed}*t"),),
+                 settings=SolverSettings(end_time=end_time, output_rate=200, integrator="DOP853", rtol=1e-10,
+                                         atol=1e-12, gravity=(0.0, 0.0, 0.0)))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("mu", [0.0, 0.3])
+def test_a_torque_driven_slider_crank_with_friction_at_its_slider_follows_lagrange(mu):
+    th0, w0, torque = 0.3, 8.0, 2.0
+
+    def rhs(t, y):
+        th, w = y
+        k = _kinematics(th)
+        M, dM = _inertia(k)
+        acc = lambda f: (torque + f * k["xb1"] - 0.5 * dM * w * w) / M     # noqa: E731
+        return [w, acc(_friction(mu, k, w, acc))]
+    r = core.simulate(slider_crank(th0, w0, mu, torque=torque))
+    assert r.success, r.message
+    ref = solve_ivp(rhs, (0.0, r.t[-1]), [th0, w0], method="DOP853", rtol=1e-11, atol=1e-12, t_eval=r.t)
+    # (measured 5e-9 rad with friction: the tanh's stiff turn where the slider reverses; 1e-10 without)
+    np.testing.assert_allclose(th0 + r.joint_angle[:, 0], ref.y[0], atol=1e-7)
+    np.testing.assert_allclose(r.joint_angle_rate[:, 0], ref.y[1], atol=2e-6)
+    friction = r.joint_friction_load[:, 3, 1]
+    if mu:
+        assert np.all(friction * r.joint_slide_rate[:, 3] <= 0.0)
+        assert np.max(np.abs(friction)) > 1.0        # the loop's load is no rounding
+        # what the slider felt across the rail: the reaction's force, and the friction μ |F_n| of it
+        normal = np.linalg.norm(r.joint_force[:, 3], axis=1)
+        slip = np.tanh(r.joint_slide_rate[:, 3] / V_TOL)
+        np.testing.assert_allclose(friction, -mu * normal * slip, rtol=1e-8, atol=1e-9)
+    else:
+        np.testing.assert_array_equal(friction, np.nan)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_the_stepper_takes_the_loop_at_its_steps_reactions_and_converges_first_order():
+    mu, th0, w0, torque = 0.3, 0.3, 8.0, 2.0
+
+    def rhs(t, y):
+        th, w = y
+        k = _kinematics(th)
+        M, dM = _inertia(k)
+        acc = lambda f: (torque + f * k["xb1"] - 0.5 * dM * w * w) / M     # noqa: E731
+        return [w, acc(_friction(mu, k, w, acc))]
+    errors = []
+    for h in (4e-4, 2e-4):
+        model = slider_crank(th0, w0, mu, torque=torque)
+        r = core.simulate(replace(model, settings=replace(model.settings, integrator="stepper", step=h)))
+        assert r.success, r.message
+        ref = solve_ivp(rhs, (0.0, r.t[-1]), [th0, w0], method="DOP853", rtol=1e-11, atol=1e-12, t_eval=r.t)
+        errors.append(np.max(np.abs(th0 + r.joint_angle[:, 0] - ref.y[0])))
+    # measured 8.4e-4 and 3.7e-4 rad: first order in h, as the stepper is
+    assert errors[0] < 1.5e-3 and errors[1] < 0.6 * errors[0]
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_the_driven_cranks_effort_pays_for_the_friction_its_slider_feels():
+    th0, w = 0.3, 8.0
+
+    def effort(mu, th):
+        k = _kinematics(th)
+        _, dM = _inertia(k)
+        return 0.5 * dM * w * w - _friction(mu, k, w, lambda f: 0.0) * k["xb1"]
+    runs = {mu: core.simulate(slider_crank(th0, w, mu, speed=w, end_time=0.8)) for mu in (0.0, 0.3)}
+    for mu, r in runs.items():
+        assert r.success, r.message
+        expected = [effort(mu, th0 + a) for a in r.joint_angle[:, 0]]
+        np.testing.assert_allclose(r.motion_effort[:, 0], expected, atol=1e-8)
+    # friction costs: the effort's work over the run rises by the friction's dissipation
+    work = {mu: np.trapz(r.motion_effort[:, 0] * w, r.t) for mu, r in runs.items()}
+    lost = -np.trapz(runs[0.3].joint_friction_load[:, 3, 1] * runs[0.3].joint_slide_rate[:, 3], runs[0.3].t)
+    assert lost > 0.3
+    assert work[0.3] - work[0.0] == pytest.approx(lost, rel=2e-3)    # both trapezoids over 5 ms frames
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_self_locking_slider_crank_stops_the_run_naming_the_joint():
+    # driven through the angle where μ tan φ = 1 (φ the rod's angle to the rail, at most 19.5°): past
+    # it the friction the slider's normal force causes adds more normal force than it is
+    mu, th0, w = 4.0, 0.3, 8.0
+    r = core.simulate(slider_crank(th0, w, mu, speed=w, end_time=0.8))
+    assert r.status == "failed"
+    assert "joint 'slide': friction" in r.message and "self-locking" in r.message
+    t = float(re.search(r"at t = ([0-9.e+-]+) s", r.message).group(1))
+    th = th0 + w * t
+    assert mu * A_CRANK * math.sin(th) / math.sqrt(B_ROD ** 2 - (A_CRANK * math.sin(th)) ** 2) >= 1.0
+    # until there the load grew as 1/(1 − μ tan φ), and the frames before it were solved
+    assert r.t[-1] < t
+
+
+def test_friction_at_rest_is_nothing_and_a_frictionless_coefficient_changes_nothing():
+    plain = core.simulate(flywheel(friction=False, end_time=0.5))
+    none = core.simulate(flywheel(mu=0.0, end_time=0.5))
+    for channel in ("position", "orientation", "angular_velocity", "joint_force", "joint_torque", "joint_friction_load"):
+        np.testing.assert_array_equal(getattr(plain, channel), getattr(none, channel))
+    still = core.simulate(flywheel(w0=0.0, end_time=0.5))
+    np.testing.assert_array_equal(still.angular_velocity, 0.0)
+    np.testing.assert_array_equal(still.joint_friction_load[:, 0, 0], 0.0)
+
+
+def test_the_friction_load_is_a_result_channel(tmp_path):
+    r = core.simulate(flywheel(end_time=0.2))
+    r.to_csv(tmp_path / "run.csv")
+    header = (tmp_path / "run.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    column = header.index("bearing.friction_torque [N*mm]")
+    assert not any("friction_force" in h for h in header)
+    table = np.loadtxt(tmp_path / "run.csv", delimiter=",", skiprows=1)
+    np.testing.assert_allclose(table[:, column], -MU * R_PIN * M_WHEEL * G * 1e3, rtol=1e-9)
+    r.save(tmp_path / "run.npz")
+    np.testing.assert_array_equal(core.load_results(tmp_path / "run.npz").joint_friction_load, r.joint_friction_load)
+
+
+def test_friction_reads_and_writes_as_json():
+    model = flywheel(mu=0.25)
+    data = json.loads(json.dumps(model_to_dict(model)))
+    joint = data["joints"][0]
+    assert (joint["friction"], joint["friction_coefficient"], joint["friction_radius"]) == (True, 0.25, 10.0)
+    assert "slip_tolerance_velocity" not in joint      # the default, 1 mm/s
+    assert model_from_dict(data).joints[0].slip_tolerance_velocity == 1.0
+    assert model_from_dict(data) == model
+    # a joint without friction writes none of its fields
+    plain = model_to_dict(flywheel(friction=False))["joints"][0]
+    assert not any(key.startswith("friction") or key == "slip_tolerance_velocity" for key in plain)
+
+
+@pytest.mark.parametrize("kind, kw, where, says", [
+    ("spherical", dict(friction=True), "friction", "a spherical joint takes no friction"),
+    ("revolute", dict(friction=True), "friction_radius", "needs the radius"),
+    ("cylindrical", dict(friction=True), "friction_radius", "needs the radius"),
+    ("prismatic", dict(friction=True, friction_radius=5.0), "friction_radius", "has no radius"),
+    ("revolute", dict(friction=True, friction_radius=5.0, friction_coefficient=-0.1), "friction_coefficient",
+     "must not be negative"),
+    ("revolute", dict(friction=True, friction_radius=0.0), "friction_radius", "greater than 0"),
+    ("prismatic", dict(friction=True, slip_tolerance_velocity=0.0), "slip_tolerance_velocity", "greater than 0"),
+    ("revolute", dict(friction="yes", friction_radius=5.0), "friction", "true or false"),
+])
+def test_each_bad_friction_field_is_named(kind, kw, where, says):
+    with pytest.raises(ModelError) as err:
+        Joint(name="hinge", type=kind, frame_i="a", frame_j="b", **kw)
+    text = str(err.value)
+    assert f"joint 'hinge': {where}" in text and says in text
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_cylindrical_joint_rubs_both_ways():
+    # a sleeve on a horizontal shaft (world Y), spinning and sliding: its reaction is its weight, so
+    # it loses ω at μ r m g / I and v at μ g, both at once
+    sleeve = replace(flywheel(w0=3.0, end_time=1.0), bodies=(Body(
+        name="wheel", mass=M_WHEEL, inertia=(1e4, 1e4, 1e4, 0, 0, 0), angular_velocity=(0.0, 3.0, 0.0),
+        velocity=(0.0, 5000.0, 0.0)),))
+    sleeve = replace(sleeve, joints=(replace(sleeve.joints[0], type="cylindrical"),))
+    r = core.simulate(sleeve)
+    assert r.success, r.message
+    fast = r.t < 1.0
+    np.testing.assert_allclose(r.joint_angle_rate[fast, 0], 3.0 - ALPHA * r.t[fast], atol=1e-7)
+    np.testing.assert_allclose(r.joint_slide_rate[fast, 0], 5.0 - MU * G * r.t[fast], atol=1e-7)
+    np.testing.assert_allclose(r.joint_friction_load[:, 0], [[-MU * R_PIN * G, -MU * G]] * len(r.t), rtol=1e-9)
