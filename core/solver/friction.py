@@ -46,15 +46,15 @@ class JointFriction:
     map_i: np.ndarray        # (k, 22, 15) marker i's map (system.marker_map)
     map_j: np.ndarray        # (k, 22, 15) marker j's
     end: np.ndarray          # (e,) the Jacobian blocks (rows.blocks) on each channel's reporting body
-    end_channel: np.ndarray  # (e,) their channel
-    end_row: np.ndarray      # (e,) their row
+    end_slot: np.ndarray     # (e, 3) where each block's force part goes in the flat P (k, 3, m)
+    n_rows: int              # m
     n_bodies: int
 
     @classmethod
-    def from_compiled(cls, cm, marker_map_all, owner, end_row, end_body) -> "JointFriction":
+    def from_compiled(cls, cm, marker_map_all, owner, end_row, end_body, m) -> "JointFriction":
         """From the compiled joints' ``friction`` (:func:`core.model.compile._friction_si`), the
         markers' :func:`.system.marker_map` and the joint rows' owners (joint of each row) and
-        ends (row and body of each Jacobian block)."""
+        ends (row and body of each Jacobian block), of m rows."""
         # (a coefficient of 0 is no friction: the joint runs as without)
         chans = [(k, angle) for k, j in enumerate(cm.joints) if j.get("friction") is not None and j["friction"]["mu"] > 0.0
                  for angle, on in ((True, j["friction"]["rotation"]), (False, j["friction"]["translation"])) if on]
@@ -73,13 +73,15 @@ class JointFriction:
             ends.append(on)
             channel.append(np.full(len(on), c))
         end = np.concatenate(ends) if ends else np.zeros(0, int)
+        channel = np.concatenate(channel) if channel else np.zeros(0, int)
+        slot = (3 * channel[:, None] + np.arange(3)) * m + end_row[end][:, None]
         return cls(tuple(cm.joints[k]["name"] for k in joint), joint, angle,
                    np.array([f["mu"] for f in fr], float),
                    np.array([f["radius"] if a else 1.0 for f, a in zip(fr, angle)], float),
                    np.array([f["v_tol"] for f in fr], float), body_i, body_j,
                    np.ascontiguousarray(marker_map_all[mi]).reshape(-1, 22, 15),
                    np.ascontiguousarray(marker_map_all[mj]).reshape(-1, 22, 15),
-                   end, np.concatenate(channel) if channel else np.zeros(0, int), end_row[end], cm.n_bodies)
+                   end, slot, m, cm.n_bodies)
 
     def __len__(self):
         return len(self.names)
@@ -107,12 +109,11 @@ class JointFriction:
         """(k,): the load per newton of the reaction force, f = −g |F| (N·m/N or N/N)."""
         return self.mu * self.radius * np.tanh(self.radius * rate / self.v_tol)
 
-    def reaction_map(self, blocks, m, z):
+    def reaction_map(self, blocks, z):
         """P (k, 3, m): each channel's reaction force (its part square to a slide's axis) P λ from
         the rows' blocks (the joints' first)."""
-        k = len(self.names)
-        P = np.zeros((k * 3, m))
-        np.add.at(P, (3 * self.end_channel[:, None] + np.arange(3), self.end_row[:, None]), blocks[self.end, :3])
+        k, m = len(self.names), self.n_rows
+        P = np.bincount(self.end_slot.ravel(), weights=blocks[self.end, :3].ravel(), minlength=3 * k * m)
         P = P.reshape(k, 3, m)
         square = ~self.angle
         if square.any():

@@ -387,7 +387,7 @@ class System:
         owner = self.layout.row_owner()
         self.friction = JointFriction.from_compiled(
             cm, self._marker_map, np.concatenate([owner, np.full(self.n_rows - len(owner), -1)]),
-            self._end_row, self._end_body)
+            self._end_row, self._end_body, self.n_rows)
         self.friction_load, self.friction_wrench = np.zeros(len(self.friction)), None
         self.contacts = ContactSet(cm, stop)
         #: per contact, J: energy taken out by the stepper's implicit contact stiffness, and by
@@ -840,7 +840,7 @@ class System:
         geometry = fr.geometry(B.packed)
         if rows is None or not len(fr):
             return np.zeros(len(fr)), geometry, np.zeros(len(fr))
-        F = fr.reaction_map(rows.blocks, self.n_rows, geometry[3]) @ lam
+        F = fr.reaction_map(rows.blocks, geometry[3]) @ lam
         mag = np.sqrt(np.einsum("kc,kc->k", F, F))
         return -fr.gains(geometry[2]) * mag, geometry, mag
 
@@ -969,7 +969,7 @@ class System:
     def _with_friction(self, B: Bodies, rows: Rows, u0, target, Mi, quad, t=None):
         """:meth:`_constrained` with the joints' friction, whose loads f (k,) depend on the reactions
         λ they change (:mod:`.friction`). λ is linear in f: λ(f) = λ₀ − W f, W = (J M⁻¹ Jᵀ)⁻¹ J M⁻¹ G
-        (G the channels' generalized directions, k right-hand sides of one solve), on which Newton's
+        (G the channels' generalized directions: with λ₀, k + 1 right-hand sides of one solve), on which Newton's
         method finds f = law(λ(f)) (:func:`.friction.solve_loop`); the constraint solve at that f
         then gives u̇ and λ, and where its λ (W's regularisation, the solve's refinement) leaves a
         channel off its law by more than :data:`.friction.LOOP_RTOL` the loop goes on from there.
@@ -977,20 +977,22 @@ class System:
         fr = self.friction
         Ji, Jj, rate, z = fr.geometry(B.packed)
         g = fr.gains(rate)
-        u, lam = self._constrained(B, rows, u0, target, Mi, quad)
         self.friction_load[:] = 0.0
         self.friction_wrench = None
         if not g.any():
-            return u, lam
-        P = fr.reaction_map(rows.blocks, self.n_rows, z)
+            return self._constrained(B, rows, u0, target, Mi, quad)
+        P = fr.reaction_map(rows.blocks, z)
         G = self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
+        # λ₀ (without friction) and W in one solve: the loop's start, which the closing solve checks
         if self.sparse:
             X = np.asarray((self._minv(B, csr=True) @ G).todense())
-            W = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, rows.J @ X, self.beta)
+            R = np.column_stack([target - self._J_dot(rows, u0), rows.J @ X])
+            lam_W = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
         else:
             X = Mi @ G
-            JX = rows.J @ X
-            W = schur.solve_many(rows.J @ Mi @ rows.J.T, JX, self.beta)
+            R = np.column_stack([target - rows.J @ u0, rows.J @ X])
+            lam_W = schur.solve_many(rows.J @ Mi @ rows.J.T, R, self.beta)
+        lam, W = lam_W[:, 0], lam_W[:, 1:]
         f_at, lam_at = np.zeros(len(g)), lam
         for _ in range(_FRICTION_ROUNDS):
             f = solve_loop(fr, g, P, lam_at, f_at, W, t)
@@ -1193,7 +1195,7 @@ class System:
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
             u, impulse = solve(u_free)
         if rubbing and reloads > 0:
-            P = self.friction.reaction_map(rows.blocks, self.n_rows, self.friction.geometry(B.packed)[3])
+            P = self.friction.reaction_map(rows.blocks, self.friction.geometry(B.packed)[3])
             taken, found = (np.sqrt(np.sum((P @ lam) ** 2, axis=1)) for lam in (friction_lam, impulse / h))
             if np.max(np.abs(found - taken), initial=0.0) > _FRICTION_RELOAD * np.max(found, initial=0.0):
                 return self.velocity_step(t, y, h, erp, impulse / h, reloads - 1)
