@@ -195,6 +195,18 @@ class MBD_PG_joint(PropertyGroup):
                                                                   core.model.spec.LIMIT_MAX_PENETRATION))
     limit_max_penetration: FloatProperty(name="Max. Penetration", description="rad (angle) or mm (slide): the "
                                          "depth over which the damping fades in", default=0.01, min=0.0)
+    # Coulomb friction driven by the joint's reaction (revolute, prismatic, cylindrical; the core's law)
+    use_friction: BoolProperty(name="Friction", description="Coulomb friction in the joint, driven by its load: "
+                               "μ·r·|F| about a bearing's axis, μ·|F_n| along a slide (no stiction)")
+    friction_coefficient: FloatProperty(name="Friction Coefficient", description="μ: 0.1 an oiled plain bearing "
+                                        "or slide", default=0.1, min=0.0)
+    # in the scene's length unit, as Blender shows a distance; min 0: a 0 must reach Validate as an error
+    friction_radius: FloatProperty(name="Friction Radius", description="r: the pin's radius, at which the "
+                                   "bearing's load rubs (revolute and cylindrical joints)", default=0.01, min=0.0,
+                                   subtype="DISTANCE", unit="LENGTH")
+    slip_tolerance_velocity: FloatProperty(name="Slip Tolerance (mm/s)", description="v_tol: the friction rises "
+                                           "smoothly from 0 at no slip, to 76 % of its full value at a surface "
+                                           "speed (r·ω or v) of v_tol", default=1.0, min=0.0)
 
 
 class MBD_PG_motion(PropertyGroup):

@@ -351,6 +351,7 @@ def _draw_joint(layout, j, data):
         row.prop(j, "length")
     if j.type in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
         _draw_limits(layout, j)
+        _draw_friction(layout, j)
     _draw_sizing(layout, joint_sizing(j))
 
 
@@ -389,6 +390,19 @@ def _draw_limits(layout, j):
         row.prop(j, "limit_max_penetration", text=f"Depth ({depth_unit})")
     else:
         row.label(text=f"Depth {spec.LIMIT_MAX_PENETRATION[limit_dof(j)]:g} {depth_unit} (default)")
+
+
+def _draw_friction(layout, j):
+    """A revolute, prismatic or cylindrical joint's friction: its coefficient, a bearing's pin radius
+    (in the scene's length unit) and the slip tolerance."""
+    layout.prop(j, "use_friction")
+    if not j.use_friction:
+        return
+    box = layout.box()
+    box.prop(j, "friction_coefficient", text="Coefficient")
+    if j.type != "PRISMATIC":
+        box.prop(j, "friction_radius", text="Radius")
+    box.prop(j, "slip_tolerance_velocity", text="Slip Tolerance (mm/s)")
 
 
 def motion_unit(m, data) -> str:

@@ -4,7 +4,7 @@ One empty per scene, ``MBD_Telemetry`` (tagged like everything bake makes,
 so Clear removes it), holds one custom property per channel, keyed on the
 same scene frames as the bodies. The channels are those of the CSV export
 (``Results.to_csv``) except the orientation quaternions, which the bodies'
-own rotation keys already show: body kinematics, joint angles and slides, the joints' end-stop loads,
+own rotation keys already show: body kinematics, joint angles and slides, the joints' end-stop and friction loads,
 joint reactions (in world axes and in Frame J's), motion
 and coupler efforts (a coupler's tooth force along and across its pitch circle), applied
 forces and torques (value, vector, point, power), spring
@@ -78,6 +78,11 @@ def channels(results) -> list[Channel]:
         if not np.all(np.isnan(r.joint_slide[:, k])):
             add(g, name, "slide", "length", r.joint_slide[:, k], "Frame J's origin along Z of Frame I, 0 as built")
             add(g, name, "slide_rate", "velocity", r.joint_slide_rate[:, k], "rate of the slide")
+        for a, (quantity, kind) in enumerate((("friction_torque", "torque"), ("friction_force", "force"))):
+            if not np.all(np.isnan(r.joint_friction_load[:, k, a])):
+                add(g, name, quantity, kind, r.joint_friction_load[:, k, a],
+                    f"the joint's friction {kind} on the body of Frame J {('about', 'along')[a]} Z of Frame I, "
+                    f"against its {('turn', 'slide')[a]}: {('μ·r·|F|', 'μ·|F_n|')[a]} at full slip")
         label = r.limit_channel(k)
         if label:
             add(g, name, label[0], label[1], r.joint_limit_load[:, k],
