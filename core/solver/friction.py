@@ -156,10 +156,14 @@ def solve_loop(fr: JointFriction, g, P, lam_at, f_at, W, t=None):
             break
     # the joint whose own loop gain (its load's change per unit of its load, through its reaction) is largest
     worst = int(np.argmax(np.abs(g * np.einsum("km,mk->k", H, W))))
+    raise SolverError(self_locking(fr.names[worst], t))
+
+
+def self_locking(name, t=None) -> str:
+    """The message of a self-locking joint's friction (its loop without a solution), at time t s."""
     when = "" if t is None else f" at t = {t:.6g} s"
-    raise SolverError(
-        f"joint {fr.names[worst]!r}: friction: no motion is consistent with the joint's friction{when}: the "
-        "load its friction causes grows faster than the friction it allows (a self-locking mechanism, as a "
-        "wedge driven into its seat), so the mechanism jams; Coulomb friction without stiction has no "
-        "answer there. Lower the joint's friction_coefficient (or friction_radius), or change the "
-        "geometry that wedges it.")
+    return (f"joint {name!r}: friction: no motion is consistent with the joint's friction{when}: the load its "
+            "friction causes grows faster than the friction it allows (a self-locking mechanism, as a wedge "
+            "driven into its seat), so the mechanism jams; Coulomb friction without stiction has no answer "
+            "there. Lower the joint's friction_coefficient (or friction_radius), or change the geometry that "
+            "wedges it.")

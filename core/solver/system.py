@@ -21,6 +21,7 @@ coordinates (motions, couplers) from :mod:`core.joints.primitives`.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, replace
 
@@ -29,6 +30,7 @@ from scipy import sparse
 from scipy.sparse.linalg import splu
 
 from ..contacts import ContactSet
+from ..errors import SolverError
 from ..expressions import FormulaSet
 from ..forces.elements import AppliedForces, Bushings, RotationalSprings, TranslationalSprings
 from ..joints import build_layout
@@ -36,7 +38,7 @@ from ..joints import primitives as prim
 from ..model.compile import CompiledModel
 from ..spatial import cross, quat_to_matrix, skew
 from . import schur
-from .friction import LOOP_RTOL, JointFriction, solve_loop
+from .friction import LOOP_RTOL, JointFriction, self_locking, solve_loop
 from .limits import JointLimits
 from .rows import AngleRows, JointRows
 
@@ -1115,7 +1117,7 @@ class System:
         return (np.sum(Ji[..., idx, 3:] * w_ext[..., bi[idx], :], axis=-1) +
                 np.sum(Jj[..., idx, 3:] * w_ext[..., bj[idx], :], axis=-1))
 
-    def velocity_step(self, t, y, h, erp, friction_lam=None, reloads=_FRICTION_RELOADS):
+    def velocity_step(self, t, y, h, erp, friction_lam=None, reloads=_FRICTION_RELOADS, gap=math.inf):
         """Velocity-level stepper (seeds 001/004): u* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Ju*).
 
         b = v_target + (h/2)(a_target − J̇u) − (erp/h) C: the new velocity, which
@@ -1133,7 +1135,10 @@ class System:
         The joints' friction is taken as the contacts' is, implicitly where it is stiff, a damper of
         its secant (:meth:`_friction_lines`), at the reactions ``friction_lam`` (None: the last
         step's, :attr:`step_lam`); where the step's own differ from those by more than
-        :data:`_FRICTION_RELOAD` of the largest, it is solved again at its own (``reloads`` times at most).
+        :data:`_FRICTION_RELOAD` of the largest, it is solved again at its own (``reloads`` times at
+        most). Where that difference grows from one pass to the next (``gap``: the last pass's, N) the
+        friction adds more load than it takes, a self-locking joint (:func:`.friction.solve_loop`):
+        a SolverError naming it.
         Returns ``(bodies, u_new (6n,) split layout, coords)``.
         """
         B = self.bodies(y)
@@ -1197,8 +1202,11 @@ class System:
         if rubbing and reloads > 0:
             P = self.friction.reaction_map(rows.blocks, self.friction.geometry(B.packed)[3])
             taken, found = (np.sqrt(np.sum((P @ lam) ** 2, axis=1)) for lam in (friction_lam, impulse / h))
-            if np.max(np.abs(found - taken), initial=0.0) > _FRICTION_RELOAD * np.max(found, initial=0.0):
-                return self.velocity_step(t, y, h, erp, impulse / h, reloads - 1)
+            apart = np.abs(found - taken)
+            if np.max(apart, initial=0.0) > _FRICTION_RELOAD * np.max(found, initial=0.0):
+                if np.max(apart) >= gap:
+                    raise SolverError(self_locking(self.friction.names[int(np.argmax(apart))], t))
+                return self.velocity_step(t, y, h, erp, impulse / h, reloads - 1, float(np.max(apart)))
         self.step_lam = impulse / h
         self.step_supplied_power = self._step_power(rows, stiff, y[self.sl_u], u, B)
         if stiff is not None:
