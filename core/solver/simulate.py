@@ -2800,7 +2800,7 @@ class _Run:
 
     def acting_on(self, name: str) -> list[str]:
         """The force elements (but contacts) acting on body ``name``: "force 'Push'", "spring 'S'", "the
-        stops of joint 'J'", …"""
+        stops of joint 'J'", "the friction of joint 'J'", …"""
         model = self.cm.model
         body_of = {f.name: f.body for f in model.frames}
         acting = [(f"{'e-motor' if f.type == 'torque' else 'actuator'} {f.name!r}" if f.actuator else
@@ -2809,6 +2809,9 @@ class _Run:
         acting += [f"bushing {e.name!r}" for e in model.bushings if name in (body_of[e.frame_i], body_of[e.frame_j])]
         acting += [f"the stops of joint {e.name!r}" for e in model.joints
                    if e.limited and name in (body_of[e.frame_i], body_of[e.frame_j])]
+        # (the friction law's slope μ|F|/v_tol at slow slip: a small slip tolerance makes it steep)
+        acting += [f"the friction of joint {e.name!r}" for e in model.joints
+                   if e.friction and e.friction_coefficient > 0.0 and name in (body_of[e.frame_i], body_of[e.frame_j])]
         return acting
 
     def fastest_body_name(self, y, v) -> str:

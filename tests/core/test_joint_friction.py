@@ -386,3 +386,14 @@ def test_a_cylindrical_joint_rubs_both_ways():
     np.testing.assert_allclose(r.joint_angle_rate[fast, 0], 3.0 - ALPHA * r.t[fast], atol=1e-7)
     np.testing.assert_allclose(r.joint_slide_rate[fast, 0], 5.0 - MU * G * r.t[fast], atol=1e-7)
     np.testing.assert_allclose(r.joint_friction_load[:, 0], [[-MU * R_PIN * G, -MU * G]] * len(r.t), rtol=1e-9)
+
+
+def test_the_stiffness_check_names_a_steep_friction_law():
+    # v_tol 0.1 mm/s: the law's slope at slow slip, μ m g cos θ / v_tol, decays a slip in
+    # m v_tol / (μ m g cos θ) = 1.18e-5 s, some 8.5e4 1/s, far beyond RK45's steps for the run
+    model = incline(math.radians(30.0), 1.0, integrator="RK45", end_time=0.05)
+    model = replace(model, joints=(replace(model.joints[0], slip_tolerance_velocity=0.1),))
+    (issue,) = [w for w in core.check(model) if w.code == "stiff-model"]
+    assert "the friction of joint 'slide'" in issue.message
+    rate = float(re.search(r"rate ([0-9.e+]+) 1/s", issue.message).group(1))
+    assert rate == pytest.approx(1.0 * G * math.cos(math.radians(30.0)) / 1e-4, rel=0.03)   # the check's 3 %
