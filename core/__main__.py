@@ -236,6 +236,10 @@ def _check(model, given) -> int:
             power = "" if j.limit_exponent == 1.0 else f"^{j.limit_exponent:g}"
             print(f"  joint {j.name!r}: {'angle' if angle else 'slide'} stops {side(j.lower)} .. {side(j.upper)} [{u}], "
                   f"k = {j.limit_stiffness:g} [{e}/{u}{power}], damping {j.limit_damping:g} [{e}*s/{u}]")
+        if j.friction:    # its friction's law, in the file's units
+            pin = "" if j.friction_radius is None else f", pin radius {j.friction_radius:g} [mm]"
+            print(f"  joint {j.name!r}: friction mu = {j.friction_coefficient:g}{pin}, "
+                  f"slip tolerance {j.slip_tolerance_velocity:g} [mm/s]")
     # the run's output times, computed as the run computes them (k * (1 / rate) put its last frame of
     # 0.3 s at 10 Hz past 0.3 s, where a formula switching at 0.3 s gave another F_max)
     times = np.arange(model.settings.frame_count()) / model.settings.output_rate

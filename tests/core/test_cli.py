@@ -369,6 +369,16 @@ def test_check_lists_a_joints_stops(tiny_pendulum, tmp_path):
         in checked.stdout, checked.stdout + checked.stderr
 
 
+def test_check_lists_a_joints_friction(tiny_pendulum, tmp_path):
+    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
+    data["joints"][0].update(friction=True, friction_coefficient=0.15, friction_radius=8.0)
+    path = tmp_path / "rubbing.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    checked = run("check", path)
+    assert "joint 'hinge': friction mu = 0.15, pin radius 8 [mm], slip tolerance 1 [mm/s]" \
+        in checked.stdout, checked.stdout + checked.stderr
+
+
 def test_a_name_the_outputs_encoding_lacks_is_escaped_not_a_traceback(tiny_pendulum, tmp_path):
     """Windows writes redirected output in cp1252: a body named with an emoji stopped check with a
     UnicodeEncodeError traceback, and simulate after writing its files."""
