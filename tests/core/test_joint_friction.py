@@ -397,3 +397,31 @@ def test_the_stiffness_check_names_a_steep_friction_law():
     assert "the friction of joint 'slide'" in issue.message
     rate = float(re.search(r"rate ([0-9.e+]+) 1/s", issue.message).group(1))
     assert rate == pytest.approx(1.0 * G * math.cos(math.radians(30.0)) / 1e-4, rel=0.03)   # the check's 3 %
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
+def test_a_long_chain_on_the_sparse_path_rubs_as_on_the_dense(integrator, monkeypatch):
+    # 20 links of 0.1 kg on friction hinges, released horizontal: 100 rows × 120 velocities, the
+    # sparse path (schur.use_sparse); the same run forced dense agrees to rounding
+    from core.solver import schur
+    links = 20
+    bodies, frames, joints = [], [], []
+    for k in range(links):
+        bodies.append(Body(name=f"b{k}", mass=0.1, inertia=(100.0, 100.0, 100.0, 0, 0, 0),
+                           position=(100.0 * k + 50.0, 0.0, 0.0)))
+        frames += [Frame(name=f"p{k}", body=None if k == 0 else f"b{k - 1}", orientation=ABOUT_Y,
+                         position=(0.0, 0.0, 0.0) if k == 0 else (50.0, 0.0, 0.0)),
+                   Frame(name=f"q{k}", body=f"b{k}", position=(-50.0, 0.0, 0.0), orientation=ABOUT_Y)]
+        joints.append(Joint(name=f"h{k}", type="revolute", frame_i=f"p{k}", frame_j=f"q{k}", friction=True,
+                            friction_coefficient=0.2, friction_radius=5.0))
+    model = Model(bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints),
+                  settings=SolverSettings(end_time=0.1, output_rate=100, integrator=integrator,
+                                          **(dict(step=1e-3) if integrator == "stepper" else dict(rtol=1e-8, atol=1e-10))))
+    assert schur.use_sparse(5 * links, 6 * links)
+    sparse = core.simulate(model)
+    monkeypatch.setattr(schur, "SPARSE_ABOVE", 10 ** 12)
+    dense = core.simulate(model)
+    assert sparse.success and dense.success
+    assert np.nanmax(np.abs(dense.joint_friction_load[..., 0])) > 1e-3        # it rubs
+    np.testing.assert_allclose(sparse.position, dense.position, atol=1e-12)
+    np.testing.assert_allclose(sparse.joint_friction_load, dense.joint_friction_load, atol=1e-11)
