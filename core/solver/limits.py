@@ -8,7 +8,8 @@ as a generalized force along q: with q̇ = J_i·u_i + J_j·u_j (u = [v, ω] of t
 wrench f·J on each body, equal and opposite about (along) the joint's axis, whose power f q̇ is
 what the elastic part's energy k δ^(e+1)/(e+1) loses. The coordinate is the joint's angle or
 slide of the results (0 as built): the slide measured from the markers, the angle as the wrapped
-angle of :class:`.rows.AngleRows` taken within half a turn of the stops' centre
+angle atan2(y_i · x_j, x_i · x_j) (as :class:`.rows.AngleRows` measures it) taken within half a turn
+of the stops' centre
 (:func:`core.model.spec.stops_centre`), so it needs no tracked state: a joint that never reaches
 its stops runs as it would without them. A joint that turns farther than half a turn from that
 centre (along a single stop's free side, 270° long, or past one of two stops by more than half
@@ -27,10 +28,15 @@ import numpy as np
 from ..forces.elements import scatter
 from ..model.spec import stops_centre
 from ..spatial import cross
-from .rows import AngleRows
 
 def _dot(a, b):
     return np.einsum("...i,...i->...", a, b)
+
+
+def _rate(Ji, Jj, body_i, body_j):
+    """q̇ = J_i·u_i + J_j·u_j (...,) of the packed rows of the two bodies (..., 22)."""
+    return _dot(Ji[..., :3], body_i[..., 3:6]) + _dot(Ji[..., 3:], body_i[..., 6:9]) \
+        + _dot(Jj[..., :3], body_j[..., 3:6]) + _dot(Jj[..., 3:], body_j[..., 6:9])
 
 
 @dataclass(frozen=True)
@@ -50,13 +56,13 @@ class JointLimits:
     centre: np.ndarray       # (k,) rad: the angles' branch centre (0 for slides)
     body_i: np.ndarray       # (k,) body of frame_i's marker (-1: the ground)
     body_j: np.ndarray       # (k,) body of frame_j's marker
-    angles: AngleRows        # the angle stops' measurement
-    slide_map: np.ndarray    # (2s, 22, 15) the slide stops' markers, i then j (system.marker_map)
     slide_zero: np.ndarray   # (s,) m, the slides as built
     n_bodies: int
-    q_body: np.ndarray       # (2k,) the bodies of the stops' markers i, then j (:meth:`coordinates`)
-    q_map: np.ndarray        # (2k, 22, 6) packed body row -> marker i's [x, y] axes (an angle's) or
-                             # [point, z axis] (a slide's); marker j's x axis or point, twice
+    a_body: np.ndarray       # (2a,) the bodies of the angle stops' markers i, then j (:meth:`_product`)
+    a_map: np.ndarray        # (2a, 22, 9) packed body row -> marker i's [x, y, z] axes; marker j's x axis, thrice
+    s_body: np.ndarray       # (2s,) the bodies of the slide stops' markers i, then j
+    s_map: np.ndarray        # (2s, 22, 15) packed body row -> [p, r, A] of the slide stops' markers, i then j
+                             # (:func:`.system.marker_map`)
     bilateral: bool = False  # the stiffness check's view: both ways, linear (:meth:`engaged`)
 
     @classmethod
@@ -72,19 +78,17 @@ class JointLimits:
         lower, upper = col("lower"), col("upper")
         centre = np.array([stops_centre(None if math.isinf(lo) else lo, None if math.isinf(up) else up)
                            for lo, up in zip(lower, upper)], float)
-        a, s = np.flatnonzero(angle), np.flatnonzero(~angle)
-        slide_map = np.ascontiguousarray(marker_map_all[np.concatenate([mi[s], mj[s]])])
-        # marker_map's columns: p 0:3, then the axes row-major from 6 (x at 6, 9, 12; y 7, 10, 13; z 8, 11, 14)
-        cols_i = np.where(angle[:, None], [6, 9, 12, 7, 10, 13], [0, 1, 2, 8, 11, 14])
-        cols_j = np.where(angle[:, None], [6, 9, 12, 6, 9, 12], [0, 1, 2, 0, 1, 2])
-        q_map = np.concatenate([np.take_along_axis(marker_map_all[mi], cols_i[:, None, :], axis=2),
-                                np.take_along_axis(marker_map_all[mj], cols_j[:, None, :], axis=2)])
+        a, sl = np.flatnonzero(angle), np.flatnonzero(~angle)
+        # marker_map's columns: p 0:3, r 3:6, then the axes row-major from 6 (x at 6, 9, 12; y 7, 10, 13; z 8, 11, 14)
+        a_map = np.concatenate([marker_map_all[mi[a]][:, :, [6, 9, 12, 7, 10, 13, 8, 11, 14]],
+                                marker_map_all[mj[a]][:, :, [6, 9, 12, 6, 9, 12, 6, 9, 12]]])
         out = cls(tuple(j["name"] for _, j in limited), np.array([k for k, _ in limited], int), angle,
                   lower, upper, col("k"), col("c"), col("e"), col("depth"), np.where(angle, centre, 0.0),
-                  cm.marker_body[mi], cm.marker_body[mj],
-                  AngleRows(mi[a], mj[a], cm.marker_body, cm.marker_axes), slide_map, np.zeros(len(s)),
-                  cm.n_bodies, np.concatenate([cm.marker_body[mi], cm.marker_body[mj]]), q_map)
-        if len(s):
+                  cm.marker_body[mi], cm.marker_body[mj], np.zeros(len(sl)), cm.n_bodies,
+                  cm.marker_body[np.concatenate([mi[a], mj[a]])], a_map,
+                  cm.marker_body[np.concatenate([mi[sl], mj[sl]])],
+                  np.ascontiguousarray(marker_map_all[np.concatenate([mi[sl], mj[sl]])]))
+        if len(sl):
             q, *_ = out.measure(packed0)
             out = replace(out, slide_zero=q[len(a):])
         return out
@@ -95,62 +99,93 @@ class JointLimits:
     def measure(self, packed):
         """(q (..., k) rad or m, q̇ (..., k), J_i (..., k, 6), J_j (..., k, 6), s̈ (..., k): q's second rate
         at fixed body velocities) from the packed body arrays (..., n+1, 22)."""
-        na = self.angles.c
-        theta, Ji_a, Jj_a, quad_a = self.angles.evaluate(packed)
-        centre = self.centre[:na]
-        q_a = centre + (theta - centre + np.pi) % (2.0 * np.pi) - np.pi
+        ZV = self._product(packed)
+        rate, J, quad = self._measured(ZV)
+        k = len(self.lower)
+        return self._coordinate(ZV), rate, J[..., k:, :], J[..., :k, :], quad
+
+    def coordinates(self, packed):
+        """q (..., k) rad or m from the packed body arrays: whether a stop is touched at all, which an
+        evaluation asks first (a run that stays between its stops pays only this)."""
+        return self._coordinate(self._product(packed))
+
+    def _product(self, packed):
+        """(Z, V) of the angle stops, then of the slide stops (None where there are none): the packed rows
+        of the bodies of their markers i, then j (2a or 2s, 22), and those markers' vectors of
+        :attr:`a_map` or :attr:`s_map`, one stacked product each for all that the stops measure."""
+        Za = Va = Zs = Vs = None
+        if self._na:
+            Za = np.take(packed, self.a_body, axis=-2)
+            Va = (Za[..., None, :] @ self.a_map)[..., 0, :]
+        if len(self.s_body):
+            Zs = np.take(packed, self.s_body, axis=-2)
+            Vs = (Zs[..., None, :] @ self.s_map)[..., 0, :]
+        return Za, Va, Zs, Vs
+
+    def _coordinate(self, ZV):
+        """q (..., k) from :meth:`_product`: the angle θ = atan2(y_i · x_j, x_i · x_j) taken within half
+        a turn of the stops' centre, the slide z_i · (p_j − p_i) from the joint as built."""
+        Za, Va, Zs, Vs = ZV
+        na = self._na
+        if na:
+            # x_i · x_j and y_i · x_j in one product
+            cos_sin = _dot(Va[..., :na, 0:6].reshape(Va.shape[:-2] + (na, 2, 3)), Va[..., na:, None, 0:3])
+            theta = np.arctan2(cos_sin[..., 1], cos_sin[..., 0])
+            centre = self.centre[:na]
+            turned = centre + (theta - centre + np.pi) % (2.0 * np.pi) - np.pi
+            if Vs is None:
+                return turned
         s = len(self.slide_zero)
-        if not s:
-            q, Ji, Jj, quad = q_a, Ji_a, Jj_a, quad_a
-        else:
-            body = np.concatenate([self.body_i[na:], self.body_j[na:]])
-            Z = np.take(packed, body, axis=-2)
-            pra = (Z[..., None, :] @ self.slide_map)[..., 0, :]
-            p, r = pra[..., :3], pra[..., 3:6]
-            z = pra[..., :s, 8::3]                  # Z of marker i: A's third column (row-major at 6)
-            w = Z[..., 6:9]
-            vp = Z[..., 3:6] + cross(w, r)
+        slid = _dot(Vs[..., :s, 8::3], Vs[..., s:, 0:3] - Vs[..., :s, 0:3]) - self.slide_zero
+        return np.concatenate([turned, slid], axis=-1) if na else slid
+
+    def _measured(self, ZV):
+        """(q̇ (..., k), J (..., 2k, 6) the stops' J_j, then their J_i (the order :meth:`evaluate` sums
+        the ends' wrenches in), s̈ (..., k)) from :meth:`_product`. An angle's J is [0, ±z_i] (its rate
+        z_i · (ω_j − ω_i), exact while the joint's other rows keep the Z axes parallel) and its s̈
+        (ω_i × z_i) · (ω_j − ω_i); a slide's J_j is [z_i, r_j × z_i], its J_i [−z_i, −(p_j − x_i) × z_i]."""
+        Za, Va, Zs, Vs = ZV
+        k, na = len(self.lower), self._na
+        J = np.zeros((Za if na else Zs).shape[:-2] + (2 * k, 6))
+        quad = np.empty(J.shape[:-2] + (k,))
+        rate = np.empty(J.shape[:-2] + (k,))
+        if na:
+            z = Va[..., :na, 6:9]
+            J[..., :na, 3:] = z
+            J[..., k:k + na, 3:] = -z
+            wi, wj = Za[..., :na, 6:9], Za[..., na:, 6:9]
+            quad[..., :na] = _dot(cross(wi, z), wj - wi)
+            # J_i·u_i + J_j·u_j without the linear parts' products, exact zeros
+            rate[..., :na] = _dot(J[..., k:k + na, 3:], wi) + _dot(z, wj)
+        if Vs is not None:
+            s = k - na
+            p, r = Vs[..., 0:3], Vs[..., 3:6]
+            z = Vs[..., :s, 8::3]                  # Z of marker i: A's third column (row-major at 6)
+            w = Zs[..., 6:9]
+            vp = Zs[..., 3:6] + cross(w, r)
             d = p[..., s:, :] - p[..., :s, :]
             arm_i = d + r[..., :s, :]               # p_j from body i's COM
-            Ji_s = np.concatenate([-z, -cross(arm_i, z)], axis=-1)
-            Jj_s = np.concatenate([z, cross(r[..., s:, :], z)], axis=-1)
+            J[..., na:k, :3] = z
+            J[..., na:k, 3:] = cross(r[..., s:, :], z)
+            J[..., k + na:, :3] = -z
+            J[..., k + na:, 3:] = -cross(arm_i, z)
             wi, wj = w[..., :s, :], w[..., s:, :]
             zdot = cross(wi, z)
             dv = vp[..., s:, :] - vp[..., :s, :]
             acc = cross(wj, cross(wj, r[..., s:, :])) - cross(wi, cross(wi, r[..., :s, :]))
-            quad_s = 2.0 * _dot(zdot, dv) + _dot(z, acc) + _dot(cross(wi, zdot), d)
-            q = np.concatenate([q_a, _dot(z, d) - self.slide_zero], axis=-1)
-            Ji = np.concatenate([Ji_a, Ji_s], axis=-2)
-            Jj = np.concatenate([Jj_a, Jj_s], axis=-2)
-            quad = np.concatenate([quad_a, quad_s], axis=-1)
-        body_i = np.take(packed, self.body_i, axis=-2)
-        body_j = np.take(packed, self.body_j, axis=-2)
-        rate = _dot(Ji[..., :3], body_i[..., 3:6]) + _dot(Ji[..., 3:], body_i[..., 6:9]) \
-            + _dot(Jj[..., :3], body_j[..., 3:6]) + _dot(Jj[..., 3:], body_j[..., 6:9])
-        return q, rate, Ji, Jj, quad
-
-    def coordinates(self, packed):
-        """q (k,) rad or m of one state (packed (n+1, 22)), in one product: whether a stop is touched
-        at all, which an evaluation asks first (a run that stays between its stops pays only this:
-        15 µs for a pendulum's hinge, where measure and law take 72)."""
-        k = len(self.lower)
-        V = (packed[self.q_body][:, None, :] @ self.q_map)[:, 0, :]
-        a, b, w = V[:k, :3], V[:k, 3:], V[k:, :3]
-        na = self.angles.c
-        if na:
-            theta = np.arctan2((b * w).sum(-1), (a * w).sum(-1))
-            turned = self.centre + (theta - self.centre + np.pi) % (2.0 * np.pi) - np.pi
-            if na == k:
-                return turned
-        slid = (b * (w - a)).sum(-1) - self._zero
-        return np.where(self.angle, turned, slid) if na else slid
+            quad[..., na:] = 2.0 * _dot(zdot, dv) + _dot(z, acc) + _dot(cross(wi, zdot), d)
+            rate[..., na:] = _rate(J[..., k + na:, :], J[..., na:k, :], Zs[..., :s, :], Zs[..., s:, :])
+        return rate, J, quad
 
     @cached_property
-    def _zero(self):
-        """(k,) m: the slides as built, 0 for the angles."""
-        zero = np.zeros(len(self.lower))
-        zero[~self.angle] = self.slide_zero
-        return zero
+    def _na(self):
+        """The number of angle stops (they come first)."""
+        return int(np.count_nonzero(self.angle))
+
+    @cached_property
+    def _ends(self):
+        """(2k,) the bodies of the rows of :meth:`_measured`'s J: each stop's frame_j's, then frame_i's."""
+        return np.concatenate([self.body_j, self.body_i])
 
     @cached_property
     def _untouched(self):
@@ -159,10 +194,10 @@ class JointLimits:
         out.flags.writeable = False
         return out
 
-    def law(self, q, rate):
+    def law(self, q, rate, energy=True):
         """(f (..., k) the generalized force along q, N·m or N (positive: up, from the lower stop),
         the depth δ past the nearer stop (negative inside), the side σ (+1 past the upper stop, −1
-        past the lower), the elastic energy (...,) J) of the stops at q and q̇."""
+        past the lower), the elastic energy (...,) J, None unless ``energy``) of the stops at q and q̇."""
         below, above = self.lower - q, q - self.upper
         past_upper = above > below
         delta = np.where(past_upper, above, below)
@@ -177,27 +212,33 @@ class JointLimits:
         if not self.bilateral:
             push = np.maximum(push, 0.0)
         f = np.where(on, -sigma * push, 0.0)
-        energy = np.sum(self.k * depth ** (self.e + 1.0) / (self.e + 1.0), axis=-1)
-        return f, delta, sigma, energy
+        stored = np.sum(self.k * depth ** (self.e + 1.0) / (self.e + 1.0), axis=-1) if energy else None
+        return f, delta, sigma, stored
 
     def evaluate(self, packed, lines=False):
-        """(wrench (n+1, 6) or None when no stop is touched, f (k,), energy J) at one state; with
-        ``lines`` also the touched stops' lines of action for the stepper (see
-        :meth:`System._implicit_elements`): ``(b1, b2, e, a1, a2, k, c, f0, s̈)`` with the depth δ
-        as the extension, which grows at e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂."""
-        if not self.bilateral:
-            q = self.coordinates(packed)
-            if not (q < self.lower).any() and not (q > self.upper).any():
-                return (None, self._untouched, 0.0) + ((None,) if lines else ())
-        q, rate, Ji, Jj, quad = self.measure(packed)
-        f, delta, sigma, energy = self.law(q, rate)
-        on = np.flatnonzero(f != 0.0) if not self.bilateral else np.arange(len(f))
+        """(wrench (n+1, 6) or None when no stop is touched, f (k,)) at one state; with ``lines`` also
+        the touched stops' lines of action for the stepper (see :meth:`System._implicit_elements`):
+        ``(b1, b2, e, a1, a2, k, c, f0, s̈)`` with the depth δ as the extension, which grows at
+        e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂. The coordinates that tell whether a stop is touched are those
+        its force is measured at: an untouched run pays one product (:meth:`_product`)."""
+        ZV = self._product(packed)
+        q = self._coordinate(ZV)
+        if not self.bilateral and not (q < self.lower).any() and not (q > self.upper).any():
+            return (None, self._untouched) + ((None,) if lines else ())
+        rate, J, quad = self._measured(ZV)
+        f, delta, sigma, _ = self.law(q, rate, energy=False)
+        k = len(f)
+        on = np.flatnonzero(f != 0.0) if not self.bilateral else np.arange(k)
         if not len(on):
-            return (None, f, energy) + ((None,) if lines else ())
-        wrench = scatter(self.n_bodies, np.concatenate([self.body_j[on], self.body_i[on]]),
-                         np.concatenate([f[on, None] * Jj[on], f[on, None] * Ji[on]]))
+            return (None, f) + ((None,) if lines else ())
+        if len(on) == k:
+            wrench = scatter(self.n_bodies, self._ends, (f[:, None] * J.reshape(2, k, 6)).reshape(2 * k, 6))
+        else:
+            ends = np.concatenate([on, k + on])
+            wrench = scatter(self.n_bodies, self._ends[ends], np.concatenate([f[on], f[on]])[:, None] * J[ends])
         if not lines:
-            return wrench, f, energy
+            return wrench, f
+        Jj, Ji = J[:k], J[k:]
         s, d = sigma[on], delta[on]
         up = (s > 0.0)[:, None]
         a_j, a_i = Jj[on, 3:], -Ji[on, 3:]
@@ -207,14 +248,15 @@ class JointLimits:
         line = (np.where(s > 0.0, self.body_j[on], self.body_i[on]), np.where(s > 0.0, self.body_i[on], self.body_j[on]),
                 Jj[on, :3], np.where(up, a_j, a_i), np.where(up, a_i, a_j), tangent,
                 self.c[on] * np.minimum(depth, self.depth[on]) / self.depth[on], np.abs(f[on]), s * quad[on])
-        return wrench, f, energy, line
+        return wrench, f, line
 
     def wrenches(self, packed):
         """The stops' wrench (..., n+1, 6) of packed body arrays with leading batch axes."""
-        q, rate, Ji, Jj, _ = self.measure(packed)
-        f = self.law(q, rate)[0][..., None]
-        return scatter(self.n_bodies, np.concatenate([self.body_j, self.body_i]),
-                       np.concatenate([f * Jj, f * Ji], axis=-2))
+        ZV = self._product(packed)
+        rate, J, _ = self._measured(ZV)
+        f = self.law(self._coordinate(ZV), rate, energy=False)[0]
+        lead, k = f.shape[:-1], f.shape[-1]
+        return scatter(self.n_bodies, self._ends, (f[..., None, :, None] * J.reshape(lead + (2, k, 6))).reshape(J.shape))
 
     def engaged(self, packed) -> "JointLimits":
         """The stops as the stiffness check sees them: each pressed at its coordinate at ``packed``

@@ -754,7 +754,7 @@ class System:
                              for part, offset in zip(self.bushings.lines(K), (0, 3)))
         if len(self.limits):
             # untouched stops add nothing (no wrench, no line): the run is as without them
-            w, limit_force, _, *line = self.limits.evaluate(B.packed, lines=lines is not None)
+            w, limit_force, *line = self.limits.evaluate(B.packed, lines=lines is not None)
             if w is not None:
                 wrench = add(w)
                 if line:
