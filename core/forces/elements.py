@@ -339,21 +339,28 @@ class RotationalSprings:
     body_i: np.ndarray    # body of marker i (-1: the ground)
     body_j: np.ndarray    # body of marker j
 
-    def evaluate(self, axis, n, theta, rate):
-        """(wrench (n+1, 6), torque (k,) N·m on j about z_i, energy J) from the springs' axes
-        z_i (k, 3), world, their angles θ and rates; axis, theta and rate may carry leading
+    def evaluate(self, axis, n, theta, rate, energy=True):
+        """(wrench (n+1, 6), torque (k,) N·m on j about z_i, energy J, None unless ``energy``) from the
+        springs' axes z_i (k, 3), world, their angles θ and rates; axis, theta and rate may carry leading
         batch axes, as in :meth:`TranslationalSprings.evaluate`."""
         if len(self.mi) == 0:
             return np.zeros((n + 1, 6)), np.zeros(0), 0.0
         twist = theta - self.free
         torque = -(self.k * twist + self.c * rate + self.preload)
         tau = torque[..., None] * axis
-        zero = np.zeros_like(tau)
-        wrench = scatter(n, np.concatenate([self.body_j, self.body_i]),
-                         np.concatenate([np.concatenate([zero, tau], axis=-1),
-                                         np.concatenate([zero, -tau], axis=-1)], axis=-2))
-        energy = np.sum(0.5 * self.k * twist ** 2 + self.preload * twist, axis=-1)
-        return wrench, torque, energy
+        k = len(self.mi)
+        ends = np.zeros(tau.shape[:-2] + (2 * k, 6))      # on j, then on i: no force, ±τ
+        ends[..., :k, 3:] = tau
+        ends[..., k:, 3:] = -tau
+        wrench = scatter(n, self._ends, ends)
+        if not energy:
+            return wrench, torque, None
+        return wrench, torque, np.sum(0.5 * self.k * twist ** 2 + self.preload * twist, axis=-1)
+
+    @cached_property
+    def _ends(self):
+        """(2k,) the bodies of marker j, then of marker i."""
+        return np.concatenate([self.body_j, self.body_i])
 
 
 @dataclass(frozen=True)

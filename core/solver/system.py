@@ -624,6 +624,7 @@ class System:
             if K is None and len(self.slide_coords):
                 K = self.kinematics(B)
             coords = self._coordinates(B.packed, K, angles)
+        if len(self.combo_W):   # the motions' and couplers' rows (torsion springs measure coordinates too)
             val, Ji, Jj, _, _, cquad = coords
             W = self.combo_W
             C = np.concatenate([C, W @ val])
@@ -734,7 +735,7 @@ class System:
             rate = self._coordinate_rates(B.w_ext, coords, ci)
             axis = coords[2][ci, 3:]    # z_i: the angle's Jacobian on body j is [0, z_i]
             rs_angle, rs_rate = coords[0][ci], rate
-            w, rs_torque, e_r = self.rsprings.evaluate(axis, n, rs_angle, rate)
+            w, rs_torque, e_r = self.rsprings.evaluate(axis, n, rs_angle, rate, energy=details)
             wrench = add(w)
             if lines is not None and spring_lines:     # about marker i's z axis, turning j against i
                 rs = self.rsprings
@@ -1114,8 +1115,8 @@ class System:
         """Rates (rad/s) of the angle coordinates ``idx`` from the angular velocities
         (..., n+1, 3), ground last, and :meth:`_coordinates`' output; leading batch axes kept."""
         _, Ji, Jj, bi, bj, _ = coords
-        return (np.sum(Ji[..., idx, 3:] * w_ext[..., bi[idx], :], axis=-1) +
-                np.sum(Jj[..., idx, 3:] * w_ext[..., bj[idx], :], axis=-1))
+        return ((Ji[..., idx, 3:] * w_ext[..., bi[idx], :]).sum(axis=-1) +
+                (Jj[..., idx, 3:] * w_ext[..., bj[idx], :]).sum(axis=-1))
 
     def velocity_step(self, t, y, h, erp, friction_lam=None, reloads=_FRICTION_RELOADS, gap=math.inf):
         """Velocity-level stepper (seeds 001/004): u* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Ju*).

@@ -126,6 +126,34 @@ def test_torsion_spring_frequency():
     assert r.spring_is_rotational.tolist() == [True]
 
 
+def test_torsion_springs_put_their_torque_on_j_and_its_opposite_on_i():
+    """Two torsion springs on two bodies and the ground: each turns its body j by τ = −(k (θ − θ₀) +
+    c θ̇ + P) about its z_i and body i by −τ, with no force; their energy ½ k (θ − θ₀)² + P (θ − θ₀) only
+    when asked (an evaluation of the run does not read it); a batch of states gives each state's."""
+    from core.forces.elements import RotationalSprings
+    springs = RotationalSprings(names=("a", "b"), mi=np.array([0, 1]), mj=np.array([1, 2]), coord=np.array([0, 1]),
+                                free=np.array([0.1, -0.2]), k=np.array([3.0, 5.0]), c=np.array([0.5, 0.25]),
+                                preload=np.array([0.0, 1.5]), body_i=np.array([-1, 0]), body_j=np.array([0, 1]))
+    rng = np.random.default_rng(0)
+    axis, theta, rate = rng.standard_normal((4, 2, 3)), rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
+    wrench, torque, energy = springs.evaluate(axis, 2, theta, rate)
+    twist = theta - springs.free
+    np.testing.assert_array_equal(torque, -(springs.k * twist + springs.c * rate + springs.preload))
+    tau = torque[..., None] * axis
+    expected = np.zeros((4, 3, 6))
+    expected[:, 0, 3:] = tau[:, 0] - tau[:, 1]          # body 0: j of a, i of b
+    expected[:, 1, 3:] = tau[:, 1]
+    expected[:, 2, 3:] = -tau[:, 0]                     # the ground, last
+    np.testing.assert_allclose(wrench, expected, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(energy, np.sum(0.5 * springs.k * twist ** 2 + springs.preload * twist, axis=-1),
+                               rtol=1e-15)
+    for s in range(4):
+        w, t, e = springs.evaluate(axis[s], 2, theta[s], rate[s], energy=False)
+        np.testing.assert_array_equal(w, wrench[s])
+        np.testing.assert_array_equal(t, torque[s])
+        assert e is None
+
+
 def test_stiff_spring_bdf_with_the_batched_jacobian(monkeypatch):
     """A stiff, damped spring (k = 1000 N/mm: ω = 1000 rad/s, σ = 250 1/s) with BDF.
 
