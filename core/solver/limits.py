@@ -139,22 +139,24 @@ class JointLimits:
         slid = _dot(Vs[..., :s, 8::3], Vs[..., s:, 0:3] - Vs[..., :s, 0:3]) - self.slide_zero
         return np.concatenate([turned, slid], axis=-1) if na else slid
 
-    def _measured(self, ZV):
+    def _measured(self, ZV, second=True):
         """(q̇ (..., k), J (..., 2k, 6) the stops' J_j, then their J_i (the order :meth:`evaluate` sums
-        the ends' wrenches in), s̈ (..., k)) from :meth:`_product`. An angle's J is [0, ±z_i] (its rate
+        the ends' wrenches in), s̈ (..., k), None unless ``second``: only the stepper's lines read it)
+        from :meth:`_product`. An angle's J is [0, ±z_i] (its rate
         z_i · (ω_j − ω_i), exact while the joint's other rows keep the Z axes parallel) and its s̈
         (ω_i × z_i) · (ω_j − ω_i); a slide's J_j is [z_i, r_j × z_i], its J_i [−z_i, −(p_j − x_i) × z_i]."""
         Za, Va, Zs, Vs = ZV
         k, na = len(self.lower), self._na
         J = np.zeros((Za if na else Zs).shape[:-2] + (2 * k, 6))
-        quad = np.empty(J.shape[:-2] + (k,))
+        quad = np.empty(J.shape[:-2] + (k,)) if second else None
         rate = np.empty(J.shape[:-2] + (k,))
         if na:
             z = Va[..., :na, 6:9]
             J[..., :na, 3:] = z
             J[..., k:k + na, 3:] = -z
             wi, wj = Za[..., :na, 6:9], Za[..., na:, 6:9]
-            quad[..., :na] = _dot(cross(wi, z), wj - wi)
+            if second:
+                quad[..., :na] = _dot(cross(wi, z), wj - wi)
             # J_i·u_i + J_j·u_j without the linear parts' products, exact zeros
             rate[..., :na] = _dot(J[..., k:k + na, 3:], wi) + _dot(z, wj)
         if Vs is not None:
@@ -162,18 +164,19 @@ class JointLimits:
             p, r = Vs[..., 0:3], Vs[..., 3:6]
             z = Vs[..., :s, 8::3]                  # Z of marker i: A's third column (row-major at 6)
             w = Zs[..., 6:9]
-            vp = Zs[..., 3:6] + cross(w, r)
             d = p[..., s:, :] - p[..., :s, :]
             arm_i = d + r[..., :s, :]               # p_j from body i's COM
             J[..., na:k, :3] = z
             J[..., na:k, 3:] = cross(r[..., s:, :], z)
             J[..., k + na:, :3] = -z
             J[..., k + na:, 3:] = -cross(arm_i, z)
-            wi, wj = w[..., :s, :], w[..., s:, :]
-            zdot = cross(wi, z)
-            dv = vp[..., s:, :] - vp[..., :s, :]
-            acc = cross(wj, cross(wj, r[..., s:, :])) - cross(wi, cross(wi, r[..., :s, :]))
-            quad[..., na:] = 2.0 * _dot(zdot, dv) + _dot(z, acc) + _dot(cross(wi, zdot), d)
+            if second:
+                wi, wj = w[..., :s, :], w[..., s:, :]
+                vp = Zs[..., 3:6] + cross(w, r)
+                zdot = cross(wi, z)
+                dv = vp[..., s:, :] - vp[..., :s, :]
+                acc = cross(wj, cross(wj, r[..., s:, :])) - cross(wi, cross(wi, r[..., :s, :]))
+                quad[..., na:] = 2.0 * _dot(zdot, dv) + _dot(z, acc) + _dot(cross(wi, zdot), d)
             rate[..., na:] = _rate(J[..., k + na:, :], J[..., na:k, :], Zs[..., :s, :], Zs[..., s:, :])
         return rate, J, quad
 
@@ -225,7 +228,7 @@ class JointLimits:
         q = self._coordinate(ZV)
         if not self.bilateral and not (q < self.lower).any() and not (q > self.upper).any():
             return (None, self._untouched) + ((None,) if lines else ())
-        rate, J, quad = self._measured(ZV)
+        rate, J, quad = self._measured(ZV, second=lines)
         f, delta, sigma, _ = self.law(q, rate, energy=False)
         k = len(f)
         on = np.flatnonzero(f != 0.0) if not self.bilateral else np.arange(k)
@@ -253,7 +256,7 @@ class JointLimits:
     def wrenches(self, packed):
         """The stops' wrench (..., n+1, 6) of packed body arrays with leading batch axes."""
         ZV = self._product(packed)
-        rate, J, _ = self._measured(ZV)
+        rate, J, _ = self._measured(ZV, second=False)
         f = self.law(self._coordinate(ZV), rate, energy=False)[0]
         lead, k = f.shape[:-1], f.shape[-1]
         return scatter(self.n_bodies, self._ends, (f[..., None, :, None] * J.reshape(lead + (2, k, 6))).reshape(J.shape))

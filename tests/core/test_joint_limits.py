@@ -233,7 +233,8 @@ def test_a_stop_is_touched_where_its_force_measures_it():
     """Whether a stop is touched is read off the very coordinate its force is measured at, to the bit:
     the check ran a product of its own, whose rounding differed (the hinge's angle on the moving cart
     in 98 of 2000 random poses), so a stop a rounding past its limit could be left out. The wrench of
-    one state is the batch's, and each stop's force and wrench are its own alone (f J on its bodies)."""
+    one state is the batch's and the stepper's, and each stop's force and wrench are its own alone (f J on
+    its bodies)."""
     run = _Run(_compiled(cart_pendulum(), None, "simulate"), None)
     sysm = run.sys
     lim = sysm.limits
@@ -246,13 +247,19 @@ def test_a_stop_is_touched_where_its_force_measures_it():
         y[sysm.sl_q] = (q / np.linalg.norm(q, axis=1)[:, None]).ravel()
         y[sysm.sl_u] = rng.standard_normal(12)
         packed = sysm.bodies(y).packed
-        coordinate, rate, Ji, Jj, _ = lim.measure(packed)
+        coordinate, rate, Ji, Jj, second = lim.measure(packed)
         np.testing.assert_array_equal(lim.coordinates(packed), coordinate)
         wrench, f = lim.evaluate(packed)
-        np.testing.assert_array_equal(f, lim.law(coordinate, rate)[0])
+        f_law, _, sigma, _ = lim.law(coordinate, rate)
+        np.testing.assert_array_equal(f, f_law)
         if wrench is None:
             assert not f.any()
             continue
+        # the stepper's lines: the same wrench, and each touched stop's s̈ along its push
+        with_lines, _, line = lim.evaluate(packed, lines=True)
+        np.testing.assert_array_equal(with_lines, wrench)
+        on = np.flatnonzero(f)
+        np.testing.assert_array_equal(line[-1], sigma[on] * second[on])
         touched += 1
         states.append(packed)
         alone = np.zeros((3, 6))          # the bodies' rows, the ground's last
