@@ -89,9 +89,12 @@ class AppliedForces:
 
     def values(self, t) -> np.ndarray:
         """Formula values at time t in SI (the F_max of actuators): (k,), or (T, k) for T times."""
-        if self._varying.size == 0 and np.ndim(t) == 0:
-            return self._const_si
-        raw = np.broadcast_to(self.const, np.shape(t) + self.const.shape).copy()
+        if np.ndim(t) == 0:     # one time: no broadcast (np.broadcast_to cost an evaluation 5 us)
+            if self._varying.size == 0:
+                return self._const_si
+            raw = self.const.copy()
+        else:
+            raw = np.broadcast_to(self.const, np.shape(t) + self.const.shape).copy()
         raw[..., self._varying] = self._formulas(t)
         return raw * self.scale
 

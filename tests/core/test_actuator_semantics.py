@@ -309,6 +309,8 @@ def test_wrenches_of_every_kind_of_element_on_moving_turned_bodies():
             assert power[k] == pytest.approx(power_k, abs=1e-12)
         assert np.array_equal(af.evaluate(t, packed, details=False)[0], wrench)
     batched = af.evaluate(np.array(times), np.stack(states))
+    # the formulas' values of one time are those of a batch of times, to the bit
+    np.testing.assert_array_equal(af.values(np.array(times)), [af.values(t) for t in times])
     for i, (t, packed) in enumerate(zip(times, states)):
         for got, want in zip(batched, af.evaluate(t, packed)):
             np.testing.assert_allclose(got[i], want, rtol=1e-14, atol=1e-14)
