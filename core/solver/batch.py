@@ -171,7 +171,7 @@ def _rows(sysm: System, P, K, coords, t):
     k, m = len(P), sysm.n_rows
     C, quad, blocks = sysm.rows.evaluate(P)
     vel_t = acc_t = np.zeros((k, m))
-    if coords is not None:
+    if coords is not None and len(sysm.combo_W):    # the motions' and couplers' rows
         val, Ji, Jj, *_, cquad = coords
         W = sysm.combo_W
         C = np.concatenate([C, val @ W.T], axis=1)

@@ -240,10 +240,11 @@ class AngleRows:
             T[c:, 13 + 3 * row:16 + 3 * row, row] = marker_axes[mj][:, :, 0]
         self.map = T
 
-    def evaluate(self, packed):
+    def evaluate(self, packed, second=True):
         """``(theta (..., c) wrapped, Ji (..., c, 6), Jj (..., c, 6), quad (..., c))`` for packed
         body arrays (..., n+1, 22): J [0, ∓z_i] (the rate z_i · (ω_j − ω_i), exact while the Z
-        axes stay parallel, which the joint's other rows see to) and J̇u = (ω_i × z_i) · (ω_j − ω_i)."""
+        axes stay parallel, which the joint's other rows see to) and J̇u = (ω_i × z_i) · (ω_j − ω_i),
+        None unless ``second``."""
         c = self.c
         Z = np.take(packed, self.body, axis=-2)
         V = (Z[..., None, :] @ self.map)[..., 0, :]
@@ -252,7 +253,7 @@ class AngleRows:
         theta = np.arctan2(np.einsum("...i,...i->...", V[..., :c, 3:6], xj),
                            np.einsum("...i,...i->...", V[..., :c, 0:3], xj))
         wi = Z[..., :c, 6:9]
-        quad = np.einsum("...i,...i->...", cross(wi, zi), Z[..., c:, 6:9] - wi)
+        quad = np.einsum("...i,...i->...", cross(wi, zi), Z[..., c:, 6:9] - wi) if second else None
         J = np.zeros(zi.shape[:-2] + (2 * c, 6))
         J[..., :c, 3:] = -zi
         J[..., c:, 3:] = zi

@@ -598,10 +598,11 @@ class System:
         ``packed`` (the bodies' packed arrays), K (marker kinematics, needed only for slide
         coordinates) and ``angles`` may carry leading batch axes (core.solver.batch); the
         results then do. Returns ``(val (..., c), Ji (..., c, 6), Jj (..., c, 6), bi, bj,
-        quad (..., c))``.
+        quad (..., c))``, quad None for angles alone measured for torsion springs alone (only the
+        motions' and couplers' rows read it).
         """
         if not len(self.slide_coords):   # angles alone: in coordinate order already
-            theta, Ji, Jj, quad = self._angles.evaluate(packed)
+            theta, Ji, Jj, quad = self._angles.evaluate(packed, second=len(self.combo_W) > 0)
             return angles + wrap(theta - angles), Ji, Jj, self._coord_bi, self._coord_bj, quad
         lead, nc = np.shape(angles)[:-1], len(self._coords)
         val, quad = np.zeros(lead + (nc,)), np.zeros(lead + (nc,))

@@ -125,3 +125,37 @@ def test_implicit_methods_on_the_driven_train_use_the_batched_jacobian(method, m
     np.testing.assert_allclose(wp, -2.0 * ww, rtol=0, atol=1e-6)
     v = batched.velocity[:, batched.body("rack"), 0]
     np.testing.assert_allclose(np.abs(v), np.abs(0.030 * ww), rtol=0, atol=1e-6)
+
+
+def test_batched_torsion_spring_stop_and_torque_without_motions_match_single_evaluations():
+    """A gate's elements alone: a hinge with two stops, a torsion spring across it (its angle the only
+    measured coordinate: no motion's or coupler's row reads its second rate) and a torque. batch.rhs
+    equals System.rhs state by state, stops touched or not, to 1e-12 of the largest derivative."""
+    from core.model import Body, Frame, Model
+    model = Model(
+        bodies=(Body(name="gate", mass=15.0, inertia=(1e6, 1e6, 1e6, 0, 0, 0), position=(450.0, 0.0, 0.0)),),
+        frames=(Frame(name="post"), Frame(name="hinge", body="gate", position=(-450.0, 0.0, 0.0)),
+                Frame(name="closer_i", position=(0.0, 0.0, 100.0)),
+                Frame(name="closer_j", body="gate", position=(-450.0, 0.0, 100.0))),
+        joints=(Joint(name="hinge", type="revolute", frame_i="post", frame_j="hinge", lower=0.0, upper=1.7,
+                      limit_stiffness=1e7, limit_damping=1.5e6),),
+        springs=(SpringDamper(name="closer", type="rotational", frame_i="closer_i", frame_j="closer_j",
+                              stiffness=2e4, damping=6e3, preload=5e3),),
+        forces=(Force(name="push", type="torque", body="gate", frame="hinge", value="if(t - 0.25; 120000; 0)"),),
+        settings=SolverSettings(end_time=1.0, output_rate=50))
+    sysm = System(compile_model(model))
+    assert batch.supports(sysm)
+    assert len(sysm._coords) and not len(sysm.combo_W) and len(sysm.limits)
+    rng = np.random.default_rng(5)
+    Y = np.repeat(sysm.y0[None], 8, axis=0)
+    turn = np.linspace(-0.2, 1.9, 8)        # inside, and past either stop
+    Y[:, sysm.sl_q] = np.column_stack([np.cos(turn / 2), np.zeros(8), np.zeros(8), np.sin(turn / 2)])
+    Y[:, sysm.sl_x] = 0.45 * np.column_stack([np.cos(turn), np.sin(turn), np.zeros(8)])
+    Y[:, sysm.sl_w] = np.column_stack([np.zeros((8, 2)), rng.normal(size=8)])
+    Y[:, sysm.sl_a] = turn[:, None]
+    P = np.array([sysm.bodies(y).packed for y in Y])
+    touched = [sysm.limits.evaluate(p)[0] is not None for p in P]
+    assert any(touched) and not all(touched)
+    for t in (0.1, np.linspace(0.0, 0.5, 8)):
+        single = np.array([sysm.rhs(tk, y) for tk, y in zip(np.broadcast_to(t, len(Y)), Y)])
+        np.testing.assert_allclose(batch.rhs(sysm, Y, t), single, rtol=0, atol=1e-12 * np.max(np.abs(single)))
