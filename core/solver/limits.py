@@ -29,6 +29,7 @@ from ..forces.elements import scatter
 from ..model.spec import stops_centre
 from ..spatial import cross
 
+
 def _dot(a, b):
     return np.einsum("...i,...i->...", a, b)
 
@@ -125,7 +126,7 @@ class JointLimits:
     def _coordinate(self, ZV):
         """q (..., k) from :meth:`_product`: the angle θ = atan2(y_i · x_j, x_i · x_j) taken within half
         a turn of the stops' centre, the slide z_i · (p_j − p_i) from the joint as built."""
-        Za, Va, Zs, Vs = ZV
+        _, Va, _, Vs = ZV
         na = self._na
         if na:
             # x_i · x_j and y_i · x_j in one product
@@ -142,9 +143,9 @@ class JointLimits:
     def _measured(self, ZV, second=True):
         """(q̇ (..., k), J (..., 2k, 6) the stops' J_j, then their J_i (the order :meth:`evaluate` sums
         the ends' wrenches in), s̈ (..., k), None unless ``second``: only the stepper's lines read it)
-        from :meth:`_product`. An angle's J is [0, ±z_i] (its rate
-        z_i · (ω_j − ω_i), exact while the joint's other rows keep the Z axes parallel) and its s̈
-        (ω_i × z_i) · (ω_j − ω_i); a slide's J_j is [z_i, r_j × z_i], its J_i [−z_i, −(p_j − x_i) × z_i]."""
+        from :meth:`_product`. An angle's J is [0, ±z_i] (its rate z_i · (ω_j − ω_i), exact while the
+        joint's other rows keep the Z axes parallel) and its s̈ (ω_i × z_i) · (ω_j − ω_i); a slide's
+        J_j is [z_i, r_j × z_i], its J_i [−z_i, −(p_j − x_i) × z_i]."""
         Za, Va, Zs, Vs = ZV
         k, na = len(self.lower), self._na
         J = np.zeros((Za if na else Zs).shape[:-2] + (2 * k, 6))
@@ -259,7 +260,8 @@ class JointLimits:
         rate, J, _ = self._measured(ZV, second=False)
         f = self.law(self._coordinate(ZV), rate, energy=False)[0]
         lead, k = f.shape[:-1], f.shape[-1]
-        return scatter(self.n_bodies, self._ends, (f[..., None, :, None] * J.reshape(lead + (2, k, 6))).reshape(J.shape))
+        ends = f[..., None, :, None] * J.reshape(lead + (2, k, 6))      # f J_j, then f J_i
+        return scatter(self.n_bodies, self._ends, ends.reshape(J.shape))
 
     def engaged(self, packed) -> "JointLimits":
         """The stops as the stiffness check sees them: each pressed at its coordinate at ``packed``
