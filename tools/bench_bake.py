@@ -59,6 +59,7 @@ def synthetic_results(core, bodies: int, frames: int, fps: float):
         t=t, body_names=tuple(f"Body_{i:03d}" for i in k), position=position, orientation=orientation,
         com=position, velocity=zeros3, angular_velocity=zeros3, acceleration=zeros3,
         angular_acceleration=zeros3, joint_names=(), joint_force=empty3, joint_torque=empty3,
+        joint_friction_load=np.zeros((frames, 0, 2)),
         motion_names=(), motion_effort=empty, motion_is_rotation=np.zeros(0, bool),
         coupler_effort=np.zeros((frames, 0, 2)), force_names=(),
         force_is_torque=np.zeros(0, bool), force_magnitude=empty, force_vector=empty3, force_point=empty3,
