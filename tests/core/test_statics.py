@@ -649,3 +649,41 @@ def test_a_block_on_a_spring_of_no_stiffness_has_no_equilibrium_and_the_spring_i
     with pytest.raises(SolverError, match=r"body 'block' \(joint 'slide'\) is free to move along \(0, 0, -1\)") as caught:
         core.static_equilibrium(hanging_block(k=0.0))
     assert "Its spring 'spring' has no stiffness" in str(caught.value)
+
+
+def sprung_chain(n, *, link=0.05, mass=0.01, k=20.0):
+    """n links of ``link`` m and ``mass`` kg hinged end to end about world Y from the origin, drawn
+    straight along X, a torsion spring of k N·m/rad (unloaded as built) at each hinge."""
+    inertia = mass * link * link / 12.0 * 1e6                 # kg·mm², a thin rod's about its middle
+    bodies, frames, joints, springs = [], [Frame(name="base", orientation=ABOUT_Y)], [], []
+    for i in range(n):
+        bodies.append(Body(name=f"L{i}", mass=mass, inertia=(inertia / 50, inertia, inertia, 0, 0, 0),
+                           position=(i * link * 1e3, 0, 0), com=(link * 500, 0, 0)))
+        frames += [Frame(name=f"L{i}_a", body=f"L{i}", orientation=ABOUT_Y),
+                   Frame(name=f"L{i}_b", body=f"L{i}", position=(link * 1e3, 0, 0), orientation=ABOUT_Y)]
+        outer = "base" if i == 0 else f"L{i - 1}_b"
+        joints.append(Joint(name=f"J{i}", type="revolute", frame_i=outer, frame_j=f"L{i}_a"))
+        springs.append(SpringDamper(name=f"S{i}", type="rotational", frame_i=outer, frame_j=f"L{i}_a",
+                                    stiffness=k * 1e3))
+    return Model(bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints), springs=tuple(springs))
+
+
+def test_a_long_sprung_chain_on_the_sparse_path_rests_where_virtual_work_balances():
+    """30 links (150 rows by 180 columns: the system's sparse path, where the multipliers come from
+    J M⁻¹ Jᵀ's sparse factor and the null space is the last one projected) against the link angles
+    θ (down from X) where V = Σ ½k (θᵢ − θᵢ₋₁)² + Σ m g zᵢ is stationary, zᵢ = −L (Σ_{j<i} sin θⱼ +
+    ½ sin θᵢ), solved by scipy on the angles alone."""
+    n, L, m, k = 30, 0.05, 0.01, 20.0
+    eq = core.static_equilibrium(sprung_chain(n, link=L, mass=m, k=k))
+    assert eq.converged and eq.stable and not eq.warnings, eq.summary()
+
+    def gradient(th):
+        spring = k * np.diff(np.concatenate([[0.0], th, [th[-1]]]))      # k (θᵢ − θᵢ₋₁), the last free
+        below = m * G * L * (n - np.arange(n) - 0.5) * np.cos(th)         # −∂(Σ m g z)/∂θᵢ
+        return spring[:-1] - spring[1:] - below
+    th = optimize.fsolve(gradient, np.zeros(n), xtol=1e-12)
+    assert np.max(np.abs(gradient(th))) < 1e-12
+    R0 = np.array([core.spatial.quat_to_matrix(q)[:, 0] for q in eq.orientation])     # each link's X
+    angles = np.arctan2(-R0[:, 2], R0[:, 0])
+    # the residual torque ≤ 1e-9 of the loads' scale over the springs' k: 1e-8 of the largest angle
+    np.testing.assert_allclose(angles, th, rtol=0, atol=1e-8 * np.max(np.abs(th)))
