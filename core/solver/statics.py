@@ -529,6 +529,12 @@ class Statics:
         return max(float(np.max(np.linalg.norm(delta[:3 * n].reshape(n, 3), axis=1), initial=0.0)) / self.size,
                    self.turn(delta))
 
+    def step_sizes(self, D) -> np.ndarray:
+        """:meth:`step_size` of each column of D (6n, k), a mode each: one product, not k."""
+        n = self.n
+        lin = np.linalg.norm(D[:3 * n].reshape(n, 3, -1), axis=1).max(axis=0, initial=0.0) / self.size
+        return np.maximum(lin, np.linalg.norm(D[3 * n:].reshape(n, 3, -1), axis=1).max(axis=0, initial=0.0))
+
     def way_times(self) -> np.ndarray:
         """The times (s) from 0 to t at which the motions' way is sampled: 16 an output interval, as
         the model's formula checks sample a run (65 at least, 2^19 at most)."""
@@ -639,7 +645,7 @@ class Statics:
                 z_stiff = Phi[:, ~soft] @ (modal[~soft] / mu[~soft])
                 moves = modal / np.maximum(np.abs(mu), _NEUTRAL * rate)
                 moves[~soft | (np.abs(modal) <= _SOFT_LOAD * np.linalg.norm(modal))] = 0.0
-                sizes = np.array([self.step_size(N @ Phi[:, k]) for k in range(len(mu))]) * np.abs(moves)
+                sizes = self.step_sizes(N @ Phi) * np.abs(moves)
                 moves *= np.minimum(1.0, trust / np.maximum(sizes, 1e-300))
                 z_soft = Phi @ moves
             delta, soft_delta = N @ (z_stiff + z_soft), N @ z_soft
