@@ -394,12 +394,6 @@ class Statics:
             return None
         return self.m_orthonormal(a.B, N)
 
-    def mass_matrix(self, B) -> np.ndarray:
-        n = self.n
-        M = np.diag(np.concatenate([np.repeat(self.sys.mass, 3), np.zeros(3 * n)]))
-        np.put(M, self.sys._Mi_ang, B.I_W)
-        return M
-
     def moved(self, y, delta):
         """y moved by the tangent step delta (6n,: COM moves, then world rotation vectors), at rest."""
         n, sysm = self.n, self.sys
@@ -442,12 +436,12 @@ class Statics:
                 return False
         return True
 
-    def stiffness(self, a: _At) -> np.ndarray:
-        """K = ∂(F + Jᵀλ)/∂δ (6n, 6n) at ``a``'s state and fixed λ, central differences over the
-        colour groups (a body's step moves only its neighbours' loads)."""
+    def stiffness(self, a: _At):
+        """K = ∂(F + Jᵀλ)/∂δ (6n, 6n, CSR) at ``a``'s state and fixed λ, central differences over the
+        colour groups (a body's step moves only its neighbours' loads, its column's only entries)."""
         n = self.n
-        K = np.zeros((6 * n, 6 * n))
         steps = np.array([_FD_STEP * self.size] * 3 + [_FD_STEP] * 3)
+        at_rows, at_cols, values = [], [], []
         for c in range(int(self.colour.max(initial=-1)) + 1):
             bodies = np.flatnonzero(self.colour == c)
             for k in range(6):
@@ -460,14 +454,20 @@ class Statics:
                     out.append(F if rows is None else F + self._jt(rows, a.lam))
                 diff = (out[0] - out[1]) / (2.0 * steps[k])
                 for b, col in zip(bodies, cols):
-                    K[self.moved_rows[b], col] = diff[self.moved_rows[b]]
-        return K
+                    moved = self.moved_rows[b]
+                    at_rows.append(moved)
+                    at_cols.append(np.full(len(moved), col))
+                    values.append(diff[moved])
+        if not values:
+            return sparse.csr_matrix((6 * n, 6 * n))
+        return sparse.csr_matrix((np.concatenate(values), (np.concatenate(at_rows), np.concatenate(at_cols))),
+                                 shape=(6 * n, 6 * n))
 
     def modes(self, a: _At):
         """(N, Kr, g, μ ascending, Φ (Φᵀ Mr Φ = I), the loads' rate scale) at ``a``."""
         N = self.null_space(a)
-        Kr = N.T @ self.stiffness(a) @ N
-        Mr = N.T @ self.mass_matrix(a.B) @ N
+        Kr = N.T @ (self.stiffness(a) @ N)
+        Mr = N.T @ self.times_mass(a.B, N)
         if not N.shape[1]:
             return N, Kr, np.zeros(0), np.zeros(0), np.zeros((0, 0)), 0.0
         mu, Phi = linalg.eigh(-0.5 * (Kr + Kr.T), Mr)
