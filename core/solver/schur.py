@@ -21,6 +21,9 @@ from scipy.linalg import blas, lapack
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from scipy.sparse.linalg import splu
 
+#: inverse iteration's passes in BlockSchur.surely_full_rank (a chain's least eigenvalues a factor
+#: 4 apart: 1e-9 after 8)
+_FULL_RANK_PASSES = 8
 #: J has at least this many rows × velocity columns when the sparse path is used
 SPARSE_ABOVE = 10_000
 #: most iterative-refinement passes
@@ -920,6 +923,30 @@ class BlockSchur:
         eig = linalg.eigvals_banded(self._gram_band(blocks), lower=False, check_finite=False)
         zero = 1e3 * self.m * np.finfo(float).eps if rel is None else rel * rel
         return int(np.sum(eig <= zero * eig.max(initial=0.0)))
+
+    def surely_full_rank(self, blocks, rel) -> bool:
+        """Whether J keeps every row with a margin: the least eigenvalue of J Jᵀ with unit diagonal,
+        by inverse iteration on its banded Cholesky factor (an upper bound, 0.1 ms a pass for a chain
+        of 200 links where its eigenvalues take 16 ms), above twice rel² times the largest's bound
+        (the greatest row sum). False where that does not show it (no narrow band, the factor
+        fails, or within the margin): :meth:`rank_deficiency` decides then."""
+        if not self.banded.banded or not self.m:
+            return False
+        ab = self._gram_band(blocks)
+        try:
+            c = linalg.cholesky_banded(ab, lower=False, check_finite=False)
+        except linalg.LinAlgError:
+            return False
+        x = np.ones(self.m)
+        for _ in range(_FULL_RANK_PASSES):
+            x /= np.linalg.norm(x)
+            x = linalg.cho_solve_banded((c, False), x, check_finite=False)
+        least = 1.0 / np.linalg.norm(x)            # of the last pass's unit vector: ≥ the least eigenvalue
+        kd, size = ab.shape[0] - 1, np.abs(ab)
+        rows = size.sum(axis=0)                    # each row's entries left of and on the diagonal ...
+        for o in range(1, kd + 1):                 # ... and right of it
+            rows[:-o] += size[kd - o, o:]
+        return bool(np.isfinite(least) and least > 2.0 * rel * rel * rows.max())
 
     def _gram_band(self, blocks):
         """J Jᵀ with unit diagonal in LAPACK's upper band storage, permuted order (banded patterns)."""

@@ -351,3 +351,27 @@ def test_a_direction_whose_rows_nearly_cancel_is_resolved_only_where_the_demand_
             np.testing.assert_allclose(lam, exact, rtol=2.5e-7)
         else:
             np.testing.assert_array_equal(lam, regularised)
+
+
+@pytest.mark.parametrize("tilt, full", [(None, True), (1e-1, True), (1e-7, False), (0.0, False)])
+def test_the_quick_full_rank_test_says_full_only_where_the_band_counts_no_redundancy(tilt, full):
+    """A chain of 40 bodies (3 random rows per joint), with a near twin of a row tilted by ``tilt``
+    (none: no twin). Inverse iteration on J Jᵀ's banded factor shows full rank at the rank tests'
+    1e-5 where the twin stands clear (as the banded eigenvalues count no redundancy) and does not
+    where the twin is within 1e-5 (1e-7) or exact, where the eigenvalues count one."""
+    rng = np.random.default_rng(3)
+    n = 40
+    rows = 3 * (n - 1)
+    body = np.arange(rows) // 3
+    end_row, end_body = np.concatenate([np.arange(rows)] * 2), np.concatenate([body, body + 1])
+    blocks = rng.normal(size=(2 * rows, 6))
+    m = rows
+    if tilt is not None:
+        twin = blocks[[5, rows + 5]].copy()
+        twin[:, 3:] += tilt * rng.normal(size=(2, 3))
+        end_row, end_body = np.concatenate([end_row, [m, m]]), np.concatenate([end_body, [body[5], body[5] + 1]])
+        blocks, m = np.concatenate([blocks, twin]), m + 1
+    bs = schur.BlockSchur(m, n, end_row, end_body)
+    assert bs.banded.banded
+    assert bs.surely_full_rank(blocks, 1e-5) is full
+    assert (bs.rank_deficiency(blocks, 1e-5) == 0) is full
