@@ -687,3 +687,20 @@ def test_a_long_sprung_chain_on_the_sparse_path_rests_where_virtual_work_balance
     angles = np.arctan2(-R0[:, 2], R0[:, 0])
     # the residual torque ≤ 1e-9 of the loads' scale over the springs' k: 1e-8 of the largest angle
     np.testing.assert_allclose(angles, th, rtol=0, atol=1e-8 * np.max(np.abs(th)))
+
+
+def test_a_needle_held_by_a_torsion_spring_is_stable_whatever_its_inertia_about_its_own_length():
+    """A bar whose inertia about its own length is 1e-6 of that about its hinge (a needle), held at
+    2 rad from upright by a torsion spring unloaded at π/2: its swing, (k − m g L cos θ) / (m L² +
+    I_c) ≈ 50 1/s², is stiff. The scale a mode counts as free against is the loads' largest
+    acceleration: the spring's 8.9 N·m over the needle's inertia about its hinge axis (I⁻¹τ), not
+    over its least inertia (1e-9 kg·m², which had made the swing 'not unique')."""
+    m, L, I, theta = 2.0, 0.5, 1e-3, 2.0                    # kg, m, kg·m², rad
+    k = m * G * L * np.sin(theta) / (theta - np.pi / 2)        # N·m/rad
+    model = arm(np.pi / 2, k * 1e3, mass=m, length=L * 1e3)
+    model = replace(model, bodies=(replace(model.bodies[0], inertia=(I * 1e6, I * 1e6, I, 0, 0, 0)),))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable and not eq.warnings, eq.summary()
+    x = eq.com[0]
+    assert np.arctan2(x[0], x[2]) == pytest.approx(theta, rel=1e-8)
+    assert eq.lowest_eigenvalue == pytest.approx((k - m * G * L * np.cos(theta)) / (m * L * L + I), rel=1e-6)
