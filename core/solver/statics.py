@@ -86,6 +86,10 @@ _LAMBDA_CUT = 1e-10
 _MOTION_SAMPLES = 65
 _MOTION_SAMPLES_MAX = 1 << 19
 _MOTION_STEPS = 10_000
+#: positions below this share of the mechanism's size, and orientations' components below it, are
+#: set to nought after each projection: far below rounding (1e-16), and their products stay above
+#: the subnormal numbers (1e-308), whose arithmetic is slow
+_NOUGHT = 1e-100
 #: modes named in a warning at most
 _NAMED_MODES = 3
 
@@ -395,7 +399,11 @@ class Statics:
         Mr = N.T @ self.times_mass(a.B, N)
         if not np.all(np.isfinite(Mr)) or np.linalg.eigvalsh(0.5 * (Mr + Mr.T))[0] < 1e-2:
             return None
-        return self.m_orthonormal(a.B, N)
+        N = self.m_orthonormal(a.B, N)
+        # each projection scales a planar chain's out-of-plane entries down: set to nought far below
+        # rounding, before they turn subnormal (as placed() does with the positions)
+        N[np.abs(N) < _NOUGHT * np.max(np.abs(N), initial=0.0)] = 0.0
+        return N
 
     def moved(self, y, delta):
         """y moved by the tangent step delta (6n,: COM moves, then world rotation vectors), at rest."""
@@ -416,6 +424,11 @@ class Statics:
         y2[self.sys.sl_u] = 0.0
         if not ok and max(self.sys.constraint_error(self.t, y2)[:2]) > self.run.s.projection_tolerance:
             return None
+        # the projection's Newton takes a planar chain's out-of-plane rounding down step after step,
+        # no longer renewed by the SVD's: subnormal after 30 iterations, they made each twice as slow
+        x, q = y2[self.sys.sl_x], y2[self.sys.sl_q]
+        x[np.abs(x) < _NOUGHT * self.size] = 0.0
+        q[np.abs(q) < _NOUGHT] = 0.0
         return y2
 
     def within_contact_band(self, before, after) -> bool:
