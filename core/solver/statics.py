@@ -496,9 +496,9 @@ class Statics:
         against which a mode's μ counts as zero."""
         n = self.n
         lin = np.linalg.norm(a.F[:3 * n].reshape(n, 3), axis=1) / self.sys.mass
-        # a torque's angular acceleration I⁻¹τ: over the least principal inertia it was up to its
-        # ratio too large (a thin link's hinge torque over its inertia about its own length: 50
-        # times), and a 100-link sprung chain's swing (3.1 1/s²) was called free
+        # a torque's angular acceleration I⁻¹τ; over the least principal inertia it is overstated by
+        # the inertias' ratio (a thin link's hinge torque over its inertia about its own length: 50
+        # times, and a 100-link sprung chain's swing, 3.1 1/s², counted free)
         ang = np.linalg.norm(np.einsum("bij,bj->bi", a.B.I_W_inv, a.F[3 * n:].reshape(n, 3)), axis=1)
         g = float(np.linalg.norm(self.sys.gravity))
         return max(float(np.max(lin, initial=0.0)) / self.size, float(np.max(ang, initial=0.0)), g / self.size)
