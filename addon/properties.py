@@ -200,10 +200,10 @@ class MBD_PG_joint(PropertyGroup):
                                "μ·r·|F| about a bearing's axis, μ·|F_n| along a slide (no stiction)")
     friction_coefficient: FloatProperty(name="Friction Coefficient", description="μ: 0.1 an oiled plain bearing "
                                         "or slide", default=0.1, min=0.0)
-    # in the scene's length unit, as Blender shows a distance; min 0: a 0 must reach Validate as an error
-    friction_radius: FloatProperty(name="Friction Radius", description="r: the pin's radius, at which the "
-                                   "bearing's load rubs (revolute and cylindrical joints)", default=0.01, min=0.0,
-                                   subtype="DISTANCE", unit="LENGTH")
+    # in mm as the pitch radius (not a Blender length: 0.01 units was a 10 µm pin in a scene in mm);
+    # min 0: a 0 must reach Validate as an error
+    friction_radius: FloatProperty(name="Friction Radius (mm)", description="r: the pin's radius, at which the "
+                                   "bearing's load rubs (revolute and cylindrical joints)", default=10.0, min=0.0)
     slip_tolerance_velocity: FloatProperty(name="Slip Tolerance (mm/s)", description="v_tol: the friction rises "
                                            "smoothly from 0 at no slip, to 76 % of its full value at a surface "
                                            "speed (r·ω or v) of v_tol", default=1.0, min=0.0)

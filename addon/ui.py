@@ -394,14 +394,14 @@ def _draw_limits(layout, j):
 
 def _draw_friction(layout, j):
     """A revolute, prismatic or cylindrical joint's friction: its coefficient, a bearing's pin radius
-    (in the scene's length unit) and the slip tolerance."""
+    and the slip tolerance."""
     layout.prop(j, "use_friction")
     if not j.use_friction:
         return
     box = layout.box()
     box.prop(j, "friction_coefficient", text="Coefficient")
     if j.type != "PRISMATIC":
-        box.prop(j, "friction_radius", text="Radius")
+        box.prop(j, "friction_radius", text="Radius (mm)")
     box.prop(j, "slip_tolerance_velocity", text="Slip Tolerance (mm/s)")
 
 

@@ -88,13 +88,13 @@ def joint_limits(j) -> dict:
     return out
 
 
-def joint_friction(j, scene) -> dict:
+def joint_friction(j) -> dict:
     """A joint's friction fields of the model file (none where its Friction is off or its type takes
-    none): the pin's radius, a distance in the scene's length unit, in mm (a slide has none)."""
+    none; a slide's has no radius)."""
     if not j.use_friction or j.type not in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
         return {}
     return dict(friction=True, friction_coefficient=typed(j.friction_coefficient),
-                friction_radius=None if j.type == "PRISMATIC" else typed(j.friction_radius) * mm_per_unit(scene),
+                friction_radius=None if j.type == "PRISMATIC" else typed(j.friction_radius),
                 slip_tolerance_velocity=typed(j.slip_tolerance_velocity))
 
 
@@ -751,7 +751,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
         joints.append(element(path, j.name, None if None in (fi, fj) else lambda: spec.Joint(
             name=j.name, type=j.type.lower(), frame_i=fi, frame_j=fj,
             length=typed(j.length) if j.type == "DISTANCE" and j.use_length else None, **joint_limits(j),
-            **joint_friction(j, scene))))
+            **joint_friction(j))))
 
     motions = [element(f"motion {m.name!r}", m.name, lambda: spec.Motion(
         name=m.name, joint=m.joint, value=m.value, mode=m.mode.lower(),

@@ -32,7 +32,7 @@ def flywheel(frames=97):
     hub = ms.frame("Hub", (0.0, 0.0, 0.0), axes, parent=wheel)
     bearing = scene.mbd.joints.add()
     bearing.name, bearing.type, bearing.frame_i, bearing.frame_j = "Bearing", "REVOLUTE", axle, hub
-    bearing.use_friction, bearing.friction_coefficient, bearing.friction_radius = True, MU, R_PIN   # m: the scene's unit
+    bearing.use_friction, bearing.friction_coefficient, bearing.friction_radius = True, MU, R_PIN * 1e3   # mm
     bpy.context.view_layer.update()
     return scene, wheel, bearing
 
@@ -45,18 +45,32 @@ def model_of(scene):
 def test_the_friction_reaches_the_model_in_mm(addon):
     scene, wheel, bearing = flywheel()
     (joint,) = model_of(scene).model.joints
-    # the radius typed in the scene's length unit (m here), in mm as the model file holds it; float32 fields
-    assert (joint.friction, joint.friction_radius, joint.slip_tolerance_velocity) == (
-        True, pytest.approx(10.0, rel=1e-6), 1.0)
+    # float32 fields, as typed
+    assert (joint.friction, joint.friction_radius, joint.slip_tolerance_velocity) == (True, 10.0, 1.0)
     assert joint.friction_coefficient == pytest.approx(MU, rel=1e-7)
-    scene.unit_settings.scale_length = 0.001          # a scene in mm: the same field is 0.01 mm
-    assert model_of(scene).model.joints[0].friction_radius == pytest.approx(0.01, rel=1e-6)
+    scene.unit_settings.scale_length = 0.001          # a scene in mm: the radius is in mm whatever the scale
+    assert model_of(scene).model.joints[0].friction_radius == 10.0
     scene.unit_settings.scale_length = 1.0
     bearing.type = "PRISMATIC"                        # a slide has no radius
     (joint,) = model_of(scene).model.joints
     assert (joint.friction, joint.friction_radius) == (True, None)
     bearing.use_friction = False
     assert not model_of(scene).model.joints[0].friction
+
+
+@pytest.mark.parametrize("scale_length", [1.0, 0.001])
+def test_a_pin_is_10_mm_by_default_in_a_scene_in_m_or_in_mm(addon, scale_length):
+    """The Radius is in mm as the panel's other lengths (Pitch Radius (mm)), not the scene's length unit,
+    where Unit Scale 0.001 made the same field's default a 10 µm pin and a 10 typed into it a 10 m one
+    in a scene in m."""
+    from test_ui import draw_all
+    scene, bob = ms.pendulum(scale_length=scale_length)
+    hinge = scene.mbd.joints["Hinge"]
+    hinge.use_friction = True
+    assert model_of(scene).model.joints[0].friction_radius == 10.0
+    scene.mbd.group = "joints"
+    texts = {entry[1]: entry[2] for entry in draw_all(bob) if entry[0] == "prop text"}
+    assert texts["friction_radius"] == "Radius (mm)"
 
 
 def test_validate_names_the_joint_and_its_field(addon):
@@ -67,7 +81,7 @@ def test_validate_names_the_joint_and_its_field(addon):
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
     (p,) = PROBLEMS[runner.key(scene)]
-    assert p.message.startswith("joint 'Bearing': Friction Radius: must be greater than 0"), p.message
+    assert p.message.startswith("joint 'Bearing': Friction Radius (mm): must be greater than 0"), p.message
 
 
 def test_a_flywheel_on_a_friction_hinge_bakes_its_spin_down(addon):
