@@ -371,8 +371,9 @@ def still_near_null(product, V):
 
 
 def project_off(lam, s, basis):
-    """λ (m,) with its part along the columns of ``basis`` (m, k; in the rows' scaled units
-    μ = s λ) removed in the scaled norm, as :func:`least_norm` does."""
+    """λ (m,) or (m, c) with its part along the columns of ``basis`` (m, k; in the rows' scaled
+    units μ = s λ) removed in the scaled norm, as :func:`least_norm` does."""
+    s = s.reshape(s.shape + (1,) * (np.ndim(lam) - 1))
     mu = lam * s
     # through the Gram matrix: a QR of the N-four-bar's (605, 120) basis cost 7 ms
     along = linalg.cho_solve(linalg.cho_factor(basis.T @ basis, check_finite=False), basis.T @ mu,

@@ -839,12 +839,13 @@ class System:
 
     def _friction_law(self, B: Bodies, rows: Rows | None, lam):
         """(f (k,), the channels' geometry (J_i, J_j, q̇, z), |F| (k,) N): the joints' friction law
-        at the bodies' velocities and the multipliers λ (f = −g |F|, :meth:`.JointFriction.gains`)."""
+        at the bodies' velocities and the multipliers λ as reported (:meth:`least_norm`; f = −g |F|,
+        :meth:`.JointFriction.gains`)."""
         fr = self.friction
         geometry = fr.geometry(B.packed)
         if rows is None or not len(fr):
             return np.zeros(len(fr)), geometry, np.zeros(len(fr))
-        F = fr.reaction_map(rows.blocks, geometry[3]) @ lam
+        F = fr.reaction_map(rows.blocks, geometry[3]) @ self.least_norm(B, rows, lam)
         mag = np.sqrt(np.einsum("kc,kc->k", F, F))
         return -fr.gains(geometry[2]) * mag, geometry, mag
 
@@ -928,15 +929,15 @@ class System:
         return rows.J @ (self._minv(B) @ rows.J.T)
 
     def least_norm(self, B: Bodies, rows: Rows, lam):
-        """λ as reported: without its part that moves nothing (:func:`.schur.least_norm`), which
-        redundant joints a float32 rounding out of line fill with their push on each other; λ
+        """λ (m,) or (m, c) as reported: without its part that moves nothing (:func:`.schur.least_norm`),
+        which redundant joints a float32 rounding out of line fill with their push on each other; λ
         itself where the rows have no redundancy."""
         if not self.redundancies:
             return lam
         if self.sparse:
             return self._block_schur.least_norm(rows.blocks, self._inv_mass, B.I_W_inv, lam, self.redundancies,
                                                 self.row_groups)
-        return schur.least_norm(self._schur_matrix(B, rows), lam, self.redundancies, self.row_groups)
+        return schur.least_norm(self._schur_matrix(B, rows), lam.T, self.redundancies, self.row_groups).T
 
     def _state(self, t, y, details):
         """The bodies, the constraint rows (None without any) and the applied forces at (t, y),
@@ -996,15 +997,19 @@ class System:
             X = Mi @ G
             R = np.column_stack([target - rows.J @ u0, rows.J @ X])
             lam_W = schur.solve_many(rows.J @ Mi @ rows.J.T, R, self.beta)
+        # redundant joints: the friction rubs with the reactions as reported, their split across the
+        # redundancy the least norm's (the solve's own, scaled row by row, turns with the drawing)
+        lam_W = self.least_norm(B, rows, lam_W)
         lam, W = lam_W[:, 0], lam_W[:, 1:]
         f_at, lam_at = np.zeros(len(g)), lam
         for _ in range(_FRICTION_ROUNDS):
             f = solve_loop(fr, g, P, lam_at, f_at, W, t)
             u, lam = self._constrained(B, rows, u0 + X @ f, target, Mi, quad)
-            off = f - fr.loads(g, P, lam)
+            seen = self.least_norm(B, rows, lam)
+            off = f - fr.loads(g, P, seen)
             if np.max(np.abs(off)) <= LOOP_RTOL * np.max(np.abs(f)):
                 break
-            f_at, lam_at = f, lam
+            f_at, lam_at = f, seen
         self.friction_load[:] = f
         self.friction_wrench = fr.wrench(f, Ji, Jj)
         return u, lam
@@ -1156,7 +1161,7 @@ class System:
         rubbing = len(self.friction) and rows is not None
         if rubbing:
             friction_lam = self.step_lam if friction_lam is None else friction_lam
-            self._friction_lines(B, rows, friction_lam, F, lines)
+            taken = self._friction_lines(B, rows, friction_lam, F, lines)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
 
@@ -1202,8 +1207,7 @@ class System:
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
             u, impulse = solve(u_free)
         if rubbing and reloads > 0:
-            P = self.friction.reaction_map(rows.blocks, self.friction.geometry(B.packed)[3])
-            taken, found = (np.sqrt(np.sum((P @ lam) ** 2, axis=1)) for lam in (friction_lam, impulse / h))
+            found = self._friction_law(B, rows, impulse / h)[2]
             apart = np.abs(found - taken)
             if np.max(apart, initial=0.0) > _FRICTION_RELOAD * np.max(found, initial=0.0):
                 if np.max(apart) >= gap:
@@ -1222,7 +1226,7 @@ class System:
         and to ``lines`` its lines of action for the stepper (:meth:`_implicit_elements`): each a
         damper of the law's secant μ r |F| tanh(x)/q̇ (x = r q̇/v_tol; μ r |F| r/v_tol at rest) along
         its coordinate, as the contacts' friction (:func:`_contact_lines`), whose end force taken
-        implicitly slows a slip and never reverses it."""
+        implicitly slows a slip and never reverses it. Returns the channels' reaction forces |F| (k,) N."""
         fr = self.friction
         _, (Ji, Jj, rate, _), mag = self._friction_law(B, rows, lam)
         most = fr.mu * fr.radius * mag
@@ -1238,6 +1242,7 @@ class System:
         k = len(f0)
         lines.append((fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:], np.zeros(k), secant, f0,
                       np.zeros(k, bool), np.full(k, _FRICTION), np.full(k, -1), np.zeros(k), np.full(k, -1)))
+        return mag
 
     def _step_power(self, rows: Rows | None, stiff: "_Stiff | None", u, u_new, B: Bodies | None = None) -> float:
         """W: :meth:`_supplied_power` over a stepper step from velocities u to u_new, with the
