@@ -742,11 +742,15 @@ class Statics:
             f" (joint{'s' if len(joints) > 1 else ''} {', '.join(repr(j) for j in joints)})" if joints else "")
 
     def friction_note(self, b) -> str:
-        """Where body b has contacts with friction: that they hold nothing at rest, else ''."""
-        cs = self.sys.contacts
-        named = [repr(name) for k, name in enumerate(cs.names)
-                 if cs.pairs[k].params.friction and b in (cs.bi[k], cs.bj[k])]
-        return (f" The friction of contact {', '.join(named)} holds nothing at rest: the regularised law "
+        """Where body b has contacts or joints with friction: that they hold nothing at rest, else ''."""
+        cs, mb = self.sys.contacts, self.cm.marker_body
+        contacts = [repr(name) for k, name in enumerate(cs.names)
+                    if cs.pairs[k].params.friction and b in (cs.bi[k], cs.bj[k])]
+        joints = [repr(j["name"]) for j in self.cm.joints
+                  if j["friction"] is not None and j["friction"]["mu"] > 0.0 and b in (mb[j["mi"]], mb[j["mj"]])]
+        named = " and of ".join(f"{kind} {', '.join(names)}" for kind, names in (("contact", contacts), ("joint", joints))
+                                if names)
+        return (f" The friction of {named} holds nothing at rest: the regularised law "
                 "μ tanh(v / v_tol) is nought at zero slip, so a part that only friction would hold slides. Hold it "
                 "with a joint, spring or stop, or " + ("start as built (start 'as_built')" if self.starts_run else
                                                        "run the model")

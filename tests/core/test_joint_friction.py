@@ -473,3 +473,10 @@ def test_a_redundant_four_bar_rubs_with_its_reported_reactions_however_it_is_dra
     np.testing.assert_allclose(friction, law, atol=1e-9)
     np.testing.assert_allclose(turned.joint_angle, run.joint_angle, atol=1e-8)
     np.testing.assert_allclose(turned.joint_friction_load, friction[..., None] * [1, np.nan], atol=1e-9)
+
+
+def test_the_static_equilibrium_says_a_joints_friction_holds_nothing_at_rest():
+    # μ = 1 would hold the block at 30° in a run (it creeps at 0.66 mm/s); at rest the law is nought
+    with pytest.raises(core.SolverError) as err:
+        core.static_equilibrium(incline(math.radians(30.0), 1.0))
+    assert "body 'block'" in str(err.value) and "The friction of joint 'slide' holds nothing at rest" in str(err.value)
