@@ -109,6 +109,12 @@ class JointFriction:
         """(k,): the load per newton of the reaction force, f = −g |F| (N·m/N or N/N)."""
         return self.mu * self.radius * np.tanh(self.radius * rate / self.v_tol)
 
+    def centred(self, rate) -> "JointFriction":
+        """This friction with its law centred on the rates ``rate`` (k,): nought there, and there at its
+        steepest, μ r² |F| / v_tol, as where a slip stops or reverses (the stiffness check's view of a
+        joint slipping at t = 0)."""
+        return _Centred(**{name: getattr(self, name) for name in self.__dataclass_fields__}, centre=rate)
+
     def reaction_map(self, blocks, z):
         """P (k, 3, m): each channel's reaction force (its part square to a slide's axis) P λ from
         the rows' blocks (the joints' first)."""
@@ -130,6 +136,16 @@ class JointFriction:
         """f (k,) of the law at the multipliers λ (m,)."""
         F = P @ lam
         return -g * np.sqrt(np.einsum("kc,kc->k", F, F))
+
+
+@dataclass(frozen=True)
+class _Centred(JointFriction):
+    """:meth:`JointFriction.centred`."""
+
+    centre: np.ndarray       # (k,) the rates at which the law is nought
+
+    def gains(self, rate):
+        return super().gains(rate - self.centre)
 
 
 def solve_loop(fr: JointFriction, g, P, lam_at, f_at, W, t=None):

@@ -2337,6 +2337,12 @@ class _Run:
         limits = sysm.limits
         if len(limits):
             sysm.limits = limits.engaged(sysm.bodies(y0).packed)
+        # and with the joints' friction at its steepest, as where a slip stops or reverses: a bearing
+        # spinning at t = 0 sees a flat law, which holds an explicit method's steps when it stops
+        friction = sysm.friction
+        slipping = len(friction) and bool(np.any(friction.geometry(sysm.bodies(y0).packed)[2]))
+        if slipping:
+            sysm.friction = friction.centred(friction.geometry(sysm.bodies(y0).packed)[2])
         try:
             with np.errstate(all="ignore"):
                 rho, v = self.fastest_rate(y0, floor)
@@ -2356,10 +2362,11 @@ class _Run:
             return   # a state the run itself will report on
         finally:
             ramped = sysm.applied is not applied
-            sysm.applied, sysm.limits = applied, limits
+            sysm.applied, sysm.limits, sysm.friction = applied, limits, friction
         h_stable = limit / rho
         mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s" + (
-            ", with every actuator at its largest F_max of the run" if ramped else "")
+            ", with every actuator at its largest F_max of the run" if ramped else "") + (
+            ", with the joints' friction where their slip stops" if slipping else "")
         where = self.fastest_body(y0, v)
         if s.integrator == "RK4":
             h = self.s.fixed_step()

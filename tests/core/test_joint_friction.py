@@ -480,3 +480,18 @@ def test_the_static_equilibrium_says_a_joints_friction_holds_nothing_at_rest():
     with pytest.raises(core.SolverError) as err:
         core.static_equilibrium(incline(math.radians(30.0), 1.0))
     assert "body 'block'" in str(err.value) and "The friction of joint 'slide' holds nothing at rest" in str(err.value)
+
+
+@pytest.mark.parametrize("integrator, says", [("RK45", "some 1e+05 steps"), ("RK4", "the run will diverge")])
+def test_the_stiffness_check_sees_a_spinning_bearings_friction_where_it_stops(integrator, says):
+    # the flywheel spins at 3 rad/s at t = 0, where its law is flat (tanh saturated); it stops at
+    # 3.06 s, where the slope μ r² m g / v_tol over I, 9.81e4 1/s at v_tol 1e-4 mm/s, holds RK45 to
+    # 3.4e-5 s steps (before, nothing was said, and the run took 1e5 steps) and RK4 at 1 ms chatters
+    model = flywheel(integrator, w0=3.0, end_time=3.5, step=1e-3)
+    model = replace(model, joints=(replace(model.joints[0], slip_tolerance_velocity=1e-4),))
+    (issue,) = [w for w in core.check(model) if w.code == "stiff-model"]
+    assert "the friction of joint 'bearing'" in issue.message and says in issue.message
+    rate = float(re.search(r"rate ([0-9.e+]+) 1/s", issue.message).group(1))
+    assert rate == pytest.approx(MU * R_PIN ** 2 * M_WHEEL * G / (1e-7 * I_WHEEL), rel=0.03)   # the check's 3 %
+    # at the default v_tol (1 mm/s: 9.8 1/s) there is nothing to say
+    assert not [w for w in core.check(flywheel(integrator, w0=3.0, end_time=3.5, step=1e-3)) if w.code == "stiff-model"]
