@@ -1241,7 +1241,8 @@ class System:
         self.friction_wrench, self.friction_load[:] = wrench, -f0
         k = len(f0)
         lines.append((fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:], np.zeros(k), secant, f0,
-                      np.zeros(k, bool), np.full(k, _FRICTION), np.full(k, -1), np.zeros(k), np.full(k, -1)))
+                      np.zeros(k, bool), np.full(k, _FRICTION), np.full(k, -1), fr.second_rate(B.packed),
+                      np.full(k, -1)))
         return mag
 
     def _step_power(self, rows: Rows | None, stiff: "_Stiff | None", u, u_new, B: Bodies | None = None) -> float:
