@@ -748,8 +748,8 @@ class Statics:
                     if cs.pairs[k].params.friction and b in (cs.bi[k], cs.bj[k])]
         joints = [repr(j["name"]) for j in self.cm.joints
                   if j["friction"] is not None and j["friction"]["mu"] > 0.0 and b in (mb[j["mi"]], mb[j["mj"]])]
-        named = " and of ".join(f"{kind} {', '.join(names)}" for kind, names in (("contact", contacts), ("joint", joints))
-                                if names)
+        named = " and of ".join(f"{kind} {', '.join(names)}"
+                                for kind, names in (("contact", contacts), ("joint", joints)) if names)
         return (f" The friction of {named} holds nothing at rest: the regularised law "
                 "μ tanh(v / v_tol) is nought at zero slip, so a part that only friction would hold slides. Hold it "
                 "with a joint, spring or stop, or " + ("start as built (start 'as_built')" if self.starts_run else
