@@ -1757,7 +1757,7 @@ class _Run:
         are not the whole story (torsion springs whose axes parted). ``contact_energy`` (J per
         frame): the contacts' share of the elastic energy, left out under fixed steps. See
         :meth:`check_energy`."""
-        cm, sysm = self.cm, self.sys
+        sysm = self.sys
         driven = self.does_work
         if T < 2 or any(w.code == "torsion-axes-parted" for w in self.warnings):
             return None
@@ -1816,7 +1816,7 @@ class _Run:
         39 km/s, where every step began out of contact, so the contact's own step
         warning (ContactSet.depth_issues, from the accepted states) saw nothing.
         """
-        cm, sysm = self.cm, self.sys
+        sysm = self.sys
         driven = self.does_work
         balance = self.energy_balance(out, T, contact_energy)
         if balance is None:
