@@ -231,17 +231,24 @@ def slider_crank(th0, w0, mu, torque=None, speed=None, end_time=0.5):
                                          atol=1e-12, gravity=(0.0, 0.0, 0.0)))
 
 
-@pytest.mark.filterwarnings("ignore")
-@pytest.mark.parametrize("mu", [0.0, 0.3])
-def test_a_torque_driven_slider_crank_with_friction_at_its_slider_follows_lagrange(mu):
-    th0, w0, torque = 0.3, 8.0, 2.0
-
+def _lagrange(mu, torque):
+    """The slider-crank's one-dof Lagrange equation, (θ, ω)' under a crank torque (N·m), the slider's
+    friction solved at each evaluation (:func:`_friction`)."""
     def rhs(t, y):
         th, w = y
         k = _kinematics(th)
         M, dM = _inertia(k)
         acc = lambda f: (torque + f * k["xb1"] - 0.5 * dM * w * w) / M     # noqa: E731
         return [w, acc(_friction(mu, k, w, acc))]
+    return rhs
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("mu", [0.0, 0.3])
+def test_a_torque_driven_slider_crank_with_friction_at_its_slider_follows_lagrange(mu):
+    th0, w0, torque = 0.3, 8.0, 2.0
+
+    rhs = _lagrange(mu, torque)
     r = core.simulate(slider_crank(th0, w0, mu, torque=torque))
     assert r.success, r.message
     ref = solve_ivp(rhs, (0.0, r.t[-1]), [th0, w0], method="DOP853", rtol=1e-11, atol=1e-12, t_eval=r.t)
@@ -264,12 +271,7 @@ def test_a_torque_driven_slider_crank_with_friction_at_its_slider_follows_lagran
 def test_the_stepper_takes_the_loop_at_its_steps_reactions_and_converges_first_order():
     mu, th0, w0, torque = 0.3, 0.3, 8.0, 2.0
 
-    def rhs(t, y):
-        th, w = y
-        k = _kinematics(th)
-        M, dM = _inertia(k)
-        acc = lambda f: (torque + f * k["xb1"] - 0.5 * dM * w * w) / M     # noqa: E731
-        return [w, acc(_friction(mu, k, w, acc))]
+    rhs = _lagrange(mu, torque)
     errors = []
     for h in (4e-4, 2e-4):
         model = slider_crank(th0, w0, mu, torque=torque)
