@@ -11,7 +11,8 @@ import numpy as np
 
 from ..errors import ExpressionError, Issue
 from ..spatial import quat_to_matrix
-from .spec import ELEMENT_WORDS, FIXED_STEP_INTEGRATORS, MOTION_DOFS, Model, SolverSettings
+from .spec import (ELEMENT_WORDS, FIXED_STEP_INTEGRATORS, JOINT_FRICTION_COEFFICIENT, JOINT_FRICTION_SLIP, MOTION_DOFS,
+                   Model, SolverSettings)
 
 
 def _err(issues, path, message, hint="", code="invalid-reference"):
@@ -182,6 +183,13 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
             _warn(issues, f"joint {j.name!r}: {unused[0]}", f"{', '.join(unused)} given but the joint has no stops "
                   "(lower, upper), so not used", "Give lower and/or upper for a stop, or remove them.",
                   code="unused-limit-fields")
+        unused = [name for name, default in (("friction_coefficient", JOINT_FRICTION_COEFFICIENT),
+                                             ("friction_radius", None), ("slip_tolerance_velocity", JOINT_FRICTION_SLIP))
+                  if not j.friction and getattr(j, name) != default]
+        if unused:
+            _warn(issues, f"joint {j.name!r}: {unused[0]}", f"{', '.join(unused)} given but the joint's friction is "
+                  "off, so not used", "Set friction to true for the joint to rub, or remove them.",
+                  code="unused-friction-fields")
 
     for f in model.forces:
         path = f"{f.type} {f.name!r}"

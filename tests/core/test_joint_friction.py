@@ -537,3 +537,14 @@ def test_a_bead_held_by_friction_on_a_spun_rod_creeps_as_newton_says_on_every_in
     centrifugal = 0.5 * w * w * (0.1 + stepped.joint_slide[late, 1])
     np.testing.assert_allclose(stepped.joint_friction_load[late, 1, 1], -centrifugal, rtol=1e-3)
     assert 0.09e-3 < stepped.joint_slide_rate[-1, 1] < ref.y[1][-1]
+
+
+def test_friction_fields_given_with_the_friction_off_are_warned():
+    # a pin's radius and a coefficient typed, the friction itself left off: the joint does not rub
+    model = replace(flywheel(friction=False), joints=(replace(flywheel().joints[0], friction=False,
+                                                              friction_coefficient=0.3),))
+    (warning,) = [w for w in core.compile_model(model).warnings if w.code == "unused-friction-fields"]
+    assert str(warning).startswith("joint 'bearing': friction_coefficient: friction_coefficient, friction_radius "
+                                   "given but the joint's friction is off, so not used"), str(warning)
+    assert not [w for w in core.compile_model(flywheel()).warnings + core.compile_model(flywheel(friction=False)).warnings
+                if w.code == "unused-friction-fields"]
