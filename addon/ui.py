@@ -376,20 +376,19 @@ def _draw_limits(layout, j):
     # unset, the core's default for the coordinate, not the field's (one field serves both: a slide's
     # would read 1e7 N/mm and 0.01 mm greyed out where the core takes 1e4 and 0.1)
     spec = core.model.spec
-    row = box.row()
-    row.prop(j, "use_limit_stiffness")
-    if j.use_limit_stiffness:
-        row.prop(j, "limit_stiffness", text=f"k ({unit})")
-    else:
-        row.label(text=f"k {spec.LIMIT_STIFFNESS[limit_dof(j)]:g} {unit} (default)")
+
+    def set_or_default(field, label, unit, defaults):
+        row = box.row()
+        row.prop(j, "use_" + field)
+        if getattr(j, "use_" + field):
+            row.prop(j, field, text=f"{label} ({unit})")
+        else:
+            row.label(text=f"{label} {defaults[limit_dof(j)]:g} {unit} (default)")
+
+    set_or_default("limit_stiffness", "k", unit, spec.LIMIT_STIFFNESS)
     box.prop(j, "limit_damping", text=f"Damping ({'N·mm·s/rad' if kind == 'angle' else 'N·s/mm'})")
     box.prop(j, "limit_exponent")
-    row = box.row()
-    row.prop(j, "use_limit_max_penetration")
-    if j.use_limit_max_penetration:
-        row.prop(j, "limit_max_penetration", text=f"Depth ({depth_unit})")
-    else:
-        row.label(text=f"Depth {spec.LIMIT_MAX_PENETRATION[limit_dof(j)]:g} {depth_unit} (default)")
+    set_or_default("limit_max_penetration", "Depth", depth_unit, spec.LIMIT_MAX_PENETRATION)
 
 
 def _draw_friction(layout, j):
