@@ -359,24 +359,19 @@ def test_check_gives_the_unit_of_a_motions_or_forces_value(tiny_pendulum, tmp_pa
     assert checked.returncode == 0 and printed in checked.stdout, checked.stdout + checked.stderr
 
 
-def test_check_lists_a_joints_stops(tiny_pendulum, tmp_path):
+@pytest.mark.parametrize("fields, line", [
+    (dict(upper=1.5, limit_damping=20.0),
+     "joint 'hinge': angle stops none .. 1.5 [rad], k = 1e+07 [N*mm/rad], damping 20 [N*mm*s/rad]"),
+    (dict(friction=True, friction_coefficient=0.15, friction_radius=8.0),
+     "joint 'hinge': friction mu = 0.15, pin radius 8 [mm], slip tolerance 1 [mm/s]"),
+], ids=["stops", "friction"])
+def test_check_lists_a_joints_stops_and_friction(tiny_pendulum, tmp_path, fields, line):
     data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
-    data["joints"][0].update(upper=1.5, limit_damping=20.0)
-    path = tmp_path / "stopped.json"
+    data["joints"][0].update(fields)
+    path = tmp_path / "joint.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     checked = run("check", path)
-    assert "joint 'hinge': angle stops none .. 1.5 [rad], k = 1e+07 [N*mm/rad], damping 20 [N*mm*s/rad]" \
-        in checked.stdout, checked.stdout + checked.stderr
-
-
-def test_check_lists_a_joints_friction(tiny_pendulum, tmp_path):
-    data = json.loads(tiny_pendulum.read_text(encoding="utf-8"))
-    data["joints"][0].update(friction=True, friction_coefficient=0.15, friction_radius=8.0)
-    path = tmp_path / "rubbing.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    checked = run("check", path)
-    assert "joint 'hinge': friction mu = 0.15, pin radius 8 [mm], slip tolerance 1 [mm/s]" \
-        in checked.stdout, checked.stdout + checked.stderr
+    assert line in checked.stdout, checked.stdout + checked.stderr
 
 
 def test_a_name_the_outputs_encoding_lacks_is_escaped_not_a_traceback(tiny_pendulum, tmp_path):
