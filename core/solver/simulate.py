@@ -2358,6 +2358,10 @@ class _Run:
                 # (a mode too fast for the run's steps in any case needs no closer look)
                 decays = (s.integrator != "RK4" and _STIFF_DECAY_STEPS_PER_S < rho / limit <= _STIFF_STEPS / t_end
                           and self.decays(y0, v))
+                # RK4 too long for a friction law alone: the law saturates, so the slip chatters about
+                # nought at its step's reach instead of growing without bound
+                chatters = (s.integrator == "RK4" and len(friction) and rho * self.s.fixed_step() > limit
+                            and self._rate_without_friction(y0, floor) * self.s.fixed_step() <= limit)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             return   # a state the run itself will report on
         finally:
@@ -2372,12 +2376,21 @@ class _Run:
             h = self.s.fixed_step()
             if h <= h_stable:
                 return
-            issue = Issue("warning", "stiff-model", "settings: step",
-                          f"the fixed step {h:.3g} s is {h / h_stable:.3g} times RK4's stability limit "
-                          f"{h_stable:.3g} s for the model's fastest mode ({mode}), which moves {where}: "
-                          "the run will diverge",
-                          f"Shorten the step below {h_stable:.2g} s, or use BDF or Radau (made for stiff models) "
-                          "or the stepper; or check the units and values of what acts on that body.")
+            if chatters:
+                issue = Issue("warning", "stiff-model", "settings: step",
+                              f"the fixed step {h:.3g} s is {h / h_stable:.3g} times RK4's stability limit "
+                              f"{h_stable:.3g} s for the model's fastest mode ({mode}), which moves {where}: "
+                              "the joints' friction law is too steep near rest for that step, so where a slip "
+                              "slows to a stop it will chatter to and fro about nought instead of settling",
+                              f"Shorten the step below {h_stable:.2g} s, raise the joints' slip tolerance "
+                              "velocity, or use the stepper, which takes joint friction implicitly.")
+            else:
+                issue = Issue("warning", "stiff-model", "settings: step",
+                              f"the fixed step {h:.3g} s is {h / h_stable:.3g} times RK4's stability limit "
+                              f"{h_stable:.3g} s for the model's fastest mode ({mode}), which moves {where}: "
+                              "the run will diverge",
+                              f"Shorten the step below {h_stable:.2g} s, or use BDF or Radau (made for stiff "
+                              "models) or the stepper; or check the units and values of what acts on that body.")
         else:
             steps = t_end / h_stable
             if steps <= _STIFF_STEPS and not decays:
@@ -2393,6 +2406,16 @@ class _Run:
         self.warnings.append(issue)
         if log_now:
             self.log_pending()
+
+    def _rate_without_friction(self, y0, floor) -> float:
+        """The fastest rate (1/s) of :meth:`fastest_rate` with the joints' friction taken away (its
+        coefficients nought), to tell a step too long for the friction law alone."""
+        sysm, friction = self.sys, self.sys.friction
+        sysm.friction = replace(friction, mu=np.zeros_like(friction.mu))
+        try:
+            return self.fastest_rate(y0, floor)[0]
+        finally:
+            sysm.friction = friction
 
     def oscillation(self, y0):
         """(ω, mode shape, where) of the fastest oscillation at t = 0 that a fixed-step run (the

@@ -484,7 +484,7 @@ def test_the_static_equilibrium_says_a_joints_friction_holds_nothing_at_rest():
     assert "body 'block'" in str(err.value) and "The friction of joint 'slide' holds nothing at rest" in str(err.value)
 
 
-@pytest.mark.parametrize("integrator, says", [("RK45", "some 1e+05 steps"), ("RK4", "the run will diverge")])
+@pytest.mark.parametrize("integrator, says", [("RK45", "some 1e+05 steps"), ("RK4", "it will chatter to and fro")])
 def test_the_stiffness_check_sees_a_spinning_bearings_friction_where_it_stops(integrator, says):
     # the flywheel spins at 3 rad/s at t = 0, where its law is flat (tanh saturated); it stops at
     # 3.06 s, where the slope μ r² m g / v_tol over I, 9.81e4 1/s at v_tol 1e-4 mm/s, holds RK45 to
@@ -497,6 +497,29 @@ def test_the_stiffness_check_sees_a_spinning_bearings_friction_where_it_stops(in
     assert rate == pytest.approx(MU * R_PIN ** 2 * M_WHEEL * G / (1e-7 * I_WHEEL), rel=0.03)   # the check's 3 %
     # at the default v_tol (1 mm/s: 9.8 1/s) there is nothing to say
     assert not [w for w in core.check(flywheel(integrator, w0=3.0, end_time=3.5, step=1e-3)) if w.code == "stiff-model"]
+
+
+def test_rk4_too_long_for_a_friction_law_chatters_at_rest_and_says_so_rather_than_diverge():
+    # the law saturates at μ r |F|, so past its stability limit RK4's slip stays within one step's
+    # reach of the friction's deceleration, h α, about nought (it was warned "the run will diverge")
+    model = flywheel("RK4", w0=3.0, end_time=3.5, step=1e-3)
+    model = replace(model, joints=(replace(model.joints[0], slip_tolerance_velocity=1e-4),))
+    res = core.simulate(model)
+    assert res.status == "success"
+    (issue,) = [w for w in res.warnings if "stiff-model" in str(w) or "RK4's stability limit" in str(w)]
+    assert "chatter" in str(issue) and "diverge" not in str(issue) and "slip tolerance" in str(issue)
+    w = res.angular_velocity[:, 0, 1]
+    late = res.t > 3.2     # stopped at 3.06 s
+    assert 0.0 < np.abs(w[late]).max() < 1e-3 * ALPHA
+
+
+def test_rk4_too_long_for_a_stiff_spring_beside_a_friction_joint_still_says_the_run_diverges():
+    # the friction is not what the step is too long for: a 1e6 N·m/rad torsion spring on the wheel is
+    model = flywheel("RK4", w0=3.0, end_time=1.0, step=1e-3)
+    model = replace(model, springs=(core.model.SpringDamper(name="coil", type="rotational", frame_i="axle",
+                                                            frame_j="hub", stiffness=1e9),))   # N·mm/rad
+    (issue,) = [w for w in core.check(model) if w.code == "stiff-model"]
+    assert "the run will diverge" in issue.message and "chatter" not in issue.message
 
 
 def bead_on_a_spun_rod(integrator, step=2e-4):
