@@ -669,3 +669,93 @@ def test_gate_stops_hold_it_between_them(registered):
     frames = list(range(scene.frame_start, scene.frame_end + 1))
     keyed = ms.sampled(telemetry_object(scene), data_path("Hinge.limit_torque [N*mm]"), frames)[:, 0]
     np.testing.assert_allclose(keyed, load * 1e3, rtol=1e-6, atol=1e-9)
+
+
+def test_barrier_friction_follows_its_one_dof_equation(registered):
+    from addon.bridge.telemetry import data_path, telemetry_object
+    scene, res, cm = solve("barrier_friction")
+    p = mk.BARRIER
+    hinge_joint = next(j for j in gathered_model(scene).model.joints if j.name == "Hinge")
+    # the friction's fields as the model reads them (float32: 0.2 reads 0.2000000030)
+    assert hinge_joint.friction and hinge_joint.friction_radius == p["pin"]
+    assert hinge_joint.slip_tolerance_velocity == p["v_tol"]
+    mu = hinge_joint.friction_coefficient
+    assert mu == pytest.approx(p["mu"], rel=1e-7)
+    r, v_tol = p["pin"] * 1e-3, p["v_tol"] * 1e-3
+    h, arm, weight = res.joint_names.index("Hinge"), res.body("Arm"), res.body("Counterweight")
+    theta, rate = res.joint_angle[:, h], res.joint_angle_rate[:, h]
+    # the joint's angle is the arm's turn about the hinge's axis, world −Y
+    np.testing.assert_allclose(-turn_about(res.orientation[:, arm], 1), theta, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.angular_velocity[:, arm, 1], -rate, rtol=0, atol=1e-9)
+
+    # the raised part's mass properties from the meshes: the boxes' (their float32 vertices are exact in mm:
+    # measured 2e-15)
+    pivot = np.array(bpy.data.objects["Hinge_I"].matrix_world.translation) * scene.unit_settings.scale_length
+    parts = (arm, weight)
+    m = sum(cm.mass[k] for k in parts)
+    com = sum(cm.mass[k] * (res.com[0, k] - pivot) for k in parts) / m
+    d, phi = math.hypot(com[0], com[2]), math.atan2(com[2], com[0])
+    I = sum(cm.inertia_B[k][1, 1] + cm.mass[k] * ((res.com[0, k] - pivot)[[0, 2]] ** 2).sum() for k in parts)
+    m_box, d_box, I_box = mk.barrier_mass_properties(p)
+    assert m == pytest.approx(m_box, rel=1e-6) and I == pytest.approx(I_box, rel=1e-6)
+    assert d == pytest.approx(d_box, rel=1e-5) and abs(phi) < 1e-6
+
+    # the rise: a separate integration of the one-dof equation with the bearing's law, its load solved
+    # for each θ̈ by brentq (DOP853 at rtol 1e-12). The run's DOP853 at rtol 1e-8 on angles up to 1.6 rad: measured
+    # 2.0e-10 rad, 5.9e-9 rad/s
+    ref = mk.barrier_rise(m, d, I, mu, phi, p, events=(mk.barrier_at_80,))
+    y = ref.sol(res.t)
+    np.testing.assert_allclose(theta, y[0], rtol=0, atol=1e-7)
+    np.testing.assert_allclose(rate, y[1], rtol=0, atol=1e-6)
+    # it reaches 80° when the integration does: the root of the frames' cubic Hermite on (θ, θ̇), whose
+    # error at 24 frames/s is below h⁴/384·|θ''''|/θ̇ ≈ 1e-6 s (measured 1.9e-9 s)
+    (t80,) = hermite_roots(res.t, theta, rate, math.radians(80.0))
+    assert t80 == pytest.approx(ref.t_events[0][0], abs=1e-5)
+    plain = mk.barrier_rise(m, d, I, 0.0, phi, p, events=(mk.barrier_at_80,))
+    assert ref.t_events[0][0] - plain.t_events[0][0] > 0.05       # s: the friction's delay, 66.6 ms
+
+    # the hinge's reaction is what holds the part on its circle: F = m (a_c − g), a_c = d θ̈ along the turn
+    # and d θ̇² towards the axis (measured 4.9e-10 N of its 84-86 N)
+    acc = -res.angular_acceleration[:, arm, 1]
+    c = theta + phi
+    along, inward = np.stack([-np.sin(c), np.cos(c)], 1), -np.stack([np.cos(c), np.sin(c)], 1)
+    expected = m * (d * acc[:, None] * along + d * (rate ** 2)[:, None] * inward + [0.0, G])
+    F = res.joint_force[:, h]
+    np.testing.assert_allclose(F[:, [0, 2]], expected, rtol=0, atol=1e-7 * m * G)
+    np.testing.assert_allclose(F[:, 1], 0.0, atol=1e-7 * m * G)
+    # no thrust along the axis: the radial load the note points to is all of it
+    np.testing.assert_allclose(res.joint_radial_force[:, h], np.linalg.norm(F, axis=1), rtol=1e-12)
+    # the friction channel is the law at the reaction the run reports, at every frame (the loop's
+    # tolerance 1e-10: measured 6.6e-14 of it), against the rise and 0 at rest at t = 0
+    friction = res.joint_friction_load[:, h, 0]
+    law = -mu * r * np.linalg.norm(F, axis=1) * np.tanh(r * rate / v_tol)
+    np.testing.assert_allclose(friction, law, rtol=1e-9, atol=0)
+    assert friction[0] == 0.0 and np.all(friction[1:] < 0.0)
+    assert np.isnan(res.joint_friction_load[:, h, 1]).all()          # a revolute joint has no slide's
+    # and the reference's, the law at its own state and θ̈: to the run's error there (measured 2.7e-10 N·m)
+    ref_friction = [mk.barrier_acceleration(q, w, m, d, I, mu, phi, p)[1] for q, w in zip(y[0], y[1])]
+    np.testing.assert_allclose(friction, ref_friction, rtol=0, atol=1e-7)
+
+    # energy: the kinetic and potential energy gained is the motor's work less the friction's, as the
+    # separate integration carries them (measured 2.9e-9 J of the 5.68 J); the motor's power channel is
+    # its law's, T_max (1 − ω/ω_max) ω, and the friction only takes
+    gained = res.kinetic_energy + res.potential_energy - res.kinetic_energy[0] - res.potential_energy[0]
+    np.testing.assert_allclose(gained, y[2] + y[3], rtol=0, atol=1e-7 * y[2, -1])
+    motor = res.force_names.index("Motor")
+    np.testing.assert_allclose(res.force_power[:, motor], p["T_max"] * 1e-3 * (1 - rate / p["w_max"]) * rate,
+                               rtol=1e-9, atol=1e-12)
+    assert np.all(friction * rate <= 0.0) and y[3, -1] < 0.0
+
+    # the bake: the arm's keys turn it by the run's angle and the counterweight's keys place it (float32
+    # keys: measured 1.2e-7 rad, 9.6e-8 m), and the telemetry channel keys the friction torque in N·mm on
+    # every frame (float32: measured 3.6e-8 of it)
+    for k in (0, len(res.t) // 2, len(res.t) - 1):
+        scene.frame_set(scene.frame_start + k)
+        R = bpy.data.objects["Arm"].matrix_world
+        assert math.atan2(R[2][0], R[0][0]) == pytest.approx(theta[k], abs=1e-6)
+        shown = np.array(bpy.data.objects["Counterweight"].matrix_world.translation) * scene.unit_settings.scale_length
+        np.testing.assert_allclose(shown, res.position[k, weight], rtol=0, atol=1e-6)
+    frames = list(range(scene.frame_start, scene.frame_end + 1))
+    keyed = ms.sampled(telemetry_object(scene), data_path("Hinge.friction_torque [N*mm]"), frames)[:, 0]
+    np.testing.assert_allclose(keyed, friction * 1e3, rtol=1e-6, atol=1e-9)
+    assert "MBD_Arrow_Motor" in bpy.data.objects                    # the motor's torque as an arrow
