@@ -5,9 +5,11 @@ About a bearing's axis (Z of frame_i; a revolute joint, a cylindrical joint's tu
 frame_j's body is T = −μ r |F| tanh(r ω / v_tol), ω the joint's angle rate and F the joint's
 reaction force (all of it: a thrust rubs too, at a radius of the pin's order, as SolidWorks takes
 it); along a slide (a prismatic joint, a cylindrical joint's slide) the force f = −μ |F_n|
-tanh(v / v_tol), F_n the reaction force's part square to the axis. The joint's reaction moments
-(a guide's tilting couple, a pin's bending) are left out: their arm is the guide's length, which
-the model does not know. Each channel's load acts as a generalized force along its coordinate
+tanh(v / v_tol), F_n the reaction force's part square to the axis. F is the reaction the results
+report (``joint_force``): on a gear's or rack's joint it holds its couplers' tooth forces
+(:func:`.reactions._add_tooth_forces`), which the solve's own reaction does not (a coupler acts
+as torques about the joints' axes). The joint's reaction moments (a guide's tilting couple, a
+pin's bending) are left out: their arm is the guide's length, which the model does not know. Each channel's load acts as a generalized force along its coordinate
 (the wrench f·J on each body, as the joint stops' of :mod:`.limits`), whose power f·q̇ ≤ 0.
 
 The reaction depends on the friction it causes: :meth:`.System._accelerations` solves that loop
@@ -49,6 +51,15 @@ class JointFriction:
     end_slot: np.ndarray     # (e, 3) where each block's force part goes in the flat P (k, 3, m)
     n_rows: int              # m
     n_bodies: int
+    # the tooth forces of the meshing couplers on the channels' gears and racks (t of them: a
+    # channel's joint in a coupler), as the results put them in the joints' reactions
+    # (:func:`core.solver.reactions._add_tooth_forces`): λ_c tooth_lin + |λ_c| tooth_abs, in the
+    # carrier's axes, λ_c the coupler's multiplier (row tooth_row), signed as the channel reports
+    tooth_channel: np.ndarray   # (t,)
+    tooth_row: np.ndarray       # (t,)
+    tooth_carrier: np.ndarray   # (t,) the body that carries both the coupler's axles (-1: the ground)
+    tooth_lin: np.ndarray       # (t, 3)
+    tooth_abs: np.ndarray       # (t, 3)
 
     @classmethod
     def from_compiled(cls, cm, marker_map_all, owner, end_row, end_body, m) -> "JointFriction":
@@ -81,7 +92,7 @@ class JointFriction:
                    np.array([f["v_tol"] for f in fr], float), body_i, body_j,
                    np.ascontiguousarray(marker_map_all[mi]).reshape(-1, 22, 15),
                    np.ascontiguousarray(marker_map_all[mj]).reshape(-1, 22, 15),
-                   end, slot, m, cm.n_bodies)
+                   end, slot, m, cm.n_bodies, *_tooth_terms(cm, joint, np.where(body_j >= 0, 1.0, -1.0), m))
 
     def __len__(self):
         return len(self.names)
@@ -133,27 +144,84 @@ class JointFriction:
         joint slipping at t = 0)."""
         return _Centred(**{name: getattr(self, name) for name in self.__dataclass_fields__}, centre=rate)
 
-    def reaction_map(self, blocks, z):
-        """P (k, 3, m): each channel's reaction force (its part square to a slide's axis) P λ from
-        the rows' blocks (the joints' first)."""
+    def reaction_map(self, blocks, z, packed) -> "Reaction":
+        """Each channel's reaction force (its part square to a slide's axis) from the rows' blocks
+        (the joints' first) and, on a gear's or rack's joint, its couplers' tooth forces, at the
+        packed bodies (n+1, 22; the carriers' turns)."""
         k, m = len(self.names), self.n_rows
         P = np.bincount(self.end_slot.ravel(), weights=blocks[self.end, :3].ravel(), minlength=3 * k * m)
         P = P.reshape(k, 3, m)
+        Q = None
+        if len(self.tooth_channel):
+            # (a coupler's two joints differ: each (channel, row) comes once)
+            turn = packed[self.tooth_carrier, 13:].reshape(-1, 3, 3)
+            P[self.tooth_channel, :, self.tooth_row] += np.einsum("tab,tb->ta", turn, self.tooth_lin)
+            Q = np.zeros_like(P)
+            Q[self.tooth_channel, :, self.tooth_row] = np.einsum("tab,tb->ta", turn, self.tooth_abs)
         square = ~self.angle
         if square.any():
             zs = z[square]
-            P[square] -= zs[:, :, None] * np.einsum("kc,kcm->km", zs, P[square])[:, None, :]
-        return P
+            for A in (P, Q) if Q is not None else (P,):
+                A[square] -= zs[:, :, None] * np.einsum("kc,kcm->km", zs, A[square])[:, None, :]
+        return Reaction(P, Q)
 
     def wrench(self, f, Ji, Jj):
         """(n+1, 6): the loads f (k,) on the two bodies."""
         return scatter(self.n_bodies, np.concatenate([self.body_j, self.body_i]),
                        np.concatenate([f[:, None] * Jj, f[:, None] * Ji]))
 
-    def loads(self, g, P, lam):
+    def loads(self, g, P: "Reaction", lam):
         """f (k,) of the law at the multipliers λ (m,)."""
-        F = P @ lam
+        F = P.at(lam)
         return -g * np.sqrt(np.einsum("kc,kc->k", F, F))
+
+
+@dataclass(frozen=True)
+class Reaction:
+    """The channels' reaction forces F (k, 3) = P λ + Q |λ| at the multipliers λ (m,): a tooth
+    force's radial share, F_t tan α pushing the teeth apart whichever way the coupler's torque
+    acts, goes as its multiplier's magnitude (Q None without meshing couplers)."""
+
+    P: np.ndarray            # (k, 3, m)
+    Q: np.ndarray | None     # (k, 3, m)
+
+    def at(self, lam):
+        """F (k, 3)."""
+        return self.P @ lam if self.Q is None else self.P @ lam + self.Q @ np.abs(lam)
+
+    def slope(self, lam):
+        """∂F/∂λ (k, 3, m) at λ (of |λ| at 0: nought)."""
+        return self.P if self.Q is None else self.P + self.Q * np.sign(lam)
+
+
+def _tooth_terms(cm, joint, report, m):
+    """JointFriction's tooth_* for the channels of the joints ``joint`` (k,), each reported with the
+    sign ``report`` (k,) (the reaction on frame_j's body: +1; on frame_i's, frame_j on the
+    ground: −1), of m rows (the couplers' last): what
+    :func:`core.solver.reactions._add_tooth_forces` adds to each joint's reported force."""
+    first = m - len(cm.couplers)
+    terms = []
+    for c, k in enumerate(joint):
+        for row, cp in enumerate(cm.couplers):
+            mesh = cp["mesh"]
+            if mesh is None:
+                continue
+            for end, (jk, coeff, sigma, axis) in enumerate(zip(cp["joints"], cp["coeffs"], mesh["sigma"],
+                                                              mesh["axes"])):
+                if jk != k:
+                    continue
+                # joint_j's gear takes the tooth force, joint_i's its opposite; the joint's reported
+                # reaction changes by minus it (σ: the gear frame_j's body or frame_i's); a rack's
+                # keeps the coupler's own push along its slide, λ c
+                side = -sigma * (1.0 if end else -1.0) * report[c]
+                push = coeff * report[c] * np.asarray(axis) if cm.joints[k]["type"] == "prismatic" else 0.0
+                terms.append((c, first + row, mesh["carrier"], side * np.asarray(mesh["tangential"]) + push,
+                              side * np.asarray(mesh["radial"])))
+    if not terms:
+        return np.zeros(0, int), np.zeros(0, int), np.zeros(0, int), np.zeros((0, 3)), np.zeros((0, 3))
+    channel, row, carrier, lin, absolute = zip(*terms)
+    return (np.array(channel, int), np.array(row, int), np.array(carrier, int), np.array(lin, float),
+            np.array(absolute, float))
 
 
 @dataclass(frozen=True)
@@ -166,7 +234,7 @@ class _Centred(JointFriction):
         return super().gains(rate - self.centre)
 
 
-def solve_loop(fr: JointFriction, g, P, lam_at, f_at, W, t=None):
+def solve_loop(fr: JointFriction, g, P: Reaction, lam_at, f_at, W, t=None):
     """f (k,) with f = law(λ(f)), λ(f) = λ_at − W (f − f_at) (W (m, k): the multipliers' change per
     unit of each channel's load), by Newton's method from f_at: converged when every channel
     meets its law to :data:`LOOP_RTOL` of the largest load. A SolverError naming the joint where
@@ -177,14 +245,14 @@ def solve_loop(fr: JointFriction, g, P, lam_at, f_at, W, t=None):
     H = np.zeros((len(f), W.shape[0]))
     for _ in range(LOOP_ITERATIONS):
         lam = lam_at - W @ (f - f_at)
-        F = P @ lam
+        F = P.at(lam)
         mag = np.sqrt(np.einsum("kc,kc->k", F, F))
         R = f + g * mag
         scale = np.max(np.abs(g) * mag, initial=0.0)
         if np.max(np.abs(R), initial=0.0) <= LOOP_RTOL * scale or scale == 0.0:
             return f
         unit = np.divide(F, mag[:, None], out=np.zeros_like(F), where=mag[:, None] > 0.0)
-        H = np.einsum("kc,kcm->km", unit, P)
+        H = np.einsum("kc,kcm->km", unit, P.slope(lam))
         f = f - np.linalg.solve(eye - g[:, None] * (H @ W), R)
         if not np.all(np.isfinite(f)):
             break

@@ -124,7 +124,8 @@ def _add_tooth_forces(cm, P, p_j, coupler_lam, force, torque) -> None:
     torque about the gear's axis (the force itself, and its moment square to the axis): the
     bearing's load. A rack's joint takes the tooth force less the coupler's force along the slide.
     The welds between a welded carrier's parts that carry the two joints take the tooth force
-    from one part to the other."""
+    from one part to the other. The joints' friction rubs with these forces
+    (:func:`.friction._tooth_terms` mirrors what is added to a gear's or rack's joint)."""
     for k, c in enumerate(cm.couplers):
         mesh = c["mesh"]
         if mesh is None:

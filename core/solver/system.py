@@ -845,7 +845,7 @@ class System:
         geometry = fr.geometry(B.packed)
         if rows is None or not len(fr):
             return np.zeros(len(fr)), geometry, np.zeros(len(fr))
-        F = fr.reaction_map(rows.blocks, geometry[3]) @ self.least_norm(B, rows, lam)
+        F = fr.reaction_map(rows.blocks, geometry[3], B.packed).at(self.least_norm(B, rows, lam))
         mag = np.sqrt(np.einsum("kc,kc->k", F, F))
         return -fr.gains(geometry[2]) * mag, geometry, mag
 
@@ -986,7 +986,7 @@ class System:
         self.friction_wrench = None
         if not g.any():
             return self._constrained(B, rows, u0, target, Mi, quad)
-        P = fr.reaction_map(rows.blocks, z)
+        P = fr.reaction_map(rows.blocks, z, B.packed)
         G = self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
         # λ₀ (without friction) and W in one solve: the loop's start, which the closing solve checks
         if self.sparse:
