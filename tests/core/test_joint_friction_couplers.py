@@ -6,9 +6,9 @@ A hoist: a drum (pitch radius R = 50 mm, 5 kg) on a horizontal axle whose bearin
 only) that lifts a 20 kg load on a vertical guide, driven by an e-motor T_max (1 − ω/ω_max). At a
 steady speed the rope's tension is the load's weight m g, so the bearing carries (m_d + m) g straight
 down and brakes with μ r (m_d + m) g = 0.552 N·m (tanh(r ω / v_tol) = 1 to double precision at the
-speed): ω = ω_max (1 − (m g R + μ r (m_d + m) g) / T_max) = 2.0099 rad/s. Measured: the run's friction
-is μ r m_d g = 0.110 N·m, the drum's weight alone, while its reported reaction reads the 245.25 N, and it
-settles at 2.2012 rad/s, the speed of that smaller friction.
+speed): ω = ω_max (1 − (m g R + μ r (m_d + m) g) / T_max) = 2.0099 rad/s. Before the friction took the
+tooth force, the run's friction was μ r m_d g = 0.110 N·m, the drum's weight alone, while its reported
+reaction read the 245.25 N, and it settled at 2.2012 rad/s, the speed of that smaller friction.
 """
 import math
 
@@ -44,8 +44,6 @@ def _hoist():
                                          atol=1e-12))
 
 
-@pytest.mark.xfail(strict=True, reason="joint friction rubs with the joint's own rows' reaction, without the "
-                   "coupler's tooth force that the reported reaction holds (core/solver/friction.py reaction_map)")
 def test_a_hoists_drum_bearing_rubs_under_the_ropes_pull():
     r = core.simulate(_hoist())
     assert r.success, r.message
