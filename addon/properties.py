@@ -138,6 +138,19 @@ def _limit_default(field, defaults):
     return update
 
 
+#: the fields of a joint's Limits and Friction boxes as the panel draws them (ui._draw_limits,
+#: _draw_friction), by the box: its messages name them "Limits > Depth" so too, not by the fields'
+#: own names (Max. Penetration); a label whose unit follows the limited coordinate is without it
+JOINT_BOXES = {
+    "Limits": {"lower": "Lower", "upper": "Upper", "limit_dof": "Limit", "limit_stiffness": "k",
+               "limit_damping": "Damping", "limit_exponent": "Exponent", "limit_max_penetration": "Depth"},
+    "Friction": {"friction_coefficient": "Coefficient", "friction_radius": "Radius (mm)",
+                 "slip_tolerance_velocity": "Slip Tolerance (mm/s)"},
+}
+JOINT_LABELS = {"friction": "Friction", **{field: f"{box} > {label}" for box, labels in JOINT_BOXES.items()
+                                           for field, label in labels.items()}}
+
+
 JOINT_TYPES = (
     ("REVOLUTE", "Revolute", "Hinge about Z of Frame I"),
     ("PRISMATIC", "Prismatic", "Slider along Z of Frame I"),

@@ -14,7 +14,7 @@ from .bridge import trace as tracing
 from .bridge.scene_to_model import mm_per_unit, role_refused, run_end_time
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
-from .properties import LABELS, SPRING_LABELS, active_index_name, limit_dof
+from .properties import JOINT_BOXES, LABELS, SPRING_LABELS, active_index_name, limit_dof
 
 
 def formula_base_dir() -> str:
@@ -385,10 +385,12 @@ def _draw_limits(layout, j):
         else:
             row.label(text=f"{label} {defaults[limit_dof(j)]:g} {unit} (default)")
 
-    set_or_default("limit_stiffness", "k", unit, spec.LIMIT_STIFFNESS)
-    box.prop(j, "limit_damping", text=f"Damping ({'N·mm·s/rad' if kind == 'angle' else 'N·s/mm'})")
-    box.prop(j, "limit_exponent")
-    set_or_default("limit_max_penetration", "Depth", depth_unit, spec.LIMIT_MAX_PENETRATION)
+    labels = JOINT_BOXES["Limits"]
+    set_or_default("limit_stiffness", labels["limit_stiffness"], unit, spec.LIMIT_STIFFNESS)
+    box.prop(j, "limit_damping",
+             text=f"{labels['limit_damping']} ({'N·mm·s/rad' if kind == 'angle' else 'N·s/mm'})")
+    box.prop(j, "limit_exponent", text=labels["limit_exponent"])
+    set_or_default("limit_max_penetration", labels["limit_max_penetration"], depth_unit, spec.LIMIT_MAX_PENETRATION)
 
 
 def _draw_friction(layout, j):
@@ -398,10 +400,11 @@ def _draw_friction(layout, j):
     if not j.use_friction:
         return
     box = layout.box()
-    box.prop(j, "friction_coefficient", text="Coefficient")
-    if j.type != "PRISMATIC":
-        box.prop(j, "friction_radius", text="Radius (mm)")
-    box.prop(j, "slip_tolerance_velocity", text="Slip Tolerance (mm/s)")
+    labels = JOINT_BOXES["Friction"]
+    box.prop(j, "friction_coefficient", text=labels["friction_coefficient"])
+    if j.type != "PRISMATIC":       # a slide's friction has no radius
+        box.prop(j, "friction_radius", text=labels["friction_radius"])
+    box.prop(j, "slip_tolerance_velocity", text=labels["slip_tolerance_velocity"])
 
 
 def motion_unit(m, data) -> str:

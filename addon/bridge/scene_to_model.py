@@ -416,6 +416,9 @@ def _panel_labels(path: str) -> dict:
     if kind == "rack and pinion":
         # the coupler's Joint I and J, drawn under these names for a rack (ui._draw_coupler)
         labels.update(pinion_joint="Pinion Joint", rack_joint="Rack Joint")
+    if kind == "joint":
+        # its Limits' and Friction's fields as their boxes draw them ("Limits > Depth")
+        labels.update(properties.JOINT_LABELS)
     if kind in ("gear pair", "rack and pinion"):
         # its warnings tell which frames of its joints to swap or turn over: the joint panel's fields
         labels.update({f: properties.MBD_PG_joint.bl_rna.properties[f].name for f in ("frame_i", "frame_j")})

@@ -73,15 +73,30 @@ def test_a_pin_is_10_mm_by_default_in_a_scene_in_m_or_in_mm(addon, scale_length)
     assert texts["friction_radius"] == "Radius (mm)"
 
 
-def test_validate_names_the_joint_and_its_field(addon):
+@pytest.mark.parametrize("field, label", [("friction_radius", "Radius (mm)"),
+                                          ("slip_tolerance_velocity", "Slip Tolerance (mm/s)")])
+def test_validate_names_the_joint_and_its_field_as_the_panel_draws_it(addon, field, label):
+    """The Friction box draws Radius (mm) and Slip Tolerance (mm/s); its messages named the radius
+    Friction Radius (mm): they name the box and the field as drawn."""
     from addon import runner
     from addon.operators import PROBLEMS
+    from test_joint_stops import drawn_texts
     scene, wheel, bearing = flywheel()
-    bearing.friction_radius = 0.0
+    setattr(bearing, field, 0.0)
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
     (p,) = PROBLEMS[runner.key(scene)]
-    assert p.message.startswith("joint 'Bearing': Friction Radius (mm): must be greater than 0"), p.message
+    assert p.message.startswith(f"joint 'Bearing': Friction > {label}: must be greater than 0"), p.message
+    scene.mbd.group = "joints"
+    assert {"Friction", label} <= set(drawn_texts(wheel, bearing))
+
+
+def test_a_self_locking_joints_message_names_the_friction_fields_as_the_panel_does(addon):
+    from addon.bridge.scene_to_model import in_panel_words
+    from core.solver.friction import self_locking
+    text = in_panel_words(self_locking("Slide", 0.25))
+    assert text.startswith("joint 'Slide': Friction: no motion is consistent with the joint's friction at t = 0.25 s")
+    assert "Lower the joint's Friction > Coefficient (or Friction > Radius (mm))" in text, text
 
 
 def test_a_flywheel_on_a_friction_hinge_bakes_its_spin_down(addon):

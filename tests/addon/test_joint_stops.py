@@ -56,8 +56,48 @@ def test_validate_names_the_joint_and_its_field(addon):
     with pytest.raises(RuntimeError):
         bpy.ops.mbd.validate()
     (p,) = PROBLEMS[runner.key(scene)]
-    assert p.message.startswith("joint 'Hinge': upper: must be greater than lower (1.74533 rad (100°)), got "
-                                "1.5708 rad (90°)"), p.message
+    assert p.message.startswith("joint 'Hinge': Limits > Upper: must be greater than lower (1.74533 rad (100°)), "
+                                "got 1.5708 rad (90°)"), p.message
+
+
+def drawn_texts(obj, joint):
+    """Every text the panels draw: labels, fields' own texts, and the names of fields drawn without one."""
+    from test_ui import draw_all
+    texts = []
+    for entry in draw_all(obj):
+        if entry[0] == "label":
+            texts.append(entry[1])
+        elif entry[0] == "prop text":
+            texts[-1] = entry[2]          # in place of the name of the field it is drawn for
+        elif entry[0] == "prop":
+            props = joint.bl_rna.properties
+            texts.append(props[entry[1]].name if entry[1] in props else "")
+    return texts
+
+
+@pytest.mark.parametrize("kind, settings, label", [
+    ("REVOLUTE", dict(use_limit_stiffness=True, limit_stiffness=0.0), "k"),
+    ("REVOLUTE", dict(limit_exponent=0.0), "Exponent"),
+    ("REVOLUTE", dict(use_limit_max_penetration=True, limit_max_penetration=0.0), "Depth"),
+    ("PRISMATIC", dict(use_limit_max_penetration=True, limit_max_penetration=0.0), "Depth"),
+    ("PRISMATIC", dict(lower_slide=60.0), "Upper"),
+])
+def test_validate_names_a_limit_field_as_the_panel_draws_it(addon, kind, settings, label):
+    """The messages named the fields by their own names (Max. Penetration, Stiffness) where the Limits
+    box draws Depth (rad) and k (N·mm/rad): they now name the box and the field as drawn."""
+    from addon import runner
+    from addon.operators import PROBLEMS
+    scene, bob, hinge = door()
+    hinge.type = kind
+    for field, value in settings.items():
+        setattr(hinge, field, value)
+    with pytest.raises(RuntimeError):
+        bpy.ops.mbd.validate()
+    (p,) = PROBLEMS[runner.key(scene)]
+    assert p.message.startswith(f"joint 'Hinge': Limits > {label}: "), p.message
+    scene.mbd.group = "joints"
+    texts = drawn_texts(bob, hinge)
+    assert "Limits" in texts and any(text.split(" (")[0].split(" ")[0] == label for text in texts), texts
 
 
 def test_a_door_limited_to_90_degrees_opens_and_stops_there(addon):
