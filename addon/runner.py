@@ -208,6 +208,9 @@ class Job:
         except Exception as exc:  # reported to the user by the operator, never raised in Blender
             self.error = exc
             return self
+        # why it stopped, in the panel's words as its warnings (a self-locking joint's friction fields)
+        if self.results.message:
+            self.results.message = self.words(self.results.message)
         if self.reactions and not self.cancelled:   # off Blender's main thread
             self.stage = _REACTIONS
             try:

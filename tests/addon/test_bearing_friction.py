@@ -147,3 +147,23 @@ def test_the_panel_draws_the_friction(addon):
     assert "use_friction" in drawn and "friction_coefficient" not in drawn
     bearing.type = "SPHERICAL"
     assert "use_friction" not in {entry[1] for entry in draw_all(wheel) if entry[0] == "prop"}
+
+
+def test_a_run_stopped_by_a_joints_friction_names_its_fields_as_the_panel_does(addon, monkeypatch):
+    """A run that stops where a joint's friction locks the mechanism said "Lower the joint's
+    friction_coefficient (or friction_radius)", the model file's names, where its warnings use the panel's."""
+    import dataclasses
+
+    from addon import runner
+    from core.solver.friction import self_locking
+    simulate = runner.core.simulate
+
+    def jammed(compiled, **kwargs):       # the run as the core ends one at a self-locking joint
+        run = simulate(compiled, **kwargs)
+        return dataclasses.replace(run, status="failed", message=self_locking("Bearing", run.t[-1]))
+    monkeypatch.setattr(runner.core, "simulate", jammed)
+    scene, wheel, bearing = flywheel(frames=5)
+    with pytest.raises(RuntimeError) as failed:
+        bpy.ops.mbd.simulate()
+    assert "Lower the joint's Friction > Coefficient (or Friction > Radius (mm))" in str(failed.value)
+    assert runner.RESULTS[runner.key(scene)].results.message.startswith("joint 'Bearing': Friction: no motion")
