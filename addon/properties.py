@@ -147,6 +147,19 @@ JOINT_BOXES = {
     "Friction": {"friction_coefficient": "Coefficient", "friction_radius": "Radius (mm)",
                  "slip_tolerance_velocity": "Slip Tolerance (mm/s)"},
 }
+#: the joint types that take Limits and Friction (the core's spec.LIMIT_DOFS)
+BOXED_TYPES = ("REVOLUTE", "PRISMATIC", "CYLINDRICAL")
+
+
+def unused_boxes(j) -> list[str]:
+    """The boxes ("Limits", "Friction") ticked on a joint whose type takes none: ticked, then the type
+    changed; kept for a change back, but the run has none of them."""
+    if j.type in BOXED_TYPES:
+        return []
+    return [box for box in JOINT_BOXES if getattr(j, f"use_{box.lower()}")]
+
+
+#: {model file field: how a message names it}, for the messages' words (scene_to_model.in_panel_words)
 JOINT_LABELS = {"friction": "Friction", **{field: f"{box} > {label}" for box, labels in JOINT_BOXES.items()
                                            for field, label in labels.items()}}
 

@@ -14,7 +14,8 @@ from .bridge import trace as tracing
 from .bridge.scene_to_model import mm_per_unit, role_refused, run_end_time
 from .bridge.telemetry import telemetry_object
 from .operators import PROBLEMS
-from .properties import JOINT_BOXES, LABELS, SPRING_LABELS, active_index_name, limit_dof
+from .properties import BOXED_TYPES, JOINT_BOXES, LABELS, SPRING_LABELS, active_index_name, limit_dof, \
+    unused_boxes
 
 
 def formula_base_dir() -> str:
@@ -349,9 +350,15 @@ def _draw_joint(layout, j, data):
         row = layout.row()
         row.prop(j, "use_length")
         row.prop(j, "length")
-    if j.type in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
+    if j.type in BOXED_TYPES:
         _draw_limits(layout, j)
         _draw_friction(layout, j)
+    kind = j.bl_rna.properties["type"].enum_items[j.type].name.lower()
+    for box in unused_boxes(j):
+        # ticked before the type changed: kept for a change back, shown to be unticked (Validate warns)
+        row = layout.row()
+        row.prop(j, f"use_{box.lower()}")
+        row.label(text=f"Not used: a {kind} joint takes none", icon="ERROR")
     _draw_sizing(layout, joint_sizing(j))
 
 
@@ -365,6 +372,8 @@ def _draw_limits(layout, j):
     if j.type == "CYLINDRICAL":
         box.prop(j, "limit_dof")
     kind = "angle" if limit_dof(j) == "rotation" else "slide"
+    if not (j.use_lower or j.use_upper):
+        box.label(text="No stops: tick Lower or Upper", icon="ERROR")
     for side in ("lower", "upper"):
         row = box.row()
         row.prop(j, f"use_{side}", text="")

@@ -25,7 +25,7 @@ import numpy as np
 from mathutils import Matrix
 
 from ..corelink import core
-from ..properties import SPRING_LABELS, limit_dof
+from ..properties import BOXED_TYPES, SPRING_LABELS, limit_dof, unused_boxes
 
 #: set by bake on each animated body: its pose before baking (the "_" hides it in the UI)
 REST_KEY = "_mbd_rest"
@@ -71,7 +71,7 @@ def joint_limits(j) -> dict:
     """A joint's end-stop fields of the model file (none where its Limits are off or its type takes
     none): the angle's stops in rad as Blender stores an angle, the slide's in mm; the stiffness and
     the damping's depth only where set, else the core's defaults for the coordinate."""
-    if not j.use_limits or j.type not in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
+    if not j.use_limits or j.type not in BOXED_TYPES:
         return {}
     dof = limit_dof(j)
     kind = "angle" if dof == "rotation" else "slide"
@@ -91,11 +91,26 @@ def joint_limits(j) -> dict:
 def joint_friction(j) -> dict:
     """A joint's friction fields of the model file (none where its Friction is off or its type takes
     none; a slide's has no radius)."""
-    if not j.use_friction or j.type not in ("REVOLUTE", "PRISMATIC", "CYLINDRICAL"):
+    if not j.use_friction or j.type not in BOXED_TYPES:
         return {}
     return dict(friction=True, friction_coefficient=typed(j.friction_coefficient),
                 friction_radius=None if j.type == "PRISMATIC" else typed(j.friction_radius),
                 slip_tolerance_velocity=typed(j.slip_tolerance_velocity))
+
+
+def joint_boxes_unused(j) -> list[str]:
+    """Warnings where a joint's Limits or Friction is ticked but gives the run nothing: its type takes
+    none (the box was ticked before the type changed, and the panel shows only its checkbox), or both
+    its stops are off."""
+    path = f"joint {j.name!r}"
+    kind = j.bl_rna.properties["type"].enum_items[j.type].name.lower()
+    out = [f"{path}: {box}: ticked, but a {kind} joint takes no {box.lower()}: the run has none (only "
+           f"revolute, prismatic and cylindrical joints do); untick {box}, or change the type back"
+           for box in unused_boxes(j)]
+    if j.type in BOXED_TYPES and j.use_limits and not (j.use_lower or j.use_upper):
+        out.append(f"{path}: Limits: Lower and Upper are both off, so the joint has no stops; tick one of "
+                   "them, or untick Limits")
+    return out
 
 
 def mm_per_unit(scene) -> float:
@@ -751,6 +766,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
         path = f"joint {j.name!r}"
         fi = reference(path, "Frame I", j.frame_i, "FRAME")
         fj = reference(path, "Frame J", j.frame_j, "FRAME")
+        out.warnings.extend(joint_boxes_unused(j))
         joints.append(element(path, j.name, None if None in (fi, fj) else lambda: spec.Joint(
             name=j.name, type=j.type.lower(), frame_i=fi, frame_j=fj,
             length=typed(j.length) if j.type == "DISTANCE" and j.use_length else None, **joint_limits(j),

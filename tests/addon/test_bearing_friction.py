@@ -167,3 +167,21 @@ def test_a_run_stopped_by_a_joints_friction_names_its_fields_as_the_panel_does(a
         bpy.ops.mbd.simulate()
     assert "Lower the joint's Friction > Coefficient (or Friction > Radius (mm))" in str(failed.value)
     assert runner.RESULTS[runner.key(scene)].results.message.startswith("joint 'Bearing': Friction: no motion")
+
+
+def test_friction_ticked_on_a_joint_type_that_takes_none_is_warned_of_and_shown(addon):
+    """Friction ticked, then the joint made spherical: the run had no friction and said nothing."""
+    from test_ui import draw_all, labels
+    scene, wheel, bearing = flywheel()
+    bearing.type = "SPHERICAL"
+    gathered = model_of(scene)
+    assert not gathered.model.joints[0].friction
+    assert "joint 'Bearing': Friction: ticked, but a spherical joint takes no friction: the run has none (only " \
+           "revolute, prismatic and cylindrical joints do); untick Friction, or change the type back" \
+           in gathered.warnings
+    scene.mbd.group = "joints"
+    log = draw_all(wheel)
+    assert "use_friction" in {entry[1] for entry in log if entry[0] == "prop"}
+    assert "Not used: a spherical joint takes none" in labels(log)
+    bearing.use_friction = False
+    assert not any("Friction" in w for w in model_of(scene).warnings)

@@ -169,3 +169,44 @@ def test_set_stiffness_and_depth_start_at_the_limited_coordinates_defaults(addon
     hinge.type = "PRISMATIC"
     hinge.use_limit_stiffness = True
     assert hinge.limit_stiffness == 5e5
+
+
+@pytest.mark.parametrize("kind", ["SPHERICAL", "FIXED"])
+def test_limits_ticked_on_a_joint_type_that_takes_none_are_warned_of_and_shown(addon, kind):
+    """Limits ticked, then the type changed to one without them: the run had no stops and said nothing,
+    the panel hiding the box; Validate now warns, naming the joint and the box, and the panel shows the
+    checkbox to untick (the settings are kept for a change back)."""
+    from test_ui import draw_all, labels
+    scene, bob, hinge = door()
+    hinge.type = kind
+    gathered = model_of(scene)
+    assert not gathered.model.joints[0].limited
+    name = kind.lower()
+    assert [w for w in gathered.warnings if "Limits" in w] == [
+        f"joint 'Hinge': Limits: ticked, but a {name} joint takes no limits: the run has none (only revolute, "
+        "prismatic and cylindrical joints do); untick Limits, or change the type back"]
+    scene.mbd.group = "joints"
+    log = draw_all(bob)
+    assert "use_limits" in {entry[1] for entry in log if entry[0] == "prop"}
+    assert f"Not used: a {name} joint takes none" in labels(log)
+    assert "lower_angle" not in {entry[1] for entry in log if entry[0] == "prop"}
+    hinge.type = "REVOLUTE"                    # kept: back on a hinge, the stops are there again
+    assert model_of(scene).model.joints[0].upper == pytest.approx(math.pi / 2, rel=1e-7)
+    hinge.type, hinge.use_limits = kind, False
+    assert not any("Limits" in w for w in model_of(scene).warnings)
+    assert f"Not used: a {name} joint takes none" not in labels(draw_all(bob))
+
+
+def test_limits_with_both_stops_off_are_warned_of(addon):
+    from test_ui import draw_all, labels
+    scene, bob, hinge = door()
+    hinge.use_lower = hinge.use_upper = False
+    gathered = model_of(scene)
+    assert not gathered.model.joints[0].limited
+    assert "joint 'Hinge': Limits: Lower and Upper are both off, so the joint has no stops; tick one of them, or " \
+           "untick Limits" in gathered.warnings
+    scene.mbd.group = "joints"
+    assert "No stops: tick Lower or Upper" in labels(draw_all(bob))
+    hinge.use_upper = True
+    assert not any("Limits" in w for w in model_of(scene).warnings)
+    assert "No stops: tick Lower or Upper" not in labels(draw_all(bob))
