@@ -360,6 +360,7 @@ def _draw_joint(layout, j, data):
         row.prop(j, f"use_{box.lower()}")
         row.label(text=f"Not used: a {kind} joint takes none", icon="ERROR")
     _draw_sizing(layout, joint_sizing(j))
+    _draw_sizing(layout, joint_stop_friction_sizing(j))
 
 
 def _draw_limits(layout, j):
@@ -518,6 +519,30 @@ def joint_sizing(j) -> str:
         axial = _past_rounding(_peak(results.joint_force_local[:, k, 2]), force)
         text += f"; radial peak {_peak(radial):.4g} N, axial peak {axial:.4g} N"
     return text
+
+
+def joint_stop_friction_sizing(j) -> str:
+    """The last run's peak load of joint ``j``'s stops and of its friction, each as a torque about Z of
+    Frame I (N·mm) or a force along it (N), where the run had them ('' where not); a line of its own
+    under the reactions', which already fill the sidebar. The stops' load needs no reactions: it
+    shows while they are pending."""
+    results, k = last_run(j, "joints")
+    if results is None:
+        return ""
+    peaks = []
+    channel = results.limit_channel(k)
+    if channel is not None:
+        kind = channel[1]
+        peaks.append((f"stop {kind}", core.units.from_si(results.joint_limit_load[:, k], kind), kind))
+    if not reactions_pending(results):
+        for a, kind in enumerate(("torque", "force")):
+            load = results.joint_friction_load[:, k, a]
+            if np.any(np.isfinite(load)):
+                peaks.append((f"friction {kind}", core.units.from_si(load, kind), kind))
+    if not peaks:
+        return ""
+    return "Last run: " + ", ".join(f"{what} peak {_peak(load):.4g} {'N·mm' if kind == 'torque' else 'N'}"
+                                    for what, load, kind in peaks)
 
 
 def coupler_sizing(c) -> str:

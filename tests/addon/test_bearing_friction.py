@@ -185,3 +185,25 @@ def test_friction_ticked_on_a_joint_type_that_takes_none_is_warned_of_and_shown(
     assert "Not used: a spherical joint takes none" in labels(log)
     bearing.use_friction = False
     assert not any("Friction" in w for w in model_of(scene).warnings)
+
+
+def test_the_last_run_line_shows_the_frictions_peak_torque(addon):
+    """The joint's Last run lines had its reactions only: its friction's peak is now there, μ r m g =
+    0.1 · 10 mm · 9.81 N = 9.81 N·mm while the wheel slides fast (tanh(r ω₀ / v_tol) = tanh 30 = 1)."""
+    from addon import runner
+    from addon.ui import REACTIONS_PENDING
+    from test_ui import draw_all, labels
+    scene, wheel, bearing = flywheel(frames=13)
+    bpy.ops.mbd.simulate()
+    scene.mbd.group = "joints"
+    lines = [text for text in labels(draw_all(wheel)) if text.startswith("Last run")]
+    assert lines[0].startswith("Last run: reaction peak 9.81 N")
+    assert lines[1:] == [f"Last run: friction torque peak {MU * R_PIN * 1e3 * G:.4g} N·mm"] == \
+        ["Last run: friction torque peak 9.81 N·mm"]
+    # with Telemetry off the reactions, and the friction that follows them, wait for a Bake or a CSV:
+    # drawing the panel does not compute them
+    scene.mbd.display.bake_telemetry = False
+    bpy.ops.mbd.simulate()
+    run = runner.RESULTS[runner.key(scene)].results
+    assert [text for text in labels(draw_all(wheel)) if text.startswith("Last run")] == [REACTIONS_PENDING]
+    assert "_pending" in run.__dict__

@@ -210,3 +210,32 @@ def test_limits_with_both_stops_off_are_warned_of(addon):
     hinge.use_upper = True
     assert not any("Limits" in w for w in model_of(scene).warnings)
     assert "No stops: tick Lower or Upper" not in labels(draw_all(bob))
+
+
+def test_the_last_run_line_shows_the_stops_peak_torque(addon):
+    """The joint's Last run lines had its reactions only: the stop's load (the torque that holds the
+    door's 5 N·m at rest, 5000 N·mm, and more while it lands) is now there, in N·mm as the line's."""
+    from addon import runner
+    from test_ui import draw_all, labels
+    scene, bob, hinge = door()
+    bpy.ops.mbd.simulate()
+    run = runner.RESULTS[runner.key(scene)].results
+    scene.mbd.group = "joints"
+    lines = [text for text in labels(draw_all(bob)) if text.startswith("Last run")]
+    assert lines[0].startswith("Last run: reaction peak ")
+    peak = np.max(np.abs(run.joint_limit_load[:, 0])) * 1e3          # N·m -> N·mm
+    assert peak >= 5000.0 * (1 - 1e-3)
+    assert lines[1:] == [f"Last run: stop torque peak {peak:.4g} N·mm"]
+    # the stops' load needs no reactions: it shows while they wait for a Bake or a CSV, which drawing
+    # the panel does not compute
+    from addon.ui import REACTIONS_PENDING
+    scene.mbd.display.bake_telemetry = False
+    bpy.ops.mbd.simulate()
+    run = runner.RESULTS[runner.key(scene)].results
+    lines = [text for text in labels(draw_all(bob)) if text.startswith("Last run")]
+    assert lines == [REACTIONS_PENDING, f"Last run: stop torque peak {peak:.4g} N·mm"]
+    assert "_pending" in run.__dict__
+    # a run without stops has no such line
+    hinge.use_limits = False
+    bpy.ops.mbd.simulate()
+    assert len([text for text in labels(draw_all(bob)) if text.startswith("Last run")]) == 1
