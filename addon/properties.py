@@ -125,17 +125,37 @@ def limit_dof(j) -> str:
     return "translation" if j.type == "PRISMATIC" else "rotation"
 
 
-def _limit_default(field, defaults):
+#: the stops' fields whose default follows the coordinate limited: the core's defaults by coordinate
+_LIMIT_DEFAULTS = {"limit_stiffness": core.model.spec.LIMIT_STIFFNESS,
+                   "limit_max_penetration": core.model.spec.LIMIT_MAX_PENETRATION}
+
+
+def _own_default(joint, field):
+    """A set stiffness or damping depth that holds another coordinate's default takes the default of
+    the coordinate limited (one field serves an angle's and a slide's stops: a slide's stiffness would
+    start at the angle's 1e7)."""
+    if not getattr(joint, "use_" + field):
+        return
+    defaults = _LIMIT_DEFAULTS[field]
+    own = defaults[limit_dof(joint)]
+    if any(abs(getattr(joint, field) - v) <= 1e-6 * v for v in defaults.values() if v != own):
+        setattr(joint, field, own)
+
+
+def _limit_default(field):
     """An update that, when Set Stiffness or Set Max. Penetration is switched on, starts the field at
-    the core's default for the coordinate limited, where it holds the other coordinate's (one field
-    serves an angle's and a slide's stops: a slide's stiffness would start at the angle's 1e7)."""
-    def update(self, context):
-        if not getattr(self, "use_" + field):
-            return
-        own = defaults[limit_dof(self)]
-        if any(abs(getattr(self, field) - v) <= 1e-6 * v for v in defaults.values() if v != own):
-            setattr(self, field, own)
+    the core's default for the coordinate limited, where it holds the other coordinate's."""
+    def update(self, _context):
+        _own_default(self, field)
     return update
+
+
+def _coordinate_changed(joint, _context):
+    """The type or a cylindrical joint's Limit changed the coordinate limited: a set field still at the
+    other coordinate's default takes this one's (a hinge's 1e7 N·mm/rad left set would make a slider's
+    stop 1e7 N/mm, 1000 times its default); a value typed is kept."""
+    for field in _LIMIT_DEFAULTS:
+        _own_default(joint, field)
 
 
 #: the fields of a joint's Limits and Friction boxes as the panel draws them (ui._draw_limits,
@@ -181,7 +201,7 @@ JOINT_TYPES = (
 class MBD_PG_joint(PropertyGroup):
     name: StringProperty(name="Name", update=_joint_renamed)
     previous_name: StringProperty(options={"HIDDEN"}, description="The name that references were made with")
-    type: EnumProperty(name="Type", items=JOINT_TYPES, default="REVOLUTE")
+    type: EnumProperty(name="Type", items=JOINT_TYPES, default="REVOLUTE", update=_coordinate_changed)
     frame_i: _frame_pointer("Frame I", "First reference frame; its Z axis is the joint axis")
     frame_j: _frame_pointer("Frame J", "Second reference frame, on the other body")
     use_length: BoolProperty(name="Set Length", description="Off: the initial distance")
@@ -193,7 +213,7 @@ class MBD_PG_joint(PropertyGroup):
     limit_dof: EnumProperty(name="Limit", items=(
         ("ROTATION", "Rotation", "Limit the angle (cylindrical joints)"),
         ("TRANSLATION", "Translation", "Limit the slide (cylindrical joints)"),
-    ), default="ROTATION")
+    ), default="ROTATION", update=_coordinate_changed)
     use_lower: BoolProperty(name="Lower", description="Off: no stop below", default=True)
     use_upper: BoolProperty(name="Upper", description="Off: no stop above", default=True)
     lower_angle: FloatProperty(name="Lower", description="The lower stop's angle from the joint as built "
@@ -206,7 +226,7 @@ class MBD_PG_joint(PropertyGroup):
                                default=50.0)
     use_limit_stiffness: BoolProperty(name="Set Stiffness", description="Off: 1e7 N·mm/rad for an angle's "
                                       "stops, 1e4 N/mm for a slide's",
-                                      update=_limit_default("limit_stiffness", core.model.spec.LIMIT_STIFFNESS))
+                                      update=_limit_default("limit_stiffness"))
     # min 0 as for the length: a 0 must reach Validate as an error
     limit_stiffness: FloatProperty(name="Stiffness", description="k of k·δ^e: N·mm/rad^e (angle) or N/mm^e "
                                    "(slide)", default=1e7, min=0.0)
@@ -217,8 +237,7 @@ class MBD_PG_joint(PropertyGroup):
                                   min=0.0)
     use_limit_max_penetration: BoolProperty(name="Set Max. Penetration", description="Off: 0.01 rad (0.57°) "
                                             "for an angle's stops, 0.1 mm for a slide's",
-                                            update=_limit_default("limit_max_penetration",
-                                                                  core.model.spec.LIMIT_MAX_PENETRATION))
+                                            update=_limit_default("limit_max_penetration"))
     limit_max_penetration: FloatProperty(name="Max. Penetration", description="rad (angle) or mm (slide): the "
                                          "depth over which the damping fades in", default=0.01, min=0.0)
     # Coulomb friction driven by the joint's reaction (revolute, prismatic, cylindrical; the core's law)

@@ -239,3 +239,22 @@ def test_the_last_run_line_shows_the_stops_peak_torque(addon):
     hinge.use_limits = False
     bpy.ops.mbd.simulate()
     assert len([text for text in labels(draw_all(bob)) if text.startswith("Last run")]) == 1
+
+
+def test_a_set_stiffness_and_depth_left_at_the_defaults_follow_a_change_of_the_coordinate(addon):
+    """Set on a hinge at its defaults (1e7 N·mm/rad, 0.01 rad), then the joint made a slider: the slide's
+    stop was 1e7 N/mm, 1000 times its default, and its damping faded in over 0.01 mm; they now take the
+    slide's defaults as switching them on does, and a value typed is kept."""
+    scene, bob, hinge = door()
+    hinge.use_limit_stiffness = hinge.use_limit_max_penetration = True
+    hinge.type = "PRISMATIC"
+    assert (hinge.limit_stiffness, hinge.limit_max_penetration) == (1e4, pytest.approx(0.1))
+    (joint,) = model_of(scene).model.joints
+    assert (joint.limit_stiffness, joint.limit_max_penetration) == (1e4, pytest.approx(0.1))
+    hinge.type = "CYLINDRICAL"                 # its Limit: Rotation
+    assert (hinge.limit_stiffness, hinge.limit_max_penetration) == (1e7, pytest.approx(0.01))
+    hinge.limit_dof = "TRANSLATION"
+    assert (hinge.limit_stiffness, hinge.limit_max_penetration) == (1e4, pytest.approx(0.1))
+    hinge.limit_stiffness = 2e3
+    hinge.type = "REVOLUTE"
+    assert (hinge.limit_stiffness, hinge.limit_max_penetration) == (2e3, pytest.approx(0.01))
