@@ -495,8 +495,8 @@ class Joint:
     k·δ^e + c·min(δ, δ_max)/δ_max·δ̇ (the contacts' law, never pulling): ``limit_stiffness``
     k (N·mm/rad^e or N/mm^e; ``None``: :data:`LIMIT_STIFFNESS`), ``limit_damping`` c
     (N·mm·s/rad or N·s/mm), ``limit_exponent`` e, ``limit_max_penetration`` δ_max (rad or mm;
-    ``None``: :data:`LIMIT_MAX_PENETRATION`). An angle is measured within one turn about its
-    stops' centre (:func:`stops_centre`), which must hold the joint as built.
+    ``None``: :data:`LIMIT_MAX_PENETRATION`). An angle is measured unwrapped over the run, so its
+    stops may lie any number of turns from the joint as built.
 
     Friction (``friction`` true; revolute, prismatic and cylindrical joints): the contacts'
     regularised Coulomb law driven by the joint's reaction force F, no stiction. About the axis
@@ -586,17 +586,6 @@ def _friction_sound(c: _Checker, kind, radius) -> None:
 #: depth (rad, mm) over which the damping fades in, the contacts' 0.1 mm and its angle over 10 mm
 LIMIT_STIFFNESS = {"rotation": 1e7, "translation": 1e4}
 LIMIT_MAX_PENETRATION = {"rotation": 0.01, "translation": 0.1}
-def stops_centre(lower, upper) -> float:
-    """rad: the middle of the turn an angle's stops are measured within (the angle taken on the branch
-    within half a turn of it): between two stops their middle; a single stop's a quarter turn inside
-    it, or, for a joint built past it, halfway from the far side of the turn to where it stands, so
-    that the joint as built (0) is always within that turn's inside (the stop 270° from the turn's far
-    end, at least 90° of depth past it)."""
-    if lower is not None and upper is not None:
-        return 0.5 * (lower + upper)
-    if upper is not None:
-        return upper - 0.5 * math.pi - 0.5 * min(upper, 0.0)
-    return lower + 0.5 * math.pi - 0.5 * max(lower, 0.0)
 
 
 #: the joints that take limits, with the coordinates they may limit
@@ -625,7 +614,7 @@ def _limit_dof(c: _Checker, kind, dof, field):
 
 
 def _limits_sound(c: _Checker, lower, upper, dof) -> bool:
-    """Whether the limits are numbers in order (an angle's within one turn); errors where not."""
+    """Whether the limits are numbers in order; errors where not."""
     if not all(v is None or (_is_number(v) and math.isfinite(v)) for v in (lower, upper)):
         return False
 
@@ -635,20 +624,6 @@ def _limits_sound(c: _Checker, lower, upper, dof) -> bool:
         c.error("upper", f"must be greater than lower ({shown(lower)}), got {shown(upper)}",
                 "Swap them: lower is the stop the coordinate meets going down.")
         return False
-    if dof == "rotation":
-        if lower is not None and upper is not None and upper - lower >= 2.0 * math.pi:
-            c.error("upper", "must be less than a turn above lower: the two stops would meet",
-                    "Leave one of them out for a single stop.")
-            return False
-        # the angle is measured within half a turn of the stops' centre: the joint as built (0) must
-        # lie inside that turn (a float32 field's ±180° lies 9e-8 rad beyond ±π: Blender's)
-        if abs(stops_centre(lower, upper)) >= math.pi * (1.0 + 1e-7):
-            name = "upper" if upper is not None else "lower"
-            given = ", ".join(f"{side} {shown(v)}" for side, v in (("lower", lower), ("upper", upper)) if v is not None)
-            c.error(name, "the stops are more than half a turn from the joint as built: an angle's stops are "
-                    f"measured within one turn, which must hold the joint's 0 (got {given})",
-                    "Angles are in radians (90° is 1.5708); keep the stops within ±180° of the joint as built.")
-            return False
     return True
 
 

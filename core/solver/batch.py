@@ -161,7 +161,7 @@ def _elements(sysm: System, P, K, coords, t):
         wrench += w
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.limits):
-        wrench += sysm.limits.wrenches(P)
+        wrench += sysm.limits.wrenches(P, coords[0][:, sysm.angle_coords] if sysm.n_angles else None)
     return wrench, elastic, tuple(applied)
 
 

@@ -7,26 +7,20 @@ Past a stop by δ (rad or m) the stop pushes the coordinate q back with the cont
 as a generalized force along q: with q̇ = J_i·u_i + J_j·u_j (u = [v, ω] of the two bodies) the
 wrench f·J on each body, equal and opposite about (along) the joint's axis, whose power f q̇ is
 what the elastic part's energy k δ^(e+1)/(e+1) loses. The coordinate is the joint's angle or
-slide of the results (0 as built): the slide measured from the markers, the angle as the wrapped
-angle atan2(y_i · x_j, x_i · x_j) (as :class:`.rows.AngleRows` measures it) taken within half a turn
-of the stops' centre
-(:func:`core.model.spec.stops_centre`), so it needs no tracked state: a joint that never reaches
-its stops runs as it would without them. A joint that turns farther than half a turn from that
-centre (along a single stop's free side, 270° long, or past one of two stops by more than half
-the gap the turn leaves between them) is measured a turn away, past its stop: the run warns of
-it (``stop-turned-past``).
+slide of the results (0 as built): the slide measured from the markers, the angle unwrapped, as
+the motions' and torsion springs' are: the branch of atan2(y_i · x_j, x_i · x_j) (as
+:class:`.rows.AngleRows` measures it) nearest the angle the run tracks (:class:`.system.System`'s
+``sl_a``), so stops may lie any number of turns from the joint as built (a reel that winds three
+turns onto its stop) and a single stop leaves the joint free for ever on its other side.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-import math
-
 import numpy as np
 
 from ..forces.elements import scatter
-from ..model.spec import stops_centre
 from ..spatial import cross
 
 
@@ -54,7 +48,7 @@ class JointLimits:
     c: np.ndarray            # (k,) N·m·s/rad or N·s/m
     e: np.ndarray            # (k,)
     depth: np.ndarray        # (k,) rad or m, where the damping has faded in fully
-    centre: np.ndarray       # (k,) rad: the angles' branch centre (0 for slides)
+    slot: np.ndarray         # (a,) the angle stops' places among the system's tracked angles
     body_i: np.ndarray       # (k,) body of frame_i's marker (-1: the ground)
     body_j: np.ndarray       # (k,) body of frame_j's marker
     slide_zero: np.ndarray   # (s,) m, the slides as built
@@ -67,9 +61,11 @@ class JointLimits:
     bilateral: bool = False  # the stiffness check's view: both ways, linear (:meth:`engaged`)
 
     @classmethod
-    def from_compiled(cls, cm, marker_map_all, packed0) -> "JointLimits":
+    def from_compiled(cls, cm, marker_map_all, packed0, slot) -> "JointLimits":
         """From the compiled joints' ``limit`` (:func:`core.model.compile._limit_si`), the markers'
-        :func:`.system.marker_map` and the packed bodies as built (the slides' zero)."""
+        :func:`.system.marker_map`, the packed bodies as built (the slides' zero) and ``slot``, which
+        gives each joint with an angle stop (by its index in ``cm.joints``) the place of its angle
+        among the system's tracked angles."""
         limited = [(k, j) for k, j in enumerate(cm.joints) if j.get("limit") is not None]
         limited.sort(key=lambda kj: not kj[1]["limit"]["angle"])      # angles first
         col = lambda key: np.array([j["limit"][key] for _, j in limited], float)  # noqa: E731
@@ -77,38 +73,33 @@ class JointLimits:
         mj = np.array([j["mj"] for _, j in limited], int)
         angle = np.array([j["limit"]["angle"] for _, j in limited], bool)
         lower, upper = col("lower"), col("upper")
-        centre = np.array([stops_centre(None if math.isinf(lo) else lo, None if math.isinf(up) else up)
-                           for lo, up in zip(lower, upper)], float)
         a, sl = np.flatnonzero(angle), np.flatnonzero(~angle)
         # marker_map's columns: p 0:3, r 3:6, then the axes row-major from 6 (x at 6, 9, 12; y 7, 10, 13; z 8, 11, 14)
         a_map = np.concatenate([marker_map_all[mi[a]][:, :, [6, 9, 12, 7, 10, 13, 8, 11, 14]],
                                 marker_map_all[mj[a]][:, :, [6, 9, 12, 6, 9, 12, 6, 9, 12]]])
         out = cls(tuple(j["name"] for _, j in limited), np.array([k for k, _ in limited], int), angle,
-                  lower, upper, col("k"), col("c"), col("e"), col("depth"), np.where(angle, centre, 0.0),
+                  lower, upper, col("k"), col("c"), col("e"), col("depth"),
+                  np.array([slot[k] for k, j in limited if j["limit"]["angle"]], int),
                   cm.marker_body[mi], cm.marker_body[mj], np.zeros(len(sl)), cm.n_bodies,
                   cm.marker_body[np.concatenate([mi[a], mj[a]])], a_map,
                   cm.marker_body[np.concatenate([mi[sl], mj[sl]])],
                   np.ascontiguousarray(marker_map_all[np.concatenate([mi[sl], mj[sl]])]))
         if len(sl):
-            q, *_ = out.measure(packed0)
+            q, *_ = out.measure(packed0, np.zeros(int(np.max(out.slot, initial=-1)) + 1))   # tracked: 0 as built
             out = replace(out, slide_zero=q[len(a):])
         return out
 
     def __len__(self):
         return len(self.names)
 
-    def measure(self, packed):
+    def measure(self, packed, tracked):
         """(q (..., k) rad or m, q̇ (..., k), J_i (..., k, 6), J_j (..., k, 6), s̈ (..., k): q's second rate
-        at fixed body velocities) from the packed body arrays (..., n+1, 22)."""
+        at fixed body velocities) from the packed body arrays (..., n+1, 22) and the system's tracked
+        angles (..., a') (:meth:`_coordinate`)."""
         ZV = self._product(packed)
         rate, J, quad = self._measured(ZV)
         k = len(self.lower)
-        return self._coordinate(ZV), rate, J[..., k:, :], J[..., :k, :], quad
-
-    def coordinates(self, packed):
-        """q (..., k) rad or m from the packed body arrays: whether a stop is touched at all, which an
-        evaluation asks first (a run that stays between its stops pays only this)."""
-        return self._coordinate(self._product(packed))
+        return self._coordinate(ZV, tracked), rate, J[..., k:, :], J[..., :k, :], quad
 
     def _product(self, packed):
         """(Z, V) of the angle stops, then of the slide stops (None where there are none): the packed rows
@@ -123,17 +114,19 @@ class JointLimits:
             Vs = (Zs[..., None, :] @ self.s_map)[..., 0, :]
         return Za, Va, Zs, Vs
 
-    def _coordinate(self, ZV):
-        """q (..., k) from :meth:`_product`: the angle θ = atan2(y_i · x_j, x_i · x_j) taken within half
-        a turn of the stops' centre, the slide z_i · (p_j − p_i) from the joint as built."""
+    def _coordinate(self, ZV, tracked):
+        """q (..., k) from :meth:`_product` and the system's tracked angles (..., a'): the angle
+        θ = atan2(y_i · x_j, x_i · x_j) on the branch nearest its tracked angle (as
+        :meth:`.system.System._coordinates` unwraps it), the slide z_i · (p_j − p_i) from the joint
+        as built."""
         _, Va, _, Vs = ZV
         na = self._na
         if na:
             # x_i · x_j and y_i · x_j in one product
             cos_sin = _dot(Va[..., :na, 0:6].reshape(Va.shape[:-2] + (na, 2, 3)), Va[..., na:, None, 0:3])
             theta = np.arctan2(cos_sin[..., 1], cos_sin[..., 0])
-            centre = self.centre[:na]
-            turned = centre + (theta - centre + np.pi) % (2.0 * np.pi) - np.pi
+            near = np.take(tracked, self.slot, axis=-1)
+            turned = near + (theta - near + np.pi) % (2.0 * np.pi) - np.pi
             if Vs is None:
                 return turned
         s = len(self.slide_zero)
@@ -219,14 +212,15 @@ class JointLimits:
         stored = np.sum(self.k * depth ** (self.e + 1.0) / (self.e + 1.0), axis=-1) if energy else None
         return f, delta, sigma, stored
 
-    def evaluate(self, packed, lines=False):
+    def evaluate(self, packed, tracked, lines=False):
         """(wrench (n+1, 6) or None when no stop is touched, f (k,)) at one state; with ``lines`` also
         the touched stops' lines of action for the stepper (see :meth:`System._implicit_elements`):
         ``(b1, b2, e, a1, a2, k, c, f0, s̈)`` with the depth δ as the extension, which grows at
-        e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂. The coordinates that tell whether a stop is touched are those
-        its force is measured at: an untouched run pays one product (:meth:`_product`)."""
+        e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂. ``tracked``: the system's tracked angles (:meth:`_coordinate`).
+        The coordinates that tell whether a stop is touched are those its force is measured at: an
+        untouched run pays one product (:meth:`_product`)."""
         ZV = self._product(packed)
-        q = self._coordinate(ZV)
+        q = self._coordinate(ZV, tracked)
         if not self.bilateral and not (q < self.lower).any() and not (q > self.upper).any():
             return (None, self._untouched) + ((None,) if lines else ())
         rate, J, quad = self._measured(ZV, second=lines)
@@ -254,39 +248,36 @@ class JointLimits:
                 self.c[on] * np.minimum(depth, self.depth[on]) / self.depth[on], np.abs(f[on]), s * quad[on])
         return wrench, f, line
 
-    def wrenches(self, packed):
-        """The stops' wrench (..., n+1, 6) of packed body arrays with leading batch axes."""
+    def wrenches(self, packed, tracked):
+        """The stops' wrench (..., n+1, 6) of packed body arrays and tracked angles with leading batch axes."""
         ZV = self._product(packed)
         rate, J, _ = self._measured(ZV, second=False)
-        f = self.law(self._coordinate(ZV), rate, energy=False)[0]
+        f = self.law(self._coordinate(ZV, tracked), rate, energy=False)[0]
         lead, k = f.shape[:-1], f.shape[-1]
         ends = f[..., None, :, None] * J.reshape(lead + (2, k, 6))      # f J_j, then f J_i
         return scatter(self.n_bodies, self._ends, ends.reshape(J.shape))
 
-    def engaged(self, packed) -> "JointLimits":
+    def engaged(self, packed, tracked) -> "JointLimits":
         """The stops as the stiffness check sees them: each pressed at its coordinate at ``packed``
         and acting both ways, linear, with its tangent stiffness at the damping's full depth
         (k e δ_max^(e−1)) and its full damping, as a spring-damper is seen whether stretched or
         not: a stop's stiffness limits an explicit step whenever the run reaches it."""
-        q = self.measure(packed)[0]
+        q = self.measure(packed, tracked)[0]
         return replace(self, lower=q, upper=q, k=self.k * self.e * self.depth ** (self.e - 1.0),
                        e=np.ones_like(self.e), bilateral=True)
 
 
 def limit_loads(limits: "JointLimits", n_joints: int, angle, angle_rate, slide, slide_rate):
     """(load (T, nj) N·m or N, NaN where the joint has no stop; energy (T,) J) from the joints'
-    coordinates over frames (:func:`.simulate.joint_coordinates`): the stops' law at each frame,
-    on frame_j's body along (about) Z of frame_i, positive where it pushes the coordinate up. The
-    frames' angle, unwrapped over the run, is taken on the branch the run's stops measured it on
-    (:meth:`JointLimits.measure`), so a joint turned past half a turn from their centre reports
-    what acted on it, not a stop a turn deep."""
+    coordinates over frames (:func:`.simulate.joint_coordinates`, the angle unwrapped over the run
+    from the one it tracked, as the stops measure it): the stops' law at each frame, on frame_j's
+    body along (about) Z of frame_i, positive where it pushes the coordinate up."""
     T = len(angle)
     load = np.full((T, n_joints), np.nan)
     if not len(limits):
         return load, np.zeros(T)
     j = limits.joint
-    turned = limits.centre + (angle[:, j] - limits.centre + np.pi) % (2.0 * np.pi) - np.pi
-    q = np.where(limits.angle, turned, slide[:, j])
+    q = np.where(limits.angle, angle[:, j], slide[:, j])
     rate = np.where(limits.angle, angle_rate[:, j], slide_rate[:, j])
     f, _, _, energy = limits.law(q, rate)
     load[:, j] = f

@@ -1724,33 +1724,6 @@ class _Run:
         self.warnings.append(issue)
         log.warning("%s", issue)
 
-    def check_stop_turns(self, out, T):
-        """Warn where a joint's angle went more than half a turn from its stops' centre: the stops
-        measure the angle within that turn (:mod:`.limits`, no tracked state), so beyond it the joint
-        read a turn away, past its stop, which then pushed it on round: on a single stop's 270° free
-        side, or past one of two stops by more than half the gap the turn leaves between them."""
-        lim = self.sys.limits
-        on = np.flatnonzero(lim.angle)
-        if not len(on) or not T:
-            return
-        off = np.abs(out["joint_angle"][:T, lim.joint[on]] - lim.centre[on]) >= np.pi
-        for k in np.flatnonzero(off.any(axis=0)):
-            s = on[k]
-            name, first = lim.names[s], int(np.argmax(off[:, k]))
-            gap = 2.0 * np.pi - (lim.upper[s] - lim.lower[s])      # inf for a single stop
-            hint = ("Give the joint both stops (a single stop leaves 270° on its free side), or check what "
-                    "turns it so far." if math.isinf(gap) else
-                    f"Stiffen its stops or leave a wider gap between them: the turn leaves {math.degrees(gap):.3g}° "
-                    "between them, and the joint went deeper than halfway into it.")
-            issue = Issue("warning", "stop-turned-past", f"joint {name!r}",
-                          f"the joint turned more than half a turn from its stops' centre "
-                          f"({math.degrees(lim.centre[s]):.4g}°) at t = {self.t_out[first]:.4g} s: a stop measures "
-                          "the angle within one turn, so there the joint read a turn away, past its stop, which "
-                          "pushed it on round instead of holding it; the motion from there is not to be trusted",
-                          hint)
-            self.warnings.append(issue)
-            log.warning("%s", issue)
-
     def energy_balance(self, out, T, contact_energy=None):
         """(e, e0, work) over the first T frames: the total energy less the work the motions and
         forces did (J, per frame), its value at the start, and that work; None where the energies
@@ -2336,7 +2309,7 @@ class _Run:
         applied, sysm.applied = sysm.applied, sysm.applied.at_peak(self.t_out)
         limits = sysm.limits
         if len(limits):
-            sysm.limits = limits.engaged(sysm.bodies(y0).packed)
+            sysm.limits = limits.engaged(sysm.bodies(y0).packed, y0[sysm.sl_a])
         # and with the joints' friction at its steepest, as where a slip stops or reverses: a bearing
         # spinning at t = 0 sees a flat law, which holds an explicit method's steps when it stops
         friction = sysm.friction
@@ -3574,17 +3547,11 @@ class _Run:
 
     def tracked_joint_angles(self):
         """(joints,) the angle the run tracked at its first frame for each joint it measures (a
-        motion, gear or torsion spring on it), else the angle its stops measure there (a run started
-        at a static equilibrium more than half a turn from the build), NaN for the rest and without
-        frames."""
+        motion, gear, torsion spring or angle stop on it), NaN for the rest and without frames."""
         sysm, joints = self.sys, self.cm.joints
         start = np.full(len(joints), np.nan)
         if not self.states:
             return start
-        lim = sysm.limits
-        if lim.angle.any():
-            on = np.flatnonzero(lim.angle)
-            start[lim.joint[on]] = lim.measure(sysm.bodies(self.states[0]).packed)[0][on]
         tracked = {(sysm.coord_mi[c], sysm.coord_mj[c]): self.states[0][sysm.sl_a][slot]
                    for slot, c in enumerate(sysm.angle_coords)}
         for k, j in enumerate(joints):
@@ -3699,7 +3666,6 @@ class _Run:
                                                            out["joint_angle_rate"], out["joint_slide"],
                                                            out["joint_slide_rate"])
         out["elastic_energy"] = out["elastic_energy"] + stop_energy
-        self.check_stop_turns(out, T)
         if T:
             out["orientation"] = quat_unwrap(out["orientation"])
         if len(sysm.contacts):

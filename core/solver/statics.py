@@ -859,7 +859,7 @@ class Statics:
         model = self.placed_model(y)        # (its warnings first)
         stops = np.full(nj, np.nan)
         if len(sysm.limits):                # the stops' law at rest, as a frame of a run reports it
-            stops[sysm.limits.joint] = sysm.limits.evaluate(sysm.bodies(y).packed)[1]
+            stops[sysm.limits.joint] = sysm.limits.evaluate(sysm.bodies(y).packed, y[sysm.sl_a])[1]
         return Equilibrium(
             model=model, time=self.t, body_names=tuple(cm.body_names), com=x.copy(),
             orientation=q / np.linalg.norm(q, axis=1, keepdims=True),
@@ -928,7 +928,7 @@ class Statics:
                 "Run the model itself with settings start 'static_equilibrium' to start loaded at rest."))
         joints = list(model.joints)
         if len(sysm.limits):        # the stops stay where they were on the joints' coordinates
-            for k, made in zip(sysm.limits.joint, sysm.limits.measure(B.packed)[0]):
+            for k, made in zip(sysm.limits.joint, sysm.limits.measure(B.packed, y[sysm.sl_a])[0]):
                 j = joints[k]
                 shift = made if j.limit_dof == "rotation" else float(from_si(made, "length"))
                 joints[k] = replace(j, lower=None if j.lower is None else float(j.lower - shift),

@@ -266,7 +266,7 @@ class System:
         self.alpha = s.baumgarte_rate(size)
         self.beta = s.regularization
 
-        # --- joint coordinates measured by motions, couplers and torsion springs
+        # --- joint coordinates measured by motions, couplers, torsion springs and angle stops
         self._coords: list[tuple[str, int, int]] = []
         lookup: dict[tuple[str, int, int], int] = {}
 
@@ -293,6 +293,9 @@ class System:
                                coord(kb, jb["mi"], jb["mj"]): c["coeffs"][1]})
         rot = [sp for sp in cm.springs if sp["type"] == "rotational"]
         rot_coords = [coord("angle", sp["mi"], sp["mj"]) for sp in rot]
+        # an angle's stops measure it unwrapped, from the angle tracked over the run (:mod:`.limits`)
+        stop_coords = {k: coord("angle", j["mi"], j["mj"]) for k, j in enumerate(cm.joints)
+                       if j.get("limit") is not None and j["limit"]["angle"]}
 
         kinds = np.array([k for k, _, _ in self._coords], dtype=object)
         self.angle_coords = np.flatnonzero(kinds == "angle")
@@ -383,7 +386,8 @@ class System:
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
                                          np.array([b["mj"] for b in cm.bushings], int)), cm.marker_axes)
         #: the joints' end stops (their slides measured from the bodies as built)
-        self.limits = JointLimits.from_compiled(cm, self._marker_map, B0.packed)
+        self.limits = JointLimits.from_compiled(cm, self._marker_map, B0.packed,
+                                                {k: self.angle_slot[c] for k, c in stop_coords.items()})
         #: the joints' friction channels, and what they applied at the last evaluation: their loads
         #: (k,) N·m or N and wrench (n+1, 6; None while no channel slips)
         owner = self.layout.row_owner()
@@ -756,7 +760,8 @@ class System:
                              for part, offset in zip(self.bushings.lines(K), (0, 3)))
         if len(self.limits):
             # untouched stops add nothing (no wrench, no line): the run is as without them
-            w, limit_force, *line = self.limits.evaluate(B.packed, lines=lines is not None)
+            tracked = coords[0][self.angle_coords] if self.n_angles else None
+            w, limit_force, *line = self.limits.evaluate(B.packed, tracked, lines=lines is not None)
             if w is not None:
                 wrench = add(w)
                 if line:
