@@ -217,9 +217,10 @@ class MBD_PG_joint(PropertyGroup):
     use_lower: BoolProperty(name="Lower", description="Off: no stop below", default=True)
     use_upper: BoolProperty(name="Upper", description="Off: no stop above", default=True)
     lower_angle: FloatProperty(name="Lower", description="The lower stop's angle from the joint as built "
-                               "(within ±180°)", subtype="ANGLE", default=-math.pi / 2)
+                               "(any number of turns: -1080° stops three turns down)", subtype="ANGLE",
+                               default=-math.pi / 2)
     upper_angle: FloatProperty(name="Upper", description="The upper stop's angle from the joint as built "
-                               "(within ±180°)", subtype="ANGLE", default=math.pi / 2)
+                               "(any number of turns)", subtype="ANGLE", default=math.pi / 2)
     lower_slide: FloatProperty(name="Lower (mm)", description="The lower stop's slide from the joint as built",
                                default=-50.0)
     upper_slide: FloatProperty(name="Upper (mm)", description="The upper stop's slide from the joint as built",

@@ -39,6 +39,10 @@ def test_the_limits_reach_the_model_in_the_joints_units(addon):
     hinge.use_lower, hinge.use_limit_stiffness, hinge.limit_stiffness = False, True, 2e6
     (joint,) = model_of(scene).model.joints
     assert (joint.lower, joint.limit_stiffness) == (None, 2e6)
+    # an angle's stops may lie turns away (a reel's): the field takes them as typed, the model too
+    hinge.use_lower, hinge.lower_angle = True, math.radians(-1080.0)
+    assert model_of(scene).model.joints[0].lower == pytest.approx(-6.0 * math.pi, rel=1e-7)
+    hinge.use_lower = False
     # a slider's stops are in mm, a cylindrical joint's on the coordinate chosen
     hinge.type, hinge.lower_slide, hinge.upper_slide = "CYLINDRICAL", -20.0, 30.0
     hinge.limit_dof = "TRANSLATION"
