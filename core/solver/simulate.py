@@ -2512,7 +2512,9 @@ class _Run:
         j = max(turning, key=lambda j: np.max(np.abs(drift[j])))
         k = int(np.argmax(np.abs(drift[j])))
         degrees = math.degrees(abs(drift[j][k]))
-        if degrees <= _PHASE_DRIFT:
+        # a damper's take is a fall the balance does not count (check_energy's falls alike): a reel's
+        # damped stop, wound three turns by 5 N·m, took all 94 J, read "31° behind its true angle"
+        if degrees <= _PHASE_DRIFT or (drift[j][k] < 0.0 and self.dissipates()):
             return
         h, stepper = s.fixed_step(), s.integrator == "stepper"
         # the energy error, and with it the drift, goes with about h² on the stepper (the slider-crank

@@ -394,6 +394,7 @@ def test_a_reel_winds_three_turns_onto_its_stop_and_rests_where_its_push_is_the_
         assert r.joint_angle[-1, 0] == pytest.approx(-6.0 * math.pi - delta, abs=1e-9), integrator
         assert r.joint_limit_load[-1, 0] == pytest.approx(T, rel=1e-7), integrator
         assert np.all(r.joint_limit_load[:, 0] >= 0.0)             # only the lower stop, pushing up
+        assert not r.warnings, r.warnings
     # the static equilibrium winds it too, one turn (statics gives up on a body turned two turns)
     eq = core.static_equilibrium(pendulum(**{**kw, "lower": -2.0 * math.pi}))
     assert eq.converged and eq.stable, eq.summary()
