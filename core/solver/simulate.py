@@ -3547,18 +3547,19 @@ class _Run:
         self.warnings.append(issue)
         log.warning("%s", issue)
 
-    def tracked_joint_angles(self):
-        """(joints,) the angle the run tracked at its first frame for each joint it measures (a
-        motion, gear, torsion spring or angle stop on it), NaN for the rest and without frames."""
+    def tracked_joint_angles(self, T):
+        """(T, joints) the angle the run tracked at each of the first T frames for each joint it
+        measures (a motion, gear, torsion spring or angle stop on it), NaN for the rest."""
         sysm, joints = self.sys, self.cm.joints
-        start = np.full(len(joints), np.nan)
-        if not self.states:
-            return start
-        tracked = {(sysm.coord_mi[c], sysm.coord_mj[c]): self.states[0][sysm.sl_a][slot]
-                   for slot, c in enumerate(sysm.angle_coords)}
-        for k, j in enumerate(joints):
-            start[k] = tracked.get((j["mi"], j["mj"]), start[k])
-        return start
+        out = np.full((T, len(joints)), np.nan)
+        if not T:
+            return out
+        slot = {(sysm.coord_mi[c], sysm.coord_mj[c]): s for s, c in enumerate(sysm.angle_coords)}
+        k = [k for k, j in enumerate(joints) if (j["mi"], j["mj"]) in slot]
+        if k:
+            tracked = np.array([y[sysm.sl_a] for y in self.states[:T]])
+            out[:, k] = tracked[:, [slot[joints[j]["mi"], joints[j]["mj"]] for j in k]]
+        return out
 
     def off_constraints(self, C, Ju):
         """Whether output states (rows C (..., m), J u − v* (..., m)) are farther from the
@@ -3662,7 +3663,7 @@ class _Run:
                 held = ~np.isnan(step[3][:, 0, 0])
                 out["bushing_force"][k, held], out["bushing_torque"][k, held] = step[3][held, 0], step[3][held, 1]
         out.update(joint_coordinates(cm, self.t_out[:T], out["com"], out["orientation"], out["velocity"],
-                                     out["angular_velocity"], self.tracked_joint_angles()))
+                                     out["angular_velocity"], self.tracked_joint_angles(T)))
         # the joints' stops at the frames' coordinates, their energy elastic as a spring's
         out["joint_limit_load"], stop_energy = limit_loads(sysm.limits, len(cm.joints), out["joint_angle"],
                                                            out["joint_angle_rate"], out["joint_slide"],
@@ -3758,8 +3759,11 @@ def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_
     value is. The angle is unwrapped over the frames: of the branches 2π apart, each frame
     takes the one nearest the previous frame's angle plus the trapezoid of the rates, so a
     shaft turning several times between two frames keeps count. The first frame takes the
-    branch nearest ``tracked`` (nj,) where it is not NaN: the angle the run tracked (a motion
-    that starts at 4 rad is at 4 rad, not 4 − 2π), else the one nearest 0.
+    branch nearest ``tracked`` (T, nj) where it is not NaN: the angle the run tracked (a motion
+    that starts at 4 rad is at 4 rad, not 4 − 2π), else the one nearest 0; a later frame that the
+    rates took more than half a turn from its tracked angle takes the branch nearest that (a
+    flywheel bouncing between stops at 120 rad/s, framed at 24 frames/s, read a turn off and
+    1.1e5 N·m in its stop).
     """
     T, nj, n = len(t), len(cm.joints), cm.n_bodies
     out = {key: np.full((T, nj), np.nan) for key in ("joint_angle", "joint_angle_rate", "joint_slide",
@@ -3808,9 +3812,14 @@ def joint_coordinates(cm: CompiledModel, t, com, orientation, velocity, angular_
     step += 2.0 * np.pi * np.round((guess - step) / (2.0 * np.pi))
     first = wrapped[0]
     if tracked is not None:
-        first = np.where(np.isnan(tracked), first,
-                         first + 2.0 * np.pi * np.round((tracked - first) / (2.0 * np.pi)))
-    out["joint_angle"] = first + np.concatenate([np.zeros((1, nj)), np.cumsum(step, axis=0)])
+        first = np.where(np.isnan(tracked[0]), first,
+                         first + 2.0 * np.pi * np.round((tracked[0] - first) / (2.0 * np.pi)))
+    angle = first + np.concatenate([np.zeros((1, nj)), np.cumsum(step, axis=0)])
+    if tracked is not None:
+        # only where the rates went wrong, so every other frame keeps its value to the bit
+        off = np.abs(angle - tracked) > np.pi          # (NaN: untracked, never off)
+        angle[off] = (wrapped + 2.0 * np.pi * np.round((tracked - wrapped) / (2.0 * np.pi)))[off]
+    out["joint_angle"] = angle
     for key, has in (("joint_angle", turns), ("joint_angle_rate", turns), ("joint_slide", slides),
                      ("joint_slide_rate", slides)):
         out[key][:, ~has] = np.nan
