@@ -142,14 +142,32 @@ def _starts_past_stop(joint: spec.Joint) -> list[Issue]:
     if not past:
         return []
     name, value = past[0]
-    unit = "rad" if joint.limit_dof == "rotation" else "mm"
+    angle = joint.limit_dof == "rotation"
+    unit = "rad" if angle else "mm"
     depth = abs(value)
     push = joint.limit_stiffness * depth ** joint.limit_exponent
+    deg = (lambda v: f" ({math.degrees(v):.4g}°)") if angle else (lambda v: "")
     return [Issue("warning", "built-past-stop", f"joint {joint.name!r}: {name}",
-                  f"the joint is built at 0 {unit}, {depth:.4g} {unit} past its {name} limit {value:g} {unit}: "
+                  f"the joint is built at 0 {unit}, {depth:.4g} {unit}{deg(depth)} past its {name} limit "
+                  f"{value:g} {unit}{deg(value)}: "
                   f"the stop pushes it back from the start with {push:.4g} "
                   f"{'N·mm' if joint.limit_dof == 'rotation' else 'N'}",
                   "Limits are the travel from the joint as built: lower at most 0, upper at least 0.")]
+
+
+def _stops_in_degrees(joint: spec.Joint) -> list[Issue]:
+    """A warning where an angle's stop is a whole number more than a turn from the joint as built
+    (upper 90): stops may lie any number of turns away, but a whole number of radians that far is
+    far likelier degrees typed into a model file's radians than a stop 14 turns round."""
+    if not (joint.limited and joint.limit_dof == "rotation"):
+        return []
+    odd = [(name, v) for name, v in (("lower", joint.lower), ("upper", joint.upper))
+           if v is not None and abs(v) > 2.0 * math.pi and float(v).is_integer()]
+    return [Issue("warning", "stop-in-degrees", f"joint {joint.name!r}: {name}",
+                  f"the {name} limit is {v:g} rad, {abs(v) / (2.0 * math.pi):.3g} turns from the joint as built: "
+                  "angles in a model file are in radians",
+                  f"If you meant {v:g}°, write {math.radians(v):.6g}; a stop that many turns away is kept as given.")
+            for name, v in odd]
 
 
 #: output times checked per batch by :func:`_not_finite`
@@ -671,7 +689,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         joints.append(dict(name=j.name, type=j.type, mi=mi, mj=mj, length=length,
                            axes_j=world_axes_j if k_j < 0 else rot_j.T @ world_axes_j, limit=_limit_si(j),
                            friction=_friction_si(j)))
-        issues += _starts_past_stop(j)
+        issues += _starts_past_stop(j) + _stops_in_degrees(j)
     joint_index = {j["name"]: k for k, j in enumerate(joints)}
 
     motions = []

@@ -488,8 +488,8 @@ def test_a_joint_built_past_its_stop_is_warned_and_pushed_back():
     # the bob built at the bottom of a hinge whose upper stop is 0.2 rad above it (a sign typed wrong)
     model = pendulum(hanging=True, lower=-1.0, upper=-0.2, limit_damping=5e3, end_time=0.5, output_rate=100)
     r = core.simulate(model)
-    assert any("joint 'hinge': upper: the joint is built at 0 rad, 0.2 rad past its upper limit -0.2 rad: the "
-               "stop pushes it back from the start with 2e+06 N·mm" in w for w in r.warnings), r.warnings
+    assert any("joint 'hinge': upper: the joint is built at 0 rad, 0.2 rad (11.46°) past its upper limit -0.2 rad "
+               "(-11.46°): the stop pushes it back from the start with 2e+06 N·mm" in w for w in r.warnings), r.warnings
     assert r.joint_limit_load[0, 0] < -1900.0                   # k δ = 2000 N·m, less the damping's share
     assert r.joint_angle[-1, 0] < -0.19
 
@@ -538,3 +538,16 @@ def test_a_motion_on_a_limited_coordinate_is_refused():
         Model(**{**{f: getattr(model, f) for f in model.__dataclass_fields__},
                  "motions": (Motion(name="drive", joint="hinge", value="t"),)})
     assert "joint 'hinge': upper" in str(err.value) and "motion 'drive' drives its rotation" in str(err.value)
+
+
+def test_a_whole_number_of_radians_turns_away_is_warned_as_likely_degrees():
+    # stops may lie any number of turns away (a reel), but upper 90 in a model file is 14.3 turns:
+    # far likelier 90° typed into radians; said, and kept as given
+    warned = [w for w in core.compile_model(pendulum(lower=-90.0, upper=90.0)).warnings if w.code == "stop-in-degrees"]
+    assert [w.path for w in warned] == ["joint 'hinge': lower", "joint 'hinge': upper"]
+    assert "the upper limit is 90 rad, 14.3 turns from the joint as built" in warned[1].message
+    assert "write 1.5708" in warned[1].hint
+    # a reel's stop three turns down, and whole radians within a turn, are not
+    for lower, upper in ((-6.0 * math.pi, 0.0), (-3.0, 2.0)):
+        assert not [w for w in core.compile_model(pendulum(lower=lower, upper=upper)).warnings
+                    if w.code == "stop-in-degrees"]
