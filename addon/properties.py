@@ -143,7 +143,7 @@ def _own_default(joint, field):
 
 
 def _limit_default(field):
-    """An update that, when Set Stiffness or Set Max. Penetration is switched on, starts the field at
+    """An update that, when Set Stiffness or Set Depth is switched on, starts the field at
     the core's default for the coordinate limited, where it holds the other coordinate's."""
     def update(self, _context):
         _own_default(self, field)
@@ -160,7 +160,7 @@ def _coordinate_changed(joint, _context):
 
 #: the fields of a joint's Limits and Friction boxes as the panel draws them (ui._draw_limits,
 #: _draw_friction), by the box: its messages name them "Limits > Depth" so too, not by the fields'
-#: own names (Max. Penetration); a label whose unit follows the limited coordinate is without it
+#: own names (Stiffness for k); a label whose unit follows the limited coordinate is without it
 JOINT_BOXES = {
     "Limits": {"lower": "Lower", "upper": "Upper", "limit_dof": "Limit", "limit_stiffness": "k",
                "limit_damping": "Damping", "limit_exponent": "Exponent", "limit_max_penetration": "Depth"},
@@ -232,14 +232,14 @@ class MBD_PG_joint(PropertyGroup):
     limit_stiffness: FloatProperty(name="Stiffness", description="k of k·δ^e: N·mm/rad^e (angle) or N/mm^e "
                                    "(slide)", default=1e7, min=0.0)
     limit_damping: FloatProperty(name="Damping", description="N·mm·s/rad (angle) or N·s/mm (slide), faded in "
-                                 "over the max. penetration; 0: the stop bounces back all it took", default=0.0,
+                                 "over the Depth; 0: the stop bounces back all it took", default=0.0,
                                  min=0.0)
     limit_exponent: FloatProperty(name="Exponent", description="e of k·δ^e: 1 a linear stop", default=1.0,
                                   min=0.0)
-    use_limit_max_penetration: BoolProperty(name="Set Max. Penetration", description="Off: 0.01 rad (0.57°) "
+    use_limit_max_penetration: BoolProperty(name="Set Depth", description="Off: 0.01 rad (0.57°) "
                                             "for an angle's stops, 0.1 mm for a slide's",
                                             update=_limit_default("limit_max_penetration"))
-    limit_max_penetration: FloatProperty(name="Max. Penetration", description="rad (angle) or mm (slide): the "
+    limit_max_penetration: FloatProperty(name="Depth", description="rad (angle) or mm (slide): the "
                                          "depth over which the damping fades in", default=0.01, min=0.0)
     # Coulomb friction driven by the joint's reaction (revolute, prismatic, cylindrical; the core's law)
     use_friction: BoolProperty(name="Friction", description="Coulomb friction in the joint, driven by its load: "
