@@ -1,5 +1,6 @@
 """The sidebar (N panel) tab "MBD" of the 3D view."""
 import os
+import re
 import textwrap
 import time
 from dataclasses import dataclass
@@ -228,6 +229,11 @@ class VIEW3D_PT_mbd_main(_Panel, bpy.types.Panel):
         elif entry is not None:
             layout.label(text=runner.describe(entry.results).split(". ")[0],
                          icon="CHECKMARK" if entry.results.success else "ERROR")
+            if not entry.results.success and entry.results.message:
+                # why, on a line of its own: its first clause (the whole is in the report and the log;
+                # "e.g. a four-bar" is no sentence's end)
+                reason = re.split(r"; |\. (?=[A-Z])", entry.results.message)[0]
+                layout.label(text=reason[:1].upper() + reason[1:])
         telemetry = telemetry_object(scene)
         if telemetry is not None:
             layout.label(text=f"Telemetry: select {telemetry.name}, open the Graph Editor", icon="GRAPH")

@@ -535,6 +535,20 @@ def test_export_csv_says_when_it_writes_partial_results(addon, tmp_path):
     assert warning.startswith("Wrote partial results: failed: 1 frames, t = 0..0 s. The solution diverged")
 
 
+def test_the_main_panel_says_why_a_run_failed(addon):
+    """The panel's run line kept the text before the first ". ": "failed: 1 frames, t = 0..0 s",
+    the reason cut off; it now follows on a line of its own."""
+    from addon import runner
+    from test_ui import draw_all, labels
+    scene, bob = ms.diverging_pendulum()
+    with pytest.raises(RuntimeError, match="Simulation failed"):
+        bpy.ops.mbd.simulate()
+    shown = labels(draw_all(bob))
+    at = shown.index("failed: 1 frames, t = 0..0 s")
+    assert shown[at + 1] == "The solution diverged (NaN, infinite or unbounded values) at t = 0.0208333 s"
+    assert runner.RESULTS[runner.key(scene)].results.message.startswith("t" + shown[at + 1][1:] + "; ")
+
+
 def test_the_stale_results_warning_names_what_changed(addon):
     """Edits made while Simulate ran (or after it): Bake said only that "the mechanism or its
     settings changed", leaving the user to guess which edit made the results stale."""
