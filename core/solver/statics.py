@@ -254,6 +254,7 @@ class Statics:
         self.size = sysm.extent if sysm.extent > 0.0 else 1.0
         self.warnings: list[Issue] = []
         self.done = 0
+        self.stalled = False        # the iterations ended on a step that nothing lowered, not on the limit
         self.converged = False
         self.lowest = np.inf
         self.stable = False
@@ -694,7 +695,8 @@ class Statics:
                     b = None
                     break
             if b is None:
-                break           # no step lowers the residual or the potential: the best point stands
+                self.stalled = True     # no step lowers the residual or the potential: the best point stands
+                break
             if alpha < full:
                 trust = max(alpha * size, _LEAST_STEP)      # shrunk to the step that was taken
             elif alpha * size >= 0.99 * trust:
@@ -812,16 +814,29 @@ class Statics:
                 _, who, how = self.describe_mode(N, Phi[:, 0], a.B)
                 moving += (f"; the mechanism is unstable about the point reached (smallest eigenvalue of the "
                            f"reduced stiffness {mu[0]:.4g} 1/s^2: {who} would {how})")
+            scale = self.load_scale(a)
+            # stalled, more iterations would not help: say what stops the search instead
+            stalled = ("; the search stopped there, no step along its direction lowering the residual or the "
+                       "potential" if self.stalled else "")
+            flips = "a load that flips (a contact that only touches on one side, a formula with a jump)"
+            if self.stalled:
+                advice = (f"More iterations would not help: a tolerance ({self.tolerance:.3g}) below what the "
+                          f"loads' rounding resolves stops the search so (the residual left is {f / scale:.2g} of "
+                          f"their scale), as does {flips}. Else start the mechanism nearer its rest"
+                          + (" or as built (start 'as_built')." if self.starts_run else "."))
+            elif self.starts_run:
+                advice = f"Start the mechanism nearer its rest or as built (start 'as_built'), or look for {flips}."
+            else:
+                advice = (f"Allow more iterations than {self.iterations} (core.static_equilibrium(..., "
+                          "iterations=N), python -m core equilibrium --iterations N), start the mechanism "
+                          f"nearer its rest, or look for {flips}.")
             self.warnings.append(Issue(
                 "warning", "equilibrium-not-found", f"body {names[worst]!r}",
                 f"static equilibrium not reached in {self.done} iteration(s): the largest unbalanced load is "
                 f"{f:.4g} N / {from_si(tq, 'torque'):.4g} N*mm on body {names[worst]!r} (tolerance "
-                f"{self.tolerance * self.load_scale(a):.3g} N){moving}; "
+                f"{self.tolerance * scale:.3g} N){stalled}{moving}; "
                 + ("the run starts from the closest point found" if self.starts_run else
-                   "the closest point found is returned"),
-                ("Start the mechanism nearer its rest or as built (start 'as_built')" if self.starts_run else
-                 "Allow more iterations, start the mechanism nearer its rest") + ", or look for a load that flips "
-                "(a contact that only touches on one side, a formula with a jump)." + note))
+                   "the closest point found is returned"), advice + note))
             return
         stiff = mu > zero
         self.stable = bool(np.all(stiff))

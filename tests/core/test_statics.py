@@ -211,6 +211,26 @@ def test_no_convergence_keeps_the_best_point_and_names_the_body():
     assert eq.residual_force > 0 and eq.residual_body == "arm"
     # the best point is nearer the rest (1 rad) than the start (0.2 rad)
     assert abs(np.arctan2(eq.com[0, 0], eq.com[0, 2]) - 1.0) < 0.8
+    # the limit ran out: the hint says how to raise it, from Python and the command line
+    assert "more iterations than 1 (core.static_equilibrium(..., iterations=N)" in w.hint
+    assert "--iterations N" in w.hint and "stopped there" not in w.message
+
+
+def test_a_search_stalled_at_rounding_says_so_and_not_to_allow_more_iterations():
+    """The bar on its torsion spring asked for a tolerance of 1e-17, below the loads' rounding
+    (about 1e-15 of m g): no step lowers the residual after 10 iterations of the 200 allowed. The
+    warning said 'Allow more iterations', which could not help; it now says the search stopped
+    there, why such a search stops, and the residual left relative to the loads' scale."""
+    m, L, theta = 2.0, 0.5, 2.0
+    k = m * G * L * np.sin(theta) / (theta - np.pi / 2)
+    eq = core.static_equilibrium(arm(np.pi / 2, k * 1e3, mass=m, length=L * 1e3), tolerance=1e-17)
+    assert not eq.converged and eq.iterations < 200
+    [w] = eq.warnings
+    assert w.code == "equilibrium-not-found" and "the search stopped there" in w.message
+    assert "More iterations would not help" in w.hint and "Allow more iterations" not in w.hint
+    assert f"the residual left is {eq.residual_force / (m * G):.2g} of their scale" in w.hint
+    # the point kept is the equilibrium to rounding
+    assert np.arctan2(eq.com[0, 0], eq.com[0, 2]) == pytest.approx(theta, abs=1e-12)
 
 
 def test_a_time_varying_load_is_taken_at_the_time_asked():
