@@ -835,8 +835,12 @@ class Statics:
                 f"static equilibrium not reached in {self.done} iteration(s): the largest unbalanced load is "
                 f"{f:.4g} N / {from_si(tq, 'torque'):.4g} N*mm on body {names[worst]!r} (tolerance "
                 f"{self.tolerance * scale:.3g} N){stalled}{moving}; "
-                + ("the run starts from the closest point found" if self.starts_run else
-                   "the closest point found is returned"), advice + note))
+                + (("the run starts from the closest point found" if self.starts_run else
+                    "the closest point found is returned") if a is not self.start else
+                   # (a long chain sagging: the residual rises 1e4-fold on the way and is least at the start)
+                   "no point met had a smaller residual than the mechanism as built: "
+                   + ("the run starts as built" if self.starts_run else "it is returned as built")),
+                advice + note))
             return
         stiff = mu > zero
         self.stable = bool(np.all(stiff))

@@ -724,3 +724,16 @@ def test_a_needle_held_by_a_torsion_spring_is_stable_whatever_its_inertia_about_
     x = eq.com[0]
     assert np.arctan2(x[0], x[2]) == pytest.approx(theta, rel=1e-8)
     assert eq.lowest_eigenvalue == pytest.approx((k - m * G * L * np.cos(theta)) / (m * L * L + I), rel=1e-6)
+
+
+def test_a_search_whose_steps_never_lowered_the_residual_says_it_returns_the_mechanism_as_built():
+    """A sprung chain of 10 links cut off after one iteration: the sag's first step winds its
+    springs up and raises the residual, so the least residual met is the straight chain's as built
+    (measured: the point returned is the start to 1e-16 m). The warning called it 'the closest point
+    found', as though the search had come nearer; it now says it is the mechanism as built."""
+    eq = core.static_equilibrium(sprung_chain(10), iterations=1)
+    assert not eq.converged
+    np.testing.assert_allclose(eq.com, [[(i + 0.5) * 0.05, 0.0, 0.0] for i in range(10)], rtol=0, atol=1e-15)
+    [w] = eq.warnings
+    assert "no point met had a smaller residual than the mechanism as built: it is returned as built" in w.message
+    assert "closest point found" not in w.message
