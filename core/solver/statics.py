@@ -673,6 +673,12 @@ class Statics:
                 moves = modal / np.maximum(np.abs(mu), _NEUTRAL * rate)
                 moves[~soft | (np.abs(modal) <= _SOFT_LOAD * np.linalg.norm(modal))] = 0.0
                 sizes = self.step_sizes(N @ Phi) * np.abs(moves)
+                # the free modes (μ about 0) share one eigenvalue, so their basis is arbitrary (the dense
+                # and the sparse path's differ): trusted one by one, a falling chain's step left its
+                # load's direction and tumbled it; they move as one along their share of the load
+                free = soft & (np.abs(mu) <= _NEUTRAL * rate)
+                if np.count_nonzero(free) > 1:
+                    sizes[free] = self.step_size(N @ (Phi[:, free] @ moves[free]))
                 moves *= np.minimum(1.0, trust / np.maximum(sizes, 1e-300))
                 z_soft = Phi @ moves
             delta, soft_delta = N @ (z_stiff + z_soft), N @ z_soft
@@ -799,9 +805,13 @@ class Statics:
         if not self.converged:
             # the modes nothing holds that the load pushes along: |Φᵀg| of the whole's (Φ M-orthonormal)
             modal = Phi.T @ g
-            pushed = [k for k in np.flatnonzero(np.abs(mu) <= zero) if abs(modal[k]) > 0.1 * np.linalg.norm(modal)]
+            # (the free modes share μ = 0, their basis arbitrary: one of them named a falling chain's
+            # link moving along (0.52, 0.17, -0.84); their load's share is the direction the load frees)
+            free = np.abs(mu) <= zero
+            push = Phi[:, free] @ modal[free]
+            pushed = bool(np.linalg.norm(modal[free]) > 0.1 * np.linalg.norm(modal))
             if ran_off:
-                b, who, how = self.describe_mode(N, Phi[:, (pushed or [0])[0]], a.B, g)
+                b, who, how = self.describe_mode(N, push if pushed else Phi[:, 0], a.B, g)
                 if spun is not None:
                     b = int(np.argmax(np.linalg.norm(spun, axis=1)))
                     axis = spun[b] / np.linalg.norm(spun[b])
@@ -816,7 +826,7 @@ class Statics:
                     "direction, or balance its load." + note + self.slack_note(b))
             moving, note = "", ""
             if pushed:
-                b, who, how = self.describe_mode(N, Phi[:, pushed[0]], a.B, g)
+                b, who, how = self.describe_mode(N, push, a.B, g)
                 moving, note = f"; nothing holds {who} yet as its load makes it {how}", self.friction_note(b)
             if len(mu) and mu[0] < -zero:
                 # a saddle (a frictionless stack: the part below tilts, the one above slides down it)

@@ -586,24 +586,44 @@ def test_a_slider_crank_pulled_by_a_spring_on_its_slider_rests_where_virtual_wor
     np.testing.assert_allclose(ground + [k * (0.7 - slider) - k * 0.25, -3.5 * G, 0.0], 0.0, atol=1e-8)
 
 
-def test_a_centred_frictionless_stack_not_reached_is_said_to_be_unstable_there():
-    """A 30 mm cube centred on a 40 mm one on a floor, frictionless: a saddle (the lower cube's tilt
-    lets the upper slide down it, V = ½ K θ² − m g s θ), which rounding pushes the search off. Not
-    reached, the warning said only to allow more iterations; it now says the point is unstable and
-    names a body of the mode (measured μ −0.19 1/s²). Heights still at the Hertz depths to 1e-4 mm."""
+def stack(offset=0.0):
+    """A 30 mm cube on a 40 mm one on a floor, frictionless, ``offset`` mm off centre along X."""
     k, e = 1000.0, 1.5
-    model = Model(
+    return Model(
         bodies=(Body(name="A", geometry=Box(size=(40, 40, 40)), mass=1.0, position=(0, 0, 25.2)),
-                Body(name="B", geometry=Box(size=(30, 30, 30)), mass=0.5, position=(0, 0, 60.4)),
+                Body(name="B", geometry=Box(size=(30, 30, 30)), mass=0.5, position=(offset, 0, 60.4)),
                 Body(name="Floor", geometry=Box(size=(400, 400, 10)), fixed=True)),
         contacts=(Contact(name="C1", body_i="A", body_j="Floor", stiffness=k, exponent=e, max_penetration=0.1),
                   Contact(name="C2", body_i="B", body_j="A", stiffness=k, exponent=e, max_penetration=0.1)))
-    eq = core.static_equilibrium(model, iterations=40)
+
+
+def test_a_frictionless_stack_off_centre_not_reached_is_said_to_be_unstable_there():
+    """The stack 1 µm off centre: a saddle (the lower cube's tilt lets the upper slide down it,
+    V = ½ K θ² − m g s θ), which the load pushes the search off. Not reached, the warning said only
+    to allow more iterations; it now says the point is unstable and names a body of the mode
+    (measured μ −0.19 1/s²). Heights still at the Hertz depths to 1e-4 mm."""
+    eq = core.static_equilibrium(stack(offset=1e-3), iterations=40)
     assert not eq.converged and eq.lowest_eigenvalue < 0
     [w] = eq.warnings
     assert w.code == "equilibrium-not-found" and "unstable about the point reached" in w.message
-    below = (1.5 * G / 4 / k) ** (1 / e)
+    below = (1.5 * G / 4 / 1000.0) ** (1 / 1.5)
     assert eq.com[0, 2] * 1e3 == pytest.approx(25.0 - below, abs=1e-4)
+
+
+def test_a_centred_frictionless_stack_is_found_at_its_saddle_and_said_unstable():
+    """The stack centred: its saddle is an equilibrium, which nothing but rounding pushes off, as
+    the inverted pendulum started upright. The free modes (B's yaw, A's slides and yaw: μ = 0, an
+    arbitrary basis) were each moved a whole trust length by loads of 1e-6 of the whole, so the
+    rounding pushed the search off the saddle (40 iterations, not reached); they now move as one
+    along their share of the load: found in 9, unstable at μ −0.1949 1/s² (measured, the same as
+    the off-centre one's), the heights at the Hertz depths to rounding."""
+    eq = core.static_equilibrium(stack(), iterations=40)
+    assert eq.converged and not eq.stable and eq.iterations < 40
+    assert eq.lowest_eigenvalue == pytest.approx(-0.1949, rel=1e-3)
+    assert [w.code for w in eq.warnings] == ["equilibrium-unstable", "equilibrium-not-unique"]
+    k, e = 1000.0, 1.5
+    below_A, below_B = (1.5 * G / 4 / k) ** (1 / e), (0.5 * G / 4 / k) ** (1 / e)
+    np.testing.assert_allclose(eq.com[:, 2] * 1e3, [25.0 - below_A, 60.0 - below_A - below_B], rtol=0, atol=1e-9)
 
 
 def test_without_gravity_a_force_balanced_by_a_spring_converges_its_tolerance_on_the_loads_themselves():
@@ -751,3 +771,18 @@ def test_the_turns_that_say_a_body_spins_for_ever_are_its_own_not_its_steps_tang
     monkeypatch.setattr(core.solver.statics, "_RUN_OFF_TURNS", 0.15)
     eq = core.static_equilibrium(sprung_chain(50))
     assert eq.converged and eq.stable and not eq.warnings, eq.summary()
+
+
+@pytest.mark.parametrize("links", [8, 30])
+def test_a_chain_nothing_holds_falls_and_the_error_says_along_gravity(links):
+    """A sprung chain's links with its ground hinge left out: nothing holds it, it falls (8 links on
+    the dense path, 30 on the sparse). Its free modes share μ = 0, so their basis is arbitrary: the
+    search moved each a whole trust length, off the load's direction, and 30 links tumbled (the
+    error: 'free to turn about (-0.828, -0.233, 0.51) ... turned more than 2 times round', 0 N*mm
+    unbalanced), 30 on the dense path named one of them ('move along (0.523, 0.17, -0.835)'). They
+    now move as one along their share of the load, and the error names that: down."""
+    model = sprung_chain(links, k=0.0)
+    model = replace(model, joints=model.joints[1:], springs=())
+    with pytest.raises(SolverError, match=r"no static equilibrium: body 'L\d+' \(joints? [^)]*\) is free to move "
+                                          r"along \(0, 0, -1\).* it moved more than"):
+        core.static_equilibrium(model)
