@@ -65,8 +65,8 @@ _LEAST_STEP = 1e-14
 #: turned this many times about one axis in steps with a soft mode (a crank that its motor turns for ever)
 _RUN_OFF = 1e3
 _RUN_OFF_TURNS = 2.0
-#: a mode whose μ is within this share of the loads' own rate (their largest acceleration per
-#: length) of zero is free: central differences leave ~1e-10 of it there
+#: a mode whose μ is within this share of the loads' own rate on it (their acceleration per length,
+#: :meth:`Statics.rate`) of zero is free: central differences leave ~1e-10 of it there
 _NEUTRAL = 1e-6
 #: with the loads' rate, this share of the stiffest mode's |μ| is the scale a mode counts as free
 #: against (_NEUTRAL of it: 1e-12 of the stiffest, about where the differences' and the eigenvalues'
@@ -482,20 +482,23 @@ class Statics:
                                  shape=(6 * n, 6 * n))
 
     def modes(self, a: _At):
-        """(N, Kr, g, μ ascending, Φ (Φᵀ Mr Φ = I), the loads' rate scale) at ``a``."""
+        """(N, Kr, g, μ ascending, Φ (Φᵀ Mr Φ = I), each mode's rate scale (d,)) at ``a``."""
         N = self.null_space(a)
         Kr = N.T @ (self.stiffness(a) @ N)
         Mr = N.T @ self.times_mass(a.B, N)
         if not N.shape[1]:
-            return N, Kr, np.zeros(0), np.zeros(0), np.zeros((0, 0)), 0.0
+            return N, Kr, np.zeros(0), np.zeros(0), np.zeros((0, 0)), np.zeros(0)
         mu, Phi = linalg.eigh(-0.5 * (Kr + Kr.T), Mr)
         # with every load nought (gravity off, springs unloaded) the loads' rate is nought too, and a
         # free turn read μ −8e-11 1/s² (rounding) against a spring's 1000: unstable
-        return N, Kr, N.T @ a.F, mu, Phi, max(self.rate(a), _RESOLVED * float(np.max(np.abs(mu))))
+        return N, Kr, N.T @ a.F, mu, Phi, np.maximum(self.rate(a, N @ Phi), _RESOLVED * float(np.max(np.abs(mu))))
 
-    def rate(self, a: _At) -> float:
-        """1/s²: the loads' largest acceleration per mechanism size (gravity's at least), the scale
-        against which a mode's μ counts as zero."""
+    def rate(self, a: _At, D) -> np.ndarray:
+        """1/s², of each mode (the columns of D, M-orthonormal): the scale against which its μ counts
+        as zero. A body's loads' acceleration per mechanism size (gravity's at least) sets its
+        differences' rounding; a mode's is their mean weighed by its share of kinetic energy on each
+        body. The largest over all bodies called a 1 kg pendulum of 1 m (9.8 1/s²) free where it
+        hung from a 1 g lever of 10 mm, held by a torsion spring (0.098 N·m over 8e-9 kg·m²)."""
         n = self.n
         lin = np.linalg.norm(a.F[:3 * n].reshape(n, 3), axis=1) / self.sys.mass
         # a torque's angular acceleration I⁻¹τ; over the least principal inertia it is overstated by
@@ -503,7 +506,11 @@ class Statics:
         # times, and a 100-link sprung chain's swing, 3.1 1/s², counted free)
         ang = np.linalg.norm(np.einsum("bij,bj->bi", a.B.I_W_inv, a.F[3 * n:].reshape(n, 3)), axis=1)
         g = float(np.linalg.norm(self.sys.gravity))
-        return max(float(np.max(lin, initial=0.0)) / self.size, float(np.max(ang, initial=0.0)), g / self.size)
+        body = np.maximum(np.maximum(lin / self.size, ang), g / self.size)
+        dx, dth = D[:3 * n].reshape(n, 3, -1), D[3 * n:].reshape(n, 3, -1)
+        share = self.sys.mass[:, None] * np.einsum("bik,bik->bk", dx, dx) + np.einsum(
+            "bik,bij,bjk->bk", dth, a.B.I_W, dth)
+        return body @ share
 
     # ------------------------------------------------------------------ the iterations
     def unbalanced(self, a: _At):
@@ -828,7 +835,7 @@ class Statics:
             if pushed:
                 b, who, how = self.describe_mode(N, push, a.B, g)
                 moving, note = f"; nothing holds {who} yet as its load makes it {how}", self.friction_note(b)
-            if len(mu) and mu[0] < -zero:
+            if len(mu) and mu[0] < -zero[0]:
                 # a saddle (a frictionless stack: the part below tilts, the one above slides down it)
                 _, who, how = self.describe_mode(N, Phi[:, 0], a.B)
                 moving += (f"; the mechanism is unstable about the point reached (smallest eigenvalue of the "

@@ -786,3 +786,29 @@ def test_a_chain_nothing_holds_falls_and_the_error_says_along_gravity(links):
     with pytest.raises(SolverError, match=r"no static equilibrium: body 'L\d+' \(joints? [^)]*\) is free to move "
                                           r"along \(0, 0, -1\).* it moved more than"):
         core.static_equilibrium(model)
+
+
+def test_a_pendulum_hung_from_a_light_sprung_lever_is_stable_not_free():
+    """A 1 kg bob 1 m below a hook at the tip of a 1 g lever 10 mm long, hinged to the ground on a
+    stiff torsion spring (1000 N·m/rad): the bob's swing, μ = g / l over (1 + I_c / m l²), is
+    9.8002 1/s². The scale a mode counts as free against was the largest over the bodies: the
+    lever's spring torque over its inertia (0.098 N·m / 8.3e-9 kg·m², 1.2e7 1/s²), 1e-6 of which
+    called the swing 'not unique: no load acts that way'. It is now each mode's own, the bodies'
+    weighed by its share of kinetic energy on each (the swing's is the bob's)."""
+    L, k = 10.0, 1e6                                    # mm, N·mm/rad
+    I = 1e-3 * L * L / 12.0                             # kg·mm², the lever's about its middle
+    model = Model(
+        bodies=(Body(name="lever", mass=1e-3, inertia=(I / 50, I, I, 0, 0, 0), position=(L / 2, 0, 0)),
+                Body(name="bob", mass=1.0, inertia=(1000, 1000, 1000, 0, 0, 0), position=(L, 0, -1000))),
+        frames=(Frame(name="base", orientation=ABOUT_Y),
+                Frame(name="lever_a", body="lever", position=(-L / 2, 0, 0), orientation=ABOUT_Y),
+                Frame(name="lever_b", body="lever", position=(L / 2, 0, 0), orientation=ABOUT_Y),
+                Frame(name="bob_top", body="bob", position=(0, 0, 1000), orientation=ABOUT_Y)),
+        joints=(Joint(name="pivot", type="revolute", frame_i="base", frame_j="lever_a"),
+                Joint(name="hook", type="revolute", frame_i="lever_b", frame_j="bob_top")),
+        springs=(SpringDamper(name="spring", type="rotational", frame_i="base", frame_j="lever_a", stiffness=k),))
+    eq = core.static_equilibrium(model)
+    assert eq.converged and eq.stable and not eq.warnings, eq.summary()
+    # the lever, turned m g L / k = 1e-4 rad by the bob's weight, couples the swing to its own mode (k / I,
+    # 1e11 1/s² away) by about that: far below the differences' 1e-6
+    assert eq.lowest_eigenvalue == pytest.approx(G / (1.0 + 1e-3), rel=1e-6)
