@@ -273,6 +273,12 @@ class Statics:
         self.applied_torque = np.array([f["type"] == "torque" for f in self.cm.forces], bool)
         #: the last null space found on the sparse path, M-orthonormal: the next one is its projection
         self.basis = None
+        #: turns a body may make before it is judged to spin for ever: more past an angle's farthest stop
+        #: (a reel wound three turns onto its stop rests there)
+        lim = sysm.limits
+        stops = np.abs(np.concatenate([lim.lower[lim.angle], lim.upper[lim.angle]])) if len(lim) else np.zeros(0)
+        stops = stops[np.isfinite(stops)]
+        self.turns_allowed = _RUN_OFF_TURNS + (float(np.max(stops, initial=0.0)) / (2.0 * np.pi))
 
     # ------------------------------------------------------------------ evaluations
     def loads(self, y):
@@ -732,7 +738,7 @@ class Statics:
             if np.max(dx, initial=0.0) > _RUN_OFF * self.size:
                 ran_off = True
                 break
-            if np.max(np.linalg.norm(turned, axis=1)) > 2.0 * np.pi * _RUN_OFF_TURNS:
+            if np.max(np.linalg.norm(turned, axis=1)) > 2.0 * np.pi * self.turns_allowed:
                 ran_off, spun = True, turned      # (the body that turned most is named)
                 break
         self.converged = self.balanced(a)
@@ -827,7 +833,7 @@ class Statics:
                 raise SolverError(
                     f"no static equilibrium: {who} is free to {how} and its loads push it that way "
                     f"({f:.4g} N, {from_si(tq, 'torque'):.4g} N*mm unbalanced) with nothing to stop it: looking "
-                    "for one, it " + (f"turned more than {_RUN_OFF_TURNS:g} times round" if spun is not None else
+                    "for one, it " + (f"turned more than {self.turns_allowed:g} times round" if spun is not None else
                                       f"moved more than {_RUN_OFF * self.size * 1e3:.4g} mm")
                     + ". Fix the body, hold it with a joint, motion, spring, bushing or contact along that "
                     "direction, or balance its load." + note + self.slack_note(b))

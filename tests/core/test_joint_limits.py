@@ -395,13 +395,17 @@ def test_a_reel_winds_three_turns_onto_its_stop_and_rests_where_its_push_is_the_
         assert r.joint_limit_load[-1, 0] == pytest.approx(T, rel=1e-7), integrator
         assert np.all(r.joint_limit_load[:, 0] >= 0.0)             # only the lower stop, pushing up
         assert not r.warnings, r.warnings
-    # the static equilibrium winds it too, one turn (statics gives up on a body turned two turns)
-    eq = core.static_equilibrium(pendulum(**{**kw, "lower": -2.0 * math.pi}))
+    # the static equilibrium winds it the three turns too (it gave up on a body turned two turns, its
+    # test of one spinning for ever: now two turns past the farthest stop)
+    eq = core.static_equilibrium(pendulum(**kw))
     assert eq.converged and eq.stable, eq.summary()
     assert eq.joint_limit_load[0] == pytest.approx(T, rel=1e-9)
-    # its model keeps the stops where they were, measured from the rest: the upper a turn and δ above it
+    # its model keeps the stops where they were, measured from the rest: the upper three turns and δ above it
     assert (eq.model.joints[0].lower, eq.model.joints[0].upper) == (pytest.approx(delta, abs=1e-9),
-                                                                    pytest.approx(2.0 * math.pi + delta, abs=1e-9))
+                                                                    pytest.approx(6.0 * math.pi + delta, abs=1e-9))
+    # and a flywheel with no stop on the side its torque turns it still spins for ever, said
+    with pytest.raises(core.SolverError, match="turned more than 3 times round"):
+        core.static_equilibrium(pendulum(**{**kw, "lower": None, "upper": 2.0 * math.pi}))
 
 
 @pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
