@@ -337,7 +337,8 @@ def _main(argv) -> int:
                       help="the time (s) at which the loads and motions are taken (default 0)")
     p_eq.add_argument("--tolerance", type=float, default=None,
                       help="largest unbalanced force relative to the loads' scale (default 1e-9)")
-    p_eq.add_argument("--iterations", type=int, default=None, help="most Newton iterations (default 200)")
+    p_eq.add_argument("--iterations", type=int, default=None, help="most Newton iterations (default 200, or 3 per degree of "
+                      "freedom where that is more)")
     p_eq.add_argument("--out", help="write the model with its bodies placed at the equilibrium to this file")
     p_eq.set_defaults(**{field: None for field in _OPTIONS})
     args = parser.parse_args(_with_negative_values(sys.argv[1:] if argv is None else argv, _OPTIONS.values(),
@@ -434,11 +435,11 @@ def _equilibrium(model, args) -> int:
     """``equilibrium``: the summary, and the model placed there written to ``--out``."""
     if nothing := _nothing_moves(model):
         raise nothing
-    from .solver.statics import ITERATIONS, TOLERANCE, static_equilibrium
+    from .solver.statics import TOLERANCE, static_equilibrium
     try:
         eq = static_equilibrium(model, time=args.time,
                                 tolerance=TOLERANCE if args.tolerance is None else args.tolerance,
-                                iterations=ITERATIONS if args.iterations is None else args.iterations)
+                                iterations=args.iterations)
     except ValueError as exc:
         if not str(exc).startswith("static_equilibrium(): "):
             raise

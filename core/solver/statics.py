@@ -54,6 +54,8 @@ from .threads import one_blas_thread
 TOLERANCE = 1e-9
 #: default iteration limit (Newton converges in a few near the equilibrium)
 ITERATIONS = 200
+#: ... or this many per degree of freedom (6 a body less the constraint rows), where that is more
+ITERATIONS_PER_DOF = 3
 #: the first step's largest move, in sizes of the mechanism (m) or rad; it doubles after each
 #: step it held back, up to where a body runs off (:data:`_RUN_OFF`), a turn staying below
 #: _MAX_TURN rad (the tracked angles follow a turn of less than π)
@@ -178,13 +180,14 @@ class Equilibrium:
 
 
 def static_equilibrium(model, *, time: float = 0.0, tolerance: float = TOLERANCE,
-                       iterations: int = ITERATIONS, settings: spec.SolverSettings | None = None) -> Equilibrium:
+                       iterations: int | None = None, settings: spec.SolverSettings | None = None) -> Equilibrium:
     """The static equilibrium of ``model`` (a Model, CompiledModel or model file path) at ``time`` (s):
     the loads evaluated at that time (a time-varying force as it is then), the displacement motions
     held at their value then, from the mechanism as built and assembled.
 
     ``tolerance``: the largest unbalanced force on a body relative to the loads' scale (the torque
-    relative to it times the mechanism's size); ``iterations``: the most Newton iterations.
+    relative to it times the mechanism's size); ``iterations``: the most Newton iterations (None:
+    :data:`ITERATIONS`, or :data:`ITERATIONS_PER_DOF` per degree of freedom where that is more).
     An equilibrium not reached in them is returned as the best point found, ``converged`` False, with
     a warning naming the body with the largest unbalanced force. Raises SolverError where there is
     none (a body nothing holds falls for ever) and what :func:`core.simulate` raises before its first step.
@@ -193,7 +196,7 @@ def static_equilibrium(model, *, time: float = 0.0, tolerance: float = TOLERANCE
         raise ValueError(f"static_equilibrium(): time must be a finite number of seconds, got {time!r}")
     if not (isinstance(tolerance, (int, float)) and 0.0 < tolerance < 1.0):
         raise ValueError(f"static_equilibrium(): tolerance must be between 0 and 1, got {tolerance!r}")
-    if not (isinstance(iterations, int) and iterations >= 1):
+    if not (iterations is None or (isinstance(iterations, int) and iterations >= 1)):
         raise ValueError(f"static_equilibrium(): iterations must be a whole number of at least 1, got {iterations!r}")
     cm = _compiled(model, settings, "static_equilibrium")
     with one_blas_thread(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -221,7 +224,7 @@ def relax(run, y0):
     springs' and bushings' rests stay those measured as built: the run starts where the loaded
     mechanism as built comes to rest."""
     run.warnings.extend(start_issues(run.cm))
-    solver = Statics(run, 0.0, TOLERANCE, ITERATIONS, starts_run=True)
+    solver = Statics(run, 0.0, TOLERANCE, None, starts_run=True)
     run.seeking = True      # (left so where it raises: a cancel then names the search)
     y = solver.solve(y0)
     run.seeking = False
@@ -249,9 +252,12 @@ class Statics:
     def __init__(self, run, t, tolerance, iterations, starts_run=False):
         self.run, self.sys, self.cm, self.t = run, run.sys, run.cm, t
         self.starts_run = starts_run        # the start of a run (relax): its messages say so
-        self.tolerance, self.iterations = tolerance, iterations
         sysm = self.sys
         n = self.n = sysm.n
+        # a long chain needs about 1 to 2.2 iterations a degree of freedom (a 200-link one 212 to 306)
+        self.tolerance = tolerance
+        self.iterations = iterations if iterations is not None else \
+            max(ITERATIONS, ITERATIONS_PER_DOF * (6 * n - sysm.n_rows))
         self.size = sysm.extent if sysm.extent > 0.0 else 1.0
         self.warnings: list[Issue] = []
         self.done = 0

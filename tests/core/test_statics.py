@@ -812,3 +812,15 @@ def test_a_pendulum_hung_from_a_light_sprung_lever_is_stable_not_free():
     # the lever, turned m g L / k = 1e-4 rad by the bob's weight, couples the swing to its own mode (k / I,
     # 1e11 1/s² away) by about that: far below the differences' 1e-6
     assert eq.lowest_eigenvalue == pytest.approx(G / (1.0 + 1e-3), rel=1e-6)
+
+
+@pytest.mark.parametrize("links, allowed", [(10, 200), (100, 300), (200, 600)])
+def test_the_iteration_limit_grows_with_the_degrees_of_freedom(links, allowed):
+    """A sprung chain of n links needs about 1 to 2.2 n iterations (200 links: 212 to 306), past a
+    fixed 200, after which a run started at equilibrium started as built instead (warned): the
+    default is 3 a degree of freedom where that is more than 200."""
+    from core.solver import statics
+    from core.solver.simulate import _compiled, _Run
+    run = _Run(_compiled(sprung_chain(links), None, "static_equilibrium"), None)
+    assert statics.Statics(run, 0.0, statics.TOLERANCE, None).iterations == allowed
+    assert statics.Statics(run, 0.0, statics.TOLERANCE, 50).iterations == 50       # as given
