@@ -227,6 +227,17 @@ class Results:
         return np.where(self.motion_joint >= 0, self.motion_effort * rate, np.nan)
 
     @property
+    def joint_friction_power(self) -> np.ndarray:
+        """(T, nj) W: the power each joint's friction takes, its torque times the angle's rate plus
+        its force times the slide's (never positive: what the bearings and guides turn into heat);
+        NaN where the joint has no friction. Integrated over the run it is the friction's share of
+        the energy the run lost."""
+        turn, slide = self.joint_friction_load[..., 0], self.joint_friction_load[..., 1]
+        rubs = ~(np.isnan(turn) & np.isnan(slide))
+        power = np.nan_to_num(turn * self.joint_angle_rate) + np.nan_to_num(slide * self.joint_slide_rate)
+        return np.where(rubs, power, np.nan)
+
+    @property
     def spring_power(self) -> np.ndarray:
         """(T, ns) W: the power each spring-damper puts into the bodies, −tension × the length's
         rate, or torque × the angle's rate (its spring's part gives back what it stored; its
@@ -362,6 +373,7 @@ class Results:
                 add(f"{name}.angular_acceleration.{axis}", self.angular_acceleration[:, k, a],
                     "angular_acceleration")
         force_local, torque_local, radial = self.joint_force_local, self.joint_torque_local, self.joint_radial_force
+        friction_power = self.joint_friction_power
         for k, name in enumerate(self.joint_names):
             if not np.all(np.isnan(self.joint_angle[:, k])):
                 add(f"{name}.angle", self.joint_angle[:, k], "angle")
@@ -375,6 +387,8 @@ class Results:
             for a, (label, kind) in enumerate((("friction_torque", "torque"), ("friction_force", "force"))):
                 if not np.all(np.isnan(self.joint_friction_load[:, k, a])):
                     add(f"{name}.{label}", self.joint_friction_load[:, k, a], kind)
+            if not np.all(np.isnan(friction_power[:, k])):
+                add(f"{name}.friction_power", friction_power[:, k], "power")
             for a, axis in enumerate("xyz"):
                 add(f"{name}.reaction_force.{axis}", self.joint_force[:, k, a], "force")
             for a, axis in enumerate("xyz"):

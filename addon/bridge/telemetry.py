@@ -69,6 +69,7 @@ def channels(results) -> list[Channel]:
             "acceleration of the centre of mass, world axes")
         add(g, name, "angular_acceleration", "angular_acceleration", r.angular_acceleration[:, k], "world axes")
     force_local, torque_local, radial = r.joint_force_local, r.joint_torque_local, r.joint_radial_force
+    friction_power = r.joint_friction_power
     for k, name in enumerate(r.joint_names):
         g = f"{name} (joint)"
         if not np.all(np.isnan(r.joint_angle[:, k])):
@@ -83,6 +84,10 @@ def channels(results) -> list[Channel]:
                 add(g, name, quantity, kind, r.joint_friction_load[:, k, a],
                     f"the joint's friction {kind} on the body of Frame J {('about', 'along')[a]} Z of Frame I, "
                     f"against its {('turn', 'slide')[a]}: {('μ·r·|F|', 'μ·|F_n|')[a]} at full slip")
+        if not np.all(np.isnan(friction_power[:, k])):
+            add(g, name, "friction_power", "power", friction_power[:, k],
+                "the power the joint's friction takes (never positive): its torque times the angle's rate plus "
+                "its force times the slide's")
         label = r.limit_channel(k)
         if label:
             add(g, name, label[0], label[1], r.joint_limit_load[:, k],

@@ -90,6 +90,9 @@ def test_the_dissipated_energy_is_the_friction_torques_work_and_the_balance_clos
     assert not any("energy" in w for w in r.warnings), r.warnings      # the run's own balance closes
     w = r.joint_angle_rate[:, 0]
     power = r.joint_friction_load[:, 0, 0] * w           # W, linear in t while ω falls at α
+    # the results' friction power channel is that, never positive
+    np.testing.assert_array_equal(r.joint_friction_power[:, 0], power)
+    assert np.all(power <= 0.0) and power[0] == pytest.approx(-MU * R_PIN * M_WHEEL * G * w0, rel=1e-12)
     work = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(r.t))])
     e = r.total_energy
     # the trapezoid is exact for the linear power: what is lost is what the friction did
@@ -340,6 +343,11 @@ def test_the_friction_load_is_a_result_channel(tmp_path):
     assert not any("friction_force" in h for h in header)
     table = np.loadtxt(tmp_path / "run.csv", delimiter=",", skiprows=1)
     np.testing.assert_allclose(table[:, column], -MU * R_PIN * M_WHEEL * G * 1e3, rtol=1e-9)
+    # and the power it takes, in W (a joint without friction has no such column)
+    power = header.index("bearing.friction_power [W]")
+    np.testing.assert_allclose(table[:, power], r.joint_friction_power[:, 0], rtol=1e-12)
+    core.simulate(flywheel(end_time=0.2, friction=False)).to_csv(tmp_path / "free.csv")
+    assert "friction" not in (tmp_path / "free.csv").read_text(encoding="utf-8").splitlines()[0]
     r.save(tmp_path / "run.npz")
     np.testing.assert_array_equal(core.load_results(tmp_path / "run.npz").joint_friction_load, r.joint_friction_load)
 
@@ -389,6 +397,9 @@ def test_a_cylindrical_joint_rubs_both_ways():
     np.testing.assert_allclose(r.joint_angle_rate[fast, 0], 3.0 - ALPHA * r.t[fast], atol=1e-7)
     np.testing.assert_allclose(r.joint_slide_rate[fast, 0], 5.0 - MU * G * r.t[fast], atol=1e-7)
     np.testing.assert_allclose(r.joint_friction_load[:, 0], [[-MU * R_PIN * G, -MU * G]] * len(r.t), rtol=1e-9)
+    # its friction power takes both: μ r m g ω + μ m g v
+    np.testing.assert_allclose(r.joint_friction_power[:, 0], -MU * G * (R_PIN * r.joint_angle_rate[:, 0]
+                                                                        + r.joint_slide_rate[:, 0]), rtol=1e-9)
 
 
 def test_the_stiffness_check_names_a_steep_friction_law():
