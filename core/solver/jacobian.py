@@ -28,6 +28,13 @@ def _couplings(sysm: System, cm: CompiledModel):
         links += list(zip(sysm.contacts.bi, sysm.contacts.bj))
     if len(sysm._coords):
         links += list(zip(mb[sysm.coord_mi], mb[sysm.coord_mj]))
+    fr = sysm.friction
+    if len(fr):
+        # a joint's friction load acts on its two bodies and reads them (and the turn of the carrier
+        # of a meshing coupler on its gear, whose tooth force is in its reaction)
+        links += list(zip(fr.body_i, fr.body_j))
+        for c, carrier in zip(fr.tooth_channel, fr.tooth_carrier):
+            links += [(carrier, fr.body_i[c]), (carrier, fr.body_j[c])]
     if sysm.n_rows:
         on_row = {}
         for r, b in zip(sysm._end_row, sysm._end_body):
@@ -89,8 +96,9 @@ def column_groups(sysm: System, cm: CompiledModel):
 
 def linear_groups(sysm: System, cm: CompiledModel):
     """Groups for :func:`linearised` (as :func:`column_groups`, rows indexing
-    :meth:`.System.linear_residual`) of a jointed model whose bodies group, else None (also for a
-    model with joint friction, whose loads follow the solve's λ: its columns are differenced whole).
+    :meth:`.System.linear_residual`) of a jointed model whose bodies group, else None. The joints'
+    friction there is taken at the solve's λ, its loads then local (a joint's own bodies and
+    rows); their change with λ closes in :meth:`.System.solve_linearised`.
 
     Body b moves its own ẋ and q̇, the force residual of every body coupled to it, the rates
     of the angles measured at its joints and the residuals of its joints' rows. The tracked
@@ -98,8 +106,7 @@ def linear_groups(sysm: System, cm: CompiledModel):
     an angle, whose derivative is zero.
     """
     n, size = sysm.n, sysm.size
-    # (the joints' friction depends on the solve's λ, which the residuals hold fixed: columns then)
-    if not sysm.n_rows or len(sysm.friction):
+    if not sysm.n_rows:
         return None
     near = _couplings(sysm, cm)
     color = _colours(near)
@@ -151,7 +158,7 @@ def linearised(sysm: System, t, y, groups, report=None):
             report(t)
     acc = slice(7 * n, 13 * n)
     jac = D[:size]
-    jac[acc] = sysm.solve_linearised(B, rows, D[acc], D[size:])
+    jac[acc] = sysm.solve_linearised(B, rows, D[acc], D[size:], lam)
     return jac
 
 

@@ -1086,6 +1086,11 @@ class System:
                              np.einsum("bij,bj->bi", B.I_W, udot[3 * n:].reshape(n, 3)).ravel()])
         Jt_lam = np.bincount(self._end_cols.ravel(), weights=(rows.blocks * lam[self._end_row, None]).ravel(),
                              minlength=6 * n)
+        if len(self.friction):
+            # the joints' friction at this λ: a joint's load then moves with its own bodies alone
+            f, (Ji, Jj, _, _), _ = self._friction_law(B, rows, lam)
+            w = self.friction.wrench(f, Ji, Jj)
+            F = F + np.stack([w[:n, :3], w[:n, 3:]])
         gamma = self._gamma(rows, u)
         qdot = quaternion_rates(y[self.sl_q], B.w)
         parts = [y[self.sl_v], qdot.ravel(), F.ravel() + Jt_lam - Mu]
@@ -1100,10 +1105,23 @@ class System:
         udot, lam = self._accelerations(y, B, rows, F, t=t)
         return udot, lam, B, rows
 
-    def solve_linearised(self, B: Bodies, rows: Rows, D1, D2):
+    def solve_linearised(self, B: Bodies, rows: Rows, D1, D2, lam=None):
         """δu̇ (6n, k) of M δu̇ − Jᵀδλ = D1 (6n, k), J δu̇ = D2 (m, k) with the matrices of
         (B, rows), the constraint matrix regularised as the solve at that state
-        (:func:`.schur.solve_many`)."""
+        (:func:`.schur.solve_many`).
+
+        With the joints' friction (D1 then holding its loads' change at fixed λ,
+        :meth:`linear_residual`), the loads' change with λ, Φ = ∂f/∂λ, closes the loop as in
+        :meth:`_with_friction`: δλ = δλ₀ − W δf and δf = Φ δλ, so δf = (I + Φ W)⁻¹ Φ δλ₀ and
+        δu̇ = δu̇₀ + Y δf, Y and −W the accelerations' and multipliers' change per unit of each
+        channel's load (k more columns of the same solve), at the multipliers ``lam`` of the
+        solve at (B, rows)."""
+        rubbing = len(self.friction) and lam is not None
+        if rubbing:
+            phi, G = self._friction_slope(B, rows, lam)
+            cols = D1.shape[1]
+            D1 = np.concatenate([D1, G], axis=1)
+            D2 = np.concatenate([D2, np.zeros((len(D2), G.shape[1]))], axis=1)
         Mi = self._minv(B, csr=True)
         J = rows.J if sparse.issparse(rows.J) else sparse.csr_matrix(rows.J)
         X = Mi @ D1
@@ -1119,7 +1137,29 @@ class System:
             weights = (None if floored is None else
                        schur.regularisation_weights(rows.J, JM.toarray(), self._inv_mass, floored))
             lam = schur.solve_many((JM @ J.T).tocsc(), R, self.beta, weights)
-        return X + JM.T @ lam
+        du = X + JM.T @ lam
+        if not rubbing:
+            return du
+        # (the friction rubs with the reactions as reported: their part along a redundancy left out)
+        dlam = self.least_norm(B, rows, lam)
+        W = -dlam[:, cols:]
+        df = np.linalg.solve(np.eye(len(phi)) + phi @ W, phi @ dlam[:, :cols])
+        return du[:, :cols] + du[:, cols:] @ df
+
+    def _friction_slope(self, B: Bodies, rows: Rows, lam):
+        """(Φ (k, m), G (6n, k) dense): the joints' friction loads' change with the multipliers λ
+        (m,) of the solve at (B, rows), Φ = ∂f/∂λ = −g ûᵀ ∂F/∂λ (û the reaction force's direction;
+        nought at rest, where the law gives nothing), and their directions (:meth:`_lines_matrix`)."""
+        fr = self.friction
+        Ji, Jj, rate, z = fr.geometry(B.packed)
+        P = fr.reaction_map(rows.blocks, z, B.packed)
+        seen = self.least_norm(B, rows, lam)
+        F = P.at(seen)
+        mag = np.sqrt(np.einsum("kc,kc->k", F, F))
+        unit = np.divide(F, mag[:, None], out=np.zeros_like(F), where=mag[:, None] > 0.0)
+        phi = -fr.gains(rate)[:, None] * np.einsum("kc,kcm->km", unit, P.slope(seen))
+        G = self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
+        return phi, G.toarray() if sparse.issparse(G) else G
 
     @staticmethod
     def _coordinate_rates(w_ext, coords, idx):
