@@ -992,14 +992,28 @@ class System:
         if not g.any():
             return self._constrained(B, rows, u0, target, Mi, quad)
         P = fr.reaction_map(rows.blocks, z, B.packed)
-        G = self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
         # λ₀ (without friction) and W in one solve: the loop's start, which the closing solve checks
         if self.sparse:
-            X = np.asarray((self._minv(B, csr=True) @ G).todense())
-            R = np.column_stack([target - self._J_dot(rows, u0), rows.J @ X])
+            # M⁻¹G and J M⁻¹G from the loads' two ends and J's blocks: scipy's sparse products and
+            # the sparse J cost most of a rubbing 20-link chain's evaluation
+            k, n = len(g), self.n
+            body, column = np.concatenate([fr.body_j, fr.body_i]), np.tile(np.arange(k), 2)
+            ends = np.concatenate([Jj, Ji])
+            on = body >= 0
+            body, column, ends = body[on], column[on], ends[on]
+            x = np.concatenate([ends[:, :3] * self._inv_mass[body, None],
+                                np.einsum("kij,kj->ki", B.I_W_inv[body], ends[:, 3:])], axis=1)
+            slots = (6 * body[:, None] + np.arange(6)).ravel()
+
+            def accelerations(f):     # M⁻¹G f, split layout
+                a = np.bincount(slots, weights=(x * f[column, None]).ravel(), minlength=6 * n).reshape(n, 6)
+                return np.concatenate([a[:, :3].ravel(), a[:, 3:].ravel()])
+            R = np.column_stack([target - self._J_dot(rows, u0),
+                                 self._block_schur.product_of_ends(rows.blocks, column, body, x, k)])
             lam_W = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
         else:
-            X = Mi @ G
+            X = Mi @ self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
+            accelerations = X.__matmul__
             R = np.column_stack([target - rows.J @ u0, rows.J @ X])
             lam_W = schur.solve_many(rows.J @ Mi @ rows.J.T, R, self.beta)
         # redundant joints: the friction rubs with the reactions as reported, their split across the
@@ -1009,7 +1023,7 @@ class System:
         f_at, lam_at = np.zeros(len(g)), lam
         for _ in range(_FRICTION_ROUNDS):
             f = solve_loop(fr, g, P, lam_at, f_at, W, t)
-            u, lam = self._constrained(B, rows, u0 + X @ f, target, Mi, quad)
+            u, lam = self._constrained(B, rows, u0 + accelerations(f), target, Mi, quad)
             seen = self.least_norm(B, rows, lam)
             off = f - fr.loads(g, P, seen)
             if np.max(np.abs(off)) <= LOOP_RTOL * np.max(np.abs(f)):
