@@ -11,7 +11,11 @@ take the adaptive methods minutes; ``--models``). The models (mm, kg, N, s), eac
 - ``pile``: 24 cubes of 20 mm (1000 kg/m³) in three loose layers of nine over a fixed plate,
   Hertz contacts with friction between each cube and the plate and between neighbours;
 - ``net``: 10 × 10 steel balls of 5 mm radius 50 mm apart, each joined to its neighbours by
-  spring-dampers (1 N/mm), hung by its corners from springs (10 N/mm) to the ground.
+  spring-dampers (1 N/mm), hung by its corners from springs (10 N/mm) to the ground;
+- ``rubbing``: 20 links of 100 mm and 0.1 kg (100 kg·mm² about each axis) on revolute joints with
+  friction (μ 0.2 on pins of 5 mm, v_tol 1 mm/s), hanging from the ground at one end, released
+  from horizontal under gravity; ``smooth``: the same without friction (``--links`` for another
+  count). docs/benchmarks.md runs them with ``--end 1 --rtol 1e-6 --atol 1e-8``.
 
 Prints one line per model and integrator: CPU seconds of ``core.simulate`` (setup included)
 and the run's steps and right-hand-side evaluations.
@@ -93,7 +97,25 @@ def net(settings, n=10, pitch=50.0):
     return Model(name="net", bodies=tuple(bodies), frames=tuple(frames), springs=tuple(springs), settings=settings)
 
 
-MODELS = dict(chain=chain, gears=gears, pile=pile, net=net)
+def rubbing(settings, n=20, friction=True):
+    bodies, frames, joints = [], [], []
+    for i in range(n):
+        bodies.append(Body(name=f"L{i}", mass=0.1, inertia=(100.0, 100.0, 100.0, 0, 0, 0),
+                           position=(100.0 * i + 50.0, 0, 0)))
+        frames += [Frame(name=f"P{i}", body=f"L{i - 1}" if i else None, position=(50.0, 0, 0) if i else (0, 0, 0),
+                         orientation=TURN_Z_TO_Y),
+                   Frame(name=f"Q{i}", body=f"L{i}", position=(-50.0, 0, 0), orientation=TURN_Z_TO_Y)]
+        joints.append(Joint(name=f"J{i}", type="revolute", frame_i=f"P{i}", frame_j=f"Q{i}",
+                            **(dict(friction=True, friction_coefficient=0.2, friction_radius=5.0) if friction else {})))
+    return Model(name="rubbing" if friction else "smooth", bodies=tuple(bodies), frames=tuple(frames),
+                 joints=tuple(joints), settings=settings)
+
+
+def smooth(settings, n=20):
+    return rubbing(settings, n, friction=False)
+
+
+MODELS = dict(chain=chain, gears=gears, pile=pile, net=net, rubbing=rubbing, smooth=smooth)
 
 
 def main(argv=None):
@@ -101,10 +123,16 @@ def main(argv=None):
     ap.add_argument("--end", type=float, default=0.2)
     ap.add_argument("--methods", nargs="+")
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--rtol", type=float, help="the adaptive methods' (default: the settings')")
+    ap.add_argument("--atol", type=float)
+    ap.add_argument("--links", type=int, help="links of the rubbing and smooth chains (default 20)")
     args = ap.parse_args(argv)
+    tolerances = {k: v for k, v in (("rtol", args.rtol), ("atol", args.atol)) if v is not None}
     for name in args.models:
         for method in args.methods or (["stepper"] if name == "pile" else ["stepper", "DOP853", "BDF", "Radau"]):
-            model = MODELS[name](SolverSettings(integrator=method, end_time=args.end, output_rate=100.0))
+            settings = SolverSettings(integrator=method, end_time=args.end, output_rate=100.0, **tolerances)
+            model = (MODELS[name](settings, args.links) if args.links and name in ("rubbing", "smooth")
+                     else MODELS[name](settings))
             start = time.process_time()
             r = core.simulate(model)
             cpu = time.process_time() - start

@@ -1083,7 +1083,8 @@ class System:
     def linear_residual(self, t, y, udot, lam):
         """:meth:`rhs` with the accelerations' solve replaced by the residuals of its equations
         at fixed u̇ (6n,) and λ (m,) (for :func:`.jacobian.linearised`):
-        ``[ẋ, q̇, F + Jᵀλ − M u̇, angle rates, γ − J u̇]`` (size + m,), split layout.
+        ``[ẋ, q̇, F + Jᵀλ − M u̇, angle rates, γ − J u̇]`` (size + m,), split layout; F holds
+        the joints' friction at this λ (its change with λ: :meth:`solve_linearised`).
 
         At the u̇, λ of the solve at y both residuals vanish (the second up to the
         regularisation's part), and a small change of y changes each of them only where the
@@ -1130,7 +1131,7 @@ class System:
         δu̇ = δu̇₀ + Y δf, Y and −W the accelerations' and multipliers' change per unit of each
         channel's load (k more columns of the same solve), at the multipliers ``lam`` of the
         solve at (B, rows)."""
-        rubbing = len(self.friction) and lam is not None
+        rubbing = bool(len(self.friction)) and lam is not None
         if rubbing:
             phi, G = self._friction_slope(B, rows, lam)
             cols = D1.shape[1]
@@ -1146,16 +1147,16 @@ class System:
         # 298 Jacobians at I/(m L²) = 1e-10 where real bobs take 4
         floored = self.floored_inverse_inertia(B.R) if self.floored_regularisation else None
         if self.sparse:
-            lam = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta, floored)
+            dl = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta, floored)
         else:
             weights = (None if floored is None else
                        schur.regularisation_weights(rows.J, JM.toarray(), self._inv_mass, floored))
-            lam = schur.solve_many((JM @ J.T).tocsc(), R, self.beta, weights)
-        du = X + JM.T @ lam
+            dl = schur.solve_many((JM @ J.T).tocsc(), R, self.beta, weights)
+        du = X + JM.T @ dl
         if not rubbing:
             return du
         # (the friction rubs with the reactions as reported: their part along a redundancy left out)
-        dlam = self.least_norm(B, rows, lam)
+        dlam = self.least_norm(B, rows, dl)
         W = -dlam[:, cols:]
         df = np.linalg.solve(np.eye(len(phi)) + phi @ W, phi @ dlam[:, :cols])
         return du[:, :cols] + du[:, cols:] @ df
