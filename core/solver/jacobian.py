@@ -98,7 +98,9 @@ def linear_groups(sysm: System, cm: CompiledModel):
     """Groups for :func:`linearised` (as :func:`column_groups`, rows indexing
     :meth:`.System.linear_residual`) of a jointed model whose bodies group, else None. The joints'
     friction there is taken at the solve's λ, its loads then local (a joint's own bodies and
-    rows); their change with λ closes in :meth:`.System.solve_linearised`.
+    rows); their change with λ closes in :meth:`.System.solve_linearised`. (Not with redundant
+    joints, whose friction reads the reported λ, which every body of the loop moves: the run
+    drops these groups once it has counted the redundancies.)
 
     Body b moves its own ẋ and q̇, the force residual of every body coupled to it, the rates
     of the angles measured at its joints and the residuals of its joints' rows. The tracked

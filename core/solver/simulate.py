@@ -1950,6 +1950,11 @@ class _Run:
         # then blamed the one it lacked on a singular position. First: gaps are taken as built only
         # where joints are redundant, not where the mechanism is built at a singular position
         sysm.find_redundancies(y0)
+        if sysm.redundancies and len(sysm.friction):
+            # the joints' friction rubs with the reactions as reported, their part along the redundancies
+            # left out, which every body of a redundant loop moves: not local to the linearised groups
+            # (a slider-crank's Jacobian 3.7e-4 of its largest entry off), so its columns are whole
+            self.linear_groups = None
         singular_joints = ""
         if not ok:
             Cp = sysm.position_gaps(sysm.constraint_rows(0.0, y0).C)
