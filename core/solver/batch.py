@@ -127,7 +127,7 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
         Ju = Ju - vel_t
     rates = np.zeros((k, 0))
     if sysm.n_angles:
-        rates = sysm._coordinate_rates(P[:, :, 6:9], coords, sysm.angle_coords)
+        rates = coords[6]
     return Batch(P, I_W, udot, lam, C, Ju, blocks, rates, elastic, applied, J, JM)
 
 
@@ -151,7 +151,7 @@ def _elements(sysm: System, P, K, coords, t):
         elastic["energy"] = elastic["energy"] + e
     if len(sysm.rsprings.mi):
         ci = sysm.rsprings.coord
-        rate = sysm._coordinate_rates(P[:, :, 6:9], coords, ci)
+        rate = coords[6][:, sysm._rspring_slot]
         elastic["torsion_angle"], elastic["torsion_rate"] = coords[0][:, ci], rate
         w, elastic["torsion_torque"], e = sysm.rsprings.evaluate(coords[2][:, ci, 3:], n, coords[0][:, ci], rate)
         wrench += w
@@ -172,7 +172,7 @@ def _rows(sysm: System, P, K, coords, t):
     C, quad, blocks = sysm.rows.evaluate(P)
     vel_t = acc_t = np.zeros((k, m))
     if coords is not None and len(sysm.combo_W):    # the motions' and couplers' rows
-        val, Ji, Jj, *_, cquad = coords
+        val, Ji, Jj, _, _, cquad, _ = coords
         W = sysm.combo_W
         C = np.concatenate([C, val @ W.T], axis=1)
         quad = np.concatenate([quad, cquad @ W.T], axis=1)

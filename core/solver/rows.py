@@ -213,10 +213,12 @@ class JointRows:
 
 
 class AngleRows:
-    """The measured joint angles (motions, gear pairs, torsion springs) from the packed body
-    arrays: θ = atan2(y_i · x_j, x_i · x_j) in (−π, π], the rotation of marker j about Z of
-    marker i (callers unwrap it), with one stacked product for the axes x_i, y_i, z_i and x_j
-    (each linear in its body's R).
+    """The measured joint angles (motions, gear pairs, torsion springs, angle stops) from the
+    packed body arrays: θ = atan2(y_i · x_j, x_i · x_j) in (−π, π], the rotation of marker j
+    about Z of marker i (callers unwrap it), its rate z_i · (ω_j − ω_i), its Jacobian blocks
+    [0, ∓z_i] and J̇u = (ω_i × z_i) · (ω_j − ω_i), from one stacked product of the bodies'
+    packed rows (x_i, y_i, z_i and x_j are linear in R, the blocks in z_i, the rest copies of ω)
+    and one product of the four pairs whose dots these are.
 
     Parameters
     ----------
@@ -232,29 +234,36 @@ class AngleRows:
         c = len(mi)
         self.c = c
         self.body = np.concatenate([marker_body[mi], marker_body[mj]]).astype(np.intp)
-        # packed row (R row-major at 13) -> [x, y, z] of marker i's axes; [x] of marker j's
-        T = np.zeros((2 * c, 22, 9))
+        # packed row (ω at 6, R row-major at 13) -> per angle, marker i's row of V:
+        #   [x_i, y_i, z_i, (ω_i × z_i, set later), Ji = [0, −z_i], Jj = [0, z_i], ω_i, ω_i]
+        # and marker j's: [x_j, x_j, ω_j, ω_j]; the dots of their first 12 columns in threes are
+        # then (x_i · x_j, y_i · x_j, z_i · (ω_j − ω_i), (ω_i × z_i) · (ω_j − ω_i)) once ω_i is
+        # taken off ω_j
+        T = np.zeros((2 * c, 22, 30))
+        ai, xj = marker_axes[mi], marker_axes[mj][:, :, 0]
         for row in range(3):
+            Rrow = slice(13 + 3 * row, 16 + 3 * row)
             for axis in range(3):
-                T[:c, 13 + 3 * row:16 + 3 * row, 3 * axis + row] = marker_axes[mi][:, :, axis]
-            T[c:, 13 + 3 * row:16 + 3 * row, row] = marker_axes[mj][:, :, 0]
+                T[:c, Rrow, 3 * axis + row] = ai[:, :, axis]
+            T[:c, Rrow, 15 + row] = -ai[:, :, 2]
+            T[:c, Rrow, 21 + row] = ai[:, :, 2]
+            T[c:, Rrow, row] = T[c:, Rrow, 3 + row] = xj
+        for k in range(3):
+            T[:c, 6 + k, 24 + k] = T[:c, 6 + k, 27 + k] = 1.0
+            T[c:, 6 + k, 6 + k] = T[c:, 6 + k, 9 + k] = 1.0
         self.map = T
 
     def evaluate(self, packed, second=True):
-        """``(theta (..., c) wrapped, Ji (..., c, 6), Jj (..., c, 6), quad (..., c))`` for packed
-        body arrays (..., n+1, 22): J [0, ∓z_i] (the rate z_i · (ω_j − ω_i), exact while the Z
-        axes stay parallel, which the joint's other rows see to) and J̇u = (ω_i × z_i) · (ω_j − ω_i),
+        """``(theta (..., c) wrapped, Ji (..., c, 6), Jj (..., c, 6), quad (..., c), rate (..., c))``
+        for packed body arrays (..., n+1, 22): J [0, ∓z_i] (the rate z_i · (ω_j − ω_i), exact while
+        the Z axes stay parallel, which the joint's other rows see to) and J̇u = (ω_i × z_i) · (ω_j − ω_i),
         None unless ``second``."""
         c = self.c
-        Z = np.take(packed, self.body, axis=-2)
-        V = (Z[..., None, :] @ self.map)[..., 0, :]
-        xj = V[..., c:, 0:3]
-        zi = V[..., :c, 6:9]
-        theta = np.arctan2(np.einsum("...i,...i->...", V[..., :c, 3:6], xj),
-                           np.einsum("...i,...i->...", V[..., :c, 0:3], xj))
-        wi = Z[..., :c, 6:9]
-        quad = np.einsum("...i,...i->...", cross(wi, zi), Z[..., c:, 6:9] - wi) if second else None
-        J = np.zeros(zi.shape[:-2] + (2 * c, 6))
-        J[..., :c, 3:] = -zi
-        J[..., c:, 3:] = zi
-        return theta, J[..., :c, :], J[..., c:, :], quad
+        V = (np.take(packed, self.body, axis=-2)[..., None, :] @ self.map)[..., 0, :]
+        Vi, Vj = V[..., :c, :], V[..., c:, :]
+        Vj[..., 6:12] -= Vi[..., 24:30]
+        if second:
+            Vi[..., 9:12] = cross(Vi[..., 24:27], Vi[..., 6:9])
+        dots = (Vi[..., :12] * Vj[..., :12]).reshape(Vi.shape[:-1] + (4, 3)).sum(axis=-1)
+        theta = np.arctan2(dots[..., 1], dots[..., 0])
+        return theta, Vi[..., 12:18], Vi[..., 18:24], dots[..., 3] if second else None, dots[..., 2]

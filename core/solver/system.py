@@ -335,6 +335,7 @@ class System:
             preload=np.array([sp["preload"] for sp in rot], float),
             body_i=cm.marker_body[np.array([sp["mi"] for sp in rot], int)],
             body_j=cm.marker_body[np.array([sp["mj"] for sp in rot], int)])
+        self._rspring_slot = self.angle_slot[self.rsprings.coord]   # their angles among the tracked
 
         # --- state layout
         self.sl_x = slice(0, 3 * n)
@@ -602,23 +603,25 @@ class System:
         ``packed`` (the bodies' packed arrays), K (marker kinematics, needed only for slide
         coordinates) and ``angles`` may carry leading batch axes (core.solver.batch); the
         results then do. Returns ``(val (..., c), Ji (..., c, 6), Jj (..., c, 6), bi, bj,
-        quad (..., c))``, quad None for angles alone measured for torsion springs alone (only the
-        motions' and couplers' rows read it).
+        quad (..., c), rate (..., n_angles))``, quad None for angles alone measured for torsion
+        springs alone (only the motions' and couplers' rows read it), rate the angles' rates at
+        the bodies' angular velocities, in the tracked order (:attr:`angle_slot`).
         """
         if not len(self.slide_coords):   # angles alone: in coordinate order already
-            theta, Ji, Jj, quad = self._angles.evaluate(packed, second=len(self.combo_W) > 0)
-            return angles + wrap(theta - angles), Ji, Jj, self._coord_bi, self._coord_bj, quad
+            theta, Ji, Jj, quad, rate = self._angles.evaluate(packed, second=len(self.combo_W) > 0)
+            return angles + wrap(theta - angles), Ji, Jj, self._coord_bi, self._coord_bj, quad, rate
         lead, nc = np.shape(angles)[:-1], len(self._coords)
         val, quad = np.zeros(lead + (nc,)), np.zeros(lead + (nc,))
         Ji, Jj = np.zeros(lead + (nc, 6)), np.zeros(lead + (nc, 6))
         ac, sc = self.angle_coords, self.slide_coords
+        rate = np.zeros(lead + (0,))
         if self.n_angles:
-            theta, Ji[..., ac, :], Jj[..., ac, :], quad[..., ac] = self._angles.evaluate(packed)
+            theta, Ji[..., ac, :], Jj[..., ac, :], quad[..., ac], rate = self._angles.evaluate(packed)
             val[..., ac] = angles + wrap(theta - angles)
         rows = prim.slide(K, self.coord_mi[sc], self.coord_mj[sc])
         val[..., sc], Ji[..., sc, :], Jj[..., sc, :], quad[..., sc] = rows.C, rows.Ji, rows.Jj, rows.quad
         val[..., sc] -= self.slide_zero[sc]
-        return val, Ji, Jj, self._coord_bi, self._coord_bj, quad
+        return val, Ji, Jj, self._coord_bi, self._coord_bj, quad, rate
 
     def _rows(self, B: Bodies, angles, t, K=None) -> Rows:
         """Every constraint row at (t, state); K (marker kinematics) is needed only with slide coordinates."""
@@ -630,7 +633,7 @@ class System:
                 K = self.kinematics(B)
             coords = self._coordinates(B.packed, K, angles)
         if len(self.combo_W):   # the motions' and couplers' rows (torsion springs measure coordinates too)
-            val, Ji, Jj, _, _, cquad = coords
+            val, Ji, Jj, _, _, cquad, _ = coords
             W = self.combo_W
             C = np.concatenate([C, W @ val])
             quad = np.concatenate([quad, W @ cquad])
@@ -737,7 +740,7 @@ class System:
             wrench = add(w)
         if len(self.rsprings.mi):
             ci = self.rsprings.coord
-            rate = self._coordinate_rates(B.w_ext, coords, ci)
+            rate = coords[6][self._rspring_slot]
             axis = coords[2][ci, 3:]    # z_i: the angle's Jacobian on body j is [0, z_i]
             rs_angle, rs_rate = coords[0][ci], rate
             w, rs_torque, e_r = self.rsprings.evaluate(axis, n, rs_angle, rate, energy=details)
@@ -1075,7 +1078,7 @@ class System:
         qdot = quaternion_rates(y[self.sl_q], B.w)
         parts = [y[self.sl_v], qdot.ravel(), udot]
         if self.n_angles:
-            parts.append(self._coordinate_rates(B.w_ext, coords, self.angle_coords))
+            parts.append(coords[6])
         if len(y) > self.size:
             parts.append([self.supplied_power])
         return np.concatenate(parts)
@@ -1110,7 +1113,7 @@ class System:
         qdot = quaternion_rates(y[self.sl_q], B.w)
         parts = [y[self.sl_v], qdot.ravel(), F.ravel() + Jt_lam - Mu]
         if self.n_angles:
-            parts.append(self._coordinate_rates(B.w_ext, rows.coords, self.angle_coords))
+            parts.append(rows.coords[6])
         parts.append(gamma - self._J_dot(rows, udot))
         return np.concatenate(parts)
 
@@ -1180,7 +1183,7 @@ class System:
     def _coordinate_rates(w_ext, coords, idx):
         """Rates (rad/s) of the angle coordinates ``idx`` from the angular velocities
         (..., n+1, 3), ground last, and :meth:`_coordinates`' output; leading batch axes kept."""
-        _, Ji, Jj, bi, bj, _ = coords
+        _, Ji, Jj, bi, bj, *_ = coords
         return ((Ji[..., idx, 3:] * w_ext[..., bi[idx], :]).sum(axis=-1) +
                 (Jj[..., idx, 3:] * w_ext[..., bj[idx], :]).sum(axis=-1))
 

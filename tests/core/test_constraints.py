@@ -143,8 +143,9 @@ def test_sparse_and_dense_assembly_agree(monkeypatch):
 
 def test_measured_angles_from_the_packed_arrays_match_the_marker_kinematics():
     """The joint angles that motions, gear pairs and torsion springs measure come from the packed
-    body arrays (core.solver.rows.AngleRows): against θ = atan2(y_i·x_j, x_i·x_j), J = [0, ∓z_i]
-    and J̇u = (ω_i × z_i)·(ω_j − ω_i) written out from the marker kinematics at random states (off
+    body arrays (core.solver.rows.AngleRows): against θ = atan2(y_i·x_j, x_i·x_j), J = [0, ∓z_i],
+    the rate z_i·(ω_j − ω_i) (System.rhs's θ̇, as System._coordinate_rates has it from J) and
+    J̇u = (ω_i × z_i)·(ω_j − ω_i) written out from the marker kinematics at random states (off
     the joints, a ground-side marker among them, turned marker frames), to rounding, for one
     state and a batch; and the rows of a model whose coordinates are angles alone (that path
     skips the slides) against finite differences."""
@@ -177,11 +178,15 @@ def test_measured_angles_from_the_packed_arrays_match_the_marker_kinematics():
         A_i, x_j = K.A[system.coord_mi[ac]], K.A[system.coord_mj[ac], :, 0]   # axes as columns
         x_i, y_i, z_i = A_i[..., 0], A_i[..., 1], A_i[..., 2]
         w_i, w_j = K.w[system.coord_mi[ac]], K.w[system.coord_mj[ac]]
-        theta, Ji, Jj, quad = system._angles.evaluate(B.packed)
+        theta, Ji, Jj, quad, rate = system._angles.evaluate(B.packed)
         np.testing.assert_allclose(theta, np.arctan2(np.sum(y_i * x_j, 1), np.sum(x_i * x_j, 1)), rtol=0, atol=1e-13)
         np.testing.assert_allclose(Ji, np.concatenate([np.zeros_like(z_i), -z_i], 1), rtol=0, atol=1e-13)
         np.testing.assert_allclose(Jj, np.concatenate([np.zeros_like(z_i), z_i], 1), rtol=0, atol=1e-13)
         np.testing.assert_allclose(quad, np.sum(np.cross(w_i, z_i) * (w_j - w_i), 1), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(rate, np.sum(z_i * (w_j - w_i), 1), rtol=0, atol=1e-13)
+        coords = system._coordinates(B.packed, None, y[system.sl_a])
+        np.testing.assert_allclose(coords[6], system._coordinate_rates(B.w_ext, coords, ac), rtol=0, atol=1e-13)
+        np.testing.assert_array_equal(system.rhs(0.3, y)[system.sl_a], coords[6])
         states.append(B.packed)
     batched = system._angles.evaluate(np.stack(states))
     for i, packed in enumerate(states):
