@@ -74,14 +74,14 @@ def evaluate(sysm: System, Y, t=0.0, dynamics=True, forces_from=None) -> Batch:
     F = np.broadcast_to(sysm._f_gravity, (k, 2, n, 3)).copy()
     F[:, 1] -= cross(w, (I_W @ w[..., None])[..., 0])
     K = kinematics(sysm, P) if sysm._needs_kin else None
-    coords = sysm._coordinates(P, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
+    coords = sysm._coordinates(P, Y[:, sysm.sl_a]) if len(sysm._coords) else None
     if forces_from is None:
         wrench, elastic, applied = _elements(sysm, P, K, coords, t)
     else:
         Pf = _packed(sysm, forces_from)
         Kf = kinematics(sysm, Pf) if sysm._needs_kin else None
         wrench, elastic, applied = _elements(
-            sysm, Pf, Kf, sysm._coordinates(Pf, Kf, forces_from[:, sysm.sl_a]) if len(sysm._coords) else None, t)
+            sysm, Pf, Kf, sysm._coordinates(Pf, forces_from[:, sysm.sl_a]) if len(sysm._coords) else None, t)
     F[:, 0] += wrench[..., :n, :3]
     F[:, 1] += wrench[..., :n, 3:]
     u = Y[:, sysm.sl_u]
@@ -223,7 +223,7 @@ def _constraint_rows(sysm: System, Y, t):
     R = P[:, :n, 13:].reshape(k, n, 3, 3)
     I_W_inv = R @ sysm.I_B_inv @ R.transpose(0, 1, 3, 2)
     K = kinematics(sysm, P) if sysm._needs_kin else None
-    coords = sysm._coordinates(P, K, Y[:, sysm.sl_a]) if len(sysm._coords) else None
+    coords = sysm._coordinates(P, Y[:, sysm.sl_a]) if len(sysm._coords) else None
     C, _, blocks, vel_t, _ = _rows(sysm, P, K, coords, t)
     J, JM = _dense_rows(sysm, blocks, I_W_inv)
     return P, C, (J @ Y[:, sysm.sl_u, None])[:, :, 0] - vel_t, J, JM

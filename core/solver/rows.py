@@ -147,8 +147,8 @@ class JointRows:
         self._waug[:, 0] = 1.0
         self._G = self.G0.copy()
 
-        # Jacobian ends: entry, sign, row, partner (the other vector, row of UW)
-        e_ent, e_sign, e_row, e_partner = [], [], [], []
+        # Jacobian ends: entry, sign, row, partner (the other vector, row of UW), side
+        e_ent, e_sign, e_row, e_partner, e_side = [], [], [], [], []
         for r_idx, r in enumerate(rows):
             for part in (0, 1):
                 for e, s in zip(r[part], (1.0, -1.0)):
@@ -158,7 +158,11 @@ class JointRows:
                     e_sign.append(s)
                     e_row.append(r_idx)
                     e_partner.append(r_idx + m * (1 - part))
+                    # marker j's entries: w's first (point, dot1, dot2 rows), the difference's first (distance)
+                    e_side.append(int(s > 0.0 and (part == 1 or r[part][1] is not None)))
         self.end_row = np.array(e_row, int)
+        #: (E,) 1 where the end is on marker j's side of its row, 0 on marker i's
+        self.end_side = np.array(e_side, int)
         self.end_body = self.ent_body[np.array(e_ent, int)]
         # from the entry table V (slot rows): every row's u and w, UW = V[ia] − V[ib], then per
         # Jacobian end its c·[r, l] = c·V[entry][9:] and its partner vector P, a row of UW.

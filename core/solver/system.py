@@ -34,7 +34,7 @@ from ..errors import SolverError
 from ..expressions import FormulaSet
 from ..forces.elements import AppliedForces, Bushings, RotationalSprings, TranslationalSprings
 from ..joints import build_layout
-from ..joints import primitives as prim
+from ..joints.layout import JointLayout
 from ..model.compile import CompiledModel
 from ..spatial import cross, quat_to_matrix, skew
 from . import schur
@@ -372,17 +372,27 @@ class System:
                                  cm.marker_body, cm.marker_axes)
         self._coord_bi = cm.marker_body[self.coord_mi]
         self._coord_bj = cm.marker_body[self.coord_mj]
+        # the slides z_i · (p_j − p_i) (slide motions, racks) are dot2 rows of their own fused kernel
+        # (from the packed body arrays: the marker kinematics and the primitive cost a gear train
+        # with a rack 65 µs an evaluation); _slide_sides (2s, E) sums its Jacobian ends into each
+        # slide's blocks on marker i's side, then marker j's
+        sc = self.slide_coords
+        none = np.zeros(0, int)
+        self._slides = JointRows(JointLayout(**{k: none for k in JointLayout.__dataclass_fields__} | dict(
+            dot2_mi=self.coord_mi[sc], dot2_ai=np.full(len(sc), 2), dot2_mj=self.coord_mj[sc],
+            dot2_owner=np.arange(len(sc)))), cm.marker_body, cm.marker_r, cm.marker_axes, n)
+        ends = self._slides.n_ends
+        self._slide_sides = np.zeros((2 * len(sc), ends))
+        self._slide_sides[self._slides.end_side * len(sc) + self._slides.end_row, np.arange(ends)] = 1.0
         # the marker kinematics, for what does not measure itself from the packed body arrays
-        # (the spring-dampers, the joint angles and the torsion springs on them do)
-        self._needs_kin = bool(len(self.slide_coords) or len(cm.bushings))
+        # (the spring-dampers, the joint coordinates and the torsion springs on them do)
+        self._needs_kin = bool(len(cm.bushings))
 
         y0 = self.pack(cm.x0, cm.q0, cm.v0, cm.w0, np.zeros(self.n_angles))
         B0 = self.bodies(y0)
         K0 = self.kinematics(B0)
-        self.slide_zero = np.zeros(len(self._coords))
-        if len(self.slide_coords):
-            sl = prim.slide(K0, self.coord_mi[self.slide_coords], self.coord_mj[self.slide_coords])
-            self.slide_zero[self.slide_coords] = sl.C
+        #: (s,) the slides as built, from which their coordinates count
+        self.slide_zero = self._slides.evaluate(B0.packed)[0] if len(sc) else np.zeros(0)
         self.bushings = Bushings.from_compiled(
             cm.bushings, Bushings.offset(K0, np.array([b["mi"] for b in cm.bushings], int),
                                          np.array([b["mj"] for b in cm.bushings], int)), cm.marker_axes)
@@ -597,12 +607,11 @@ class System:
         return marker_kinematics(B.packed, self.cm.marker_body, self._marker_map, B)
 
     # ------------------------------------------------------------------ constraints
-    def _coordinates(self, packed, K, angles):
+    def _coordinates(self, packed, angles):
         """Values (unwrapped), Jacobian blocks and quad terms of the measured joint coordinates.
 
-        ``packed`` (the bodies' packed arrays), K (marker kinematics, needed only for slide
-        coordinates) and ``angles`` may carry leading batch axes (core.solver.batch); the
-        results then do. Returns ``(val (..., c), Ji (..., c, 6), Jj (..., c, 6), bi, bj,
+        ``packed`` (the bodies' packed arrays) and ``angles`` may carry leading batch axes
+        (core.solver.batch); the results then do. Returns ``(val (..., c), Ji (..., c, 6), Jj (..., c, 6), bi, bj,
         quad (..., c), rate (..., n_angles))``, quad None for angles alone measured for torsion
         springs alone (only the motions' and couplers' rows read it), rate the angles' rates at
         the bodies' angular velocities, in the tracked order (:attr:`angle_slot`).
@@ -611,27 +620,26 @@ class System:
             theta, Ji, Jj, quad, rate = self._angles.evaluate(packed, second=len(self.combo_W) > 0)
             return angles + wrap(theta - angles), Ji, Jj, self._coord_bi, self._coord_bj, quad, rate
         lead, nc = np.shape(angles)[:-1], len(self._coords)
-        val, quad = np.zeros(lead + (nc,)), np.zeros(lead + (nc,))
-        Ji, Jj = np.zeros(lead + (nc, 6)), np.zeros(lead + (nc, 6))
+        val, quad = np.empty(lead + (nc,)), np.empty(lead + (nc,))   # every coordinate is an angle or a slide
+        Ji, Jj = np.empty(lead + (nc, 6)), np.empty(lead + (nc, 6))
         ac, sc = self.angle_coords, self.slide_coords
         rate = np.zeros(lead + (0,))
         if self.n_angles:
             theta, Ji[..., ac, :], Jj[..., ac, :], quad[..., ac], rate = self._angles.evaluate(packed)
             val[..., ac] = angles + wrap(theta - angles)
-        rows = prim.slide(K, self.coord_mi[sc], self.coord_mj[sc])
-        val[..., sc], Ji[..., sc, :], Jj[..., sc, :], quad[..., sc] = rows.C, rows.Ji, rows.Jj, rows.quad
-        val[..., sc] -= self.slide_zero[sc]
+        slid, quad[..., sc], blocks = self._slides.evaluate(packed)
+        val[..., sc] = slid - self.slide_zero
+        J = self._slide_sides @ blocks
+        Ji[..., sc, :], Jj[..., sc, :] = J[..., :len(sc), :], J[..., len(sc):, :]
         return val, Ji, Jj, self._coord_bi, self._coord_bj, quad, rate
 
-    def _rows(self, B: Bodies, angles, t, K=None) -> Rows:
-        """Every constraint row at (t, state); K (marker kinematics) is needed only with slide coordinates."""
+    def _rows(self, B: Bodies, angles, t) -> Rows:
+        """Every constraint row at (t, state)."""
         C, quad, blocks = self.rows.evaluate(B.packed)
         vel_t = acc_t = self._zeros_m
         coords = None
         if len(self._coords):
-            if K is None and len(self.slide_coords):
-                K = self.kinematics(B)
-            coords = self._coordinates(B.packed, K, angles)
+            coords = self._coordinates(B.packed, angles)
         if len(self.combo_W):   # the motions' and couplers' rows (torsion springs measure coordinates too)
             val, Ji, Jj, _, _, cquad, _ = coords
             W = self.combo_W
@@ -672,7 +680,7 @@ class System:
         where J's last axis is (v, w) of each body and ``coords`` is the tuple from
         :meth:`_coordinates` (for springs and outputs).
         """
-        rows = self._rows(K.bodies, angles, t, K)
+        rows = self._rows(K.bodies, angles, t)
         return rows.C, self._per_body(rows.J), rows.quad, rows.vel_target, rows.acc_target, rows.coords
 
     def _per_body(self, J):
@@ -952,19 +960,17 @@ class System:
         with the forces' per-element outputs when ``details`` (see :meth:`forces`)."""
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
-        rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
-        coords = self._coords_of(B, K, y, rows)
+        rows = self._rows(B, y[self.sl_a], t) if self.n_rows else None
+        coords = self._coords_of(B, y, rows)
         F, extra = self.forces(t, B, K, coords, details)
         return B, rows, F, extra, coords
 
-    def _coords_of(self, B, K, y, rows):
+    def _coords_of(self, B, y, rows):
         """The measured coordinates: the rows' own, or measured alone when there are no rows
         (a torsion spring between bodies that no joint holds)."""
         if rows is not None or not len(self._coords):
             return None if rows is None else rows.coords
-        if K is None and len(self.slide_coords):
-            K = self.kinematics(B)
-        return self._coordinates(B.packed, K, y[self.sl_a])
+        return self._coordinates(B.packed, y[self.sl_a])
 
     def _accelerations(self, y, B: Bodies, rows: Rows | None, F, leaning=True, t=None):
         """u̇ (6n,) and λ (m,) from the applied forces F (2, n, 3) and the rows at state y; the
@@ -1097,7 +1103,7 @@ class System:
         """
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
-        rows = self._rows(B, y[self.sl_a], t, K)
+        rows = self._rows(B, y[self.sl_a], t)
         F, _ = self.forces(t, B, K, rows.coords, details=False)
         n, u = self.n, y[self.sl_u]
         Mu = np.concatenate([udot[:3 * n] * np.repeat(self.mass, 3),
@@ -1213,12 +1219,12 @@ class System:
         """
         B = self.bodies(y)
         K = self.kinematics(B) if self._needs_kin else None
-        rows = self._rows(B, y[self.sl_a], t, K) if self.n_rows else None
+        rows = self._rows(B, y[self.sl_a], t) if self.n_rows else None
         # the springs' kept verdict: while it says "all explicit", their lines are not even built
         verdict = self._spring_verdict(h)
         settled = verdict is not None and not (verdict[0].any() or verdict[1].any())
         lines = []
-        coords = self._coords_of(B, K, y, rows)
+        coords = self._coords_of(B, y, rows)
         F, _ = self.forces(t, B, K, coords, details=False, gyroscopic=False, lines=lines,
                            spring_lines=not settled, actuator_lines=self._actuators_may_be_stiff(B, h))
         rubbing = len(self.friction) and rows is not None

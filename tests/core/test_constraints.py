@@ -184,7 +184,7 @@ def test_measured_angles_from_the_packed_arrays_match_the_marker_kinematics():
         np.testing.assert_allclose(Jj, np.concatenate([np.zeros_like(z_i), z_i], 1), rtol=0, atol=1e-13)
         np.testing.assert_allclose(quad, np.sum(np.cross(w_i, z_i) * (w_j - w_i), 1), rtol=0, atol=1e-12)
         np.testing.assert_allclose(rate, np.sum(z_i * (w_j - w_i), 1), rtol=0, atol=1e-13)
-        coords = system._coordinates(B.packed, None, y[system.sl_a])
+        coords = system._coordinates(B.packed, y[system.sl_a])
         np.testing.assert_allclose(coords[6], system._coordinate_rates(B.w_ext, coords, ac), rtol=0, atol=1e-13)
         np.testing.assert_array_equal(system.rhs(0.3, y)[system.sl_a], coords[6])
         states.append(B.packed)
@@ -192,4 +192,52 @@ def test_measured_angles_from_the_packed_arrays_match_the_marker_kinematics():
     for i, packed in enumerate(states):
         for got, alone in zip(batched, system._angles.evaluate(packed)):
             np.testing.assert_allclose(got[i], alone, rtol=0, atol=1e-14)
+    _check_rows(system, system.y0, t=0.3, consistent=True)
+
+
+def test_measured_slides_from_the_packed_arrays_match_the_primitive():
+    """The slides z_i·(p_j − p_i) that slide motions and racks measure come from the packed body
+    arrays (their own fused kernel, System._slides), not the marker kinematics: value (from the
+    slide as built), J and J̇u against the dot2 primitive at random states (off the joints, a
+    ground-side rail and one on a moving body, turned frames with arms), to rounding, for one state
+    and a batch; and the rows with them against finite differences."""
+    from core.joints import primitives as prim
+    q = (0.9, 0.1, -0.3, 0.2)
+    m = Model(
+        bodies=(Body(name="G", mass=1.0, inertia=(1e3, 1e3, 2e3, 0, 0, 0)),
+                Body(name="R", mass=1.0, inertia=(1e3, 2e3, 3e3, 0, 0, 0), position=(30, 60, 10)),
+                Body(name="S", mass=2.0, inertia=(2e3, 2e3, 3e3, 0, 0, 0), position=(-40, 20, 50))),
+        frames=(Frame(name="O", orientation=(np.cos(0.3), 0, np.sin(0.3), 0)),
+                Frame(name="g", body="G", orientation=(np.cos(0.3), 0, np.sin(0.3), 0)),
+                Frame(name="r1", body="G", position=(30, 60, 10), orientation=q),
+                Frame(name="r2", body="R", position=(35, 55, 15), orientation=q),
+                Frame(name="w", position=(-40, 25, 45), orientation=(0.6, 0.0, 0.8, 0.0)),
+                Frame(name="s", body="S", position=(-35, 20, 50), orientation=(0.6, 0.0, 0.8, 0.0))),
+        joints=(Joint(name="h", type="revolute", frame_i="O", frame_j="g"),
+                Joint(name="p1", type="prismatic", frame_i="r1", frame_j="r2"),
+                Joint(name="p2", type="prismatic", frame_i="w", frame_j="s")),
+        couplers=(RackPinion(name="rp", pinion_joint="h", rack_joint="p1", pitch_radius=20.0),),
+        motions=(Motion(name="push", joint="p2", value="0.01*t"),),
+    )
+    system = System(compile_model(m))
+    sc = system.slide_coords
+    assert len(sc) == 2 and system.n_angles == 1 and not system._needs_kin
+    rng = np.random.default_rng(5)
+    states, angles = [], []
+    for _ in range(5):
+        y = system.y0 + 0.3 * rng.normal(size=system.size)
+        B = system.bodies(y)
+        ref = prim.slide(system.kinematics(B), system.coord_mi[sc], system.coord_mj[sc])
+        val, Ji, Jj, bi, bj, quad, _ = system._coordinates(B.packed, y[system.sl_a])
+        np.testing.assert_allclose(val[sc], ref.C - system.slide_zero, rtol=0, atol=1e-15)
+        moving_i = (bi[sc] >= 0)[:, None]     # the ground moves nothing: its blocks are zero
+        np.testing.assert_allclose(Ji[sc], np.where(moving_i, ref.Ji, 0.0), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(Jj[sc], ref.Jj, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(quad[sc], ref.quad, rtol=0, atol=1e-12)
+        states.append(B.packed)
+        angles.append(y[system.sl_a])
+    batched = system._coordinates(np.stack(states), np.stack(angles))
+    for i, packed in enumerate(states):
+        for got, alone in zip(batched, system._coordinates(packed, angles[i])):
+            np.testing.assert_allclose(got[i] if got.ndim > alone.ndim else got, alone, rtol=0, atol=1e-14)
     _check_rows(system, system.y0, t=0.3, consistent=True)
