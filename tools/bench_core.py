@@ -5,7 +5,8 @@ Run ``python tools/bench_core.py`` (default: 10 s simulations), ``--quick``
 (adds MuJoCo at dt = 1e-5); ``--verdict`` measures only the target (crank-rocker,
 finer rtol and atol sweep, best of 3), ``--profile`` runs cProfile on the crank-rocker and
 ``--implicit`` runs this project's implicit methods on the N-four-bar with N = 4, 10 and 40
-(no MuJoCo).
+(no MuJoCo); ``--rhs-coords`` times one ``System.rhs`` of models with tracked joint coordinates
+(angle stops, a torsion spring, motions on an angle and a slide, a gear pair and a rack; no MuJoCo).
 MuJoCo is needed (``pip install mujoco``, the
 ``bench`` extra); the core never imports it.
 
@@ -546,6 +547,67 @@ def rhs_cost(mech, repeats=20):
     return (time.perf_counter() - t0) / repeats
 
 
+def coordinate_models():
+    """(label, Model) of models whose evaluations measure joint coordinates (angles tracked over the
+    run, slides), beside the pendulum without any: from ``examples/`` and small ones built here."""
+    from dataclasses import replace
+
+    from core.model import GearPair, Motion, RackPinion, SpringDamper
+    from core.model.io import load_model
+    ex = Path(__file__).resolve().parent.parent / "examples"
+    pend = load_model(ex / "pendulum.json")
+    hinge = pend.joints[0]
+
+    def drive(m, joint):
+        return replace(m, motions=(Motion(name="drive", joint=joint, value="2*pi*t"),))
+    train = Model(   # a driven pinion geared to a wheel whose hinge drives a rack (mm, kg)
+        bodies=(Body(name="pinion", mass=0.5, inertia=(200, 200, 400, 0, 0, 0)),
+                Body(name="wheel", mass=2.0, inertia=(3000, 3000, 6000, 0, 0, 0), position=(150, 0, 0)),
+                Body(name="rack", mass=1.5, inertia=(1500, 1500, 3000, 0, 0, 0), position=(150, -30, 0))),
+        frames=(Frame(name="o_p"), Frame(name="p", body="pinion"), Frame(name="o_w", position=(150, 0, 0)),
+                Frame(name="w", body="wheel", position=(150, 0, 0)),
+                Frame(name="way", position=(150, -30, 0), orientation=(0.5 ** 0.5, 0, 0.5 ** 0.5, 0)),
+                Frame(name="shoe", body="rack", position=(150, -30, 0), orientation=(0.5 ** 0.5, 0, 0.5 ** 0.5, 0))),
+        joints=(Joint(name="axle_p", type="revolute", frame_i="o_p", frame_j="p"),
+                Joint(name="axle_w", type="revolute", frame_i="o_w", frame_j="w"),
+                Joint(name="slide", type="prismatic", frame_i="way", frame_j="shoe")),
+        motions=(Motion(name="drive", joint="axle_p", value="2*t"),),
+        couplers=(GearPair(name="mesh", joint_i="axle_p", joint_j="axle_w", ratio=2.0),
+                  RackPinion(name="teeth", pinion_joint="axle_w", rack_joint="slide", pitch_radius=30.0)))
+    return [("pendulum (no coordinate)", pend),
+            ("pendulum, angle stops +-2 rad", replace(pend, joints=(replace(hinge, lower=-2.0, upper=2.0),))),
+            ("pendulum, torsion spring", replace(pend, springs=(SpringDamper(
+                name="twist", type="rotational", frame_i=hinge.frame_i, frame_j=hinge.frame_j,
+                stiffness=4000.0, damping=20.0),))),
+            ("crank-rocker, crank driven", drive(load_model(ex / "crank_rocker.json"), "A_crank")),
+            ("slider-crank, slider driven", drive(load_model(ex / "slider_crank.json"), "Guide")),
+            ("gear pair and rack, driven", train)]
+
+
+def rhs_coordinate_costs(repeats=7, number=2000):
+    """µs of CPU time of one ``System.rhs`` (best of ``repeats`` × ``number`` calls: CPU time, as the
+    machine is shared) at the assembled start, a little off it (velocities and tracked angles)."""
+    import timeit
+
+    from core.model.compile import compile_model
+    from core.solver.system import System
+    print(f"machine: {machine_line()}")
+    print(f"core: {core_version()}")
+    print(f"start: {load_line()}")
+    rng = np.random.default_rng(1)
+    print("\n| model | tracked angles | slides | System.rhs µs (CPU, best of 7) |\n|---|---|---|---|")
+    for label, model in coordinate_models():
+        sysm = System(compile_model(model))
+        y = sysm.project_start()[0] if sysm.n_rows else sysm.y0.copy()
+        y[sysm.sl_u] += 1e-2 * rng.standard_normal(6 * sysm.n)
+        y[sysm.sl_a] += 1e-3
+        sysm.rhs(0.3, y)
+        best = min(timeit.repeat(lambda sysm=sysm, y=y: sysm.rhs(0.3, y), number=number, repeat=repeats,
+                                 timer=time.process_time)) / number
+        print(f"| {label} | {sysm.n_angles} | {len(sysm.slide_coords)} | {best * 1e6:.1f} |")
+    print(f"\nend: {load_line()}")
+
+
 def profile_crank_rocker(end_time, label):
     """cProfile of one project run on the crank-rocker; top functions by total (own) time."""
     import cProfile
@@ -656,6 +718,9 @@ def main(argv=None):
                     help="only the implicit methods (Radau, BDF, LSODA at rtol 1e-6, DOP853 beside them) "
                          "on the N-four-bar with N = 4, 10 and 40 for --nfourbar-end s (default 2); "
                          "no MuJoCo needed")
+    ap.add_argument("--rhs-coords", action="store_true",
+                    help="only the cost of one System.rhs on models with tracked joint coordinates; "
+                         "no MuJoCo needed")
     ap.add_argument("--profile", metavar="SETTING", nargs="?", const="DOP853 rtol 1e-10 atol 1e-12",
                     choices=[label for label, _ in PROJECT_SETTINGS],
                     help="only profile this project's crank-rocker run at SETTING with cProfile")
@@ -663,6 +728,9 @@ def main(argv=None):
     logging.getLogger("core").setLevel(logging.ERROR)  # the redundancy warning is reported once below
     if args.implicit:
         bench_implicit(args.nfourbar_end or 2.0, args.budget)
+        return
+    if args.rhs_coords:
+        rhs_coordinate_costs()
         return
     if mujoco is None:
         sys.exit("MuJoCo is not installed: pip install mujoco (the project's 'bench' extra)")
