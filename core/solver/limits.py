@@ -101,6 +101,10 @@ class JointLimits:
         k = len(self.lower)
         return self._coordinate(ZV, tracked), rate, J[..., k:, :], J[..., :k, :], quad
 
+    def coordinates(self, packed, tracked):
+        """q (..., k) rad or m alone (:meth:`_coordinate`) from the packed body arrays and tracked angles."""
+        return self._coordinate(self._product(packed), tracked)
+
     def _product(self, packed):
         """(Z, V) of the angle stops, then of the slide stops (None where there are none): the packed rows
         of the bodies of their markers i, then j (2a or 2s, 22), and those markers' vectors of

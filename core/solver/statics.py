@@ -279,12 +279,9 @@ class Statics:
         self.applied_torque = np.array([f["type"] == "torque" for f in self.cm.forces], bool)
         #: the last null space found on the sparse path, M-orthonormal: the next one is its projection
         self.basis = None
-        #: turns a body may make before it is judged to spin for ever: more past an angle's farthest stop
-        #: (a reel wound three turns onto its stop rests there)
-        lim = sysm.limits
-        stops = np.abs(np.concatenate([lim.lower[lim.angle], lim.upper[lim.angle]])) if len(lim) else np.zeros(0)
-        stops = stops[np.isfinite(stops)]
-        self.turns_allowed = _RUN_OFF_TURNS + (float(np.max(stops, initial=0.0)) / (2.0 * np.pi))
+        #: turns a body may make before it is judged to spin for ever, in steps that turn no joint
+        #: towards an angle stop still ahead of it (:meth:`nears_a_stop`)
+        self.turns_allowed = _RUN_OFF_TURNS
 
     # ------------------------------------------------------------------ evaluations
     def loads(self, y):
@@ -653,6 +650,20 @@ class Statics:
         axis, angle = quat_to_axis_angle(quat_mul(after[sl].reshape(-1, 4), quat_conj(before[sl].reshape(-1, 4))))
         return axis * angle[:, None]
 
+    def nears_a_stop(self, before, after) -> bool:
+        """Whether the step from ``before`` to ``after`` turned a joint's angle towards a stop still ahead
+        of it: its turns are no spin for ever, however many the bodies make (a reel three turns from its
+        stop, its gear's wheel 30 turns from where it rests: a turn count over the stops' own angles read
+        the wheel's sixth turn as a spin for ever)."""
+        lim, sysm = self.sys.limits, self.sys
+        na = int(np.count_nonzero(lim.angle))
+        if not na:
+            return False
+        q0, q1 = (lim.coordinates(sysm.bodies(y).packed, y[sysm.sl_a])[:na] for y in (before, after))
+        lower, upper = lim.lower[:na], lim.upper[:na]       # (angles first; ±inf where none)
+        return bool(np.any((q1 > q0) & (q0 < upper) & np.isfinite(upper)
+                           | (q1 < q0) & (q0 > lower) & np.isfinite(lower)))
+
     def turn(self, delta) -> float:
         """The step's largest turn of a body (rad)."""
         n = self.n
@@ -738,7 +749,7 @@ class Statics:
             y_before, a = a.y, b
             if a.merit < best.merit:
                 best = a
-            if soft.any():
+            if soft.any() and not self.nears_a_stop(y_before, a.y):
                 turned += self.rotations(y_before, a.y)
             dx, _ = sysm.moves(self.start.y, a.y)
             if np.max(dx, initial=0.0) > _RUN_OFF * self.size:

@@ -19,7 +19,8 @@ import pytest
 
 import core
 from core.errors import ModelError
-from core.model import Body, Force, Frame, Joint, Model, Motion, SolverSettings, model_from_dict, model_to_dict
+from core.model import (Body, Force, Frame, GearPair, Joint, Model, Motion, SolverSettings, model_from_dict,
+                        model_to_dict)
 from core.solver.simulate import _Run, _compiled
 
 S2 = math.sqrt(0.5)
@@ -396,16 +397,54 @@ def test_a_reel_winds_three_turns_onto_its_stop_and_rests_where_its_push_is_the_
         assert np.all(r.joint_limit_load[:, 0] >= 0.0)             # only the lower stop, pushing up
         assert not r.warnings, r.warnings
     # the static equilibrium winds it the three turns too (it gave up on a body turned two turns, its
-    # test of one spinning for ever: now two turns past the farthest stop)
+    # test of one spinning for ever: turns towards a stop still ahead count none)
     eq = core.static_equilibrium(pendulum(**kw))
     assert eq.converged and eq.stable, eq.summary()
     assert eq.joint_limit_load[0] == pytest.approx(T, rel=1e-9)
     # its model keeps the stops where they were, measured from the rest: the upper three turns and δ above it
     assert (eq.model.joints[0].lower, eq.model.joints[0].upper) == (pytest.approx(delta, abs=1e-9),
                                                                     pytest.approx(6.0 * math.pi + delta, abs=1e-9))
-    # and a flywheel with no stop on the side its torque turns it still spins for ever, said
-    with pytest.raises(core.SolverError, match="turned more than 3 times round"):
+    # and a flywheel with no stop on the side its torque turns it still spins for ever, said at two turns
+    with pytest.raises(core.SolverError, match="turned more than 2 times round"):
         core.static_equilibrium(pendulum(**{**kw, "lower": None, "upper": 2.0 * math.pi}))
+
+
+def geared_reel(ratio, torque=4.0, end_time=3.0):
+    """A reel A (0.02 kg·m²) about world Z, its lower stop three turns down (k = 1e3 N·m/rad, damped),
+    geared to a wheel B (0.05 kg·m²) turning 1/ratio times as fast the other way (ω_A / ω_B = ratio),
+    which a steady ``torque`` N·m winds: A takes −torque / ratio N·m and rests on its stop there."""
+    bodies = (Body(name="A", mass=1.0, inertia=(2e4, 2e4, 2e4, 0, 0, 0)),
+              Body(name="B", mass=1.0, inertia=(5e4, 5e4, 5e4, 0, 0, 0), position=(100.0, 0.0, 0.0)))
+    frames = (Frame(name="pa"), Frame(name="a", body="A"), Frame(name="pb", position=(100.0, 0.0, 0.0)),
+              Frame(name="b", body="B"))
+    joints = (Joint(name="reel", type="revolute", frame_i="pa", frame_j="a", lower=-6.0 * math.pi, upper=0.0,
+                    limit_stiffness=1e6, limit_damping=5e4),
+              Joint(name="wheel", type="revolute", frame_i="pb", frame_j="b"))
+    return Model(bodies=bodies, frames=frames, joints=joints,
+                 couplers=(GearPair(name="mesh", joint_i="reel", joint_j="wheel", ratio=ratio),),
+                 forces=(Force(name="wind", type="torque", body="B", frame="b", value=repr(torque * 1e3)),),
+                 settings=SolverSettings(end_time=end_time, output_rate=10, gravity=(0.0, 0.0, 0.0),
+                                         rtol=1e-10, atol=1e-12))
+
+
+@pytest.mark.parametrize("ratio", [2.0, 0.5, 0.1])
+def test_the_static_equilibrium_finds_a_geared_reel_on_its_stop_however_many_turns_its_wheel_makes(ratio):
+    """The reel's stop is three turns down, but its wheel turns 1/ratio times that: 1.5, 6 and 30 turns.
+    The search judged a body turned two turns past the farthest stop to spin for ever: 'no static
+    equilibrium ... nothing to stop it' for the wheel of 6 turns. Steps that turn a joint towards a stop
+    still ahead of it now count no turns: each rests where the stop holds torque / ratio (k δ, linear),
+    as the damped run settles it."""
+    T, k = 4.0, 1e3
+    held = T / ratio
+    eq = core.static_equilibrium(geared_reel(ratio, T))
+    assert eq.converged and eq.stable, eq.summary()
+    assert eq.joint_limit_load[0] == pytest.approx(held, rel=1e-9)
+    assert eq.model.joints[0].lower == pytest.approx(held / k, rel=1e-6)       # δ above the rest
+    if ratio == 0.5:
+        r = core.simulate(geared_reel(ratio, T))
+        assert r.success, r.message
+        assert r.joint_angle[-1, 0] == pytest.approx(-6.0 * math.pi - held / k, abs=1e-9)
+        assert r.joint_angle[-1, 1] == pytest.approx((6.0 * math.pi + held / k) / ratio, abs=1e-8)
 
 
 @pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
