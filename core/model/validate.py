@@ -175,6 +175,7 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
                  f"motion {m.name!r} drives its {j.limit_dof}, which its limits would push against: a motion "
                  "goes where its formula says, through any stop", "A driven coordinate needs no stops: remove "
                  "the joint's limits, or the motion.", code="limited-and-driven")
+    _driven_through_couplers(issues, model, joints)
     for j in model.joints:      # a stop's law without a stop: most likely lower and upper left out
         unused = [name for name, default in (("limit_dof", None), ("limit_stiffness", None), ("limit_damping", 0.0),
                                              ("limit_exponent", 1.0), ("limit_max_penetration", None))
@@ -310,6 +311,37 @@ def _rigid_groups(model, frames, bodies):
                 else:
                     root[a] = b
     return find
+
+
+def _driven_through_couplers(issues, model, joints) -> None:
+    """Refuse a limited joint that a motion drives through gears and racks: a coupler ties its joints'
+    coordinates, so the motion takes it where its formula says, through any stop, as if it drove it
+    (a reel geared to a driven wheel ran 21 rad through its stop, 22 kN·m read in it)."""
+    links = {}
+    for cp in model.couplers:
+        ends = (cp.joint_i, cp.joint_j) if cp.type == "gear" else (cp.pinion_joint, cp.rack_joint)
+        if ends[0] != ends[1] and all(e in joints for e in ends):
+            label = f"{'gear pair' if cp.type == 'gear' else 'rack and pinion'} {cp.name!r}"
+            links.setdefault(ends[0], []).append((ends[1], label))
+            links.setdefault(ends[1], []).append((ends[0], label))
+    for m in model.motions:
+        if m.joint not in links:
+            continue
+        via, todo = {m.joint: ()}, [m.joint]       # each joint reached: the couplers on the way
+        while todo:
+            here = todo.pop(0)
+            for there, label in links[here]:
+                if there not in via:
+                    via[there] = via[here] + (label,)
+                    todo.append(there)
+        for name, chain in via.items():
+            j = joints[name]
+            if chain and j.limited:
+                _err(issues, f"joint {j.name!r}: {'lower' if j.lower is not None else 'upper'}",
+                     f"motion {m.name!r} drives its {j.limit_dof} through {', '.join(chain)}, which its limits "
+                     "would push against: a motion goes where its formula says, through any stop",
+                     "A driven coordinate needs no stops: remove the joint's limits, the motion, or the coupling.",
+                     code="limited-and-driven")
 
 
 def _coupler_bases(issues, path, fields, pair, frames, bodies, rigid, all_joints) -> None:

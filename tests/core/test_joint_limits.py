@@ -583,6 +583,20 @@ def test_a_motion_on_a_limited_coordinate_is_refused():
     assert "joint 'hinge': upper" in str(err.value) and "motion 'drive' drives its rotation" in str(err.value)
 
 
+def test_a_motion_driving_a_limited_joint_through_its_gear_is_refused():
+    """A motion on the wheel drives the reel through their gear as surely as one on the reel: it ran the
+    reel 21 rad through its stop three turns down, 22 kN·m read in the stop, no word said; refused as the
+    direct drive is, the gear named. A wheel with no stop geared to a driven one stays valid."""
+    model = geared_reel(0.5)
+    drive = (Motion(name="drive", joint="wheel", value="10*t"),)
+    with pytest.raises(ModelError) as err:
+        replace(model, motions=drive)
+    said = str(err.value)
+    assert "joint 'reel': lower" in said and "motion 'drive' drives its rotation through gear pair 'mesh'" in said
+    free = replace(model, joints=(replace(model.joints[0], lower=None, upper=None), model.joints[1]))
+    assert replace(free, motions=drive).motions == drive
+
+
 def test_a_whole_number_of_radians_turns_away_is_warned_as_likely_degrees():
     # stops may lie any number of turns away (a reel), but upper 90 in a model file is 14.3 turns:
     # far likelier 90° typed into radians; said, and kept as given
