@@ -25,7 +25,7 @@ import pytest
 
 import core
 from test_dynamics_mechanisms import planetary
-from test_gear_tooth_forces import _gears, _rack, _welded_housing
+from test_gear_tooth_forces import _gears, _rack, _simulate, _welded_housing
 
 MU, R_PIN = 0.1, 0.01                   # the bearings' μ and pin radius (m)
 COS = math.cos(math.radians(20.0))
@@ -42,12 +42,6 @@ def _rubbing(model, gravity=True, joints=None):
                for j in model.joints)
     settings = model.settings if gravity else dataclasses.replace(model.settings, gravity=(0.0, 0.0, 0.0))
     return dataclasses.replace(model, joints=js, settings=settings)
-
-
-def _simulate(model):
-    r = core.simulate(model)
-    assert r.success, r.message
-    return r
 
 
 @pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
