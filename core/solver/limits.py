@@ -216,18 +216,24 @@ class JointLimits:
         stored = np.sum(self.k * depth ** (self.e + 1.0) / (self.e + 1.0), axis=-1) if energy else None
         return f, delta, sigma, stored
 
-    def evaluate(self, packed, tracked, lines=False):
+    def evaluate(self, packed, tracked, lines=False, measured=False):
         """(wrench (n+1, 6) or None when no stop is touched, f (k,)) at one state; with ``lines`` also
         the touched stops' lines of action for the stepper (see :meth:`System._implicit_elements`):
         ``(b1, b2, e, a1, a2, k, c, f0, s̈)`` with the depth δ as the extension, which grows at
-        e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂. ``tracked``: the system's tracked angles (:meth:`_coordinate`).
-        The coordinates that tell whether a stop is touched are those its force is measured at: an
-        untouched run pays one product (:meth:`_product`)."""
-        ZV = self._product(packed)
-        q = self._coordinate(ZV, tracked)
+        e·(v₁ − v₂) + a₁·ω₁ − a₂·ω₂. ``tracked``: the system's tracked angles (:meth:`_coordinate`);
+        ``measured``: they are the angles as measured at this state (System._coordinates unwraps
+        them with the same formula), which angle-only stops then read without a product of their
+        own: untouched, they cost a comparison. The coordinates that tell whether a stop is touched
+        are those its force is measured at: otherwise an untouched run pays one product
+        (:meth:`_product`)."""
+        if measured and not len(self.slide_zero):
+            ZV, q = None, np.take(tracked, self.slot, axis=-1)
+        else:
+            ZV = self._product(packed)
+            q = self._coordinate(ZV, tracked)
         if not self.bilateral and not (q < self.lower).any() and not (q > self.upper).any():
             return (None, self._untouched) + ((None,) if lines else ())
-        rate, J, quad = self._measured(ZV, second=lines)
+        rate, J, quad = self._measured(self._product(packed) if ZV is None else ZV, second=lines)
         f, delta, sigma, _ = self.law(q, rate, energy=False)
         k = len(f)
         on = np.flatnonzero(f != 0.0) if not self.bilateral else np.arange(k)

@@ -772,7 +772,7 @@ class System:
         if len(self.limits):
             # untouched stops add nothing (no wrench, no line): the run is as without them
             tracked = coords[0][self.angle_coords] if self.n_angles else None
-            w, limit_force, *line = self.limits.evaluate(B.packed, tracked, lines=lines is not None)
+            w, limit_force, *line = self.limits.evaluate(B.packed, tracked, lines=lines is not None, measured=True)
             if w is not None:
                 wrench = add(w)
                 if line:
