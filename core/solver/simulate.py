@@ -2319,6 +2319,7 @@ class _Run:
         # spinning at t = 0 sees a flat law, which holds an explicit method's steps when it stops
         friction = sysm.friction
         slipping = len(friction) and bool(np.any(friction.geometry(sysm.bodies(y0).packed)[2]))
+        pressed_only = False
         if slipping:
             sysm.friction = friction.centred(friction.geometry(sysm.bodies(y0).packed)[2])
         try:
@@ -2339,7 +2340,14 @@ class _Run:
                 # RK4 too long for a friction law alone: the law saturates, so the slip chatters about
                 # nought at its step's reach instead of growing without bound
                 chatters = (s.integrator == "RK4" and len(friction) and rho * self.s.fixed_step() > limit
-                            and self._rate_without_friction(y0, floor) * self.s.fixed_step() <= limit)
+                            and self._rate_with(y0, floor, friction=replace(
+                                sysm.friction, mu=np.zeros_like(friction.mu))) * self.s.fixed_step() <= limit)
+                # fast only with the stops pressed: only where the run reaches one (a stop turns away
+                # may never be)
+                if len(limits):
+                    free = self._rate_with(y0, floor, limits=limits)
+                    pressed_only = (free * self.s.fixed_step() <= limit if s.integrator == "RK4"
+                                    else t_end * free / limit <= _STIFF_STEPS)
         except (np.linalg.LinAlgError, FloatingPointError, ValueError):
             return   # a state the run itself will report on
         finally:
@@ -2348,7 +2356,8 @@ class _Run:
         h_stable = limit / rho
         mode = f"rate {rho:.3g} 1/s, time scale {1.0 / rho:.3g} s" + (
             ", with every actuator at its largest F_max of the run" if ramped else "") + (
-            ", with the joints' friction where their slip stops" if slipping else "")
+            ", with the joints' friction where their slip stops" if slipping else "") + (
+            ", with the joints' stops pressed: only where the run reaches one" if pressed_only else "")
         where = self.fastest_body(y0, v)
         if s.integrator == "RK4":
             h = self.s.fixed_step()
@@ -2366,7 +2375,7 @@ class _Run:
                 issue = Issue("warning", "stiff-model", "settings: step",
                               f"the fixed step {h:.3g} s is {h / h_stable:.3g} times RK4's stability limit "
                               f"{h_stable:.3g} s for the model's fastest mode ({mode}), which moves {where}: "
-                              "the run will diverge",
+                              "the run will diverge" + (" if it reaches a stop" if pressed_only else ""),
                               f"Shorten the step below {h_stable:.2g} s, or use BDF or Radau (made for stiff "
                               "models) or the stepper; or check the units and values of what acts on that body.")
         else:
@@ -2385,15 +2394,19 @@ class _Run:
         if log_now:
             self.log_pending()
 
-    def _rate_without_friction(self, y0, floor) -> float:
-        """The fastest rate (1/s) of :meth:`fastest_rate` with the joints' friction taken away (its
-        coefficients nought), to tell a step too long for the friction law alone."""
-        sysm, friction = self.sys, self.sys.friction
-        sysm.friction = replace(friction, mu=np.zeros_like(friction.mu))
+    def _rate_with(self, y0, floor, **elements) -> float:
+        """The fastest rate (1/s) of :meth:`fastest_rate` with the system's ``elements`` (its
+        ``friction``, ``limits``) as given: without the friction, or the stops unpressed, to tell what
+        a step is too short for."""
+        sysm = self.sys
+        kept = {name: getattr(sysm, name) for name in elements}
+        for name, value in elements.items():
+            setattr(sysm, name, value)
         try:
             return self.fastest_rate(y0, floor)[0]
         finally:
-            sysm.friction = friction
+            for name, value in kept.items():
+                setattr(sysm, name, value)
 
     def oscillation(self, y0):
         """(ω, mode shape, where) of the fastest oscillation at t = 0 that a fixed-step run (the

@@ -608,3 +608,19 @@ def test_a_whole_number_of_radians_turns_away_is_warned_as_likely_degrees():
     for lower, upper in ((-6.0 * math.pi, 0.0), (-3.0, 2.0)):
         assert not [w for w in core.compile_model(pendulum(lower=lower, upper=upper)).warnings
                     if w.code == "stop-in-degrees"]
+
+
+def test_a_step_too_long_only_for_a_pressed_stop_is_warned_of_where_the_run_reaches_it():
+    # stops 1000 rad away that a flywheel under 5 N·m may never reach: RK4's 4 ms step is past the
+    # pressed stop's limit (√(1e6/0.25) = 2000 1/s: 1.4 ms), fine for everything else; the warning
+    # says so rather than that the run will diverge
+    rk4 = SolverSettings(end_time=1.0, output_rate=50, integrator="RK4", step=4e-3, gravity=(0.0, 0.0, 0.0))
+    model = replace(pendulum(torque=-5e3, lower=-1000.0, upper=1000.0, limit_stiffness=1e9), settings=rk4)
+    (issue,) = [w for w in core.check(model) if w.code == "stiff-model"]
+    assert "with the joints' stops pressed: only where the run reaches one" in issue.message
+    assert issue.message.endswith("the run will diverge if it reaches a stop"), issue.message
+    r = core.simulate(model)
+    # (to RK4's own error on the bob's circle, ω h up to 0.08: 7e-7 measured)
+    assert r.success and r.joint_angle[-1, 0] == pytest.approx(-0.5 * 5.0 / I_HINGE, rel=1e-5)
+    # without the stops the step is fine: nothing to say
+    assert not [w for w in core.check(replace(pendulum(torque=-5e3), settings=rk4)) if w.code == "stiff-model"]
