@@ -134,24 +134,48 @@ class Trace:
     relative_index: int = -1
 
 
+def at_start(scene, objects, read):
+    """``read()`` with the scene at its start frame when one of ``objects`` or a parent of one is
+    animated, where the run read them (``start_model``; at another frame a keyed frame was read where
+    that frame showed it); the current frame comes back."""
+    now = scene.frame_current, scene.frame_subframe
+    if now == (scene.frame_start, 0.0) or not any(animated(o) for f in objects for o in (f, *ancestors(f))):
+        return read()
+    scene.frame_set(scene.frame_start)
+    try:
+        return read()
+    finally:
+        scene.frame_set(now[0], subframe=now[1])
+
+
+def placed(frame, index, unit):
+    """(origin (3,) m, axes (3, 3) as columns, k) of ``frame`` as the run placed it: in the unscaled
+    frame of its moving body, the body's index ``k`` in ``index`` ({body object: its index in the
+    results}), or, k = -1, in the world (a frame on the world, or on a fixed body where the run
+    started it). None where its body moves but is not in ``index`` (not simulated as it is now)."""
+    body = body_of(frame)
+    matrix = frame.matrix_world if body is None else relative_to_body(frame, body)
+    # (a sheared frame: scene_to_model keeps its Z as shown, the axis all that is read of it here)
+    origin, axes = np.array(matrix.translation) * unit, np.array(matrix.to_3x3().normalized())
+    if body is None:
+        return origin, axes, -1
+    if body.mbd.fixed:
+        at, turn = start_pose(body)
+        turn = np.array(turn.to_matrix())
+        return np.array(at) * unit + turn @ origin, turn @ axes, -1
+    return (origin, axes, index[body]) if body in index else None
+
+
 def plan(scene, bodies) -> tuple[list[Trace], list[str]]:
     """(the traces to bake, the notes on traced frames that draw none) of ``scene`` with the run whose
     bodies are ``bodies`` ({name in the results: its object or None}, in the results' order).
 
-    The frames are read where the run read them: at the start frame when one of them or a parent is
-    animated (``start_model``; at another frame a keyed one was traced where that frame showed it). Raises
+    The frames are read where the run read them (:func:`at_start`). Raises
     :class:`TraceError` naming every traced frame that cannot be baked (its field, and what to do), so
     that Bake refuses before it changes anything.
     """
     frames = traced_frames(scene)
-    now = scene.frame_current, scene.frame_subframe
-    if now == (scene.frame_start, 0.0) or not any(animated(o) for f in frames for o in (f, *ancestors(f))):
-        return _plan(scene, bodies, frames)
-    scene.frame_set(scene.frame_start)
-    try:
-        return _plan(scene, bodies, frames)
-    finally:
-        scene.frame_set(now[0], subframe=now[1])
+    return at_start(scene, frames, lambda: _plan(scene, bodies, frames))
 
 
 def _plan(scene, bodies, frames):
@@ -171,14 +195,7 @@ def _plan(scene, bodies, frames):
                           "Simulate (a body made moving, added or replaced since); run Simulate again, then Bake")
             continue
         # its origin in its body's unscaled frame, as scene_to_model places the frame on the body
-        if body is None:
-            offset, k = np.array(frame.matrix_world.translation) * unit, -1
-        elif body.mbd.fixed:
-            # a world point: on the fixed body where the run started it (from before a bake, if moving then)
-            at, turn = start_pose(body)
-            offset, k = np.array(at + turn @ relative_to_body(frame, body).translation) * unit, -1
-        else:
-            offset, k = np.array(relative_to_body(frame, body).translation) * unit, index[body]
+        offset, _, k = placed(frame, index, unit)
         moving = None if _fixed(relative) else relative
         traces.append(Trace(frame, offset, k, moving, index.get(moving, -1)))
     if errors:
