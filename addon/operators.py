@@ -462,18 +462,20 @@ class MBD_OT_bake(bpy.types.Operator):
             # told once the keys are in: before a refused bake it said "baked" of nothing
             stale = _stale(scene, context, entry)
         d = scene.mbd.display
-        telemetry = d.bake_telemetry
-        if telemetry:
+        telemetry, joint_arrows = d.bake_telemetry, d.show_joint_arrows
+        if telemetry or joint_arrows:
             try:
-                _compute_deferred(context, entry.results)    # the telemetry keys them
+                _compute_deferred(context, entry.results)    # the telemetry and the reaction arrows key them
             except RuntimeError as exc:
-                self.report({"WARNING"}, f"{exc}; baked without the telemetry")
-                telemetry = False
+                without = " and ".join(what for what, on in (("the telemetry", telemetry),
+                                                              ("the reaction arrows", joint_arrows)) if on)
+                self.report({"WARNING"}, f"{exc}; baked without {without}")
+                telemetry = joint_arrows = False
         try:
             report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
                                  torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
-                                 contact_scale=d.contact_scale, telemetry=telemetry, objects=entry.objects,
-                                 trace_width=d.trace_width)
+                                 contact_scale=d.contact_scale, joint_arrows=joint_arrows, telemetry=telemetry,
+                                 objects=entry.objects, trace_width=d.trace_width)
         except baking.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -491,6 +493,10 @@ class MBD_OT_bake(bpy.types.Operator):
             self.report({"WARNING"}, "Not in the scene any more, not baked: " + ", ".join(map(repr, gone)))
         for point in report.points:
             self.report({"WARNING"}, point)
+        if report.unplaced:
+            self.report({"WARNING"}, "No reaction arrows for joints renamed or removed since the last Simulate, or "
+                                     "whose frames were removed or put on a body it did not simulate: "
+                                     + ", ".join(map(repr, report.unplaced)) + "; run Simulate again, then Bake")
         if not entry.results.success:
             self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")
         old, new = scene.render.frame_map_old, scene.render.frame_map_new

@@ -451,6 +451,14 @@ class MBD_PG_display(PropertyGroup):
         description="Bake an orange arrow per contact: the force on Body_I at the contact point, "
                     "hidden while the bodies do not touch")
     contact_scale: FloatProperty(name="Contact Arrow (mm/N)", default=1.0, min=0.0)
+    show_joint_arrows: BoolProperty(
+        name="Reaction Arrows", default=False,
+        description="Bake a white arrow per joint of the force and a black one, with a torus, of the torque "
+                    "that the body of Frame J gets from that of Frame I through it (with Frame J on the world: "
+                    "what the world takes), at Frame J's origin, the torque about it: the total load the joint "
+                    "carries, its reaction with its end stops', its friction and its motion's drive added. At the "
+                    "Force and Torque Arrow scales, so that a load carried and one applied draw as long for the "
+                    "same size; hidden where the joint carries nothing")
     trace_width: FloatProperty(name="Trace Width (mm)", default=1.0, min=0.0,
                                description="The thickness of the baked trace curves (frames with Trace Path on)")
     bake_telemetry: BoolProperty(

@@ -764,7 +764,9 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
         d = scene.mbd.display
         layout.separator()
         layout.prop(d, "show_arrows")
-        if d.show_arrows:
+        layout.prop(d, "show_joint_arrows")
+        # (the joints' reaction arrows take the applied loads' scales)
+        if d.show_arrows or d.show_joint_arrows:
             layout.prop(d, "force_scale")
             layout.prop(d, "torque_scale")
         layout.prop(d, "show_contact_arrows")

@@ -7,8 +7,8 @@ being ``t = k / fps``; results sampled at another rate are interpolated
 A body under a parent (which holds still: scene_to_model checks it) is keyed
 with its own location and rotation, its world pose taken back through the
 parent. Besides the bodies' location and rotation, bake adds an arrow per force or
-torque, optionally one per contact, a curve per traced frame (``trace.py``) and the
-telemetry empty (``telemetry.py``).
+torque, optionally one per contact and a force and a torque arrow per joint (its reaction), a
+curve per traced frame (``trace.py``) and the telemetry empty (``telemetry.py``).
 A body's keys go into a copy of its own action without its location and
 rotation channels, so the rest of its animation (a keyed colour) plays on.
 
@@ -46,9 +46,19 @@ from .telemetry import telemetry_object
 
 ARROW_PREFIX = "MBD_Arrow_"
 CONTACT_PREFIX = "MBD_Contact_"
+#: a joint's reaction arrows: its force and its torque
+JOINT_FORCE_PREFIX, JOINT_TORQUE_PREFIX = "MBD_JointForce_", "MBD_JointTorque_"
 ARROW_COLLECTION = "MBD Arrows"
-#: RGBA of the arrows: blue forces, red torques (SPEC §1), orange contact forces
-COLORS = {"force": (0.1, 0.35, 1.0, 1.0), "torque": (1.0, 0.1, 0.08, 1.0), "contact": (1.0, 0.45, 0.0, 1.0)}
+#: RGBA of the arrows: blue forces, red torques (SPEC §1), orange contact forces; what the joints carry
+#: in neutral white (force) and black (torque), apart from the coloured loads applied and the traces' colours
+COLORS = {"force": (0.1, 0.35, 1.0, 1.0), "torque": (1.0, 0.1, 0.08, 1.0), "contact": (1.0, 0.45, 0.0, 1.0),
+          "joint_force": (0.95, 0.95, 0.95, 1.0), "joint_torque": (0.02, 0.02, 0.02, 1.0)}
+#: the kinds drawn with the torus of a moment
+TORQUE_KINDS = ("torque", "joint_torque")
+#: mm: a joint's reaction arrow shorter than this (a micrometre: none a viewport shows) has scale 0 on that
+#: frame, hidden as a contact's out of contact, and one never longer is not made. A joint that carries nothing
+#: reports rounding, not 0 (a hinge's torque square to its axis under a planar swing: 1e-13 N·m)
+JOINT_ARROW_MIN_MM = 1e-3
 
 
 class BakeError(ValueError):
@@ -63,6 +73,7 @@ class BakeReport:
     traces: list[str] = field(default_factory=list)     # the trace curves' objects
     points: list[str] = field(default_factory=list)     # why a traced frame has none: it is one point
     missing: list[str] = field(default_factory=list)   # bodies in the results not in the scene
+    unplaced: list[str] = field(default_factory=list)  # joints whose reaction arrows could not be placed
     telemetry: str = ""     # the telemetry empty's name ("" when not baked)
     channels: int = 0       # telemetry channels (custom properties) keyed
 
@@ -202,7 +213,7 @@ def _material(scene, kind):
 
 def _arrow_mesh(scene, kind):
     mesh = _tagged(bpy.data.meshes.new(f"MBD_Arrow_{kind.title()}"), scene)
-    verts, faces = arrow_geometry(kind == "torque")
+    verts, faces = arrow_geometry(kind in TORQUE_KINDS)
     mesh.from_pydata(verts, [], faces)
     mesh.materials.append(_material(scene, kind))
     mesh.update()
@@ -246,10 +257,93 @@ def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, lengt
     report.arrows.append(obj.name)
 
 
-def _bake_arrows(scene, results, count, frames, times, scales, collection, report):
-    """An arrow per force/torque and per contact, for the kinds in ``scales`` (mm per N, N·mm or N)."""
+def joint_plan(scene, results, bodies) -> tuple[dict, list[str]]:
+    """Where each joint of ``results`` found in ``scene`` by name puts its reaction arrows:
+    ({its index in the results: (Frame J's origin (3,) m, that frame's body index or -1, Frame I's Z (3,),
+    that frame's body index or -1)}, the names of those that cannot be placed: renamed or gone since the
+    run, a frame gone, or on a body the run did not simulate). Positions and axes as :func:`trace.placed`;
+    ``bodies`` as :func:`trace.plan`'s. The frames are read where the run read them (:func:`trace.at_start`)."""
+    index = {obj: k for k, obj in enumerate(bodies.values()) if obj is not None}
+    unit = mm_per_unit(scene) / 1000.0
+    joints = {j.name: j for j in scene.mbd.joints}
+    frames = [f for j in joints.values() for f in (j.frame_i, j.frame_j) if f is not None and f.name in scene.objects]
+
+    def read():
+        plan, unplaced = {}, []
+        for k, name in enumerate(results.joint_names):
+            joint = joints.get(name)
+            ends = [None if f is None or f.name not in scene.objects else trace.placed(f, index, unit)
+                    for f in ((joint.frame_j, joint.frame_i) if joint is not None else (None, None))]
+            if None in ends:
+                unplaced.append(name)
+                continue
+            (origin, _, on_j), (_, axes, on_i) = ends
+            plan[k] = (origin, on_j, axes[:, 2], on_i)
+        return plan, unplaced
+    return trace.at_start(scene, frames, read)
+
+
+def joint_loads(results, count, axis):
+    """(force, torque) (count, joints, 3) N, N·m, world: all that each joint passes from Frame I's body to
+    Frame J's (to the world where Frame J is on it), the torque about Frame J's origin: the constraint's
+    reaction (``joint_force``, ``joint_torque``, which leave the rest out) plus, along or about ``axis``
+    ((count, joints, 3) Frame I's Z in the world, the joint's axis), its end stops' load, its friction and
+    the effort of the motion that drives it. Each of those acts on Frame J's body along or about Z of
+    Frame I (docs/model-format.md); a force along the axis through Frame J's origin has no moment about it."""
+    force = np.array(results.joint_force[:count], float)
+    torque = np.array(results.joint_torque[:count], float)
+    about = np.nan_to_num(results.joint_friction_load[:count, :, 0])      # NaN: no friction
+    along = np.nan_to_num(results.joint_friction_load[:count, :, 1])
+    limit = np.nan_to_num(results.joint_limit_load[:count])                # NaN: no stops
+    for k, dof in enumerate(results.joint_limit_dof):
+        (about if dof == "rotation" else along)[:, k] += limit[:, k]
+    for m, k in enumerate(results.motion_joint):
+        if k >= 0:      # (-1: results saved before motions named their joint)
+            (about if results.motion_is_rotation[m] else along)[:, k] += results.motion_effort[:count, m]
+    return force + along[..., None] * axis, torque + about[..., None] * axis
+
+
+def _bake_joint_arrows(scene, results, count, frames, times, plan, scales, meshes, collection, report):
+    """A force and a torque arrow per joint of ``plan`` (:func:`joint_plan`) at Frame J's origin: all that
+    Frame J's body gets through the joint (:func:`joint_loads`; the world's share where Frame J is on it), as
+    the telemetry's reaction channels read, stops, friction and drive added; hidden where shorter than
+    :data:`JOINT_ARROW_MIN_MM`. Frame J is the body Joint at Cursor joins to Frame I's (the world's): a
+    hanging pendulum's arrow points up, the pin holding it."""
+    t = results.t[:count]
+    position, orientation = results.position[:count], results.orientation[:count]
+    ks = list(plan)
+    axis = np.zeros((count, len(results.joint_names), 3))
+    for k in ks:
+        _, _, z, on_i = plan[k]
+        axis[:, k] = z if on_i < 0 else core.spatial.quat_rotate(orientation[:, on_i], z)
+    force, torque = joint_loads(results, count, axis)
+    # at the frames: the bodies' poses as they are keyed, Frame J's origin on its body's
+    at = resample(t, position, times)
+    turned = _normalized(resample(t, orientation, times))
+    for k in ks:
+        origin, on_j, _, _ = plan[k]
+        point = trace.trace_points(at, turned, origin, on_j)
+        name = results.joint_names[k]
+        # arrow length in mm: |F| N × mm/N, or |T| (N·m → N·mm) × mm/(N·mm), as the applied ones
+        for kind, prefix, load, mm in (("joint_force", JOINT_FORCE_PREFIX, force, scales["force"]),
+                                       ("joint_torque", JOINT_TORQUE_PREFIX, torque, scales["torque"] * 1e3)):
+            vec = np.array(resample(t, load[:, k], times))     # (resample may hand back a view of load)
+            length_mm = np.linalg.norm(vec, axis=1) * mm
+            hidden = ~(length_mm >= JOINT_ARROW_MIN_MM)
+            if hidden.all():
+                continue
+            length_mm[hidden], vec[hidden] = 0.0, 0.0     # (a zero vector keeps the arrow's last direction)
+            _arrow(scene, collection, meshes, kind, prefix + name, frames, point, vec, length_mm, report)
+
+
+def _bake_arrows(scene, results, count, frames, times, scales, collection, report, joints=None):
+    """An arrow per force/torque and per contact, for the kinds in ``scales`` (mm per N, N·mm or N), and
+    with ``joints`` ((:func:`joint_plan`'s plan, {"force": mm/N, "torque": mm/(N·mm)})) the joints' reaction
+    arrows."""
     meshes = {}
     t = results.t[:count]
+    if joints:
+        _bake_joint_arrows(scene, results, count, frames, times, *joints, meshes, collection, report)
     for k, name in enumerate(results.force_names if "force" in scales else ()):
         kind = "torque" if results.force_is_torque[k] else "force"
         vec = resample(t, results.force_vector[:count, k], times)          # N or N·m, world
@@ -435,11 +529,12 @@ def _carry_users_keys(obj, baked):
 
 
 def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, contact_arrows=False,
-         contact_scale=1.0, telemetry=True, objects=None, trace_width=1.0) -> BakeReport:
-    """Key every moving body on the scene frames, an arrow per force/torque (and contact), a curve per
-    traced frame (``trace.py``) and the telemetry.
+         contact_scale=1.0, joint_arrows=False, telemetry=True, objects=None, trace_width=1.0) -> BakeReport:
+    """Key every moving body on the scene frames, an arrow per force/torque (and contact, and a force and
+    a torque arrow per joint: ``joint_arrows``), a curve per traced frame (``trace.py``) and the telemetry.
 
-    Scales: mm of arrow per N (forces, contacts) or per N·mm (torques); ``trace_width`` mm.
+    Scales: mm of arrow per N (forces, contacts) or per N·mm (torques); the joints' reaction arrows take
+    the forces' and torques' (an arrow as long for a load as large, applied or carried); ``trace_width`` mm.
     ``objects``: each body's object's ``session_uid`` when it was simulated, so that a body
     renamed since is still found (else by name).
     Replaces a previous bake of the scene.
@@ -466,7 +561,9 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         traces, points = trace.plan(scene, found)
     except trace.TraceError as exc:
         raise BakeError(f"{exc}; nothing baked, the previous bake is kept") from None
-    report = BakeReport(points=points)
+    report, plan = BakeReport(points=points), {}
+    if joint_arrows and len(results.joint_names):
+        plan, report.unplaced = joint_plan(scene, results, found)
     # only samples present in every array: a run cancelled at its first frame
     # has an empty orientation array (core.spatial.quat_unwrap of one sample)
     count = min(len(results.t), len(results.position), len(results.orientation))
@@ -515,11 +612,12 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         scales.update(force=force_scale, torque=torque_scale)
     if contact_arrows and len(results.contact_names):
         scales["contact"] = contact_scale
-    if scales or traces:
+    joints = (plan, {"force": force_scale, "torque": torque_scale}) if joint_arrows and plan else None
+    if scales or joints or traces:
         collection = _tagged(bpy.data.collections.new(ARROW_COLLECTION), scene)
         scene.collection.children.link(collection)
-        if scales:
-            _bake_arrows(scene, results, count, frames, times, scales, collection, report)
+        if scales or joints:
+            _bake_arrows(scene, results, count, frames, times, scales, collection, report, joints)
         report.traces, still = trace.bake(scene, results, count, frames, times, traces, collection, trace_width,
                                           lambda block: _tagged(block, scene), colors)
         report.points += still

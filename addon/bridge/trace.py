@@ -31,7 +31,7 @@ from .keys import key, slot_fcurves
 from .scene_to_model import ancestors, animated, body_of, mm_per_unit, relative_to_body, shape, start_pose
 
 PREFIX = "MBD_Trace_"
-#: RGBA of the traces, apart from the arrows' blue, red and orange: on a first bake one per curve in the
+#: RGBA of the traces, apart from the arrows' blue, red, orange, white and black: on a first bake one per curve in the
 #: frames' name order, repeated past the last; a re-bake keeps each frame's (:func:`palette`)
 COLORS = ((0.05, 0.75, 0.2, 1.0), (0.85, 0.1, 0.85, 1.0), (0.0, 0.75, 0.85, 1.0), (0.95, 0.8, 0.0, 1.0),
           (0.5, 0.25, 0.95, 1.0), (0.55, 0.35, 0.1, 1.0))

@@ -128,7 +128,7 @@ def test_panels_draw_every_element_kind(addon, group, tmp_path):
     scene.mbd.group = group
     for display in (True, False):   # the display options' sub-fields (and the plot), shown and hidden
         d = scene.mbd.display
-        d.show_arrows = d.show_contact_arrows = d.bake_telemetry = d.show_plot = display
+        d.show_arrows = d.show_contact_arrows = d.show_joint_arrows = d.bake_telemetry = d.show_plot = display
         for obj in (bob, scene.objects["Pivot"], plain, None):
             log = draw_all(obj)
             assert {"mbd.validate", "mbd.simulate", "mbd.bake", "mbd.clear"} <= {n for n, _ in operators(log)}
@@ -798,3 +798,19 @@ def test_the_arrow_scales_name_their_units_as_the_manual_does(addon):
     display = properties.MBD_PG_display.bl_rna.properties
     assert [display[f].name for f in ("force_scale", "torque_scale", "contact_scale")] == [
         "Force Arrow (mm/N)", "Torque Arrow (mm/(N·mm))", "Contact Arrow (mm/N)"]
+
+
+def test_reaction_arrows_are_beside_the_force_arrows_and_show_the_scales_they_take(addon):
+    """Reaction Arrows (off by default) under Force Arrows; the joints' arrows take the Force and Torque
+    Arrow scales, which show while either is on."""
+    from addon import properties
+    scene, bob = ms.pendulum()
+    d = scene.mbd.display
+    assert not d.show_joint_arrows
+    assert "Frame J" in properties.MBD_PG_display.bl_rna.properties["show_joint_arrows"].description
+    for force, joint in ((True, False), (False, True), (True, True), (False, False)):
+        d.show_arrows, d.show_joint_arrows = force, joint
+        props = [entry[1] for entry in draw_all(bob) if entry[0] == "prop"]
+        at = props.index("show_arrows")
+        assert props[at + 1] == "show_joint_arrows"
+        assert (props[at + 2:at + 4] == ["force_scale", "torque_scale"]) == (force or joint)
