@@ -727,6 +727,19 @@ def _read_scene(scene, depsgraph) -> Gathered:
                                     "during the run. To put it on a body, parent it to the body (Ctrl+P) "
                                     "instead of a constraint")
             matrix = obj.matrix_world if body is None else relative_to_body(obj, body)
+            lengths = [matrix.col[i].to_3d().length for i in range(3)]
+            if min(lengths) <= 1e-9 * max(lengths):
+                # an axis scaled to nothing has no direction: decompose() then turned the frame (a joint's
+                # Z axis 37 deg off the arrow shown for a scale of 1, 1, 0, none at all for 0, 0, 0)
+                chain = [obj, *ancestors(obj)]
+                chain = chain[:chain.index(body) + 1] if body is not None else chain
+                flat = [o.name for o in chain if min(map(abs, o.matrix_basis.to_scale())) <=
+                        1e-9 * max(map(abs, o.matrix_basis.to_scale()))]
+                out.error(path, f"its axes cannot be read: the scale of {', '.join(map(repr, flat)) or 'a parent'} "
+                                "is zero along an axis, which leaves the frame no direction that way (its Z axis "
+                                "is a joint's axis); set Scale in Object properties > Transform to anything but "
+                                "zero (a frame's size is not used)")
+                continue
             if matrix.to_3x3().determinant() < 0:
                 # decompose() turns left-handed axes into a rotation with all three reversed
                 by = _mirroring(obj)

@@ -278,6 +278,24 @@ def test_a_half_turn_scale_on_a_frame_is_its_rotation(addon):
                for a, b in zip(a, b)) < 1e-6
 
 
+@pytest.mark.parametrize("flat", ["own", "parent"])
+def test_a_frame_scaled_to_zero_along_an_axis_is_named_not_turned(addon, flat):
+    # (decompose() of a matrix with a zero column gave the hinge's frame a Z axis 36.9 deg off its
+    # arrow for a scale of 1, 1, 0, and none of its rotation for 0, 0, 0: a joint axis silently wrong)
+    scene, bob = ms.pendulum()
+    pivot = scene.objects["Pivot"]
+    if flat == "own":
+        pivot.scale, named = (1.0, 1.0, 0.0), "'Pivot'"
+    elif flat == "parent":
+        holder = ms.frame("Holder")
+        holder.mbd.role = "NONE"
+        pivot.parent = holder
+        holder.scale, named = (0.0, 0.0, 0.0), "'Holder'"
+    text = fails_unchanged(bpy.ops.mbd.validate, f"object 'Pivot': its axes cannot be read: the scale of {named} "
+                                                 "is zero along an axis", "set Scale in Object properties > Transform")
+    assert "Traceback" not in text
+
+
 def test_constraints_on_a_body_are_warned_unless_muted(addon):
     # (they override the baked keys: the viewport showed the bob at z = 0 while it swung below)
     from addon.bridge.scene_to_model import scene_to_model
