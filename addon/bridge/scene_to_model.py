@@ -726,6 +726,14 @@ def _read_scene(scene, depsgraph) -> Gathered:
                                     f"is now; its constraints {', '.join(map(repr, world_active))} do not move it "
                                     "during the run. To put it on a body, parent it to the body (Ctrl+P) "
                                     "instead of a constraint")
+            placing = [o.name for o in (obj, *(ancestors(obj) if body is None else between)) if _keys_move(o)]
+            if placing:
+                # a frame is rigid on its body (or the world): the run reads it at the start frame only
+                on = "the world" if body is None else f"body {body.name!r}"
+                out.warnings.append(f"{path}: keys, drivers or NLA strips of {', '.join(map(repr, placing))} move it, "
+                                    f"but a frame is fixed on {on}: the run holds it where the start frame puts it "
+                                    "while the viewport plays it away from what it places; to move a part by a law, "
+                                    "give its joint a Motion (sidebar, tab MBD > Elements > Motions), else remove them")
             matrix = obj.matrix_world if body is None else relative_to_body(obj, body)
             lengths = [matrix.col[i].to_3d().length for i in range(3)]
             if min(lengths) <= 1e-9 * max(lengths):
@@ -979,6 +987,20 @@ def _moves(obj) -> bool:
     if any(not d.mute and d.data_path in PLACING for d in anim.drivers):
         return True
     return anim.action is not None and any(fc.data_path in PLACING for fc in slot_fcurves(anim) or ())
+
+
+def _keys_move(obj) -> bool:
+    """Whether the user's keys, drivers or NLA strips change where ``obj`` is placed over time: a placing
+    channel keyed to more than one value or under F-Curve modifiers (one key, or equal keys, hold it still)."""
+    from .keys import slot_fcurves
+    anim = obj.animation_data
+    if anim is None:
+        return False
+    if len(anim.nla_tracks) or any(not d.mute and d.data_path in PLACING for d in anim.drivers):
+        return True
+    return any(fc.data_path in PLACING and not fc.mute and
+               (len(fc.modifiers) or len({kp.co[1] for kp in fc.keyframe_points}) > 1)
+               for fc in slot_fcurves(anim) or ())
 
 
 def animated(obj) -> bool:

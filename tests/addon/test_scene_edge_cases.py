@@ -121,6 +121,40 @@ def test_child_of_a_body_on_a_world_frame_is_reported(addon):
     assert not any("'Grip'" in w for w in gathered(scene).warnings)
 
 
+def test_a_frame_keyed_to_move_is_warned_that_the_run_holds_it_at_the_start_frame(addon):
+    # (a keyed pivot, on the world or on the bob, was read at the start frame without a word: the run
+    # swung the bob about where frame 1 put it while the viewport played the empty away from the joint)
+    scene, bob = ms.pendulum()
+    pivot, on_bob = scene.objects["Pivot"], scene.objects["Bob_pivot"]
+    holder = bpy.data.objects.new("Holder", None)
+    scene.collection.objects.link(holder)
+    pivot.parent = holder
+    for obj in (pivot, holder, on_bob):
+        obj.keyframe_insert("location", frame=1)        # one key holds still: no word
+    on_bob.keyframe_insert("rotation_euler", frame=1)
+    assert not any("keys" in w for w in gathered(scene).warnings)
+    holder.location.x = 0.2
+    holder.keyframe_insert("location", frame=20)
+    on_bob.rotation_euler.y = 0.3
+    on_bob.keyframe_insert("rotation_euler", frame=20)
+    scene.frame_set(10)
+    warnings = [w for w in gathered(scene).warnings if "keys" in w]
+    assert warnings == [
+        "object 'Pivot': keys, drivers or NLA strips of 'Holder' move it, but a frame is fixed on the world: the run "
+        "holds it where the start frame puts it while the viewport plays it away from what it places; to move a part "
+        "by a law, give its joint a Motion (sidebar, tab MBD > Elements > Motions), else remove them",
+        "object 'Bob_pivot': keys, drivers or NLA strips of 'Bob_pivot' move it, but a frame is fixed on body 'Bob': "
+        "the run holds it where the start frame puts it while the viewport plays it away from what it places; to move "
+        "a part by a law, give its joint a Motion (sidebar, tab MBD > Elements > Motions), else remove them"]
+    # as the warning says: Simulate's hinge where frame 1 puts it (the origin), not where frame 10 shows it
+    from addon.bridge.scene_to_model import start_model
+    g = start_model(scene, bpy.context.evaluated_depsgraph_get())
+    assert frame_world(g, "Pivot").translation.length < 1e-9
+    for fc in [*ms.fcurves_of(holder), *ms.fcurves_of(on_bob)]:
+        fc.mute = True
+    assert not any("keys" in w for w in gathered(scene).warnings)
+
+
 def test_constraint_on_a_parent_between_frame_and_body_is_reported(addon):
     # the frame hangs on an empty on the bob; the empty's Limit Location lifts it 0.5 m in the viewport,
     # but the model places the frame by the parents' own transforms
