@@ -688,7 +688,7 @@ def _read_scene(scene, depsgraph) -> Gathered:
         return obj.name
 
     bodies, frames = [], []
-    for obj in marked:
+    for obj in _same_names(marked, out):
         if _refused(obj, depsgraph, out):
             continue
         path = f"object {obj.name!r}"
@@ -908,6 +908,23 @@ def _read_scene(scene, depsgraph) -> Gathered:
     return Gathered(model, compiled, list(dict.fromkeys(out.warnings)),
                     {e.name: o.session_uid for e in (*model.bodies, *model.frames)
                      if (o := scene.objects.get(e.name)) is not None}, notes)
+
+
+def _same_names(marked, out) -> list:
+    """``marked`` but the objects whose name another of them has, after recording each such name in ``out``:
+    only an object linked from a library shares its name ('Part [parts.blend]' beside this file's 'Part'),
+    and the model, the run's results and Bake tell parts by name."""
+    by_name = {}
+    for obj in marked:
+        by_name.setdefault(obj.name, []).append(obj)
+    for name, objects in by_name.items():
+        if len(objects) > 1:
+            whose = ", ".join(f"linked from {o.library.name!r}" if o.library else "this file's" for o in objects)
+            rename = "rename this file's, or " if any(o.library is None for o in objects) else ""
+            out.error(f"object {name!r}", f"{len(objects)} parts of the mechanism have this name ({whose}), by which "
+                                          f"the model tells them apart; {rename}make a linked one a library "
+                                          "override (Object > Library Override > Make), which takes a name of its own")
+    return [o for o in marked if len(by_name[o.name]) == 1]
 
 
 def press(role, what="it") -> str:

@@ -609,3 +609,33 @@ def test_a_tilted_shaft_on_two_bearings_simulates(addon, scale):
     np.testing.assert_allclose(np.linalg.norm(res.angular_velocity[:, 0], axis=1), 10.0, rtol=1e-6)
     np.testing.assert_allclose(res.joint_force[:, :, 2], 4.905, rtol=1e-5)
     assert any("redundant joints do not quite meet" in w for w in res.warnings), res.warnings
+
+
+def test_a_linked_part_of_a_local_parts_name_is_named_not_a_duplicate_twice(addon, tmp_path):
+    # (a pendulum linked in beside this file's own: 'Bob [parts.blend]' and 'Bob' both went to the model as
+    # 'Bob', and Validate said twice to give each element its own name, which a linked one cannot take)
+    ms.pendulum()
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene, bob = ms.pendulum()          # this file's own, under the same names
+    with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
+        linked.objects = ["Bob", "Bob_pivot"]
+    for obj in linked.objects:
+        scene.collection.objects.link(obj)
+    from addon.bridge.scene_to_model import SceneError
+    with pytest.raises(SceneError) as info:
+        gathered(scene)
+    told = "this file's, linked from 'parts.blend'"
+    assert info.value.messages == [
+        f"object 'Bob': 2 parts of the mechanism have this name ({told}), by which the model tells them apart; "
+        "rename this file's, or make a linked one a library override (Object > Library Override > Make), which "
+        "takes a name of its own",
+        f"object 'Bob_pivot': 2 parts of the mechanism have this name ({told}), by which the model tells them "
+        "apart; rename this file's, or make a linked one a library override (Object > Library Override > Make), "
+        "which takes a name of its own"]
+    # as it says: the local ones renamed, both pendulums swing, each on its own hinge
+    bob.name, scene.objects["Bob_pivot"].name = "Mine", "Mine_pivot"
+    g = gathered(scene)
+    assert sorted(b.name for b in g.model.bodies) == ["Bob", "Mine"]
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
