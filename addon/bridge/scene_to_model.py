@@ -548,6 +548,21 @@ def _refused(obj, depsgraph, out) -> bool:
     return False
 
 
+def _faces_from(obj) -> str:
+    """Where an object that is not a mesh gets faces, as the no-faces error says it ('' for a mesh)."""
+    if obj.type == "MESH":
+        return ""
+    if obj.type == "META":
+        # Blender draws a family of metaballs (one name before the dot) as the surface of its base alone
+        base = obj.name.split(".", 1)[0]
+        if base != obj.name and getattr(bpy.data.objects.get(base), "type", None) == "META":
+            return (f" (a metaball's surface, its elements' and its family's, is the mesh of the family's base "
+                    f"{base!r}, the one named without a suffix: make {base!r} the body, or rename this one to "
+                    "start a family of its own)")
+        return " (a metaball gets faces where its elements' radius reaches the Threshold in its Object Data properties)"
+    return f" (a {obj.type.lower()} object gets faces from Extrude, Bevel and Fill in its Object Data properties)"
+
+
 def read_body(obj, depsgraph, unit, out, in_scene):
     """The core Body of body ``obj`` as Simulate reads it (``unit``: mm per Blender unit; ``in_scene``:
     the names of the scene's objects), or None after recording in ``out`` why it cannot be one; its
@@ -595,9 +610,7 @@ def read_body(obj, depsgraph, unit, out, in_scene):
     verts, tris = mesh_arrays(obj, depsgraph, unit)
     p = obj.mbd
     if len(tris) == 0 and p.mass_mode != "EXPLICIT" and not p.fixed:
-        out.error(path, "the mesh has no faces; a body needs a closed mesh, or Mass From Explicit" + (
-            "" if obj.type == "MESH" else f" (a {obj.type.lower()} object gets faces from Extrude, Bevel "
-            "and Fill in its Object Data properties)"))
+        out.error(path, "the mesh has no faces; a body needs a closed mesh, or Mass From Explicit" + _faces_from(obj))
         return None
     out.loose.extend(_loose_parts(obj, depsgraph, verts, tris, unit, in_scene))
     # (the mesh gives no mass to a fixed body or to explicit mass properties)

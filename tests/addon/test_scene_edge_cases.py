@@ -290,6 +290,29 @@ def test_a_filled_curve_is_a_body_and_an_unfilled_one_is_told_how_to_get_faces(a
         bpy.ops.mbd.validate()
 
 
+def test_a_metaball_whose_surface_its_familys_base_draws_is_told_to_mark_the_base(addon):
+    # (Blender draws 'Ball.001' as part of the surface of 'Ball', its family's base, so it has no mesh of its
+    # own: Validate told it to Extrude, Bevel and Fill, which a metaball has not)
+    scene, _bob = ms.pendulum()
+    bpy.ops.object.metaball_add(type="BALL", radius=0.1, location=(0.0, 0.0, -1.0))
+    bpy.context.active_object.name = "Ball"
+    bpy.ops.object.metaball_add(type="BALL", radius=0.1, location=(0.0, 0.0, -2.0))
+    second = bpy.context.active_object
+    second.name, second.mbd.role = "Ball.001", "BODY"
+    with pytest.raises(RuntimeError, match=r"'Ball\.001': the mesh has no faces.*mesh of the family's base 'Ball'.*"
+                                           r"make 'Ball' the body, or rename this one"):
+        bpy.ops.mbd.validate()
+    second.name = "Lone"           # a family of its own: its own surface, a ball of the radius shown
+    c = gathered(scene).compiled
+    radius = np.ptp(np.array(second.bound_box), axis=0) / 2.0
+    volume = 4.0 / 3.0 * math.pi * radius.prod()
+    # polygonised in 0.1-unit cells (Resolution) the surface weighs 3.1 % over the ball its bounding box spans
+    assert abs(c.mass[c.body_names.index("Lone")] / (second.mbd.density * volume) - 1.0) < 0.05
+    second.data.threshold = 5.0    # no element reaches it: no surface
+    with pytest.raises(RuntimeError, match="'Lone': the mesh has no faces.*radius reaches the Threshold"):
+        bpy.ops.mbd.validate()
+
+
 def test_a_curve_without_points_as_a_body_is_told_to_get_faces_not_a_traceback(addon):
     """All of a curve's points deleted: Blender evaluates it to no mesh at all (None), not an empty one."""
     scene, _bob = ms.pendulum()
