@@ -763,19 +763,24 @@ def _read_scene(scene, depsgraph) -> Gathered:
                 continue
             if matrix.to_3x3().determinant() < 0:
                 # decompose() turns left-handed axes into a rotation with all three reversed
-                by = _mirroring(obj)
-                select = ", ".join(map(repr, dict.fromkeys([*by, obj.name])))
-                out.error(path, f"its axes are mirrored (left-handed) by the negative scale of "
-                                f"{', '.join(map(repr, by)) or 'a parent'}, so joints and forces on it would use "
-                                f"all three reversed; select {select} and apply the scale (Ctrl+A > Scale), "
-                                "or use positive scale")
+                own, inverse = _mirroring(obj)
+                select = ", ".join(map(repr, dict.fromkeys([*own, obj.name])))
+                causes = [f"the negative scale of {', '.join(map(repr, own))}"] if own else []
+                fixes = [f"select {select} and apply the scale (Ctrl+A > Scale), or use positive scale"] if own else []
+                if inverse:
+                    # Ctrl+A applies an object's own scale and leaves its parent inverse as it is
+                    causes.append(_inverse_words(inverse, "mirrored"))
+                    fixes.append(f"select {', '.join(map(repr, inverse))}, {INVERSE_FIX}, then check its axes")
+                out.error(path, f"its axes are mirrored (left-handed) by {' and '.join(causes) or 'a parent'}, so "
+                                f"joints and forces on it would use all three reversed; {'; '.join(fixes)}")
                 continue
             if _sheared(matrix):
                 # a rotated frame under a non-uniform scale: its axes are not perpendicular, no rotation
                 # gives them; the model keeps the Z axis (the joint axis) as shown
-                by = [o.name for o in ancestors(obj) if len(set(round(abs(x), 6) for x in o.scale)) > 1]
+                own, inverse = _unevenly_scaled(obj.parent)
+                by = ", ".join([*map(repr, own), *([_inverse_words(inverse, "scaled so")] if inverse else [])])
                 out.warnings.append(f"{path}: its axes are not perpendicular (sheared by the non-uniform scale "
-                                    f"of {', '.join(map(repr, by)) or 'a parent'}); the model uses its Z axis as "
+                                    f"of {by or 'a parent'}); the model uses its Z axis as "
                                     "shown and an X axis made perpendicular to it. Apply the scale of the "
                                     "parent (Ctrl+A > Scale) and check the frame's axes, or do not rotate "
                                     "the frame under a non-uniform scale")
@@ -1087,15 +1092,38 @@ def ancestors(obj) -> list:
     return found
 
 
-def _mirroring(obj) -> list[str]:
-    """The names of ``obj`` and its ancestors whose own transform mirrors (negative scale on one or three axes)."""
-    names = []
+def _mirroring(obj) -> tuple[list[str], list[str]]:
+    """What mirrors ``obj`` (a negative scale on one or three axes), nearest first: the names of it and its
+    ancestors whose own transform does, and of those whose parent inverse does (Ctrl+P sets it to undo the
+    parent's transform of that moment, mirrored while the parent was; no scale field shows it)."""
+    return _placing(obj, lambda m: m.determinant() < 0)
+
+
+def _unevenly_scaled(obj) -> tuple[list[str], list[str]]:
+    """As :func:`_mirroring`, of the transforms that scale ``obj`` unevenly."""
+    # (1e-5 as in _sheared: float32 matrices leave about 1e-7)
+    return _placing(obj, lambda m: max(m.to_scale()) - min(m.to_scale()) > 1e-5 * max(m.to_scale()))
+
+
+def _placing(obj, test) -> tuple[list[str], list[str]]:
+    own, inverse = [], []
     while obj is not None:
-        local = obj.matrix_basis if obj.parent is None else obj.matrix_parent_inverse @ obj.matrix_basis
-        if local.to_3x3().determinant() < 0:
-            names.append(obj.name)
+        if test(obj.matrix_basis.to_3x3()):
+            own.append(obj.name)
+        if obj.parent is not None and test(obj.matrix_parent_inverse.to_3x3()):
+            inverse.append(obj.name)
         obj = obj.parent
-    return names
+    return own, inverse
+
+
+def _inverse_words(names, what) -> str:
+    """The parent inverses of ``names`` as a message names them, set by Ctrl+P while a parent was ``what``."""
+    return (f"the parent inverse of {', '.join(map(repr, names))} (which Ctrl+P set while the parent was {what}; "
+            "no scale field shows it)")
+
+
+#: how a parent inverse is cleared, its object kept where it is shown
+INVERSE_FIX = "clear the parent keeping the transform (Alt+P), apply the scale (Ctrl+A > Scale) and parent it again (Ctrl+P)"
 
 
 def parent_matrix(obj) -> Matrix:
@@ -1192,8 +1220,11 @@ def _parent_problem(obj) -> str:
     matrix = rest_parent_matrix(obj)
     lengths = [c.length for c in matrix.to_3x3().col]
     if matrix.to_3x3().determinant() < 0:
-        # (by the parent inverse alone when no parent's own transform mirrors)
-        by = _mirroring(obj.parent) or [obj.parent.name]
+        own, inverse = _mirroring(obj)
+        if inverse and not own[own[:1] == [obj.name]:]:
+            return (f"{_inverse_words(inverse, 'mirrored')} mirrors it, which no rotation of the body gives; "
+                    f"select {', '.join(map(repr, inverse))}, {INVERSE_FIX}")
+        by = own[own[:1] == [obj.name]:] or [obj.parent.name]
         return (f"its parent {', '.join(map(repr, by))} is mirrored (negative scale), "
                 f"which no rotation of the body gives; {unparent}")
     # (1e-5 as in _sheared: float32 matrices leave about 1e-7)
@@ -1201,6 +1232,10 @@ def _parent_problem(obj) -> str:
     if not obj.mbd.fixed and (max(lengths) - min(lengths) > 1e-5 * max(lengths) or _sheared(matrix)):
         # a body turning under it would be sheared, which its rotation keys cannot show
         by = [o.name for o in chain if len(set(round(abs(x), 6) for x in o.scale)) > 1]
+        inverse = _unevenly_scaled(obj)[1]
+        if inverse and not by:
+            return (f"{_inverse_words(inverse, 'scaled so')} scales it unevenly, which would shear the body as it "
+                    f"turns; select {', '.join(map(repr, inverse))}, {INVERSE_FIX}")
         named = ", ".join(map(repr, by)) or repr(obj.parent.name)
         if movers:
             if _sheared(obj.matrix_world):

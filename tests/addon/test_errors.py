@@ -264,6 +264,34 @@ def test_a_mirrored_frame_is_named(addon, mirror, expected):
     assert ("object 'Bob': its transform mirrors it" in text) == (mirror == "body")
 
 
+def test_a_frame_mirrored_by_its_parent_inverse_is_told_the_fix_that_works(addon):
+    # (Ctrl+P while the holder was mirrored, its scale set back since: the frame was said mirrored by the
+    # negative scale of 'Pivot', whose scale reads 1, 1, 1, and Ctrl+A on it, as told, changed nothing)
+    scene, _bob = ms.pendulum()
+    pivot = scene.objects["Pivot"]
+    holder = ms.frame("Holder")
+    holder.mbd.role, holder.scale = "NONE", (1.0, 1.0, -1.0)
+    bpy.context.view_layer.update()
+    pivot.parent, pivot.matrix_parent_inverse = holder, holder.matrix_world.inverted()
+    holder.scale = (1.0, 1.0, 1.0)
+    text = fails_unchanged(bpy.ops.mbd.validate, (
+        "object 'Pivot': its axes are mirrored (left-handed) by the parent inverse of 'Pivot' (which Ctrl+P set "
+        "while the parent was mirrored; no scale field shows it), so joints and forces on it would use all three "
+        "reversed; select 'Pivot', clear the parent keeping the transform (Alt+P), apply the scale (Ctrl+A > Scale) "
+        "and parent it again (Ctrl+P), then check its axes"))
+    assert "negative scale" not in text
+    # what it says to do (Ctrl+A alone left it mirrored)
+    select_and_apply_scale(pivot)
+    assert bpy.ops.mbd.validate.poll() and "mirrored" in fails_unchanged(bpy.ops.mbd.validate, "'Pivot'")
+    bpy.ops.object.parent_clear(type="CLEAR_KEEP_TRANSFORM")
+    select_and_apply_scale(pivot)
+    holder.select_set(True)
+    bpy.context.view_layer.objects.active = holder
+    assert bpy.ops.object.parent_set(type="OBJECT", keep_transform=True) == {"FINISHED"}
+    assert pivot.parent == holder
+    assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
 def test_a_half_turn_scale_on_a_frame_is_its_rotation(addon):
     scene, _ = ms.pendulum()
     pivot = scene.objects["Pivot"]

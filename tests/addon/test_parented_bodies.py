@@ -156,6 +156,50 @@ def test_a_parent_that_would_move_or_deform_the_baked_body_is_refused_naming_it(
     assert "Alt+P" in str(info.value)
 
 
+@pytest.mark.parametrize("scale, told", [
+    ((1.0, 2.0, 1.0), "the parent inverse of 'Bob' (which Ctrl+P set while the parent was scaled so; no scale "
+                      "field shows it) scales it unevenly, which would shear the body as it turns"),
+    ((-1.0, 1.0, 1.0), "the parent inverse of 'Bob' (which Ctrl+P set while the parent was mirrored; no scale "
+                       "field shows it) mirrors it, which no rotation of the body gives"),
+], ids=["uneven", "mirrored"])
+def test_a_body_under_a_parent_inverse_that_scales_it_is_told_the_fix_that_works(addon, scale, told):
+    # (Ctrl+P while the holder was scaled, its scale set back since: Validate said "its parent 'Holder' is
+    # scaled unevenly" / "is mirrored" of a holder whose scale reads 1, 1, 1)
+    scene, bob = ms.pendulum(1.0)
+    holder = ms.frame("Holder", (0.0, 0.0, 0.5))
+    holder.mbd.role, holder.scale = "NONE", scale
+    bpy.context.view_layer.update()
+    bob.parent, bob.matrix_parent_inverse = holder, holder.matrix_world.inverted()
+    holder.scale = (1.0, 1.0, 1.0)
+    bpy.context.view_layer.update()
+    shown = np.array(bob.matrix_world.translation)      # (mirrored: at x = -1 m)
+    bob_pivot = scene.objects["Bob_pivot"]
+    with pytest.raises(RuntimeError) as info:
+        bpy.ops.mbd.validate()
+    assert (f"object 'Bob': {told}; select 'Bob', clear the parent keeping the transform (Alt+P), apply the scale "
+            "(Ctrl+A > Scale) and parent it again (Ctrl+P)") in str(info.value)
+    assert "its parent 'Holder'" not in str(info.value)
+    # what it says to do, its frame selected too (Ctrl+A keeps a child where it is)
+    bpy.ops.object.select_all(action="DESELECT")
+    bob.select_set(True)
+    bpy.context.view_layer.objects.active = bob
+    bpy.ops.object.parent_clear(type="CLEAR_KEEP_TRANSFORM")
+    bob_pivot.select_set(True)
+    assert bpy.ops.object.transform_apply(location=False, rotation=False, scale=True) == {"FINISHED"}
+    bob_pivot.select_set(False)
+    holder.select_set(True)
+    bpy.context.view_layer.objects.active = holder
+    assert bpy.ops.object.parent_set(type="OBJECT", keep_transform=True) == {"FINISHED"}
+    assert bob.parent == holder
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    # still the 1 m pendulum: released level where it was shown, its bob 1 m from the hinge, swung down and
+    # past it in 1 s
+    position = results_of(scene).position[:, 0]
+    np.testing.assert_allclose(position[0], shown, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(position, axis=1), 1.0, atol=1e-6)
+    assert position[-1, 0] * shown[0] < -0.9
+
+
 def test_a_parent_keyed_only_on_what_does_not_place_it_is_no_moving_parent(addon):
     """A root keyed on its visibility (or driven on it) moves no child: its body simulates, where a root
     keyed on its location is refused (above)."""
