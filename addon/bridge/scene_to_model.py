@@ -689,7 +689,9 @@ def _read_scene(scene, depsgraph) -> Gathered:
             out.error(path, f"{label} is not set")
             return None
         if obj.name not in in_scene:
-            out.error(path, f"{label} {obj.name!r} is not in scene {scene.name!r}")
+            # (deleted in the viewport, it is in no scene: only the field's reference keeps it in the file)
+            out.error(path, f"{label} {obj.name!r} is not in scene {scene.name!r}" if obj.users_scene else
+                      f"{label} {obj.name!r} was deleted (it is in no scene); set {label} to a {role.lower()} here")
             return None
         if obj.mbd.role != role:
             # in the panel's words: the Body / Frame buttons of the sidebar's MBD tab set the role,

@@ -44,6 +44,23 @@ def test_joint_without_frame_names_the_joint(addon):
     fails_unchanged(bpy.ops.mbd.bake, "joint 'Hinge': Frame J is not set")
 
 
+def test_a_frame_deleted_after_a_joint_took_it_is_said_deleted_not_in_another_scene(addon):
+    # (deleted in the viewport, its only scene, the joint's field alone keeping it in the file: Validate
+    # said it "is not in scene 'Scene'", as of one linked to another scene only)
+    scene, _ = ms.pendulum()
+    pivot = scene.objects["Pivot"]
+    pivot.name = "Anchor"            # renamed after the joint took it: the joint follows
+    bpy.ops.object.select_all(action="DESELECT")
+    pivot.select_set(True)
+    assert bpy.ops.object.delete() == {"FINISHED"}
+    assert scene.mbd.joints["Hinge"].frame_i.name == "Anchor"
+    fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge': Frame I 'Anchor' was deleted (it is in no scene); set "
+                                          "Frame I to a frame here")
+    other = bpy.data.scenes.new("Other")
+    other.collection.objects.link(pivot)       # in another scene only: said so
+    fails_unchanged(bpy.ops.mbd.validate, "joint 'Hinge': Frame I 'Anchor' is not in scene 'Scene'")
+
+
 def test_open_mesh_names_the_body(addon):
     scene, bob = ms.pendulum()
     open_mesh(bob)
