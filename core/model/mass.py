@@ -164,7 +164,7 @@ def mass_properties_from_mesh(
     hull_of = ""
     if defect is None:
         triangles, labels, defect = _oriented_shells(triangles, _shell_labels(mesh.faces, len(mesh.vertices)))
-        if defect is None and labels[-1] > 0:
+        if defect is None and len(labels) and labels[-1] > 0:
             overlap = _overlap_moments(triangles, labels)
     if defect is not None:
         problem, fix = defect

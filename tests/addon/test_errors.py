@@ -206,7 +206,10 @@ def test_formula_errors_for_the_panel(addon):
      "body 'Bob': geometry: vertices: contain a non-finite coordinate"),
     (lambda s, bob: setattr(s, "frame_end", s.frame_start),
      "scene: frame range: frames 1..1 hold no time to simulate. Set End after Start"),
-], ids=["zero-scale", "nan-rotation", "nan-vertex", "one-frame"])
+    # (S 0 in edit mode: its faces kept, their vertices on one point; it raised an IndexError)
+    (lambda s, bob: bob.data.vertices.foreach_set("co", [0.0] * 3 * len(bob.data.vertices)),
+     "body 'Bob': geometry: mesh encloses no volume (0 m^3: it is flat or empty)"),
+], ids=["zero-scale", "nan-rotation", "nan-vertex", "one-frame", "mesh-collapsed"])
 def test_a_broken_transform_mesh_or_frame_range_is_named(addon, change, expected):
     # (these were reported as an open mesh, a mesh with no volume, a 'mesh: vertices' problem of
     # no body, and 'settings: end_time' that the panel does not show)

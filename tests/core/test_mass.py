@@ -251,6 +251,15 @@ def test_flat_closed_mesh_has_no_volume():
         mass_properties_from_mesh(vertices, [[0, 1, 2], [0, 2, 1]], name="Card", density=1.0)
 
 
+@pytest.mark.parametrize("size", [0.0, 1e-11])
+def test_a_closed_mesh_collapsed_to_a_point_has_no_volume(size):
+    # (a mesh scaled to 0 in edit mode, or smaller than the vertex merging's 1e-8 m: every triangle merged
+    # away, and the shells' labels, then empty, raised an IndexError)
+    mesh = box(size, size, size)
+    with pytest.raises(MeshError, match=r"body 'Dot': mesh encloses no volume \(0 m\^3: it is flat or empty\)"):
+        mass_properties_from_mesh(mesh.vertices, mesh.faces, name="Dot", density=1.0)
+
+
 def test_empty_mesh():
     with pytest.raises(MeshError, match="'Nothing'.*no faces"):
         mass_properties_from_mesh(np.zeros((0, 3)), np.zeros((0, 3), int), name="Nothing", density=1.0)
