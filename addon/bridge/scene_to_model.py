@@ -548,6 +548,16 @@ def _refused(obj, depsgraph, out) -> bool:
     return False
 
 
+def _rigid_body_moves(obj, scene) -> bool:
+    """Whether the scene's Rigid Body World simulates ``obj`` (active, not Animated) over frames of the run."""
+    world, body = scene.rigidbody_world, obj.rigid_body
+    if body is None or world is None or not world.enabled or world.collection is None \
+            or body.type != "ACTIVE" or body.kinematic or obj.name not in world.collection.all_objects:
+        return False
+    cache = world.point_cache
+    return cache.frame_start <= scene.frame_end and cache.frame_end >= scene.frame_start
+
+
 def _faces_from(obj) -> str:
     """Where an object that is not a mesh gets faces, as the no-faces error says it ('' for a mesh)."""
     if obj.type == "MESH":
@@ -600,6 +610,11 @@ def read_body(obj, depsgraph, unit, out, in_scene):
         # drivers are evaluated after the keys, so the baked motion would not show
         out.warnings.append(f"{path}: drivers on {', '.join(driven)} override the baked motion; "
                             "remove them (right-click the field > Delete Drivers)")
+    if _rigid_body_moves(obj, depsgraph.scene):
+        # Blender's own physics sets its pose at every frame of its cache, over the baked keys
+        out.warnings.append(f"{path}: it is an active Rigid Body of Blender's own physics, whose simulation "
+                            "moves it in the viewport over what the run gives it (the bake would not show); remove "
+                            "it (Physics properties > Rigid Body), or tick Animated there")
     instances = instance_count(obj, depsgraph)
     if instances:
         # the mass and the contacts would be the mesh's alone, less than the viewport shows

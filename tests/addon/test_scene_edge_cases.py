@@ -105,6 +105,35 @@ def test_drivers_on_a_body_are_reported(addon):
     assert not any("driver" in w for w in gathered(scene).warnings)
 
 
+def test_a_body_blenders_rigid_body_physics_moves_is_warned_and_animated_shows_the_bake(addon):
+    # (an active Rigid Body of Blender's physics world: its simulation set the bob's pose over the baked keys,
+    # which never showed; Validate said nothing)
+    scene, bob = ms.pendulum()
+    bpy.ops.object.select_all(action="DESELECT")
+    bob.select_set(True)
+    bpy.context.view_layer.objects.active = bob
+    assert bpy.ops.rigidbody.object_add(type="ACTIVE") == {"FINISHED"}
+    assert [w for w in gathered(scene).warnings if "Rigid Body" in w] == [
+        "object 'Bob': it is an active Rigid Body of Blender's own physics, whose simulation moves it in the "
+        "viewport over what the run gives it (the bake would not show); remove it (Physics properties > Rigid "
+        "Body), or tick Animated there"]
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(13)
+    assert (bob.matrix_world.translation - Vector((1.0, 0.0, 0.0))).length < 1e-6     # where it was: no swing
+    # as it says: Animated, the baked keys place it; outside the physics' frames, or passive, no word either
+    bob.rigid_body.kinematic = True
+    assert not any("Rigid Body" in w for w in gathered(scene).warnings)
+    scene.frame_set(1)
+    scene.frame_set(13)
+    np.testing.assert_allclose(bob.matrix_world.translation, results(scene).position[12, 0], atol=1e-6)
+    bob.rigid_body.kinematic = False
+    scene.rigidbody_world.point_cache.frame_start, scene.rigidbody_world.point_cache.frame_end = 100, 200
+    assert not any("Rigid Body" in w for w in gathered(scene).warnings)
+    scene.rigidbody_world.point_cache.frame_start = 1
+    bob.rigid_body.type = "PASSIVE"
+    assert not any("Rigid Body" in w for w in gathered(scene).warnings)
+
+
 def test_child_of_a_body_on_a_world_frame_is_reported(addon):
     # Child Of looks like a parent in the viewport, but the frame stays on the world in the model
     scene, bob = ms.pendulum()
