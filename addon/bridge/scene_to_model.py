@@ -918,8 +918,11 @@ def _read_scene(scene, depsgraph) -> Gathered:
                 core.compile_model(spec.Model(name=scene.name, bodies=bodies, settings=settings))
             except core.ModelError as exc:
                 out.issues(exc)
+    instanced = _instanced_parts(scene)
     if not bodies and not out.problems:
-        out.problems.append(f"scene: no object is marked as a body ({press('BODY', 'the meshes')})")
+        out.problems.append("scene: no object is marked as a body " + (
+            f"of this scene: {'; '.join(instanced)}" if instanced else f"({press('BODY', 'the meshes')})"))
+    out.warnings.extend(instanced)
     if out.problems:
         raise SceneError(out.problems)
     # the core's warnings in the panel's words, the gravity's told where Blender keeps it (they go on
@@ -960,6 +963,26 @@ def _same_names(marked, out) -> list:
                                           f"the model tells them apart; {rename}make a linked one a library "
                                           "override (Object > Library Override > Make), which takes a name of its own")
     return [o for o in marked if len(by_name[o.name]) == 1]
+
+
+def _instanced_parts(scene) -> list[str]:
+    """A line for each collection instance of ``scene`` that shows bodies or frames that are not objects of the
+    scene (File > Link of a collection makes such an instance): they are drawn, but the mechanism has none
+    of them."""
+    own = {o.session_uid for o in scene.objects}
+    told = []
+    for obj in scene.objects:
+        shown = obj.instance_collection if obj.instance_type == "COLLECTION" else None
+        parts = [o.name for o in (shown.all_objects if shown is not None else ())
+                 if o.mbd.role != "NONE" and o.session_uid not in own]
+        if parts:
+            listed = ", ".join(map(repr, parts[:3])) + (f" and {len(parts) - 3} more" if len(parts) > 3 else "")
+            told.append(f"object {obj.name!r}: it shows collection {shown.name!r} as an instance, whose bodies and "
+                        f"frames ({listed}) are not objects of this scene, so not part of the mechanism; to "
+                        "simulate them, make the instance a library override (Object > Library Override > Make) "
+                        "or real (Object > Apply > Make Instances Real, Keep Hierarchy ticked), and add their joints and other "
+                        "elements here (they are the other scene's)")
+    return told
 
 
 def press(role, what="it") -> str:

@@ -691,3 +691,47 @@ def test_a_linked_part_of_a_local_parts_name_is_named_not_a_duplicate_twice(addo
     g = gathered(scene)
     assert sorted(b.name for b in g.model.bodies) == ["Bob", "Mine"]
     assert bpy.ops.mbd.validate() == {"FINISHED"}
+
+
+def test_a_linked_collection_instance_of_a_mechanism_is_named_not_no_body(addon, tmp_path):
+    # (File > Link of a collection makes an empty that instances it: its bodies are drawn but are no objects
+    # of the scene, and Validate said "no object is marked as a body (select the meshes and press Body ...)"
+    # of bodies that are)
+    scene, _bob = ms.pendulum()
+    parts = bpy.data.collections.new("Parts")
+    scene.collection.children.link(parts)
+    for obj in list(scene.collection.objects):
+        parts.objects.link(obj)
+        scene.collection.objects.unlink(obj)
+    library = tmp_path / "parts.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = ms.setup_scene()
+    assert bpy.ops.wm.link(directory=f"{library}/Collection/", filename="Parts") == {"FINISHED"}
+    instance = scene.objects["Parts"]
+    assert instance.instance_type == "COLLECTION" and len(scene.objects) == 1
+    told = ("object 'Parts': it shows collection 'Parts' as an instance, whose bodies and frames ('Bob', 'Pivot', "
+            "'Bob_pivot') are not objects of this scene, so not part of the mechanism; to simulate them, make the "
+            "instance a library override (Object > Library Override > Make) or real (Object > Apply > Make Instances "
+            "Real, Keep Hierarchy ticked), and add their joints and other elements here (they are the other scene's)")
+    from addon.bridge.scene_to_model import SceneError
+    with pytest.raises(SceneError) as info:
+        gathered(scene)
+    assert info.value.messages == [f"scene: no object is marked as a body of this scene: {told}"]
+    # beside a body of the scene's own: a warning
+    ms.uv_sphere("Own", 0.05, (0.0, 3.0, 0.0)).mbd.role = "BODY"
+    assert told in gathered(scene).warnings
+    bpy.data.objects.remove(scene.objects["Own"])
+    # as it says: made real, its hierarchy kept, with the hinge added here, it swings as the pendulum
+    bpy.ops.object.select_all(action="DESELECT")
+    instance.select_set(True)
+    bpy.context.view_layer.objects.active = instance
+    assert bpy.ops.object.duplicates_make_real(use_hierarchy=True) == {"FINISHED"}
+    joint = scene.mbd.joints.add()
+    joint.name, joint.type = "Hinge", "REVOLUTE"
+    joint.frame_i, joint.frame_j = scene.objects["Pivot"], scene.objects["Bob_pivot"]
+    g = gathered(scene)
+    assert not any("instance" in w for w in g.warnings)
+    position = results(scene).position[:, 0]
+    np.testing.assert_allclose(position[0], (1.0, 0.0, 0.0), atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(position, axis=1), 1.0, atol=1e-6)
