@@ -600,6 +600,12 @@ def read_body(obj, depsgraph, unit, out, in_scene):
             f"{path}: it was parented anew since the bake (now {now}), which shows its baked motion "
             "elsewhere; the run starts it where it was in the world before the bake (its stored pose), "
             "and Clear Bake puts it back there")
+    if obj.mbd.fixed and _keys_move(obj):
+        # Bake keys no fixed body: the viewport plays the user's animation while the run holds it still
+        out.warnings.append(f"{path}: it is fixed, but its keys, drivers or NLA strips move it: the run holds it "
+                            "where the start frame puts it while the viewport plays them; to move it by a law, "
+                            "untick Fixed and drive a joint between it and the ground with a Motion (sidebar, tab "
+                            "MBD > Elements > Motions), else remove them")
     active = active_constraints(obj)
     if active:
         # they act after the baked keys, so the viewport would not show what was simulated

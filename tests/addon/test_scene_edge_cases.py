@@ -184,6 +184,28 @@ def test_a_frame_keyed_to_move_is_warned_that_the_run_holds_it_at_the_start_fram
     assert not any("keys" in w for w in gathered(scene).warnings)
 
 
+def test_a_fixed_body_keyed_to_move_is_warned_that_the_run_holds_it(addon):
+    # (Bake keys no fixed body: the base the pendulum hangs from slid 0.5 m in the viewport while the run held
+    # the hinge where frame 1 put it, and nothing was said)
+    scene, bob = ms.pendulum()
+    base = ms.uv_sphere("Base", 0.1, (0.0, 0.0, 0.2))
+    base.mbd.role, base.mbd.fixed = "BODY", True
+    pivot = scene.objects["Pivot"]
+    bpy.context.view_layer.update()
+    pivot.parent, pivot.matrix_parent_inverse = base, base.matrix_world.inverted()
+    base.keyframe_insert("location", frame=1)
+    assert not any("Fixed" in w for w in gathered(scene).warnings)       # one key holds still
+    base.location.x = 0.5
+    base.keyframe_insert("location", frame=25)
+    scene.frame_set(13)
+    assert [w for w in gathered(scene).warnings if "Fixed" in w] == [
+        "object 'Base': it is fixed, but its keys, drivers or NLA strips move it: the run holds it where the start "
+        "frame puts it while the viewport plays them; to move it by a law, untick Fixed and drive a joint between "
+        "it and the ground with a Motion (sidebar, tab MBD > Elements > Motions), else remove them"]
+    base.mbd.fixed = False          # a moving body: its keys are Bake's to replace
+    assert not any("Fixed" in w for w in gathered(scene).warnings)
+
+
 def test_constraint_on_a_parent_between_frame_and_body_is_reported(addon):
     # the frame hangs on an empty on the bob; the empty's Limit Location lifts it 0.5 m in the viewport,
     # but the model places the frame by the parents' own transforms
