@@ -986,8 +986,8 @@ def _instanced_parts(scene) -> list[str]:
             told.append(f"object {obj.name!r}: it shows collection {shown.name!r} as an instance, whose bodies and "
                         f"frames ({listed}) are not objects of this scene, so not part of the mechanism; to "
                         "simulate them, make the instance a library override (Object > Library Override > Make) "
-                        "or real (Object > Apply > Make Instances Real, Keep Hierarchy ticked), and add their joints and other "
-                        "elements here (they are the other scene's)")
+                        "or real (Object > Apply > Make Instances Real, Keep Hierarchy ticked), and add their "
+                        "joints and other elements here (they are the other scene's)")
     return told
 
 
@@ -1142,16 +1142,18 @@ def _mirroring(obj) -> tuple[list[str], list[str]]:
     """What mirrors ``obj`` (a negative scale on one or three axes), nearest first: the names of it and its
     ancestors whose own transform does, and of those whose parent inverse does (Ctrl+P sets it to undo the
     parent's transform of that moment, mirrored while the parent was; no scale field shows it)."""
-    return _placing(obj, lambda m: m.determinant() < 0)
+    return _transforms_where(obj, lambda m: m.determinant() < 0)
 
 
 def _unevenly_scaled(obj) -> tuple[list[str], list[str]]:
     """As :func:`_mirroring`, of the transforms that scale ``obj`` unevenly."""
     # (1e-5 as in _sheared: float32 matrices leave about 1e-7)
-    return _placing(obj, lambda m: max(m.to_scale()) - min(m.to_scale()) > 1e-5 * max(m.to_scale()))
+    return _transforms_where(obj, lambda m: max(m.to_scale()) - min(m.to_scale()) > 1e-5 * max(m.to_scale()))
 
 
-def _placing(obj, test) -> tuple[list[str], list[str]]:
+def _transforms_where(obj, test) -> tuple[list[str], list[str]]:
+    """(the names of ``obj`` and its ancestors whose own transform's 3x3 passes ``test``, those whose parent
+    inverse does), nearest first."""
     own, inverse = [], []
     while obj is not None:
         if test(obj.matrix_basis.to_3x3()):
@@ -1169,7 +1171,8 @@ def _inverse_words(names, what) -> str:
 
 
 #: how a parent inverse is cleared, its object kept where it is shown
-INVERSE_FIX = "clear the parent keeping the transform (Alt+P), apply the scale (Ctrl+A > Scale) and parent it again (Ctrl+P)"
+INVERSE_FIX = ("clear the parent keeping the transform (Alt+P), apply the scale (Ctrl+A > Scale) and parent it "
+               "again (Ctrl+P)")
 
 
 def parent_matrix(obj) -> Matrix:
@@ -1266,11 +1269,12 @@ def _parent_problem(obj) -> str:
     matrix = rest_parent_matrix(obj)
     lengths = [c.length for c in matrix.to_3x3().col]
     if matrix.to_3x3().determinant() < 0:
-        own, inverse = _mirroring(obj)
-        if inverse and not own[own[:1] == [obj.name]:]:
+        # (the body's own scale is told by _transform_problem)
+        own, inverse = _mirroring(obj.parent)[0], _mirroring(obj)[1]
+        if inverse and not own:
             return (f"{_inverse_words(inverse, 'mirrored')} mirrors it, which no rotation of the body gives; "
                     f"select {', '.join(map(repr, inverse))}, {INVERSE_FIX}")
-        by = own[own[:1] == [obj.name]:] or [obj.parent.name]
+        by = own or [obj.parent.name]
         return (f"its parent {', '.join(map(repr, by))} is mirrored (negative scale), "
                 f"which no rotation of the body gives; {unparent}")
     # (1e-5 as in _sheared: float32 matrices leave about 1e-7)
