@@ -10,7 +10,9 @@ at zero velocity). The equilibrium solves
 (the joints held, the displacement motions at their value at ``time``, a velocity motion holding
 its joint where it is). The iterates stay on the constraints: each step moves along the motions
 J allows (its null space N, J's columns weighed as the rank tests weigh them, the house cut
-:data:`.system._REDUNDANT_SINGULAR`) and is put back on C = 0 by :meth:`.System.project`. In
+:data:`.system._REDUNDANT_SINGULAR`) and is put back on C = 0 by Newton steps that weigh a body's
+turn as a move by the mechanism's size (:meth:`Statics.closed`: the centres back onto the arcs the
+step turned them along), then :meth:`.System.project`. In
 those coordinates the unbalanced load is g = Nᵀ F and its Jacobian the reduced tangent stiffness
 Nᵀ K N, K = ∂(F + Jᵀλ)/∂q at fixed λ by central differences over groups of bodies that share no
 element (the colouring of :mod:`.jacobian`). With the reduced mass Nᵀ M N its modes μ (1/s², ω² of
@@ -46,7 +48,8 @@ from ..units import from_si
 from . import jacobian
 from .reactions import frame_dynamics
 from .simulate import _PROGRESS_INTERVAL, Progress, _Cancelled, _compiled, _Run, _stop
-from .system import _REDUNDANT_SINGULAR, _START_STEP_SLIDE, _START_STEP_TURN, rotated
+from .system import (_PROJECTION_CONVERGED, _PROJECTION_ITERATIONS, _REDUNDANT_SINGULAR, _START_STEP_SLIDE,
+                     _START_STEP_TURN, rotated)
 from .threads import one_blas_thread
 
 #: default convergence: the largest unbalanced force below this share of the loads' scale (the
@@ -61,6 +64,9 @@ ITERATIONS_PER_DOF = 3
 #: _MAX_TURN rad (the tracked angles follow a turn of less than π)
 _START_TRUST = 0.25
 _MAX_TURN = 1.0
+#: the rounding of the loads' work over a step, relative to the work of their parts' magnitudes
+#: (the loads and the joints' share of the residual, each a sum rounded at ~1e-16)
+_WORK_ROUNDING = 1e-14
 #: a step shorter than this share of the mechanism's size, rejected, ends the iterations
 _LEAST_STEP = 1e-14
 #: a body moved this many sizes of the mechanism from its start has run off (free fall), or
@@ -254,7 +260,8 @@ class Statics:
         self.starts_run = starts_run        # the start of a run (relax): its messages say so
         sysm = self.sys
         n = self.n = sysm.n
-        # a long chain needs about 1 to 2.2 iterations a degree of freedom (a 200-link one 212 to 306)
+        # (a long chain needed 1 to 2.2 iterations a degree of freedom, 518 at 400 links, before its
+        # steps were put back on the joints by Statics.closed: 9 now)
         self.tolerance = tolerance
         self.iterations = iterations if iterations is not None else \
             max(ITERATIONS, ITERATIONS_PER_DOF * (6 * n - sysm.n_rows))
@@ -427,11 +434,46 @@ class Statics:
         sysm._resync_angles(self.t, y)
         return y
 
+    def closed(self, y):
+        """y (off the constraints by a tangent step) brought back onto them by Newton steps that weigh
+        a body's turn as a move of its centre by the mechanism's size, while its constraint error falls.
+        The tangent step turns each body exactly but moves its centre along the tangent, off its arc
+        by up to the turn² times the mechanism's size; the M-weighted projection closed those gaps by
+        turning the links (a slender one turns cheaper than it moves) and wound the springs up (a
+        100-link chain's first step: 0.056 rad of a 0.125 rad turn, the residual up 4000-fold, 123
+        iterations in all). Weighed so, it moves the centres back onto their arcs: 10 iterations."""
+        sysm, n = self.sys, self.n
+        y = y.copy()
+        B = sysm.bodies(y)
+        # M⁻¹'s angular rows scaled by (the body's mean inertia) / (m size²), never up
+        turns = np.minimum(1.0, np.trace(B.I_W, axis1=1, axis2=2) / (3.0 * sysm.mass * self.size ** 2))
+        scale = np.concatenate([np.ones(3 * n), np.repeat(turns, 3)])
+        best, least = y, np.inf
+        for _ in range(_PROJECTION_ITERATIONS):
+            rows = sysm._rows(B, y[sysm.sl_a], self.t)
+            C = np.where(sysm.position_rows, rows.C, 0.0)   # (a velocity motion's joint held where it is)
+            error = float(np.max(np.abs(C), initial=0.0))
+            if not error < least:
+                break           # (rounding, or a Newton that does not close: the projection decides)
+            best, least = y.copy(), error
+            if error < _PROJECTION_CONVERGED:
+                break
+            step = -sysm._correction(B, rows, C, scale=scale)
+            y[sysm.sl_x] += step[:3 * n]
+            y[sysm.sl_q] = rotated(B.q, step[3 * n:].reshape(n, 3)).ravel()
+            if sysm.n_angles:       # the tracked angles follow the turns, as the projection's own steps
+                y[sysm.sl_a] += sysm._coordinate_rates(np.vstack([step[3 * n:].reshape(n, 3), np.zeros((1, 3))]),
+                                                       rows.coords, sysm.angle_coords)
+            sysm._resync_angles(self.t, y)
+            B = sysm.bodies(y)
+        return best
+
     def placed(self, y):
-        """y put on the constraints at t (None where the projection fails), at rest."""
+        """y put on the constraints at t (None where the projection fails), at rest: first
+        :meth:`closed`, then :meth:`.System.project` to finish."""
         if not self.sys.n_rows:
             return y
-        y2, _, _, ok = self.sys.project(self.t, y)
+        y2, _, _, ok = self.sys.project(self.t, self.closed(y))
         y2[self.sys.sl_u] = 0.0
         if not ok and max(self.sys.constraint_error(self.t, y2)[:2]) > self.run.s.projection_tolerance:
             return None
@@ -715,6 +757,10 @@ class Statics:
             size, turn = self.step_size(delta), self.turn(delta)
             alpha = min(1.0, trust / size if size > 0 else 1.0, _MAX_TURN / turn if turn > 0 else 1.0)
             full, slope = alpha, float(a.r @ delta)
+            # the work's rounding over the whole step: the residual is the loads less the joints'
+            # share, each rounded (a bar balanced to 1e-14 N of its 20 N weight took 190 steps of an
+            # ulp or so, accepted on that noise's work, where the search had stalled)
+            noise = _WORK_ROUNDING * float((np.abs(a.F) + np.abs(a.r - a.F)) @ np.abs(delta))
             while True:
                 trial = self.placed(self.moved(a.y, alpha * delta))
                 if trial is not None and self.within_contact_band(a.y, trial):
@@ -726,14 +772,14 @@ class Statics:
                         # far from the rest its residual need not fall (the model leaves out the turn of
                         # the free motions with the residual: a flyball governor's spin, 200 steps)
                         if (b.merit < (1.0 - 1e-4 * alpha) * a.merit
-                                or (slope > 0.0 and work >= 1e-4 * alpha * slope)):
+                                or (slope > 0.0 and work >= 1e-4 * alpha * slope and work > alpha * noise)):
                             break
                     # a step along soft modes stops short of where their load turns against it, and
                     # of a jump in the residual: past them lies what holds the body (a contact's thin
                     # layer) or a spurious balance beyond it (a ball through its plate, pushed up and
                     # down by its two faces: a 20 mm step from 5 mm above it landed 15 mm deep)
                     elif (b.r @ soft_delta >= 0.0 and b.merit <= _SOFT_GROWTH * a.merit
-                          and (b.merit < a.merit or work > 0.0)):
+                          and (b.merit < a.merit or work > alpha * noise)):
                         break
                 alpha *= 0.5
                 if alpha * size < _LEAST_STEP:
