@@ -752,6 +752,29 @@ def test_a_sagging_chain_of_100_links_is_found_in_a_few_newton_steps():
     np.testing.assert_allclose(link_angles(eq), th, rtol=0, atol=1e-8 * np.max(np.abs(th)))
 
 
+def test_the_first_null_space_on_the_sparse_path_spans_what_the_svd_finds():
+    """With J's rows independent (the rank tests') the first null space on the sparse path comes from
+    (J S)ᵀ's QR, not J S's SVD (a 400-link chain's: 8.0 of its 14 s). It spans the same: J N = 0 to
+    rounding, and the SVD's null space projects onto it whole."""
+    from core.solver.simulate import _compiled, _Run
+    from core.solver.statics import Statics
+    run = _Run(_compiled(sprung_chain(30), None, "test"), None)
+    y0 = run.assemble()[0]
+    solver = Statics(run, 0.0, 1e-9, None)
+    a = solver.at(y0)
+    assert a.schur is not None and solver.basis is None         # the sparse path, no basis yet
+    N = solver.null_space(a)
+    J = a.rows.J.toarray()
+    S = run.sys.rank_column_scale
+    _, sv, Vt = np.linalg.svd(J * S)
+    V = Vt[len(sv):].T                                              # (J's 150 rows are independent)
+    assert N.shape == V.shape == (180, 30)
+    Q = N / S[:, None]                                              # orthonormal, as the SVD's V
+    np.testing.assert_allclose(Q.T @ Q, np.eye(30), rtol=0, atol=1e-13)
+    assert np.max(np.abs(J @ N)) < 1e-14 * np.max(np.abs(J))
+    np.testing.assert_allclose(Q @ (Q.T @ V), V, rtol=0, atol=1e-13)
+
+
 def test_a_needle_held_by_a_torsion_spring_is_stable_whatever_its_inertia_about_its_own_length():
     """A bar whose inertia about its own length is 1e-6 of that about its hinge (a needle), held at
     2 rad from upright by a torsion spring unloaded at π/2: its swing, (k − m g L cos θ) / (m L² +
