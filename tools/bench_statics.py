@@ -1,6 +1,6 @@
 """Static equilibrium (``core.static_equilibrium``) of large models and of the examples: CPU time.
 
-Run ``python tools/bench_statics.py`` (``--links 50 100 200``, ``--stiffness`` N·mm/rad, 2e4 by
+Run ``python tools/bench_statics.py`` (``--links 20 100 200 400``, ``--stiffness`` N·mm/rad, 2e4 by
 default; ``--examples`` adds the models in examples/ and the IFToMM N-four-bar of 81 bodies, best
 of three). The chain: steel links of 50 × 5 × 5 mm (as ``tools/bench_scale.py``'s) hinged end to
 end about world Y from the ground, drawn straight along X, a torsion spring unloaded as built at
@@ -52,7 +52,7 @@ def measure(name, model, repeats=1):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--links", type=int, nargs="*", default=[50, 100, 200])
+    ap.add_argument("--links", type=int, nargs="*", default=[20, 100, 200, 400])
     ap.add_argument("--stiffness", type=float, default=2e4)
     ap.add_argument("--examples", action="store_true")
     args = ap.parse_args()
