@@ -8,6 +8,7 @@ whose exact solution is sinh(ω/ω_c) = sinh(ω₀/ω_c) e^(−α t/ω_c) (α = 
 turned ∫₀^ω₀ ω / (α tanh(ω/ω_c)) dω.
 """
 import math
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -87,6 +88,9 @@ def test_validate_names_the_joint_and_its_field_as_the_panel_draws_it(addon, fie
         bpy.ops.mbd.validate()
     (p,) = PROBLEMS[runner.key(scene)]
     assert p.message.startswith(f"joint 'Bearing': Friction > {label}: must be greater than 0"), p.message
+    if field == "friction_radius":      # docs/addon.md quotes it whole
+        doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "addon.md").read_text(encoding="utf-8").split())
+        assert f"`{p.message}`" in doc
     scene.mbd.group = "joints"
     assert {"Friction", label} <= set(drawn_texts(wheel, bearing))
 
