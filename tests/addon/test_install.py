@@ -8,6 +8,7 @@ pendulum with the *installed* add-on: the repository is not on its path.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -182,3 +183,23 @@ def test_download_wheels_asks_pip_for_binary_wheels_for_blenders_python(tmp_path
     # exactly what pip resolved this time, not the stale wheel in the cache
     assert got == [tmp_path / SCIPY, tmp_path / NUMPY]
     assert tool.bundled(got) == ([tmp_path / SCIPY], [tmp_path / NUMPY])
+
+
+def test_the_install_docs_name_the_zip_and_every_option_the_build_takes():
+    """docs/install.md sends the reader to addon.md#install for "every option" of the build, and both
+    name the zip it writes and the oldest Blender: the options are the tool's own (its --help), the
+    zip's name and the Blender version the manifest's."""
+    proc = subprocess.run([sys.executable, str(BUILD), "--help"], capture_output=True, text=True, check=True)
+    options = set(re.findall(r"(--[a-z][a-z-]+)", proc.stdout)) - {"--help"}
+    assert len(options) == 7, options
+    addon_md = (ROOT / "docs" / "addon.md").read_text(encoding="utf-8")
+    install = addon_md[addon_md.index("## Install"):addon_md.index("## Build a mechanism")]
+    assert {o for o in options if f"`{o}" not in install and f"build_extension.py {o}" not in install} == set()
+    manifest = tomllib.loads((ROOT / "addon" / "blender_manifest.toml").read_text(encoding="utf-8"))
+    zip_name = f"{manifest['id']}-{manifest['version']}.zip"
+    for doc in ("install.md", "addon.md"):
+        text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+        assert set(re.findall(r"[\w]+-\d+\.\d+\.\d+\.zip", text)) == {zip_name}, doc
+        # the oldest Blender the docs promise is the one the manifest lets install it
+        major_minor = ".".join(manifest["blender_version_min"].split(".")[:2])
+        assert f"{major_minor} or newer" in " ".join(text.split()), doc
