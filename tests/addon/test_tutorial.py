@@ -3,6 +3,7 @@ fields the steps name; every report, name and number the tutorial quotes is chec
 run, and the numbers against the compound pendulum's closed form, so that the text cannot drift
 from the add-on."""
 import csv
+import inspect
 import math
 import re
 from pathlib import Path
@@ -201,3 +202,21 @@ def test_the_hinge_by_hand_as_step_4_gives_swings_as_joint_at_cursors(addon):
         swings.append(runner.RESULTS[runner.key(scene)].results.angular_velocity[:, 0, 1])
     # the same model up to the frames' single-precision turn: to the integrator's tolerance
     np.testing.assert_allclose(swings[1], swings[0], rtol=0, atol=1e-6 * abs(swings[0]).max())
+
+
+
+@pytest.mark.parametrize("path, module, panel, draws", [
+    ("*Properties > Scene > Units*", "properties_scene", "SCENE_PT_unit", "scale_length"),
+    ("*Properties > Scene > Gravity*", "properties_scene", "SCENE_PT_physics", "gravity"),
+    ("*Properties > Output > Frame Range*", "properties_output", "RENDER_PT_frame_range", "frame_end"),
+    ("*Output > Format*: Frame Rate 24", "properties_output", "RENDER_PT_format", "draw_framerate"),
+    ("sidebar *View > 3D Cursor*", "space_view3d", "VIEW3D_PT_view3d_cursor", "cursor"),
+])
+def test_the_blender_panels_the_tutorial_sends_the_reader_to_hold_those_fields(path, module, panel, draws):
+    """Blender's own panels, as its UI scripts define them (step 1 had the Frame Rate under
+    Output > Frame Range; Blender draws it in Output > Format)."""
+    import importlib
+    cls = getattr(importlib.import_module(f"bl_ui.{module}"), panel)
+    where = {"scene": "Scene", "output": "Output"}.get(getattr(cls, "bl_context", ""), getattr(cls, "bl_category", ""))
+    assert path in TEXT and f"{where} > {cls.bl_label}" in path
+    assert draws in inspect.getsource(cls.draw)
