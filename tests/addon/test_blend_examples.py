@@ -98,6 +98,9 @@ def test_committed_files_are_the_generators_examples():
     for name in mk.EXAMPLES:
         assert f"{name}.blend" in table
         assert (FOLDER / f"{name}.blend").stat().st_size < 2 * 1024 * 1024
+    # the README's count of them
+    readme = " ".join((FOLDER.parent / "README.md").read_text(encoding="utf-8").split())
+    assert f"**Examples**: {len(mk.EXAMPLES)} .blend files in `blend_examples/`" in readme
 
 
 def canonical(model):
