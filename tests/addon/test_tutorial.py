@@ -44,7 +44,7 @@ def select_only(*objects):
     bpy.context.view_layer.objects.active = objects[-1]
 
 
-def steps_1_and_2(addon):
+def steps_1_and_2():
     """File > New > General without its cube; the units, gravity and frame range; the bar, a body."""
     bpy.ops.wm.read_homefile(use_factory_startup=True)
     assert hasattr(bpy.types.Scene, "mbd")      # (the add-on stays registered)
@@ -90,7 +90,7 @@ def read_csv(path):
 
 
 def test_the_tutorial_step_by_step_reports_and_measures_what_it_quotes(addon, tmp_path, capfd):
-    scene, bar = steps_1_and_2(addon)
+    scene, bar = steps_1_and_2()
     # 3. Joint at Cursor at the origin, named Hinge; Revolute about world Y are its defaults
     scene.cursor.location = (0.0, 0.0, 0.0)
     select_only(bar)
@@ -98,7 +98,8 @@ def test_the_tutorial_step_by_step_reports_and_measures_what_it_quotes(addon, tm
         quoted(text)
     # 4. what it made, the Elements panel showing the joints
     (hinge,) = scene.mbd.joints
-    assert (hinge.name, hinge.type, hinge.frame_i.name, hinge.frame_j.name) == ("Hinge", "REVOLUTE", "Hinge_I", "Hinge_J")
+    assert (hinge.name, hinge.type, hinge.frame_i.name, hinge.frame_j.name) == \
+        ("Hinge", "REVOLUTE", "Hinge_I", "Hinge_J")
     assert (hinge.frame_i.parent, hinge.frame_j.parent, scene.mbd.group) == (None, bar, "joints")
     step_5(scene, bar)
 
@@ -171,14 +172,14 @@ def test_the_tutorial_step_by_step_reports_and_measures_what_it_quotes(addon, tm
     assert abs(col["Hinge.angle_rate [rad/s]"]).max() > 1.0      # then the wind swings it
 
 
-def test_the_hinge_by_hand_as_step_4_gives_swings_as_joint_at_cursors(addon):
+def test_step_4s_hinge_by_hand_swings_as_joint_at_cursors_does(addon):
     """Step 4's frames placed by hand (Add Frame on the bar, Add Frame on the world, both turned
     X -90°, world frame then bar frame selected, Elements > Joints > +) make the same hinge: the
     same swing as Joint at Cursor's, frame by frame."""
     from addon import runner
     swings = []
     for by_hand in (False, True):
-        scene, bar = steps_1_and_2(addon)
+        scene, bar = steps_1_and_2()
         scene.cursor.location = (0.0, 0.0, 0.0)
         select_only(bar)
         if by_hand:
