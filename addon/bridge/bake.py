@@ -6,8 +6,9 @@ being ``t = k / fps``; results sampled at another rate are interpolated
 ``keys.key`` (Blender 4.4+ layered actions, legacy actions on 4.2–4.3).
 A body under a parent (which holds still: scene_to_model checks it) is keyed
 with its own location and rotation, its world pose taken back through the
-parent. Besides the bodies' location and rotation, bake adds an arrow per force or
-torque, optionally one per contact and a force and a torque arrow per joint (its reaction), a
+parent and through its delta transforms, which stay as they are. Besides the
+bodies' location and rotation, bake adds an arrow per force or torque,
+optionally one per contact and a force and a torque arrow per joint (its reaction), a
 curve per traced frame (``trace.py``) and the telemetry empty (``telemetry.py``).
 A body's keys go into a copy of its own action without its location and
 rotation channels, so the rest of its animation (a keyed colour) plays on.
@@ -93,7 +94,7 @@ def _continuous(q):
 
 
 def _under_parent(obj, position, orientation, moving):
-    """A body's world poses (n, 3) in scene units and (n, 4) as its own location and rotation keys:
+    """A body's world poses (n, 3) in scene units and (n, 4) as its own location and rotation (with its deltas):
     under its parent they are taken back through the parent's matrix (scene_to_model checked that it
     scales evenly), so that the parent does not move the body a second time. ``moving``: {body
     object: its world poses, as these}; under such a body (the nearest among its parents) the
@@ -117,6 +118,15 @@ def _under_parent(obj, position, orientation, moving):
     # the inverse's linear part holds 1/scale: the location keys are in the parent's units
     location = position @ inverse[:3, :3].T + inverse[:3, 3]
     return location, core.spatial.quat_mul(np.array(turn.conjugated()), orientation)
+
+
+def _without_deltas(obj, location, rotation):
+    """The location and quaternion keys that give ``obj`` the local poses ``location`` (n, 3) and ``rotation``
+    (n, 4) with its delta transforms applied: Blender composes T(location + Delta Location) · D · R, D the
+    Delta Rotation (Quaternion) in the quaternion mode Bake keys in (the Euler one acts in an Euler mode only,
+    so Clear Bake's mode brings it back), normalised as Blender does. The deltas stay as they are."""
+    turn = np.array(obj.delta_rotation_quaternion.normalized())
+    return location - np.array(obj.delta_location), core.spatial.quat_mul(core.spatial.quat_conj(turn), rotation)
 
 
 def z_to(vectors):
@@ -603,7 +613,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
             # a library override saves none of its own custom properties: the record goes along on
             # the bake's action, a local data-block, and comes back at load (restore_override_records)
             obj.animation_data.action[REST_KEY] = obj[REST_KEY].to_dict()
-        location, rotation = _under_parent(obj, position[:, k], orientation[:, k], moving)
+        location, rotation = _without_deltas(obj, *_under_parent(obj, position[:, k], orientation[:, k], moving))
         key(fcurves, "location", frames, location)
         key(fcurves, "rotation_quaternion", frames, _continuous(rotation))
         report.bodies.append(obj.name)

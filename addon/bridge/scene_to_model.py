@@ -244,10 +244,30 @@ def _driven(obj) -> list[str]:
                               if d.data_path in paths and not d.mute))
 
 
-def _has_deltas(obj) -> bool:
-    return (any(obj.delta_location) or any(obj.delta_rotation_euler)
-            or tuple(obj.delta_rotation_quaternion) != (1.0, 0.0, 0.0, 0.0)
-            or tuple(obj.delta_scale) != (1.0, 1.0, 1.0))
+#: an object's delta transforms, which Blender composes with its own (Object properties > Transform >
+#: Delta Transform): T(location + delta) · R(delta) · R(rotation) · S(scale · delta scale)
+DELTA_PATHS = ("delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale")
+
+
+def _keyed_deltas(obj) -> list[str]:
+    """The delta transforms of ``obj`` (their panel labels) that its keys, drivers or NLA strips change
+    from frame to frame: keyed to more than one value or under F-Curve modifiers, or driven."""
+    from .keys import slot_fcurves
+    anim = obj.animation_data
+    if anim is None:
+        return []
+    drivers = [d.data_path for d in anim.drivers if not d.mute]
+    # the active action's and each strip's (a strip plays its own action's slot)
+    players = [anim, *(s for t in anim.nla_tracks if not t.mute for s in t.strips if not s.mute)]
+    curves = [fc for player in players for fc in slot_fcurves(player) or () if not fc.mute]
+    keyed = [fc.data_path for fc in curves
+             if len(fc.modifiers) or len({kp.co[1] for kp in fc.keyframe_points}) > 1]
+    return [obj.bl_rna.properties[path].name for path in DELTA_PATHS if path in drivers or path in keyed]
+
+
+def own_scale(obj) -> tuple:
+    """The scale ``obj``'s own transform gives it: its Scale times its Delta Scale, as Blender composes them."""
+    return tuple(a * b for a, b in zip(obj.scale, obj.delta_scale))
 
 
 def body_of(obj):
@@ -583,12 +603,16 @@ def read_body(obj, depsgraph, unit, out, in_scene):
     if problem:
         out.error(path, problem)
         return None
-    if _has_deltas(obj):
-        # baking keys location/rotation, which deltas would offset
-        out.error(path, "a body must not have delta transforms; clear them in "
-                        "Object properties > Transform > Delta Transform")
+    keyed = _keyed_deltas(obj) if not obj.mbd.fixed else []
+    if keyed:
+        # Bake keys location and rotation under the deltas as they are when it bakes: deltas that move
+        # would move the baked body a second time (a fixed body is not baked: its keys' warning below)
+        out.error(path, f"its {', '.join(keyed)} (Object properties > Transform > Delta Transform) are keyed or "
+                        "driven to change, which would move the baked body a second time; go to the scene's start "
+                        "frame and delete their keys and drivers (right-click the field > Clear Keyframes, Delete "
+                        "Drivers): the body stays where that frame shows it")
         return None
-    problem = _transform_problem(rest_matrix(obj), obj.scale)
+    problem = _transform_problem(rest_matrix(obj), own_scale(obj), tuple(obj.delta_scale) != (1.0, 1.0, 1.0))
     if problem:
         out.error(path, problem)
         return None
@@ -1052,8 +1076,7 @@ def _not_evaluated(obj, view_layer) -> str:
 
 
 #: the channels that place an object: a parent keyed or driven on any of them moves its children
-PLACING = POSE_PATHS | {"scale", "delta_location", "delta_rotation_euler", "delta_rotation_quaternion",
-                        "delta_scale"}
+PLACING = POSE_PATHS | {"scale", *DELTA_PATHS}
 
 
 def _moves(obj) -> bool:
@@ -1281,7 +1304,7 @@ def _parent_problem(obj) -> str:
     # (a fixed body is never keyed: it only keeps the shape shown, see shape())
     if not obj.mbd.fixed and (max(lengths) - min(lengths) > 1e-5 * max(lengths) or _sheared(matrix)):
         # a body turning under it would be sheared, which its rotation keys cannot show
-        by = [o.name for o in chain if len(set(round(abs(x), 6) for x in o.scale)) > 1]
+        by = [o.name for o in chain if len(set(round(abs(x), 6) for x in own_scale(o))) > 1]
         inverse = _unevenly_scaled(obj)[1]
         if inverse and not by:
             return (f"{_inverse_words(inverse, 'scaled so')} scales it unevenly, which would shear the body as it "
@@ -1302,9 +1325,10 @@ def _parent_problem(obj) -> str:
     return ""
 
 
-def _transform_problem(matrix, own_scale) -> str:
-    """What makes a body's world matrix or its ``own_scale`` unusable ('' when nothing): NaN or inf,
-    a zero scale (which flattens the mesh, later reported as an open or empty one), or a negative one."""
+def _transform_problem(matrix, own, delta=False) -> str:
+    """What makes a body's world matrix or its own scale ``own`` (:func:`own_scale`: with its Delta Scale,
+    ``delta``: one not 1) unusable ('' when nothing): NaN or inf, a zero scale (which flattens the mesh,
+    later reported as an open or empty one), or a negative one."""
     scale = [abs(x) for x in matrix.to_scale()]        # (float32: inf for a scale of 1e30)
     if not all(math.isfinite(x) for x in [*scale, *(x for row in matrix for x in row)]):
         return ("its transform is not finite (location, rotation or scale holds NaN or inf, or "
@@ -1314,12 +1338,12 @@ def _transform_problem(matrix, own_scale) -> str:
                 "flattens the mesh: a body needs a volume; set Scale in Object properties > Transform")
     # decompose() folds a negative scale into the rotation, which Bake keys while the object's own
     # scale stays: the body would show flipped, and its frames off the joints
-    shown = ", ".join(f"{x:g}" for x in own_scale)
+    shown = ", ".join(f"{x:g}" for x in own) + (", Scale times Delta Scale" if delta else "")
     fix = "apply the scale (Ctrl+A > Scale, with its frames selected too) or use positive scale"
     if matrix.to_3x3().determinant() < 0:
         return (f"its transform mirrors it (scale {shown}), which is not a rotation: the baked pose or its "
                 f"frames' axes would be wrong; {fix}")
-    if min(own_scale) < 0:
+    if min(own) < 0:
         return (f"its scale ({shown}) is negative on two axes, a half turn that Bake would key again as a "
                 f"rotation; {fix} and rotate it instead")
     return ""
