@@ -14,7 +14,7 @@ import bpy
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
-from mathutils import Euler, Matrix, Quaternion
+from mathutils import Euler, Matrix, Quaternion, Vector
 
 from . import massprops, runner
 from .bridge import bake as baking
@@ -971,7 +971,7 @@ def free_joint_name(scene, base) -> str:
     return next(n for n in names if n not in joints and not {f"{n}_I", f"{n}_J"} & objects)
 
 
-#: the channels of an object's own transform whose keys :func:`_keyed_matrix` reads (deltas are refused on a body)
+#: the channels of an object's own transform whose keys :func:`_keyed_matrix` reads (its deltas as they are)
 _OWN = ("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale")
 
 
@@ -1001,15 +1001,18 @@ def _keyed_matrix(obj, frame):
         values = {path: list(getattr(o, path)) for path in _OWN}
         for fc in keyed[k]:
             values[fc.data_path][fc.array_index] = fc.evaluate(frame)
+        # as Blender composes it: T(location + delta) · D · R · S(scale · delta scale), the delta rotation D in
+        # the rotation mode (none in axis-angle), the quaternions normalised
         mode = o.rotation_mode
         if mode == "QUATERNION":
-            turn = Quaternion(values["rotation_quaternion"]).normalized()     # (as Blender composes it)
+            turn = o.delta_rotation_quaternion.normalized() @ Quaternion(values["rotation_quaternion"]).normalized()
         elif mode == "AXIS_ANGLE":
             angle, *axis = values["rotation_axis_angle"]
             turn = Quaternion(axis, angle)
         else:
-            turn = Euler(values["rotation_euler"], mode)
-        basis = Matrix.LocRotScale(values["location"], turn, values["scale"])
+            turn = Euler(o.delta_rotation_euler, mode).to_matrix() @ Euler(values["rotation_euler"], mode).to_matrix()
+        basis = Matrix.LocRotScale(Vector(values["location"]) + o.delta_location, turn,
+                                   [a * b for a, b in zip(values["scale"], o.delta_scale)])
         world = (world @ o.matrix_parent_inverse if o.parent is not None else Matrix.Identity(4)) @ basis
     return world
 

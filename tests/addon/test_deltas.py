@@ -209,3 +209,35 @@ def test_a_negative_delta_scale_is_refused_as_a_negative_scale(addon, delta_scal
     assert message in str(info.value)
     assert "Ctrl+A > Scale" in str(info.value)      # which applies the delta scale too, keeping the part
 
+
+@pytest.mark.parametrize("mode", ["XYZ", "YZX", "QUATERNION", "AXIS_ANGLE"])
+def test_the_start_pose_read_from_a_keyed_body_composes_its_deltas_and_its_parents(addon, mode):
+    """Joint at Cursor reads where a keyed body starts from its keys, without going to the start frame
+    (operators._keyed_matrix): with deltas held still on it and on its keyed parent, the world matrix
+    Blender shows at that frame (float32: 1e-6)."""
+    from addon.operators import _keyed_matrix
+    scene = ms.setup_scene()
+    root = bpy.data.objects.new("Root", None)
+    scene.collection.objects.link(root)
+    root.location, root.rotation_euler, root.scale = (0.3, 0.0, 0.1), (0.2, 0.0, 0.4), (2.0, 2.0, 2.0)
+    root.delta_location, root.delta_rotation_euler, root.delta_scale = (0.0, 1.0, 0.0), (0.0, 0.5, 0.0), (0.5,) * 3
+    part = ms.uv_sphere("Part", 0.1, (1.0, 0.0, 0.0), use_ops=False)
+    part.parent = root
+    part.rotation_mode = mode
+    part.delta_location, part.delta_scale = (0.1, 0.2, 0.3), (1.0, 2.0, 1.0)
+    part.delta_rotation_euler, part.delta_rotation_quaternion = (0.4, 0.0, -0.3), Quaternion((1, 0.2, 0.0, 0.3))
+    path = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(mode, "rotation_euler")
+    for frame, turn in ((1, Euler((0.1, 0.2, 0.3))), (24, Euler((0.0, -0.6, 0.9)))):
+        part.location = (frame / 10.0, 0.0, 0.0)
+        axis, angle = turn.to_quaternion().to_axis_angle()
+        setattr(part, path, {"rotation_quaternion": turn.to_quaternion(), "rotation_euler": turn,
+                             "rotation_axis_angle": (angle, *axis)}[path])
+        part.keyframe_insert("location", frame=frame)
+        part.keyframe_insert(path, frame=frame)
+        root.location.z = frame / 20.0
+        root.keyframe_insert("location", frame=frame)
+    scene.frame_set(12)
+    keyed = _keyed_matrix(part, 5)
+    scene.frame_set(5)
+    shown = part.matrix_world
+    assert max(abs(a - b) for r, s in zip(keyed, shown) for a, b in zip(r, s)) < 1e-6
