@@ -241,3 +241,25 @@ def test_the_start_pose_read_from_a_keyed_body_composes_its_deltas_and_its_paren
     scene.frame_set(5)
     shown = part.matrix_world
     assert max(abs(a - b) for r, s in zip(keyed, shown) for a, b in zip(r, s)) < 1e-6
+
+
+@pytest.mark.parametrize("mode", ["XYZ", "QUATERNION"])
+def test_a_body_with_deltas_parented_anew_after_the_bake_is_cleared_back_where_it_was(addon, mode):
+    """Clear Bake puts a body parented anew since the bake back at its world pose from before it, through
+    its own transform under the new parent and its deltas (Blender's matrix_basis takes them out)."""
+    scene, bob, _ = turned_pendulum(mode)
+    shown = bob.matrix_world.copy()
+    deltas = fields(bob)[6:]
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(9)
+    new = bpy.data.objects.new("New", None)
+    scene.collection.objects.link(new)
+    new.location, new.rotation_euler, new.delta_location = (0.5, 0.2, 0.1), (0.3, 0.0, 0.0), (0.0, 0.3, 0.0)
+    bpy.context.view_layer.update()
+    world = bob.matrix_world.copy()
+    bob.parent, bob.matrix_world = new, world       # (Ctrl+P with its parent inverse at identity)
+    bpy.context.view_layer.update()
+    assert bpy.ops.mbd.clear() == {"FINISHED"}
+    bpy.context.view_layer.update()
+    assert bob.rotation_mode == mode and fields(bob)[6:] == deltas
+    assert max(abs(a - b) for r, s in zip(bob.matrix_world, shown) for a, b in zip(r, s)) < 1e-6
