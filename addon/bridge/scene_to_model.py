@@ -1335,7 +1335,8 @@ def _transform_problem(matrix, own, delta=False) -> str:
                 "overflows); set it in Object properties > Transform")
     if min(scale) <= 1e-9 * max(scale):
         return (f"its scale ({', '.join(f'{x:g}' for x in matrix.to_scale())}) is zero along an axis, which "
-                "flattens the mesh: a body needs a volume; set Scale in Object properties > Transform")
+                "flattens the mesh: a body needs a volume; set Scale " + ("and Delta Scale " if delta else "")
+                + "in Object properties > Transform")
     # decompose() folds a negative scale into the rotation, which Bake keys while the object's own
     # scale stays: the body would show flipped, and its frames off the joints
     shown = ", ".join(f"{x:g}" for x in own) + (", Scale times Delta Scale" if delta else "")

@@ -198,8 +198,10 @@ def test_keyed_deltas_on_a_moving_body_are_refused_naming_them_and_held_ones_are
 @pytest.mark.parametrize("delta_scale, message", [
     ((1.0, -1.0, 1.0), "object 'Bob': its transform mirrors it (scale 1, -1, 1, Scale times Delta Scale)"),
     ((-1.0, 1.0, -1.0), "object 'Bob': its scale (-1, 1, -1, Scale times Delta Scale) is negative on two axes"),
+    ((1.0, 0.0, 1.0), "is zero along an axis, which flattens the mesh: a body needs a volume; set Scale and Delta "
+                      "Scale in Object properties > Transform"),
 ])
-def test_a_negative_delta_scale_is_refused_as_a_negative_scale(addon, delta_scale, message):
+def test_a_negative_or_zero_delta_scale_is_refused_as_such_a_scale(addon, delta_scale, message):
     from addon.bridge.scene_to_model import SceneError
     scene, bob = ms.pendulum()
     bob.delta_scale = delta_scale
@@ -207,7 +209,8 @@ def test_a_negative_delta_scale_is_refused_as_a_negative_scale(addon, delta_scal
     with pytest.raises(SceneError) as info:
         gather(scene)
     assert message in str(info.value)
-    assert "Ctrl+A > Scale" in str(info.value)      # which applies the delta scale too, keeping the part
+    # Ctrl+A > Scale applies the delta scale too, keeping the part where it is
+    assert "Ctrl+A > Scale" in str(info.value) or "zero" in message
 
 
 @pytest.mark.parametrize("mode", ["XYZ", "YZX", "QUATERNION", "AXIS_ANGLE"])
