@@ -211,11 +211,9 @@ def linked_from_library(tmp_path, names):
     return linked.objects
 
 
-def overridden_parts(tmp_path, setup=True):
+def parts_library(tmp_path):
     """Move the scene's objects into a collection "Parts", save the file as ``tmp_path``/parts.blend
-    and start a new one (its scene set up by :func:`setup_scene`, or Blender's empty one) holding a
-    library override of that collection, as an assembly linked in and made editable; returns (scene,
-    the overridden collection)."""
+    (returned) and start an empty one: the library an assembly is linked in from."""
     scene = bpy.context.scene
     parts = bpy.data.collections.new("Parts")
     scene.collection.children.link(parts)
@@ -225,6 +223,14 @@ def overridden_parts(tmp_path, setup=True):
     library = tmp_path / "parts.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(library))
     bpy.ops.wm.read_factory_settings(use_empty=True)
+    return library
+
+
+def overridden_parts(tmp_path, setup=True):
+    """:func:`parts_library`, then a new file (its scene set up by :func:`setup_scene`, or Blender's
+    empty one) holding a library override of that collection, as an assembly linked in and made editable; returns (scene,
+    the overridden collection)."""
+    library = parts_library(tmp_path)
     scene = setup_scene() if setup else bpy.context.scene
     with bpy.data.libraries.load(str(library), link=True) as (_source, linked):
         linked.collections = ["Parts"]

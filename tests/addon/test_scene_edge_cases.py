@@ -719,15 +719,8 @@ def test_a_linked_collection_instance_of_a_mechanism_is_named_not_no_body(addon,
     # (File > Link of a collection makes an empty that instances it: its bodies are drawn but are no objects
     # of the scene, and Validate said "no object is marked as a body (select the meshes and press Body ...)"
     # of bodies that are)
-    scene, _bob = ms.pendulum()
-    parts = bpy.data.collections.new("Parts")
-    scene.collection.children.link(parts)
-    for obj in list(scene.collection.objects):
-        parts.objects.link(obj)
-        scene.collection.objects.unlink(obj)
-    library = tmp_path / "parts.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(library))
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    ms.pendulum()
+    library = ms.parts_library(tmp_path)
     scene = ms.setup_scene()
     assert bpy.ops.wm.link(directory=f"{library}/Collection/", filename="Parts") == {"FINISHED"}
     instance = scene.objects["Parts"]

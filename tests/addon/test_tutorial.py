@@ -3,6 +3,7 @@ fields the steps name; every report, name and number the tutorial quotes is chec
 run, and the numbers against the compound pendulum's closed form, so that the text cannot drift
 from the add-on."""
 import csv
+import importlib.util
 import inspect
 import math
 import re
@@ -35,13 +36,15 @@ def ops_reports(capfd, call):
     return re.findall(r"^(?:Info|Warning): (.*)$", out, re.M)
 
 
-def select_only(*objects):
-    """Click, shift-click: the last one is active."""
-    for obj in bpy.context.view_layer.objects:
-        obj.select_set(False)
-    for obj in objects:
-        obj.select_set(True)
-    bpy.context.view_layer.objects.active = objects[-1]
+def _tool(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: clicking (and shift-clicking) in the viewport, as the docs' images are made
+select_only = _tool("make_docs_images").select_only
 
 
 def steps_1_and_2():
