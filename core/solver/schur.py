@@ -121,6 +121,9 @@ class Factored(NamedTuple):
     solve: Callable
     #: A's Jacobi scale 1/sqrt(diag A)
     inv_d: np.ndarray
+    #: R (m, k) ↦ Λ (m, k): the same factor on k right-hand sides at once, as :func:`solve_many`
+    #: (its passes, no Krylov step); None where the factor leaves redundancies out
+    many: Callable | None = None
 
 
 def _jacobi_scale(diag):
@@ -152,8 +155,10 @@ def factored(A, beta, J=None, weights=None) -> Factored:
             return _least_squares(As, inv_d)
         S, product = (lambda v: _POTRS(c, v, lower=False)[0]), As.dot
     judge = _judge(J, inv_d)
+    reg = np.broadcast_to(beta if weights is None else beta * weights, len(diag))[:, None]
     return Factored(lambda rhs, demand=None: _refine(S, product, rhs * inv_d, beta, dependence=judge,
-                                                     demand=_times(demand, inv_d)) * inv_d, inv_d)
+                                                     demand=_times(demand, inv_d)) * inv_d, inv_d,
+                    lambda R: _refine_many(S, R * inv_d[:, None], reg) * inv_d[:, None])
 
 
 def _times(demand, inv_d):
@@ -165,7 +170,10 @@ def _least_squares(As, inv_d) -> Factored:
     """:class:`Factored` of a scaled matrix As singular even with β (β = 0): least squares."""
     def solve_for(rhs, demand=None):
         return np.linalg.lstsq(As, rhs * inv_d, rcond=None)[0] * inv_d
-    return Factored(solve_for, inv_d)
+
+    def many(R):
+        return np.linalg.lstsq(As, R * inv_d[:, None], rcond=None)[0] * inv_d[:, None]
+    return Factored(solve_for, inv_d, many)
 
 
 def regularisation_weights(J, JM, inv_mass, regularise_as):
@@ -473,22 +481,7 @@ def solve_many(A, R, beta, weights=None):
     residual fourfold (no Krylov step: directions the passes cannot resolve stay regularised, as
     the singular ones do in :func:`solve`). For the implicit methods' Jacobians
     (:func:`.jacobian.linearised`) and the stepper's masses along its lines with the joints."""
-    diag = A.diagonal()
-    inv_d = _jacobi_scale(diag)
-    B = R * inv_d[:, None]
-    reg = np.full(len(diag), beta) if weights is None else beta * weights
-    if isinstance(A, np.ndarray):
-        As = A * (inv_d[:, None] * inv_d)
-        c, info = lapack.dpotrf(As + np.diag(reg), lower=False, clean=False)
-        if info != 0:   # not positive definite even with β (β = 0): least squares
-            return np.linalg.lstsq(As, B, rcond=None)[0] * inv_d[:, None]
-        return _refine_many(lambda V: _POTRS(c, V, lower=False)[0], B, reg[:, None]) * inv_d[:, None]
-    As = _scaled(A, inv_d)
-    try:
-        lu = splu((As + sparse.diags(reg, format="csr")).tocsc(), permc_spec="MMD_AT_PLUS_A")
-    except RuntimeError:  # exactly singular even with β (β = 0): least squares
-        return np.linalg.lstsq(As.toarray(), B, rcond=None)[0] * inv_d[:, None]
-    return _refine_many(lu.solve, B, reg[:, None]) * inv_d[:, None]
+    return factored(A, beta, weights=weights).many(R)
 
 
 def _refine_many(S, B, beta):
@@ -703,9 +696,10 @@ class BandedSchur:
         ab, inv_d = self.scaled_band(band)
         scale = inv_d[self.inv]
 
-        def afresh(solver):
+        def afresh(solver, many=False):
             A = self.matrix_of_band(band)
-            return Factored(lambda rhs, demand=None: solver(A, rhs), scale)
+            return Factored(lambda rhs, demand=None: solver(A, rhs), scale,
+                            (lambda R: solve_many(A, R, beta, weights)) if many else None)
         if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
             return afresh(lambda A, rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without))
         if without:
@@ -714,13 +708,21 @@ class BandedSchur:
                 return afresh(lambda A, rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without))
             inner = self.factored_band(band, beta, J, low_rank, weights=weights)
             return Factored(lambda rhs, demand=None: _left_out(null[self.inv], scale, inner.solve, rhs, demand), scale)
+        reg = np.full(self.m, beta) if weights is None else beta * weights[self.perm]
         regularised = ab.copy(order="F")
-        regularised[kd] += beta if weights is None else beta * weights[self.perm]
+        regularised[kd] += reg
         c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
         if info != 0:  # not positive definite even with β (β = 0 on a redundant mechanism)
-            return afresh(lambda A, rhs: solve_low_rank(A, rhs, beta, low_rank, J))
+            return afresh(lambda A, rhs: solve_low_rank(A, rhs, beta, low_rank, J), many=low_rank is None)
         S, product = (lambda v: _PBTRS(c, v, lower=False)[0]), (lambda x: _SBMV(kd, 1.0, ab, x))
-        if low_rank is not None:
+        many = None
+        if low_rank is None:
+            def many(R):
+                # Fortran order throughout: LAPACK's, so that no pass copies the block
+                B = np.asfortranarray(R[self.perm] * inv_d[:, None])
+                X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, reg[:, None])
+                return (X * inv_d[:, None])[self.inv]
+        else:
             U, K = _dense(low_rank[0]), _dense(low_rank[1])
             try:
                 S, product = _updated(S, product, U[self.perm] * inv_d[:, None], K)
@@ -731,7 +733,7 @@ class BandedSchur:
         def solve_for(rhs, demand=None):
             return (_refine(S, product, rhs[self.perm] * inv_d, beta, dependence=judge,
                             demand=None if demand is None else demand[self.perm] * inv_d) * inv_d)[self.inv]
-        return Factored(solve_for, scale)
+        return Factored(solve_for, scale, many)
 
 
 @lru_cache(maxsize=8)
@@ -832,6 +834,12 @@ class BlockSchur:
         is relative to (:func:`regularisation_weights`). ``demand``: rhs without its
         stabilisation terms, of an acceleration solve (:class:`Factored`).
         """
+        factor, apply = self.factored(blocks, inv_mass, I_W_inv, beta, low_rank, without, regularise_as)
+        return self.solve_with(factor, apply, blocks, rhs, refine, least_share, demand)
+
+    def factored(self, blocks, inv_mass, I_W_inv, beta, low_rank=None, without=0, regularise_as=None):
+        """(:class:`Factored` of J M⁻¹ Jᵀ as :meth:`solve` takes it, apply: λ ↦ M⁻¹ Jᵀ λ (6n,) split
+        layout): one factor for :meth:`solve_with` on any number of right-hand sides."""
         Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
         J = _BlockTranspose(self, Jg)
         if self.banded.banded:
@@ -844,6 +852,10 @@ class BlockSchur:
             du = np.bincount(self._du_at, weights=(JM * lam[self._g_row, None]).ravel(),
                              minlength=6 * self.n).reshape(self.n, 6)
             return np.concatenate([du[:, :3].ravel(), du[:, 3:].ravel()])
+        return factor, apply
+
+    def solve_with(self, factor, apply, blocks, rhs, refine=False, least_share=1.0, demand=None):
+        """:meth:`solve` with the (factor, apply) of :meth:`factored`."""
         lam = factor.solve(rhs, demand)
         du = apply(lam)
         if refine:
@@ -878,23 +890,7 @@ class BlockSchur:
     def solve_many(self, blocks, inv_mass, I_W_inv, R, beta, regularise_as=None):
         """Λ (m, k) of (J M⁻¹ Jᵀ + βD) Λ = R (m, k), as :func:`solve_many` (banded: one banded
         Cholesky and k right-hand sides per LAPACK call); ``regularise_as`` as :meth:`solve`'s."""
-        Jg, JM, A = self._matrix(blocks, inv_mass, I_W_inv)
-        weights = self._weights(Jg, JM, inv_mass, regularise_as)
-        bs = self.banded
-        if not bs.banded:
-            return solve_many(bs.matrix(A), R, beta, weights)
-        kd = bs.bandwidth
-        ab, inv_d = bs.scaled_band(A.reshape(self.m, -1))
-        reg = np.full(self.m, beta) if weights is None else beta * weights[bs.perm]
-        regularised = ab.copy(order="F")
-        regularised[kd] += reg
-        c, info = _PBTRF(regularised, lower=False, overwrite_ab=True)
-        if info != 0:
-            return solve_many(bs.matrix_of_band(A.reshape(self.m, -1)), R, beta, weights)
-        # Fortran order throughout: LAPACK's, so that no pass copies the block
-        B = np.asfortranarray(R[bs.perm] * inv_d[:, None])
-        X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, reg[:, None])
-        return (X * inv_d[:, None])[bs.inv]
+        return self.factored(blocks, inv_mass, I_W_inv, beta, regularise_as=regularise_as)[0].many(R)
 
     def least_norm(self, blocks, inv_mass, I_W_inv, lam, count, groups):
         """:func:`least_norm` of J M⁻¹ Jᵀ from J's blocks: its near-null span by :func:`inverse_iteration`

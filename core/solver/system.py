@@ -988,20 +988,24 @@ class System:
     def _with_friction(self, B: Bodies, rows: Rows, u0, target, Mi, quad, t=None):
         """:meth:`_constrained` with the joints' friction, whose loads f (k,) depend on the reactions
         λ they change (:mod:`.friction`). λ is linear in f: λ(f) = λ₀ − W f, W = (J M⁻¹ Jᵀ)⁻¹ J M⁻¹ G
-        (G the channels' generalized directions: with λ₀, k + 1 right-hand sides of one solve), on which Newton's
-        method finds f = law(λ(f)) (:func:`.friction.solve_loop`); the constraint solve at that f
+        (G the channels' generalized directions: k right-hand sides of the factor that gives λ₀), on which
+        Newton's method finds f = law(λ(f)) (:func:`.friction.solve_loop`); the constraint solve at that f
         then gives u̇ and λ, and where its λ (W's regularisation, the solve's refinement) leaves a
         channel off its law by more than :data:`.friction.LOOP_RTOL` the loop goes on from there.
-        While no channel slips (at rest) the law gives nothing and this is :meth:`_constrained`."""
+        Every solve takes one factor of J M⁻¹ Jᵀ. While no channel slips (at rest) the law gives
+        nothing and this is :meth:`_constrained`."""
         fr = self.friction
         Ji, Jj, rate, z = fr.geometry(B.packed)
         g = fr.gains(rate)
         self.friction_load[:] = 0.0
         self.friction_wrench = None
+        factored = self._factored(B, rows, Mi)
         if not g.any():
-            return self._constrained(B, rows, u0, target, Mi, quad)
+            return self._constrained(B, rows, u0, target, Mi, quad, factored)
         P = fr.reaction_map(rows.blocks, z, B.packed)
-        # λ₀ (without friction) and W in one solve: the loop's start, which the closing solve checks
+        # λ₀ (without friction): the loop's start, and W from the same factor
+        lam = self._constrained(B, rows, u0, target, Mi, quad, factored)[1]
+        many = factored[0].many
         if self.sparse:
             # M⁻¹G and J M⁻¹G from the loads' two ends and J's blocks: scipy's sparse products and
             # the sparse J cost most of a rubbing 20-link chain's evaluation
@@ -1017,22 +1021,21 @@ class System:
             def accelerations(f):     # M⁻¹G f, split layout
                 a = np.bincount(slots, weights=(x * f[column, None]).ravel(), minlength=6 * n).reshape(n, 6)
                 return np.concatenate([a[:, :3].ravel(), a[:, 3:].ravel()])
-            R = np.column_stack([target - self._J_dot(rows, u0),
-                                 self._block_schur.product_of_ends(rows.blocks, column, body, x, k)])
-            lam_W = self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
+            R = self._block_schur.product_of_ends(rows.blocks, column, body, x, k)
+            # (a factor that leaves redundancies out has no such form: the plain regularised one)
+            W = many(R) if many else self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
         else:
             X = Mi @ self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
             accelerations = X.__matmul__
-            R = np.column_stack([target - rows.J @ u0, rows.J @ X])
-            lam_W = schur.solve_many(rows.J @ Mi @ rows.J.T, R, self.beta)
+            R = rows.J @ X
+            W = many(R) if many else schur.solve_many(rows.J @ Mi @ rows.J.T, R, self.beta)
         # redundant joints: the friction rubs with the reactions as reported, their split across the
         # redundancy the least norm's (the solve's own, scaled row by row, turns with the drawing)
-        lam_W = self.least_norm(B, rows, lam_W)
-        lam, W = lam_W[:, 0], lam_W[:, 1:]
-        f_at, lam_at = np.zeros(len(g)), lam
+        lam_W = self.least_norm(B, rows, np.column_stack([lam, W]))
+        f_at, lam_at, W = np.zeros(len(g)), lam_W[:, 0], lam_W[:, 1:]
         for _ in range(_FRICTION_ROUNDS):
             f = solve_loop(fr, g, P, lam_at, f_at, W, t)
-            u, lam = self._constrained(B, rows, u0 + accelerations(f), target, Mi, quad)
+            u, lam = self._constrained(B, rows, u0 + accelerations(f), target, Mi, quad, factored)
             seen = self.least_norm(B, rows, lam)
             off = f - fr.loads(g, P, seen)
             if np.max(np.abs(off)) <= LOOP_RTOL * np.max(np.abs(f)):
@@ -1833,7 +1836,28 @@ class System:
             return self._block_schur.product(rows.blocks, u)
         return rows.J @ u
 
-    def _constrained(self, B: Bodies, rows: Rows, u_free, target, Mi=None, quad=None):
+    def _factored(self, B: Bodies, rows: Rows, Mi=None):
+        """(:class:`.schur.Factored` of J M⁻¹ Jᵀ as :meth:`_constrained` solves it, apply: λ ↦ M⁻¹Jᵀλ
+        (6n,)): one factor for any number of solves at (B, rows); ``Mi`` as :meth:`_constrained`'s."""
+        floored = self.floored_inverse_inertia(B.R) if self.floored_regularisation else None
+        if self.sparse and Mi is None:
+            # as the dense solve below: with the regularised solve six float32 Bennett linkages side by
+            # side (120 rows) lost 2.3e-4 J over 2 s on DOP853 in 3.8 times the evaluations
+            return self._block_schur.factored(rows.blocks, self._inv_mass, B.I_W_inv, self.beta,
+                                              without=self.inconsistent_redundancies, regularise_as=floored)
+        J = rows.J
+        JM = J @ Mi
+        weights = None if floored is None else schur.regularisation_weights(J, JM, self._inv_mass, floored)
+        if self.inconsistent_redundancies:
+            # redundant rows a gap apart ask for what no motion gives along their redundancies
+            # (a float32 Bennett linkage: 1e-9 of C and J̇u there): the regularised solve answered
+            # with λ ~ that/β, moving the bodies by up to 100 times it, and DOP853 spent 4.4 times
+            # the evaluations and lost 9.1e-5 J over 8 s
+            return schur.factored_without_null(JM @ J.T, self.inconsistent_redundancies, self.beta, J,
+                                               self._null_cache, weights), JM.T.dot
+        return schur.factored(JM @ J.T, self.beta, J, weights), JM.T.dot
+
+    def _constrained(self, B: Bodies, rows: Rows, u_free, target, Mi=None, quad=None, factored=None):
         """``(u_free + M⁻¹Jᵀλ, λ)`` with (J M⁻¹ Jᵀ + βD) λ = target − J u_free.
 
         Small models use the dense J and M⁻¹ (``Mi``); large ones J's blocks
@@ -1841,39 +1865,23 @@ class System:
         M⁻¹f), whose demand −J u_free − J̇u is then resolved where it leans on rows that nearly
         cancel (:func:`.schur._refine`): a chain hanging nearly taut, held there by the
         regularisation as on a spring, lost the energy its swing exchanges (thirty bars at a sag of
-        2e-4: 96 % over 0.2 s).
+        2e-4: 96 % over 0.2 s). ``factored``: :meth:`_factored` at (B, rows, Mi), made here if None.
         """
+        factor, apply = self._factored(B, rows, Mi) if factored is None else factored
         if not self.sparse or Mi is not None:
             J = rows.J
-            JM = J @ Mi
-            weights = (schur.regularisation_weights(J, JM, self._inv_mass, self.floored_inverse_inertia(B.R))
-                       if self.floored_regularisation else None)
-            if self.inconsistent_redundancies:
-                # redundant rows a gap apart ask for what no motion gives along their redundancies
-                # (a float32 Bennett linkage: 1e-9 of C and J̇u there): the regularised solve answered
-                # with λ ~ that/β, moving the bodies by up to 100 times it, and DOP853 spent 4.4 times
-                # the evaluations and lost 9.1e-5 J over 8 s
-                factor = schur.factored_without_null(JM @ J.T, self.inconsistent_redundancies, self.beta, J,
-                                                     self._null_cache, weights)
-            else:
-                factor = schur.factored(JM @ J.T, self.beta, J, weights)
             load = -(J @ u_free)
             b = target + load
             lam = factor.solve(b, None if quad is None else load - quad)
-            du = JM.T @ lam
+            du = apply(lam)
             if self.refine_accelerations:
-                lam, du = schur.refine_accelerations(factor, lambda du: b - J @ du, JM.T.dot, lam, du, b,
+                lam, du = schur.refine_accelerations(factor, lambda du: b - J @ du, apply, lam, du, b,
                                                      self.least_point_mass_share)
             return u_free + du, lam
         bs = self._block_schur
-        # as the dense solve above: with the regularised solve six float32 Bennett linkages side by
-        # side (120 rows) lost 2.3e-4 J over 2 s on DOP853 in 3.8 times the evaluations
         load = -bs.product(rows.blocks, u_free)
-        lam, du = bs.solve(rows.blocks, self._inv_mass, B.I_W_inv, target + load,
-                           self.beta, without=self.inconsistent_redundancies, refine=self.refine_accelerations,
-                           regularise_as=self.floored_inverse_inertia(B.R) if self.floored_regularisation else None,
-                           least_share=self.least_point_mass_share,
-                           demand=None if quad is None else load - quad)
+        lam, du = bs.solve_with(factor, apply, rows.blocks, target + load, refine=self.refine_accelerations,
+                                least_share=self.least_point_mass_share, demand=None if quad is None else load - quad)
         return u_free + du, lam
 
     def _evaluated(self, t, y):

@@ -413,12 +413,8 @@ def test_the_stiffness_check_names_a_steep_friction_law():
     assert rate == pytest.approx(1.0 * G * math.cos(math.radians(30.0)) / 1e-4, rel=0.03)   # the check's 3 %
 
 
-@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
-def test_a_long_chain_on_the_sparse_path_rubs_as_on_the_dense(integrator, monkeypatch):
-    # 20 links of 0.1 kg on friction hinges, released horizontal: 100 rows × 120 velocities, the
-    # sparse path (schur.use_sparse); the same run forced dense agrees to rounding
-    from core.solver import schur
-    links = 20
+def _rubbing_chain(links, integrator="DOP853"):
+    """``links`` links of 0.1 kg on friction hinges, released horizontal."""
     bodies, frames, joints = [], [], []
     for k in range(links):
         bodies.append(Body(name=f"b{k}", mass=0.1, inertia=(100.0, 100.0, 100.0, 0, 0, 0),
@@ -428,9 +424,18 @@ def test_a_long_chain_on_the_sparse_path_rubs_as_on_the_dense(integrator, monkey
                    Frame(name=f"q{k}", body=f"b{k}", position=(-50.0, 0.0, 0.0), orientation=ABOUT_Y)]
         joints.append(Joint(name=f"h{k}", type="revolute", frame_i=f"p{k}", frame_j=f"q{k}", friction=True,
                             friction_coefficient=0.2, friction_radius=5.0))
-    model = Model(bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints),
-                  settings=SolverSettings(end_time=0.1, output_rate=100, integrator=integrator,
-                                          **(dict(step=1e-3) if integrator == "stepper" else dict(rtol=1e-8, atol=1e-10))))
+    return Model(bodies=tuple(bodies), frames=tuple(frames), joints=tuple(joints),
+                 settings=SolverSettings(end_time=0.1, output_rate=100, integrator=integrator,
+                                         **(dict(step=1e-3) if integrator == "stepper" else dict(rtol=1e-8, atol=1e-10))))
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "stepper"])
+def test_a_long_chain_on_the_sparse_path_rubs_as_on_the_dense(integrator, monkeypatch):
+    # 20 links of 0.1 kg on friction hinges, released horizontal: 100 rows × 120 velocities, the
+    # sparse path (schur.use_sparse); the same run forced dense agrees to rounding
+    from core.solver import schur
+    links = 20
+    model = _rubbing_chain(links, integrator)
     assert schur.use_sparse(5 * links, 6 * links)
     sparse = core.simulate(model)
     monkeypatch.setattr(schur, "SPARSE_ABOVE", 10 ** 12)
@@ -439,6 +444,28 @@ def test_a_long_chain_on_the_sparse_path_rubs_as_on_the_dense(integrator, monkey
     assert np.nanmax(np.abs(dense.joint_friction_load[..., 0])) > 1e-3        # it rubs
     np.testing.assert_allclose(sparse.position, dense.position, atol=1e-12)
     np.testing.assert_allclose(sparse.joint_friction_load, dense.joint_friction_load, atol=1e-11)
+
+
+@pytest.mark.parametrize("links", [5, 20])      # the dense path, the sparse (banded) one
+def test_an_evaluation_with_friction_factorises_the_constraint_matrix_once(links, monkeypatch):
+    # λ₀, W (a column per channel) and the closing solves all take one Cholesky of J M⁻¹ Jᵀ
+    from scipy.linalg import lapack
+    from core.model.compile import compile_model
+    from core.solver import schur
+    from core.solver.system import System
+    sysm = System(compile_model(_rubbing_chain(links)))
+    y = sysm.y0.copy()
+    y[sysm.sl_u] += np.random.default_rng(2).normal(size=6 * links)
+    y = sysm.project(0.0, y)[0]
+    calls = []
+    for owner, name in ((schur, "_POTRF"), (schur, "_PBTRF"), (lapack, "dpotrf")):
+        def counted(*args, _f=getattr(owner, name), **kw):
+            calls.append(_f)
+            return _f(*args, **kw)
+        monkeypatch.setattr(owner, name, counted)
+    sysm.rhs(0.0, y)
+    assert np.all(np.abs(sysm.friction_load) > 0.0)        # every hinge rubs
+    assert len(calls) == 1
 
 
 def _turned(model, rotation):

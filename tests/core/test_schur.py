@@ -375,3 +375,26 @@ def test_the_quick_full_rank_test_says_full_only_where_the_band_counts_no_redund
     assert bs.banded.banded
     assert bs.surely_full_rank(blocks, 1e-5) is full
     assert (bs.rank_deficiency(blocks, 1e-5) == 0) is full
+
+
+@pytest.mark.parametrize("form", ["dense", "sparse", "banded"])
+def test_a_factor_solves_a_block_of_right_hand_sides_as_it_solves_each(form):
+    """Factored.many (the joints' friction takes W, k right-hand sides, from the factor of its
+    closing solves) gives each column as the factor's own refined solve does, with the rows'
+    regularisation weights: both refine to rounding on a well-conditioned matrix (1e-12)."""
+    rng = np.random.default_rng(9)
+    m = 60
+    pairs = [(i, i + k) for i in range(m) for k in (1, 2) if i + k < m]
+    A, rows, cols = _spd_on_pattern(m, pairs, rng)
+    weights = rng.uniform(1e-3, 1.0, m)
+    if form == "banded":
+        bs = schur.BandedSchur(m, rows, cols)
+        assert bs.banded
+        factor = bs.factored(A[rows, cols], 1e-8, weights=weights)
+    else:
+        factor = schur.factored(A if form == "dense" else sparse.csr_matrix(A), 1e-8, weights=weights)
+    R = rng.normal(size=(m, 7))
+    block = factor.many(R)
+    each = np.column_stack([factor.solve(r) for r in R.T])
+    np.testing.assert_allclose(block, each, rtol=0, atol=1e-12 * np.max(np.abs(each)))
+    np.testing.assert_allclose(block, np.linalg.solve(A, R), rtol=0, atol=1e-12 * np.max(np.abs(each)))
