@@ -48,15 +48,15 @@ class JointFriction:
     map_i: np.ndarray        # (k, 22, 15) marker i's map (system.marker_map)
     map_j: np.ndarray        # (k, 22, 15) marker j's
     end: np.ndarray          # (e,) the Jacobian blocks (rows.blocks) on each channel's reporting body
-    end_slot: np.ndarray     # (e, 3) where each block's force part goes in the flat P (k, 3, m)
-    n_rows: int              # m
+    end_slot: np.ndarray     # (e, 3) where each block's force part goes in the flat P (k, 3, r)
+    rows: np.ndarray         # (k, r) the rows each channel's reaction reads (a channel's last repeated)
     n_bodies: int
     # the tooth forces of the meshing couplers on the channels' gears and racks (t of them: a
     # channel's joint in a coupler), as the results put them in the joints' reactions
     # (:func:`core.solver.reactions._add_tooth_forces`): λ_c tooth_lin + |λ_c| tooth_abs, in the
     # carrier's axes, λ_c the coupler's multiplier (row tooth_row), signed as the channel reports
     tooth_channel: np.ndarray   # (t,)
-    tooth_row: np.ndarray       # (t,)
+    tooth_slot: np.ndarray      # (t,) the coupler's row among the channel's rows
     tooth_carrier: np.ndarray   # (t,) the body that carries both the coupler's axles (-1: the ground)
     tooth_lin: np.ndarray       # (t, 3)
     tooth_abs: np.ndarray       # (t, 3)
@@ -85,14 +85,21 @@ class JointFriction:
             channel.append(np.full(len(on), c))
         end = np.concatenate(ends) if ends else np.zeros(0, int)
         channel = np.concatenate(channel) if channel else np.zeros(0, int)
-        slot = (3 * channel[:, None] + np.arange(3)) * m + end_row[end][:, None]
+        tooth_channel, tooth_row, *tooth = _tooth_terms(cm, joint, np.where(body_j >= 0, 1.0, -1.0), m)
+        # each channel's reaction reads its joint's rows and its couplers' alone: P (k, 3, r) holds
+        # those r columns of the (k, 3, m) map (a chain of 80 rubbing hinges: 5 of 400), padded
+        # with the channel's last row at no weight
+        read = [np.unique(np.concatenate([end_row[e], tooth_row[tooth_channel == c]])) for c, e in enumerate(ends)]
+        r = max((len(on) for on in read), default=0)
+        rows = np.array([np.pad(on, (0, r - len(on)), mode="edge") for on in read], int).reshape(len(read), r)
+        slot = (3 * channel[:, None] + np.arange(3)) * r + _slots(rows, channel, end_row[end])[:, None]
         return cls(tuple(cm.joints[k]["name"] for k in joint), joint, angle,
                    np.array([f["mu"] for f in fr], float),
                    np.array([f["radius"] if a else 1.0 for f, a in zip(fr, angle)], float),
                    np.array([f["v_tol"] for f in fr], float), body_i, body_j,
                    np.ascontiguousarray(marker_map_all[mi]).reshape(-1, 22, 15),
                    np.ascontiguousarray(marker_map_all[mj]).reshape(-1, 22, 15),
-                   end, slot, m, cm.n_bodies, *_tooth_terms(cm, joint, np.where(body_j >= 0, 1.0, -1.0), m))
+                   end, slot, rows, cm.n_bodies, tooth_channel, _slots(rows, tooth_channel, tooth_row), *tooth)
 
     def __len__(self):
         return len(self.names)
@@ -148,22 +155,22 @@ class JointFriction:
         """Each channel's reaction force (its part square to a slide's axis) from the rows' blocks
         (the joints' first) and, on a gear's or rack's joint, its couplers' tooth forces, at the
         packed bodies (n+1, 22; the carriers' turns)."""
-        k, m = len(self.names), self.n_rows
-        P = np.bincount(self.end_slot.ravel(), weights=blocks[self.end, :3].ravel(), minlength=3 * k * m)
-        P = P.reshape(k, 3, m)
+        k, r = self.rows.shape
+        P = np.bincount(self.end_slot.ravel(), weights=blocks[self.end, :3].ravel(), minlength=3 * k * r)
+        P = P.reshape(k, 3, r)
         Q = None
         if len(self.tooth_channel):
             # (a coupler's two joints differ: each (channel, row) comes once)
             turn = packed[self.tooth_carrier, 13:].reshape(-1, 3, 3)
-            P[self.tooth_channel, :, self.tooth_row] += np.einsum("tab,tb->ta", turn, self.tooth_lin)
+            P[self.tooth_channel, :, self.tooth_slot] += np.einsum("tab,tb->ta", turn, self.tooth_lin)
             Q = np.zeros_like(P)
-            Q[self.tooth_channel, :, self.tooth_row] = np.einsum("tab,tb->ta", turn, self.tooth_abs)
+            Q[self.tooth_channel, :, self.tooth_slot] = np.einsum("tab,tb->ta", turn, self.tooth_abs)
         square = ~self.angle
         if square.any():
             zs = z[square]
             for A in (P, Q) if Q is not None else (P,):
-                A[square] -= zs[:, :, None] * np.einsum("kc,kcm->km", zs, A[square])[:, None, :]
-        return Reaction(P, Q)
+                A[square] -= zs[:, :, None] * np.einsum("kc,kcr->kr", zs, A[square])[:, None, :]
+        return Reaction(P, Q, self.rows)
 
     def wrench(self, f, Ji, Jj):
         """(n+1, 6): the loads f (k,) on the two bodies."""
@@ -178,20 +185,39 @@ class JointFriction:
 
 @dataclass(frozen=True)
 class Reaction:
-    """The channels' reaction forces F (k, 3) = P λ + Q |λ| at the multipliers λ (m,): a tooth
-    force's radial share, F_t tan α pushing the teeth apart whichever way the coupler's torque
-    acts, goes as its multiplier's magnitude (Q None without meshing couplers)."""
+    """The channels' reaction forces F (k, 3) = P λ + Q |λ| at the multipliers λ (m,), P and Q
+    on the rows each channel reads (``rows``): a tooth force's radial share, F_t tan α pushing the
+    teeth apart whichever way the coupler's torque acts, goes as its multiplier's magnitude (Q None
+    without meshing couplers)."""
 
-    P: np.ndarray            # (k, 3, m)
-    Q: np.ndarray | None     # (k, 3, m)
+    P: np.ndarray            # (k, 3, r)
+    Q: np.ndarray | None     # (k, 3, r)
+    rows: np.ndarray         # (k, r)
 
     def at(self, lam):
         """F (k, 3)."""
-        return self.P @ lam if self.Q is None else self.P @ lam + self.Q @ np.abs(lam)
+        read = lam[self.rows]
+        F = np.einsum("kcr,kr->kc", self.P, read)
+        return F if self.Q is None else F + np.einsum("kcr,kr->kc", self.Q, np.abs(read))
 
     def slope(self, lam):
-        """∂F/∂λ (k, 3, m) at λ (of |λ| at 0: nought)."""
-        return self.P if self.Q is None else self.P + self.Q * np.sign(lam)
+        """∂F/∂λ on the rows read (k, 3, r) at λ (of |λ| at 0: nought)."""
+        return self.P if self.Q is None else self.P + self.Q * np.sign(lam[self.rows])[:, None, :]
+
+    def times(self, D, W):
+        """D W (k, c) of D (k, r), a row of ∂/∂λ per channel on the rows it reads, and W (m, c)."""
+        return np.einsum("kr,krc->kc", D, W[self.rows])
+
+    def spread(self, D, m):
+        """D (k, r) as (k, m): each channel's entries in its rows."""
+        out = np.zeros((len(D), m))
+        np.add.at(out, (np.arange(len(D))[:, None], self.rows), D)
+        return out
+
+
+def _slots(rows, channel, row):
+    """(n,): where each ``row`` (n,) stands among its ``channel``'s (n,) ``rows`` (k, r)."""
+    return np.argmax(rows[channel] == row[:, None], axis=1) if len(channel) else np.zeros(0, int)
 
 
 def _tooth_terms(cm, joint, report, m):
@@ -242,7 +268,7 @@ def solve_loop(fr: JointFriction, g, P: Reaction, lam_at, f_at, W, t=None):
     μ·r·∂|F|/∂T at least 1, so that the friction it causes adds more load than it takes)."""
     f = fr.loads(g, P, lam_at)
     eye = np.eye(len(f))
-    H = np.zeros((len(f), W.shape[0]))
+    HW = np.zeros((len(f), len(f)))
     for _ in range(LOOP_ITERATIONS):
         lam = lam_at - W @ (f - f_at)
         F = P.at(lam)
@@ -252,12 +278,12 @@ def solve_loop(fr: JointFriction, g, P: Reaction, lam_at, f_at, W, t=None):
         if np.max(np.abs(R), initial=0.0) <= LOOP_RTOL * scale or scale == 0.0:
             return f
         unit = np.divide(F, mag[:, None], out=np.zeros_like(F), where=mag[:, None] > 0.0)
-        H = np.einsum("kc,kcm->km", unit, P.slope(lam))
-        f = f - np.linalg.solve(eye - g[:, None] * (H @ W), R)
+        HW = P.times(np.einsum("kc,kcr->kr", unit, P.slope(lam)), W)
+        f = f - np.linalg.solve(eye - g[:, None] * HW, R)
         if not np.all(np.isfinite(f)):
             break
     # the joint whose own loop gain (its load's change per unit of its load, through its reaction) is largest
-    worst = int(np.argmax(np.abs(g * np.einsum("km,mk->k", H, W))))
+    worst = int(np.argmax(np.abs(g * np.diagonal(HW))))
     raise SolverError(self_locking(fr.names[worst], t))
 
 

@@ -1184,7 +1184,7 @@ class System:
         F = P.at(seen)
         mag = np.sqrt(np.einsum("kc,kc->k", F, F))
         unit = np.divide(F, mag[:, None], out=np.zeros_like(F), where=mag[:, None] > 0.0)
-        phi = -fr.gains(rate)[:, None] * np.einsum("kc,kcm->km", unit, P.slope(seen))
+        phi = -fr.gains(rate)[:, None] * P.spread(np.einsum("kc,kcr->kr", unit, P.slope(seen)), len(seen))
         G = self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
         return phi, G.toarray() if sparse.issparse(G) else G
 

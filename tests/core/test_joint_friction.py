@@ -468,6 +468,24 @@ def test_an_evaluation_with_friction_factorises_the_constraint_matrix_once(links
     assert len(calls) == 1
 
 
+def test_each_channels_reaction_reads_its_own_joints_rows_and_is_the_reported_joint_force():
+    # the loop's reaction map holds a hinge's 5 rows, not all 100 of the chain (its Newton steps
+    # were O(k² m)); F from it is the force the results report on the hinge
+    from core.model.compile import compile_model
+    from core.solver.system import System
+    links = 20
+    sysm = System(compile_model(_rubbing_chain(links)))
+    y = sysm.y0.copy()
+    y[sysm.sl_u] += np.random.default_rng(3).normal(size=6 * links)
+    y = sysm.project(0.0, y)[0]
+    fr = sysm.friction
+    assert fr.rows.shape == (links, 5)
+    udot, lam, B, rows = sysm.accelerations_of(0.0, y)
+    F = fr.reaction_map(rows.blocks, fr.geometry(B.packed)[3], B.packed).at(lam)
+    reported = sysm.reactions(0.0, y)[2][fr.joint, fr.body_j, :3]
+    np.testing.assert_allclose(F, reported, rtol=0, atol=1e-12 * np.max(np.abs(reported)))
+
+
 def _turned(model, rotation):
     """The model with its bodies, ground frames and gravity turned by ``rotation`` (scipy) about the origin."""
     from scipy.spatial.transform import Rotation
