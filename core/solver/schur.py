@@ -121,8 +121,9 @@ class Factored(NamedTuple):
     solve: Callable
     #: A's Jacobi scale 1/sqrt(diag A)
     inv_d: np.ndarray
-    #: R (m, k) ↦ Λ (m, k): the same factor on k right-hand sides at once, as :func:`solve_many`
-    #: (its passes, no Krylov step); None where the factor leaves redundancies out
+    #: (R (m, k), passes) ↦ Λ (m, k): the same factor on k right-hand sides at once, as
+    #: :func:`solve_many` (at most ``passes`` of its refinement, no Krylov step); None where the
+    #: factor leaves redundancies out
     many: Callable | None = None
 
 
@@ -158,7 +159,7 @@ def factored(A, beta, J=None, weights=None) -> Factored:
     reg = np.broadcast_to(beta if weights is None else beta * weights, len(diag))[:, None]
     return Factored(lambda rhs, demand=None: _refine(S, product, rhs * inv_d, beta, dependence=judge,
                                                      demand=_times(demand, inv_d)) * inv_d, inv_d,
-                    lambda R: _refine_many(S, R * inv_d[:, None], reg) * inv_d[:, None])
+                    lambda R, passes=_REFINEMENTS: _refine_many(S, R * inv_d[:, None], reg, passes) * inv_d[:, None])
 
 
 def _times(demand, inv_d):
@@ -171,7 +172,7 @@ def _least_squares(As, inv_d) -> Factored:
     def solve_for(rhs, demand=None):
         return np.linalg.lstsq(As, rhs * inv_d, rcond=None)[0] * inv_d
 
-    def many(R):
+    def many(R, passes=None):
         return np.linalg.lstsq(As, R * inv_d[:, None], rcond=None)[0] * inv_d[:, None]
     return Factored(solve_for, inv_d, many)
 
@@ -484,10 +485,10 @@ def solve_many(A, R, beta, weights=None):
     return factored(A, beta, weights=weights).many(R)
 
 
-def _refine_many(S, B, beta):
-    """:func:`_refine`'s passes on a block of right-hand sides B (m, k) with S the inverse of the
-    regularised matrix As + βI (β a number, or (m, 1) per row), while a pass shrinks the block's
-    residual fourfold.
+def _refine_many(S, B, beta, passes=_REFINEMENTS):
+    """:func:`_refine`'s passes (at most ``passes``) on a block of right-hand sides B (m, k) with S the
+    inverse of the regularised matrix As + βI (β a number, or (m, 1) per row), while a pass shrinks
+    the block's residual fourfold.
 
     With S exact the residual needs no product with As: B − As X₀ = βX₀ for X₀ = S(B), and after
     a pass X₁ = X₀ + S(r₀) it is β(X₁ − X₀). (The factorisation's own rounding, which a
@@ -496,7 +497,7 @@ def _refine_many(S, B, beta):
     X = S(B)                     # may overwrite B
     res = beta * X
     rn = np.sum(res * res)
-    for _ in range(_REFINEMENTS):
+    for _ in range(passes):
         if not rn > small:
             break
         dX = S(res)
@@ -699,7 +700,7 @@ class BandedSchur:
         def afresh(solver, many=False):
             A = self.matrix_of_band(band)
             return Factored(lambda rhs, demand=None: solver(A, rhs), scale,
-                            (lambda R: solve_many(A, R, beta, weights)) if many else None)
+                            (lambda R, passes=None: solve_many(A, R, beta, weights)) if many else None)
         if low_rank is not None and low_rank[0].shape[1] > _AUGMENT_ABOVE:
             return afresh(lambda A, rhs: solve_without_null_sparse(A, rhs, beta, low_rank, J, without))
         if without:
@@ -717,10 +718,10 @@ class BandedSchur:
         S, product = (lambda v: _PBTRS(c, v, lower=False)[0]), (lambda x: _SBMV(kd, 1.0, ab, x))
         many = None
         if low_rank is None:
-            def many(R):
+            def many(R, passes=_REFINEMENTS):
                 # Fortran order throughout: LAPACK's, so that no pass copies the block
                 B = np.asfortranarray(R[self.perm] * inv_d[:, None])
-                X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, reg[:, None])
+                X = _refine_many(lambda V: _PBTRS(c, V, lower=False, overwrite_b=True)[0], B, reg[:, None], passes)
                 return (X * inv_d[:, None])[self.inv]
         else:
             U, K = _dense(low_rank[0]), _dense(low_rank[1])

@@ -111,6 +111,10 @@ _SPRING, _ACTUATOR, _STOP, _FRICTION = -1, -2, -3, -4
 #: rounds of the joint friction's loop, each a constraint solve at the loads the last found
 #: (:meth:`System._with_friction`; one is the rule, the second meets what the regularisation left)
 _FRICTION_ROUNDS = 4
+#: refinement passes of W, the loop's multipliers per unit load: its error only slows the rounds,
+#: each checked against the closing solve (an 80-link chain: its second pass, 0.6 of 3.4 ms an
+#: evaluation, took the rounds from 1.25 to 1.15 an evaluation)
+_FRICTION_W_PASSES = 1
 #: the stepper solves a step again with its joints' friction at the step's own reactions where they
 #: differ from those it took by more than this share (:meth:`System.velocity_step`), at most so often
 _FRICTION_RELOAD, _FRICTION_RELOADS = 0.01, 3
@@ -1023,12 +1027,12 @@ class System:
                 return np.concatenate([a[:, :3].ravel(), a[:, 3:].ravel()])
             R = self._block_schur.product_of_ends(rows.blocks, column, body, x, k)
             # (a factor that leaves redundancies out has no such form: the plain regularised one)
-            W = many(R) if many else self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
+            W = many(R, _FRICTION_W_PASSES) if many else self._block_schur.solve_many(rows.blocks, self._inv_mass, B.I_W_inv, R, self.beta)
         else:
             X = Mi @ self._lines_matrix(fr.body_j, fr.body_i, Jj[:, :3], Jj[:, 3:], -Ji[:, 3:])
             accelerations = X.__matmul__
             R = rows.J @ X
-            W = many(R) if many else schur.solve_many(rows.J @ Mi @ rows.J.T, R, self.beta)
+            W = many(R, _FRICTION_W_PASSES) if many else schur.solve_many(rows.J @ Mi @ rows.J.T, R, self.beta)
         # redundant joints: the friction rubs with the reactions as reported, their split across the
         # redundancy the least norm's (the solve's own, scaled row by row, turns with the drawing)
         lam_W = self.least_norm(B, rows, np.column_stack([lam, W]))

@@ -486,6 +486,27 @@ def test_each_channels_reaction_reads_its_own_joints_rows_and_is_the_reported_jo
     np.testing.assert_allclose(F, reported, rtol=0, atol=1e-12 * np.max(np.abs(reported)))
 
 
+@pytest.mark.parametrize("links", [5, 20])
+def test_a_loosely_refined_w_changes_only_the_rounds_not_the_answer(links, monkeypatch):
+    # W (the multipliers per unit load) refined once or to rounding: the closing solves check the
+    # loop either way, so u̇ and the loads agree to the loop's tolerance (1e-10 of the largest)
+    from core.model.compile import compile_model
+    from core.solver import system
+    sysm = system.System(compile_model(_rubbing_chain(links)))
+    y = sysm.y0.copy()
+    y[sysm.sl_u] += np.random.default_rng(4).normal(size=6 * links)
+    y = sysm.project(0.0, y)[0]
+    answers = []
+    for passes in (0, 1, 6):
+        monkeypatch.setattr(system, "_FRICTION_W_PASSES", passes)
+        answers.append((sysm.rhs(0.0, y), sysm.friction_load.copy()))
+    rhs, load = answers[-1]
+    assert np.all(np.abs(load) > 0.0)
+    for r, f in answers[:-1]:
+        np.testing.assert_allclose(f, load, rtol=0, atol=1e-10 * np.max(np.abs(load)))
+        np.testing.assert_allclose(r, rhs, rtol=0, atol=1e-9 * np.max(np.abs(rhs)))
+
+
 def _turned(model, rotation):
     """The model with its bodies, ground frames and gravity turned by ``rotation`` (scipy) about the origin."""
     from scipy.spatial.transform import Rotation
