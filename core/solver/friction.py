@@ -196,9 +196,10 @@ class Reaction:
 
     def at(self, lam):
         """F (k, 3)."""
-        read = lam[self.rows]
-        F = np.einsum("kcr,kr->kc", self.P, read)
-        return F if self.Q is None else F + np.einsum("kcr,kr->kc", self.Q, np.abs(read))
+        # (stacked matmul: einsum cost twice its 1.5 µs on a few channels)
+        read = lam[self.rows][:, :, None]
+        F = (self.P @ read)[:, :, 0]
+        return F if self.Q is None else F + (self.Q @ np.abs(read))[:, :, 0]
 
     def slope(self, lam):
         """∂F/∂λ on the rows read (k, 3, r) at λ (of |λ| at 0: nought)."""
@@ -206,7 +207,7 @@ class Reaction:
 
     def times(self, D, W):
         """D W (k, c) of D (k, r), a row of ∂/∂λ per channel on the rows it reads, and W (m, c)."""
-        return np.einsum("kr,krc->kc", D, W[self.rows])
+        return (D[:, None, :] @ W[self.rows])[:, 0, :]
 
     def spread(self, D, m):
         """D (k, r) as (k, m): each channel's entries in its rows."""
