@@ -624,7 +624,9 @@ def read_body(obj, depsgraph, unit, out, in_scene):
             f"{path}: it was parented anew since the bake (now {now}), which shows its baked motion "
             "elsewhere; the run starts it where it was in the world before the bake (its stored pose), "
             "and Clear Bake puts it back there")
-    if obj.mbd.fixed and _keys_move(obj):
+    # (a body baked while it moved, made fixed since: its pose keys are the bake's, which the run ignores and
+    # the next Bake or Clear removes)
+    if obj.mbd.fixed and _keys_move(obj, skip=POSE_PATHS if rest is not None and _bake_action(obj) else ()):
         # Bake keys no fixed body: the viewport plays the user's animation while the run holds it still
         out.warnings.append(f"{path}: it is fixed, but its keys, drivers or NLA strips move it: the run holds it "
                             "where the start frame puts it while the viewport plays them; to move it by a law, "
@@ -1093,33 +1095,40 @@ def _moves(obj) -> bool:
     return anim.action is not None and any(fc.data_path in PLACING for fc in slot_fcurves(anim) or ())
 
 
-def _keys_move(obj) -> bool:
+def _keys_move(obj, skip=()) -> bool:
     """Whether the user's keys, drivers or NLA strips change where ``obj`` is placed over time: a placing
-    channel keyed to more than one value or under F-Curve modifiers (one key, or equal keys, hold it still)."""
+    channel keyed to more than one value or under F-Curve modifiers (one key, or equal keys, hold it still);
+    keys on the channels ``skip`` do not count."""
     from .keys import slot_fcurves
     anim = obj.animation_data
     if anim is None:
         return False
     if len(anim.nla_tracks) or any(not d.mute and d.data_path in PLACING for d in anim.drivers):
         return True
-    return any(fc.data_path in PLACING and not fc.mute and
+    return any(fc.data_path in PLACING and fc.data_path not in skip and not fc.mute and
                (len(fc.modifiers) or len({kp.co[1] for kp in fc.keyframe_points}) > 1)
                for fc in slot_fcurves(anim) or ())
+
+
+def _bake_action(obj) -> bool:
+    """Whether the action ``obj`` plays is one Bake made (its keys, with the user's other channels copied in)."""
+    from .keys import TAG
+    anim = obj.animation_data
+    return anim is not None and anim.action is not None and anim.action.get(TAG) is not None
 
 
 def animated(obj) -> bool:
     """Whether the user's keys or drivers may move ``obj`` or change its mesh from frame to frame:
     on the object (a bake's pose keys do not count: a baked body starts from the pose stored
     before them; a keyed modifier beside them does), its mesh or its shape keys."""
-    from .keys import TAG, slot_fcurves
+    from .keys import slot_fcurves
     anim = obj.animation_data
     if anim is not None:
         if len(anim.nla_tracks) or any(not d.mute for d in anim.drivers):
             return True
         # a copy (Shift-D, Alt-D) of a baked body plays the bake's action too: those keys are no more
         # the user's than the original's, and read at the start frame they put the copy on the original
-        baked = rest_of(obj) is not None or (REST_KEY in obj and anim.action is not None
-                                             and anim.action.get(TAG) is not None)
+        baked = rest_of(obj) is not None or (REST_KEY in obj and _bake_action(obj))
         if anim.action is not None and (not baked or any(
                 fc.data_path not in POSE_PATHS for fc in slot_fcurves(anim) or ())):
             return True

@@ -206,6 +206,29 @@ def test_a_fixed_body_keyed_to_move_is_warned_that_the_run_holds_it(addon):
     assert not any("Fixed" in w for w in gathered(scene).warnings)
 
 
+def test_a_baked_body_made_fixed_is_not_told_to_remove_the_bakes_keys(addon):
+    # the bob baked swinging, then held (Fixed, its hinge removed) for the second bob to swing from it: its
+    # keys are the bake's, which the run ignores (it starts the bob from the pose stored before them) and the
+    # next Bake removes; Validate and Simulate told the user to remove them or drive the bob by a Motion
+    scene, bob = ms.pendulum(frames=13)
+    bob2 = ms.uv_sphere("Bob2", ms.R_M, (ms.L_M + 0.5, 0.0, 0.0))
+    bob2.mbd.role, bob2.mbd.mass_mode, bob2.mbd.mass = "BODY", "MASS", 0.5
+    elbow = scene.mbd.joints.add()
+    elbow.name, elbow.type = "Elbow", "REVOLUTE"
+    elbow.frame_i = ms.frame("Elbow_I", (ms.L_M, 0.0, 0.0), (-math.pi / 2, 0.0, 0.0), parent=bob)
+    elbow.frame_j = ms.frame("Elbow_J", (ms.L_M, 0.0, 0.0), (-math.pi / 2, 0.0, 0.0), parent=bob2)
+    assert bpy.ops.mbd.bake() == {"FINISHED"}
+    scene.frame_set(7)
+    bob.mbd.fixed = True
+    scene.mbd.joints.remove(scene.mbd.joints.find("Hinge"))
+    assert not any("keys" in w for w in gathered(scene).warnings)
+    assert bpy.ops.mbd.simulate() == {"FINISHED"} and bpy.ops.mbd.bake() == {"FINISHED"}
+    for f in (1, 7, 13):        # held where it was before the first bake, its keys gone
+        scene.frame_set(f)
+        assert tuple(bob.matrix_world.translation) == pytest.approx((ms.L_M, 0.0, 0.0), abs=1e-6)
+    assert bob.animation_data is None or bob.animation_data.action is None
+
+
 def test_constraint_on_a_parent_between_frame_and_body_is_reported(addon):
     # the frame hangs on an empty on the bob; the empty's Limit Location lifts it 0.5 m in the viewport,
     # but the model places the frame by the parents' own transforms
