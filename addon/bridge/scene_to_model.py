@@ -624,9 +624,9 @@ def read_body(obj, depsgraph, unit, out, in_scene):
             f"{path}: it was parented anew since the bake (now {now}), which shows its baked motion "
             "elsewhere; the run starts it where it was in the world before the bake (its stored pose), "
             "and Clear Bake puts it back there")
-    # (a body baked while it moved, made fixed since: its pose keys are the bake's, which the run ignores and
-    # the next Bake or Clear removes)
-    if obj.mbd.fixed and _keys_move(obj, skip=POSE_PATHS if rest is not None and _bake_action(obj) else ()):
+    # (a body baked while it moved, or a copy of one, made fixed since: its pose keys are the bake's, which the
+    # next Bake or Clear removes)
+    if obj.mbd.fixed and _keys_move(obj, skip=POSE_PATHS if _baked(obj) else ()):
         # Bake keys no fixed body: the viewport plays the user's animation while the run holds it still
         out.warnings.append(f"{path}: it is fixed, but its keys, drivers or NLA strips move it: the run holds it "
                             "where the start frame puts it while the viewport plays them; to move it by a law, "
@@ -1110,11 +1110,13 @@ def _keys_move(obj, skip=()) -> bool:
                for fc in slot_fcurves(anim) or ())
 
 
-def _bake_action(obj) -> bool:
-    """Whether the action ``obj`` plays is one Bake made (its keys, with the user's other channels copied in)."""
+def _baked(obj) -> bool:
+    """Whether the pose keys of ``obj`` are a bake's: it was baked (:func:`rest_of`), or it is a copy (Shift-D,
+    Alt-D) of a baked body playing a bake's action, whose keys are no more the user's than the original's."""
     from .keys import TAG
     anim = obj.animation_data
-    return anim is not None and anim.action is not None and anim.action.get(TAG) is not None
+    return rest_of(obj) is not None or (REST_KEY in obj and anim is not None and anim.action is not None
+                                        and anim.action.get(TAG) is not None)
 
 
 def animated(obj) -> bool:
@@ -1126,10 +1128,8 @@ def animated(obj) -> bool:
     if anim is not None:
         if len(anim.nla_tracks) or any(not d.mute for d in anim.drivers):
             return True
-        # a copy (Shift-D, Alt-D) of a baked body plays the bake's action too: those keys are no more
-        # the user's than the original's, and read at the start frame they put the copy on the original
-        baked = rest_of(obj) is not None or (REST_KEY in obj and _bake_action(obj))
-        if anim.action is not None and (not baked or any(
+        # (a copy's bake keys, read at the start frame, put it on the original)
+        if anim.action is not None and (not _baked(obj) or any(
                 fc.data_path not in POSE_PATHS for fc in slot_fcurves(anim) or ())):
             return True
     for owner in (obj.data, getattr(obj.data, "shape_keys", None)):

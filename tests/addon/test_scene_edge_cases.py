@@ -207,9 +207,10 @@ def test_a_fixed_body_keyed_to_move_is_warned_that_the_run_holds_it(addon):
 
 
 def test_a_baked_body_made_fixed_is_not_told_to_remove_the_bakes_keys(addon):
-    # the bob baked swinging, then held (Fixed, its hinge removed) for the second bob to swing from it: its
-    # keys are the bake's, which the run ignores (it starts the bob from the pose stored before them) and the
-    # next Bake removes; Validate and Simulate told the user to remove them or drive the bob by a Motion
+    # the bob baked swinging, then held (Fixed, its hinge removed) for the second bob to swing from it, and a
+    # copy of the second bob (Shift-D at frame 7) fixed as a stand: their keys are the bake's, which the run
+    # ignores (the bob starts from the pose stored before them, the copy where it was shown) and the next Bake
+    # removes; Validate and Simulate told the user to remove them or drive the bodies by a Motion
     scene, bob = ms.pendulum(frames=13)
     bob2 = ms.uv_sphere("Bob2", ms.R_M, (ms.L_M + 0.5, 0.0, 0.0))
     bob2.mbd.role, bob2.mbd.mass_mode, bob2.mbd.mass = "BODY", "MASS", 0.5
@@ -221,12 +222,20 @@ def test_a_baked_body_made_fixed_is_not_told_to_remove_the_bakes_keys(addon):
     scene.frame_set(7)
     bob.mbd.fixed = True
     scene.mbd.joints.remove(scene.mbd.joints.find("Hinge"))
+    bpy.ops.object.select_all(action="DESELECT")
+    bob2.select_set(True)
+    bpy.context.view_layer.objects.active = bob2
+    assert bpy.ops.object.duplicate() == {"FINISHED"}
+    stand = bpy.context.active_object
+    stand.mbd.fixed, shown = True, stand.matrix_world.translation.copy()
+    assert stand.animation_data.action is not None and shown.z < -0.1      # the copy plays the bake's keys
     assert not any("keys" in w for w in gathered(scene).warnings)
     assert bpy.ops.mbd.simulate() == {"FINISHED"} and bpy.ops.mbd.bake() == {"FINISHED"}
-    for f in (1, 7, 13):        # held where it was before the first bake, its keys gone
+    for f in (1, 7, 13):        # held where they were, before the first bake and as shown, their keys gone
         scene.frame_set(f)
         assert tuple(bob.matrix_world.translation) == pytest.approx((ms.L_M, 0.0, 0.0), abs=1e-6)
-    assert bob.animation_data is None or bob.animation_data.action is None
+        assert tuple(stand.matrix_world.translation) == pytest.approx(tuple(shown), abs=1e-6)
+    assert all(o.animation_data is None or o.animation_data.action is None for o in (bob, stand))
 
 
 def test_constraint_on_a_parent_between_frame_and_body_is_reported(addon):
