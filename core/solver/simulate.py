@@ -1692,6 +1692,30 @@ class _Run:
             self.warnings.append(issue)
             log.warning("%s", issue)
 
+    def check_friction_loop(self):
+        """Warn where the joints' friction loop was left unconverged (System.friction_unconverged):
+        the closing rounds of an evaluation, or the stepper's solves of a step again at its own
+        reactions, ran out with a channel's load off its law (the friction taken at another
+        reaction than the one the step or evaluation gave), which the run had accepted without a word."""
+        sysm = self.sys
+        if not sysm.friction_unconverged:
+            return
+        share, name, t = sysm.friction_worst_off
+        stepper = self.s.integrator == "stepper"
+        off = (f"took its friction at a reaction {share:.3g} of the largest apart from the step's own" if stepper else
+               f"left its friction off μ r |F| of its reaction by {share:.3g} of the largest friction load")
+        issue = Issue(
+            "warning", "friction-loop-unconverged", f"joint {name!r}",
+            f"friction: in {sysm.friction_unconverged} {'steps' if stepper else 'evaluations'} the joints' friction "
+            f"was not brought to agree with the reactions it changes; the worst, at t = {t:.6g} s, {off}",
+            "A joint near self-locking (the friction its load causes adding nearly as much load again) or a "
+            "mechanism near a singular position converges slowly: "
+            + ("use a shorter step or an adaptive integrator (DOP853), which solves that loop to 1e-10 of the "
+               "largest load, " if stepper else "")
+            + "check the joint's friction there, or lower its friction_coefficient (or friction_radius).")
+        self.warnings.append(issue)
+        log.warning("%s", issue)
+
     def check_implicit_springs(self, out, T):
         """Warn when the stepper's implicit spring stiffness took noticeably more energy out of the
         springs' and bushings' oscillations than their own damping did (System._tally_implicit).
@@ -3333,12 +3357,13 @@ class _Run:
         the run's tallies of the implicit elements' energy are kept as they were."""
         sysm = self.sys
         tallies = (sysm.implicit_loss.copy(), sysm.implicit_damped.copy(), sysm.spring_implicit_loss,
-                   sysm.spring_implicit_damped, sysm.spring_h_omega)
+                   sysm.spring_implicit_damped, sysm.spring_h_omega, sysm.friction_unconverged,
+                   sysm.friction_worst_off)
         try:
             return sysm.velocity_step(t, y, h, self.s.erp)
         finally:
             (sysm.implicit_loss, sysm.implicit_damped, sysm.spring_implicit_loss, sysm.spring_implicit_damped,
-             sysm.spring_h_omega) = tallies
+             sysm.spring_h_omega, sysm.friction_unconverged, sysm.friction_worst_off) = tallies
 
     def centre_frame_velocities(self, T):
         """Give the stepper's first T frames their velocities at the frame's time: the mean of
@@ -3704,6 +3729,7 @@ class _Run:
         self.check_bushings(out, T)
         self.check_torsion_axes(out, T)
         self.check_output_constraints(out, T)
+        self.check_friction_loop()
         if status != "failed":
             self.check_energy(checked, T, contact_energy)
             self.check_phase(checked, T)

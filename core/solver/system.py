@@ -410,6 +410,11 @@ class System:
             cm, self._marker_map, np.concatenate([owner, np.full(self.n_rows - len(owner), -1)]),
             self._end_row, self._end_body, self.n_rows)
         self.friction_load, self.friction_wrench = np.zeros(len(self.friction)), None
+        #: the evaluations whose friction loop the closing rounds left unconverged (a channel off its
+        #: law by more than LOOP_RTOL of the largest load) or stepper steps whose solves again ran out
+        #: (a reaction more than _FRICTION_RELOAD of the largest off the one taken), and the worst:
+        #: (that share, the joint's name, t s); the run's warnings say so (friction-loop-unconverged)
+        self.friction_unconverged, self.friction_worst_off = 0, (0.0, "", 0.0)
         self.contacts = ContactSet(cm, stop)
         #: per contact, J: energy taken out by the stepper's implicit contact stiffness, and by
         #: the contact's own damping at those points (see _tally_implicit)
@@ -1041,13 +1046,24 @@ class System:
             f = solve_loop(fr, g, P, lam_at, f_at, W, t)
             u, lam = self._constrained(B, rows, u0 + accelerations(f), target, Mi, quad, factored)
             seen = self.least_norm(B, rows, lam)
-            off = f - fr.loads(g, P, seen)
-            if np.max(np.abs(off)) <= LOOP_RTOL * np.max(np.abs(f)):
+            off = np.abs(f - fr.loads(g, P, seen))
+            if np.max(off) <= LOOP_RTOL * np.max(np.abs(f)):
                 break
             f_at, lam_at = f, seen
+        else:
+            # the rounds ran out: the answer stands with its channels that far off their law
+            self._friction_left_off(off / np.max(np.abs(f)), t)
         self.friction_load[:] = f
         self.friction_wrench = fr.wrench(f, Ji, Jj)
         return u, lam
+
+    def _friction_left_off(self, share, t):
+        """Count an evaluation or step whose friction loop was left unconverged, each channel
+        ``share`` (k,) of the largest load (or reaction) off, at t s (:attr:`friction_unconverged`)."""
+        self.friction_unconverged += 1
+        worst = int(np.argmax(share))
+        if share[worst] > self.friction_worst_off[0]:
+            self.friction_worst_off = (float(share[worst]), self.friction.names[worst], 0.0 if t is None else float(t))
 
     def _supplied_power(self, lam, rows: Rows | None, u) -> float:
         """W: the power the motions' rows (λᵀv*, v* their rates at the rows' time) and the
@@ -1282,13 +1298,18 @@ class System:
         if np.max(np.abs(gyro), initial=0.0) > _GYRO_NEGLIGIBLE * np.max(np.abs(B.w), initial=0.0):
             u_free, _ = free_velocity(0.5 * (B.w + u[3 * self.n:].reshape(-1, 3)))
             u, impulse = solve(u_free)
-        if rubbing and reloads > 0:
+        if rubbing:
             found = self._friction_law(B, rows, impulse / h)[2]
             apart = np.abs(found - taken)
             if np.max(apart, initial=0.0) > _FRICTION_RELOAD * np.max(found, initial=0.0):
-                if np.max(apart) >= gap:
+                if reloads <= 0:
+                    # the solves again ran out (a joint near self-locking: each pass shrinks the gap
+                    # only by its loop gain): the step stands with its friction at another reaction
+                    self._friction_left_off(apart / np.max(found), t)
+                elif np.max(apart) >= gap:
                     raise SolverError(self_locking(self.friction.names[int(np.argmax(apart))], t))
-                return self.velocity_step(t, y, h, erp, impulse / h, reloads - 1, float(np.max(apart)))
+                else:
+                    return self.velocity_step(t, y, h, erp, impulse / h, reloads - 1, float(np.max(apart)))
         self.step_lam = impulse / h
         self.step_supplied_power = self._step_power(rows, stiff, y[self.sl_u], u, B)
         if stiff is not None:
