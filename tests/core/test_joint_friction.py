@@ -677,9 +677,9 @@ def test_an_evaluation_whose_closing_rounds_run_out_is_counted_in_the_runs_warni
 def test_a_stepper_step_whose_friction_is_left_at_another_reaction_is_warned_of():
     # the slider-crank driven at 8 rad/s with μ = 2.8 at its slider: μ tan φ reaches 0.99, so each
     # solve of a step again at its own reactions closes only 1 % of the gap, and after its three the
-    # step stood with its friction taken at a reaction up to 85 % off (the effort then 19 N·m of
-    # 40 off the closed form, at 1 and at 0.1 ms alike): the run now says so, naming the joint;
-    # at μ = 0.3 (μ tan φ ≤ 0.11) the solves close and nothing is said
+    # step stood with its friction taken at a reaction up to 85 % off (158 of 800 steps over 0.8 s;
+    # the effort's median error 9.4e-3 N·m against 2.3e-3 with the solves run to the end): the run
+    # now says so, naming the joint; at μ = 0.3 (μ tan φ ≤ 0.11) the solves close and nothing is said
     def run(mu):
         model = slider_crank(0.3, 8.0, mu, speed=8.0, end_time=0.25)
         return core.simulate(replace(model, settings=replace(model.settings, integrator="stepper", step=1e-3)))
