@@ -115,9 +115,14 @@ _FRICTION_ROUNDS = 4
 #: each checked against the closing solve (an 80-link chain: its second pass, 0.6 of 3.4 ms an
 #: evaluation, took the rounds from 1.25 to 1.15 an evaluation)
 _FRICTION_W_PASSES = 1
-#: the stepper solves a step again with its joints' friction at the step's own reactions where they
-#: differ from those it took by more than this share (:meth:`System.velocity_step`), at most so often
-_FRICTION_RELOAD, _FRICTION_RELOADS = 0.01, 3
+#: the stepper solves a step again with its joints' friction at the step's own reactions' sizes (then
+#: by a secant) until the sizes taken are, by the loop's measured slope, within this share of the
+#: largest of the fixed point (:meth:`System.velocity_step`), at most so often (a slider-crank at
+#: μ tan φ 0.99, its rail load turning through nought, needs five); at 1e-2 its effort stood 0.3 N·m
+#: of 40 off, at 1e-3 4.5e-3 N·m (3.0 solves a step; μ tan φ 0.11: 2.3)
+_FRICTION_RELOAD, _FRICTION_RELOADS = 1e-3, 5
+#: a change of the reactions' sizes this share of the largest is rounding: it measures no slope
+_ROUNDING = 1e-9
 _XYZ = np.arange(3)
 _ZERO33 = np.zeros((1, 3, 3))
 
@@ -1216,7 +1221,7 @@ class System:
         return ((Ji[..., idx, 3:] * w_ext[..., bi[idx], :]).sum(axis=-1) +
                 (Jj[..., idx, 3:] * w_ext[..., bj[idx], :]).sum(axis=-1))
 
-    def velocity_step(self, t, y, h, erp, friction_lam=None, reloads=_FRICTION_RELOADS, gap=math.inf):
+    def velocity_step(self, t, y, h, erp, friction_mag=None, reloads=None, passes=()):
         """Velocity-level stepper (seeds 001/004): u* = u + hM⁻¹f, P = (JM⁻¹Jᵀ + βI)⁻¹(b − Ju*).
 
         b = v_target + (h/2)(a_target − J̇u) − (erp/h) C: the new velocity, which
@@ -1232,12 +1237,17 @@ class System:
         joint, 50 rad/s, 2 s at h = 1 ms: axis 0.031 instead of 0.42 off the exact
         solution, energy +0.0069 instead of −0.14 J; at 0.25 ms 0.0012 instead of 0.16).
         The joints' friction is taken as the contacts' is, implicitly where it is stiff, a damper of
-        its secant (:meth:`_friction_lines`), at the reactions ``friction_lam`` (None: the last
-        step's, :attr:`step_lam`); where the step's own differ from those by more than
-        :data:`_FRICTION_RELOAD` of the largest, it is solved again at its own (``reloads`` times at
-        most). Where that difference grows from one pass to the next (``gap``: the last pass's, N) the
-        friction adds more load than it takes, a self-locking joint (:func:`.friction.solve_loop`):
-        a SolverError naming it.
+        its secant (:meth:`_friction_lines`), at the reactions' sizes ``friction_mag`` (k,) N (None:
+        the last step's, at :attr:`step_lam`). The step's own sizes g(x) differ from those x taken;
+        the fixed point x = g(x) is sought (``reloads`` solves again at most, None:
+        :data:`_FRICTION_RELOADS`; ``passes`` the earlier (x, g(x))): first at g(x), then by the
+        secant along the last change. Near self-locking g's slope s is near 1 and a difference r
+        leaves x off by r/(1 − s) (a 1 % difference at s = 0.99 left the effort of a slider-crank
+        16 N·m of 40 off), so the step stands once that error, s measured along the last change, is
+        within :data:`_FRICTION_RELOAD` of the largest reaction (before any change is measured, only
+        where the sizes agree to rounding). Where the difference grows from one pass to
+        the next, or s reaches 1, the friction adds more load than it takes, a self-locking joint
+        (:func:`.friction.solve_loop`): a SolverError naming it.
         Returns ``(bodies, u_new (6n,) split layout, coords)``.
         """
         B = self.bodies(y)
@@ -1252,8 +1262,7 @@ class System:
                            spring_lines=not settled, actuator_lines=self._actuators_may_be_stiff(B, h))
         rubbing = len(self.friction) and rows is not None
         if rubbing:
-            friction_lam = self.step_lam if friction_lam is None else friction_lam
-            taken = self._friction_lines(B, rows, friction_lam, F, lines)
+            taken = self._friction_lines(B, rows, self.step_lam, F, lines, friction_mag)
         lin = (B.v + h * self._inv_mass[:, None] * F[0]).ravel()
         free = self._unjointed
 
@@ -1300,16 +1309,39 @@ class System:
             u, impulse = solve(u_free)
         if rubbing:
             found = self._friction_law(B, rows, impulse / h)[2]
-            apart = np.abs(found - taken)
-            if np.max(apart, initial=0.0) > _FRICTION_RELOAD * np.max(found, initial=0.0):
+            reloads = _FRICTION_RELOADS if reloads is None else reloads
+            apart = found - taken
+            largest, off = np.max(found, initial=0.0), np.max(np.abs(apart), initial=0.0)
+            # the error x − x* ≈ r/(1 − s), s g's slope along the last change (the loop gain where one
+            # channel carries it): fresh each step (a slope kept from the last stayed at its 0.02 where
+            # a rail load turned over and let later steps stand 1.5 N·m of a 40 N·m effort off)
+            slope = None
+            if passes:
+                x0, g0 = passes[-1]
+                dx, dg = taken - x0, found - g0
+                if np.max(np.abs(dx)) > _ROUNDING * largest:
+                    slope = max(float(dx @ dg / (dx @ dx)), 0.0)
+            if slope is None:
+                error = off if passes or off <= _ROUNDING * largest else math.inf
+            else:
+                error = off / (1.0 - slope) if slope < 1.0 else math.inf
+            if error > _FRICTION_RELOAD * largest:
                 if reloads <= 0:
-                    # the solves again ran out (a joint near self-locking: each pass shrinks the gap
-                    # only by its loop gain): the step stands with its friction at another reaction
-                    self._friction_left_off(apart / np.max(found), t)
-                elif np.max(apart) >= gap:
-                    raise SolverError(self_locking(self.friction.names[int(np.argmax(apart))], t))
+                    # the solves again ran out: the step stands with its friction at another reaction
+                    self._friction_left_off(np.abs(apart) / np.max(found), t)
+                elif passes and ((slope is not None and slope >= 1.0) or
+                                 (len(passes) == 1 and off >= np.max(np.abs(passes[0][1] - passes[0][0])))):
+                    raise SolverError(self_locking(self.friction.names[int(np.argmax(np.abs(apart)))], t))
                 else:
-                    return self.velocity_step(t, y, h, erp, impulse / h, reloads - 1, float(np.max(apart)))
+                    nxt = found
+                    # the secant along the last change (exact where g is linear along it); not from a
+                    # size the last secant put at nought: g's kink where a reaction turns through nought
+                    # lies between (a slider-crank's rail load turning over at μ tan φ 0.98)
+                    if passes and np.all(taken > 0.0):
+                        dr = apart - (g0 - x0)
+                        if dr @ dr > 0.0:
+                            nxt = np.maximum(found - (dr @ apart) / (dr @ dr) * dg, 0.0)
+                    return self.velocity_step(t, y, h, erp, nxt, reloads - 1, passes + ((taken, found),))
         self.step_lam = impulse / h
         self.step_supplied_power = self._step_power(rows, stiff, y[self.sl_u], u, B)
         if stiff is not None:
@@ -1318,14 +1350,16 @@ class System:
         self._springs_at_end(stiff, u)
         return B, u, coords
 
-    def _friction_lines(self, B: Bodies, rows: Rows, lam, F, lines):
+    def _friction_lines(self, B: Bodies, rows: Rows, lam, F, lines, mag=None):
         """Add to F (2, n, 3) the joints' friction at the multipliers λ and the bodies' velocities,
         and to ``lines`` its lines of action for the stepper (:meth:`_implicit_elements`): each a
         damper of the law's secant μ r |F| tanh(x)/q̇ (x = r q̇/v_tol; μ r |F| r/v_tol at rest) along
         its coordinate, as the contacts' friction (:func:`_contact_lines`), whose end force taken
-        implicitly slows a slip and never reverses it. Returns the channels' reaction forces |F| (k,) N."""
+        implicitly slows a slip and never reverses it, at the reactions' sizes ``mag`` (k,) N where
+        given. Returns the channels' reaction forces |F| (k,) N it took."""
         fr = self.friction
-        _, (Ji, Jj, rate, _), mag = self._friction_law(B, rows, lam)
+        _, (Ji, Jj, rate, _), at_lam = self._friction_law(B, rows, lam)
+        mag = at_lam if mag is None else mag
         most = fr.mu * fr.radius * mag
         x = fr.radius * rate / fr.v_tol
         f0 = most * np.tanh(x)
