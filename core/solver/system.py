@@ -118,7 +118,7 @@ _FRICTION_W_PASSES = 1
 #: the stepper solves a step again with its joints' friction at the step's own reactions' sizes (then
 #: by a secant) until the sizes taken are, by the loop's measured slope, within this share of the
 #: largest of the fixed point (:meth:`System.velocity_step`), at most so often (a slider-crank at
-#: μ tan φ 0.99, its rail load turning through nought, needs five); at 1e-2 its effort stood 0.3 N·m
+#: μ tan φ 0.99, its rail load turning through nought, needs five); at 1e-2 its effort stood 0.07 N·m
 #: of 40 off, at 1e-3 4.5e-3 N·m (3.0 solves a step; μ tan φ 0.11: 2.3)
 _FRICTION_RELOAD, _FRICTION_RELOADS = 1e-3, 5
 #: a change of the reactions' sizes this share of the largest is rounding: it measures no slope
