@@ -475,7 +475,7 @@ class MBD_OT_bake(bpy.types.Operator):
             report = baking.bake(scene, entry.results, arrows=d.show_arrows, force_scale=d.force_scale,
                                  torque_scale=d.torque_scale, contact_arrows=d.show_contact_arrows,
                                  contact_scale=d.contact_scale, joint_arrows=joint_arrows, telemetry=telemetry,
-                                 objects=entry.objects, trace_width=d.trace_width)
+                                 objects=entry.objects, joints=entry.joints, trace_width=d.trace_width)
         except baking.BakeError as exc:
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
@@ -494,8 +494,8 @@ class MBD_OT_bake(bpy.types.Operator):
         for point in report.points:
             self.report({"WARNING"}, point)
         if report.unplaced:
-            self.report({"WARNING"}, "No reaction arrows for joints renamed or removed since the last Simulate, or "
-                                     "whose frames were removed or put on a body it did not simulate: "
+            self.report({"WARNING"}, "No reaction arrows for joints whose frames were removed since the last "
+                                     "Simulate or put on a body it did not simulate: "
                                      + ", ".join(map(repr, report.unplaced)) + "; run Simulate again, then Bake")
         if not entry.results.success:
             self.report({"WARNING"}, f"Baked partial results: {runner.describe(entry.results)}")

@@ -30,6 +30,7 @@ class Entry:
     warnings: list[str]
     fingerprint: Fingerprint | None = None  # of the model that was solved (:func:`fingerprint`)
     objects: dict = field(default_factory=dict)   # body or frame name -> its object's session_uid
+    joints: dict = field(default_factory=dict)    # joint name -> its (frame_i, frame_j) names as solved
 
 
 def key(scene) -> int:
@@ -162,6 +163,8 @@ class Job:
         self.words = words
         self.fingerprint = fingerprint
         self.objects = dict(objects or {})
+        # where each joint was: renaming or swapping joints' names since must not move their loads
+        self.joints = {j.name: (j.frame_i, j.frame_j) for j in (compiled.model.joints if compiled else ())}
         self.reactions = reactions
         self.fraction = 0.0
         self.time = 0.0
@@ -242,7 +245,8 @@ class Job:
         if self.results is None:
             return None
         warnings = self.warnings + [self.words(w) for w in self.results.warnings]
-        RESULTS[scene_key] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint, self.objects)
+        RESULTS[scene_key] = Entry(self.results, list(dict.fromkeys(warnings)), self.fingerprint, self.objects,
+                                  self.joints)
         return RESULTS[scene_key]
 
 

@@ -267,27 +267,41 @@ def _arrow(scene, collection, meshes, kind, name, frames, point_m, vector, lengt
     report.arrows.append(obj.name)
 
 
-def joint_plan(scene, results, bodies) -> tuple[dict, list[str]]:
-    """Where each joint of ``results`` found in ``scene`` by name puts its reaction arrows:
-    ({its index in the results: (Frame J's origin (3,) m, that frame's body index or -1, Frame I's Z (3,),
-    that frame's body index or -1)}, the names of those that cannot be placed: renamed or gone since the
-    run, a frame gone, or on a body the run did not simulate). Positions and axes as :func:`trace.placed`;
-    ``bodies`` as :func:`trace.plan`'s. The frames are read where the run read them (:func:`trace.at_start`)."""
+def joint_plan(scene, results, bodies, joints=None, objects=None) -> tuple[dict, list[str]]:
+    """Where each joint of ``results`` puts its reaction arrows: ({its index in the results: (Frame J's origin
+    (3,) m, that frame's body index or -1, Frame I's Z (3,), that frame's body index or -1)}, the names of
+    those that cannot be placed: a frame gone, or on a body the run did not simulate). Positions and axes as
+    :func:`trace.placed`; ``bodies`` as :func:`trace.plan`'s. The frames are read where the run read them
+    (:func:`trace.at_start`).
+
+    ``joints``: each joint's (frame_i, frame_j) names as the run solved it, the frames found by their objects'
+    ``session_uid`` in ``objects`` (else by name), so that a joint renamed since, or two that swapped names,
+    draw the loads each carried. Without it a joint is the scene's of its name (unplaced if renamed since)."""
     index = {obj: k for k, obj in enumerate(bodies.values()) if obj is not None}
     unit = mm_per_unit(scene) / 1000.0
-    joints = {j.name: j for j in scene.mbd.joints}
-    frames = [f for j in joints.values() for f in (j.frame_i, j.frame_j) if f is not None and f.name in scene.objects]
+    by_uid = {o.session_uid: o for o in scene.objects} if objects else {}
+
+    def frame(name):
+        if objects and name in objects:
+            return by_uid.get(objects[name])
+        return scene.objects.get(name)
+    if joints is None:
+        ends = {j.name: (j.frame_i, j.frame_j) for j in scene.mbd.joints}
+        ends = {name: tuple(f if f is not None and f.name in scene.objects else None for f in pair)
+                for name, pair in ends.items()}
+    else:
+        ends = {name: tuple(frame(f) for f in pair) for name, pair in joints.items()}
+    frames = [f for pair in ends.values() for f in pair if f is not None]
 
     def read():
         plan, unplaced = {}, []
         for k, name in enumerate(results.joint_names):
-            joint = joints.get(name)
-            ends = [None if f is None or f.name not in scene.objects else trace.placed(f, index, unit)
-                    for f in ((joint.frame_j, joint.frame_i) if joint is not None else (None, None))]
-            if None in ends:
+            frame_i, frame_j = ends.get(name, (None, None))
+            placed = [None if f is None else trace.placed(f, index, unit) for f in (frame_j, frame_i)]
+            if None in placed:
                 unplaced.append(name)
                 continue
-            (origin, _, on_j), (_, axes, on_i) = ends
+            (origin, _, on_j), (_, axes, on_i) = placed
             plan[k] = (origin, on_j, axes[:, 2], on_i)
         return plan, unplaced
     return trace.at_start(scene, frames, read)
@@ -539,14 +553,16 @@ def _carry_users_keys(obj, baked):
 
 
 def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, contact_arrows=False,
-         contact_scale=1.0, joint_arrows=False, telemetry=True, objects=None, trace_width=1.0) -> BakeReport:
+         contact_scale=1.0, joint_arrows=False, telemetry=True, objects=None, joints=None,
+         trace_width=1.0) -> BakeReport:
     """Key every moving body on the scene frames, an arrow per force/torque (and contact, and a force and
     a torque arrow per joint: ``joint_arrows``), a curve per traced frame (``trace.py``) and the telemetry.
 
     Scales: mm of arrow per N (forces, contacts) or per N·mm (torques); the joints' reaction arrows take
     the forces' and torques' (an arrow as long for a load as large, applied or carried); ``trace_width`` mm.
-    ``objects``: each body's object's ``session_uid`` when it was simulated, so that a body
-    renamed since is still found (else by name).
+    ``objects``: each body's and frame's object's ``session_uid`` when it was simulated, so that a body
+    renamed since is still found (else by name); ``joints``: each joint's (frame_i, frame_j) names as
+    solved, so that a joint's arrows stay at the frames the run had (:func:`joint_plan`).
     Replaces a previous bake of the scene.
     """
     by_uid = {o.session_uid: o for o in scene.objects} if objects else {}
@@ -573,7 +589,7 @@ def bake(scene, results, *, arrows=True, force_scale=1.0, torque_scale=0.01, con
         raise BakeError(f"{exc}; nothing baked, the previous bake is kept") from None
     report, plan = BakeReport(points=points), {}
     if joint_arrows and len(results.joint_names):
-        plan, report.unplaced = joint_plan(scene, results, found)
+        plan, report.unplaced = joint_plan(scene, results, found, joints, objects)
     # only samples present in every array: a run cancelled at its first frame
     # has an empty orientation array (core.spatial.quat_unwrap of one sample)
     count = min(len(results.t), len(results.position), len(results.orientation))

@@ -180,16 +180,61 @@ def test_a_motion_against_its_joints_friction_leaves_no_torque_about_the_axis(ad
     np.testing.assert_allclose(along(force), [0.0, 0.0, 1.0], atol=1e-6)
 
 
-def test_a_joint_renamed_since_the_run_gets_no_arrows_and_bake_says_so(addon, capfd):
-    """The run's joint 'Pin' is not in the scene by that name any more: its arrows would be placed on
-    another joint's frames, or none; Bake names it."""
+def two_hanging(masses=(1.0, 2.0), spacing=0.5):
+    """Two bobs hanging at rest 1 m under their pins 'A' and 'B', ``spacing`` m apart along X (mm scene)."""
+    scene = ms.setup_scene(0.001, 24, 5)
+    for k, (name, mass) in enumerate(zip("AB", masses)):
+        x = 1000.0 * spacing * k
+        bob = ms.uv_sphere(f"Bob{name}", 50.0, (x, 0.0, -1000.0))
+        bob.mbd.role, bob.mbd.mass_mode, bob.mbd.mass = "BODY", "MASS", mass
+        hinge(scene, name, None, bob, (x, 0.0, 0.0))
+    bpy.context.view_layer.update()
+    return scene
+
+
+def test_two_joints_that_swapped_names_since_the_run_keep_each_its_own_load_at_its_own_frame(addon, capfd):
+    """Pins 'A' (1 kg bob, x = 0) and 'B' (2 kg, x = 500 mm) renamed each to the other's name after Simulate:
+    each arrow stays where the run's joint was, with its load (9.81 N at x = 0, 19.62 N at 500 mm), and
+    keeps the run's name; Bake says the mechanism changed. (Before, by name, each drew the other's load
+    at the other's pin.)"""
+    scene = two_hanging()
+    scene.mbd.display.show_joint_arrows = True
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    joints = scene.mbd.joints
+    joints["A"].name = "C"
+    joints["B"].name = "A"
+    joints["C"].name = "B"
+    capfd.readouterr()
+    bake(scene)
+    said = capfd.readouterr().out
+    assert "changed since the last Simulate" in said and "No reaction arrows" not in said
+    scene.frame_set(3)
+    for name, x, mass in (("A", 0.0, 1.0), ("B", 500.0, 2.0)):
+        arrow = bpy.data.objects[f"MBD_JointForce_{name}"]
+        np.testing.assert_allclose(arrow.matrix_world.translation, [x, 0.0, 0.0], atol=1e-6)
+        np.testing.assert_allclose(arrow.scale, [mass * G * 2.0] * 3, rtol=1e-6)
+
+
+def test_a_joint_renamed_since_the_run_keeps_its_arrows(addon):
     scene, _ = hanging(0.001)
     scene.mbd.display.show_joint_arrows = True
     assert bpy.ops.mbd.simulate() == {"FINISHED"}
     scene.mbd.joints["Pin"].name = "Hinge"
+    bake(scene)
+    arrow = bpy.data.objects["MBD_JointForce_Pin"]
+    scene.frame_set(2)
+    np.testing.assert_allclose(arrow.scale, [G * 2.0] * 3, rtol=1e-6)
+
+
+def test_a_joint_whose_frame_was_deleted_since_the_run_gets_no_arrows_and_bake_says_so(addon, capfd):
+    """The run's Frame J of 'Pin' is gone: nowhere to draw its load; Bake names the joint."""
+    scene, _ = hanging(0.001)
+    scene.mbd.display.show_joint_arrows = True
+    assert bpy.ops.mbd.simulate() == {"FINISHED"}
+    bpy.data.objects.remove(bpy.data.objects["Pin_J"])
     capfd.readouterr()
     assert bpy.ops.mbd.bake() == {"FINISHED"}
     assert not any(o.name.startswith("MBD_Joint") for o in bpy.data.objects)
     said = capfd.readouterr().out
-    assert "No reaction arrows for joints renamed or removed since the last Simulate, or whose frames were " \
-           "removed or put on a body it did not simulate: 'Pin'; run Simulate again, then Bake" in said
+    assert "No reaction arrows for joints whose frames were removed since the last Simulate or put on a body " \
+           "it did not simulate: 'Pin'; run Simulate again, then Bake" in said
