@@ -162,6 +162,24 @@ def test_double_pendulum_conserves_energy(registered):
     assert np.max(np.abs(res.com[:, :, 1] - res.com[0, :, 1])) < 1e-7   # m; measured 2.3e-8
     lower = turn_about(res.orientation[:, res.body("Lower")], 1)
     assert np.ptp(lower) > math.pi                      # the lower link goes over the top
+    # Reaction Arrows on: each hinge's force on its Frame J's link is Newton's law on what hangs below it
+    up, low = res.body("Upper"), res.body("Lower")
+    m1, m2 = cm.mass[up], cm.mass[low]
+    g = np.array([0.0, 0.0, -G])
+    a1, a2 = res.acceleration[:, up], res.acceleration[:, low]
+    shoulder, elbow = (res.joint_force[:, res.joint_names.index(n)] for n in ("Shoulder", "Elbow"))
+    peak = np.linalg.norm(shoulder, axis=1).max()
+    assert peak > 100.0                                  # N: measured 120.2
+    np.testing.assert_allclose(elbow, m2 * (a2 - g), atol=1e-6 * peak)
+    np.testing.assert_allclose(shoulder, m1 * a1 + m2 * a2 - (m1 + m2) * g, atol=1e-6 * peak)
+    arrow = bpy.data.objects["MBD_JointForce_Elbow"]
+    mm_per_n = scene.mbd.display.force_scale
+    for k in (10, 50, 90):                               # output rate = frame rate: sample k is frame 1 + k
+        scene.frame_set(scene.frame_start + k)
+        np.testing.assert_allclose(arrow.scale, [np.linalg.norm(elbow[k]) * mm_per_n / 1000.0] * 3, rtol=1e-5)
+        # at the knee, L1 from the shoulder's pivot
+        knee = np.array(arrow.matrix_world.translation) - (0.0, 0.0, 1.2)
+        assert np.linalg.norm(knee) == pytest.approx(mk.DOUBLE["L1"], abs=1e-6)
 
 
 def test_robot_arm_drives_give_the_inverse_dynamics(registered):
