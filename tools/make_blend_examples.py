@@ -367,10 +367,11 @@ def double_pendulum():
     hinge("Shoulder", pivot, None, links[0], "+Y", 0.1)
     hinge("Elbow", knee, links[0], links[1], "+Y", 0.1)
     mesh_object("Wall", box((0.3, 0.04, 0.3), (0.0, 0.04, 1.2)), color="dark")
-    # Bake draws each hinge's load (on Frame J's link), 5 mm an N: 0.6 m at its 120 N peak
+    # Bake draws each hinge's load (on Frame J's link), 12 mm an N: 0.2 m at its 15 N median, 1.4 m at its 120 N peak
     display = bpy.context.scene.mbd.display
-    display.show_joint_arrows, display.force_scale = True, 5.0
-    camera_and_light((0.0, 0.0, 1.0), (0.0, -1.0, 0.1), 3.4)
+    display.show_joint_arrows, display.force_scale = True, 12.0
+    # the whole reach, 0.9 m round the shoulder, in the frame
+    camera_and_light((0.0, 0.0, 1.2), (0.0, -1.0, 0.1), 5.0)
     return f"""
 DOUBLE PENDULUM (scene in metres)
 
@@ -380,7 +381,7 @@ vertical: a chaotic motion. Mass and inertia of each link come from its mesh (de
 
 What to look at: Bake and play; the lower link flips over the elbow. In the Graph Editor
 (select MBD_Telemetry) energy.kinetic and energy.potential trade places while energy.total stays flat.
-Solver > Reaction Arrows is on: a white arrow at each hinge (5 mm an N) is the force the hinge puts on
+Solver > Reaction Arrows is on: a white arrow at each hinge (12 mm an N) is the force the hinge puts on
 its lower link, MBD_JointForce_Elbow on "Lower", MBD_JointForce_Shoulder on "Upper"; it swells as the
 lower link whips round (about 120 N at its peak against the links' 22 N of weight).
 
