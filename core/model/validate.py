@@ -72,6 +72,13 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
             _err(issues, f"spring {s.name!r}: name", f"the name is also used by joint {s.name!r}, and the results "
                  "name their columns by element (X.angle)", "Give a rotational spring a name no joint has.",
                  code="duplicate-name")
+    # and a slide's friction gives X.friction_force [N], as a contact's friction does
+    sliding_friction = {j.name for j in model.joints if j.friction and j.type in ("prismatic", "cylindrical")}
+    for c in model.contacts:
+        if c.name in sliding_friction:
+            _err(issues, f"contact {c.name!r}: name", f"the name is also used by joint {c.name!r}, whose friction "
+                 "along its slide the results name as a contact's friction (X.friction_force)",
+                 "Give the contact a name no prismatic or cylindrical joint with friction has.", code="duplicate-name")
 
     bodies = {b.name: b for b in model.bodies}
     frames = {f.name: f for f in model.frames}

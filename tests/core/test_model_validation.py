@@ -746,6 +746,26 @@ def test_a_joint_and_a_rotational_spring_of_one_name_are_an_error():
         "element (X.angle). Give a rotational spring a name no joint has."]
 
 
+def test_a_sliding_joint_with_friction_and_a_contact_of_one_name_are_an_error():
+    """Both would give the CSV column slide.friction_force [N] (the slide's friction and the
+    contact's), the second indistinguishable from the first; a hinge's is slide.friction_torque."""
+    data = _base()
+    data["bodies"].append({"name": "floor", "fixed": True, "geometry": {"type": "box", "size": [400, 400, 20]},
+                           "position": [0, 0, -30]})
+    data["contacts"] = [{"name": "hinge", "body_i": "arm", "body_j": "floor", "stiffness": 1e4, "friction": True}]
+    data["joints"][0].update(type="prismatic", friction=True)
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [
+        "contact 'hinge': name: the name is also used by joint 'hinge', whose friction along its slide the results "
+        "name as a contact's friction (X.friction_force). Give the contact a name no prismatic or cylindrical "
+        "joint with friction has."]
+    data["joints"][0].update(type="revolute", friction_radius=5)
+    model_from_dict(data)
+    data["joints"][0].update(type="prismatic", friction=False, friction_radius=None)
+    model_from_dict(data)
+
+
 def test_a_joint_and_a_coupler_of_one_name_are_valid():
     """Their columns differ: the bearing's J.radial_force [N], the teeth's J.tooth_radial_force [N]."""
     data = _base()
