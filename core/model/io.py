@@ -106,9 +106,46 @@ def _unique_keys(pairs, repeated, unencodable) -> dict:
 
 def save_model(model: spec.Model, path: str | os.PathLike) -> None:
     """Write ``model`` as JSON in user units (mm, N, N·mm, s, rad, kg), whole or not at all: a
-    write that fails (a full disk) leaves the file that was there, not the start of the new one."""
+    write that fails (a full disk) leaves the file that was there, not the start of the new one.
+
+    Its relative data paths (mesh files, ``spline()`` tables) that name a file from the model's
+    folder (``model.directory``) are written relative to ``path``'s folder, so that the saved
+    file reads the same files (``python -m core equilibrium A/m.json --out B/rest.json``);
+    absolute paths, and relative ones naming no file, are written as they are."""
+    data = model_to_dict(model)
+    _rebase_paths(data, model.directory, Path(os.path.abspath(path)).parent)
     with written_whole(path, "w", encoding="utf-8") as fh:
-        fh.write(dumps(model_to_dict(model)))
+        fh.write(dumps(data))
+
+
+def _rebase_paths(data: dict, old_dir: Path, new_dir: Path) -> None:
+    """Rewrite in ``data`` (model_to_dict's) the relative mesh file and spline paths that name a
+    file from ``old_dir`` relative to ``new_dir``, as the add-on does for a .blend saved elsewhere."""
+    if os.path.abspath(old_dir) == os.path.abspath(new_dir):
+        return
+    from ..expressions import rebase_splines
+    from ..expressions.spline import resolve_path
+    for body in data["bodies"]:
+        geometry = body.get("geometry")
+        if not geometry or geometry.get("type") != "file":
+            continue
+        raw = geometry["path"]
+        if not raw.startswith("//") and os.path.isabs(raw):
+            continue
+        try:    # (read as the mesh is: a leading // and a Windows path's \ too)
+            found = resolve_path(raw, old_dir)
+            if not found.is_file():
+                continue
+        except (ValueError, OSError):   # (ExpressionError: a path that cannot be resolved)
+            continue
+        try:
+            geometry["path"] = os.path.relpath(found, new_dir)
+        except ValueError:      # another drive (Windows): the absolute path
+            geometry["path"] = str(found)
+    for group in ("motions", "forces"):
+        for element in data[group]:
+            if isinstance(element["value"], str):
+                element["value"] = rebase_splines(element["value"], old_dir, new_dir)
 
 
 def dumps(data) -> str:

@@ -2,6 +2,7 @@
 import json
 import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -287,6 +288,48 @@ def test_relative_spline_path_resolves_against_model_folder(tmp_path, monkeypatc
     text = str(info.value)
     assert "motion 'swing': value:" in text
     assert str(lonely.resolve() / "data.csv") in text
+
+
+def test_a_model_saved_into_another_folder_reads_the_same_data_files(tmp_path):
+    """save_model wrote relative paths as they were: `python -m core equilibrium A/m.json --out
+    B/rest.json` wrote a model whose spline(data.csv) and mesh part.stl named B/data.csv and
+    B/part.stl, which do not exist ("spline file ... not found"). They are now written relative to
+    the new folder; a path naming no file, and an absolute one, stay as written."""
+    project = tmp_path / "project"
+    project.mkdir()
+    write_spline(project)
+    write_stl(project)
+    absolute = tmp_path / "abs.csv"
+    write_spline(tmp_path, "abs.csv")
+    data = json.loads((_data_dir() / "pendulum.json").read_text(encoding="utf-8"))
+    data["bodies"][0].update(geometry={"type": "file", "path": "part.stl"})
+    data["motions"] = [{"name": "swing", "joint": "hinge", "value": "0.1*spline(data.csv) + 0*spline(//data.csv)"}]
+    data["forces"] = [{"name": "gust", "body": "rod", "frame": "rod_end", "value": f"spline('{absolute.as_posix()}')"}]
+    (project / "m.json").write_text(json.dumps(data), encoding="utf-8")
+    model = load_model(project / "m.json")
+
+    out = tmp_path / "results" / "rest"
+    out.mkdir(parents=True)
+    save_model(model, out / "rest.json")
+    saved = json.loads((out / "rest.json").read_text(encoding="utf-8"))
+    assert saved["bodies"][0]["geometry"]["path"] == str(Path("..", "..", "project", "part.stl"))
+    up = str(Path("..", "..", "project", "data.csv"))
+    assert saved["motions"][0]["value"] == f"0.1*spline({up}) + 0*spline({up})"
+    assert saved["forces"][0]["value"] == data["forces"][0]["value"]
+    moved = load_model(out / "rest.json")
+    cm, before = compile_model(moved), compile_model(model)
+    assert cm.motions[0]["expr"](1.0) == before.motions[0]["expr"](1.0) == pytest.approx(0.05)
+    assert cm.mass_properties["rod"].mass == before.mass_properties["rod"].mass
+
+    # saved beside it: written as they were, byte for byte the file's own paths
+    save_model(model, project / "again.json")
+    again = json.loads((project / "again.json").read_text(encoding="utf-8"))
+    assert again["motions"][0]["value"] == data["motions"][0]["value"]
+    assert again["bodies"][0]["geometry"]["path"] == "part.stl"
+    # a relative path naming no file is written as it is (compile_model's error names it)
+    missing = replace(model, bodies=(replace(model.bodies[0], geometry=MeshFile(path="gone.stl")),))
+    save_model(missing, out / "missing.json")
+    assert json.loads((out / "missing.json").read_text(encoding="utf-8"))["bodies"][0]["geometry"]["path"] == "gone.stl"
 
 
 def test_model_from_dict_relative_paths_use_base_dir(tmp_path):
