@@ -277,8 +277,14 @@ def _build_list(group, items, issues, broken, build):
         element = build(item, label)
         if element is not None:
             out.append(element)
-        elif isinstance(name, str):
+        elif isinstance(broken.get(group), _EveryName):
+            pass
+        elif isinstance(name, str) and name:
             broken.setdefault(group, set()).add(name)
+        else:
+            # its name unread (missing, empty, no text, or no object at all): a reference to any
+            # name may be to it, and "no body named 'arm'. The model has no bodies." misled
+            broken[group] = _EveryName()
     return tuple(out)
 
 

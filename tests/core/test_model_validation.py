@@ -224,6 +224,20 @@ def test_element_with_unknown_field_still_reports_its_other_problems():
     assert any("body 'arm': mass: must be greater than 0" in t for t in texts)
 
 
+@pytest.mark.parametrize("body, says", [
+    ({"geometry": {"type": "box", "size": [200, 20, 20]}, "density": 7850}, "bodies[0]: name: is required, but is missing"),
+    ("arm", "bodies[0]: must be an object, got 'arm'"),
+    ({"name": 5, "mass": 1, "inertia": [1, 1, 1, 0, 0, 0]}, "body 5: name: must be a non-empty text, got 5")])
+def test_an_element_whose_name_is_unread_is_not_reported_again_as_missing(body, says):
+    """A body without a readable name also gave "frame 'RF_2': body: no body named 'arm'. The
+    model has no bodies.", though the file has one: the one whose name the first error is about."""
+    data = _base()
+    data["bodies"] = [body]
+    with pytest.raises(ModelError) as info:
+        model_from_dict(data)
+    assert [str(i) for i in _issues(info)] == [says]
+
+
 def test_broken_element_is_not_reported_again_as_missing():
     """A body that fails its own checks is not also 'missing' for the frames on it."""
     data = _base()
