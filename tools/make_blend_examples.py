@@ -619,7 +619,8 @@ def rocker_limits(a, b, c, d):
 
 
 # --------------------------------------------------------------------------- gears + rack
-GEARS = dict(teeth_pinion=16, teeth_gear=32, r_pinion=32.0, seconds=2.0)   # pitch radius mm
+#: pitch radius mm; the drive swings the pinion A sin(pi t) rad: the rack ±48 mm of its 75 mm half-length
+GEARS = dict(teeth_pinion=16, teeth_gear=32, r_pinion=32.0, amplitude=1.5, seconds=2.0)
 
 
 @example
@@ -631,7 +632,10 @@ def gears_rack():
     new_scene(0.001, 24, p["seconds"])
     z0 = 120.0
     P, Gc = (0.0, 0.0, z0), (rp + rg, 0.0, z0)
-    pinion = body(mesh_object("Pinion", prism(gear_outline(zp, rp), 20.0, "+Y"), P, "orange"), density=STEEL)
+    # the pinion 40 mm wide: the gear meshes with its back half (y -10..10), the rack with its front half
+    # (y -30..-10), where it passes in front of the gear instead of through it
+    pinion = body(mesh_object("Pinion", prism(gear_outline(zp, rp), 40.0, "+Y"), (0.0, -10.0, z0), "orange"),
+                  density=STEEL)
     gear = body(mesh_object("Gear", prism(gear_outline(zg, rg, math.pi / zg), 20.0, "+Y"), Gc, "blue"),
                 density=STEEL)
     m = 2 * rp / zp
@@ -643,7 +647,7 @@ def gears_rack():
         top += [(x + 0.2 * pitch, -1.25 * m), (x + 0.33 * pitch, m), (x + 0.67 * pitch, m),
                 (x + 0.8 * pitch, -1.25 * m)]
     top.append((n_teeth * pitch / 2, -3 * m))
-    rack_at = (0.0, 0.0, z0 - rp)
+    rack_at = (0.0, -20.0, z0 - rp)
     # prism() along +Y puts the outline's (u, v) at world (u, -v): mirror v to keep the teeth on top
     rack = body(mesh_object("Rack", prism([(u, -v) for u, v in top], 20.0, "+Y"), rack_at, "green"), density=STEEL)
     hinge("Pinion_axle", P, None, pinion, "+Y", 30.0)
@@ -654,7 +658,7 @@ def gears_rack():
     c.name, c.type, c.joint_i, c.joint_j, c.ratio = "Mesh", "GEAR", "Pinion_axle", "Gear_axle", ratio
     c = bpy.context.scene.mbd.couplers.add()
     c.name, c.type, c.joint_i, c.joint_j, c.pitch_radius = "Teeth", "RACK_PINION", "Pinion_axle", "Rack_way", rp
-    motion("Drive", "Pinion_axle", "pi*t^2/2")
+    motion("Drive", "Pinion_axle", f"{p['amplitude']:g}*sin(pi*t)")
     mesh_object("Frame", merge(box((rp + rg + 80.0, 10.0, 20.0), ((rp + rg) / 2, 25.0, z0)),
                                box((20.0, 10.0, z0), (0.0, 25.0, z0 / 2)),
                                box((20.0, 10.0, z0), (rp + rg, 25.0, z0 / 2))),
@@ -664,12 +668,14 @@ def gears_rack():
 GEAR PAIR AND RACK-AND-PINION (scene in millimetres)
 
 What it shows: an orange pinion ({zp} teeth, pitch radius {rp:g} mm) driven by the motion "Drive"
-(angle pi t^2 / 2 rad: it speeds up at pi rad/s^2) meshes with a blue gear ({zg} teeth, pitch radius
+(angle {p['amplitude']:g} sin(pi t) rad: it swings back and forth once in {p['seconds']:g} s) meshes with a blue gear ({zg} teeth, pitch radius
 {rg:g} mm; coupler "Mesh", type Gear Pair, ratio {ratio:g} = teeth_gear / teeth_pinion) and with a green
-rack below it (coupler "Teeth", Rack and Pinion, pitch radius {rp:g} mm). The teeth are only a look: the
+rack below it (coupler "Teeth", Rack and Pinion, pitch radius {rp:g} mm); the pinion is 40 mm wide, the gear
+meshing with its back half and the rack with its front half, in front of the gear. The teeth are only a look: the
 couplers impose the ratios, there are no contacts.
 
-What to look at: Bake and play: the gear turns the other way at half the speed, the rack slides left.
+What to look at: Bake and play: the gear turns the other way at half the speed, the rack slides left
+and back, {p['amplitude'] * rp:g} mm each way, its teeth always under the pinion's.
 
 Claim (checked): omega_pinion / omega_gear = -{ratio:g} and rack speed = {rp:g} mm x omega_pinion at every frame,
 to 1e-8 relative (the couplers are exact constraints, held to the solver's tolerances).
