@@ -711,12 +711,13 @@ def actuator_lift():
         force(f"{name}_assist", load, frame(f"{name}_top_RF", (x, 0.0, 90.0), "+Z", load, 40.0),
               f"step(t; {p['t_assist']:g}; 0; {p['t_assist'] + 0.05:g}; {p['assist']:g})", "FORCE", "Z")
         mesh_object(f"{name}_rod", cylinder(8.0, 60.0, "+Z", (x, 0.0, 30.0), 12), color="steel", parent=load)
-        mesh_object(f"{name}_column", merge(box((20.0, 20.0, 800.0), (x - 65.0, 0.0, 400.0)),
-                                            box((20.0, 20.0, 800.0), (x + 65.0, 0.0, 400.0))), color="dark")
+        # the guides as tall as the runaway load climbs (z 890 mm at 2 s)
+        mesh_object(f"{name}_column", merge(box((20.0, 20.0, 1000.0), (x - 65.0, 0.0, 500.0)),
+                                            box((20.0, 20.0, 1000.0), (x + 65.0, 0.0, 500.0))), color="dark")
         mesh_object(f"{name}_cylinder", cylinder(25.0, 30.0, "+Z", (x, 0.0, 15.0), 24), color="steel")
     mesh_object("Floor", box((500.0, 200.0, 10.0), (100.0, 0.0, -5.0)), color="ground")
     bpy.context.scene.mbd.display.force_scale = 4.0
-    camera_and_light((100.0, 0.0, 380.0), (0.0, -1.0, 0.1), 1700.0)
+    camera_and_light((100.0, 0.0, 480.0), (0.0, -1.0, 0.1), 2700.0)     # the floor to the guides' top
     return f"""
 ACTUATOR LIFTING A LOAD UP TO ITS SPEED LIMIT, BRAKING ON AND OFF (scene in millimetres)
 
