@@ -383,7 +383,7 @@ What to look at: Bake and play; the lower link flips over the elbow. In the Grap
 (select MBD_Telemetry) energy.kinetic and energy.potential trade places while energy.total stays flat.
 Solver > Reaction Arrows is on: a white arrow at each hinge (12 mm an N) is the force the hinge puts on
 its lower link, MBD_JointForce_Elbow on "Lower", MBD_JointForce_Shoulder on "Upper"; it swells as the
-lower link whips round (about 120 N at its peak against the links' 22 N of weight).
+lower link whips round (about 120 N at its peak against the links' 16.6 N of weight).
 
 Claim (checked): no friction and ideal joints, so kinetic + potential energy is conserved over the
 {DOUBLE['seconds']:g} s to 1e-6 of the energy that changes form, the links keep their lengths (constraint
@@ -395,7 +395,7 @@ m1 a1 + m2 a2 - (m1 + m2) g, at every output sample (1e-6 of the peak), and the 
 
 # --------------------------------------------------------------------------- robot arm (a hierarchy)
 #: m, rad, rad/s: the links' lengths between hinges, and each drive's angle A (1 - cos(w t))
-ARM = dict(shoulder=(0.0, 0.0, 0.6), L1=0.45, L2=0.35, A1=0.9, w1=math.pi / 2, A2=-0.8, w2=math.pi, seconds=2.0)
+ARM = dict(shoulder=(0.0, 0.0, 0.6), L1=0.45, L2=0.35, A1=-0.9, w1=math.pi / 2, A2=-0.8, w2=math.pi, seconds=2.0)
 
 
 def arm_angles(t, A, w):
@@ -431,7 +431,7 @@ def robot_arm():
     motion("Shoulder_drive", "Shoulder", f"{p['A1']:g} * (1 - cos({p['w1']!r} * t))")
     motion("Elbow_drive", "Elbow", f"{p['A2']:g} * (1 - cos({p['w2']!r} * t))")
     mesh_object("Floor", box((1.6, 1.0, 0.02), (0.2, 0.0, -0.01)), color="ground")
-    camera_and_light((0.25, 0.0, 0.55), (0.0, -1.0, 0.15), 2.6)
+    camera_and_light((0.2, 0.0, 0.78), (0.0, -1.0, 0.15), 4.1)     # the floor to the lifted tip, 1.4 m
     return f"""
 ROBOT ARM, LINKS IN A HIERARCHY (scene in metres)
 
@@ -449,7 +449,7 @@ Elbow_drive.effort are the torques the two servos must give (N*m), gravity's sha
 Claim (checked): each drive's effort is the arm's inverse dynamics worked out by hand (Newton-Euler for
 two links turning about parallel axes, from the links' mass properties): the elbow gives
 I2 a2 + [(c2 - E) x m2 (a_c2 - g)]_Y and the shoulder the same sum over both links about the shoulder,
-to 1e-7 of the largest effort (21.4 N*m at the shoulder); the forearm shown in the viewport (a child of the
+to 1e-7 of the largest effort (26.5 N*m at the shoulder); the forearm shown in the viewport (a child of the
 upper arm) is where the run put it, to 1e-6 m.
 """
 
