@@ -1778,7 +1778,11 @@ class _Run:
             # the step from the frame too, as the first frame's, whose step's work is none of the
             # frames' before it: the work to the frame's time (the crank driving a pendulum at 2 ms
             # keeps within 5.4e-4 J of it, and read 0.028 J below it summed to the frame alone)
-            work = work + 0.5 * np.array(self.run_step_work[:T])
+            # (a run that failed or was cancelled between a frame and its first step has none for that frame)
+            step_work = np.zeros(T)
+            kept = min(T, len(self.run_step_work))
+            step_work[:kept] = self.run_step_work[:kept]
+            work = work + 0.5 * step_work
         return e - work, e0 - work[0], work
 
     def check_energy(self, out, T, contact_energy=None):
@@ -2228,6 +2232,10 @@ class _Run:
             del self.states[int(np.searchsorted(self.t_out[:len(self.states)], self.fault_time)):]
         except SolverError as exc:
             status, message = "failed", str(exc)
+            if self.run_steps is not None and len(self.run_steps) < len(self.states):
+                # the stepper stopped on the step from its last frame: that frame has no step to report
+                # its reactions with, and their solve at its state meets what stopped the run
+                del self.states[len(self.run_steps):]
         except np.linalg.LinAlgError as exc:
             # a state gone to inf/NaN within a step (the finite checks see stage and step ends)
             t = self.t_out[len(self.states) - 1] if self.states else 0.0

@@ -21,6 +21,7 @@ that share of their scale; the tanh law is smooth but stiff near zero slip (its 
 where the error control shortens the steps. The stepper is first order: exact where the friction
 is constant (ω̇ = α), within h of the tail's time scale elsewhere.
 """
+import importlib
 import json
 import math
 import re
@@ -323,6 +324,34 @@ def test_a_self_locking_slider_crank_stops_the_run_naming_the_joint(integrator):
     assert mu * A_CRANK * math.sin(th) / math.sqrt(B_ROD ** 2 - (A_CRANK * math.sin(th)) ** 2) >= 1.0
     # until there the load grew as 1/(1 − μ tan φ), and the frames before it were solved
     assert r.t[-1] < t
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("rate", [200, 1000])
+def test_a_driven_stepper_run_stopped_at_a_frames_first_step_keeps_its_frames(rate):
+    # at 1000 frames/s and 1 ms each step is a frame's first: the run stopped (self-locking at
+    # t = 0.119 s) on one had that frame without its step, and the energy balance of the frames kept
+    # raised ValueError (operands (120,) (119,)) instead of returning them; that frame's reactions
+    # cannot be solved either (its state is the one that locks), so the frames end before it
+    model = slider_crank(0.3, 8.0, 3.0, speed=8.0, end_time=0.5)
+    r = core.simulate(replace(model, settings=replace(model.settings, integrator="stepper", step=1e-3,
+                                                      output_rate=rate)))
+    assert r.status == "failed" and "self-locking" in r.message and "at t = 0.119 s" in r.message
+    assert r.t[-1] == pytest.approx({200: 0.115, 1000: 0.118}[rate], abs=1e-12)
+    assert np.all(np.isfinite(r.motion_effort)) and np.abs(r.motion_effort).max() > 10.0
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_driven_stepper_run_cancelled_as_a_frame_is_reported_keeps_its_frames(monkeypatch):
+    # the report after a frame is kept comes before that frame's first step: cancelled there (Esc,
+    # whichever report call the progress interval lets through), the frame had no step's work and
+    # the energy balance raised ValueError (operands (11,) (10,)), losing the run
+    monkeypatch.setattr(importlib.import_module("core.solver.simulate"), "_PROGRESS_INTERVAL", 0.0)
+    model = slider_crank(0.3, 8.0, 0.3, speed=8.0, end_time=0.2)
+    r = core.simulate(replace(model, settings=replace(model.settings, integrator="stepper", step=1e-3)),
+                      progress=lambda info: info.frames < 11)
+    assert r.status == "cancelled" and len(r.t) == 11
+    assert np.all(np.isfinite(r.motion_effort)) and np.abs(r.motion_effort).max() > 0.5
 
 
 def test_friction_at_rest_is_nothing_and_a_frictionless_coefficient_changes_nothing():
