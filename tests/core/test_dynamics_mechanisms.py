@@ -1377,15 +1377,15 @@ def flywheel(integrator, **settings):
                                         r"form\) below the net [\d.]+ J its motions and forces had put in by then"),
     (flywheel, "RK45", 1e-2, r"rose by up to [\d.]+ J \(at t = [\d.]+ s; 19\.\d% of the 7\.\d+ J that changes "
                               r"form\) beyond the net [\d.]+ J its motions and forces had put in by then"),
-    (flywheel, "BDF", 1e-2, r"rose by up to [\d.]+ J \(at t = [\d.]+ s; 3\d\.\d% of the 7\.\d+ J"),
+    (flywheel, "BDF", 1e-2, r"rose by up to [\d.]+ J \(at t = [\d.]+ s; (2\d|3\d)\.\d% of the 7\.\d+ J"),
     (flywheel, "LSODA", 1e-2, r"rose by up to [\d.]+ J \(at t = [\d.]+ s; (9|1\d)\.\d% of the 7\.\d+ J")])
 def test_an_adaptive_driven_run_at_loose_tolerances_is_held_to_the_work_its_drives_did(build, integrator, rtol,
                                                                                         said):
     """Against DOP853 at rtol 1e-10: the driven crank on RK45 at rtol 1e-2 swings its bar up to 0.3 m
     off in 5 s, the flywheel's lump is 0.11 m off on RK45, 0.16 m on BDF and 0.06 m on LSODA in 3 s.
     Their energy fell 4.7 % below, or rose 19 %, 34 % and 10 % beyond, the work of the motion or
-    e-motor, which used to pass unwarned (LSODA's 10.x % read 9.9 % on another CPU's BLAS: at rtol
-    1e-2 the figure moves with rounding). The advice is the adaptive methods': their tolerances,
+    e-motor, which used to pass unwarned (LSODA's 10.x % read 9.9 % and BDF's 34 % read 28.8 % on other
+    machines' BLAS: at rtol 1e-2 the figure moves with rounding). The advice is the adaptive methods': their tolerances,
     not a step."""
     model = build(integrator, 1e-3) if build is crank_and_pendulum else build(integrator)
     model = replace(model, settings=replace(model.settings, rtol=rtol, atol=rtol * 1e-3))

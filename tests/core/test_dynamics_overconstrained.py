@@ -1393,8 +1393,9 @@ def test_a_long_chain_hanging_nearly_taut_keeps_its_energy_at_the_regularization
     """The run above at the regularization the warning advises, 1e-10: the chain is no longer held along
     its nearly straight direction as on a spring (β against J M⁻¹ Jᵀ's eigenvalue there, 1e-8 of its
     largest: 1 %, not 100 %), and the energy that the default's run lost 14 % of by 3 ms (1.5e-3 J)
-    stays to 2.1e-11 J (measured), in 389 evaluations against 640; rtol 1e-8 of the 0.01 J that the
-    default's run saw change form is 1e-10 J, asked."""
+    stays to 2.1e-11 J (measured; 3.4e-10 J on another machine's BLAS, the chain nearly straight
+    amplifying rounding), in 389 evaluations against 640; 1e-9 J asked, 1e-7 of the 0.01 J that the
+    default's run saw change form (ten times rtol), as the default's resolved run below."""
     from dataclasses import replace
     model = _sagging_chain(30, 2e-4)
     res = core.simulate(replace(model, settings=replace(model.settings, end_time=0.003, output_rate=1000,
@@ -1402,7 +1403,7 @@ def test_a_long_chain_hanging_nearly_taut_keeps_its_energy_at_the_regularization
                         progress=lambda p: p.wall_time < 30.0)
     assert res.status == "success", res.message
     assert res.warnings == (), res.warnings
-    assert np.ptp(res.total_energy) < 1e-10, np.ptp(res.total_energy)      # J
+    assert np.ptp(res.total_energy) < 1e-9, np.ptp(res.total_energy)      # J
     assert np.max(res.constraint_error) < 1e-12
 
 
