@@ -424,14 +424,13 @@ def _draw_friction(layout, j):
 
 
 def motion_unit(m, data) -> str:
-    """The unit of a motion's formula: rad or mm, per second in velocity mode ('' for a joint that
-    no motion drives). Auto drives the joint type's first DOF, as the core compiles it."""
+    """The unit of a motion's formula: rad or mm, per second in velocity mode; '' where Validate refuses
+    the DOF, as the core does: a joint no motion drives, Auto on a cylindrical joint (it has two), or a
+    DOF the joint has not (a prismatic joint's Rotation)."""
     joint = data.joints.get(m.joint)
-    if m.dof != "AUTO":
-        dof = m.dof.lower()
-    elif joint is not None and joint.type.lower() in core.model.spec.MOTION_DOFS:
-        dof = core.model.spec.MOTION_DOFS[joint.type.lower()][0]
-    else:
+    dofs = core.model.spec.MOTION_DOFS.get(joint.type.lower(), ()) if joint is not None else ()
+    dof = m.dof.lower() if m.dof != "AUTO" else dofs[0] if len(dofs) == 1 else None
+    if dof not in dofs:
         return ""
     return ("rad" if dof == "rotation" else "mm") + ("/s" if m.mode == "VELOCITY" else "")
 

@@ -291,6 +291,35 @@ def test_formula_fields_show_their_unit(addon):
     assert value_labels("forces") == ["Value (T_max, N·mm)"]
 
 
+def test_a_motion_validate_refuses_shows_no_unit(addon):
+    """Auto on a cylindrical joint (two DOFs) read "Value (rad)" and a prismatic joint's Rotation
+    "Value (rad)", where Validate refuses both (motion 'Drive': DOF): the unit named a coordinate the
+    run drives not."""
+    scene, bob = ms.pendulum()
+    drive = scene.mbd.motions.add()
+    drive.name, drive.joint = "Drive", "Hinge"
+    scene.mbd.group = "motions"
+
+    def value_label():
+        return [e[2] for e in draw_all(bob) if e[0] == "prop text" and e[1] == "value"]
+
+    joint = scene.mbd.joints["Hinge"]
+    joint.type = "CYLINDRICAL"
+    assert value_label() == ["Value"]
+    with pytest.raises(RuntimeError, match="motion 'Drive': DOF"):
+        bpy.ops.mbd.validate()
+    drive.dof = "TRANSLATION"
+    assert value_label() == ["Value (mm)"]
+    drive.dof, drive.mode = "ROTATION", "VELOCITY"
+    assert value_label() == ["Value (rad/s)"]
+    joint.type = "PRISMATIC"
+    assert value_label() == ["Value"]
+    with pytest.raises(RuntimeError, match="motion 'Drive': DOF"):
+        bpy.ops.mbd.validate()
+    drive.dof = "AUTO"
+    assert value_label() == ["Value (mm/s)"]
+
+
 def test_formula_tooltips_say_the_units_of_t_and_of_angles(addon):
     """The motion's tooltip said only "A formula of time t": not that t is in s from the start frame,
     nor that an angle is in rad in a scene set to degrees."""
