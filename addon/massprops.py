@@ -160,9 +160,11 @@ def lines(shown: Report) -> list[str]:
     if shown.density:
         out += [f"Volume {shown.volume:.6g} cm³", f"Density {shown.density}"]
     com, moments = np.array(shown.com), np.array(shown.moments)
-    # a coordinate within rounding of the part's size is 0 (the centre of a box at the origin, ±1e-14 mm)
+    # a coordinate within rounding of the part's size is 0: Blender's float32 vertices (to 6e-8 of the
+    # mesh's size) put a sphere's centre 1e-8 of its radius off its axes, which read "-6.57838e-07 mm"
+    # beside 1000; below 1e-6 of the size, what the largest coordinate's 6 digits do not show either
     size = max(np.abs(com).max(), float(np.sqrt(moments.max() / shown.mass)))
-    com = np.where(np.abs(com) > 1e-12 * size, com, 0.0)
+    com = np.where(np.abs(com) > 1e-6 * size, com, 0.0)
     out.append("Centre of mass ({:.6g}, {:.6g}, {:.6g}) mm, world".format(*com))
     out.append("Principal moments {:.6g}, {:.6g}, {:.6g} kg·mm² about it".format(*moments))
 

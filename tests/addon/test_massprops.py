@@ -368,3 +368,17 @@ def test_a_mesh_drawn_far_from_its_origin_shows_validates_warning(addon, counted
         assert shown(obj).rounding == ()
     draw_all(obj)
     assert counted == ["Rod"]
+
+
+def test_a_spheres_centre_shows_no_float32_rounding(addon):
+    """A UV sphere of radius 50 mm at (1000, 0, 0) mm: its float32 vertices put the centre of mass
+    6.6e-7 mm off the axis, which the box showed as "(1000, -6.57838e-07, -1.76236e-08) mm"."""
+    _scene, bob = ms.pendulum()
+    r = shown(bob)
+    assert 0.0 < np.abs(r.com[1:]).max() < 1e-5 * 50.0        # the rounding is there, far below the size
+    assert "Centre of mass (1000, 0, 0) mm, world" in labels(draw_all(bob))
+    bob.location.y = 0.0005                     # 0.5 mm off the axis (in float32: 0.499999 mm) shows
+    bpy.context.view_layer.update()
+    line = next(t for t in labels(draw_all(bob)) if t.startswith("Centre of mass"))
+    x, y, z = map(float, line.removeprefix("Centre of mass (").removesuffix(") mm, world").split(", "))
+    assert (x, z) == (1000.0, 0.0) and y == pytest.approx(0.5, abs=1e-5)
