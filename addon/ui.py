@@ -724,10 +724,19 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
         s = scene.mbd.solver
         layout.prop(s, "integrator")
         layout.prop(s, "start")
-        fps = scene.render.fps / scene.render.fps_base
         layout.prop(s, "use_scene_range")
         if s.use_scene_range:
-            layout.label(text=f"End time {(scene.frame_end - scene.frame_start) / fps:.4g} s")
+            # the run's, as Simulate takes it: another output rate runs on to its first sample at or
+            # after the last frame (frames 10..70 at 29.97 fps and 100 Hz: 2.01 s, not the range's 2.002)
+            end_time = run_end_time(scene)
+            if not end_time > 0.0:
+                red_label(layout, f"Frames {scene.frame_start}..{scene.frame_end} hold no time to simulate: "
+                                  "set End after Start")
+            elif s.use_scene_fps:
+                layout.label(text=f"End time {end_time:.4g} s")
+            else:
+                layout.label(text=f"End time {end_time:.4g} s (the first output sample at or after frame "
+                                  f"{scene.frame_end})")
         else:
             layout.prop(s, "end_time")
         layout.prop(s, "use_scene_fps")

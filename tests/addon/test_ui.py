@@ -843,3 +843,24 @@ def test_reaction_arrows_are_beside_the_force_arrows_and_show_the_scales_they_ta
         at = props.index("show_arrows")
         assert props[at + 1] == "show_joint_arrows"
         assert (props[at + 2:at + 4] == ["force_scale", "torque_scale"]) == (force or joint)
+
+
+def test_the_solver_panels_end_time_is_the_runs(addon):
+    """Frames 10..70 at 29.97 fps with a 100 Hz output run to the first sample at or after frame 70,
+    2.01 s; the Solver panel read the range's "End time 2.002 s". An empty range read "End time 0 s"
+    where Simulate refuses it."""
+    from addon import runner
+    scene, bob = ms.pendulum()
+    scene.frame_start, scene.frame_end = 10, 70
+    scene.render.fps, scene.render.fps_base = 30, 1.001
+    s = scene.mbd.solver
+    assert "End time 2.002 s" in labels(draw_all(None))
+    s.use_scene_fps, s.output_rate = False, 100.0
+    assert "End time 2.01 s (the first output sample at or after frame 70)" in labels(draw_all(None))
+    s.integrator, s.step = "RK4", 0.01
+    assert bpy.ops.mbd.simulate(bake=False) == {"FINISHED"}
+    assert runner.RESULTS[runner.key(scene)].results.t[-1] == pytest.approx(2.01, abs=1e-12)
+    scene.frame_end = 10
+    assert "Frames 10..10 hold no time to simulate: set End after Start" in red_labels(draw_all(None))
+    with pytest.raises(RuntimeError, match="frames 10..10 hold no time to simulate"):
+        bpy.ops.mbd.validate()
