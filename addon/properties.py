@@ -61,8 +61,11 @@ class MBD_PG_object(PropertyGroup):
     # min 0, not a tiny positive number: a 0 typed in (or a negative, clamped to 0) must reach
     # Validate as the error it is, not become a feather-light body that crawls through the run
     density: FloatProperty(name="Density (kg/m³)", default=7850.0, min=0.0, soft_max=25000.0,
-                           override=_OVERRIDABLE)
-    mass: FloatProperty(name="Mass (kg)", default=1.0, min=0.0, override=_OVERRIDABLE)
+                           description="Mass From Density: the mass is the closed mesh's volume times this "
+                                       "(steel 7850 kg/m³)", override=_OVERRIDABLE)
+    mass: FloatProperty(name="Mass (kg)", default=1.0, min=0.0, override=_OVERRIDABLE,
+                        description="Mass From Mass: the body's total mass, spread evenly over the closed mesh; "
+                                    "Mass From Explicit: the mass with the centre of mass and inertia typed")
     com: _vec("Centre of Mass (mm)", "Explicit: the centre of mass in the object's axes from its origin "
               "(mm; the object's scale does not apply)", override=_OVERRIDABLE)
     inertia: FloatVectorProperty(
@@ -206,7 +209,8 @@ class MBD_PG_joint(PropertyGroup):
     frame_j: _frame_pointer("Frame J", "Second reference frame, on the other body")
     use_length: BoolProperty(name="Set Length", description="Off: the initial distance")
     # min 0 as for a gear ratio: a 0 typed in must reach Validate as an error, not a 1e-9 mm rod
-    length: FloatProperty(name="Length (mm)", default=100.0, min=0.0)
+    length: FloatProperty(name="Length (mm)", default=100.0, min=0.0,
+                          description="Set Length: the distance kept between the frame origins")
     # end stops (revolute: the angle, prismatic: the slide, cylindrical: either), from the joint as built
     use_limits: BoolProperty(name="Limits", description="End stops on the joint's angle or slide, measured "
                              "from the joint as built: a one-sided penalty k·δ^e pushes it back past a stop")
@@ -337,7 +341,9 @@ class MBD_PG_coupler(PropertyGroup):
     # Validate as the error it is, not a gear turning 1e9 times its mate or a rack that never moves
     ratio: FloatProperty(name="Ratio", description="teeth_j / teeth_i", default=1.0, min=0.0)
     internal: BoolProperty(name="Internal", description="A ring gear: both turn the same way")
-    pitch_radius: FloatProperty(name="Pitch Radius (mm)", default=10.0, min=0.0)
+    pitch_radius: FloatProperty(name="Pitch Radius (mm)", default=10.0, min=0.0,
+                                description="Rack and pinion: the pinion's pitch radius r; the rack slides "
+                                            "r·θ as the pinion turns θ")
     # no upper bound: 45° or more must reach Validate as the error it is, not be clamped to a value not typed
     # an angle property: radians, as the model file holds it, shown in the scene's rotation unit
     pressure_angle: FloatProperty(name="Pressure Angle", subtype="ANGLE", default=math.radians(20.0), min=0.0,
@@ -349,8 +355,12 @@ class MBD_PG_coupler(PropertyGroup):
 class MBD_PG_contact(PropertyGroup):
     body_i: _body_pointer("Body_I", "First body")
     body_j: _body_pointer("Body_J", "Second body")
-    stiffness: FloatProperty(name="Stiffness (N/mm^e)", default=1e5, min=0.0)
-    damping: FloatProperty(name="Damping (N·s/mm)", default=10.0, min=0.0)
+    stiffness: FloatProperty(name="Stiffness (N/mm^e)", default=1e5, min=0.0,
+                             description="k of the Hertz law F = k·δ^e + C_eff·v_n: the contact stiffness "
+                                         "for the normal force")
+    damping: FloatProperty(name="Damping (N·s/mm)", default=10.0, min=0.0,
+                           description="C: the damping of the normal force, reached at the Penetration Depth "
+                                       "δ_max (C_eff = C·min(δ, δ_max)/δ_max)")
     exponent: FloatProperty(name="Exponent", description="e of the Hertz law k·δ^e (1.5 for curved parts)",
                             default=1.5, min=0.0)
     # the manual's field name: "Penetration depth (max)"
@@ -400,17 +410,21 @@ class MBD_PG_solver(PropertyGroup):
     ), default="as_built")
     use_scene_range: BoolProperty(name="Use Scene Range", default=True,
                                   description="End time from the scene's frame range and frame rate")
-    end_time: FloatProperty(name="End Time (s)", default=1.0, min=1e-6)
+    end_time: FloatProperty(name="End Time (s)", default=1.0, min=1e-6,
+                            description="Use Scene Range off: the run's length from the start frame")
     use_scene_fps: BoolProperty(name="Use Scene Frame Rate", default=True,
                                 description="One output sample per frame")
-    output_rate: FloatProperty(name="Output Rate (1/s)", default=24.0, min=1e-3)
-    rtol: FloatProperty(name="Relative Tolerance", default=1e-8, min=1e-13, precision=12)
+    output_rate: FloatProperty(name="Output Rate (1/s)", default=24.0, min=1e-3,
+                               description="Use Scene Frame Rate off: result samples per second")
+    rtol: FloatProperty(name="Relative Tolerance", default=1e-8, min=1e-13, precision=12,
+                        description="Relative error per step of the adaptive integrators; below 1")
     atol: FloatProperty(name="Absolute Tolerance", default=1e-10, min=1e-20, precision=14,
                         description="Absolute error per state entry, in SI (m, m/s, rad/s, quaternions)")
     step: FloatProperty(name="Step (s)", description="Fixed-step integrators", default=1e-3, min=1e-9,
                         precision=6)
     use_max_step: BoolProperty(name="Limit Step", description="Largest step of the adaptive integrators")
-    max_step: FloatProperty(name="Max Step (s)", default=1e-2, min=1e-9, precision=6)
+    max_step: FloatProperty(name="Max Step (s)", default=1e-2, min=1e-9, precision=6,
+                            description="Limit Step: the longest step the adaptive integrators take")
     use_scene_gravity: BoolProperty(name="Use Scene Gravity", default=True,
                                     description="Gravity from the scene (Scene properties > Gravity)")
     gravity: _vec("Gravity (mm/s²)", "Used when the scene gravity is not", (0.0, 0.0, -9810.0))
@@ -444,13 +458,17 @@ class MBD_PG_display(PropertyGroup):
         description="Plot the active motion's or force's value over the run's time range under its field, "
                     "before simulating")
     show_arrows: BoolProperty(name="Force Arrows", default=True, description="Bake an arrow per force/torque")
-    force_scale: FloatProperty(name="Force Arrow (mm/N)", default=1.0, min=0.0)
-    torque_scale: FloatProperty(name="Torque Arrow (mm/(N·mm))", default=0.01, min=0.0)
+    force_scale: FloatProperty(name="Force Arrow (mm/N)", default=1.0, min=0.0,
+                               description="Baked arrow length per N of force (a joint's reaction arrows too)")
+    torque_scale: FloatProperty(name="Torque Arrow (mm/(N·mm))", default=0.01, min=0.0,
+                                description="Baked arrow length per N·mm of torque (a joint's reaction arrows "
+                                            "too)")
     show_contact_arrows: BoolProperty(
         name="Contact Arrows", default=False,
         description="Bake an orange arrow per contact: the force on Body_I at the contact point, "
                     "hidden while the bodies do not touch")
-    contact_scale: FloatProperty(name="Contact Arrow (mm/N)", default=1.0, min=0.0)
+    contact_scale: FloatProperty(name="Contact Arrow (mm/N)", default=1.0, min=0.0,
+                                 description="Baked contact arrow length per N of contact force")
     show_joint_arrows: BoolProperty(
         name="Reaction Arrows", default=False,
         description="Bake a white arrow per joint of the force and a black one, with a torus, of the torque "

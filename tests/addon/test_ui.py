@@ -320,6 +320,18 @@ def test_a_motion_validate_refuses_shows_no_unit(addon):
     assert value_label() == ["Value (mm/s)"]
 
 
+def test_every_number_field_has_a_tooltip(addon):
+    """13 number fields had none, the manual's contact Stiffness and Damping among them (its k and C of
+    F = k·δ^e + C_eff·v_n): hovering them said nothing of what they set."""
+    from addon import properties
+    bare = [f"{cls.__name__}.{p.identifier}" for cls in properties.CLASSES for p in cls.bl_rna.properties
+            if p.type in ("FLOAT", "INT") and not p.identifier.startswith("active_") and not p.description]
+    assert bare == []
+    contact = properties.MBD_PG_contact.bl_rna.properties
+    assert contact["stiffness"].description.startswith("k of the Hertz law F = k·δ^e + C_eff·v_n")
+    assert contact["damping"].description.startswith("C: ")
+
+
 def test_formula_tooltips_say_the_units_of_t_and_of_angles(addon):
     """The motion's tooltip said only "A formula of time t": not that t is in s from the start frame,
     nor that an angle is in rad in a scene set to degrees."""
