@@ -388,6 +388,10 @@ def _draw_limits(layout, j):
         sub.active = getattr(j, f"use_{side}")
         sub.prop(j, f"{side}_{kind}")
     unit = "N·mm/rad" if kind == "angle" else "N/mm"
+    # k of k·δ^e is per δ^e: with e 1.5, N/mm^1.5 (as the contacts' N/mm^e), not N/mm
+    exponent = float(str(np.float32(j.limit_exponent)))     # (as typed: Blender keeps float32)
+    if exponent != 1.0:
+        unit += f"^{exponent:g}"
     depth_unit = "rad" if kind == "angle" else "mm"
     # unset, the core's default for the coordinate, not the field's (one field serves both: a slide's
     # would read 1e7 N/mm and 0.01 mm greyed out where the core takes 1e4 and 0.1)

@@ -149,6 +149,14 @@ def test_the_panel_draws_the_limits(addon):
     assert {"limit_dof", "lower_slide", "upper_slide"} <= drawn
     # a slide's: 1e4 N/mm and 0.1 mm (the fields, greyed out, had read 1e7 and 0.01)
     assert {"k 10000 N/mm (default)", "Depth 0.1 mm (default)"} <= set(labels(log))
+    # k of k·δ^e is per δ^e: with e 1.5 the label read N/mm where the core takes N/mm^1.5
+    hinge.limit_exponent = 1.5
+    assert "k 10000 N/mm^1.5 (default)" in labels(draw_all(bob))
+    hinge.use_limit_stiffness = True
+    assert ("prop text", "limit_stiffness", "k (N/mm^1.5)") in draw_all(bob)
+    hinge.use_limit_stiffness, hinge.limit_dof, hinge.limit_exponent = False, "ROTATION", 1.0
+    assert "k 1e+07 N·mm/rad (default)" in labels(draw_all(bob))
+    hinge.limit_dof = "TRANSLATION"
     hinge.use_limits = False
     drawn = {entry[1] for entry in draw_all(bob) if entry[0] == "prop"}
     assert "use_limits" in drawn and "lower_slide" not in drawn
