@@ -355,7 +355,7 @@ def _draw_joint(layout, j, data):
     if j.type == "DISTANCE":
         row = layout.row()
         row.prop(j, "use_length")
-        row.prop(j, "length")
+        _toggled(row, j, "length", j.use_length)
     if j.type in BOXED_TYPES:
         _draw_limits(layout, j)
         _draw_friction(layout, j)
@@ -367,6 +367,14 @@ def _draw_joint(layout, j, data):
         row.label(text=f"Not used: a {kind} joint takes none", icon="ERROR")
     _draw_sizing(layout, joint_sizing(j))
     _draw_sizing(layout, joint_stop_friction_sizing(j))
+
+
+def _toggled(row, data, prop, on, **kwargs):
+    """A value its checkbox before it switches on, greyed out while off (the run ignores it then), as
+    Baumgarte's and the stops' Lower and Upper."""
+    sub = row.row()
+    sub.active = on
+    sub.prop(data, prop, **kwargs)
 
 
 def _draw_limits(layout, j):
@@ -676,8 +684,8 @@ def _draw_spring(layout, s, data):
     layout.prop(s, "stiffness", text=labels["stiffness"])
     layout.prop(s, "damping", text=labels["damping"])
     row = layout.row()
-    for prop in ("use_free_length", "free_length"):
-        row.prop(s, prop, text=labels[prop])
+    row.prop(s, "use_free_length", text=labels["use_free_length"])
+    _toggled(row, s, "free_length", s.use_free_length, text=labels["free_length"])
     layout.prop(s, "preload", text=labels["preload"])
     _draw_sizing(layout, spring_sizing(s))
 
@@ -753,7 +761,7 @@ class VIEW3D_PT_mbd_solver(_Panel, bpy.types.Panel):
             layout.prop(s, "atol")
             row = layout.row()
             row.prop(s, "use_max_step")
-            row.prop(s, "max_step")
+            _toggled(row, s, "max_step", s.use_max_step)
         layout.prop(s, "use_scene_gravity")
         if s.use_scene_gravity and not scene.use_gravity:
             # Blender's own Gravity box (Scene properties) switches it off for the run too

@@ -29,13 +29,14 @@ class Operator:
 
 class Layout:
     alert = False   # Blender draws an alert layout's labels in red; sub-layouts inherit it
+    active = True   # and an inactive one's fields greyed out
 
     def __init__(self, log):
         self.log = log
 
     def _child(self, *args, **kwargs):
         child = Layout(self.log)
-        child.alert = self.alert
+        child.alert, child.active = self.alert, self.active
         return child
 
     row = column = box = split = _child
@@ -52,6 +53,8 @@ class Layout:
         assert name in data.bl_rna.properties, f"{data.bl_rna.identifier} has no property {name!r}"
         assert icon in bpy.types.UILayout.bl_rna.functions["prop"].parameters["icon"].enum_items, icon
         self.log.append(("prop", name))
+        if not self.active:
+            self.log.append(("greyed prop", name))
         if "text" in kwargs:
             self.log.append(("prop text", name, kwargs["text"]))
 
@@ -876,3 +879,22 @@ def test_the_solver_panels_end_time_is_the_runs(addon):
     assert "Frames 10..10 hold no time to simulate: set End after Start" in red_labels(draw_all(None))
     with pytest.raises(RuntimeError, match="frames 10..10 hold no time to simulate"):
         bpy.ops.mbd.validate()
+
+
+def test_values_their_checkbox_leaves_unused_are_greyed_out(addon):
+    """A distance joint's Length, a spring's Free Length and the Max Step looked as live as any field
+    with Set Length, Set Free Length or Limit Step off, where the run ignores them (Baumgarte's was
+    greyed out): a value typed there did nothing, silently."""
+    scene, bob = ms.pendulum()
+    joint = scene.mbd.joints["Hinge"]
+    joint.type = "DISTANCE"
+    spring = scene.mbd.springs.add()
+    spring.name = "S"
+
+    def greyed(group):
+        scene.mbd.group = group
+        return {e[1] for e in draw_all(bob) if e[0] == "greyed prop"}
+
+    assert {"length", "max_step"} <= greyed("joints") and "free_length" in greyed("springs")
+    joint.use_length = spring.use_free_length = scene.mbd.solver.use_max_step = True
+    assert not {"length", "max_step"} & greyed("joints") and "free_length" not in greyed("springs")
