@@ -89,7 +89,8 @@ class CompiledModel:
     gravity: np.ndarray                     # (3,) m/s²
     settings: spec.SolverSettings
     warnings: tuple[Issue, ...]
-    #: (j, 2) s: the forces' jumps, the times just before and after each, in time order
+    #: (j, 2) s: the forces' jumps, the times just before and after each, and the times where a
+    #: force's formula leaves or comes to hold a constant value (before = after), in time order
     force_jumps: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
     @property
@@ -392,6 +393,39 @@ def force_jumps(expr, settings) -> np.ndarray:
         if not (close(k - 1) or close(k + 1)):
             kept.append((a, b))
     return np.array(kept, float).reshape(-1, 2)
+
+
+def force_edges(expr, settings, jumps) -> np.ndarray:
+    """(e, 2) s: the times where a force's formula leaves a value it held over the scan's grid
+    and where it comes to hold one again, each a stop (a, a) of the adaptive integrators, so that
+    no step strides over a smooth pulse between them (``100*step(t; 0.5; 0; 0.51; 1) −
+    100*step(t; 0.51; 0; 0.52; 1)`` on a body at rest: the steps, grown where nothing changed,
+    had all their stages outside it, the run lost its 1 N·s). A stretch of one grid interval
+    that holds one of ``jumps`` (:func:`force_jumps`) is stopped at by that jump already."""
+    t = _scan_grid(settings)
+    if t is None or expr.is_constant:
+        return np.zeros((0, 2))
+    try:
+        with np.errstate(all="ignore"):
+            f = np.asarray(expr(t), float) * np.ones_like(t)
+    except ExpressionError:
+        return np.zeros((0, 2))
+    if not np.all(np.isfinite(f)):
+        return np.zeros((0, 2))          # an error of its own
+    flat = np.abs(np.diff(f)) <= 1e-9 * (np.abs(f).max() + 1e-300)
+    if flat.all() or not flat.any():
+        return np.zeros((0, 2))          # a constant, or never held: the steps follow its change
+    held = np.concatenate([[True], flat, [True]])      # the run's start and end are stops anyway
+    starts = np.flatnonzero(held[:-2] & ~flat)          # varying intervals after a held one
+    ends = np.flatnonzero(~flat & held[2:])             # varying intervals before a held one
+    alone = np.intersect1d(starts, ends)                # stretches of one interval
+    a, b = t[alone], t[alone + 1]
+    jumped = alone[np.any((jumps[:, 0][None, :] >= a[:, None]) & (jumps[:, 0][None, :] <= b[:, None]), axis=1)]
+    edges = np.union1d(t[np.setdiff1d(starts, jumped)], t[np.setdiff1d(ends, jumped) + 1])
+    edges = edges[(edges > t[0]) & (edges < t[-1])]
+    if len(edges) > min(_JUMP_DENSITY * (len(t) - 1), _MAX_JUMPS):
+        return np.zeros((0, 2))          # more than the samples resolve, as for the jumps
+    return np.stack([edges, edges], axis=1)
 
 
 def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
@@ -748,6 +782,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
                    or _discontinuity(expr, f"{f.type} {f.name!r}: value", model.settings, "force"))
         issues += _spline_notes(expr, f"{f.type} {f.name!r}: value")
         jumps.append(force_jumps(expr, model.settings))
+        jumps.append(force_edges(expr, model.settings, jumps[-1]))
         vmax = None
         if f.actuator:
             vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")

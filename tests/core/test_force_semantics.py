@@ -538,6 +538,25 @@ def test_a_short_force_pulse_between_long_steps_is_felt_in_full(integrator):
 
 
 @pytest.mark.parametrize("integrator", ["DOP853", "RK45", "Radau", "BDF", "LSODA"])
+def test_a_smooth_force_pulse_after_a_held_value_is_felt_in_full(integrator):
+    """The free 1 kg body of :func:`_pushed_body` at rest, pushed by a pulse with no jump: two of
+    the manual's steps, up to 100 N over 0.5-0.51 s and down again by 0.52 s (impulse 1 N·s, its
+    centre at 0.51 s), and a Gaussian 100 exp(−((t − 0.52)/3 ms)²) N (impulse 0.3 √π N·s, centre
+    0.52 s). Every adaptive method, its steps grown where the force held 0, strode over both and
+    left the body at rest; the run now stops where a formula leaves a value it held and where it
+    comes to hold one again. Measured: the Gaussian's impulse to 2.7e-8 (BDF), the steps' to
+    3.3e-7 (DOP853: the smoothstep's second derivative jumps at 0.5, 0.51 and 0.52 s, which its
+    error estimate takes as smooth); 1e-6 asserted, and the position at 1 s, impulse times the
+    time since the centre, alike."""
+    for value, impulse, centre in (("100*step(t; 0.5; 0; 0.51; 1) - 100*step(t; 0.51; 0; 0.52; 1)", 1.0, 0.51),
+                                   ("100*np.exp(-((t - 0.52)/0.003)^2)", 0.3 * np.sqrt(np.pi), 0.52)):
+        r = core.simulate(_pushed_body(value, integrator))
+        assert r.success, r.message
+        assert r.velocity[-1, 0, 2] == pytest.approx(impulse, rel=1e-6), value
+        assert r.position[-1, 0, 2] == pytest.approx(impulse * (1.0 - centre), rel=1e-6), value
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "RK45", "Radau", "BDF", "LSODA"])
 def test_forces_that_switch_at_the_start_and_at_the_end_time_itself_are_exact(integrator):
     """10 N from t = 0 on (np.heaviside(t; 0): 0 at t = 0 itself), and 10 np.floor(4 t) N, which
     steps to 40 N on the end time, 1 s: the first step's first stage took the start's own 0 N
@@ -564,3 +583,24 @@ def test_the_jumps_a_run_stops_at_are_those_the_scan_resolves():
     assert len(force_jumps(compile_expression("if(abs(t-0.5); 1000; 0)"), settings)) == 0
     assert len(force_jumps(compile_expression("np.floor(10000*t)"), settings)) == 0
     assert len(force_jumps(compile_expression("np.floor(1000*t)"), settings)) == 1000
+
+
+def test_the_edges_a_run_stops_at_bracket_a_formulas_change_between_held_values():
+    """A 1 s run at 24 frames/s (samples 1/4096 s apart): a smooth pulse from 0.5 to 0.52 s gives
+    a stop on the last sample before it and the first after it; a formula that jumps between held
+    values (if, np.floor) has its jumps' stops only, and one never held (sin) or never changing
+    none."""
+    from core.expressions import compile_expression
+    from core.model.compile import force_edges, force_jumps
+    settings = SolverSettings(end_time=1.0, output_rate=24)
+
+    def edges(text):
+        expr = compile_expression(text)
+        return force_edges(expr, settings, force_jumps(expr, settings))
+
+    pulse = edges("100*step(t; 0.5; 0; 0.51; 1) - 100*step(t; 0.51; 0; 0.52; 1)")
+    np.testing.assert_array_equal(pulse[:, 0], pulse[:, 1])
+    np.testing.assert_allclose(pulse[:, 0], [0.5, 0.52], rtol=0, atol=1.0 / 4096)
+    assert pulse[0, 0] <= 0.5 and pulse[1, 0] >= 0.52
+    for text in ("if(abs(t-0.52)-0.005; 100; 0)", "10*np.floor(4*t)", "10*sin(t)", "5"):
+        assert len(edges(text)) == 0, text
