@@ -428,6 +428,37 @@ def force_edges(expr, settings, jumps) -> np.ndarray:
     return np.stack([edges, edges], axis=1)
 
 
+def actuator_turns(expr, settings) -> np.ndarray:
+    """(c, 2) s: the times just before and just after (the next double) each change of sign of
+    an actuator's F_max formula over the run (on the scan's grid), where its law turns to push
+    the other way (it measures its speed along the way it pushes), as :func:`force_jumps` gives
+    them: the adaptive integrators stop at each. An actuator without braking holds its body at
+    v_max pushing nothing, whatever its F_max while that is positive: steps grown there strode
+    over the turn (100 sin(2πt) N, v_max 0.2 mm/s: BDF from 0.43 to 2 s) and the body went on
+    at +v_max through the half period it is pushed back."""
+    t = _scan_grid(settings)
+    if t is None or expr.is_constant:
+        return np.zeros((0, 2))
+    try:
+        with np.errstate(all="ignore"):
+            back = np.asarray(expr(t), float) * np.ones_like(t) < 0.0
+    except ExpressionError:
+        return np.zeros((0, 2))
+    k = np.flatnonzero(back[1:] != back[:-1])
+    if len(k) > min(_JUMP_DENSITY * (len(t) - 1), _MAX_JUMPS):
+        return np.zeros((0, 2))          # more than the samples resolve, as for the jumps
+    a, b, side = t[k], t[k + 1], back[k]
+    with np.errstate(all="ignore"):
+        for _ in range(64):              # halved down to neighbouring doubles
+            m = 0.5 * (a + b)
+            live = (a < m) & (m < b)
+            if not live.any():
+                break
+            same = np.broadcast_to(np.asarray(expr(m), float) < 0.0, m.shape) == side
+            a, b = np.where(live & same, m, a), np.where(live & ~same, m, b)
+    return np.stack([a, b], axis=1)
+
+
 def _discontinuity(expr, path: str, settings, mode: str) -> list[Issue]:
     """A displacement motion's formula that jumps (a warning: the joint is moved there in no time
     and the reported velocities miss it), or a motion's or a force's (``mode`` "force") formula
@@ -783,6 +814,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         issues += _spline_notes(expr, f"{f.type} {f.name!r}: value")
         jumps.append(force_jumps(expr, model.settings))
         jumps.append(force_edges(expr, model.settings, jumps[-1]))
+        if f.actuator:
+            jumps.append(actuator_turns(expr, model.settings))
         vmax = None
         if f.actuator:
             vmax = to_si(f.max_velocity, "angular_velocity" if torque else "velocity")

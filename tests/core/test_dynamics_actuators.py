@@ -11,6 +11,8 @@ constant extra load F_L (positive = along the actuator):
 DOP853 at rtol 1e-10 reproduces exponentials to ~1e-10 relative; the
 tolerances below are 1e-8 relative to the speed scale unless noted.
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -234,3 +236,32 @@ def test_stepper_follows_an_actuator_whose_max_force_ramps_to_first_order():
         reference = 0.2 * (1 - np.exp(-1000.0 * r.t ** 2 / (2 * 10.0 * 0.2)))
         errors.append(np.max(np.abs(r.velocity[:, 0, 0] - reference)))
     assert errors[0] < 1.2e-3 and 9.0 < errors[0] / errors[1] < 11.0
+
+
+@pytest.mark.parametrize("integrator", ["DOP853", "RK45", "BDF", "LSODA"])
+def test_an_actuator_without_braking_turns_with_its_max_force(integrator):
+    """F_max = 100 sin(2πt) N, v_max = 0.2 mm/s, no braking, on the 10 kg carriage: it pushes at
+    +v_max while F_max > 0 and at −v_max while F_max < 0 (the law measures its speed along the way
+    it pushes). Held at +v_max it pushes nothing whatever F_max, and RK45, BDF and LSODA grew
+    their steps there past the turn at 0.5 s (BDF from 0.43 to 2 s): the carriage went on at
+    +v_max through the half period it is pushed back, 0.2-0.4 mm off at 2 s. The run now stops
+    where F_max changes sign.
+
+    After a turn at t_c the speed's gap to the new ±v_max, u, obeys u̇ = −|F_max| u / (m v_max)
+    with |F_max| ≈ 2πA (t − t_c): u = u₀ e^(−a (t − t_c)²), a = πA / (m v_max) = 1.57e5 /s². So
+    10 ms from a turn v = ±v_max to 2 v_max e^(−15.7) = 6e-11 m/s (1e-9 allowed, the methods'
+    rtol 1e-8 on top: measured 4.1e-10, RK45), and each turn lags the carriage by
+    2 v_max · ½ √(π/a), the start (from rest, u₀ = v_max) by half that, L = v_max/2 · √(m v_max/A)
+    = 4.4721e-7 m, which is where it is at 1 s and at 2 s (1e-10 m allowed: sin's departure from
+    its slope over the ~5 ms of a turn, (2π)² ⟨(t − t_c)²⟩ / 6 = 4e-5 of L; measured 2.4e-11)."""
+    vmax, A, m = 2e-4, 100.0, 10.0
+    model = linear_actuator(braking=False, end_time=2.0)
+    model = replace(model, forces=(replace(model.forces[0], value="100*sin(2*pi*t)", max_velocity=vmax * 1e3),),
+                    settings=SolverSettings(end_time=2.0, output_rate=100, integrator=integrator))
+    r = core.simulate(model)
+    assert r.success, r.message
+    t, v = r.t, r.velocity[:, 0, 0]
+    away = np.abs(t - np.round(2 * t) / 2) >= 0.01
+    np.testing.assert_allclose(v[away], vmax * np.sign(np.sin(2 * np.pi * t[away])), rtol=0, atol=1e-9)
+    lag = vmax / 2 * np.sqrt(m * vmax / A)
+    np.testing.assert_allclose(r.com[[100, 200], 0, 0], lag, rtol=0, atol=1e-10)
