@@ -90,7 +90,8 @@ class CompiledModel:
     settings: spec.SolverSettings
     warnings: tuple[Issue, ...]
     #: (j, 2) s: the forces' jumps, the times just before and after each, and the times where a
-    #: force's formula leaves or comes to hold a constant value (before = after), in time order
+    #: force's or motion's formula leaves or comes to hold a constant value (before = after), in
+    #: time order: the adaptive integrators stop at each
     force_jumps: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
     @property
@@ -395,12 +396,13 @@ def force_jumps(expr, settings) -> np.ndarray:
     return np.array(kept, float).reshape(-1, 2)
 
 
-def force_edges(expr, settings, jumps) -> np.ndarray:
-    """(e, 2) s: the times where a force's formula leaves a value it held over the scan's grid
+def formula_edges(expr, settings, jumps) -> np.ndarray:
+    """(e, 2) s: the times where a force's or motion's formula leaves a value it held over the scan's grid
     and where it comes to hold one again, each a stop (a, a) of the adaptive integrators, so that
     no step strides over a smooth pulse between them (``100*step(t; 0.5; 0; 0.51; 1) −
     100*step(t; 0.51; 0; 0.52; 1)`` on a body at rest: the steps, grown where nothing changed,
-    had all their stages outside it, the run lost its 1 N·s). A stretch of one grid interval
+    had all their stages outside it, the run lost its 1 N·s; a velocity motion of that shape in
+    mm/s left its joint where it was, not 1 mm on). A stretch of one grid interval
     that holds one of ``jumps`` (:func:`force_jumps`) is stopped at by that jump already."""
     t = _scan_grid(settings)
     if t is None or expr.is_constant:
@@ -758,6 +760,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
     joint_index = {j["name"]: k for k, j in enumerate(joints)}
 
     motions = []
+    motion_edges = [np.zeros((0, 2))]
     for m in model.motions:
         jt = model.joint(m.joint)
         dof = m.dof or spec.MOTION_DOFS[jt.type][0]
@@ -774,6 +777,8 @@ def compile_model(model: spec.Model) -> CompiledModel:
         scale = 1.0 if dof == "rotation" else to_si(1.0, "length")
         motions.append(dict(name=m.name, joint=joint_index[m.joint], dof=dof, mi=jd["mi"], mj=jd["mj"],
                             mode=m.mode, expr=expr, scale=scale))
+        # (its jumps are no stops: a displacement's warned of, a velocity's an impulsive start)
+        motion_edges.append(formula_edges(expr, model.settings, force_jumps(expr, model.settings)))
 
     # the fixed joints, (joint, frame_i's body, frame_j's body): a housing of welded parts carries a mesh
     welds = [(k, body_pose(frames[j.frame_i].body)[0], body_pose(frames[j.frame_j].body)[0])
@@ -813,7 +818,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
                    or _discontinuity(expr, f"{f.type} {f.name!r}: value", model.settings, "force"))
         issues += _spline_notes(expr, f"{f.type} {f.name!r}: value")
         jumps.append(force_jumps(expr, model.settings))
-        jumps.append(force_edges(expr, model.settings, jumps[-1]))
+        jumps.append(formula_edges(expr, model.settings, jumps[-1]))
         if f.actuator:
             jumps.append(actuator_turns(expr, model.settings))
         vmax = None
@@ -883,7 +888,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         joints=tuple(joints), motions=tuple(motions), couplers=tuple(couplers),
         forces=tuple(forces), springs=tuple(springs), bushings=tuple(bushings),
         gravity=gravity, settings=model.settings, warnings=tuple(issues),
-        force_jumps=np.unique(np.concatenate(jumps), axis=0))
+        force_jumps=np.unique(np.concatenate(jumps + motion_edges), axis=0))
 
 
 #: |sin| of the angle between two gears' axes (|cos| between a pinion's axis and its rack's) up to
