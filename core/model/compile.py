@@ -89,9 +89,9 @@ class CompiledModel:
     gravity: np.ndarray                     # (3,) m/s²
     settings: spec.SolverSettings
     warnings: tuple[Issue, ...]
-    #: (j, 2) s: the forces' jumps, the times just before and after each, and the times where a
-    #: force's or motion's formula leaves or comes to hold a constant value (before = after), in
-    #: time order: the adaptive integrators stop at each
+    #: (j, 2) s: the forces' jumps and the actuators' F_max's changes of sign, the times just before
+    #: and after each, and the times where a force's or motion's formula leaves or comes to hold a
+    #: constant value (before = after), in time order: the adaptive integrators stop at each
     force_jumps: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
 
     @property
@@ -397,13 +397,13 @@ def force_jumps(expr, settings) -> np.ndarray:
 
 
 def formula_edges(expr, settings, jumps) -> np.ndarray:
-    """(e, 2) s: the times where a force's or motion's formula leaves a value it held over the scan's grid
-    and where it comes to hold one again, each a stop (a, a) of the adaptive integrators, so that
-    no step strides over a smooth pulse between them (``100*step(t; 0.5; 0; 0.51; 1) −
-    100*step(t; 0.51; 0; 0.52; 1)`` on a body at rest: the steps, grown where nothing changed,
-    had all their stages outside it, the run lost its 1 N·s; a velocity motion of that shape in
-    mm/s left its joint where it was, not 1 mm on). A stretch of one grid interval
-    that holds one of ``jumps`` (:func:`force_jumps`) is stopped at by that jump already."""
+    """(e, 2) s: the times where a force's or motion's formula leaves a value it held over the
+    scan's grid and where it comes to hold one again, each a stop (a, a) of the adaptive
+    integrators, so that no step strides over a smooth pulse between them (``100*step(t; 0.5; 0;
+    0.51; 1) − 100*step(t; 0.51; 0; 0.52; 1)`` on a body at rest: the steps, grown where nothing
+    changed, had all their stages outside it, the run lost its 1 N·s; a velocity motion of that
+    shape in mm/s left its joint where it was, not 1 mm on). A stretch of one grid interval that
+    holds one of ``jumps`` (:func:`force_jumps`) is stopped at by that jump already."""
     t = _scan_grid(settings)
     if t is None or expr.is_constant:
         return np.zeros((0, 2))
