@@ -289,10 +289,18 @@ def solve_loop(fr: JointFriction, g, P: Reaction, lam_at, f_at, W, t=None):
 
 
 def self_locking(name, t=None) -> str:
-    """The message of a self-locking joint's friction (its loop without a solution), at time t s."""
+    """The message of a self-locking joint's friction (its loop without a solution), at time t s;
+    ``name`` a joint's, or a tuple of the joints whose friction loop it is together."""
+    names = tuple(dict.fromkeys((name,) if isinstance(name, str) else name))
     when = "" if t is None else f" at t = {t:.6g} s"
-    return (f"joint {name!r}: friction: no motion is consistent with the joint's friction{when}: the load its "
-            "friction causes grows faster than the friction it allows (a self-locking mechanism, as a wedge "
-            "driven into its seat), so the mechanism jams; Coulomb friction without stiction has no answer "
-            "there. Lower the joint's friction_coefficient (or friction_radius), or change the geometry that "
-            "wedges it.")
+    if len(names) == 1:
+        return (f"joint {names[0]!r}: friction: no motion is consistent with the joint's friction{when}: the load "
+                "its friction causes grows faster than the friction it allows (a self-locking mechanism, as a "
+                "wedge driven into its seat), so the mechanism jams; Coulomb friction without stiction has no "
+                "answer there. Lower the joint's friction_coefficient (or friction_radius), or change the "
+                "geometry that wedges it.")
+    return (f"joints {', '.join(map(repr, names))}: friction: no motion is consistent with the joints' friction"
+            f"{when}: the loads their friction causes grow faster than the friction they allow (a self-locking "
+            "mechanism, as a wedge driven into its seat), so the mechanism jams; Coulomb friction without "
+            "stiction has no answer there. Lower the joints' friction_coefficient (or friction_radius), or "
+            "change the geometry that wedges them.")

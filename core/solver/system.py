@@ -1326,12 +1326,20 @@ class System:
             else:
                 error = off / (1.0 - slope) if slope < 1.0 else math.inf
             if error > _FRICTION_RELOAD * largest:
+                first = np.max(np.abs(passes[0][1] - passes[0][0])) if passes else math.inf
                 if reloads <= 0:
+                    if len(apart) > 1 and off >= first:
+                        # several rubbing channels, whose loop's slope along one change says little (a
+                        # slider-crank rubbing at its pins and slide, μ 0.5 and 2: 1.33 along a secant, its
+                        # loads converging): self-locking where no solve came nearer the law than the first
+                        off_law = np.abs(apart) > _FRICTION_RELOAD * largest
+                        raise SolverError(self_locking(tuple(np.array(self.friction.names)[off_law]), t))
                     # the solves again ran out: the step stands with its friction at another reaction
                     self._friction_left_off(np.abs(apart) / np.max(found), t)
-                elif passes and ((slope is not None and slope >= 1.0) or
-                                 (len(passes) == 1 and off >= np.max(np.abs(passes[0][1] - passes[0][0])))):
-                    raise SolverError(self_locking(self.friction.names[int(np.argmax(np.abs(apart)))], t))
+                elif len(apart) == 1 and passes and ((slope is not None and slope >= 1.0) or
+                                                     (len(passes) == 1 and off >= first)):
+                    # one channel: its slope is the loop's gain
+                    raise SolverError(self_locking(self.friction.names[0], t))
                 else:
                     nxt = found
                     # the secant along the last change (exact where g is linear along it); not from a
