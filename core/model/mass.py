@@ -26,6 +26,10 @@ FALLBACKS = ("none", "convex_hull")
 #: cube (largest extent cubed) is treated as flat (zero volume)
 _FLAT_VOLUME_FRACTION = 1e-9
 
+#: vertices closer than this fraction of the mesh's size are one (split vertices of an STL, each
+#: face with its own copies): relative, as the contacts' merging, so a part weighs the same in any unit
+_MERGE = 1e-9
+
 #: open edges whose every vertex has another within this fraction of the mesh's size are a crack
 #: between faces that were meant to share their vertices, not a hole
 _CRACK = 1e-4
@@ -112,7 +116,8 @@ def mass_properties_from_mesh(
         Vertex positions in the body frame, m.
     faces : array_like of int, shape (m, 3)
         Vertex indices of the triangles.  Split vertices (each triangle with
-        its own copies, as in STL) are merged first.  A consistently but
+        its own copies, as in STL) are merged first: vertices within 1e-9 of
+        the mesh's size of each other, whatever its size.  A consistently but
         inwards wound mesh is inverted silently.
     name : str
         Body name, used in error messages.
@@ -147,7 +152,7 @@ def mass_properties_from_mesh(
     else:
         mass = _positive(name, "mass", mass, "kg")
 
-    mesh = trimesh.Trimesh(*_mesh_arrays(name, vertices, faces), process=True)
+    mesh = trimesh.Trimesh(*_merged(*_mesh_arrays(name, vertices, faces)), process=False)
     # merging can collapse a sliver triangle onto two vertices; such faces
     # have zero area and would break the edge pairing of their neighbours
     f = mesh.faces
@@ -301,6 +306,20 @@ def _mesh_arrays(name: str, vertices, faces) -> tuple[np.ndarray, np.ndarray]:
             f"got [{faces.min()}, {faces.max()}]"
         )
     return vertices, faces
+
+
+def _merged(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(vertices, faces)`` with the vertices the faces use, those within :data:`_MERGE` of the mesh's
+    size of each other made one (the first of them kept as it is); the others dropped."""
+    used, faces = np.unique(faces, return_inverse=True)
+    points = vertices[used]
+    low = points.min(axis=0)
+    size = float(np.ptp(points, axis=0).max())
+    # a grid on the mesh's own box (its coordinates far from the origin would lose the digits of a small
+    # part): a grid of 1e-8 m, as trimesh merges, made a part under 1e-8 m one point
+    cells = np.round((points - low) / (_MERGE * size)) if size > 0.0 else np.zeros_like(points)
+    _, first, inverse = np.unique(cells, axis=0, return_index=True, return_inverse=True)
+    return points[first], inverse.reshape(-1)[faces].reshape(-1, 3)
 
 
 def _solid_defect(faces: np.ndarray, vertices: np.ndarray) -> tuple[str, str] | None:

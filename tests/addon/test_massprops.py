@@ -382,3 +382,30 @@ def test_a_spheres_centre_shows_no_float32_rounding(addon):
     line = next(t for t in labels(draw_all(bob)) if t.startswith("Centre of mass"))
     x, y, z = map(float, line.removeprefix("Centre of mass (").removesuffix(") mm, world").split(", "))
     assert (x, z) == (1000.0, 0.0) and y == pytest.approx(0.5, abs=1e-5)
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e-6, 1e-3, 1.0, 1e3])
+def test_a_part_in_a_scene_of_any_unit_scale_has_its_mass(addon, scale):
+    # vertices were merged on a grid of 1e-8 m: in a scene of Unit Scale 1e-9 (nanometres) the cube Add >
+    # Cube makes, 2 units (2 nm), collapsed to a point, "mesh encloses no volume"; any part sound in
+    # Blender's units now has its mass
+    _scene, obj = bar(scale)
+    r = shown(obj)
+    # the same 200 x 20 x 20 mm bar as the user sees it at every scale (float32 of the scaled cube)
+    assert not r.problem
+    assert r.mass == pytest.approx(MASS, rel=FLOAT32)
+    assert np.allclose(r.moments, [I_LONG, I_ACROSS, I_ACROSS], rtol=FLOAT32, atol=0.0)
+    bpy.ops.mesh.primitive_cube_add(size=2.0, location=(5.0, 0.0, 0.0))
+    cube = bpy.context.active_object
+    cube.mbd.role = "BODY"
+    bpy.context.view_layer.update()
+    r = shown(cube)
+    side = 2.0 * scale * 1e3                                # mm
+    mass = 7850.0 * side ** 3 * 1e-9
+    # a scale of 1e-9 is 9.9999997e-10 in float32 (3e-8 off): cubed, 9e-8
+    assert not r.problem
+    assert r.mass == pytest.approx(mass, rel=FLOAT32)
+    assert np.allclose(r.moments, mass * side ** 2 / 6.0, rtol=FLOAT32, atol=0.0)
+    from addon.bridge.scene_to_model import scene_to_model
+    g = scene_to_model(bpy.context.scene, bpy.context.evaluated_depsgraph_get())
+    assert {b.name for b in g.model.bodies} == {"Bar", "Cube"}
