@@ -647,6 +647,14 @@ def read_body(obj, depsgraph, unit, out, in_scene):
         out.warnings.append(f"{path}: it is an active Rigid Body of Blender's own physics, whose simulation "
                             "moves it in the viewport over what the run gives it (the bake would not show); remove "
                             "it (Physics properties > Rigid Body), or tick Animated there")
+    changes = shape_changes(obj)
+    if changes:
+        # its mass and contact shape are read at the start frame; the viewport plays another shape
+        out.warnings.append(f"{path}: its mesh changes during playback, by its {'; '.join(changes)}; the run "
+                            "treats the body as rigid, with its shape at the scene's start frame (its mass, "
+                            "inertia and contacts): to simulate the shape shown, apply or remove "
+                            + ("it" if len(changes) == 1 and changes[0].startswith("modifier") else "them")
+                            + " at the start frame")
     instances = instance_count(obj, depsgraph)
     if instances:
         # the mass and the contacts would be the mesh's alone, less than the viewport shows
@@ -1122,7 +1130,8 @@ def _baked(obj) -> bool:
 def animated(obj) -> bool:
     """Whether the user's keys or drivers may move ``obj`` or change its mesh from frame to frame:
     on the object (a bake's pose keys do not count: a baked body starts from the pose stored
-    before them; a keyed modifier beside them does), its mesh or its shape keys."""
+    before them; a keyed modifier beside them does), its mesh or its shape keys; or, on a body, a
+    modifier that changes its mesh during playback (:func:`shape_changes`)."""
     from .keys import slot_fcurves
     anim = obj.animation_data
     if anim is not None:
@@ -1137,7 +1146,149 @@ def animated(obj) -> bool:
         if anim is not None and (anim.action is not None or len(anim.nla_tracks)
                                  or any(not d.mute for d in anim.drivers)):
             return True
+    # a simulation or a modifier played by the frames: its start-frame shape is the body's
+    return obj.mbd.role == "BODY" and bool(shape_changes(obj))
+
+
+#: modifiers whose result changes from frame to frame by their nature, as a warning says it
+_PLAYING = {"CLOTH": "a cloth simulation", "SOFT_BODY": "a soft body simulation", "FLUID": "a fluid simulation",
+            "DYNAMIC_PAINT": "a dynamic paint simulation", "EXPLODE": "particles explode it",
+            "PARTICLE_INSTANCE": "it follows particles", "BUILD": "it builds the mesh over the frames",
+            "WAVE": "its wave runs over the frames", "MESH_SEQUENCE_CACHE": "it plays a cache file"}
+
+#: the objects (or collection) of a modifier that place or shape its result: one moving against the body
+#: changes the mesh during playback (a Hook's empty, an Armature, a Boolean's cutter)
+_SHAPING = {"ARMATURE": ("object",), "ARRAY": ("offset_object",), "BOOLEAN": ("object", "collection"),
+            "CAST": ("object",), "CURVE": ("object",), "DISPLACE": ("texture_coords_object",), "HOOK": ("object",),
+            "LATTICE": ("object",), "MESH_DEFORM": ("object",), "MIRROR": ("mirror_object",), "SCREW": ("object",),
+            "SHRINKWRAP": ("target", "auxiliary_target"), "SIMPLE_DEFORM": ("origin",),
+            "SURFACE_DEFORM": ("target",), "WARP": ("object_from", "object_to", "texture_coords_object"),
+            "WAVE": ("start_position_object", "texture_coords_object")}
+
+
+def _unused_reference(modifier, field: str) -> bool:
+    """Whether a modifier's object ``field`` is set but not used by its options as they are."""
+    if field == "texture_coords_object":
+        return modifier.texture_coords != "OBJECT"
+    if modifier.type == "ARRAY" and field == "offset_object":
+        return not modifier.use_object_offset
+    if modifier.type == "BOOLEAN":
+        return (field == "object") != (modifier.operand_type == "OBJECT")
     return False
+
+
+def _changing(anim, prefix: str) -> bool:
+    """Whether ``anim``'s keys (more than one value, or F-Curve modifiers), unmuted drivers or NLA strips
+    change a channel whose path starts with ``prefix``."""
+    from .keys import slot_fcurves
+    if anim is None:
+        return False
+    if any(not d.mute and d.data_path.startswith(prefix) for d in anim.drivers):
+        return True
+    players = [anim, *(s for t in anim.nla_tracks if not t.mute for s in t.strips if not s.mute)]
+    return any(fc.data_path.startswith(prefix) and not fc.mute
+               and (len(fc.modifiers) or len({kp.co[1] for kp in fc.keyframe_points}) > 1)
+               for player in players for fc in slot_fcurves(player) or ())
+
+
+def _moving(obj) -> str:
+    """Why ``obj`` moves during playback ('' when it holds still): a moving body (the bake moves it),
+    its keys or drivers, an armature's posed by them."""
+    if obj.mbd.role == "BODY" and not obj.mbd.fixed:
+        return "a moving body"
+    if _keys_move(obj) or (obj.type == "ARMATURE" and _changing(obj.animation_data, "pose.")):
+        return "keyed or driven"
+    return ""
+
+
+def _moves_against(obj, other, named) -> str:
+    """How ``other`` (``named``: "its object 'Cutter'") moves relative to ``obj`` during playback ('' when it
+    does not): by an object of either's parent chain below the parents they share (a cutter parented to
+    its body moves with it)."""
+    mine, its = [obj, *ancestors(obj)], [other, *ancestors(other)]
+    shared = {o.session_uid for o in mine} & {o.session_uid for o in its}
+    for o in (*its, *mine):
+        why = _moving(o) if o.session_uid not in shared else ""
+        if not why:
+            continue
+        if o in its:
+            return f"{named} is {why}" if o == other else f"{named} moves with its parent {o.name!r}, {why}"
+        return (f"{named} stays while the body moves" if o == obj else
+                f"{named} stays while the body moves with its parent {o.name!r}, {why}")
+    return ""
+
+
+def _node_trees(tree, seen=None):
+    """``tree`` and the node groups within it, each once."""
+    seen = set() if seen is None else seen
+    if tree is None or tree.name_full in seen:
+        return
+    seen.add(tree.name_full)
+    yield tree
+    for node in tree.nodes:
+        if node.type == "GROUP":
+            yield from _node_trees(node.node_tree, seen)
+
+
+def _node_playing(modifier) -> tuple[str, list]:
+    """(why a geometry-nodes modifier changes with the frame, or ''; the objects its nodes and inputs read)."""
+    why, objects = "", []
+    for tree in _node_trees(modifier.node_group):
+        for node in tree.nodes:
+            if node.bl_idname == "GeometryNodeInputSceneTime":
+                why = why or "its nodes read the scene time"
+            elif node.bl_idname in ("GeometryNodeSimulationInput", "GeometryNodeSimulationOutput"):
+                why = why or "its nodes simulate over the frames"
+            for socket in node.inputs:
+                if socket.bl_idname == "NodeSocketObject" and not socket.is_linked and socket.default_value:
+                    objects.append(socket.default_value)
+    if modifier.node_group is not None:
+        for item in modifier.node_group.interface.items_tree:
+            if getattr(item, "socket_type", "") == "NodeSocketObject" and item.in_out == "INPUT":
+                value = modifier.get(item.identifier)
+                if isinstance(value, bpy.types.Object):
+                    objects.append(value)
+    return why, objects
+
+
+def shape_changes(obj) -> list[str]:
+    """What changes the mesh of ``obj`` during playback, one entry each ("modifier 'Cloth' (Cloth: a cloth
+    simulation)"): a modifier that simulates or plays over the frames, one whose settings are keyed or
+    driven, one whose object (a Hook's empty, an Armature, a Boolean's cutter) moves against it, keyed
+    shape keys; [] for modifiers that give the same mesh at every frame (Mirror, Solidify, Bevel)."""
+    told = []
+    for m in obj.modifiers:
+        if not m.show_viewport:
+            continue
+        kind = m.bl_rna.properties["type"].enum_items[m.type].name
+        why = _PLAYING.get(m.type, "")
+        if m.type == "WAVE" and m.speed == 0.0:
+            why = ""
+        if m.type == "FLUID" and m.fluid_type != "DOMAIN":
+            why = ""          # a flow or an effector shapes another object
+        if m.type == "DYNAMIC_PAINT" and m.ui_type != "CANVAS":
+            why = ""
+        references = [(m.bl_rna.properties[f].name, getattr(m, f)) for f in _SHAPING.get(m.type, ())
+                      if getattr(m, f) is not None and not _unused_reference(m, f)]
+        if m.type == "NODES":
+            why, objects = _node_playing(m)
+            references += [("Object", o) for o in objects]
+        if not why and _changing(obj.animation_data, f'modifiers["{bpy.utils.escape_identifier(m.name)}"]'):
+            why = "its settings are keyed or driven"
+        if not why:
+            for label, ref in references:
+                members = ref.all_objects if isinstance(ref, bpy.types.Collection) else (ref,)
+                moved = next((by for o in members if o != obj and
+                              (by := _moves_against(obj, o, f"its {label.lower()} {o.name!r}"))), "")
+                if moved:
+                    why = moved
+                    break
+        if why:
+            told.append(f"modifier {m.name!r} ({kind}: {why})")
+    keys = getattr(obj.data, "shape_keys", None)
+    if keys is not None and _changing(keys.animation_data, "key_blocks"):
+        told.append("shape keys (keyed or driven)")
+    return told
 
 
 def start_model(scene, depsgraph) -> Gathered:

@@ -782,3 +782,104 @@ def test_a_linked_collection_instance_of_a_mechanism_is_named_not_no_body(addon,
     position = results(scene).position[:, 0]
     np.testing.assert_allclose(position[0], (1.0, 0.0, 0.0), atol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(position, axis=1), 1.0, atol=1e-6)
+
+
+def cube_part(name="Part", size=20.0, location=(0.0, 0.0, 0.0)):
+    bpy.ops.mesh.primitive_cube_add(size=size, location=location)
+    obj = bpy.context.active_object
+    obj.name = name
+    obj.mbd.role = "BODY"
+    return obj
+
+
+def playback_warnings(scene):
+    return [w for w in gathered(scene).warnings if "changes during playback" in w]
+
+
+def test_a_body_whose_modifiers_change_its_mesh_during_playback_is_warned_naming_them(addon):
+    # a Cloth, a Soft Body, a keyed modifier, a Hook on a keyed empty, a Boolean whose cutter is a moving
+    # body: the viewport plays a mesh the run does not have, and nothing was said
+    scene = ms.setup_scene(0.001)
+    cloth = cube_part("Sail")
+    cloth.modifiers.new("Cloth", "CLOTH")
+    jelly = cube_part("Jelly", location=(50.0, 0.0, 0.0))
+    jelly.modifiers.new("Wobble", "SOFT_BODY")
+    grown = cube_part("Grown", location=(100.0, 0.0, 0.0))
+    sub = grown.modifiers.new("Smooth", "SUBSURF")
+    sub.levels = 0
+    sub.keyframe_insert("levels", frame=1)
+    sub.levels = 2
+    sub.keyframe_insert("levels", frame=10)
+    hooked = cube_part("Hooked", location=(150.0, 0.0, 0.0))
+    hooked.mbd.fixed = True
+    handle = bpy.data.objects.new("Handle", None)
+    scene.collection.objects.link(handle)
+    handle.keyframe_insert("location", frame=1)
+    handle.location.z = 5.0
+    handle.keyframe_insert("location", frame=10)
+    hooked.modifiers.new("Pull", "HOOK").object = handle
+    drilled = cube_part("Drilled", location=(200.0, 0.0, 0.0))
+    drilled.mbd.fixed = True
+    drill = cube_part("Drill", size=5.0, location=(200.0, 0.0, 10.0))
+    drilled.modifiers.new("Hole", "BOOLEAN").object = drill
+    told = playback_warnings(scene)
+    # once per body, naming it and the modifier, saying what the run does
+    assert len(told) == 5
+    rigid = ("the run treats the body as rigid, with its shape at the scene's start frame (its mass, inertia and "
+             "contacts)")
+    assert all(rigid in w for w in told)
+    expected = {"Sail": "modifier 'Cloth' (Cloth: a cloth simulation)",
+                "Jelly": "modifier 'Wobble' (Soft Body: a soft body simulation)",
+                "Grown": "modifier 'Smooth' (Subdivision Surface: its settings are keyed or driven)",
+                "Hooked": "modifier 'Pull' (Hook: its object 'Handle' is keyed or driven)",
+                "Drilled": "modifier 'Hole' (Boolean: its object 'Drill' is a moving body)"}
+    for name, said in expected.items():
+        assert sum(w.startswith(f"object {name!r}: its mesh changes during playback, by its {said}; ")
+                   for w in told) == 1, name
+
+
+def test_modifiers_that_give_the_same_mesh_at_every_frame_are_not_warned_of(addon):
+    # Mirror, Solidify, Bevel, Subdivision with constant settings (one key holds it still); a Hook and a
+    # Boolean cutter parented to their moving body move with it; a static cutter on a fixed body
+    scene = ms.setup_scene(0.001)
+    part = cube_part()
+    for kind in ("MIRROR", "SOLIDIFY", "BEVEL", "SUBSURF"):
+        part.modifiers.new(kind.title(), kind)
+    part.modifiers["Mirror"].use_bisect_axis[0] = True       # the cube's -x half mirrored: the cube
+    part.modifiers["Subsurf"].keyframe_insert("levels", frame=1)
+    hooked = cube_part("Hooked", location=(50.0, 0.0, 0.0))
+    handle = bpy.data.objects.new("Handle", None)
+    scene.collection.objects.link(handle)
+    handle.parent = hooked
+    hooked.modifiers.new("Pull", "HOOK").object = handle
+    drilled = cube_part("Drilled", location=(100.0, 0.0, 0.0))
+    bpy.ops.mesh.primitive_cube_add(size=5.0, location=(100.0, 0.0, 10.0))
+    cutter = bpy.context.active_object
+    cutter.parent = drilled
+    cutter.matrix_parent_inverse = drilled.matrix_world.inverted()
+    drilled.modifiers.new("Hole", "BOOLEAN").object = cutter
+    base = cube_part("Base", location=(0.0, 0.0, -50.0))
+    base.mbd.fixed = True
+    bpy.ops.mesh.primitive_cube_add(size=5.0, location=(0.0, 0.0, -40.0))
+    base.modifiers.new("Hole", "BOOLEAN").object = bpy.context.active_object
+    assert playback_warnings(scene) == []
+    # the cutter on the world while the part moves: its hole changes as the part moves
+    cutter.parent = None
+    assert playback_warnings(scene) == [
+        "object 'Drilled': its mesh changes during playback, by its modifier 'Hole' (Boolean: its object 'Cube' stays "
+        "while the body moves); the run treats the body as rigid, with its shape at the scene's start frame (its "
+        "mass, inertia and contacts): to simulate the shape shown, apply or remove it at the start frame"]
+
+
+def test_a_cloth_body_is_read_at_the_start_frame_from_any_frame(addon):
+    # at frame 11 the cloth has sagged; nothing keyed, so the model was read there: 0.0628015 kg, not the
+    # start frame's 20 mm steel cube, 0.0628 kg
+    from addon.bridge.scene_to_model import start_model
+    scene = ms.setup_scene(0.001)
+    cube_part().modifiers.new("Cloth", "CLOTH")
+    for f in range(1, 12):
+        scene.frame_set(f)
+    g = start_model(scene, bpy.context.evaluated_depsgraph_get())
+    # the cube's corners at ±10 mm are exact in float32
+    assert g.compiled.mass[0] == pytest.approx(7850.0 * 20.0 ** 3 * 1e-9, rel=1e-12)
+    assert scene.frame_current == 11
