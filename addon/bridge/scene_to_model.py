@@ -525,6 +525,9 @@ class _Collector:
                 issue = replace(issue, hint="A body with Mass From Explicit and a mesh of fewer than 4 triangles "
                                             "(a plane, a sheet), or a fixed one with no faces, has nothing to "
                                             "collide: give it faces and a thickness (a Solidify modifier).")
+            if issue.code == "bad-mesh" and issue.path.startswith("contact ") and "no volume" in issue.message:
+                issue = replace(issue, hint="Give the body a thickness (a Solidify modifier): a ground is a thin "
+                                            "box, not a plane.")
             if issue.code == "bad-mass" and "geometry" in issue.path:
                 # the core names the model file's fields; say what to do in Blender
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."

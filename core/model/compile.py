@@ -28,7 +28,7 @@ from ..spatial import quat_to_matrix
 from ..units import from_si, to_si
 from ..units import unit as user_unit
 from . import spec
-from .mass import MassProperties, explicit_mass_properties, mass_properties_from_mesh
+from .mass import MassProperties, explicit_mass_properties, mass_properties_from_mesh, no_volume
 from .validate import DENSITY_RANGE
 
 log = logging.getLogger(__name__)
@@ -614,6 +614,7 @@ def compile_model(model: spec.Model) -> CompiledModel:
         q0[k] = b.orientation
         v0[k] = to_si(np.array(b.velocity), "velocity")
         w0[k] = b.angular_velocity
+    issues.extend(_flat_contact_meshes(model, meshes))
     if any(i.severity == "error" for i in issues):
         raise ModelError(issues)
 
@@ -1163,6 +1164,27 @@ def _point_mass_issues(moving, props, markers) -> list[Issue]:
                 "is (an inertia in kg·m² taken as kg·mm²?)",
                 "Give it the inertia of the part it stands for (a ball of radius r: 0.4 m r² about each axis; "
                 "kg·mm²), or a geometry to compute it from."))
+    return out
+
+
+def _flat_contact_meshes(model: spec.Model, meshes: dict) -> list[Issue]:
+    """An error for each contact's body whose closed mesh encloses no volume (collapsed flat) where its
+    mass does not say so: a fixed body's, or one given its mass properties (a mesh-weighed body's mass
+    is refused for it already). Contacts push a part out of the other's inside, which a flat one has not."""
+    bodies = {b.name: b for b in model.bodies}
+    told: dict[str, str] = {}
+    out = []
+    for c in model.contacts:
+        for fieldname in ("body_i", "body_j"):
+            b = bodies.get(getattr(c, fieldname))
+            if b is None or b.name not in meshes or not (b.fixed or b.inertia is not None):
+                continue
+            if b.name not in told:
+                told[b.name] = no_volume(*meshes[b.name])
+            if told[b.name]:
+                out.append(Issue("error", "bad-mesh", f"contact {c.name!r}: {fieldname}",
+                                 f"body {b.name!r}: {told[b.name]}, so it has no inside to push the other "
+                                 "part out of", "Give the body a thickness: a ground is a thin box, not a plane."))
     return out
 
 

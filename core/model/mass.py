@@ -16,7 +16,7 @@ from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 from ..errors import MeshError
 
-__all__ = ["MassProperties", "mass_properties_from_mesh", "explicit_mass_properties"]
+__all__ = ["MassProperties", "mass_properties_from_mesh", "explicit_mass_properties", "no_volume"]
 
 _log = logging.getLogger(__name__)
 
@@ -152,11 +152,7 @@ def mass_properties_from_mesh(
     else:
         mass = _positive(name, "mass", mass, "kg")
 
-    mesh = trimesh.Trimesh(*_merged(*_mesh_arrays(name, vertices, faces)), process=False)
-    # merging can collapse a sliver triangle onto two vertices; such faces
-    # have zero area and would break the edge pairing of their neighbours
-    f = mesh.faces
-    mesh.update_faces((f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0]))
+    mesh = trimesh.Trimesh(*_cleaned(*_mesh_arrays(name, vertices, faces)), process=False)
 
     # integrate about the bounding-box centre: about a far origin the moments
     # are small differences of huge terms (a 1 mm cube 10 m out loses 3 digits)
@@ -183,12 +179,9 @@ def mass_properties_from_mesh(
             ) from None
         hull_of = problem
 
-    volume = _tetra_volumes(triangles).sum()
-    if not abs(volume) > _FLAT_VOLUME_FRACTION * _extent(triangles) ** 3:
-        raise MeshError(
-            f"body {name!r}: mesh encloses no volume ({volume:.3g} m^3: it is flat or empty); "
-            "model the body as a solid"
-        )
+    flat = _flat(triangles)
+    if flat:
+        raise MeshError(f"body {name!r}: {flat}; model the body as a solid")
     props = trimesh.triangles.mass_properties(triangles, density=1.0)
     volume, com, inertia = props.volume, props.center_mass, props.inertia
     if abs(overlap[0]) > _FLAT_VOLUME_FRACTION * abs(volume):
@@ -204,6 +197,28 @@ def mass_properties_from_mesh(
         volume=volume,
         hull_instead=hull_of,
     )
+
+
+def no_volume(vertices, faces) -> str:
+    """'mesh encloses no volume (… m^3: it is flat or empty)' when the triangles ``faces`` of ``vertices``
+    (m) bound no solid: their vertices merged as :func:`mass_properties_from_mesh` merges them, the mesh
+    is closed and consistently wound, but flat (collapsed onto a plane, a line or a point) or empty;
+    '' otherwise (an open mesh's volume means nothing: it is told elsewhere)."""
+    vertices, faces = _cleaned(*_mesh_arrays("", vertices, faces))
+    if len(faces) and _solid_defect(faces, vertices) is not None:
+        return ""
+    triangles = vertices[faces]
+    if len(triangles):
+        triangles = triangles - 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
+    return _flat(triangles)
+
+
+def _flat(triangles: np.ndarray) -> str:
+    """What :func:`no_volume` says of outward-wound ``triangles (m, 3, 3)`` about their box's centre."""
+    volume = _tetra_volumes(triangles).sum()
+    if abs(volume) > _FLAT_VOLUME_FRACTION * _extent(triangles) ** 3:
+        return ""
+    return f"mesh encloses no volume ({volume:.3g} m^3: it is flat or empty)"
 
 
 def _with_overlap(volume, com, inertia, overlap):
@@ -320,6 +335,13 @@ def _merged(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.nda
     cells = np.round((points - low) / (_MERGE * size)) if size > 0.0 else np.zeros_like(points)
     _, first, inverse = np.unique(cells, axis=0, return_index=True, return_inverse=True)
     return points[first], inverse.reshape(-1)[faces].reshape(-1, 3)
+
+
+def _cleaned(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_merged`, without the faces that merging collapsed onto two vertices or one: such a
+    sliver has zero area and would break the edge pairing of its neighbours."""
+    vertices, f = _merged(vertices, faces)
+    return vertices, f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
 
 
 def _solid_defect(faces: np.ndarray, vertices: np.ndarray) -> tuple[str, str] | None:

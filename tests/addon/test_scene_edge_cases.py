@@ -883,3 +883,30 @@ def test_a_cloth_body_is_read_at_the_start_frame_from_any_frame(addon):
     # the cube's corners at ±10 mm are exact in float32
     assert g.compiled.mass[0] == pytest.approx(7850.0 * 20.0 ** 3 * 1e-9, rel=1e-12)
     assert scene.frame_current == 11
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_a_contact_on_a_body_whose_mesh_collapsed_is_an_error_naming_the_contact_and_the_body(addon, fixed):
+    # the floor's vertices all moved to z = 0 (scaled to zero in edit mode): a moving body weighed from its
+    # mesh is refused for it, a fixed one (or one given its mass) was taken into the contact
+    from addon.bridge.scene_to_model import SceneError
+    scene = ms.setup_scene(0.001)
+    cube_part("Ball", location=(0.0, 0.0, 30.0))
+    floor = cube_part("Floor", size=100.0)
+    heights = [v.co.z for v in floor.data.vertices]
+    for v in floor.data.vertices:
+        v.co.z = 0.0
+    floor.mbd.fixed = fixed
+    floor.mbd.mass_mode = "EXPLICIT"
+    contact = scene.mbd.contacts.add()
+    contact.name, contact.body_i, contact.body_j = "Landing", scene.objects["Ball"], floor
+    with pytest.raises(SceneError) as err:
+        gathered(scene)
+    assert err.value.messages == [
+        "contact 'Landing': Body_J: body 'Floor': mesh encloses no volume (0 m^3: it is flat or empty), so it "
+        "has no inside to push the other part out of. Give the body a thickness (a Solidify modifier): a ground "
+        "is a thin box, not a plane."]
+    for v, z in zip(floor.data.vertices, heights):
+        v.co.z = z
+    floor.data.update()
+    assert {b.name for b in gathered(scene).model.bodies} == {"Ball", "Floor"}

@@ -572,3 +572,28 @@ def test_a_box_of_any_size_has_the_mass_properties_of_its_shape(side):
     np.testing.assert_allclose(p.mass, m, rtol=EXACT)
     np.testing.assert_allclose(p.com, np.array([10, -4, 1]) * side, rtol=EXACT)
     np.testing.assert_allclose(p.inertia, expected, rtol=EXACT, atol=EXACT * expected.max())
+
+
+def test_a_contact_on_a_fixed_or_given_mass_body_whose_mesh_collapsed_is_refused_naming_both():
+    # a moving body weighed from its mesh is refused ("mesh encloses no volume"); a fixed one, or one given
+    # its mass properties, collapsed flat (every vertex at z = 0) was taken into the contact, which has no
+    # inside to push the other part out of
+    from core.model import Body, Box, Contact, Model, TriangleMesh
+    from core.model.compile import compile_model
+    from core.errors import ModelError
+    cube = box(100.0, 100.0, 100.0)
+    flat = cube.vertices * [1.0, 1.0, 0.0]
+    floor = TriangleMesh(vertices=[tuple(v) for v in flat], faces=[tuple(f) for f in cube.faces])
+    ball = Body(name="Ball", geometry=Box(size=(20.0, 20.0, 20.0)), density=7850.0, position=(0.0, 0.0, 30.0))
+    for ground in (Body(name="Floor", geometry=floor, fixed=True),
+                   Body(name="Floor", geometry=floor, mass=1.0, com=(0.0, 0.0, 0.0), inertia=(1.0, 1.0, 1.0, 0, 0, 0))):
+        model = Model(bodies=(ball, ground), contacts=(Contact(name="C", body_i="Ball", body_j="Floor", stiffness=1e5),))
+        with pytest.raises(ModelError) as err:
+            compile_model(model)
+        [issue] = [i for i in err.value.issues if i.severity == "error"]
+        assert issue.path == "contact 'C': body_j"
+        assert issue.message.startswith("body 'Floor': mesh encloses no volume (0 m^3: it is flat or empty)")
+    # the same box with its thickness is taken
+    solid = TriangleMesh(vertices=[tuple(v) for v in cube.vertices], faces=[tuple(f) for f in cube.faces])
+    compile_model(Model(bodies=(ball, Body(name="Floor", geometry=solid, fixed=True)),
+                        contacts=(Contact(name="C", body_i="Ball", body_j="Floor", stiffness=1e5),)))
