@@ -838,12 +838,16 @@ def _read_scene(scene, depsgraph) -> Gathered:
                 # a rotated frame under a non-uniform scale: its axes are not perpendicular, no rotation
                 # gives them; the model keeps the Z axis (the joint axis) as shown
                 own, inverse = _unevenly_scaled(obj.parent)
-                by = ", ".join([*map(repr, own), *([_inverse_words(inverse, "scaled so")] if inverse else [])])
+                scaled = [o for o in ancestors(obj) if o.name in own]
+                by = ", ".join([*(f"{o.name!r} (its {_uneven_fields(o)})" if _uneven(own_scale(o)) else repr(o.name)
+                                  for o in scaled),
+                                *([_inverse_words(inverse, "scaled so")] if inverse else [])])
+                advice = (_delta_into_scale([o for o in scaled if tuple(o.delta_scale) != (1.0, 1.0, 1.0)])
+                          + "apply the scale of the parent (Ctrl+A > Scale) and check the frame's axes, or do not "
+                            "rotate the frame under a non-uniform scale")
                 out.warnings.append(f"{path}: its axes are not perpendicular (sheared by the non-uniform scale "
                                     f"of {by or 'a parent'}); the model uses its Z axis as "
-                                    "shown and an X axis made perpendicular to it. Apply the scale of the "
-                                    "parent (Ctrl+A > Scale) and check the frame's axes, or do not rotate "
-                                    "the frame under a non-uniform scale")
+                                    f"shown and an X axis made perpendicular to it. {advice[0].upper()}{advice[1:]}")
             loc, rot = _frame_pose(matrix)
             frames.append(out.build(lambda: spec.Frame(
                 name=obj.name, body=None if body is None else body.name,
@@ -1467,25 +1471,68 @@ def _parent_problem(obj) -> str:
     # (a fixed body is never keyed: it only keeps the shape shown, see shape())
     if not obj.mbd.fixed and (max(lengths) - min(lengths) > 1e-5 * max(lengths) or _sheared(matrix)):
         # a body turning under it would be sheared, which its rotation keys cannot show
-        by = [o.name for o in chain if len(set(round(abs(x), 6) for x in own_scale(o))) > 1]
+        uneven = [o for o in chain if _uneven(own_scale(o))]
         inverse = _unevenly_scaled(obj)[1]
-        if inverse and not by:
+        if inverse and not uneven:
             return (f"{_inverse_words(inverse, 'scaled so')} scales it unevenly, which would shear the body as it "
                     f"turns; select {', '.join(map(repr, inverse))}, {INVERSE_FIX}")
-        named = ", ".join(map(repr, by)) or repr(obj.parent.name)
+        named = ", ".join(repr(o.name) for o in uneven) or repr(obj.parent.name)
+        scaled = _scaled_unevenly(uneven, obj.parent)
+        # Ctrl+A resets a Delta Scale but leaves the children's parent inverse scaled by it (they move):
+        # the same transform as Scale alone first, which it applies keeping them in place
+        first = _delta_into_scale([o for o in uneven if tuple(o.delta_scale) != (1.0, 1.0, 1.0)])
         if movers:
             if _sheared(obj.matrix_world):
                 # turned under the scale: no transform of its own gives the shear shown, which either fix drops
-                return (f"its parent {named} is scaled unevenly, which would shear the body as it turns under it; "
-                        f"apply the scale (select {named}, Ctrl+A > Scale), or {unparent}: {obj.name!r}, shown "
+                return (f"{scaled}, which would shear the body as it turns under it; "
+                        f"{first}apply the scale (select {named}, Ctrl+A > Scale), or {unparent}: {obj.name!r}, shown "
                         "sheared by it now, loses the shear (it keeps its place; its axes change)")
             # Ctrl+A keeps the children where they are: each takes the scale in its own
-            return (f"its parent {named} is scaled unevenly, which would shear the body as it turns under it; "
-                    f"apply the scale (select {named}, Ctrl+A > Scale: the children stay where they are), "
+            return (f"{scaled}, which would shear the body as it turns under it; "
+                    f"{first}apply the scale (select {named}, Ctrl+A > Scale: the children stay where they are), "
                     f"or {unparent}")
-        return (f"its parent {named} is scaled unevenly, which "
+        return (f"{scaled}, which "
                 f"would shear the body as it turns (a fixed body may sit under it: it never turns); {unparent}")
     return ""
+
+
+def _uneven(scale) -> bool:
+    """Whether the three factors of ``scale`` differ (to 6 decimals: a typed scale, float32 for 1e-7)."""
+    return len({round(abs(x), 6) for x in scale}) > 1
+
+
+def _scaled_unevenly(uneven, parent) -> str:
+    """"its parent 'P' is scaled unevenly by its Delta Scale (1, 2, 1 …)": which field (Scale, Delta Scale, or
+    both) of each of ``uneven`` (the parents whose own scale is uneven) makes it so; ``parent`` is named
+    when none does (a rotation under an uneven scale further up)."""
+    if not uneven:
+        return f"its parent {parent.name!r} is scaled unevenly"
+    if len(uneven) == 1:
+        return f"its parent {uneven[0].name!r} is scaled unevenly by its {_uneven_fields(uneven[0])}"
+    return "its parents are scaled unevenly: " + "; ".join(f"{o.name!r} by its {_uneven_fields(o)}" for o in uneven)
+
+
+def _uneven_fields(o) -> str:
+    """"Scale (1, 2, 1)", "Delta Scale (…; where it is)" or both: the uneven fields of ``o``'s own scale."""
+    named = [f"Scale ({', '.join(f'{x:g}' for x in o.scale)})"] if _uneven(o.scale) else []
+    if _uneven(o.delta_scale):
+        named.append(f"Delta Scale ({', '.join(f'{x:g}' for x in o.delta_scale)}; Object properties > "
+                     "Transform > Delta Transform)")
+    # (each even to 6 decimals, their product not: the two named together)
+    return " and ".join(named) or f"Scale times Delta Scale ({', '.join(f'{x:g}' for x in own_scale(o))})"
+
+
+def _delta_into_scale(objs) -> str:
+    """The step before Ctrl+A > Scale for ``objs``, parents with a Delta Scale ('' for none): Scale set to
+    Scale times Delta Scale, Delta Scale to 1 (the same transform), as advice ending in ", then "."""
+    if not objs:
+        return ""
+    if len(objs) == 1:
+        o = objs[0]
+        return (f"set {o.name!r}'s Scale to {', '.join(f'{x:g}' for x in own_scale(o))} and its Delta Scale to "
+                "1, 1, 1 (the same transform: Ctrl+A over a Delta Scale moves the children), then ")
+    return (f"set the Scale of {', '.join(repr(o.name) for o in objs)} to Scale times Delta Scale and the Delta "
+            "Scale to 1, 1, 1 (the same transform: Ctrl+A over a Delta Scale moves the children), then ")
 
 
 def _transform_problem(matrix, own, delta=False) -> str:

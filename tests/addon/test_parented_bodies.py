@@ -116,8 +116,8 @@ def test_a_body_under_a_scaled_root_in_a_mm_scene_has_the_mass_it_shows(addon):
                           "carry it along while the run holds it still; to fix it to the world, clear the parent "
                           "and keep the transform (Alt+P); to fix it to 'Holder', untick Fixed and join the two "
                           "with a Fixed joint (a frame on each)")),
-    ("uneven body", ("its parent 'Holder' is scaled unevenly, which would shear the body as it turns under it; "
-                     "apply the scale (select 'Holder', Ctrl+A > Scale: the children stay where they are), or "
+    ("uneven body", ("its parent 'Holder' is scaled unevenly by its Scale (1, 2, 1), which would shear the body "
+                     "as it turns under it; apply the scale (select 'Holder', Ctrl+A > Scale: the children stay where they are), or "
                      "clear the parent and keep the transform (Alt+P)")),
     ("keyed fixed body", ("its parent 'Holder' is animated (keys, drivers or constraints), which would move the "
                           "baked body a second time")),
@@ -912,3 +912,42 @@ def test_a_link_under_an_unevenly_scaled_mount_on_a_link_is_told_what_ctrl_a_kee
     np.testing.assert_allclose(np.array(bob2.matrix_world.translation), shown[:3, 3], atol=1e-6)
     moved = np.abs(np.array(bob2.matrix_world) - shown).max()
     assert (moved > 0.5) if turned else (moved < 1e-6), moved
+
+
+@pytest.mark.parametrize("scale, delta, field", [
+    ((1.0, 1.0, 1.0), (1.0, 2.0, 1.0), "Delta Scale (1, 2, 1; Object properties > Transform > Delta Transform)"),
+    ((3.0, 1.0, 1.0), (1.0, 2.0, 1.0), "Scale (3, 1, 1) and Delta Scale (1, 2, 1; Object properties > Transform > "
+                                       "Delta Transform)"),
+])
+def test_a_parents_uneven_delta_scale_is_named_as_the_field_that_is_uneven(addon, scale, delta, field):
+    # its Scale reads 1, 1, 1 and the message said "scaled unevenly", leaving the user to find the Delta Scale
+    from addon.bridge.scene_to_model import SceneError, scene_to_model
+    scene, bob = ms.pendulum(1.0)
+    holder = ms.uv_sphere("Holder", 0.1, (0.0, 2.0, 0.0))
+    holder.mbd.role = "BODY"
+    holder.scale, holder.delta_scale = scale, delta
+    bpy.context.view_layer.update()
+    world = bob.matrix_world.copy()
+    bob.parent = holder
+    bob.matrix_world = world
+    bpy.context.view_layer.update()
+    with pytest.raises(SceneError) as info:
+        scene_to_model(scene, bpy.context.evaluated_depsgraph_get())
+    (message,) = info.value.messages
+    product = ", ".join(f"{a * b:g}" for a, b in zip(scale, delta))
+    assert message.startswith(
+        f"object 'Bob': its parent 'Holder' is scaled unevenly by its {field}, which would shear the body as it "
+        f"turns under it; set 'Holder''s Scale to {product} and its Delta Scale to 1, 1, 1 (the same transform: "
+        "Ctrl+A over a Delta Scale moves the children), then apply the scale (select 'Holder', Ctrl+A > Scale: "
+        "the children stay where they are)"), message
+    # the advice does it, the bob kept where it is shown (Ctrl+A alone would move it: Blender leaves its
+    # parent inverse scaled by the Delta Scale it resets)
+    shown = np.array(bob.matrix_world)
+    holder.scale, holder.delta_scale = [a * b for a, b in zip(scale, delta)], (1.0, 1.0, 1.0)
+    bpy.ops.object.select_all(action="DESELECT")
+    holder.select_set(True)
+    bpy.context.view_layer.objects.active = holder
+    assert bpy.ops.object.transform_apply(location=False, rotation=False, scale=True) == {"FINISHED"}
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(np.array(bob.matrix_world), shown, atol=1e-6)     # (float32 matrices)
+    scene_to_model(scene, bpy.context.evaluated_depsgraph_get())        # no problem now

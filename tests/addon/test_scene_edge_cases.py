@@ -910,3 +910,19 @@ def test_a_contact_on_a_body_whose_mesh_collapsed_is_an_error_naming_the_contact
         v.co.z = z
     floor.data.update()
     assert {b.name for b in gathered(scene).model.bodies} == {"Ball", "Floor"}
+
+
+def test_a_frame_sheared_by_a_bodys_uneven_delta_scale_names_the_delta_scale(addon):
+    # the body's Scale reads 1, 1, 1: "the non-uniform scale of 'Bob'" left the Delta Scale to be found
+    scene, bob = ms.pendulum()
+    bob.delta_scale = (1.0, 1.0, 3.0)
+    pivot_b = scene.objects["Bob_pivot"]
+    pivot_b.matrix_parent_inverse = Matrix.Identity(4)
+    pivot_b.location = (-1.0, 0.0, 0.0)
+    pivot_b.rotation_euler = (math.radians(45.0), 0.0, 0.0)
+    (warning,) = [w for w in gathered(scene).warnings if "not perpendicular" in w]
+    assert warning.startswith(
+        "object 'Bob_pivot': its axes are not perpendicular (sheared by the non-uniform scale of 'Bob' (its Delta "
+        "Scale (1, 1, 3; Object properties > Transform > Delta Transform))); the model uses its Z axis as shown and "
+        "an X axis made perpendicular to it. Set 'Bob''s Scale to 1, 1, 3 and its Delta Scale to 1, 1, 1 (the same "
+        "transform: Ctrl+A over a Delta Scale moves the children), then apply the scale of the parent"), warning
