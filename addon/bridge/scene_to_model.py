@@ -503,6 +503,8 @@ class _Collector:
         self.loose: list[str] = []
         #: body name -> what float32 vertices cost its mass (:func:`_float32_rounding`), also a warning
         self.rounding: dict[str, str] = {}
+        #: body name -> how its object, not a mesh (a curve, a text), closes its surface (:func:`_closing`)
+        self.closing: dict[str, str] = {}
 
     def error(self, path: str, message: str):
         self.problems.append(f"{path}: {message}")
@@ -533,6 +535,10 @@ class _Collector:
                 issue = replace(issue, hint="Set Body > If Not Closed to Convex Hull for that."
                                 if "convex_hull" in issue.message else
                                 "A plane or a line cannot be a body: give it a thickness (a Solidify modifier).")
+                closing = self.closing.get(issue.path.split("'")[1], "") if issue.path.startswith("body '") else ""
+                if closing and ("not closed" in issue.message or "no volume" in issue.message):
+                    # a curve's or a text's mesh is made from its settings: no mesh edit closes it
+                    issue = replace(issue, hint=f"{issue.hint} {closing}.")
             (self.problems if issue.severity == "error" else self.warnings).append(str(in_panel_words(issue, labels)))
 
     def build(self, make, labels=None):
@@ -594,6 +600,21 @@ def _faces_from(obj) -> str:
                     "start a family of its own)")
         return " (a metaball gets faces where its elements' radius reaches the Threshold in its Object Data properties)"
     return f" (a {obj.type.lower()} object gets faces from Extrude, Bevel and Fill in its Object Data properties)"
+
+
+def _closing(obj) -> str:
+    """How a curve, text or surface object, whose mesh Blender makes from its settings, gets a closed one
+    ('' for a mesh or a metaball, whose surface is closed)."""
+    where = "Object Data properties > Geometry"
+    if obj.type == "CURVE":
+        return (f"A curve's faces come from its {where}: Extrude or Bevel Depth give it a thickness, and "
+                "Fill Caps (under Bevel) closes the ends of an open curve; a closed curve extruded needs Shape "
+                "2D and Fill Mode Both")
+    if obj.type == "FONT":
+        return f"A text's faces come from its {where}: Extrude gives its letters a thickness, front and back"
+    if obj.type == "SURFACE":
+        return "A surface object is a sheet, closed only as a NURBS sphere or torus is: give it a Solidify modifier"
+    return ""
 
 
 def read_body(obj, depsgraph, unit, out, in_scene):
@@ -670,6 +691,8 @@ def read_body(obj, depsgraph, unit, out, in_scene):
     if len(tris) == 0 and p.mass_mode != "EXPLICIT" and not p.fixed:
         out.error(path, "the mesh has no faces; a body needs a closed mesh, or Mass From Explicit" + _faces_from(obj))
         return None
+    if _closing(obj):
+        out.closing[obj.name] = _closing(obj)
     out.loose.extend(_loose_parts(obj, depsgraph, verts, tris, unit, in_scene))
     # (the mesh gives no mass to a fixed body or to explicit mass properties)
     rounding = _float32_rounding(verts) if p.mass_mode != "EXPLICIT" and not p.fixed else ""

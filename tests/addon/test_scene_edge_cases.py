@@ -926,3 +926,33 @@ def test_a_frame_sheared_by_a_bodys_uneven_delta_scale_names_the_delta_scale(add
         "Scale (1, 1, 3; Object properties > Transform > Delta Transform))); the model uses its Z axis as shown and "
         "an X axis made perpendicular to it. Set 'Bob''s Scale to 1, 1, 3 and its Delta Scale to 1, 1, 1 (the same "
         "transform: Ctrl+A over a Delta Scale moves the children), then apply the scale of the parent"), warning
+
+
+def test_a_curve_or_text_body_that_is_not_closed_is_told_which_of_its_settings_close_it(addon):
+    # "close the mesh" of a curve or a text, whose mesh no edit reaches: its Object Data settings make it
+    from addon.bridge.scene_to_model import SceneError
+    ms.setup_scene(1.0)
+    bpy.ops.curve.primitive_bezier_curve_add()
+    rod = bpy.context.active_object
+    rod.name, rod.mbd.role = "Rod", "BODY"
+    rod.data.bevel_depth = 0.01
+    with pytest.raises(SceneError) as err:
+        gathered(bpy.context.scene)
+    (message,) = err.value.messages
+    assert message.startswith("body 'Rod': geometry: mesh is not closed (24 open edges); close the mesh")
+    assert message.endswith("A curve's faces come from its Object Data properties > Geometry: Extrude or Bevel "
+                            "Depth give it a thickness, and Fill Caps (under Bevel) closes the ends of an open "
+                            "curve; a closed curve extruded needs Shape 2D and Fill Mode Both.")
+    rod.data.use_fill_caps = True
+    assert [b.name for b in gathered(bpy.context.scene).model.bodies] == ["Rod"]
+    rod.mbd.role = "NONE"
+    bpy.ops.object.text_add()
+    label = bpy.context.active_object
+    label.name, label.mbd.role = "Label", "BODY"
+    with pytest.raises(SceneError) as err:
+        gathered(bpy.context.scene)
+    (message,) = err.value.messages
+    assert message.endswith("A text's faces come from its Object Data properties > Geometry: Extrude gives its "
+                            "letters a thickness, front and back.")
+    label.data.extrude = 0.05
+    assert [b.name for b in gathered(bpy.context.scene).model.bodies] == ["Label"]
