@@ -602,6 +602,27 @@ def _faces_from(obj) -> str:
     return f" (a {obj.type.lower()} object gets faces from Extrude, Bevel and Fill in its Object Data properties)"
 
 
+def _instances_told(obj, count: int) -> str:
+    """The error for body ``obj`` showing ``count`` instances: where they come from (its geometry nodes, its
+    Instancing by vertices or faces, its particles shown as objects) and how each is made part of it."""
+    sources = []
+    if obj.instance_type in ("VERTS", "FACES"):
+        kind = "vertex" if obj.instance_type == "VERTS" else "face"
+        label = obj.bl_rna.properties["instance_type"].enum_items[obj.instance_type].name
+        sources.append(f"its Instancing (Object properties > Instancing: {label}) shows its "
+                       f"children at each {kind}; set it to None, or make them real (Object > Apply > Make "
+                       "Instances Real) and join them to the body (select them, then it, Ctrl+J)")
+    shown = [p.name for p in obj.particle_systems if p.settings.render_type in ("OBJECT", "COLLECTION")]
+    if shown:
+        sources.append(f"its particle system(s) {', '.join(map(repr, shown))} show objects (Particle properties > "
+                       "Render > Render As); set Render As to None or Path, or make them real (Object > Apply > "
+                       "Make Instances Real) and join them to the body (select them, then it, Ctrl+J)")
+    if not sources or any(m.type == "NODES" and m.show_viewport for m in obj.modifiers):
+        sources.insert(0, "its geometry nodes output them; add a Realize Instances node before the Group Output")
+    return (f"it shows {count} instance(s) that are not part of its mesh, so its mass and contacts would leave "
+            f"them out: {'; '.join(sources)}")
+
+
 def _closing(obj) -> str:
     """How a curve, text or surface object, whose mesh Blender makes from its settings, gets a closed one
     ('' for a mesh or a metaball, whose surface is closed)."""
@@ -682,9 +703,7 @@ def read_body(obj, depsgraph, unit, out, in_scene):
     instances = instance_count(obj, depsgraph)
     if instances:
         # the mass and the contacts would be the mesh's alone, less than the viewport shows
-        out.error(path, f"its geometry nodes output {instances} instance(s), which are not part of its "
-                        "mesh: its mass and contacts would leave them out; add a Realize Instances node "
-                        "before the Group Output")
+        out.error(path, _instances_told(obj, instances))
         return None
     verts, tris = mesh_arrays(obj, depsgraph, unit)
     p = obj.mbd

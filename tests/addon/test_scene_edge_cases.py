@@ -298,7 +298,8 @@ def test_geometry_nodes_instances_are_an_error_until_realized(addon):
     c = gathered(scene).compiled
     single = c.mass[c.body_names.index("Bob")]
     bob.modifiers.new("Copy", "NODES").node_group = tree
-    with pytest.raises(ValueError, match=r"object 'Bob': its geometry nodes output 1 instance\(s\).*Realize Instances"):
+    with pytest.raises(ValueError, match=r"object 'Bob': it shows 1 instance\(s\) that are not part of its mesh.*"
+                                         r"its geometry nodes output them; add a Realize Instances node"):
         gathered(scene)
     realize = tree.nodes.new("GeometryNodeRealizeInstances")
     tree.links.new(join.outputs[0], realize.inputs[0])
@@ -956,3 +957,39 @@ def test_a_curve_or_text_body_that_is_not_closed_is_told_which_of_its_settings_c
                             "letters a thickness, front and back.")
     label.data.extrude = 0.05
     assert [b.name for b in gathered(bpy.context.scene).model.bodies] == ["Label"]
+
+
+def test_a_body_instancing_its_children_or_particles_is_told_where_they_come_from(addon):
+    # a plate showing a stud at each vertex (Instancing: Vertices) or hair particles shown as studs was told
+    # "its geometry nodes output 8 instance(s) ... add a Realize Instances node": it has no geometry nodes
+    from addon.bridge.scene_to_model import SceneError
+    ms.setup_scene(0.001)
+    plate = cube_part("Plate")
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=3.0, location=(100.0, 0.0, 0.0))
+    stud = bpy.context.active_object
+    stud.name = "Stud"
+    stud.parent = plate
+    plate.instance_type = "VERTS"
+    with pytest.raises(SceneError) as err:
+        gathered(bpy.context.scene)
+    assert err.value.messages == [
+        "object 'Plate': it shows 8 instance(s) that are not part of its mesh, so its mass and contacts would "
+        "leave them out: its Instancing (Object properties > Instancing: Vertices) shows its children at each vertex; "
+        "set it to None, or make them real (Object > Apply > Make Instances Real) and join them to the body "
+        "(select them, then it, Ctrl+J)"]
+    plate.instance_type = "NONE"
+    stud.parent = None
+    gathered(bpy.context.scene)
+    plate.modifiers.new("Studs", "PARTICLE_SYSTEM")
+    settings = plate.particle_systems[0].settings
+    settings.type, settings.count = "HAIR", 10
+    settings.render_type, settings.instance_object = "OBJECT", stud
+    with pytest.raises(SceneError) as err:
+        gathered(bpy.context.scene)
+    assert err.value.messages == [
+        "object 'Plate': it shows 10 instance(s) that are not part of its mesh, so its mass and contacts would "
+        "leave them out: its particle system(s) 'Studs' show objects (Particle properties > Render > Render As); "
+        "set Render As to None or Path, or make them real (Object > Apply > Make Instances Real) and join them to "
+        "the body (select them, then it, Ctrl+J)"]
+    settings.render_type = "PATH"
+    assert [b.name for b in gathered(bpy.context.scene).model.bodies] == ["Plate"]
