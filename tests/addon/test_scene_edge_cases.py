@@ -993,3 +993,30 @@ def test_a_body_instancing_its_children_or_particles_is_told_where_they_come_fro
         "the body (select them, then it, Ctrl+J)"]
     settings.render_type = "PATH"
     assert [b.name for b in gathered(bpy.context.scene).model.bodies] == ["Plate"]
+
+
+def test_geometry_nodes_reading_the_time_or_a_keyed_object_are_warned_of_and_smooth_by_angle_is_not(addon):
+    scene = ms.setup_scene(0.001)
+    part = cube_part()
+    part.mbd.fixed = True
+    bpy.ops.object.shade_auto_smooth()                 # Blender's "Smooth by Angle", a geometry-nodes modifier
+    assert [m.type for m in part.modifiers] == ["NODES"]
+    assert playback_warnings(scene) == []
+    handle = bpy.data.objects.new("Handle", None)
+    scene.collection.objects.link(handle)
+    handle.keyframe_insert("location", frame=1)
+    handle.location.x = 5.0
+    handle.keyframe_insert("location", frame=10)
+    tree = bpy.data.node_groups.new("Follow", "GeometryNodeTree")
+    tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    target = tree.interface.new_socket("Target", in_out="INPUT", socket_type="NodeSocketObject")
+    tree.links.new(tree.nodes.new("NodeGroupInput").outputs[0], tree.nodes.new("NodeGroupOutput").inputs[0])
+    follow = part.modifiers.new("Follow", "NODES")
+    follow.node_group = tree
+    follow[target.identifier] = handle          # an object input, as the modifier panel sets it
+    told = "object 'Part': its mesh changes during playback, by its modifier 'Follow' (Geometry Nodes: "
+    assert playback_warnings(scene)[0].startswith(told + "its object 'Handle' is keyed or driven); ")
+    follow[target.identifier] = None
+    tree.nodes.new("GeometryNodeInputSceneTime")
+    assert playback_warnings(scene)[0].startswith(told + "its nodes read the scene time); ")
