@@ -152,7 +152,15 @@ def mass_properties_from_mesh(
     else:
         mass = _positive(name, "mass", mass, "kg")
 
-    mesh = trimesh.Trimesh(*_cleaned(*_mesh_arrays(name, vertices, faces)), process=False)
+    vertices, faces = _mesh_arrays(name, vertices, faces)
+    mesh = trimesh.Trimesh(*_cleaned(vertices, faces), process=False)
+    if _solid_defect(mesh.faces, mesh.vertices) is not None:
+        # parts joined into one object that touch face to face (an Array of cubes, Ctrl+J): merged across
+        # them, the faces between are a wall; each part merged on its own is a closed shell, and the shells
+        # count once where they meet
+        apart = trimesh.Trimesh(*_cleaned(vertices, faces, by_part=True), process=False)
+        if _solid_defect(apart.faces, apart.vertices) is None:
+            mesh = apart
 
     # integrate about the bounding-box centre: about a far origin the moments
     # are small differences of huge terms (a 1 mm cube 10 m out loses 3 digits)
@@ -323,24 +331,30 @@ def _mesh_arrays(name: str, vertices, faces) -> tuple[np.ndarray, np.ndarray]:
     return vertices, faces
 
 
-def _merged(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _merged(vertices: np.ndarray, faces: np.ndarray, by_part: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(vertices, faces)`` with the vertices the faces use, those within :data:`_MERGE` of the mesh's
-    size of each other made one (the first of them kept as it is); the others dropped."""
+    size of each other made one (the first of them kept as it is); the others dropped. ``by_part``: only
+    those of one part, the faces joined through vertices they share as given."""
     used, faces = np.unique(faces, return_inverse=True)
+    faces = faces.reshape(-1, 3)
     points = vertices[used]
     low = points.min(axis=0)
     size = float(np.ptp(points, axis=0).max())
     # a grid on the mesh's own box (its coordinates far from the origin would lose the digits of a small
     # part): a grid of 1e-8 m, as trimesh merges, made a part under 1e-8 m one point
     cells = np.round((points - low) / (_MERGE * size)) if size > 0.0 else np.zeros_like(points)
+    if by_part:
+        edges = np.r_[faces[:, [0, 1]], faces[:, [1, 2]]].T
+        graph = coo_matrix((np.ones(edges.shape[1]), tuple(edges)), shape=(len(points), len(points)))
+        cells = np.c_[connected_components(graph, directed=False)[1], cells]
     _, first, inverse = np.unique(cells, axis=0, return_index=True, return_inverse=True)
     return points[first], inverse.reshape(-1)[faces].reshape(-1, 3)
 
 
-def _cleaned(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _cleaned(vertices: np.ndarray, faces: np.ndarray, by_part: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_merged`, without the faces that merging collapsed onto two vertices or one: such a
     sliver has zero area and would break the edge pairing of its neighbours."""
-    vertices, f = _merged(vertices, faces)
+    vertices, f = _merged(vertices, faces, by_part)
     return vertices, f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
 
 
