@@ -30,6 +30,10 @@ _FLAT_VOLUME_FRACTION = 1e-9
 #: face with its own copies): relative, as the contacts' merging, so a part weighs the same in any unit
 _MERGE = 1e-9
 
+#: an open mesh whose vertices lie this close to one plane, relative to its size, is a sheet: Blender's
+#: float32 vertices of a plane turned in Edit Mode leave about 1e-7; a 0.1 mm skin on a 1 m part is 1e-4
+_SHEET = 1e-6
+
 #: open edges whose every vertex has another within this fraction of the mesh's size are a crack
 #: between faces that were meant to share their vertices, not a hole
 _CRACK = 1e-4
@@ -208,13 +212,19 @@ def mass_properties_from_mesh(
 
 
 def no_volume(vertices, faces) -> str:
-    """'mesh encloses no volume (… m^3: it is flat or empty)' when the triangles ``faces`` of ``vertices``
-    (m) bound no solid: their vertices merged as :func:`mass_properties_from_mesh` merges them, the mesh
-    is closed and consistently wound, but flat (collapsed onto a plane, a line or a point) or empty;
-    '' otherwise (an open mesh's volume means nothing: it is told elsewhere)."""
+    """'mesh encloses no volume (…)' when the triangles ``faces`` of ``vertices`` (m) bound no solid and
+    have no inside at all: their vertices merged as :func:`mass_properties_from_mesh` merges them, the
+    mesh is closed and consistently wound but flat (collapsed onto a plane, a line or a point) or empty,
+    or it is open and lies in one plane (a ground drawn as a subdivided plane); '' otherwise (an open
+    mesh with a thickness is told elsewhere: near its open edges inside and outside are unreliable)."""
     vertices, faces = _cleaned(*_mesh_arrays("", vertices, faces))
     if len(faces) and _solid_defect(faces, vertices) is not None:
-        return ""
+        points = vertices[np.unique(faces)]
+        points = points - points.mean(axis=0)
+        normal = np.linalg.svd(points, full_matrices=False)[2][-1]
+        if np.ptp(points @ normal) > _SHEET * np.ptp(points, axis=0).max():
+            return ""
+        return "mesh encloses no volume (it is an open sheet in one plane)"
     triangles = vertices[faces]
     if len(triangles):
         triangles = triangles - 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
