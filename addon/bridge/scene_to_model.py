@@ -1071,6 +1071,17 @@ def _instanced_parts(scene) -> list[str]:
                         "simulate them, make the instance a library override (Object > Library Override > Make) "
                         "or real (Object > Apply > Make Instances Real, Keep Hierarchy ticked), and add their "
                         "joints and other elements here (they are the other scene's)")
+        # a collection of this scene's own bodies shown again (four wheels as instances of one): the copies
+        # play the original's baked motion where the instance puts them, with no mass or contacts of their own
+        copied = [o.name for o in (shown.all_objects if shown is not None else ())
+                  if o.mbd.role == "BODY" and o.session_uid in own]
+        if copied:
+            listed = ", ".join(map(repr, copied[:3])) + (f" and {len(copied) - 3} more" if len(copied) > 3 else "")
+            told.append(f"object {obj.name!r}: it shows collection {shown.name!r} as an instance: a copy of its "
+                        f"bodies ({listed}), which the mechanism has once, as themselves; the copy repeats their "
+                        "motion where the instance puts it, with no mass, joints or contacts of its own. To simulate "
+                        "it as parts, make the instance real (Object > Apply > Make Instances Real, Keep Hierarchy "
+                        "ticked) and give the new bodies their joints")
     return told
 
 

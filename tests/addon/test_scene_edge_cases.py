@@ -1058,3 +1058,33 @@ def test_a_contact_on_a_ground_drawn_as_a_subdivided_plane_is_an_error(addon):
         "ground is a thin box, not a plane."]
     floor.modifiers.new("Thick", "SOLIDIFY").thickness = 5.0
     assert {b.name for b in gathered(scene).model.bodies} == {"Box", "Floor"}
+
+
+def test_a_collection_instance_of_the_scenes_own_bodies_is_told_to_be_a_copy_without_mass(addon):
+    # a rear wheel drawn as an instance of the front wheel's collection: it played the front wheel's motion
+    # where the instance puts it, with no mass or contacts, and nothing was said
+    scene = ms.setup_scene(0.001)
+    wheels = bpy.data.collections.new("WheelSet")
+    scene.collection.children.link(wheels)
+    wheel = cube_part("Wheel")
+    scene.collection.objects.unlink(wheel)
+    wheels.objects.link(wheel)
+    rear = bpy.data.objects.new("Wheel.rear", None)
+    rear.instance_type, rear.instance_collection = "COLLECTION", wheels
+    rear.location.x = 200.0
+    scene.collection.objects.link(rear)
+    told = [w for w in gathered(scene).warnings if w.startswith("object 'Wheel.rear'")]
+    assert told == [
+        "object 'Wheel.rear': it shows collection 'WheelSet' as an instance: a copy of its bodies ('Wheel'), which "
+        "the mechanism has once, as themselves; the copy repeats their motion where the instance puts it, with no "
+        "mass, joints or contacts of its own. To simulate it as parts, make the instance real (Object > Apply > "
+        "Make Instances Real, Keep Hierarchy ticked) and give the new bodies their joints"]
+    # the advice: a body of its own where the instance showed it, and nothing more to say
+    bpy.ops.object.select_all(action="DESELECT")
+    rear.select_set(True)
+    bpy.context.view_layer.objects.active = rear
+    assert bpy.ops.object.duplicates_make_real(use_hierarchy=True) == {"FINISHED"}
+    g = gathered(scene)
+    assert len(g.model.bodies) == 2 and not any("instance" in w for w in g.warnings)
+    made = next(b for b in g.model.bodies if b.name != "Wheel")
+    assert made.position == pytest.approx((200.0, 0.0, 0.0))
