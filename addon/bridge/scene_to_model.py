@@ -692,6 +692,15 @@ def read_body(obj, depsgraph, unit, out, in_scene):
         out.warnings.append(f"{path}: it is an active Rigid Body of Blender's own physics, whose simulation "
                             "moves it in the viewport over what the run gives it (the bake would not show); remove "
                             "it (Physics properties > Rigid Body), or tick Animated there")
+    holder = next((o for o in ancestors(obj) if o.instance_type in ("VERTS", "FACES")), None)
+    if holder is not None:
+        # Blender draws the instancer's children at each of its vertices or faces: copies without mass
+        label = holder.bl_rna.properties["instance_type"].enum_items[holder.instance_type].name
+        out.warnings.append(f"{path}: its parent {holder.name!r} shows it again at each of its {label.lower()} "
+                            f"(Object properties > Instancing: {label}): the copies repeat its motion where they "
+                            "are shown, with no mass, joints or contacts of their own; set the Instancing of "
+                            f"{holder.name!r} to None, or make them real (select {holder.name!r}, Object > Apply > "
+                            "Make Instances Real: a body at each copy) and give them their joints")
     changes = shape_changes(obj)
     if changes:
         # its mass and contact shape are read at the start frame; the viewport plays another shape

@@ -1088,3 +1088,30 @@ def test_a_collection_instance_of_the_scenes_own_bodies_is_told_to_be_a_copy_wit
     assert len(g.model.bodies) == 2 and not any("instance" in w for w in g.warnings)
     made = next(b for b in g.model.bodies if b.name != "Wheel")
     assert made.position == pytest.approx((200.0, 0.0, 0.0))
+
+
+def test_a_body_under_a_parent_instancing_its_children_is_told_its_copies_have_no_mass(addon):
+    # a ball under a plane with Instancing: Vertices is drawn at its four corners, each copy playing the
+    # ball's motion without mass or contacts, and nothing was said
+    scene = ms.setup_scene(0.001)
+    bpy.ops.mesh.primitive_plane_add(size=200.0)
+    pattern = bpy.context.active_object
+    pattern.name = "Pattern"
+    ball = cube_part("Ball", location=(0.0, 0.0, 50.0))
+    ball.parent = pattern
+    pattern.instance_type = "VERTS"
+    assert gathered(scene).warnings == [
+        "object 'Ball': its parent 'Pattern' shows it again at each of its vertices (Object properties > "
+        "Instancing: Vertices): the copies repeat its motion where they are shown, with no mass, joints or contacts "
+        "of their own; set the Instancing of 'Pattern' to None, or make them real (select 'Pattern', Object > "
+        "Apply > Make Instances Real: a body at each copy) and give them their joints"]
+    bpy.ops.object.select_all(action="DESELECT")
+    pattern.select_set(True)
+    bpy.context.view_layer.objects.active = pattern
+    assert bpy.ops.object.duplicates_make_real(use_hierarchy=True) == {"FINISHED"}
+    g = gathered(scene)
+    assert g.warnings == []
+    corners = sorted(tuple(b.position) for b in g.model.bodies if b.name != "Ball")
+    # (float32 locations of 100 mm: exact)
+    np.testing.assert_allclose(corners, sorted((x, y, 50.0) for x in (-100.0, 100.0) for y in (-100.0, 100.0)),
+                               atol=1e-9)
