@@ -27,8 +27,9 @@ FALLBACKS = ("none", "convex_hull")
 _FLAT_VOLUME_FRACTION = 1e-9
 
 #: vertices closer than this fraction of the mesh's size are one (split vertices of an STL, each
-#: face with its own copies): relative, as the contacts' merging, so a part weighs the same in any unit
-_MERGE = 1e-9
+#: face with its own copies): relative, so a part weighs the same in any unit; on a 100 mm part the
+#: 1e-8 m that trimesh merged within, which takes copies of a vertex a float32 rounding apart as one
+_MERGE = 1e-7
 
 #: an open mesh whose vertices lie this close to one plane, relative to its size, is a sheet: Blender's
 #: float32 vertices of a plane turned in Edit Mode leave about 1e-7; a 0.1 mm skin on a 1 m part is 1e-4
@@ -120,7 +121,7 @@ def mass_properties_from_mesh(
         Vertex positions in the body frame, m.
     faces : array_like of int, shape (m, 3)
         Vertex indices of the triangles.  Split vertices (each triangle with
-        its own copies, as in STL) are merged first: vertices within 1e-9 of
+        its own copies, as in STL) are merged first: vertices within 1e-7 of
         the mesh's size of each other, whatever its size.  A consistently but
         inwards wound mesh is inverted silently.
     name : str

@@ -585,7 +585,7 @@ def test_bodies_of_one_primitive_shape_share_its_mass_properties_computed_once(m
 @pytest.mark.parametrize("side", [2e-12, 2e-9, 2e-6, 0.02, 2e3])
 def test_a_box_of_any_size_has_the_mass_properties_of_its_shape(side):
     # vertices were merged on trimesh's grid of 1e-8 m: a box under it collapsed to a point ("mesh encloses
-    # no volume": a part of 2 units in a scene of Unit Scale 1e-9); the merging is 1e-9 of the mesh's size
+    # no volume": a part of 2 units in a scene of Unit Scale 1e-9); the merging is 1e-7 of the mesh's size
     mesh = box(side, 2 * side, 3 * side)
     # split vertices, as an STL holds them: merged at every size (moved here: trimesh's own transform
     # skips a move under its tolerance)
@@ -646,3 +646,15 @@ def test_a_contact_on_a_fixed_open_sheet_in_one_plane_is_refused_and_an_open_box
     cube = box(100.0, 100.0, 100.0)
     lid = TriangleMesh(vertices=[tuple(v) for v in cube.vertices], faces=[tuple(f) for f in cube.faces[2:]])
     compile_model(Model(bodies=(ball, Body(name="Floor", geometry=lid, fixed=True)), contacts=(contact,)))
+
+
+def test_copies_of_a_vertex_a_float32_rounding_apart_are_one():
+    # a 100 mm cube as an STL holds it, every other copy of a vertex 3e-9 m off (float32 keeps coordinates
+    # of 50 mm to 3.7e-9 m): trimesh merged them on its 1e-8 m grid; merged within 1e-9 of the size
+    # (1e-10 m) they were a crack, "mesh is not closed"; within 1e-7 (1e-8 m here) they are one again
+    cube = box(0.1, 0.1, 0.1)
+    vertices = cube.vertices[cube.faces].reshape(-1, 3)
+    vertices[::2] += 3e-9
+    p = mass_properties_from_mesh(vertices, np.arange(len(vertices)).reshape(-1, 3), name="Part", density=1000.0)
+    # the kept copy of each vertex is the first, off by 3e-9 m or not: 3e-9 / 0.1 per side at most
+    np.testing.assert_allclose(p.mass, 1.0, rtol=1e-7)
