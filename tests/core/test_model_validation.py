@@ -1029,3 +1029,20 @@ def test_a_number_beyond_any_physical_quantity_is_refused_by_name(section, eleme
 
 def test_a_huge_quaternion_is_only_a_direction():
     assert Frame(name="f", orientation=(1e300, 0.0, 0.0, 0.0)).orientation == (1.0, 0.0, 0.0, 0.0)
+
+
+def test_a_fixed_step_run_of_ten_million_steps_or_more_is_warned_of_with_its_least_time():
+    # the step field's least is 1e-9 s: a second of RK4 at it was 1e9 steps, unwarned (the settings
+    # refuse 1e10), hours of computing at a pendulum's 0.1 ms a step
+    from dataclasses import replace
+    from core.model.validate import cross_check
+    model = load_model(Path(__file__).parents[2] / "examples" / "pendulum.json")          # 5 s
+    for integrator in ("RK4", "stepper"):
+        for step, warned in ((1e-7, True), (4e-7, True), (1e-6, False), (1e-3, False)):
+            settings = replace(model.settings, integrator=integrator, step=step)
+            said = [w for w in cross_check(replace(model, settings=settings)) if w.code == "many-steps"]
+            assert bool(said) == warned
+    settings = replace(model.settings, integrator="RK4", step=1e-7)
+    (said,) = [w for w in cross_check(replace(model, settings=settings)) if w.code == "many-steps"]
+    assert str(said).startswith("settings: step: 1e-07 s takes 5e+07 steps for the 5 s run, each a solve of the "
+                                "whole mechanism: at least 83 minutes of computing.")
