@@ -181,6 +181,11 @@ def _model(args):
     return replace(model, settings=settings), given
 
 
+def _rated(torque: bool) -> str:
+    """An actuator's or e-motor's rated power in the manual's words: "e-motor, N_max = T_max*w_max/4"."""
+    return "e-motor, N_max = T_max*w_max/4" if torque else "actuator, N_max = F_max*v_max/4"
+
+
 def _nothing_moves(model) -> ModelError | None:
     """A model file without a moving body (an empty object, every body fixed): its run would be a
     "success" of zeros, exit status 0, in a batch of runs; None when a body moves."""
@@ -251,8 +256,7 @@ def _check(model, given) -> int:
             continue
         varying = "" if system.applied.exprs[system.applied.names.index(f.name)].is_constant else \
             ", the largest |F_max| of the run"
-        kind = "e-motor" if f.type == "torque" else "actuator"
-        rated = f" ({kind}, N_max = F_max*v_max/4 = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
+        rated = f" ({_rated(f.type == 'torque')} = {powers[f.name]:.4g} W{varying})" if f.actuator else ""
         print(f"  {f.type} {f.name!r}: value = {f.value} [{unit(f.type)}]{rated}")
     if failure is None:
         failure = _nothing_moves(model)
@@ -395,7 +399,8 @@ def _main(argv) -> int:
                   + ("; the frames so far are written" if written else ""))
         torques = dict(zip(results.force_names, results.force_is_torque))
         for name, power in results.max_powers().items():
-            print(f"  {'e-motor' if torques[name] else 'actuator'} {name!r}: N_max = F_max*v_max/4 = {power:.4g} W")
+            kind, rated = _rated(torques[name]).split(", ")
+            print(f"  {kind} {name!r}: {rated} = {power:.4g} W")
         for w in results.warnings:
             print(f"  warning: {_blamed(w, given)}")
         if note := results.contact_peak_note():     # an impact between the frames, which read 0 N

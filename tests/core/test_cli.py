@@ -323,10 +323,10 @@ def test_check_and_simulate_report_an_actuators_rated_power(tiny_pendulum, tmp_p
     path.write_text(json.dumps(data), encoding="utf-8")
     checked = run("check", path)
     assert checked.returncode == 0, checked.stderr
-    assert "torque 'drive': value = 1000 [N*mm] (e-motor, N_max = F_max*v_max/4 = 75 W)" in checked.stdout
+    assert "torque 'drive': value = 1000 [N*mm] (e-motor, N_max = T_max*w_max/4 = 75 W)" in checked.stdout
     solved = run("simulate", path)
     assert solved.returncode == 0, solved.stderr
-    assert "e-motor 'drive': N_max = F_max*v_max/4 = 75 W" in solved.stdout
+    assert "e-motor 'drive': N_max = T_max*w_max/4 = 75 W" in solved.stdout
 
 
 def test_check_and_simulate_take_an_actuators_f_max_at_the_same_times(tiny_pendulum, tmp_path):
@@ -340,8 +340,8 @@ def test_check_and_simulate_take_an_actuators_f_max_at_the_same_times(tiny_pendu
                            actuator=True, max_velocity=300.0)]
     path = tmp_path / "switched.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    assert "N_max = F_max*v_max/4 = 0.75 W" in run("check", path).stdout
-    assert "N_max = F_max*v_max/4 = 0.75 W" in run("simulate", path).stdout
+    assert "N_max = T_max*w_max/4 = 0.75 W" in run("check", path).stdout
+    assert "N_max = T_max*w_max/4 = 0.75 W" in run("simulate", path).stdout
 
 
 @pytest.mark.parametrize("element, printed", [
