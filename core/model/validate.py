@@ -165,8 +165,8 @@ def cross_check(model: Model, broken: dict[str, set] | None = None) -> list[Issu
             continue
         dof = m.dof or (dofs[0] if len(dofs) == 1 else None)
         if dof is None:
-            _err(issues, f"{path}: dof", f"joint {m.joint!r} is cylindrical: give dof 'rotation' or "
-                 "'translation' to say which of its motions is driven")
+            _err(issues, f"{path}: dof", f"joint {m.joint!r} is cylindrical: say which of its motions is driven, "
+                 "its rotation or its translation")
         elif dof not in dofs:
             _err(issues, f"{path}: dof", f"joint {m.joint!r} is a {jtype} joint and has no {dof} to drive")
         else:

@@ -364,7 +364,8 @@ def _two(jt1="revolute", jt2="revolute", motions=(), couplers=()):
                            Motion(name="N", joint="J1", value="1", mode="velocity")]),
      r"joint 'J1': 2 motions drive its rotation"),
     (lambda: _two("cylindrical", motions=[Motion(name="M", joint="J1", value="t")]),
-     r"motion 'M': dof: joint 'J1' is cylindrical: give dof"),
+     r"motion 'M': dof: joint 'J1' is cylindrical: say which of its motions is driven, its rotation or its "
+     r"translation"),
     (lambda: _two(motions=[Motion(name="M", joint="J1", value="t", mode="acceleration")]),
      r"motion 'M': mode: must be one of"),
     (lambda: _two("revolute", "prismatic", couplers=[GearPair(name="G", joint_i="J1", joint_j="J2", ratio=1)]),
