@@ -624,8 +624,8 @@ def _instances_told(obj, count: int) -> str:
 
 
 def _closing(obj) -> str:
-    """How a curve, text or surface object, whose mesh Blender makes from its settings, gets a closed one
-    ('' for a mesh or a metaball, whose surface is closed)."""
+    """How a curve, text or surface object, whose mesh Blender makes from its settings, or a mesh its Array
+    modifier leaves with faces inside, gets a closed one ('' for another mesh or a metaball)."""
     where = "Object Data properties > Geometry"
     if obj.type == "CURVE":
         return (f"A curve's faces come from its {where}: Extrude or Bevel Depth give it a thickness, and "
@@ -635,6 +635,11 @@ def _closing(obj) -> str:
         return f"A text's faces come from its {where}: Extrude gives its letters a thickness, front and back"
     if obj.type == "SURFACE":
         return "A surface object is a sheet, closed only as a NURBS sphere or torus is: give it a Solidify modifier"
+    merging = [m.name for m in getattr(obj, "modifiers", ()) if m.type == "ARRAY" and m.show_viewport
+               and m.use_merge_vertices and m.count > 1]
+    if merging:
+        return (f"Its Array modifier {merging[0]!r} merges its copies' touching ends but keeps the end faces between "
+                "them, inside the solid: untick its Merge, and each copy is a closed part of the body")
     return ""
 
 

@@ -1037,6 +1037,26 @@ def test_an_array_of_cubes_face_to_face_weighs_as_the_bar_they_make(addon):
                                                          60.0 ** 2 + 20.0 ** 2]) / 12.0 * 1e-6, rtol=1e-12)
 
 
+def test_an_array_with_merge_on_is_told_to_untick_it(addon):
+    # Merge joins the copies' touching ends but keeps their end faces inside the bar: "not closed (8 edges
+    # shared by more than two faces)" told to delete faces, which the modifier makes again
+    from addon.bridge.scene_to_model import SceneError
+    scene = ms.setup_scene(0.001)
+    bar = cube_part("Bar")
+    row = bar.modifiers.new("Row", "ARRAY")
+    row.count, row.use_merge_vertices = 3, True
+    bpy.context.view_layer.update()
+    with pytest.raises(SceneError) as err:
+        gathered(scene)
+    (said,) = err.value.messages
+    assert said.startswith("body 'Bar': geometry: mesh is not closed (8 edges shared by more than two faces)")
+    assert said.endswith("Its Array modifier 'Row' merges its copies' touching ends but keeps the end faces between "
+                         "them, inside the solid: untick its Merge, and each copy is a closed part of the body.")
+    row.use_merge_vertices = False
+    bpy.context.view_layer.update()
+    assert gathered(scene).compiled.mass[0] == pytest.approx(7850.0 * 60.0 * 20.0 * 20.0 * 1e-9, rel=1e-12)
+
+
 def test_a_contact_on_a_ground_drawn_as_a_subdivided_plane_is_an_error(addon):
     # 18 open triangles in one plane: a 20 mm box dropped on it fell through (402 mm below after 0.29 s), unsaid
     from addon.bridge.scene_to_model import SceneError
