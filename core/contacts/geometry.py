@@ -24,8 +24,11 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
 from ..errors import MeshError
+from ..model.mass import _cleaned as _mass_cleaned
+from ..model.mass import _solid_defect
 from ..spatial import axis_angle_to_quat, quat_to_matrix
 from .decimate import decimate
 from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet, _ranges
@@ -39,6 +42,15 @@ METHODS = ("standard", "fine", "convex_hull", "decimation")
 
 #: vertices closer than this fraction of the mesh size are merged
 MERGE_TOLERANCE = 1e-9
+#: a point of a face of parts joined face to face lies on another's face within this fraction of the
+#: mesh's size (off its plane, outside its edges): above the 1e-7 within
+#: which the parts' vertices are merged (Blender's float32 coordinates round to 6e-8 of them)
+_JOIN_OFFSET = 1e-6
+#: faces whose planes' (unit normal, offset / mesh size) are this close to the opposite of another's may lie
+#: on it: Blender's float32 coordinates turn a 1/1000 of the size small face's normal by about 1e-4
+_COPLANAR = 1e-2
+#: ... and lie on it when their normals' dot product is below -(1 - this) (8 mrad apart)
+_OPPOSITE = 3e-5
 #: target vertices per penetrator cluster (the overlap-box pre-filter tests
 #: clusters first, then the vertices of the clusters that pass)
 CLUSTER_VERTICES = 32
@@ -479,7 +491,11 @@ def prepare_geometry(vertices, faces, method: str = "standard", *, name: str = "
 
 
 def clean_mesh(v: np.ndarray, f: np.ndarray, label: str = "contact mesh"):
-    """Merge duplicate vertices, drop degenerate/repeated faces and unused vertices, orient outward."""
+    """Merge duplicate vertices, drop degenerate/repeated faces and unused vertices, orient outward.
+
+    Parts joined face to face, each with its own vertices (an Array of cubes with Merge off, boxes
+    joined with Ctrl+J), are one closed solid: :func:`_joined_parts`."""
+    given = (v, f)
     scale = float(np.max(v.max(axis=0) - v.min(axis=0)))
     if scale <= 0.0:
         raise MeshError(f"{label}: all vertices coincide.")
@@ -506,12 +522,78 @@ def clean_mesh(v: np.ndarray, f: np.ndarray, label: str = "contact mesh"):
     f = remap[f]
     if not _is_closed_oriented(f, len(v)):
         f = _consistent_winding(f)
+    if not _is_closed_oriented(f, len(v)):
+        v, f = _joined_parts(*given) or (v, f)
     # orientation: a closed mesh wound inside-out has a negative signed volume
     tri = v[f]
     vol = np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum() / 6.0
     if vol < 0.0:
         f = f[:, ::-1].copy()
     return v, _pieces_outward(v, f)
+
+
+def _joined_parts(v: np.ndarray, f: np.ndarray):
+    """The surface ``(v, f)`` of parts joined face to face, each with its own vertices, or None.
+
+    Merged across the parts (:func:`clean_mesh`) the faces between them are a wall: the edges around it
+    have three or four faces, and a closed mesh has two. Each part merged on its own, as the mass merges
+    it (:func:`core.model.mass._cleaned`, within 1e-7 of the mesh's size), is a closed shell, and
+    :func:`_without_faces_between` makes them one; where the parts are not closed shells, None."""
+    v, f = _mass_cleaned(v, f, by_part=True)
+    if len(f) < 4 or _solid_defect(f, v) is not None:
+        return None
+    return _without_faces_between(v, f)
+
+
+def _without_faces_between(v: np.ndarray, f: np.ndarray):
+    """The closed shells ``(v, f)`` of parts joined face to face as one closed surface, where they are.
+
+    A face lying on a face turned the other way (four points inside it each on such a face, within
+    :data:`_JOIN_OFFSET` of the mesh's size of its plane and inside its edges) lies between two parts,
+    with the solid on both of its sides, and is not surface: it goes, with the faces it lies on. The
+    faces left, merged across the parts, are the solid's closed surface. Where they are not closed (a part on a
+    larger one's face covers it in part) the shells come back as they are, each closed."""
+    scale = float(np.max(v.max(axis=0) - v.min(axis=0)))
+    tol = _JOIN_OFFSET * scale
+    tri = v[f]
+    normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    normal /= np.maximum(np.linalg.norm(normal, axis=1), 1e-300)[:, None]
+    # only a face in the plane of one turned the other way can be between two parts: each face's plane
+    # (unit normal, offset / size) near the opposite of another's
+    plane = np.c_[normal, np.einsum("ij,ij->i", normal, tri.mean(axis=1)) / scale]
+    # each plane once (a box's faces lie in a few: a tree of many equal points was slow, 1.7 s for 60k)
+    plane, which = np.unique(np.round(plane, 12), axis=0, return_inverse=True)
+    found = np.isfinite(cKDTree(plane).query(-plane, distance_upper_bound=_COPLANAR)[0])
+    ask = np.flatnonzero(found[which.reshape(-1)])
+    if not len(ask):
+        return v, f
+    # four points inside each such face: its centroid and the centroids of its corners' thirds ...
+    weights = np.array([[2.0, 2.0, 2.0], [4.0, 1.0, 1.0], [1.0, 4.0, 1.0], [1.0, 1.0, 4.0]]) / 6.0
+    samples = np.einsum("sk,mkj->msj", weights, tri[ask]).reshape(-1, 3)
+    # ... against the faces whose circumscribed balls hold them
+    centre = tri[ask].mean(axis=1)
+    radius = np.linalg.norm(tri[ask] - centre[:, None], axis=2).max(axis=1)
+    near = cKDTree(samples).query_ball_point(centre, radius + tol, return_sorted=False)
+    point = np.concatenate([np.asarray(k, dtype=np.int64) for k in near])
+    face = np.repeat(ask, [len(k) for k in near])
+    p, n, t = samples[point], normal[face], tri[face]
+    on = (np.einsum("ij,ij->i", normal[ask[point // 4]], n) < _OPPOSITE - 1.0) & (
+        np.abs(np.einsum("ij,ij->i", p - t[:, 0], n)) <= tol)
+    for k in range(3):      # inside each edge, within tol
+        a, b = t[:, k], t[:, (k + 1) % 3]
+        edge = b - a
+        on &= np.einsum("ij,ij->i", np.cross(edge, p - a), n) >= -tol * np.linalg.norm(edge, axis=1)
+    covered = np.zeros(len(samples), bool)
+    covered[point[on]] = True
+    between = np.zeros(len(f), bool)
+    between[ask] = covered.reshape(-1, 4).all(axis=1)
+    if not between.any():
+        return v, f
+    joined, g = _mass_cleaned(v, f[~between])
+    g = _consistent_winding(g)
+    if len(g) >= 4 and _is_closed_oriented(g, len(joined)):
+        return joined, g
+    return v, f
 
 
 def _pieces_outward(v: np.ndarray, f: np.ndarray) -> np.ndarray:

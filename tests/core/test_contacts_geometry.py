@@ -292,3 +292,52 @@ def test_a_separate_piece_wound_inside_out_is_turned_outward_and_a_cavity_is_kep
     f = np.r_[outer.faces, inner.faces[:, ::-1] + len(outer.vertices)]
     g = prepare_geometry(v, f, "standard", name="hollow")
     assert volume(g) == pytest.approx(26.0, rel=EXACT)
+
+
+#: Blender's default cube and its six quads, split (0, 1, 2), (0, 2, 3) as its loop triangles are: the
+#: +x and -x squares are split along different diagonals, so two cubes face to face share no triangle
+BLENDER_CUBE = np.array([(1, 1, 1), (1, 1, -1), (1, -1, 1), (1, -1, -1), (-1, 1, 1), (-1, 1, -1), (-1, -1, 1),
+                         (-1, -1, -1)], float)
+BLENDER_QUADS = [(0, 4, 6, 2), (3, 2, 6, 7), (7, 6, 4, 5), (5, 1, 3, 7), (1, 0, 2, 3), (5, 4, 0, 1)]
+
+
+def array_of_cubes(count, size, divisions=0):
+    """``count`` cubes of ``size`` in a row along x, face to face, each with its own vertices (Blender's
+    Array modifier, Merge off), centred on the origin: Blender's cube, or ``box_mesh``'s ``divisions``."""
+    if divisions:
+        cube_v, cube_f = box_mesh((size, size, size), divisions)
+    else:
+        cube_v = 0.5 * size * BLENDER_CUBE
+        cube_f = np.array([t for q in BLENDER_QUADS for t in ((q[0], q[1], q[2]), (q[0], q[2], q[3]))])
+    v = np.concatenate([cube_v + (k * size, 0.0, 0.0) for k in range(count)])
+    f = np.concatenate([cube_f + k * len(cube_v) for k in range(count)])
+    return v - (0.5 * (count - 1) * size, 0.0, 0.0), f
+
+
+@pytest.mark.parametrize("size", [0.02, 2e-8])       # 20 mm; 20 units at a Unit Scale of 1e-9
+@pytest.mark.parametrize("divisions", [0, 2])
+def test_parts_joined_face_to_face_are_one_closed_solid_without_the_faces_between(size, divisions):
+    """Three cubes in a row, each with its own vertices: merged across the parts the squares between
+    them were walls (edges of 3 and 4 faces), 'not closed' (contact-open-mesh), and a vertex pressed
+    into the top beside a wall was as deep as its distance to the wall; the faces between the parts
+    go and the rest is the bar's closed surface, every vertex on it, at any size."""
+    clear_cache()
+    v, f = array_of_cubes(3, size, divisions)
+    g = prepare_geometry(v, f, "standard", name="bar")
+    assert g.watertight and not g.overlapping_shells
+    half = np.array([1.5, 0.5, 0.5]) * size
+    assert volume(g) == pytest.approx(3 * size ** 3, rel=EXACT)
+    # every face on the bar's surface (none in the planes x = ±size/2 between the cubes), every vertex too
+    centroid = g.vertices[g.faces].mean(axis=1)
+    assert np.all(np.isclose(np.abs(centroid), half, rtol=0, atol=EXACT * size).any(axis=1))
+    assert np.all(np.isclose(np.abs(g.vertices), half, rtol=0, atol=EXACT * size).any(axis=1))
+    assert len(g.vertices) == {0: 16, 2: 58}[divisions]
+    # the planes between the cubes are inside; a point under the top beside one is 1e-3 of the size deep
+    # (the top face is the nearest surface, 0.2e-3 of the size from the plane), pushed up
+    between = np.array([[0.5, 0.0, 0.0], [-0.5, 0.3, -0.2], [0.5 - 2e-4, 0.1, 0.5 - 1e-3]]) * size
+    assert g.contains(between).all()
+    hit = g.penetration(between[2:], 0.01 * size)
+    assert list(hit.index) == [0]
+    np.testing.assert_allclose(hit.depth, [1e-3 * size], rtol=1e-9)
+    np.testing.assert_allclose(hit.normal, [[0.0, 0.0, 1.0]], atol=1e-12)
+

@@ -11,6 +11,7 @@ import pytest
 import core
 import core.contacts.bodies as bodies_module
 import core.contacts.pair
+from core.contacts.shapes import box_mesh
 from core.model import (Body, Box, Contact, Cylinder, Force, Frame, Joint, Model, Motion, SolverSettings,
                         Sphere, SpringDamper, TriangleMesh)
 
@@ -206,6 +207,26 @@ def test_a_soft_contact_keeps_its_energy_because_the_depth_band_scales_with_the_
         assert r.velocity[-1, 0, 2] > 0 and r.com[-1, 0, 2] > 0.025     # on its way up
     else:
         assert e[-1] < 0.5 * e[0]
+
+
+def test_a_ball_rests_at_the_static_hertz_depth_over_the_seam_of_a_floor_of_parts_joined_face_to_face():
+    # a floor of three 20 mm cubes (flattened to 10 mm) in a row, each with its own vertices (an Array,
+    # Merge off): merged across the parts the squares between them were walls, the floor 'not closed'
+    # (contact-open-mesh), and the ball's lowest vertex above one sank to 0.997 mm, 21 times the static
+    # depth, its depth taken to the wall; the walls go, and it rests at k δ^e = m g (rtol 1e-7: 1e-7 mm)
+    cube_v, cube_f = box_mesh((20.0, 20.0, 10.0))
+    v = np.concatenate([cube_v + (x, 0.0, 0.0) for x in (-20.0, 0.0, 20.0)])
+    f = np.concatenate([cube_f + k * len(cube_v) for k in range(3)])
+    floor = Body(name="Floor", geometry=TriangleMesh(vertices=tuple(map(tuple, v)), faces=tuple(map(tuple, f))),
+                 fixed=True)
+    m = _sphere_model(25.0, 5.0, 1.0)
+    m = replace(m, bodies=(replace(m.bodies[0], position=(10.0, 0.0, 25.0)), floor),
+                contacts=(replace(m.contacts[0], body_j="Floor"),))
+    r = core.simulate(m)
+    assert r.success and not r.warnings, r.warnings
+    depth = (1.0 * G / 1000.0) ** (1 / 1.5)
+    np.testing.assert_allclose(r.com[-1, 0] * 1e3, [10.0, 0.0, 25.0 - depth], atol=1e-6)
+    np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-6)
 
 
 def _stacked_cubes(method, gap, end_time):
