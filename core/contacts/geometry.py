@@ -28,7 +28,7 @@ from scipy.spatial import cKDTree
 
 from ..errors import MeshError
 from ..model.mass import _cleaned as _mass_cleaned
-from ..model.mass import _solid_defect
+from ..model.mass import _shell_labels, _solid_defect
 from ..spatial import axis_angle_to_quat, quat_to_matrix
 from .decimate import decimate
 from .distance import CELL_SIZE_FACTOR, SurfaceIndex, TriangleSet, _ranges
@@ -43,7 +43,7 @@ METHODS = ("standard", "fine", "convex_hull", "decimation")
 #: vertices closer than this fraction of the mesh size are merged
 MERGE_TOLERANCE = 1e-9
 #: a point of a face of parts joined face to face lies on another's face within this fraction of the
-#: mesh's size (off its plane, outside its edges): above the 1e-7 within
+#: mesh's size (off its plane, outside its edges; a vertex on an edge likewise): above the 1e-7 within
 #: which the parts' vertices are merged (Blender's float32 coordinates round to 6e-8 of them)
 _JOIN_OFFSET = 1e-6
 #: faces whose planes' (unit normal, offset / mesh size) are this close to the opposite of another's may lie
@@ -524,6 +524,8 @@ def clean_mesh(v: np.ndarray, f: np.ndarray, label: str = "contact mesh"):
         f = _consistent_winding(f)
     if not _is_closed_oriented(f, len(v)):
         v, f = _joined_parts(*given) or (v, f)
+    elif _touching_shells(v, f):
+        v, f = _without_faces_between(v, f)
     # orientation: a closed mesh wound inside-out has a negative signed volume
     tri = v[f]
     vol = np.einsum("ij,ij->i", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])).sum() / 6.0
@@ -545,13 +547,26 @@ def _joined_parts(v: np.ndarray, f: np.ndarray):
     return _without_faces_between(v, f)
 
 
+def _touching_shells(v: np.ndarray, f: np.ndarray) -> bool:
+    """Whether the closed mesh ``(v, f)`` has shells (faces joined through edges) that share a vertex:
+    parts joined face to face whose meshes differ at the face between them (split 2 x 2 on one, 1 x 1
+    on the other) share its corners and no edge, and may have faces between them
+    (:func:`_without_faces_between`). Separate pieces (a chain's links) share none."""
+    labels = _shell_labels(f, len(v))
+    if not len(labels) or labels.max() == 0:
+        return False
+    pairs = np.unique(f * (int(labels.max()) + 1) + labels[:, None])
+    return bool(np.any(np.diff(pairs // (int(labels.max()) + 1)) == 0))
+
+
 def _without_faces_between(v: np.ndarray, f: np.ndarray):
     """The closed shells ``(v, f)`` of parts joined face to face as one closed surface, where they are.
 
     A face lying on a face turned the other way (four points inside it each on such a face, within
     :data:`_JOIN_OFFSET` of the mesh's size of its plane and inside its edges) lies between two parts,
     with the solid on both of its sides, and is not surface: it goes, with the faces it lies on. The
-    faces left, merged across the parts, are the solid's closed surface. Where they are not closed (a part on a
+    faces left, merged across the parts and split where a vertex of one part lies on an edge of another
+    (parts meshed differently), are the solid's closed surface. Where they are not closed (a part on a
     larger one's face covers it in part) the shells come back as they are, each closed."""
     scale = float(np.max(v.max(axis=0) - v.min(axis=0)))
     tol = _JOIN_OFFSET * scale
@@ -590,10 +605,52 @@ def _without_faces_between(v: np.ndarray, f: np.ndarray):
     if not between.any():
         return v, f
     joined, g = _mass_cleaned(v, f[~between])
-    g = _consistent_winding(g)
+    g = _consistent_winding(_split_on_edges(joined, g, tol))
     if len(g) >= 4 and _is_closed_oriented(g, len(joined)):
         return joined, g
     return v, f
+
+
+def _split_on_edges(v: np.ndarray, f: np.ndarray, tol: float) -> np.ndarray:
+    """``f`` with each face split where vertices of open edges lie on one of its open edges (within
+    ``tol``, m): a part's face meets a differently meshed part's faces along the seam there (a
+    T-junction), and the seam closes once the edge has those vertices. ``f`` as it is where there are
+    none, or too many to pair with the open edges (over 1e6 pairs)."""
+    n = len(v)
+    for _ in range(8):
+        a, b = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]).T
+        key = np.sort(a * n + b)
+        back = b * n + a
+        at = np.minimum(np.searchsorted(key, back), len(key) - 1)
+        open_ = np.flatnonzero(key[at] != back)
+        if not len(open_):
+            return f
+        ends = np.unique(np.r_[a[open_], b[open_]])
+        if len(open_) * len(ends) > 1_000_000:     # (24 MB of gaps)
+            return f
+        pa, d = v[a[open_]], v[b[open_]] - v[a[open_]]
+        length2 = np.einsum("ij,ij->i", d, d)
+        t = np.einsum("ikj,ij->ik", v[ends][None] - pa[:, None], d) / np.maximum(length2, 1e-300)[:, None]
+        gap = v[ends][None] - pa[:, None] - t[..., None] * d[:, None]
+        margin = tol / np.sqrt(np.maximum(length2, 1e-300))[:, None]
+        on = (np.einsum("ikj,ikj->ik", gap, gap) <= tol * tol) & (t > margin) & (t < 1.0 - margin)
+        if not on.any():
+            return f
+        # each face's first split edge (faces are rows of f; edges k * len(f) + face)
+        face = open_ % len(f)
+        split = np.flatnonzero(on.any(axis=1))
+        split = split[np.unique(face[split], return_index=True)[1]]
+        keep = np.ones(len(f), bool)
+        new = []
+        for e in split:
+            row, corner = face[e], open_[e] // len(f)
+            first, second, apex = f[row, corner], f[row, (corner + 1) % 3], f[row, (corner + 2) % 3]
+            points = ends[on[e]][np.argsort(t[e, on[e]])]
+            chain = np.r_[first, points, second]
+            new.append(np.c_[chain[:-1], chain[1:], np.full(len(chain) - 1, apex)])
+            keep[row] = False
+        f = np.concatenate([f[keep]] + new)
+    return f
 
 
 def _pieces_outward(v: np.ndarray, f: np.ndarray) -> np.ndarray:

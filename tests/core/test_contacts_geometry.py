@@ -341,3 +341,24 @@ def test_parts_joined_face_to_face_are_one_closed_solid_without_the_faces_betwee
     np.testing.assert_allclose(hit.depth, [1e-3 * size], rtol=1e-9)
     np.testing.assert_allclose(hit.normal, [[0.0, 0.0, 1.0]], atol=1e-12)
 
+
+@pytest.mark.parametrize("divisions", [(2, 1), (2, 3)])
+def test_parts_meshed_differently_joined_face_to_face_are_one_closed_solid(divisions):
+    """Two 20 x 20 x 10 mm boxes side by side, each face split into 2 x 2 and 1 x 1 (or 3 x 3) squares:
+    sharing only the corners of the square between them, they were two closed shells with a wall each
+    in it, 0 mm thick (the convex part's inradius, between the walls), and a ball's vertex 0.01 mm
+    beside the wall sank to 1.26 mm, pushed sideways by 1.2 N; the walls go, the seam's edges are split
+    where the other part's vertices lie on them, and the floor is the 10 mm box it is."""
+    clear_cache()
+    (av, af), (bv, bf) = (box_mesh((0.02, 0.02, 0.01), d) for d in divisions)
+    v, f = np.r_[av - (0.01, 0.0, 0.0), bv + (0.01, 0.0, 0.0)], np.r_[af, bf + len(av)]
+    g = prepare_geometry(v, f, "standard", name="floor")
+    assert g.watertight and g.thickness == pytest.approx(0.01, rel=EXACT)
+    assert volume(g) == pytest.approx(2 * 0.02 * 0.02 * 0.01, rel=EXACT)
+    half = np.array([0.02, 0.01, 0.005])
+    centroid = g.vertices[g.faces].mean(axis=1)
+    assert np.all(np.isclose(np.abs(centroid), half, rtol=0, atol=EXACT).any(axis=1))
+    assert np.all(np.isclose(np.abs(g.vertices), half, rtol=0, atol=EXACT).any(axis=1))
+    hit = g.penetration(np.array([[1e-5, 0.003, 0.005 - 1e-4]]), 1e-3)
+    np.testing.assert_allclose(hit.depth, [1e-4], rtol=1e-9)
+    np.testing.assert_allclose(hit.normal, [[0.0, 0.0, 1.0]], atol=1e-12)

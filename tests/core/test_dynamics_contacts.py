@@ -229,6 +229,27 @@ def test_a_ball_rests_at_the_static_hertz_depth_over_the_seam_of_a_floor_of_part
     np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-6)
 
 
+def test_a_floor_of_two_parts_meshed_differently_holds_a_ball_as_the_same_floor_in_one_piece():
+    # two 20 mm boxes side by side, faces split 2 x 2 and 1 x 1, sharing the square's corners: two closed
+    # shells with a wall each between them, 0 mm thick (contact-part-too-thin), and the ball's lowest vertex
+    # 0.01 mm beside the walls sank to 1.26 mm, pushed sideways by 1.2 N, gaining energy; the walls go, and
+    # it rests as on the 40 mm box meshed in one piece, 2 x 2 (rtol 1e-7: 1e-7 mm)
+    (av, af), (bv, bf) = box_mesh((20.0, 20.0, 10.0), 2), box_mesh((20.0, 20.0, 10.0), 1)
+    joined = np.r_[av - (10.0, 0.0, 0.0), bv + (10.0, 0.0, 0.0)], np.r_[af, bf + len(av)]
+    rest = []
+    for v, f in (joined, box_mesh((40.0, 20.0, 10.0), 2)):
+        floor = Body(name="Floor", geometry=TriangleMesh(vertices=tuple(map(tuple, v)), faces=tuple(map(tuple, f))),
+                     fixed=True)
+        m = _sphere_model(25.0, 5.0, 1.0)
+        m = replace(m, bodies=(replace(m.bodies[0], position=(0.01, 0.0, 25.0)), floor),
+                    contacts=(replace(m.contacts[0], body_j="Floor"),))
+        r = core.simulate(m)
+        assert r.success and not r.warnings, r.warnings
+        rest.append(r.com[-1, 0] * 1e3)
+        np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-6)
+    np.testing.assert_allclose(rest[0], rest[1], atol=1e-6)
+
+
 def _stacked_cubes(method, gap, end_time):
     k, e = 1000.0, 1.0
     return Model(
