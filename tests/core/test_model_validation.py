@@ -44,7 +44,7 @@ LOAD_ERRORS = {
     "motion_on_spherical.json": [["motion 'drive': joint: joint 'hinge' is a spherical joint",
                                   "cannot be driven", "revolute, prismatic or cylindrical"]],
     "cylindrical_motion_without_dof.json": [["motion 'drive': dof: joint 'hinge' is cylindrical",
-                                             "'rotation' or 'translation'"]],
+                                             "its rotation or its translation"]],
     "gear_on_prismatic.json": [["gear pair 'gears': joint_j: joint 'slide' is prismatic",
                                 "expected a revolute joint"]],
     "contact_without_geometry.json": [["contact 'touch': body_j: body 'weight' has no geometry"]],
