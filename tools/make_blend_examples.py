@@ -668,11 +668,12 @@ def gears_rack():
 GEAR PAIR AND RACK-AND-PINION (scene in millimetres)
 
 What it shows: an orange pinion ({zp} teeth, pitch radius {rp:g} mm) driven by the motion "Drive"
-(angle {p['amplitude']:g} sin(pi t) rad: it swings back and forth once in {p['seconds']:g} s) meshes with a blue gear ({zg} teeth, pitch radius
-{rg:g} mm; coupler "Mesh", type Gear Pair, ratio {ratio:g} = teeth_gear / teeth_pinion) and with a green
-rack below it (coupler "Teeth", Rack and Pinion, pitch radius {rp:g} mm); the pinion is 40 mm wide, the gear
-meshing with its back half and the rack with its front half, in front of the gear. The teeth are only a look: the
-couplers impose the ratios, there are no contacts.
+(angle {p['amplitude']:g} sin(pi t) rad: it swings back and forth once in {p['seconds']:g} s) meshes with a
+blue gear ({zg} teeth, pitch radius {rg:g} mm; coupler "Mesh", type Gear Pair, ratio {ratio:g} =
+teeth_gear / teeth_pinion) and with a green rack below it (coupler "Teeth", Rack and Pinion, pitch radius
+{rp:g} mm); the pinion is 40 mm wide, the gear meshing with its back half and the rack with its front
+half, in front of the gear. The teeth are only a look: the couplers impose the ratios, there are no
+contacts.
 
 What to look at: Bake and play: the gear turns the other way at half the speed, the rack slides left
 and back, {p['amplitude'] * rp:g} mm each way, its teeth always under the pinion's.

@@ -1068,6 +1068,11 @@ def _same_names(marked, out) -> list:
     return [o for o in marked if len(by_name[o.name]) == 1]
 
 
+def _first_few(names) -> str:
+    """"'A', 'B', 'C' and 2 more"."""
+    return ", ".join(map(repr, names[:3])) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def _instanced_parts(scene) -> list[str]:
     """A line for each collection instance of ``scene`` that shows bodies or frames that are not objects of the
     scene (File > Link of a collection makes such an instance): they are drawn, but the mechanism has none
@@ -1079,10 +1084,9 @@ def _instanced_parts(scene) -> list[str]:
         parts = [o.name for o in (shown.all_objects if shown is not None else ())
                  if o.mbd.role != "NONE" and o.session_uid not in own]
         if parts:
-            listed = ", ".join(map(repr, parts[:3])) + (f" and {len(parts) - 3} more" if len(parts) > 3 else "")
             told.append(f"object {obj.name!r}: it shows collection {shown.name!r} as an instance, whose bodies and "
-                        f"frames ({listed}) are not objects of this scene, so not part of the mechanism; to "
-                        "simulate them, make the instance a library override (Object > Library Override > Make) "
+                        f"frames ({_first_few(parts)}) are not objects of this scene, so not part of the mechanism; "
+                        "to simulate them, make the instance a library override (Object > Library Override > Make) "
                         "or real (Object > Apply > Make Instances Real, Keep Hierarchy ticked), and add their "
                         "joints and other elements here (they are the other scene's)")
         # a collection of this scene's own bodies shown again (four wheels as instances of one): the copies
@@ -1090,12 +1094,11 @@ def _instanced_parts(scene) -> list[str]:
         copied = [o.name for o in (shown.all_objects if shown is not None else ())
                   if o.mbd.role == "BODY" and o.session_uid in own]
         if copied:
-            listed = ", ".join(map(repr, copied[:3])) + (f" and {len(copied) - 3} more" if len(copied) > 3 else "")
             told.append(f"object {obj.name!r}: it shows collection {shown.name!r} as an instance: a copy of its "
-                        f"bodies ({listed}), which the mechanism has once, as themselves; the copy repeats their "
-                        "motion where the instance puts it, with no mass, joints or contacts of its own. To simulate "
-                        "it as parts, make the instance real (Object > Apply > Make Instances Real, Keep Hierarchy "
-                        "ticked) and give the new bodies their joints")
+                        f"bodies ({_first_few(copied)}), which the mechanism has once, as themselves; the copy repeats "
+                        "their motion where the instance puts it, with no mass, joints or contacts of its own. To "
+                        "simulate it as parts, make the instance real (Object > Apply > Make Instances Real, Keep "
+                        "Hierarchy ticked) and give the new bodies their joints")
     return told
 
 
