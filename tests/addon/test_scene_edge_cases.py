@@ -26,6 +26,14 @@ def results(scene):
     return runner.RESULTS[runner.key(scene)].results
 
 
+def make_instances_real(obj):
+    """Object > Apply > Make Instances Real, Keep Hierarchy ticked, on ``obj`` alone."""
+    bpy.ops.object.select_all(action="DESELECT")
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+    assert bpy.ops.object.duplicates_make_real(use_hierarchy=True) == {"FINISHED"}
+
+
 def frame_world(g, name, unit_m=1.0):
     """The world matrix (Blender units, no scale) the model gives frame ``name``."""
     frames = {f.name: f for f in g.model.frames}
@@ -771,10 +779,7 @@ def test_a_linked_collection_instance_of_a_mechanism_is_named_not_no_body(addon,
     assert told in gathered(scene).warnings
     bpy.data.objects.remove(scene.objects["Own"])
     # as it says: made real, its hierarchy kept, with the hinge added here, it swings as the pendulum
-    bpy.ops.object.select_all(action="DESELECT")
-    instance.select_set(True)
-    bpy.context.view_layer.objects.active = instance
-    assert bpy.ops.object.duplicates_make_real(use_hierarchy=True) == {"FINISHED"}
+    make_instances_real(instance)
     joint = scene.mbd.joints.add()
     joint.name, joint.type = "Hinge", "REVOLUTE"
     joint.frame_i, joint.frame_j = scene.objects["Pivot"], scene.objects["Bob_pivot"]
@@ -1100,10 +1105,7 @@ def test_a_collection_instance_of_the_scenes_own_bodies_is_told_to_be_a_copy_wit
         "mass, joints or contacts of its own. To simulate it as parts, make the instance real (Object > Apply > "
         "Make Instances Real, Keep Hierarchy ticked) and give the new bodies their joints"]
     # the advice: a body of its own where the instance showed it, and nothing more to say
-    bpy.ops.object.select_all(action="DESELECT")
-    rear.select_set(True)
-    bpy.context.view_layer.objects.active = rear
-    assert bpy.ops.object.duplicates_make_real(use_hierarchy=True) == {"FINISHED"}
+    make_instances_real(rear)
     g = gathered(scene)
     assert len(g.model.bodies) == 2 and not any("instance" in w for w in g.warnings)
     made = next(b for b in g.model.bodies if b.name != "Wheel")
@@ -1125,10 +1127,7 @@ def test_a_body_under_a_parent_instancing_its_children_is_told_its_copies_have_n
         "Instancing: Vertices): the copies repeat its motion where they are shown, with no mass, joints or contacts "
         "of their own; set the Instancing of 'Pattern' to None, or make them real (select 'Pattern', Object > "
         "Apply > Make Instances Real: a body at each copy) and give them their joints"]
-    bpy.ops.object.select_all(action="DESELECT")
-    pattern.select_set(True)
-    bpy.context.view_layer.objects.active = pattern
-    assert bpy.ops.object.duplicates_make_real(use_hierarchy=True) == {"FINISHED"}
+    make_instances_real(pattern)
     g = gathered(scene)
     assert g.warnings == []
     corners = sorted(tuple(b.position) for b in g.model.bodies if b.name != "Ball")

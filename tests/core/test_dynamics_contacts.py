@@ -209,6 +209,15 @@ def test_a_soft_contact_keeps_its_energy_because_the_depth_band_scales_with_the_
         assert e[-1] < 0.5 * e[0]
 
 
+def _ball_dropped_on(v, f, x):
+    """_sphere_model's ball released at x mm over a fixed floor of the mesh (v, f) (mm), its top at z = 5 mm."""
+    floor = Body(name="Floor", geometry=TriangleMesh(vertices=tuple(map(tuple, v)), faces=tuple(map(tuple, f))),
+                 fixed=True)
+    m = _sphere_model(25.0, 5.0, 1.0)
+    return core.simulate(replace(m, bodies=(replace(m.bodies[0], position=(x, 0.0, 25.0)), floor),
+                                 contacts=(replace(m.contacts[0], body_j="Floor"),)))
+
+
 def test_a_ball_rests_at_the_static_hertz_depth_over_the_seam_of_a_floor_of_parts_joined_face_to_face():
     # a floor of three 20 mm cubes (flattened to 10 mm) in a row, each with its own vertices (an Array,
     # Merge off): merged across the parts the squares between them were walls, the floor 'not closed'
@@ -217,12 +226,7 @@ def test_a_ball_rests_at_the_static_hertz_depth_over_the_seam_of_a_floor_of_part
     cube_v, cube_f = box_mesh((20.0, 20.0, 10.0))
     v = np.concatenate([cube_v + (x, 0.0, 0.0) for x in (-20.0, 0.0, 20.0)])
     f = np.concatenate([cube_f + k * len(cube_v) for k in range(3)])
-    floor = Body(name="Floor", geometry=TriangleMesh(vertices=tuple(map(tuple, v)), faces=tuple(map(tuple, f))),
-                 fixed=True)
-    m = _sphere_model(25.0, 5.0, 1.0)
-    m = replace(m, bodies=(replace(m.bodies[0], position=(10.0, 0.0, 25.0)), floor),
-                contacts=(replace(m.contacts[0], body_j="Floor"),))
-    r = core.simulate(m)
+    r = _ball_dropped_on(v, f, 10.0)
     assert r.success and not r.warnings, r.warnings
     depth = (1.0 * G / 1000.0) ** (1 / 1.5)
     np.testing.assert_allclose(r.com[-1, 0] * 1e3, [10.0, 0.0, 25.0 - depth], atol=1e-6)
@@ -238,12 +242,7 @@ def test_a_floor_of_two_parts_meshed_differently_holds_a_ball_as_the_same_floor_
     joined = np.r_[av - (10.0, 0.0, 0.0), bv + (10.0, 0.0, 0.0)], np.r_[af, bf + len(av)]
     rest = []
     for v, f in (joined, box_mesh((40.0, 20.0, 10.0), 2)):
-        floor = Body(name="Floor", geometry=TriangleMesh(vertices=tuple(map(tuple, v)), faces=tuple(map(tuple, f))),
-                     fixed=True)
-        m = _sphere_model(25.0, 5.0, 1.0)
-        m = replace(m, bodies=(replace(m.bodies[0], position=(0.01, 0.0, 25.0)), floor),
-                    contacts=(replace(m.contacts[0], body_j="Floor"),))
-        r = core.simulate(m)
+        r = _ball_dropped_on(v, f, 0.01)
         assert r.success and not r.warnings, r.warnings
         rest.append(r.com[-1, 0] * 1e3)
         np.testing.assert_allclose(r.contact_force[-1, 0], [0, 0, G], atol=1e-6)
